@@ -1,0 +1,1 @@
+"""Cairn: governed context for AI agents, served over GraphQL."""

@@ -1,0 +1,76 @@
+"""Async engine and session factory (SQLite via aiosqlite, or PostgreSQL via asyncpg).
+
+SQLite connections get ``foreign_keys=ON``, WAL and a busy timeout on every connection
+(STACK-NOTES). Sessions use ``expire_on_commit=False`` because async SQLAlchemy cannot
+lazy-load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+
+def make_engine(url: str) -> AsyncEngine:
+    """Create the async engine for ``url``.
+
+    Args:
+        url: ``sqlite+aiosqlite:///path`` or ``postgresql+asyncpg://…``.
+
+    Returns:
+        An engine; for SQLite the parent directory of the file is created.
+    """
+    if url.startswith("sqlite"):
+        path = url.split("///", 1)[-1]
+        if path and path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_async_engine(url, connect_args={"timeout": 30})
+
+        @event.listens_for(engine.sync_engine, "connect")
+        def _pragmas(dbapi_conn, _record) -> None:  # pragma: no cover - driver hook
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA busy_timeout=30000")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.close()
+
+        return engine
+    return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True)
+
+
+class Database:
+    """An engine plus a session factory.
+
+    Args:
+        url: SQLAlchemy async URL.
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.engine = make_engine(url)
+        self.sessions = async_sessionmaker(self.engine, expire_on_commit=False, class_=AsyncSession)
+
+    @property
+    def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self.engine.dialect.name
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[AsyncSession]:
+        """A session that commits on success and rolls back on error."""
+        async with self.sessions() as s:
+            try:
+                yield s
+                await s.commit()
+            except BaseException:
+                await s.rollback()
+                raise
+
+    async def dispose(self) -> None:
+        """Close every pooled connection."""
+        await self.engine.dispose()
