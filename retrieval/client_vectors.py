@@ -1,0 +1,195 @@
+"""Vector backend on ``qdrant-client``: a Qdrant server/cluster, or local mode on disk."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from retrieval.vector_types import (
+    PAYLOAD_KEYS,
+    UPSERT_BATCH,
+    VectorChecks,
+    VectorPoint,
+    check_ids,
+    check_point,
+    latest_points,
+    payload_of,
+    point_id,
+    ranked_search,
+)
+
+
+class ClientVectorIndex(VectorChecks):
+    """Vectors in a Qdrant collection through ``qdrant-client`` (server or local mode).
+
+    Exactly one of ``url`` (server/cluster), ``path`` (local mode, on disk) or
+    ``client`` (an existing ``QdrantClient``) must be given. The collection is created
+    (cosine, ``dim``) if missing; against a server, keyword payload indexes are created
+    for ``workspace_id`` (as tenant key), ``collection_id`` and ``document_id``. Local
+    mode has no payload indexes (qdrant-client warns that they have no effect there), so
+    none are requested.
+
+    Args:
+        url: Qdrant server URL, e.g. ``http://127.0.0.1:6333``.
+        path: Local-mode storage directory.
+        client: A ready ``QdrantClient`` (not closed by :meth:`close`).
+        api_key: Server API key.
+        collection: Collection name.
+        dim: Vector dimension; must match an existing collection's.
+        timeout: Server request timeout in seconds.
+
+    Raises:
+        ValueError: If not exactly one of url/path/client is given, ``dim`` < 1, or
+            the collection exists with another size or distance.
+    """
+
+    def __init__(
+        self,
+        *,
+        url: str | None = None,
+        path: Path | None = None,
+        client: Any = None,
+        api_key: str | None = None,
+        collection: str = "passages",
+        dim: int = 384,
+        timeout: int = 30,
+    ) -> None:
+        from qdrant_client import QdrantClient, models
+
+        if sum(x is not None for x in (url, path, client)) != 1:
+            raise ValueError("give exactly one of url, path or client")
+        if dim < 1:
+            raise ValueError(f"dim must be >= 1, got {dim}")
+        if not collection:
+            raise ValueError("collection must be non-empty")
+        self._models = models
+        self.dim = dim
+        self.collection = collection
+        self._owns_client = client is None
+        if url is not None:
+            client = QdrantClient(url=url, api_key=api_key, timeout=timeout)
+        elif path is not None:
+            Path(path).mkdir(parents=True, exist_ok=True)
+            client = QdrantClient(path=str(path))
+        self._client: Any = client
+        self._local = type(getattr(client, "_client", None)).__name__ == "QdrantLocal"
+        self._lock = threading.Lock()
+        self._ensure_collection()
+
+    def _ensure_collection(self) -> None:
+        models = self._models
+        client = self._client
+        if client.collection_exists(self.collection):
+            params = client.get_collection(self.collection).config.params.vectors
+            if not isinstance(params, models.VectorParams) or params.size != self.dim or params.distance != models.Distance.COSINE:
+                raise ValueError(f"collection {self.collection!r} exists with {params}, expected size={self.dim} cosine")
+        else:
+            client.create_collection(
+                self.collection, vectors_config=models.VectorParams(size=self.dim, distance=models.Distance.COSINE)
+            )
+        if self._local:
+            return
+        existing = client.get_collection(self.collection).payload_schema or {}
+        for key in PAYLOAD_KEYS:
+            if key in existing:
+                continue
+            schema: Any = models.PayloadSchemaType.KEYWORD
+            if key == "workspace_id":
+                schema = models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True)
+            client.create_payload_index(self.collection, key, field_schema=schema, wait=True)
+
+    def upsert(self, points: Sequence[VectorPoint]) -> None:
+        """Insert or replace points (last wins for a repeated passage id).
+
+        Raises:
+            ValueError: As :meth:`EdgeVectorIndex.upsert`.
+        """
+        models = self._models
+        items = [models.PointStruct(id=point_id(p.passage_id), vector=check_point(p, self.dim), payload=payload_of(p)) for p in latest_points(points)]
+        with self._lock:
+            for start in range(0, len(items), UPSERT_BATCH):
+                self._client.upsert(self.collection, points=items[start : start + UPSERT_BATCH], wait=True)
+
+    def search(
+        self,
+        vector: np.ndarray,
+        *,
+        workspace_id: str,
+        collection_ids: Sequence[str] | None = None,
+        document_ids: Sequence[str] | None = None,
+        limit: int = 100,
+    ) -> list[tuple[str, float]]:
+        """Nearest passages by cosine similarity within one workspace.
+
+        Same arguments, result order and errors as :meth:`EdgeVectorIndex.search`.
+        """
+        values = self._search_args(vector, workspace_id, collection_ids, document_ids, limit)
+        if values is None:
+            return []
+        models = self._models
+        must: list[Any] = [models.FieldCondition(key="workspace_id", match=models.MatchValue(value=workspace_id))]
+        if collection_ids is not None:
+            must.append(models.FieldCondition(key="collection_id", match=models.MatchAny(any=sorted(set(collection_ids)))))
+        if document_ids is not None:
+            must.append(models.FieldCondition(key="document_id", match=models.MatchAny(any=sorted(set(document_ids)))))
+        query_filter = models.Filter(must=must)
+
+        def run(fetch: int) -> list[tuple[str, float]]:
+            response = self._client.query_points(
+                self.collection, query=values, query_filter=query_filter, limit=fetch, with_payload=["passage_id"]
+            )
+            return [(hit.payload["passage_id"], float(hit.score)) for hit in response.points]
+
+        return ranked_search(run, limit)
+
+    def delete(self, passage_ids: Sequence[str]) -> None:
+        """Remove points by passage id (unknown ids are ignored).
+
+        Raises:
+            ValueError: If ``passage_ids`` is a str.
+        """
+        check_ids("passage_ids", passage_ids)
+        if not passage_ids:
+            return
+        ids = [point_id(pid) for pid in sorted(set(passage_ids))]
+        with self._lock:
+            self._client.delete(self.collection, points_selector=self._models.PointIdsList(points=ids), wait=True)
+
+    def has(self, passage_ids: Sequence[str]) -> set[str]:
+        """Return which of the given passage ids are stored.
+
+        Raises:
+            ValueError: If ``passage_ids`` is a str.
+        """
+        check_ids("passage_ids", passage_ids)
+        if not passage_ids:
+            return set()
+        by_point = {point_id(pid): pid for pid in set(passage_ids)}
+        records = self._client.retrieve(self.collection, ids=list(by_point), with_payload=False, with_vectors=False)
+        return {by_point[str(record.id)] for record in records}
+
+    def count(self) -> int:
+        """Return the number of stored points."""
+        return int(self._client.count(self.collection, exact=True).count)
+
+    def clear(self) -> None:
+        """Remove every point: the collection is dropped and re-created (with indexes)."""
+        with self._lock:
+            self._client.delete_collection(self.collection)
+            self._ensure_collection()
+
+    def close(self) -> None:
+        """Close the client if this index created it (releases a local-mode lock)."""
+        if self._owns_client and self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def __enter__(self) -> ClientVectorIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

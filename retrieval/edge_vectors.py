@@ -1,0 +1,226 @@
+"""Vector backend on ``qdrant-edge-py``: Qdrant's Rust engine in process, one shard per
+directory.
+
+API notes (qdrant-edge-py 0.9.0, found by introspection of its ``.pyi`` stubs): a shard is
+``EdgeShard.create(path, EdgeConfig(...))`` or ``EdgeShard.load(path)`` (create fails on
+a directory with segments; a second open of the same path fails on the WAL lock); every
+write is an ``UpdateOperation`` passed to ``shard.update``; searches are
+``shard.query(QueryRequest(query=Query.Nearest(vector), filter=Filter(...)))``; returned
+point ids are ``uuid.UUID`` objects; errors are bare ``Exception``; ``retrieve`` needs
+``with_payload`` and ``with_vector`` positionally although the stubs give defaults; and no
+optimizer runs in the background, so without ``optimize()`` search stays exact.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from retrieval.vector_types import (
+    PAYLOAD_KEYS,
+    UPSERT_BATCH,
+    VectorChecks,
+    VectorPoint,
+    check_ids,
+    check_point,
+    latest_points,
+    payload_of,
+    point_id,
+    ranked_search,
+)
+
+
+class EdgeVectorIndex(VectorChecks):
+    """Vectors in a ``qdrant-edge-py`` shard directory (created if missing, else loaded).
+
+    Args:
+        path: Shard directory.
+        dim: Vector dimension; must match an existing shard's.
+
+    Raises:
+        ValueError: If ``dim`` < 1 or an existing shard has another dimension/distance.
+        RuntimeError: If the engine cannot open the shard (e.g. another process holds it).
+    """
+
+    def __init__(self, path: Path, *, dim: int = 384) -> None:
+        import qdrant_edge as qe
+
+        if dim < 1:
+            raise ValueError(f"dim must be >= 1, got {dim}")
+        self._qe = qe
+        self.path = Path(path)
+        self.dim = dim
+        self._lock = threading.Lock()
+        try:
+            if (self.path / "edge_config.json").exists():
+                self._shard: Any = qe.EdgeShard.load(str(self.path))
+                self._check_config()
+            else:
+                self.path.mkdir(parents=True, exist_ok=True)
+                config = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine))
+                self._shard = qe.EdgeShard.create(str(self.path), config)
+        except ValueError:
+            raise
+        except Exception as exc:  # qdrant-edge raises bare Exception
+            raise RuntimeError(f"cannot open qdrant-edge shard at {self.path}: {exc}") from exc
+        schema = self._shard.info().payload_schema
+        for key in PAYLOAD_KEYS:
+            if key not in schema:
+                params = qe.KeywordIndexParams(is_tenant=True) if key == "workspace_id" else qe.PayloadSchemaType.Keyword
+                self._shard.update(qe.UpdateOperation.create_field_index(key, params))
+
+    def _check_config(self) -> None:
+        config = json.loads((self.path / "edge_config.json").read_text())
+        vectors = config.get("vectors", {})
+        params = vectors.get("") if isinstance(vectors, dict) else None
+        if isinstance(params, dict):
+            size = params.get("size")
+            distance = str(params.get("distance", "Cosine"))
+            if size != self.dim or distance.lower() != "cosine":
+                self._shard.close()
+                raise ValueError(f"shard at {self.path} has size={size} distance={distance}, expected size={self.dim} Cosine")
+
+    def _require_open(self) -> Any:
+        if self._shard is None:
+            raise ValueError(f"vector index at {self.path} is closed")
+        return self._shard
+
+    def upsert(self, points: Sequence[VectorPoint]) -> None:
+        """Insert or replace points (last wins for a repeated passage id).
+
+        Args:
+            points: Points to store; ``[]`` is a no-op.
+
+        Raises:
+            ValueError: On an empty id, a vector of the wrong shape, non-finite or zero,
+                or if the index is closed.
+        """
+        qe = self._qe
+        items = [qe.Point(point_id(p.passage_id), check_point(p, self.dim), payload_of(p)) for p in latest_points(points)]
+        with self._lock:
+            shard = self._require_open()
+            for start in range(0, len(items), UPSERT_BATCH):
+                shard.update(qe.UpdateOperation.upsert_points(items[start : start + UPSERT_BATCH]))
+
+    def _filter(self, workspace_id: str, collection_ids: Sequence[str] | None, document_ids: Sequence[str] | None) -> Any:
+        qe = self._qe
+        must = [qe.FieldCondition(key="workspace_id", match=qe.MatchValue(workspace_id))]
+        if collection_ids is not None:
+            must.append(qe.FieldCondition(key="collection_id", match=qe.MatchAny(sorted(set(collection_ids)))))
+        if document_ids is not None:
+            must.append(qe.FieldCondition(key="document_id", match=qe.MatchAny(sorted(set(document_ids)))))
+        return qe.Filter(must=must)
+
+    def search(
+        self,
+        vector: np.ndarray,
+        *,
+        workspace_id: str,
+        collection_ids: Sequence[str] | None = None,
+        document_ids: Sequence[str] | None = None,
+        limit: int = 100,
+    ) -> list[tuple[str, float]]:
+        """Nearest passages by cosine similarity within one workspace.
+
+        Args:
+            vector: Query vector, shape ``(dim,)``.
+            workspace_id: Only this workspace's points are searched.
+            collection_ids: If given, only these collections (``[]`` matches nothing).
+            document_ids: If given, only these documents (``[]`` matches nothing).
+            limit: Maximum results, >= 1.
+
+        Returns:
+            ``(passage_id, cosine)`` pairs, cosine desc then passage id asc.
+
+        Raises:
+            ValueError: On invalid arguments (see :class:`VectorPoint` for vectors) or
+                a closed index.
+        """
+        values = self._search_args(vector, workspace_id, collection_ids, document_ids, limit)
+        if values is None:
+            return []
+        qe = self._qe
+        shard = self._require_open()
+        query_filter = self._filter(workspace_id, collection_ids, document_ids)
+
+        def run(fetch: int) -> list[tuple[str, float]]:
+            request = qe.QueryRequest(
+                limit=fetch, query=qe.Query.Nearest(values), filter=query_filter, with_payload=["passage_id"]
+            )
+            return [(hit.payload["passage_id"], float(hit.score)) for hit in shard.query(request)]
+
+        return ranked_search(run, limit)
+
+    def delete(self, passage_ids: Sequence[str]) -> None:
+        """Remove points by passage id (unknown ids are ignored).
+
+        Raises:
+            ValueError: If ``passage_ids`` is a str or the index is closed.
+        """
+        check_ids("passage_ids", passage_ids)
+        if not passage_ids:
+            return
+        ids = [point_id(pid) for pid in sorted(set(passage_ids))]
+        with self._lock:
+            self._require_open().update(self._qe.UpdateOperation.delete_points(ids))
+
+    def has(self, passage_ids: Sequence[str]) -> set[str]:
+        """Return which of the given passage ids are stored.
+
+        Raises:
+            ValueError: If ``passage_ids`` is a str or the index is closed.
+        """
+        check_ids("passage_ids", passage_ids)
+        if not passage_ids:
+            return set()
+        by_point = {point_id(pid): pid for pid in set(passage_ids)}
+        records = self._require_open().retrieve(list(by_point), False, False)
+        return {by_point[str(record.id)] for record in records}
+
+    def count(self) -> int:
+        """Return the number of stored points.
+
+        Raises:
+            ValueError: If the index is closed.
+        """
+        return int(self._require_open().count(self._qe.CountRequest(exact=True)))
+
+    def clear(self) -> None:
+        """Remove every point (payload indexes are kept)."""
+        with self._lock:
+            self._require_open().update(self._qe.UpdateOperation.delete_points_by_filter(self._qe.Filter()))
+
+    def optimize(self) -> bool:
+        """Run Qdrant's segment optimizers now (builds HNSW for large segments; blocking).
+
+        After this, searches on big segments are approximate (HNSW) rather than exact.
+
+        Returns:
+            True if any segment changed.
+        """
+        with self._lock:
+            return bool(self._require_open().optimize())
+
+    def flush(self) -> None:
+        """Write pending changes to the segment files (the WAL already made them durable)."""
+        with self._lock:
+            self._require_open().flush()
+
+    def close(self) -> None:
+        """Flush and release the shard and its directory lock. Idempotent."""
+        with self._lock:
+            if self._shard is not None:
+                self._shard.flush()
+                self._shard.close()
+                self._shard = None
+
+    def __enter__(self) -> EdgeVectorIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,64 @@
+"""Fill a token budget with ranked items.
+
+Method: greedy in rank order, not knapsack. Items are visited best first; each item that
+still fits in the remaining budget is included, each that does not is skipped (and
+reported), and the walk continues with the next items, which may be smaller and fit.
+So a better-ranked item is never dropped to make room for worse-ranked ones: rank is
+only ever traded for fit by skipping an item that cannot fit at that point. An optimal
+knapsack could pack more tokens, but would reorder relevance for size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class PackResult(Generic[T]):
+    """Outcome of :func:`pack_greedy`.
+
+    Attributes:
+        included: Items that fit, in rank order.
+        skipped: Items that did not fit when reached, in rank order.
+        tokens_used: Sum of the included items' token counts (<= ``max_tokens``).
+    """
+
+    included: list[T] = field(default_factory=list)
+    skipped: list[T] = field(default_factory=list)
+    tokens_used: int = 0
+
+
+def pack_greedy(items: Sequence[T], *, tokens: Callable[[T], int], max_tokens: int) -> PackResult[T]:
+    """Pack ranked items into ``max_tokens`` greedily in rank order (see module doc).
+
+    Args:
+        items: Items, best first.
+        tokens: Token count of an item (``cl100k_base`` tokens in Cairn), >= 0.
+        max_tokens: Budget in tokens, >= 0.
+
+    Returns:
+        A :class:`PackResult`; ``included + skipped`` holds every item exactly once.
+
+    Raises:
+        ValueError: If ``max_tokens`` < 0 or ``tokens`` returns a negative number or a
+            non-integer.
+    """
+    if max_tokens < 0:
+        raise ValueError(f"max_tokens must be >= 0, got {max_tokens}")
+    included: list[T] = []
+    skipped: list[T] = []
+    used = 0
+    for item in items:
+        cost = tokens(item)
+        if isinstance(cost, bool) or not isinstance(cost, int) or cost < 0:
+            raise ValueError(f"token count must be an int >= 0, got {cost!r}")
+        if used + cost <= max_tokens:
+            included.append(item)
+            used += cost
+        else:
+            skipped.append(item)
+    return PackResult(included=included, skipped=skipped, tokens_used=used)

@@ -1,0 +1,199 @@
+"""Shared vocabulary of the vector backends: points, the protocol, ids, validation.
+
+See :mod:`retrieval.vectors` for the facade and the semantics every backend shares.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+PASSAGE_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://cairn.invalid/passage")
+"""UUIDv5 namespace for point ids; changing it orphans every stored point."""
+
+PAYLOAD_KEYS = ("workspace_id", "collection_id", "document_id")
+UPSERT_BATCH = 1_024
+
+
+def point_id(passage_id: str) -> str:
+    """Return the Qdrant point id of a passage: ``uuid5(PASSAGE_NAMESPACE, passage_id)``.
+
+    Args:
+        passage_id: Non-empty passage id.
+
+    Returns:
+        The UUID as a lowercase hyphenated string (deterministic across processes).
+    """
+    return str(uuid.uuid5(PASSAGE_NAMESPACE, passage_id))
+
+
+@dataclass(frozen=True, eq=False)
+class VectorPoint:
+    """One passage vector with its filterable payload.
+
+    Attributes:
+        passage_id: Unique passage id (the upsert key).
+        vector: Shape ``(dim,)`` float array, finite, not all zeros (any norm; cosine).
+        workspace_id: Tenant partition.
+        collection_id: Collection of the document.
+        document_id: Document of the passage.
+    """
+
+    passage_id: str
+    vector: np.ndarray
+    workspace_id: str
+    collection_id: str
+    document_id: str
+
+
+@runtime_checkable
+class VectorIndex(Protocol):
+    """What every vector backend offers (see the module doc for shared semantics)."""
+
+    def upsert(self, points: Sequence[VectorPoint]) -> None:
+        """Insert or replace points by passage id."""
+        ...
+
+    def search(
+        self,
+        vector: np.ndarray,
+        *,
+        workspace_id: str,
+        collection_ids: Sequence[str] | None = None,
+        document_ids: Sequence[str] | None = None,
+        limit: int = 100,
+    ) -> list[tuple[str, float]]:
+        """``(passage_id, cosine)`` pairs, best first, ties by passage_id asc."""
+        ...
+
+    def delete(self, passage_ids: Sequence[str]) -> None:
+        """Remove points by passage id; unknown ids are ignored."""
+        ...
+
+    def has(self, passage_ids: Sequence[str]) -> set[str]:
+        """The subset of ``passage_ids`` that are stored."""
+        ...
+
+    def count(self) -> int:
+        """Number of stored points."""
+        ...
+
+    def clear(self) -> None:
+        """Remove every point."""
+        ...
+
+    def close(self) -> None:
+        """Release the storage (idempotent)."""
+        ...
+
+
+def as_vector(vector: np.ndarray, dim: int) -> list[float]:
+    """Validate a vector and return it as float32-rounded Python floats.
+
+    Args:
+        vector: Array-like of shape ``(dim,)``.
+        dim: Expected dimension.
+
+    Returns:
+        The values as a list of floats.
+
+    Raises:
+        ValueError: On a wrong shape, non-finite values or an all-zero vector.
+    """
+    array = np.asarray(vector, dtype=np.float32)
+    if array.shape != (dim,):
+        raise ValueError(f"vector must have shape ({dim},), got {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError("vector must be finite")
+    if not np.any(array):
+        raise ValueError("vector must not be all zeros (cosine is undefined)")
+    return array.tolist()
+
+
+def check_ids(name: str, values: Sequence[str] | None) -> None:
+    """Raise ValueError unless ``values`` is None or a non-str sequence of non-empty str."""
+    if values is None:
+        return
+    if isinstance(values, str):
+        raise ValueError(f"{name} must be a sequence of ids, not a str")
+    for value in values:
+        if not isinstance(value, str) or not value:
+            raise ValueError(f"{name} must contain non-empty strings, got {value!r}")
+
+
+def check_point(point: VectorPoint, dim: int) -> list[float]:
+    """Validate a point's ids and vector; return the vector values (see :func:`as_vector`)."""
+    for name in ("passage_id", *PAYLOAD_KEYS):
+        value = getattr(point, name)
+        if not isinstance(value, str) or not value:
+            raise ValueError(f"{name} must be a non-empty string, got {value!r}")
+    return as_vector(point.vector, dim)
+
+
+def latest_points(points: Sequence[VectorPoint]) -> list[VectorPoint]:
+    """Drop earlier points with the same passage id (last wins), sorted by passage id."""
+    latest = {point.passage_id: point for point in points}
+    return [latest[key] for key in sorted(latest)]
+
+
+def payload_of(point: VectorPoint) -> dict[str, str]:
+    """Return the Qdrant payload stored with a point (its ids)."""
+    return {
+        "passage_id": point.passage_id,
+        "workspace_id": point.workspace_id,
+        "collection_id": point.collection_id,
+        "document_id": point.document_id,
+    }
+
+
+def ranked_search(
+    query: Callable[[int], list[tuple[str, float]]],
+    limit: int,
+) -> list[tuple[str, float]]:
+    """Run an engine query, widening it until no score tie crosses the ``limit`` cut.
+
+    Args:
+        query: ``fetch -> [(passage_id, score)]`` in engine order (score desc).
+        limit: Results wanted, >= 1.
+
+    Returns:
+        At most ``limit`` pairs sorted by score desc, then passage id asc.
+    """
+    fetch = limit + 16
+    while True:
+        hits = query(fetch)
+        if len(hits) < fetch or hits[-1][1] != hits[limit - 1][1]:
+            break
+        fetch *= 2
+    hits.sort(key=lambda hit: (-hit[1], hit[0]))
+    return hits[:limit]
+
+
+class VectorChecks:
+    """Mixin: argument validation shared by the backends (needs ``self.dim``)."""
+
+    dim: int
+
+    def _search_args(
+        self,
+        vector: np.ndarray,
+        workspace_id: str,
+        collection_ids: Sequence[str] | None,
+        document_ids: Sequence[str] | None,
+        limit: int,
+    ) -> list[float] | None:
+        """Validate search arguments; None means "nothing can match" (an empty id list)."""
+        if not workspace_id or not isinstance(workspace_id, str):
+            raise ValueError("workspace_id must be a non-empty string")
+        if limit < 1:
+            raise ValueError(f"limit must be >= 1, got {limit}")
+        check_ids("collection_ids", collection_ids)
+        check_ids("document_ids", document_ids)
+        values = as_vector(vector, self.dim)
+        if (collection_ids is not None and not collection_ids) or (document_ids is not None and not document_ids):
+            return None
+        return values
