@@ -1,0 +1,90 @@
+"""The Services bundle (built once in ``create_app``) and the per-request context.
+
+Resolvers reach everything through ``info.context`` (a :class:`RequestContext`): its
+``services`` bundle, the lazily authenticated ``principal()``, and the envelope state.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.auth import Principal, bearer_from_headers, browser_refused, is_browser_request
+from app.config import Settings
+from app.db import Database
+from app.envelope import EnvelopeState, trace_id_from_headers
+from app.errors import CairnError, Unauthenticated
+from app.services.identity import authenticate
+from app.services.indexing import SearchIndexes
+
+
+@dataclass
+class Services:
+    """Everything a request may use; one instance per process (no globals)."""
+
+    settings: Settings
+    db: Database
+    indexes: SearchIndexes
+    log: logging.Logger = field(default_factory=lambda: logging.getLogger("cairn"))
+
+
+class RequestContext:
+    """Per-request (or per-WebSocket-connection) state.
+
+    Args:
+        services: The process's :class:`Services`.
+        headers: Request headers with lower-case names.
+        request: The Starlette ``Request`` or ``WebSocket``.
+        response: A Starlette ``Response`` whose headers/status the view copies out.
+    """
+
+    def __init__(self, services: Services, headers: dict[str, str], request: Any = None,
+                 response: Any = None) -> None:
+        self.services = services
+        self.headers = headers
+        self.request = request
+        self.response = response
+        self.connection_params: dict[str, Any] | None = None
+        self.envelope = EnvelopeState(trace_id=trace_id_from_headers(headers))
+        self._principal: Principal | None = None
+        self._principal_error: CairnError | None = None
+
+    @property
+    def is_websocket(self) -> bool:
+        """True for a WebSocket connection: authentication then runs on every operation, so a
+        revoked credential cannot keep a long-lived connection alive."""
+        return self.request is not None and getattr(self.request, "scope", {}).get("type") == "websocket"
+
+    @property
+    def trace_id(self) -> str:
+        """The request's trace id."""
+        return self.envelope.trace_id
+
+    def _token(self) -> str | None:
+        params = self.connection_params or {}
+        for key in ("Authorization", "authorization"):
+            value = params.get(key)
+            if isinstance(value, str):
+                return bearer_from_headers({"authorization": value})
+        return bearer_from_headers(self.headers)
+
+    async def principal(self) -> Principal:
+        """Authenticate once per request (per subscription operation for WebSockets).
+
+        Raises:
+            Unauthenticated: no or invalid token. Forbidden: agent credential from a browser,
+            or authority lost.
+        """
+        if self._principal is not None and not self.is_websocket:
+            return self._principal
+        token = self._token()
+        if token is None:
+            raise Unauthenticated(
+                "no credential: send 'Authorization: Bearer <token>' (member cm_… or agent ck_…)"
+            )
+        if token.startswith("ck_") and is_browser_request(self.headers):
+            raise browser_refused()
+        async with self.services.db.session() as s:
+            self._principal = await authenticate(s, token)
+        return self._principal

@@ -1,0 +1,128 @@
+"""The registry: the single source of truth for every operation Cairn serves.
+
+Each GraphQL root field and HTTP route has one :class:`Operation` with a unique coordinate
+``G<galaxy>.U<universe>.P<planet>.Z<zone>.A<agent>`` and a capability. Planets are product
+areas, zones capability groups, agents the individual handlers:
+
+====  ===========  ===========================================================
+G1    Cairn
+U1    GraphQL API v1          U2  HTTP routes
+P1    knowledge (packs, reads) P3 ingest (writes)  P5 agents (identity, governance)
+P8    system (health, IDE)     P9 memory (reserved)  P2 ai (decisions, reserved)
+====  ===========  ===========================================================
+
+``scope`` is the agent scope an operation needs (``"*"`` = any authenticated agent,
+``None`` = members only); ``permissions`` are the member permissions it needs (for an agent,
+its creator must hold those of the scope). ``effect`` tells boundaries whether the call has
+side effects (``write``) or not (``read``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+COORDINATE_RE = re.compile(r"^G(\d+)\.U(\d+)\.P(\d+)\.Z(\d+)\.A(\d+)$")
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One registered operation (GraphQL root field or HTTP route)."""
+
+    name: str
+    kind: Literal["query", "mutation", "subscription", "http"]
+    coordinate: str
+    capability: str
+    permissions: frozenset[str] = frozenset()
+    scope: str | None = None
+    auth: Literal["required", "none"] = "required"
+    effect: Literal["read", "write"] = "read"
+
+    @property
+    def planet(self) -> int:
+        """The product-area number of the coordinate."""
+        return int(parse_coordinate(self.coordinate)[2])
+
+
+def parse_coordinate(coordinate: str) -> tuple[int, int, int, int, int]:
+    """Split ``G1.U1.P1.Z1.A1`` into its five numbers.
+
+    Raises:
+        ValueError: the string is not a coordinate.
+    """
+    m = COORDINATE_RE.match(coordinate)
+    if not m:
+        raise ValueError(f"unparseable coordinate {coordinate!r}")
+    return tuple(int(x) for x in m.groups())  # type: ignore[return-value]
+
+
+_READ = frozenset({"collection:read", "document:read"})
+_DOC_READ = frozenset({"document:read"})
+
+_OPS = [
+    # P1 knowledge — reads and packs
+    Operation("contextPack", "query", "G1.U1.P1.Z1.A1", "context:pack", _READ, "context:read"),
+    Operation("contextPackStream", "subscription", "G1.U1.P1.Z1.A2", "context:pack", _READ, "context:read"),
+    Operation("document", "query", "G1.U1.P1.Z2.A1", "document:read", _READ, "context:read"),
+    Operation("collections", "query", "G1.U1.P1.Z2.A2", "collection:read", _READ, "context:read"),
+    # P3 ingest — writes (members only)
+    Operation("createCollection", "mutation", "G1.U1.P3.Z1.A1", "collection:write",
+              frozenset({"collection:write"}), None, effect="write"),
+    Operation("upsertDocument", "mutation", "G1.U1.P3.Z2.A1", "document:write",
+              frozenset({"document:write"}), None, effect="write"),
+    Operation("deleteDocument", "mutation", "G1.U1.P3.Z2.A2", "document:delete",
+              frozenset({"document:write"}), None, effect="write"),
+    # P5 agents — identity and governance
+    Operation("viewer", "query", "G1.U1.P5.Z1.A1", "identity:read", frozenset(), "*"),
+    Operation("operations", "query", "G1.U1.P5.Z1.A2", "registry:read", frozenset(), "*"),
+    Operation("members", "query", "G1.U1.P5.Z2.A1", "member:list",
+              frozenset({"agent_credential:manage"}), None),
+    Operation("addMember", "mutation", "G1.U1.P5.Z2.A2", "member:create",
+              frozenset({"workspace:manage"}), None, effect="write"),
+    Operation("setMemberRole", "mutation", "G1.U1.P5.Z2.A3", "member:update",
+              frozenset({"workspace:manage"}), None, effect="write"),
+    Operation("removeMember", "mutation", "G1.U1.P5.Z2.A4", "member:remove",
+              frozenset({"workspace:manage"}), None, effect="write"),
+    Operation("agentCredentials", "query", "G1.U1.P5.Z3.A1", "agent_credential:list",
+              frozenset({"agent_credential:manage"}), None),
+    Operation("createAgentCredential", "mutation", "G1.U1.P5.Z3.A2", "agent_credential:create",
+              frozenset({"agent_credential:manage"}), None, effect="write"),
+    Operation("revokeAgentCredential", "mutation", "G1.U1.P5.Z3.A3", "agent_credential:revoke",
+              frozenset({"agent_credential:manage"}), None, effect="write"),
+    Operation("setAgentProfile", "mutation", "G1.U1.P5.Z3.A4", "agent_credential:configure",
+              frozenset({"agent_credential:manage"}), None, effect="write"),
+    # U2 — HTTP routes
+    Operation("POST /v1/context-packs/stream", "http", "G1.U2.P1.Z1.A1", "context:pack", _READ, "context:read"),
+    Operation("GET /healthz", "http", "G1.U2.P8.Z1.A1", "system:health", auth="none"),
+    Operation("GET /readyz", "http", "G1.U2.P8.Z1.A2", "system:ready", auth="none"),
+    Operation("GET /graphql", "http", "G1.U2.P8.Z2.A1", "ide:graphiql", auth="none"),
+    Operation("GET /static/graphiql/{path}", "http", "G1.U2.P8.Z2.A2", "ide:assets", auth="none"),
+    Operation("POST /graphql", "http", "G1.U2.P8.Z3.A1", "graphql:execute", auth="none"),
+    Operation("WS /graphql", "http", "G1.U2.P8.Z3.A2", "graphql:subscribe", auth="none"),
+]
+
+REGISTRY: dict[str, Operation] = {}
+for _op in _OPS:
+    if _op.name in REGISTRY:
+        raise RuntimeError(f"operation {_op.name!r} registered twice")
+    REGISTRY[_op.name] = _op
+
+
+def get_operation(name: str) -> Operation:
+    """The registered operation called ``name``.
+
+    Raises:
+        KeyError: not registered (a programming error caught by the contract test).
+    """
+    return REGISTRY[name]
+
+
+def capabilities_for_scopes(scopes: set[str] | frozenset[str]) -> list[str]:
+    """Capabilities opened by a set of agent scopes (the default ``grantedCapabilities``)."""
+    caps = {
+        op.capability
+        for op in REGISTRY.values()
+        if op.auth == "required" and (op.scope == "*" or (op.scope is not None and op.scope in scopes))
+    }
+    return sorted(caps)

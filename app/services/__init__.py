@@ -1,0 +1,1 @@
+"""One service module per capability; services own the rules, resolvers only convert."""

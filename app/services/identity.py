@@ -1,0 +1,352 @@
+"""Workspaces, members, agent credentials, and authentication of a bearer token.
+
+Rules (SPEC §1): owners/admins (``agent_credential:manage``) create credentials; at most 50
+active per retaining workspace; expiry 1–365 days; every scope needs its creator to hold the
+scope's permissions at creation *and* at every call (else ``AGENT_CREDENTIAL_AUTHORITY_LOST``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.auth import (
+    DEFAULT_SCOPES,
+    MAX_ACTIVE_CREDENTIALS,
+    MAX_EXPIRY_DAYS,
+    MIN_EXPIRY_DAYS,
+    ROLE_PERMISSIONS,
+    ROLES,
+    SCOPE_PERMISSIONS,
+    Principal,
+    issue_token,
+    parse_token,
+    secret_matches,
+)
+from app.errors import BadInput, Conflict, Forbidden, NotFound, Unauthenticated
+from app.ids import as_utc, new_id, utcnow
+from app.models import AgentCredential, Member, Workspace
+
+PROFILE_LISTS = (
+    "grantedCapabilities",
+    "naturalAvoidances",
+    "suggestOnly",
+    "reconfirmBefore",
+    "hardBoundaries",
+)
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    """A newly issued secret: ``token`` is shown once and never stored."""
+
+    id: str
+    token: str
+
+
+async def create_workspace(s: AsyncSession, *, name: str, retaining: bool = True) -> Workspace:
+    """Create a workspace.
+
+    Raises:
+        BadInput: name empty or over 120 characters.
+        Conflict: the name is taken.
+    """
+    name = name.strip()
+    if not 1 <= len(name) <= 120:
+        raise BadInput("workspace name must be 1–120 characters", field="name", limit="1-120")
+    if (await s.execute(select(Workspace).where(Workspace.name == name))).scalar_one_or_none():
+        raise Conflict(f"workspace {name!r} already exists", field="name")
+    ws = Workspace(id=new_id("ws"), name=name, retaining=retaining, created_at=utcnow())
+    s.add(ws)
+    await s.flush()
+    return ws
+
+
+async def get_workspace_by_name(s: AsyncSession, name: str) -> Workspace | None:
+    """The workspace called ``name``, or None."""
+    return (await s.execute(select(Workspace).where(Workspace.name == name))).scalar_one_or_none()
+
+
+async def create_member(
+    s: AsyncSession, *, workspace_id: str, name: str, role: str
+) -> tuple[Member, IssuedToken]:
+    """Add a member with a fresh member token.
+
+    Raises:
+        BadInput: unknown role or bad name.
+    """
+    if role not in ROLES:
+        raise BadInput(f"role must be one of {', '.join(ROLES)}", field="role")
+    name = name.strip()
+    if not 1 <= len(name) <= 120:
+        raise BadInput("member name must be 1–120 characters", field="name", limit="1-120")
+    token_id, sha, token = issue_token("cm")
+    m = Member(
+        id=new_id("usr"),
+        workspace_id=workspace_id,
+        name=name,
+        role=role,
+        token_id=token_id,
+        token_sha256=sha,
+        created_at=utcnow(),
+    )
+    s.add(m)
+    await s.flush()
+    return m, IssuedToken(m.id, token)
+
+
+async def set_member_role(s: AsyncSession, *, workspace_id: str, member_id: str, role: str) -> Member:
+    """Change a member's role (takes effect on the next call of their credentials).
+
+    Raises:
+        BadInput: unknown role. NotFound: no such member.
+    """
+    if role not in ROLES:
+        raise BadInput(f"role must be one of {', '.join(ROLES)}", field="role")
+    m = await s.get(Member, member_id)
+    if m is None or m.workspace_id != workspace_id or m.removed_at is not None:
+        raise NotFound(f"member {member_id!r} not found", field="memberId")
+    m.role = role
+    s.add(m)
+    await s.flush()
+    return m
+
+
+def _check_profile(profile: dict | None) -> dict:
+    profile = dict(profile or {})
+    unknown = set(profile) - set(PROFILE_LISTS)
+    if unknown:
+        raise BadInput(
+            f"unknown responsibility list(s) {sorted(unknown)}; allowed: {', '.join(PROFILE_LISTS)}",
+            field="profile",
+        )
+    out: dict[str, list[str]] = {}
+    for key in PROFILE_LISTS:
+        values = profile.get(key)
+        if values is None:
+            out[key] = []
+            continue
+        if len(values) > 200 or any(not isinstance(v, str) or not 1 <= len(v) <= 80 for v in values):
+            raise BadInput(
+                f"profile.{key} must be at most 200 capability strings of 1–80 characters",
+                field=f"profile.{key}",
+                limit=200,
+            )
+        out[key] = sorted(set(values))
+    return out
+
+
+async def create_credential(
+    s: AsyncSession,
+    *,
+    creator: Principal,
+    name: str,
+    scopes: Sequence[str] | None,
+    expires_in_days: int,
+    context_set_id: str | None = None,
+    profile: dict | None = None,
+    default_capabilities: Sequence[str] = (),
+) -> tuple[AgentCredential, IssuedToken]:
+    """Create an agent credential for ``creator`` (a member with ``agent_credential:manage``).
+
+    Args:
+        scopes: Requested scopes; ``None`` means the defaults (context:read, queries:run,
+            replay:run).
+        expires_in_days: 1–365.
+        profile: Responsibility lists; ``grantedCapabilities`` defaults to
+            ``default_capabilities`` (the capabilities the scopes open).
+
+    Raises:
+        BadInput: unknown scope, expiry out of 1–365, bad profile.
+        Forbidden: the creator lacks a scope's permissions.
+        Conflict: 50 active credentials already (``AGENT_CREDENTIAL_LIMIT``).
+    """
+    scope_list = list(DEFAULT_SCOPES) if scopes is None else list(dict.fromkeys(scopes))
+    unknown = [sc for sc in scope_list if sc not in SCOPE_PERMISSIONS]
+    if unknown:
+        raise BadInput(
+            f"unknown scope(s) {unknown}; allowed: {', '.join(SCOPE_PERMISSIONS)}", field="scopes"
+        )
+    if not scope_list:
+        raise BadInput("scopes must name at least one scope", field="scopes")
+    if not MIN_EXPIRY_DAYS <= expires_in_days <= MAX_EXPIRY_DAYS:
+        raise BadInput(
+            "expiresInDays must be between 1 and 365", field="expiresInDays", limit="1-365"
+        )
+    name = name.strip()
+    if not 1 <= len(name) <= 120:
+        raise BadInput("credential name must be 1–120 characters", field="name", limit="1-120")
+    for sc in scope_list:
+        missing = SCOPE_PERMISSIONS[sc] - creator.permissions
+        if missing:
+            raise Forbidden(
+                f"scope {sc} needs the creator to hold {sorted(missing)}; your role is {creator.role}",
+                field="scopes",
+            )
+    ws = await s.get(Workspace, creator.workspace_id)
+    now = utcnow()
+    if ws is not None and ws.retaining:
+        active = (
+            await s.execute(
+                select(func.count())
+                .select_from(AgentCredential)
+                .where(
+                    AgentCredential.workspace_id == creator.workspace_id,
+                    AgentCredential.revoked_at.is_(None),
+                    AgentCredential.expires_at > now,
+                )
+            )
+        ).scalar_one()
+        if active >= MAX_ACTIVE_CREDENTIALS:
+            raise Conflict(
+                f"this workspace already has {MAX_ACTIVE_CREDENTIALS} active agent credentials "
+                "(the limit); revoke one first",
+                code="AGENT_CREDENTIAL_LIMIT",
+                limit=MAX_ACTIVE_CREDENTIALS,
+            )
+    prof = _check_profile(profile)
+    if profile is None or "grantedCapabilities" not in profile:
+        prof["grantedCapabilities"] = sorted(set(default_capabilities))
+    token_id, sha, token = issue_token("ck")
+    cred = AgentCredential(
+        id=token_id,
+        workspace_id=creator.workspace_id,
+        creator_id=creator.member_id,
+        name=name,
+        secret_sha256=sha,
+        scopes=sorted(scope_list),
+        profile=prof,
+        context_set_id=context_set_id,
+        created_at=now,
+        expires_at=now + timedelta(days=expires_in_days),
+    )
+    s.add(cred)
+    await s.flush()
+    return cred, IssuedToken(cred.id, token)
+
+
+async def list_credentials(s: AsyncSession, *, workspace_id: str) -> list[AgentCredential]:
+    """Every credential of the workspace (secrets never included), newest first."""
+    rows = await s.execute(
+        select(AgentCredential)
+        .where(AgentCredential.workspace_id == workspace_id)
+        .order_by(AgentCredential.created_at.desc(), AgentCredential.id)
+    )
+    return list(rows.scalars())
+
+
+async def revoke_credential(s: AsyncSession, *, workspace_id: str, credential_id: str) -> AgentCredential:
+    """Revoke a credential now (immediate: the next call is refused).
+
+    Raises:
+        NotFound: no such credential in the workspace.
+    """
+    cred = await s.get(AgentCredential, credential_id)
+    if cred is None or cred.workspace_id != workspace_id:
+        raise NotFound(f"agent credential {credential_id!r} not found", field="credentialId")
+    if cred.revoked_at is None:
+        cred.revoked_at = utcnow()
+        s.add(cred)
+        await s.flush()
+    return cred
+
+
+async def set_credential_profile(
+    s: AsyncSession, *, workspace_id: str, credential_id: str, profile: dict
+) -> AgentCredential:
+    """Replace a credential's responsibility profile.
+
+    Raises:
+        NotFound: no such credential. BadInput: bad profile.
+    """
+    cred = await s.get(AgentCredential, credential_id)
+    if cred is None or cred.workspace_id != workspace_id:
+        raise NotFound(f"agent credential {credential_id!r} not found", field="credentialId")
+    merged = {**cred.profile, **profile}
+    cred.profile = _check_profile(merged)
+    s.add(cred)
+    await s.flush()
+    return cred
+
+
+async def authenticate(s: AsyncSession, token: str) -> Principal:
+    """Resolve a bearer token to a :class:`Principal` with *current* permissions.
+
+    Raises:
+        Unauthenticated: malformed, unknown or wrong secret (one message for all three, so
+            ids cannot be probed); ``AGENT_CREDENTIAL_EXPIRED`` / ``AGENT_CREDENTIAL_REVOKED``.
+        Forbidden: ``AGENT_CREDENTIAL_AUTHORITY_LOST`` when the creator was removed.
+    """
+    kind, token_id, secret = parse_token(token)
+    now = utcnow()
+    if kind == "cm":
+        m = (await s.execute(select(Member).where(Member.token_id == token_id))).scalar_one_or_none()
+        if m is None or not secret_matches(secret, m.token_sha256) or m.removed_at is not None:
+            raise Unauthenticated("unknown or invalid member token")
+        return Principal(
+            kind="member",
+            id=m.id,
+            workspace_id=m.workspace_id,
+            permissions=ROLE_PERMISSIONS[m.role],
+            member_id=m.id,
+            role=m.role,
+        )
+    cred = await s.get(AgentCredential, token_id)
+    if cred is None or not secret_matches(secret, cred.secret_sha256):
+        raise Unauthenticated("unknown or invalid agent credential")
+    if cred.revoked_at is not None:
+        raise Unauthenticated("this agent credential was revoked", code="AGENT_CREDENTIAL_REVOKED")
+    if as_utc(cred.expires_at) <= now:
+        raise Unauthenticated(
+            f"this agent credential expired at {as_utc(cred.expires_at).isoformat()}; create a new one",
+            code="AGENT_CREDENTIAL_EXPIRED",
+        )
+    creator = await s.get(Member, cred.creator_id)
+    if creator is None or creator.removed_at is not None:
+        raise Forbidden(
+            "the member who created this credential is no longer in the workspace",
+            code="AGENT_CREDENTIAL_AUTHORITY_LOST",
+        )
+    return Principal(
+        kind="agent",
+        id=cred.id,
+        workspace_id=cred.workspace_id,
+        permissions=ROLE_PERMISSIONS[creator.role],
+        member_id=creator.id,
+        role=creator.role,
+        scopes=frozenset(cred.scopes),
+        context_set_id=cred.context_set_id,
+        profile=dict(cred.profile),
+        expires_at=as_utc(cred.expires_at),
+    )
+
+
+async def list_members(s: AsyncSession, *, workspace_id: str) -> list[Member]:
+    """Live members of the workspace, by creation time then id."""
+    rows = await s.execute(
+        select(Member)
+        .where(Member.workspace_id == workspace_id, Member.removed_at.is_(None))
+        .order_by(Member.created_at, Member.id)
+    )
+    return list(rows.scalars())
+
+
+async def remove_member(s: AsyncSession, *, workspace_id: str, member_id: str, by_member_id: str) -> Member:
+    """Remove a member; their agent credentials fail with ``AGENT_CREDENTIAL_AUTHORITY_LOST``.
+
+    Raises:
+        NotFound: no such live member. Conflict: removing yourself (use another owner).
+    """
+    m = await s.get(Member, member_id)
+    if m is None or m.workspace_id != workspace_id or m.removed_at is not None:
+        raise NotFound(f"member {member_id!r} not found", field="memberId")
+    if m.id == by_member_id:
+        raise Conflict("you cannot remove yourself; ask another owner", field="memberId")
+    m.removed_at = utcnow()
+    s.add(m)
+    await s.flush()
+    return m
