@@ -1,0 +1,321 @@
+"""The ``cairn`` command (typer): serve, demo, ingest, reindex, migrate, and identity admin.
+
+The CLI is the operator's tool on the server machine: it talks to the database directly
+(no bearer token). Do not run ``ingest``/``reindex`` while ``serve`` runs on the same
+embedded data dir (the embedded vector engine allows one process per path); ingest through
+the running server's GraphQL mutations instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from app.config import Settings, load_settings
+
+cli = typer.Typer(help="Cairn: governed context for AI agents over GraphQL.", no_args_is_help=True)
+workspaces_cli = typer.Typer(help="Workspaces (tenants).", no_args_is_help=True)
+members_cli = typer.Typer(help="Members (humans) and their tokens.", no_args_is_help=True)
+credentials_cli = typer.Typer(help="Agent credentials (ck_… tokens).", no_args_is_help=True)
+cli.add_typer(workspaces_cli, name="workspaces")
+cli.add_typer(members_cli, name="members")
+cli.add_typer(credentials_cli, name="credentials")
+console = Console(stderr=True)
+out = Console()
+
+DataDir = typer.Option(None, "--data-dir", help="Embedded data dir (default $CAIRN_DATA_DIR or ./cairn-data).")
+WorkspaceOpt = typer.Option("default", "--workspace", "-w", help="Workspace name.")
+
+
+def _settings(data_dir: Optional[Path]) -> Settings:
+    return load_settings(data_dir=data_dir) if data_dir else load_settings()
+
+
+def _fail(message: str) -> None:
+    console.print(f"[red]error:[/red] {message}")
+    raise typer.Exit(code=2)
+
+
+async def _open(settings: Settings, *, with_vectors: bool = True):
+    from app.db import Database
+    from app.migrate import upgrade_database
+    from app.services.indexing import open_indexes
+
+    await asyncio.to_thread(upgrade_database, settings.resolved_database_url)
+    db = Database(settings.resolved_database_url)
+    indexes = open_indexes(settings, with_vectors=with_vectors) if with_vectors is not None else None
+    return db, indexes
+
+
+async def _workspace(db, name: str, *, create: bool = True):
+    from app.services import identity
+
+    async with db.session() as s:
+        ws = await identity.get_workspace_by_name(s, name)
+        if ws is None:
+            if not create:
+                _fail(f"no workspace called {name!r}; create it with `cairn workspaces create {name}`")
+            ws = await identity.create_workspace(s, name=name)
+        return ws
+
+
+def _run(coro):
+    from app.errors import CairnError
+
+    try:
+        return asyncio.run(coro)
+    except CairnError as exc:
+        _fail(exc.message)
+
+
+@cli.command()
+def migrate(data_dir: Optional[Path] = DataDir) -> None:
+    """Bring the database schema to the newest Alembic revision."""
+    from app.migrate import upgrade_database
+
+    settings = _settings(data_dir)
+    upgrade_database(settings.resolved_database_url)
+    console.print(f"migrated {settings.resolved_database_url.split('@')[-1]}")
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    TimeRemainingColumn(), console=console)
+
+
+async def _ingest(settings: Settings, path: Path, collection: str, workspace: str, lexical_only: bool):
+    from app.services.ingest import ingest_documents, iter_sources
+
+    db, indexes = await _open(settings, with_vectors=not lexical_only)
+    try:
+        ws = await _workspace(db, workspace)
+        docs = list(iter_sources(path))
+        with _progress() as progress:
+            t_docs = progress.add_task("documents", total=len(docs))
+            tasks: dict[str, int] = {}
+
+            def on_index(stage: str, done: int, total: int) -> None:
+                if stage not in tasks:
+                    tasks[stage] = progress.add_task(f"{stage} index", total=total)
+                progress.update(tasks[stage], completed=done)
+
+            report = await ingest_documents(
+                db, indexes, workspace_id=ws.id, collection=collection, documents=iter(docs),
+                chunk_max_tokens=settings.chunk_max_tokens,
+                on_document=lambda n: progress.advance(t_docs, n), on_index=on_index,
+            )
+        return report
+    finally:
+        if indexes is not None:
+            indexes.close()
+        await db.dispose()
+
+
+@cli.command()
+def ingest(
+    path: Path = typer.Argument(..., help="A file or folder: .txt .md .html .jsonl (BEIR), optionally .gz."),
+    collection: str = typer.Option(..., "--collection", "-c", help="Collection name (created if missing)."),
+    workspace: str = WorkspaceOpt,
+    lexical_only: bool = typer.Option(False, "--lexical-only", help="Skip embeddings now (index them later with `cairn reindex`)."),
+    data_dir: Optional[Path] = DataDir,
+) -> None:
+    """Ingest documents (idempotent: unchanged documents are a no-op)."""
+    settings = _settings(data_dir)
+    report = _run(_ingest(settings, path, collection, workspace, lexical_only))
+    table = Table(title=f"ingest {path} → {collection}")
+    for col in ("documents", "created", "updated", "unchanged", "new passages", "lexical", "vector", "seconds"):
+        table.add_column(col, justify="right")
+    table.add_row(*(str(x) for x in (report.documents, report.created, report.updated, report.unchanged,
+                                     report.new_passages, report.lexical_indexed, report.vector_indexed, report.seconds)))
+    console.print(table)
+    for e in report.errors[:20]:
+        console.print(f"[yellow]skipped:[/yellow] {e}")
+
+
+@cli.command()
+def reindex(data_dir: Optional[Path] = DataDir) -> None:
+    """Rebuild the Whoosh and Qdrant indexes from SQL."""
+    settings = _settings(data_dir)
+
+    async def go():
+        db, indexes = await _open(settings)
+        try:
+            with _progress() as progress:
+                tasks: dict[str, int] = {}
+
+                def on_index(stage: str, done: int, total: int) -> None:
+                    if stage not in tasks:
+                        tasks[stage] = progress.add_task(f"{stage} index", total=total)
+                    progress.update(tasks[stage], completed=done)
+
+                return await indexes.reindex(db, progress=on_index)
+        finally:
+            indexes.close()
+            await db.dispose()
+
+    lex, vec = _run(go())
+    console.print(f"reindexed {lex} passages lexically, {vec} as vectors")
+
+
+@cli.command()
+def serve(
+    host: str = typer.Option("127.0.0.1", help="Bind address."),
+    port: int = typer.Option(8000, help="Port."),
+    data_dir: Optional[Path] = DataDir,
+) -> None:
+    """Serve GraphQL (GraphiQL at /graphql), the NDJSON stream, /healthz and /readyz."""
+    import uvicorn
+
+    from app.main import create_app
+
+    settings = _settings(data_dir)
+    console.print(f"Cairn on http://{host}:{port}/graphql  (data: {settings.resolved_database_url.split('@')[-1]})")
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", ws="websockets-sansio")
+
+
+@workspaces_cli.command("create")
+def workspaces_create(name: str, non_retaining: bool = typer.Option(False, "--non-retaining"),
+                      data_dir: Optional[Path] = DataDir) -> None:
+    """Create a workspace."""
+    from app.services import identity
+
+    async def go():
+        db, _ = await _open(_settings(data_dir), with_vectors=None)
+        try:
+            async with db.session() as s:
+                return await identity.create_workspace(s, name=name, retaining=not non_retaining)
+        finally:
+            await db.dispose()
+
+    ws = _run(go())
+    typer.echo(json.dumps({"id": ws.id, "name": ws.name, "retaining": ws.retaining}))
+
+
+@members_cli.command("add")
+def members_add(name: str, role: str = typer.Option("viewer", help="owner | admin | editor | viewer"),
+                workspace: str = WorkspaceOpt, data_dir: Optional[Path] = DataDir) -> None:
+    """Add a member and print their member token (shown once)."""
+    from app.services import identity
+
+    async def go():
+        db, _ = await _open(_settings(data_dir), with_vectors=None)
+        try:
+            ws = await _workspace(db, workspace)
+            async with db.session() as s:
+                return await identity.create_member(s, workspace_id=ws.id, name=name, role=role)
+        finally:
+            await db.dispose()
+
+    member, issued = _run(go())
+    typer.echo(json.dumps({"memberId": member.id, "role": member.role, "token": issued.token}))
+
+
+@credentials_cli.command("create")
+def credentials_create(
+    creator: str = typer.Option(..., "--creator", help="Member id of the creator (owner or admin)."),
+    scope: list[str] = typer.Option(None, "--scope", help="Repeatable; default context:read queries:run replay:run."),
+    days: int = typer.Option(30, "--days", help="Expiry, 1–365 days."),
+    name: str = typer.Option("agent", "--name"),
+    data_dir: Optional[Path] = DataDir,
+) -> None:
+    """Create an agent credential and print its token (shown once)."""
+    cred, issued = _run(_create_credential(_settings(data_dir), creator, scope or None, days, name))
+    typer.echo(json.dumps({"credentialId": cred.id, "scopes": cred.scopes, "expiresAt": cred.expires_at.isoformat(),
+                          "token": issued.token}))
+
+
+async def _create_credential(settings, creator_id, scopes, days, name):
+    from app.auth import ROLE_PERMISSIONS, DEFAULT_SCOPES, Principal
+    from app.errors import Forbidden, NotFound
+    from app.models import Member
+    from app.registry import capabilities_for_scopes
+    from app.services import identity
+
+    db, _ = await _open(settings, with_vectors=None)
+    try:
+        async with db.session() as s:
+            m = await s.get(Member, creator_id)
+            if m is None or m.removed_at is not None:
+                raise NotFound(f"no member {creator_id!r}")
+            principal = Principal(kind="member", id=m.id, workspace_id=m.workspace_id,
+                                  permissions=ROLE_PERMISSIONS[m.role], member_id=m.id, role=m.role)
+            if "agent_credential:manage" not in principal.permissions:
+                raise Forbidden(f"member {m.id} is {m.role}; creating credentials needs admin or owner")
+            return await identity.create_credential(
+                s, creator=principal, name=name, scopes=scopes, expires_in_days=days,
+                default_capabilities=capabilities_for_scopes(set(scopes or DEFAULT_SCOPES)),
+            )
+    finally:
+        await db.dispose()
+
+
+@credentials_cli.command("revoke")
+def credentials_revoke(credential_id: str, workspace: str = WorkspaceOpt, data_dir: Optional[Path] = DataDir) -> None:
+    """Revoke an agent credential now."""
+    from app.services import identity
+
+    async def go():
+        db, _ = await _open(_settings(data_dir), with_vectors=None)
+        try:
+            ws = await _workspace(db, workspace, create=False)
+            async with db.session() as s:
+                return await identity.revoke_credential(s, workspace_id=ws.id, credential_id=credential_id)
+        finally:
+            await db.dispose()
+
+    cred = _run(go())
+    typer.echo(json.dumps({"credentialId": cred.id, "revokedAt": cred.revoked_at.isoformat()}))
+
+
+@credentials_cli.command("list")
+def credentials_list(workspace: str = WorkspaceOpt, data_dir: Optional[Path] = DataDir) -> None:
+    """List agent credentials (never their secrets)."""
+    from app.services import identity
+
+    async def go():
+        db, _ = await _open(_settings(data_dir), with_vectors=None)
+        try:
+            ws = await _workspace(db, workspace, create=False)
+            async with db.session() as s:
+                return await identity.list_credentials(s, workspace_id=ws.id)
+        finally:
+            await db.dispose()
+
+    for c in _run(go()):
+        typer.echo(json.dumps({"credentialId": c.id, "name": c.name, "scopes": c.scopes,
+                              "expiresAt": c.expires_at.isoformat(),
+                              "revokedAt": c.revoked_at.isoformat() if c.revoked_at else None}))
+
+
+@cli.command()
+def demo(
+    host: str = typer.Option("127.0.0.1"),
+    port: int = typer.Option(8000),
+    data_dir: Optional[Path] = DataDir,
+    no_serve: bool = typer.Option(False, "--no-serve", help="Prepare and print, but do not serve."),
+) -> None:
+    """The main job on the embedded default: ingest Python's own docs, print tokens, serve GraphiQL."""
+    from app.demo import prepare_demo, print_demo
+
+    settings = _settings(data_dir)
+    info = _run(prepare_demo(settings, progress_factory=_progress))
+    print_demo(out, info, host=host, port=port)
+    if not no_serve:
+        serve(host=host, port=port, data_dir=data_dir)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""The README's main job: a workspace, tokens and a sample corpus that exists everywhere.
+
+The sample corpus is Python's own reference documentation as shipped with every CPython
+(``pydoc_data.topics``: 79 topics, ~465k characters), so the demo needs neither
+``../shared`` nor the network.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from app.auth import ROLE_PERMISSIONS, Principal, issue_token
+from app.config import Settings
+from app.models import AgentCredential, Member
+from app.registry import capabilities_for_scopes
+from app.services import identity
+from app.services.ingest import IngestReport, SourceDocument, ingest_documents
+
+DEMO_OWNER = "demo-owner"
+DEMO_AGENT = "demo-agent"
+DEMO_COLLECTION = "python-docs"
+DEMO_SCOPES = ["context:read", "queries:run", "replay:run"]
+
+
+def sample_documents() -> list[SourceDocument]:
+    """Python's reference topics (``pydoc_data.topics``), one document per topic, sorted."""
+    from pydoc_data.topics import topics
+
+    return [SourceDocument(external_id=f"pydoc/{name}", title=f"Python reference: {name}", text=text)
+            for name, text in sorted(topics.items()) if text.strip()]
+
+
+@dataclass
+class DemoInfo:
+    """What the demo prints: tokens (shown once), ids and the ingest report."""
+
+    workspace_id: str
+    member_token: str
+    agent_token: str
+    collection: str
+    report: IngestReport
+
+
+async def prepare_demo(settings: Settings, *, progress_factory=None) -> DemoInfo:
+    """Migrate, create or reuse the demo workspace/owner, rotate tokens, ingest the sample."""
+    from app.cli import _open, _workspace
+
+    db, indexes = await _open(settings)
+    try:
+        ws = await _workspace(db, "default")
+        async with db.session() as s:
+            owner = (await s.execute(select(Member).where(Member.workspace_id == ws.id, Member.name == DEMO_OWNER))).scalar_one_or_none()
+            if owner is None:
+                owner, issued = await identity.create_member(s, workspace_id=ws.id, name=DEMO_OWNER, role="owner")
+                member_token = issued.token
+            else:
+                token_id, sha, member_token = issue_token("cm")
+                owner.token_id, owner.token_sha256 = token_id, sha
+                s.add(owner)
+            for old in (await s.execute(select(AgentCredential).where(
+                    AgentCredential.workspace_id == ws.id, AgentCredential.name == DEMO_AGENT,
+                    AgentCredential.revoked_at.is_(None)))).scalars():
+                await identity.revoke_credential(s, workspace_id=ws.id, credential_id=old.id)
+            principal = Principal(kind="member", id=owner.id, workspace_id=ws.id, permissions=ROLE_PERMISSIONS["owner"],
+                                  member_id=owner.id, role="owner")
+            _cred, agent = await identity.create_credential(
+                s, creator=principal, name=DEMO_AGENT, scopes=DEMO_SCOPES, expires_in_days=30,
+                default_capabilities=capabilities_for_scopes(set(DEMO_SCOPES)),
+            )
+        docs = sample_documents()
+        if progress_factory is None:
+            report = await ingest_documents(db, indexes, workspace_id=ws.id, collection=DEMO_COLLECTION,
+                                            documents=iter(docs), chunk_max_tokens=settings.chunk_max_tokens)
+        else:
+            with progress_factory() as progress:
+                t_docs = progress.add_task("documents", total=len(docs))
+                tasks: dict[str, int] = {}
+
+                def on_index(stage: str, done: int, total: int) -> None:
+                    if stage not in tasks:
+                        tasks[stage] = progress.add_task(f"{stage} index", total=total)
+                    progress.update(tasks[stage], completed=done)
+
+                report = await ingest_documents(
+                    db, indexes, workspace_id=ws.id, collection=DEMO_COLLECTION, documents=iter(docs),
+                    chunk_max_tokens=settings.chunk_max_tokens,
+                    on_document=lambda n: progress.advance(t_docs, n), on_index=on_index)
+        return DemoInfo(ws.id, member_token, agent.token, DEMO_COLLECTION, report)
+    finally:
+        indexes.close()
+        await db.dispose()
+
+
+EXAMPLE_QUERY = """query {
+  contextPack(input: {task: "How does a with statement call __enter__ and __exit__?",
+                      budget: {maxTokens: 1200}}) {
+    packId replayId tokensUsed truncated latencyMs
+    items { rank score tokens trust text
+            ranks { lexical dense }
+            citation { documentId versionId passageId start end sha256 } }
+  }
+}"""
+
+
+def print_demo(console, info: DemoInfo, *, host: str, port: int) -> None:
+    """Print the URL, both tokens, a query to paste and curl commands."""
+    url = f"http://{host}:{port}/graphql"
+    r = info.report
+    console.print(f"\n[bold]Cairn demo[/bold] — {r.documents} documents in '{info.collection}' "
+                  f"({r.created} new, {r.updated} updated, {r.unchanged} unchanged; {r.new_passages} new passages)")
+    console.print(f"\nGraphiQL: [bold]{url}[/bold]")
+    console.print("In GraphiQL's Headers tab paste (member token, works from a browser):")
+    console.print(f'  {{"Authorization": "Bearer {info.member_token}"}}', soft_wrap=True)
+    console.print("\nThen run this query:\n")
+    console.print(EXAMPLE_QUERY, markup=False, highlight=False)
+    body = '{"query":"{ contextPack(input:{task:\\"What does the global statement do?\\", budget:{maxTokens:600}}) { tokensUsed items { rank text citation { documentId start end } } } }"}'
+    console.print("\nAgent credential (servers only; shown once):", soft_wrap=True)
+    console.print(f"  export CAIRN_AGENT_TOKEN={info.agent_token}", soft_wrap=True, markup=False)
+    console.print(f"  curl -s {url} -H \"Authorization: Bearer $CAIRN_AGENT_TOKEN\" -H 'Content-Type: application/json' -d '{body}'",
+                  soft_wrap=True, markup=False, highlight=False)
+    console.print("The same call with a browser's Origin header is refused (403 AGENT_BROWSER_REQUEST_REFUSED):")
+    console.print(f"  curl -s {url} -H 'Origin: https://example.com' -H \"Authorization: Bearer $CAIRN_AGENT_TOKEN\" "
+                  f"-H 'Content-Type: application/json' -d '{body}'", soft_wrap=True, markup=False, highlight=False)
+    console.print(f"\nNDJSON stream: curl -sN http://{host}:{port}/v1/context-packs/stream -H \"Authorization: Bearer $CAIRN_AGENT_TOKEN\" "
+                  "-d '{\"task\":\"What does the global statement do?\",\"budget\":{\"maxTokens\":600}}'",
+                  soft_wrap=True, markup=False, highlight=False)
+    console.print("\nPress Ctrl+C to stop the server.\n")

@@ -1,0 +1,231 @@
+"""ASGI application: ``create_app(settings) -> Starlette``; ``app.main:app`` for uvicorn.
+
+Routes (each registered in :mod:`app.registry`):
+- ``GET /graphql`` GraphiQL (assets served locally, works offline); ``POST /graphql``;
+  ``WS /graphql`` (graphql-transport-ws);
+- ``POST /v1/context-packs/stream`` NDJSON pack stream (header, items, footer);
+- ``GET /healthz`` (process up), ``GET /readyz`` (migrated, indexes repaired, model warm).
+
+Start-up: migrate the database (Alembic), open the indexes, then in the background repair
+index work left by a crash (outbox flags) and warm the embedding model; ``/readyz`` says 503
+until both are done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from strawberry.asgi import GraphQL
+
+from app.config import Settings, load_settings
+from app.context import RequestContext, Services
+from app.db import Database
+from app.errors import CairnError
+from app.governance import authorize, to_graphql_error
+from app.graphiql import STATIC_DIR, graphiql_html
+from app.logs import configure_logging
+from app.migrate import upgrade_database
+from app.pack_json import event_json, request_from_json
+from app.registry import get_operation
+from app.services.indexing import open_indexes
+from app.services.packs import stream_pack
+from resolvers.schema import schema
+
+log = logging.getLogger("cairn")
+
+MAX_STREAM_BODY_BYTES = 64 * 1024
+
+
+class CairnGraphQL(GraphQL):
+    """Strawberry's ASGI view with Cairn's request context and a local GraphiQL."""
+
+    def __init__(self, services: Services, **kwargs: Any) -> None:
+        super().__init__(schema, **kwargs)
+        self.services = services
+
+    async def get_context(self, request, response=None) -> RequestContext:  # type: ignore[override]
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        ctx = RequestContext(self.services, headers, request, response)
+        if isinstance(response, Response):
+            response.headers["x-cairn-trace"] = ctx.trace_id
+        return ctx
+
+    async def render_graphql_ide(self, request: Request) -> HTMLResponse:
+        return HTMLResponse(graphiql_html())
+
+
+def _envelope_error(ctx: RequestContext, exc: BaseException, op_name: str) -> JSONResponse:
+    err = to_graphql_error(ctx, exc)
+    status = exc.http_status if isinstance(exc, CairnError) else 500
+    if ctx.envelope.calls:
+        ctx.envelope.calls[-1].status = "REJECTED" if status in (401, 403) else "ERROR"
+    body = {"errors": [err.formatted], "extensions": {"envelope": ctx.envelope.build(had_errors=True)}}
+    return JSONResponse(body, status_code=status, headers={"x-cairn-trace": ctx.trace_id})
+
+
+def make_stream_route(services: Services):
+    """``POST /v1/context-packs/stream``: the pack as NDJSON (one JSON object per line).
+
+    Errors before the first line are ordinary enveloped JSON errors with an HTTP status;
+    trace, coordinate and capability travel in ``x-cairn-*`` response headers. A client
+    that disconnects cancels the work.
+    """
+    op = get_operation("POST /v1/context-packs/stream")
+
+    async def route(request: Request) -> Response:
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        ctx = RequestContext(services, headers, request)
+        from app.envelope import CallRecord
+
+        ctx.envelope.target = "cairn.http"
+        ctx.envelope.calls.append(CallRecord(op.name, op.coordinate, op.capability))
+        try:
+            raw = await request.body()
+            if len(raw) > MAX_STREAM_BODY_BYTES:
+                raise CairnError("request body is over 64 KiB", code="BAD_USER_INPUT", http_status=413,
+                                 limit=MAX_STREAM_BODY_BYTES)
+            try:
+                body = json.loads(raw or b"null")
+            except (ValueError, UnicodeDecodeError):
+                raise CairnError("request body must be one JSON object (the ContextPackInput shape)",
+                                 code="BAD_USER_INPUT", http_status=400) from None
+            req = request_from_json(body)
+            principal, boundary = await authorize(ctx, op, {"input": body})
+            ctx.envelope.calls[-1].boundary = boundary
+            events = stream_pack(services, principal, req, trace_id=ctx.trace_id)
+            first = await anext(events)
+        except Exception as exc:  # noqa: BLE001 - shaped into an enveloped error
+            return _envelope_error(ctx, exc, op.name)
+
+        async def body_iter() -> AsyncIterator[bytes]:
+            try:
+                yield _line(first, op)
+                async for event in events:
+                    yield _line(event, op)
+            except Exception as exc:  # noqa: BLE001 - after the first line: an error line
+                err = to_graphql_error(ctx, exc)
+                yield (json.dumps({"type": "error", **err.formatted}, ensure_ascii=False) + "\n").encode()
+            finally:
+                await events.aclose()
+
+        return StreamingResponse(
+            body_iter(),
+            media_type="application/x-ndjson",
+            headers={"x-cairn-trace": ctx.trace_id, "x-cairn-coordinate": op.coordinate,
+                     "x-cairn-capability": op.capability},
+        )
+
+    return route
+
+
+def _line(event, op) -> bytes:
+    return (json.dumps(event_json(event, coordinate=op.coordinate, capability=op.capability),
+                       ensure_ascii=False) + "\n").encode("utf-8")
+
+
+class Readiness:
+    """Start-up state: ``ready`` once the index repair and model warm-up finished."""
+
+    def __init__(self) -> None:
+        self.ready = False
+        self.detail: dict[str, Any] = {"indexRepair": "pending", "model": "pending"}
+
+
+def create_app(settings: Settings | None = None, *, services: Services | None = None) -> Starlette:
+    """Build the ASGI app.
+
+    Args:
+        settings: Defaults to :func:`app.config.load_settings` (environment).
+        services: A pre-built bundle (tests share one across apps); built in the lifespan
+            otherwise.
+    """
+    settings = settings or load_settings()
+    configure_logging(settings.log_level)
+    holder: dict[str, Any] = {"services": services}
+    readiness = Readiness()
+
+    async def startup_work(svc: Services) -> None:
+        try:
+            lex, vec = await svc.indexes.index_pending(svc.db)
+            readiness.detail["indexRepair"] = f"done ({lex} lexical, {vec} vector passages indexed)"
+            if svc.indexes.embedder is not None:
+                await asyncio.to_thread(svc.indexes.embedder.encode_query, "warm up")
+                readiness.detail["model"] = "loaded"
+            else:
+                readiness.detail["model"] = "none (LEXICAL only)"
+            readiness.ready = True
+        except Exception:  # noqa: BLE001
+            log.exception("start-up work failed")
+            readiness.detail["indexRepair"] = "failed (see log)"
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette):
+        owned = holder["services"] is None
+        if owned:
+            await asyncio.to_thread(upgrade_database, settings.resolved_database_url)
+            db = Database(settings.resolved_database_url)
+            holder["services"] = Services(settings=settings, db=db, indexes=open_indexes(settings))
+        svc: Services = holder["services"]
+        view.services = svc
+        task = asyncio.create_task(startup_work(svc))
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+            if owned:
+                svc.indexes.close()
+                await svc.db.dispose()
+
+    view = CairnGraphQL(
+        services,  # type: ignore[arg-type]  # set in lifespan when not given
+        graphql_ide="graphiql",
+        allowed_origins=tuple(settings.cors_origins),
+    )
+
+    async def stream_route(request: Request) -> Response:
+        return await make_stream_route(holder["services"])(request)
+
+    async def healthz(_request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    async def readyz(_request: Request) -> JSONResponse:
+        return JSONResponse({"ready": readiness.ready, **readiness.detail}, status_code=200 if readiness.ready else 503)
+
+    routes = [
+        Route("/graphql", view, methods=["GET", "POST"]),
+        WebSocketRoute("/graphql", view),
+        Route("/v1/context-packs/stream", stream_route, methods=["POST"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
+        Mount("/static/graphiql", app=StaticFiles(directory=STATIC_DIR), name="graphiql-assets"),
+    ]
+    middleware = []
+    if settings.cors_origins:
+        middleware.append(Middleware(CORSMiddleware, allow_origins=settings.cors_origins,
+                                     allow_methods=["GET", "POST"], allow_headers=["*"],
+                                     expose_headers=["x-cairn-trace", "x-cairn-coordinate", "x-cairn-capability"]))
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app.state.readiness = readiness
+    app.state.holder = holder
+    return app
+
+
+def __getattr__(name: str):
+    """``app.main:app`` for uvicorn, built from the environment on first access."""
+    if name == "app":
+        return create_app()
+    raise AttributeError(name)

@@ -1,0 +1,446 @@
+"""Collections, documents and bitemporal versions: writes (upsert, delete) and as-of reads.
+
+Versioning rules:
+- Upserting a document whose text and valid interval equal its latest version is a no-op.
+- Otherwise a new version is recorded (``recorded_at`` = server now). ``valid_from``
+  defaults to the recording time when the caller gives none ("true from when we learned it").
+- Passages come from :func:`retrieval.chunking.chunk_text`; a passage id is
+  ``stable_id("psg", document_id, sha256(text), occurrence)`` so unchanged paragraphs keep
+  their ids (and their index entries) across versions.
+
+As-of rule (SPEC §2): for ``asOf = (validTime, systemTime)`` a document shows the version
+recorded at or before ``systemTime`` whose valid interval contains ``validTime``; where
+several do, the one that became valid last wins, then the one recorded last. A document
+or collection deleted at or before ``systemTime`` shows nothing.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.errors import BadInput, NotFound
+from app.ids import as_utc, new_id, sha256_text, stable_id, utcnow
+from app.models import Collection, Document, DocumentVersion, Passage, VersionPassage
+from retrieval.chunking import chunk_text
+from retrieval.tokens import count_tokens
+
+MAX_DOCUMENT_CHARS = 2_000_000
+MAX_TITLE_CHARS = 1_000
+MAX_EXTERNAL_ID_CHARS = 512
+
+
+@dataclass(frozen=True)
+class UpsertResult:
+    """Outcome of one document upsert.
+
+    Attributes:
+        document_id: Cairn id of the document.
+        version_id: The latest version (new or unchanged).
+        status: ``created`` (first version), ``updated`` (new version) or ``unchanged``.
+        new_passage_ids: Passages first seen in this call (to be indexed).
+    """
+
+    document_id: str
+    version_id: str
+    status: str
+    new_passage_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class VersionMeta:
+    """The time columns of a version row (what as-of resolution needs; no text)."""
+
+    id: str
+    document_id: str
+    number: int
+    valid_from: datetime
+    valid_to: datetime | None
+    recorded_at: datetime
+
+
+@dataclass(frozen=True)
+class VersionView:
+    """Metadata of a document version chosen by an as-of read (no text)."""
+
+    id: str
+    document_id: str
+    number: int
+    valid_from: datetime
+    valid_to: datetime | None
+    recorded_at: datetime
+    superseded: bool
+
+
+async def get_or_create_collection(s: AsyncSession, *, workspace_id: str, name: str) -> Collection:
+    """Return the live collection ``name`` in the workspace, creating it if missing.
+
+    Raises:
+        BadInput: ``name`` is empty or longer than 120 characters.
+    """
+    name = name.strip()
+    if not 1 <= len(name) <= 120:
+        raise BadInput("collection name must be 1–120 characters", field="name", limit="1-120")
+    row = (
+        await s.execute(
+            select(Collection).where(Collection.workspace_id == workspace_id, Collection.name == name)
+        )
+    ).scalar_one_or_none()
+    if row is not None and row.deleted_at is None:
+        return row
+    if row is not None:
+        raise BadInput(f"collection {name!r} was deleted; choose another name", field="name")
+    row = Collection(id=new_id("col"), workspace_id=workspace_id, name=name, created_at=utcnow())
+    s.add(row)
+    await s.flush()
+    return row
+
+
+async def get_collection(s: AsyncSession, *, workspace_id: str, collection_id: str) -> Collection:
+    """Return a live collection of the workspace.
+
+    Raises:
+        NotFound: no such live collection in this workspace.
+    """
+    row = await s.get(Collection, collection_id)
+    if row is None or row.workspace_id != workspace_id or row.deleted_at is not None:
+        raise NotFound(f"collection {collection_id!r} not found", field="collectionId")
+    return row
+
+
+def _validate_doc_input(external_id: str, title: str, text: str, valid_from, valid_to) -> None:
+    if not 1 <= len(external_id) <= MAX_EXTERNAL_ID_CHARS:
+        raise BadInput("externalId must be 1–512 characters", field="externalId", limit="1-512")
+    if len(title) > MAX_TITLE_CHARS:
+        raise BadInput("title must be at most 1,000 characters", field="title", limit=MAX_TITLE_CHARS)
+    if not text.strip():
+        raise BadInput("text must contain non-whitespace characters", field="text")
+    if len(text) > MAX_DOCUMENT_CHARS:
+        raise BadInput(
+            "text must be at most 2,000,000 characters", field="text", limit=MAX_DOCUMENT_CHARS
+        )
+    if valid_from is not None and valid_to is not None and as_utc(valid_to) <= as_utc(valid_from):
+        raise BadInput("validTo must be later than validFrom", field="validTo")
+
+
+async def upsert_document(
+    s: AsyncSession,
+    *,
+    workspace_id: str,
+    collection_id: str,
+    external_id: str,
+    title: str,
+    text: str,
+    media_type: str = "text/plain",
+    valid_from: datetime | None = None,
+    valid_to: datetime | None = None,
+    chunk_max_tokens: int = 200,
+    now: datetime | None = None,
+) -> UpsertResult:
+    """Create a document or record a new version when its content or valid time changed.
+
+    Args:
+        s: Open session; the caller commits.
+        text: The version text; passages are exact spans of it.
+        valid_from / valid_to: Valid-time interval; ``valid_from`` defaults to now.
+
+    Returns:
+        :class:`UpsertResult`; ``new_passage_ids`` lists passages that need indexing.
+
+    Raises:
+        BadInput: empty text, over-long fields, or ``validTo <= validFrom``.
+    """
+    _validate_doc_input(external_id, title, text, valid_from, valid_to)
+    now = now or utcnow()
+    doc = (
+        await s.execute(
+            select(Document).where(
+                Document.collection_id == collection_id, Document.external_id == external_id
+            )
+        )
+    ).scalar_one_or_none()
+    content_sha = sha256_text(text)
+    latest: DocumentVersion | None = None
+    status = "created"
+    if doc is None:
+        doc = Document(
+            id=stable_id("doc", workspace_id, collection_id, external_id),
+            workspace_id=workspace_id,
+            collection_id=collection_id,
+            external_id=external_id,
+            title=title,
+            media_type=media_type,
+            created_at=now,
+        )
+        s.add(doc)
+        await s.flush()
+    else:
+        latest = (
+            await s.execute(
+                select(DocumentVersion)
+                .where(DocumentVersion.document_id == doc.id)
+                .order_by(DocumentVersion.number.desc())
+                .limit(1)
+            )
+        ).scalar_one_or_none()
+        same_validity = valid_from is None or (
+            latest is not None
+            and as_utc(latest.valid_from) == as_utc(valid_from)
+            and (latest.valid_to and as_utc(latest.valid_to)) == (valid_to and as_utc(valid_to))
+        )
+        if (
+            doc.deleted_at is None
+            and latest is not None
+            and latest.content_sha256 == content_sha
+            and same_validity
+            and doc.title == title
+        ):
+            return UpsertResult(doc.id, latest.id, "unchanged", ())
+        status = "updated"
+        doc.title = title
+        doc.media_type = media_type
+        doc.deleted_at = None
+        s.add(doc)
+    number = (latest.number + 1) if latest else 1
+    version = DocumentVersion(
+        id=stable_id("ver", doc.id, number),
+        document_id=doc.id,
+        workspace_id=workspace_id,
+        number=number,
+        text=text,
+        content_sha256=content_sha,
+        valid_from=valid_from or now,
+        valid_to=valid_to,
+        recorded_at=now,
+    )
+    s.add(version)
+    chunks = chunk_text(text, max_tokens=chunk_max_tokens)
+    occurrences: dict[str, int] = defaultdict(int)
+    planned: list[tuple[str, str, object]] = []
+    for chunk in chunks:
+        psha = sha256_text(chunk.text)
+        occ = occurrences[psha]
+        occurrences[psha] += 1
+        planned.append((stable_id("psg", doc.id, psha, occ), psha, chunk))
+    existing = set()
+    ids = [p[0] for p in planned]
+    for i in range(0, len(ids), 500):
+        existing.update(
+            (await s.execute(select(Passage.id).where(Passage.id.in_(ids[i : i + 500])))).scalars()
+        )
+    new_ids: list[str] = []
+    for ordinal, (pid, psha, chunk) in enumerate(planned):
+        if pid not in existing:
+            s.add(
+                Passage(
+                    id=pid,
+                    document_id=doc.id,
+                    workspace_id=workspace_id,
+                    collection_id=collection_id,
+                    sha256=psha,
+                    text=chunk.text,
+                    token_count=count_tokens(chunk.text),
+                )
+            )
+            existing.add(pid)
+            new_ids.append(pid)
+        s.add(
+            VersionPassage(
+                version_id=version.id,
+                passage_id=pid,
+                ordinal=ordinal,
+                start=chunk.start,
+                end=chunk.end,
+            )
+        )
+    await s.flush()
+    return UpsertResult(doc.id, version.id, status, tuple(new_ids))
+
+
+async def delete_document(s: AsyncSession, *, workspace_id: str, document_id: str) -> datetime:
+    """Record the deletion of a document at the current system time.
+
+    Returns:
+        The deletion's system time.
+
+    Raises:
+        NotFound: no live document with that id in the workspace.
+    """
+    doc = await s.get(Document, document_id)
+    if doc is None or doc.workspace_id != workspace_id or doc.deleted_at is not None:
+        raise NotFound(f"document {document_id!r} not found", field="id")
+    doc.deleted_at = utcnow()
+    s.add(doc)
+    await s.flush()
+    return doc.deleted_at
+
+
+def choose_versions(
+    versions: Iterable[VersionMeta], *, valid_time: datetime, system_time: datetime, now: datetime
+) -> dict[str, VersionView]:
+    """Pick, per document, the version visible at ``(valid_time, system_time)``.
+
+    Args:
+        versions: Every version of the documents of interest (text not needed).
+
+    Returns:
+        ``document_id -> VersionView``; documents with no visible version are absent.
+        ``superseded`` is true when a version that became valid later (or the same moment
+        but recorded later) is known now.
+    """
+    by_doc: dict[str, list[VersionMeta]] = defaultdict(list)
+    for v in versions:
+        by_doc[v.document_id].append(v)
+    out: dict[str, VersionView] = {}
+    for doc_id, vs in by_doc.items():
+        def order(v: VersionMeta) -> tuple:
+            return (as_utc(v.valid_from), as_utc(v.recorded_at), v.number)
+
+        visible = [
+            v
+            for v in vs
+            if as_utc(v.recorded_at) <= system_time
+            and as_utc(v.valid_from) <= valid_time
+            and (v.valid_to is None or valid_time < as_utc(v.valid_to))
+        ]
+        if not visible:
+            continue
+        chosen = max(visible, key=order)
+        known_now = [v for v in vs if as_utc(v.recorded_at) <= now]
+        superseded = any(order(v) > order(chosen) for v in known_now)
+        out[doc_id] = VersionView(
+            id=chosen.id,
+            document_id=doc_id,
+            number=chosen.number,
+            valid_from=as_utc(chosen.valid_from),
+            valid_to=as_utc(chosen.valid_to) if chosen.valid_to else None,
+            recorded_at=as_utc(chosen.recorded_at),
+            superseded=superseded,
+        )
+    return out
+
+
+async def visible_versions(
+    s: AsyncSession,
+    *,
+    workspace_id: str,
+    document_ids: Sequence[str],
+    valid_time: datetime,
+    system_time: datetime,
+) -> dict[str, VersionView]:
+    """As-of version per document (see module doc), honouring deletions at ``system_time``.
+
+    Returns:
+        ``document_id -> VersionView`` for documents of the workspace visible then.
+    """
+    if not document_ids:
+        return {}
+    now = utcnow()
+    cols = (
+        DocumentVersion.id,
+        DocumentVersion.document_id,
+        DocumentVersion.number,
+        DocumentVersion.valid_from,
+        DocumentVersion.valid_to,
+        DocumentVersion.recorded_at,
+    )
+    rows: list = []
+    ids = list(dict.fromkeys(document_ids))
+    for i in range(0, len(ids), 500):
+        part = ids[i : i + 500]
+        q = (
+            select(*cols, Document.deleted_at, Collection.deleted_at)
+            .join(Document, Document.id == DocumentVersion.document_id)
+            .join(Collection, Collection.id == Document.collection_id)
+            .where(DocumentVersion.document_id.in_(part), Document.workspace_id == workspace_id)
+        )
+        rows.extend((await s.execute(q)).all())
+    live_rows = [
+        r
+        for r in rows
+        if (r[6] is None or as_utc(r[6]) > system_time) and (r[7] is None or as_utc(r[7]) > system_time)
+    ]
+    versions = [VersionMeta(*r[:6]) for r in live_rows]
+    return choose_versions(versions, valid_time=valid_time, system_time=system_time, now=now)
+
+
+@dataclass(frozen=True)
+class DocumentRead:
+    """A document with the versions the caller may see (text included)."""
+
+    document: Document
+    versions: list[DocumentVersion]
+    chosen_version_id: str | None
+    passages: dict[str, list[tuple[str, int, int, int]]]
+
+
+async def read_document(
+    s: AsyncSession,
+    *,
+    workspace_id: str,
+    document_id: str,
+    valid_time: datetime | None = None,
+    system_time: datetime | None = None,
+) -> DocumentRead:
+    """Read a live document with every version recorded by ``system_time`` (default now).
+
+    ``chosen_version_id`` is the version visible at ``(valid_time, system_time)``;
+    ``passages`` maps version id → ``[(passage_id, ordinal, start, end)]``.
+
+    Raises:
+        NotFound: no live document with that id in the workspace (deleted documents are not
+            readable; their history stays for replay until purged).
+    """
+    doc = await s.get(Document, document_id)
+    if doc is None or doc.workspace_id != workspace_id or doc.deleted_at is not None:
+        raise NotFound(f"document {document_id!r} not found", field="id")
+    coll = await s.get(Collection, doc.collection_id)
+    if coll is None or coll.deleted_at is not None:
+        raise NotFound(f"document {document_id!r} not found", field="id")
+    now = utcnow()
+    system_time = min(system_time or now, now)
+    valid_time = valid_time or now
+    versions = list(
+        (
+            await s.execute(
+                select(DocumentVersion)
+                .where(DocumentVersion.document_id == document_id)
+                .order_by(DocumentVersion.number)
+            )
+        ).scalars()
+    )
+    versions = [v for v in versions if as_utc(v.recorded_at) <= system_time]
+    chosen = choose_versions(
+        [VersionMeta(v.id, v.document_id, v.number, v.valid_from, v.valid_to, v.recorded_at) for v in versions],
+        valid_time=valid_time, system_time=system_time, now=now,
+    ).get(document_id)
+    spans: dict[str, list[tuple[str, int, int, int]]] = defaultdict(list)
+    if versions:
+        rows = await s.execute(
+            select(VersionPassage.version_id, VersionPassage.passage_id, VersionPassage.ordinal,
+                   VersionPassage.start, VersionPassage.end)
+            .where(VersionPassage.version_id.in_([v.id for v in versions]))
+            .order_by(VersionPassage.version_id, VersionPassage.ordinal)
+        )
+        for r in rows.all():
+            spans[r[0]].append((r[1], r[2], r[3], r[4]))
+    return DocumentRead(doc, versions, chosen.id if chosen else None, dict(spans))
+
+
+async def list_collections(s: AsyncSession, *, workspace_id: str) -> list[tuple[Collection, int]]:
+    """Live collections of the workspace with their live document counts, by name."""
+    from sqlalchemy import func
+
+    rows = await s.execute(
+        select(Collection, func.count(Document.id))
+        .outerjoin(Document, (Document.collection_id == Collection.id) & Document.deleted_at.is_(None))
+        .where(Collection.workspace_id == workspace_id, Collection.deleted_at.is_(None))
+        .group_by(Collection.id)
+        .order_by(Collection.name)
+    )
+    return [(r[0], int(r[1])) for r in rows.all()]

@@ -1,0 +1,376 @@
+"""Context packs (SPEC §3): hybrid retrieval, RRF fusion, as-of resolution, dedup, budget.
+
+Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
+1. header (pack id, replay id, budget) — emitted at once;
+2. legs, concurrently: BM25 over Whoosh and (``HYBRID``) query embedding + Qdrant search,
+   each returning ``depth = clamp(maxTokens / 40, 100, 1000)`` passage ids;
+3. RRF (Cormack et al. 2009; k = 60; ranks from 1; ties by passage id ascending);
+4. as-of resolution: only passages of each document's version visible at
+   ``(validTime, systemTime)`` survive (see :mod:`app.services.documents`);
+5. dedup: exact (same SHA-256) and near duplicates (shingle Jaccard ≥ 0.8) collapse onto the
+   best-ranked item, which lists the others as alternate citations;
+6. budget: greedy in rank order with measured cl100k token counts;
+7. re-check: every item's document must still be readable *now* (not deleted, collection
+   live) just before it is emitted; then items, the replay record (ids and hashes only),
+   and the footer.
+
+If ``maxLatencyMs`` passes while a leg is still running, the pack uses what has arrived and
+is marked incomplete (``LATENCY``). ``REQUIRE_COMPLETE`` turns any incompleteness (latency,
+a missing leg, or a top item that cannot fit) into ``CONTEXT_PACK_INCOMPLETE``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from datetime import timedelta
+
+from sqlalchemy import select
+
+from app.auth import Principal, require_scope
+from app.errors import BadInput, NotFound, PackIncomplete
+from app.ids import new_id, sha256_text, utcnow
+from app.models import Collection, Document, DocumentVersion, Passage, ReplayRecord, VersionPassage
+from app.services.documents import visible_versions
+from app.services.pack_types import (
+    RRF_K,
+    Citation,
+    Pack,
+    PackEvent,
+    PackFooter,
+    PackHeader,
+    PackItem,
+    PackRequest,
+    validate_pack_request,
+)
+from retrieval.contradiction import find_contradictions
+from retrieval.dedup import dedup
+from retrieval.fusion import rrf
+from retrieval.packing import pack_greedy
+from retrieval.tokens import TOKENIZER_NAME, count_tokens
+
+REPLAY_TTL = timedelta(days=30)
+
+
+def retrieval_depth(max_tokens: int) -> int:
+    """Candidates per leg: enough passages to fill the budget several times over."""
+    return max(100, min(1000, max_tokens // 40))
+
+
+class _Candidate:
+    __slots__ = ("id", "score", "ranks", "doc", "text", "sha", "tokens", "version", "start", "end",
+                 "title", "collection", "valid_from", "valid_to", "superseded")
+
+
+async def _scope(services, principal: Principal, req: PackRequest) -> tuple[list[str] | None, list[str] | None]:
+    """Check filter ids belong to the caller's workspace; return them as lists."""
+    colls = list(req.collection_ids) if req.collection_ids else None
+    docs = list(req.document_ids) if req.document_ids else None
+    async with services.db.session() as s:
+        if colls:
+            found = set(
+                (await s.execute(select(Collection.id).where(
+                    Collection.id.in_(colls), Collection.workspace_id == principal.workspace_id
+                ))).scalars()
+            )
+            missing = [c for c in colls if c not in found]
+            if missing:
+                raise NotFound(f"input.filters.collectionIds: no collection {missing} in this workspace",
+                               field="input.filters.collectionIds")
+        if docs:
+            found = set(
+                (await s.execute(select(Document.id).where(
+                    Document.id.in_(docs), Document.workspace_id == principal.workspace_id
+                ))).scalars()
+            )
+            missing = [d for d in docs if d not in found]
+            if missing:
+                raise NotFound(f"input.filters.documentIds: no document {missing} in this workspace",
+                               field="input.filters.documentIds")
+    return colls, docs
+
+
+async def _legs(services, principal, req, colls, docs, deadline, timings, notes):
+    """Run BM25 and dense legs concurrently until ``deadline`` (monotonic seconds)."""
+    idx = services.indexes
+    depth = retrieval_depth(req.max_tokens)
+    loop_t = time.perf_counter
+
+    def lexical() -> list[tuple[str, float]]:
+        t = loop_t()
+        out = idx.lexical.search(req.task, workspace_id=principal.workspace_id,
+                                 collection_ids=colls, document_ids=docs, limit=depth)
+        timings["lexicalMs"] = round((loop_t() - t) * 1000, 2)
+        return out
+
+    def dense() -> list[tuple[str, float]]:
+        t = loop_t()
+        vec = idx.embedder.encode_query(req.task)
+        t2 = loop_t()
+        timings["embedMs"] = round((t2 - t) * 1000, 2)
+        out = idx.vectors.search(vec, workspace_id=principal.workspace_id,
+                                 collection_ids=colls, document_ids=docs, limit=depth)
+        timings["vectorMs"] = round((loop_t() - t2) * 1000, 2)
+        return out
+
+    tasks = {"lexical": asyncio.ensure_future(asyncio.to_thread(lexical))}
+    if req.retrieval == "HYBRID":
+        if idx.embedder is None or idx.vectors is None:
+            notes.append("dense leg unavailable (no embedding model configured): LEXICAL only")
+        else:
+            tasks["dense"] = asyncio.ensure_future(asyncio.to_thread(dense))
+    timeout = max(0.0, deadline - time.monotonic())
+    done, pending = await asyncio.wait(tasks.values(), timeout=timeout)
+    results: dict[str, list[str]] = {}
+    late: list[str] = []
+    for name, task in tasks.items():
+        if task in done:
+            results[name] = [pid for pid, _ in task.result()]
+        else:
+            task.cancel()
+            late.append(name)
+    return results, late
+
+
+async def _resolve(services, principal, fused, req, valid_time, system_time):
+    """Attach text and as-of metadata to fused ids; drop passages not visible then."""
+    if not fused:
+        return []
+    ids = [f.id for f in fused]
+    async with services.db.session() as s:
+        prow = {}
+        for i in range(0, len(ids), 500):
+            rows = await s.execute(
+                select(Passage.id, Passage.document_id, Passage.text, Passage.sha256,
+                       Passage.token_count, Passage.collection_id)
+                .where(Passage.id.in_(ids[i:i + 500]), Passage.workspace_id == principal.workspace_id)
+            )
+            prow.update({r[0]: r for r in rows.all()})
+        doc_ids = sorted({r[1] for r in prow.values()})
+        versions = await visible_versions(s, workspace_id=principal.workspace_id, document_ids=doc_ids,
+                                          valid_time=valid_time, system_time=system_time)
+        version_ids = [v.id for v in versions.values()]
+        spans: dict[tuple[str, str], tuple[int, int]] = {}
+        for i in range(0, len(version_ids), 500):
+            rows = await s.execute(
+                select(VersionPassage.version_id, VersionPassage.passage_id, VersionPassage.start,
+                       VersionPassage.end)
+                .where(VersionPassage.version_id.in_(version_ids[i:i + 500]), VersionPassage.passage_id.in_(ids))
+            )
+            for r in rows.all():
+                spans[(r[0], r[1])] = (r[2], r[3])
+        titles = dict((await s.execute(select(Document.id, Document.title).where(Document.id.in_(doc_ids)))).all())
+    out = []
+    for f in fused:
+        row = prow.get(f.id)
+        if row is None:
+            continue
+        view = versions.get(row[1])
+        if view is None or (view.id, f.id) not in spans:
+            continue
+        c = _Candidate()
+        c.id, c.score, c.ranks = f.id, f.score, f.ranks
+        c.doc, c.text, c.sha, c.tokens, c.collection = row[1], row[2], row[3], row[4], row[5]
+        c.version = view.id
+        c.start, c.end = spans[(view.id, f.id)]
+        c.title = titles.get(row[1], "")
+        c.valid_from, c.valid_to, c.superseded = view.valid_from, view.valid_to, view.superseded
+        out.append(c)
+    return out
+
+
+async def _readable_now(services, principal: Principal, doc_ids: set[str]) -> set[str]:
+    """Documents the principal may read at this instant (not deleted, collection live)."""
+    if not doc_ids:
+        return set()
+    if "document:read" not in principal.permissions:
+        return set()
+    async with services.db.session() as s:
+        rows = await s.execute(
+            select(Document.id)
+            .join(Collection, Collection.id == Document.collection_id)
+            .where(Document.id.in_(sorted(doc_ids)), Document.workspace_id == principal.workspace_id,
+                   Document.deleted_at.is_(None), Collection.deleted_at.is_(None))
+        )
+        return set(rows.scalars())
+
+
+def _citation(c) -> Citation:
+    return Citation(c.doc, c.version, c.id, c.start, c.end, c.sha)
+
+
+async def _whole_documents(services, chosen_docs: list, limit_tokens: int) -> list[dict]:
+    """Whole-document items for the best-ranked documents (``sources: DOCUMENTS``)."""
+    if not chosen_docs:
+        return []
+    async with services.db.session() as s:
+        rows = await s.execute(
+            select(DocumentVersion.id, DocumentVersion.text, DocumentVersion.content_sha256)
+            .where(DocumentVersion.id.in_([c.version for c in chosen_docs]))
+        )
+        texts = {r[0]: (r[1], r[2]) for r in rows.all()}
+    out = []
+    for c in chosen_docs:
+        text, sha = texts[c.version]
+        out.append({"cand": c, "text": text, "sha": sha, "tokens": count_tokens(text)})
+    return out
+
+
+async def stream_pack(services, principal: Principal, req: PackRequest, *, trace_id: str = "") -> AsyncIterator[PackEvent]:
+    """Build a pack as a stream of events (see module doc).
+
+    Raises:
+        BadInput: a limit of SPEC §3 (before any event is emitted).
+        NotFound: a filter id outside the caller's workspace.
+        Forbidden: ``DOCUMENTS`` source without ``queries:run`` (agents).
+        PackIncomplete: ``REQUIRE_COMPLETE`` and the pack is incomplete (before any item).
+    """
+    validate_pack_request(req)
+    if req.context_set_id is not None or principal.context_set_id is not None:
+        raise BadInput("context sets are not available yet on this server", field="input.contextSetId")
+    if "DOCUMENTS" in req.sources:
+        require_scope(principal, "queries:run", field="input.filters.sources DOCUMENTS (whole documents)")
+    started = time.monotonic()
+    perf0 = time.perf_counter()
+    deadline = started + req.max_latency_ms / 1000.0
+    now = utcnow()
+    valid_time = req.valid_time or now
+    system_time = min(req.system_time or now, now)
+    colls, docs = await _scope(services, principal, req)
+    header = PackHeader(new_id("pack"), new_id("rpl"), req.max_tokens, req.max_latency_ms, req.coverage,
+                        req.retrieval, valid_time, system_time, TOKENIZER_NAME, trace_id)
+    timings: dict[str, float] = {}
+    notes: list[str] = []
+    incomplete: list[str] = []
+    if req.coverage == "BEST_EFFORT":
+        yield header
+    results, late = await _legs(services, principal, req, colls, docs, deadline, timings, notes)
+    if late:
+        incomplete.append("LATENCY")
+        notes.append(f"maxLatencyMs reached before the {', '.join(late)} leg finished; used the rest")
+    if "GRAPH" in req.sources:
+        notes.append("GRAPH: no entity graph has been built for this workspace; 0 graph items")
+    t = time.perf_counter()
+    fused = rrf(results, k=RRF_K) if results else []
+    timings["fusionMs"] = round((time.perf_counter() - t) * 1000, 2)
+    t = time.perf_counter()
+    cands = await _resolve(services, principal, fused, req, valid_time, system_time)
+    timings["resolveMs"] = round((time.perf_counter() - t) * 1000, 2)
+    t = time.perf_counter()
+    groups = dedup(cands, key=lambda c: c.id, text=lambda c: c.text, sha256=lambda c: c.sha)
+    merged = sum(len(g.duplicates) for g in groups)
+    entries: list[dict] = []
+    if "PASSAGES" in req.sources:
+        entries.extend({"kind": "EVIDENCE", "group": g, "tokens": g.kept.tokens} for g in groups)
+    if "DOCUMENTS" in req.sources:
+        seen, best_docs = set(), []
+        for g in groups:
+            if g.kept.doc not in seen:
+                seen.add(g.kept.doc)
+                best_docs.append(g.kept)
+        for w in await _whole_documents(services, best_docs[:20], req.max_tokens):
+            entries.append({"kind": "WHOLE_DOCUMENT", "whole": w, "tokens": w["tokens"]})
+    packed = pack_greedy(entries, tokens=lambda e: e["tokens"], max_tokens=req.max_tokens)
+    timings["dedupPackMs"] = round((time.perf_counter() - t) * 1000, 2)
+    if entries and packed.included[:1] != entries[:1]:
+        incomplete.append("TOP_ITEM_OVER_BUDGET")
+    if req.coverage == "REQUIRE_COMPLETE" and incomplete:
+        raise PackIncomplete(
+            f"coverage REQUIRE_COMPLETE could not be met ({', '.join(incomplete)}); raise "
+            "input.budget.maxTokens / maxLatencyMs or use BEST_EFFORT",
+            reasons=incomplete,
+        )
+    cited: set[str] = set()
+    for e in packed.included:
+        if e["kind"] == "EVIDENCE":
+            cited.add(e["group"].kept.doc)
+            cited.update(d.doc for d in e["group"].duplicates)
+        else:
+            cited.add(e["whole"]["cand"].doc)
+    readable = await _readable_now(services, principal, cited)
+    if req.coverage == "REQUIRE_COMPLETE":
+        yield header
+    kept = [e for e in packed.included
+            if (e["group"].kept.doc if e["kind"] == "EVIDENCE" else e["whole"]["cand"].doc) in readable]
+    flags = find_contradictions([(e["group"].kept.id, e["group"].kept.text) for e in kept if e["kind"] == "EVIDENCE"])
+    items: list[PackItem] = []
+    for rank, e in enumerate(kept, start=1):
+        if e["kind"] == "EVIDENCE":
+            c = e["group"].kept
+            alts = tuple(_citation(d) for d in e["group"].duplicates if d.doc in readable)
+            cit, text, score = _citation(c), c.text, c.score
+        else:
+            c = e["whole"]["cand"]
+            text = e["whole"]["text"]
+            cit = Citation(c.doc, c.version, None, 0, len(text), e["whole"]["sha"])
+            alts, score = (), c.score
+        others = tuple(sorted(flags.get(c.id, ()))) if e["kind"] == "EVIDENCE" else ()
+        item = PackItem(rank, e["kind"], text, e["tokens"], "UNTRUSTED", round(score, 8),
+                        c.ranks.get("lexical"), c.ranks.get("dense"), cit, alts, c.title, c.collection,
+                        c.valid_from, c.valid_to, c.superseded, bool(others), others)
+        items.append(item)
+        yield item
+    tokens_used = sum(i.tokens for i in items)
+    await _record_replay(services, principal, header, req, items)
+    yield PackFooter(
+        tokens_used=tokens_used,
+        item_count=len(items),
+        truncated=bool(packed.skipped),
+        complete=not incomplete,
+        incomplete_reasons=tuple(incomplete),
+        latency_ms=round((time.perf_counter() - perf0) * 1000, 2),
+        timings=timings,
+        candidates=len(cands),
+        duplicates_merged=merged,
+        notes=tuple(notes),
+    )
+
+
+async def _record_replay(services, principal, header: PackHeader, req: PackRequest, items) -> None:
+    """Store the pack's ids and hashes (never text) for replay, expiring after 30 days."""
+    now = utcnow()
+    record = ReplayRecord(
+        id=header.replay_id,
+        pack_id=header.pack_id,
+        workspace_id=principal.workspace_id,
+        principal_id=principal.id,
+        task_sha256=sha256_text(req.task),
+        conditions={
+            "validTime": header.valid_time.isoformat(),
+            "systemTime": header.system_time.isoformat(),
+            "maxTokens": req.max_tokens,
+            "maxLatencyMs": req.max_latency_ms,
+            "coverage": req.coverage,
+            "retrieval": req.retrieval,
+            "collectionIds": list(req.collection_ids or []),
+            "documentIds": list(req.document_ids or []),
+            "sources": list(req.sources),
+        },
+        items=[
+            {"rank": i.rank, "kind": i.kind, "documentId": i.citation.document_id,
+             "versionId": i.citation.version_id, "passageId": i.citation.passage_id,
+             "start": i.citation.start, "end": i.citation.end, "sha256": i.citation.sha256}
+            for i in items
+        ],
+        created_at=now,
+        expires_at=now + REPLAY_TTL,
+    )
+    async with services.db.session() as s:
+        s.add(record)
+
+
+async def build_pack(services, principal: Principal, req: PackRequest, *, trace_id: str = "") -> Pack:
+    """Collect :func:`stream_pack` into a :class:`Pack` (identical items by construction)."""
+    header = footer = None
+    items: list[PackItem] = []
+    async for event in stream_pack(services, principal, req, trace_id=trace_id):
+        if isinstance(event, PackHeader):
+            header = event
+        elif isinstance(event, PackItem):
+            items.append(event)
+        else:
+            footer = event
+    if header is None or footer is None:
+        raise RuntimeError("pack stream ended without a header or footer")
+    return Pack(header, tuple(items), footer)

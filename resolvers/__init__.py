@@ -1,0 +1,1 @@
+"""GraphQL layer: Strawberry types and resolvers. No SQL, scoring or permission logic here."""

@@ -1,0 +1,178 @@
+"""Collections and documents: reads (``document``, ``collections``) and member-only writes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import strawberry
+from strawberry.types import Info
+
+from app.auth import Principal
+from app.errors import BadInput
+from app.governance import governed
+from app.models import Document as DocumentRow
+from app.services import documents as docs
+from resolvers.packs import AsOfInput
+
+
+@strawberry.type(description="A span of a version: version.text[start:end] is the passage text.")
+class PassageSpan:
+    passage_id: strawberry.ID
+    ordinal: int
+    start: int
+    end: int
+
+
+@strawberry.type(description="One recorded version of a document.")
+class DocumentVersion:
+    id: strawberry.ID
+    number: int
+    text: str
+    content_sha256: str
+    valid_from: datetime
+    valid_to: datetime | None
+    recorded_at: datetime = strawberry.field(description="System time: when Cairn recorded this version.")
+    passages: list[PassageSpan]
+
+
+@strawberry.type(description="A document and its versions as recorded by asOf.systemTime.")
+class Document:
+    id: strawberry.ID
+    collection_id: strawberry.ID
+    external_id: str
+    title: str
+    media_type: str
+    created_at: datetime
+    versions: list[DocumentVersion]
+    current_version_id: strawberry.ID | None = strawberry.field(description="The version visible at asOf (null: none then).")
+
+
+@strawberry.type
+class Collection:
+    id: strawberry.ID
+    name: str
+    document_count: int
+    created_at: datetime
+
+
+@strawberry.input
+class UpsertDocumentInput:
+    collection_id: strawberry.ID
+    external_id: str = strawberry.field(description="Your key for the document, 1–512 characters.")
+    text: str = strawberry.field(description="Full text, 1–2,000,000 characters.")
+    title: str = ""
+    media_type: str = "text/plain"
+    valid_from: datetime | None = strawberry.field(default=None, description="Default: now.")
+    valid_to: datetime | None = None
+
+
+@strawberry.type
+class UpsertDocumentResult:
+    document_id: strawberry.ID
+    version_id: strawberry.ID
+    status: str = strawberry.field(description="created | updated | unchanged")
+    new_passages: int
+
+
+@strawberry.type
+class DeleteDocumentResult:
+    document_id: strawberry.ID
+    deleted_at: datetime
+
+
+def to_document(read: docs.DocumentRead) -> Document:
+    """Service read → GraphQL document."""
+    d: DocumentRow = read.document
+    return Document(
+        id=d.id, collection_id=d.collection_id, external_id=d.external_id, title=d.title,
+        media_type=d.media_type, created_at=d.created_at, current_version_id=read.chosen_version_id,
+        versions=[
+            DocumentVersion(
+                id=v.id, number=v.number, text=v.text, content_sha256=v.content_sha256,
+                valid_from=v.valid_from, valid_to=v.valid_to, recorded_at=v.recorded_at,
+                passages=[PassageSpan(passage_id=p[0], ordinal=p[1], start=p[2], end=p[3])
+                          for p in read.passages.get(v.id, [])],
+            )
+            for v in read.versions
+        ],
+    )
+
+
+def _validate_id(id: str, **_: object) -> None:
+    if not 1 <= len(id) <= 64:
+        raise BadInput("id must be 1–64 characters", field="id", limit="1-64")
+
+
+def _validate_read(id: str, as_of: AsOfInput | None = None) -> None:
+    _validate_id(id)
+    for name in ("valid_time", "system_time"):
+        value = getattr(as_of, name, None) if as_of else None
+        if value is not None and value.tzinfo is None:
+            raise BadInput(f"asOf.{name} needs a timezone", field=f"asOf.{name}")
+
+
+def _validate_collection(name: str) -> None:
+    if not 1 <= len(name.strip()) <= 120:
+        raise BadInput("name must be 1–120 characters", field="name", limit="1-120")
+
+
+def _validate_upsert(input: UpsertDocumentInput) -> None:
+    docs._validate_doc_input(input.external_id, input.title, input.text, input.valid_from, input.valid_to)
+    if len(input.media_type) > 64:
+        raise BadInput("mediaType must be at most 64 characters", field="input.mediaType", limit=64)
+
+
+@strawberry.type
+class DocumentQuery:
+    @strawberry.field(description="A document with its versions (text included) as of a bitemporal point.")
+    @governed("document", validate=_validate_read)
+    async def document(self, info: Info, id: strawberry.ID, principal: Principal,
+                       as_of: AsOfInput | None = None) -> Document:
+        async with info.context.services.db.session() as s:
+            read = await docs.read_document(
+                s, workspace_id=principal.workspace_id, document_id=id,
+                valid_time=as_of.valid_time if as_of else None,
+                system_time=as_of.system_time if as_of else None,
+            )
+        return to_document(read)
+
+    @strawberry.field(description="Live collections of your workspace.")
+    @governed("collections")
+    async def collections(self, info: Info, principal: Principal) -> list[Collection]:
+        async with info.context.services.db.session() as s:
+            rows = await docs.list_collections(s, workspace_id=principal.workspace_id)
+        return [Collection(id=c.id, name=c.name, document_count=n, created_at=c.created_at) for c, n in rows]
+
+
+@strawberry.type
+class DocumentMutation:
+    @strawberry.mutation(description="Create a collection (collection:write).")
+    @governed("createCollection", validate=_validate_collection)
+    async def create_collection(self, info: Info, name: str, principal: Principal) -> Collection:
+        async with info.context.services.db.session() as s:
+            c = await docs.get_or_create_collection(s, workspace_id=principal.workspace_id, name=name)
+        return Collection(id=c.id, name=c.name, document_count=0, created_at=c.created_at)
+
+    @strawberry.mutation(description="Create a document or record a new version (document:write). Indexed before returning.")
+    @governed("upsertDocument", validate=_validate_upsert)
+    async def upsert_document(self, info: Info, input: UpsertDocumentInput, principal: Principal) -> UpsertDocumentResult:
+        services = info.context.services
+        async with services.db.session() as s:
+            await docs.get_collection(s, workspace_id=principal.workspace_id, collection_id=input.collection_id)
+            r = await docs.upsert_document(
+                s, workspace_id=principal.workspace_id, collection_id=input.collection_id,
+                external_id=input.external_id, title=input.title, text=input.text, media_type=input.media_type,
+                valid_from=input.valid_from, valid_to=input.valid_to,
+                chunk_max_tokens=services.settings.chunk_max_tokens,
+            )
+        if r.new_passage_ids:
+            await services.indexes.index_pending(services.db)
+        return UpsertDocumentResult(document_id=r.document_id, version_id=r.version_id, status=r.status,
+                                    new_passages=len(r.new_passage_ids))
+
+    @strawberry.mutation(description="Delete a document (recorded at the current system time; history kept).")
+    @governed("deleteDocument", validate=_validate_id)
+    async def delete_document(self, info: Info, id: strawberry.ID, principal: Principal) -> DeleteDocumentResult:
+        async with info.context.services.db.session() as s:
+            at = await docs.delete_document(s, workspace_id=principal.workspace_id, document_id=id)
+        return DeleteDocumentResult(document_id=id, deleted_at=at)

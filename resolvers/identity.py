@@ -1,0 +1,249 @@
+"""Identity and governance: viewer, registry, members, agent credentials and profiles."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import strawberry
+from strawberry.types import Info
+
+from app.auth import MAX_EXPIRY_DAYS, MIN_EXPIRY_DAYS, SCOPE_PERMISSIONS, Principal
+from app.errors import BadInput
+from app.governance import governed
+from app.ids import as_utc, utcnow
+from app.models import AgentCredential as CredentialRow
+from app.models import Member as MemberRow
+from app.registry import REGISTRY, capabilities_for_scopes
+from app.services import identity
+
+
+@strawberry.type(description="Who is calling.")
+class Viewer:
+    kind: str = strawberry.field(description="member | agent")
+    id: strawberry.ID
+    workspace_id: strawberry.ID
+    role: str = strawberry.field(description="The member's role (for an agent: its creator's current role).")
+    permissions: list[str]
+    scopes: list[str]
+    context_set_id: strawberry.ID | None
+    expires_at: datetime | None
+
+
+@strawberry.type(description="A registered operation: coordinate G.U.P.Z.A and capability.")
+class RegisteredOperation:
+    name: str
+    kind: str
+    coordinate: str
+    capability: str
+    scope: str | None
+    effect: str
+
+
+@strawberry.type(description="The five responsibility lists of an agent credential.")
+class ResponsibilityProfile:
+    granted_capabilities: list[str]
+    natural_avoidances: list[str]
+    suggest_only: list[str]
+    reconfirm_before: list[str]
+    hard_boundaries: list[str]
+
+
+@strawberry.input(description="Responsibility lists; an omitted list keeps its value (on create: empty, granted = the scopes' capabilities).")
+class ResponsibilityProfileInput:
+    granted_capabilities: list[str] | None = None
+    natural_avoidances: list[str] | None = None
+    suggest_only: list[str] | None = None
+    reconfirm_before: list[str] | None = None
+    hard_boundaries: list[str] | None = None
+
+
+@strawberry.type
+class AgentCredential:
+    id: strawberry.ID
+    name: str
+    creator_id: strawberry.ID
+    scopes: list[str]
+    context_set_id: strawberry.ID | None
+    created_at: datetime
+    expires_at: datetime
+    revoked_at: datetime | None
+    active: bool
+    profile: ResponsibilityProfile
+
+
+@strawberry.type(description="A new credential; token is shown once and never again.")
+class NewAgentCredential:
+    credential: AgentCredential
+    token: str
+
+
+@strawberry.input
+class CreateAgentCredentialInput:
+    name: str
+    expires_in_days: int = strawberry.field(description="1–365.")
+    scopes: list[str] | None = strawberry.field(default=None, description="Default: context:read, queries:run, replay:run.")
+    context_set_id: strawberry.ID | None = None
+    profile: ResponsibilityProfileInput | None = None
+
+
+@strawberry.type
+class Member:
+    id: strawberry.ID
+    name: str
+    role: str
+    created_at: datetime
+
+
+@strawberry.type(description="A new member; token is shown once and never again.")
+class NewMember:
+    member: Member
+    token: str
+
+
+def _profile_dict(p: ResponsibilityProfileInput | None) -> dict | None:
+    if p is None:
+        return None
+    pairs = {
+        "grantedCapabilities": p.granted_capabilities, "naturalAvoidances": p.natural_avoidances,
+        "suggestOnly": p.suggest_only, "reconfirmBefore": p.reconfirm_before, "hardBoundaries": p.hard_boundaries,
+    }
+    return {k: v for k, v in pairs.items() if v is not None}
+
+
+def to_credential(c: CredentialRow) -> AgentCredential:
+    """Row → GraphQL type (never the secret)."""
+    prof = c.profile or {}
+    active = c.revoked_at is None and as_utc(c.expires_at) > utcnow()
+    return AgentCredential(
+        id=c.id, name=c.name, creator_id=c.creator_id, scopes=list(c.scopes), context_set_id=c.context_set_id,
+        created_at=c.created_at, expires_at=c.expires_at, revoked_at=c.revoked_at, active=active,
+        profile=ResponsibilityProfile(
+            granted_capabilities=prof.get("grantedCapabilities", []), natural_avoidances=prof.get("naturalAvoidances", []),
+            suggest_only=prof.get("suggestOnly", []), reconfirm_before=prof.get("reconfirmBefore", []),
+            hard_boundaries=prof.get("hardBoundaries", []),
+        ),
+    )
+
+
+def to_member(m: MemberRow) -> Member:
+    """Row → GraphQL type (never the token)."""
+    return Member(id=m.id, name=m.name, role=m.role, created_at=m.created_at)
+
+
+def _validate_create(input: CreateAgentCredentialInput) -> None:
+    if not MIN_EXPIRY_DAYS <= input.expires_in_days <= MAX_EXPIRY_DAYS:
+        raise BadInput("input.expiresInDays must be between 1 and 365", field="input.expiresInDays", limit="1-365")
+    if input.scopes is not None:
+        unknown = [s for s in input.scopes if s not in SCOPE_PERMISSIONS]
+        if unknown:
+            raise BadInput(f"input.scopes has unknown {unknown}; allowed: {', '.join(SCOPE_PERMISSIONS)}",
+                           field="input.scopes")
+    if not 1 <= len(input.name.strip()) <= 120:
+        raise BadInput("input.name must be 1–120 characters", field="input.name", limit="1-120")
+
+
+def _validate_credential_id(id: str, **_: object) -> None:
+    if not 1 <= len(id) <= 64:
+        raise BadInput("id must be 1–64 characters", field="id", limit="1-64")
+
+
+def _validate_member(name: str, role: str) -> None:
+    if not 1 <= len(name.strip()) <= 120:
+        raise BadInput("name must be 1–120 characters", field="name", limit="1-120")
+    if role not in ("viewer", "editor", "admin", "owner"):
+        raise BadInput("role must be viewer, editor, admin or owner", field="role")
+
+
+def _validate_member_id(member_id: str) -> None:
+    if not 1 <= len(member_id) <= 64:
+        raise BadInput("memberId must be 1–64 characters", field="memberId", limit="1-64")
+
+
+def _validate_role(member_id: str, role: str) -> None:
+    _validate_member_id(member_id)
+    _validate_member("x", role)
+
+
+@strawberry.type
+class IdentityQuery:
+    @strawberry.field(description="The caller: member or agent, role, permissions, scopes.")
+    @governed("viewer")
+    async def viewer(self, info: Info, principal: Principal) -> Viewer:
+        return Viewer(kind=principal.kind, id=principal.id, workspace_id=principal.workspace_id, role=principal.role,
+                      permissions=sorted(principal.permissions), scopes=sorted(principal.scopes),
+                      context_set_id=principal.context_set_id, expires_at=principal.expires_at)
+
+    @strawberry.field(description="Every registered operation with its coordinate and capability.")
+    @governed("operations")
+    async def operations(self, info: Info) -> list[RegisteredOperation]:
+        return [RegisteredOperation(name=o.name, kind=o.kind, coordinate=o.coordinate, capability=o.capability,
+                                    scope=o.scope, effect=o.effect) for o in REGISTRY.values()]
+
+    @strawberry.field(description="Members of your workspace (admins and owners).")
+    @governed("members")
+    async def members(self, info: Info, principal: Principal) -> list[Member]:
+        async with info.context.services.db.session() as s:
+            rows = await identity.list_members(s, workspace_id=principal.workspace_id)
+        return [to_member(m) for m in rows]
+
+    @strawberry.field(description="Agent credentials of your workspace (secrets are never shown again).")
+    @governed("agentCredentials")
+    async def agent_credentials(self, info: Info, principal: Principal) -> list[AgentCredential]:
+        async with info.context.services.db.session() as s:
+            rows = await identity.list_credentials(s, workspace_id=principal.workspace_id)
+        return [to_credential(c) for c in rows]
+
+
+@strawberry.type
+class IdentityMutation:
+    @strawberry.mutation(description="Create an agent credential (owners/admins). The token is returned once.")
+    @governed("createAgentCredential", validate=_validate_create)
+    async def create_agent_credential(self, info: Info, input: CreateAgentCredentialInput,
+                                      principal: Principal) -> NewAgentCredential:
+        scopes = input.scopes
+        async with info.context.services.db.session() as s:
+            cred, issued = await identity.create_credential(
+                s, creator=principal, name=input.name, scopes=scopes, expires_in_days=input.expires_in_days,
+                context_set_id=input.context_set_id, profile=_profile_dict(input.profile),
+                default_capabilities=capabilities_for_scopes(set(scopes) if scopes is not None else
+                                                             {"context:read", "queries:run", "replay:run"}),
+            )
+        return NewAgentCredential(credential=to_credential(cred), token=issued.token)
+
+    @strawberry.mutation(description="Revoke an agent credential now.")
+    @governed("revokeAgentCredential", validate=_validate_credential_id)
+    async def revoke_agent_credential(self, info: Info, id: strawberry.ID, principal: Principal) -> AgentCredential:
+        async with info.context.services.db.session() as s:
+            cred = await identity.revoke_credential(s, workspace_id=principal.workspace_id, credential_id=id)
+        return to_credential(cred)
+
+    @strawberry.mutation(description="Replace lists of an agent credential's responsibility profile.")
+    @governed("setAgentProfile", validate=_validate_credential_id)
+    async def set_agent_profile(self, info: Info, id: strawberry.ID, profile: ResponsibilityProfileInput,
+                                principal: Principal) -> AgentCredential:
+        async with info.context.services.db.session() as s:
+            cred = await identity.set_credential_profile(s, workspace_id=principal.workspace_id, credential_id=id,
+                                                         profile=_profile_dict(profile) or {})
+        return to_credential(cred)
+
+    @strawberry.mutation(description="Add a member to your workspace (owners). The member token is returned once.")
+    @governed("addMember", validate=_validate_member)
+    async def add_member(self, info: Info, name: str, role: str, principal: Principal) -> NewMember:
+        async with info.context.services.db.session() as s:
+            m, issued = await identity.create_member(s, workspace_id=principal.workspace_id, name=name, role=role)
+        return NewMember(member=to_member(m), token=issued.token)
+
+    @strawberry.mutation(description="Remove a member (owners). Their agent credentials stop working at once.")
+    @governed("removeMember", validate=_validate_member_id)
+    async def remove_member(self, info: Info, member_id: strawberry.ID, principal: Principal) -> Member:
+        async with info.context.services.db.session() as s:
+            m = await identity.remove_member(s, workspace_id=principal.workspace_id, member_id=member_id,
+                                             by_member_id=principal.member_id)
+        return to_member(m)
+
+    @strawberry.mutation(description="Change a member's role (owners). Their agents act with the new role at once.")
+    @governed("setMemberRole", validate=_validate_role)
+    async def set_member_role(self, info: Info, member_id: strawberry.ID, role: str, principal: Principal) -> Member:
+        async with info.context.services.db.session() as s:
+            m = await identity.set_member_role(s, workspace_id=principal.workspace_id, member_id=member_id, role=role)
+        return to_member(m)

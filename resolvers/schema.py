@@ -1,0 +1,155 @@
+"""The schema: Query, Mutation, Subscription, plus the envelope, error codes and limits.
+
+Limits (enforced at validation, built once so the validation cache keeps working):
+query depth ≤ 12, aliases ≤ 30, document tokens ≤ 2,000.
+
+Every error leaves with ``extensions.code``: resolver errors carry theirs (the adapter),
+parse errors get ``GRAPHQL_PARSE_FAILED``, validation errors ``GRAPHQL_VALIDATION_FAILED``
+(variable coercion: ``BAD_USER_INPUT``), anything else ``INTERNAL_SERVER_ERROR`` with its
+message replaced (no internals leak). ``extensions.envelope`` is added to every result.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import strawberry
+from graphql import GraphQLError, GraphQLSyntaxError
+from strawberry.extensions import AddValidationRules, MaxTokensLimiter, ParserCache, SchemaExtension, ValidationCache
+from strawberry.extensions.max_aliases import create_validator as alias_validator
+from strawberry.extensions.query_depth_limiter import create_validator as depth_validator
+
+from app.errors import CairnError
+from resolvers.documents import DocumentMutation, DocumentQuery
+from resolvers.identity import IdentityMutation, IdentityQuery
+from resolvers.packs import PackQuery, PackSubscription
+
+log = logging.getLogger("cairn.graphql")
+
+MAX_DEPTH = 12
+MAX_ALIASES = 30
+MAX_TOKENS = 2_000
+
+_RULES = [depth_validator(MAX_DEPTH, None), alias_validator(MAX_ALIASES)]
+
+HTTP_STATUS_BY_CODE = {
+    "GRAPHQL_PARSE_FAILED": 400,
+    "GRAPHQL_VALIDATION_FAILED": 400,
+    "BAD_USER_INPUT": 400,
+}
+
+
+class QueryLimits(AddValidationRules):
+    """Depth and alias limits with rules built once (keeps ValidationCache effective)."""
+
+    def __init__(self) -> None:
+        super().__init__(_RULES)
+
+
+class TokenLimit(MaxTokensLimiter):
+    """Refuse documents of more than 2,000 tokens at parse time."""
+
+    def __init__(self) -> None:
+        super().__init__(max_token_count=MAX_TOKENS)
+
+
+def http_status_of(error: GraphQLError) -> int | None:
+    """HTTP status that an error would map to, or None (internal / unknown)."""
+    original = error.original_error
+    if isinstance(original, CairnError):
+        return original.http_status
+    code = (error.extensions or {}).get("code")
+    if code in HTTP_STATUS_BY_CODE:
+        return HTTP_STATUS_BY_CODE[code]
+    cause = getattr(original, "__cause__", None) or getattr(original, "__context__", None)
+    if isinstance(cause, CairnError):
+        return cause.http_status
+    return None
+
+
+class Envelope(SchemaExtension):
+    """Adds ``extensions.envelope`` to every result and maps wholly failed requests to a status."""
+
+    def on_operation(self) -> Iterator[None]:
+        yield
+
+    def get_results(self) -> dict:
+        ctx = self.execution_context.context
+        errors = self.execution_context.pre_execution_errors or []
+        result = self.execution_context.result
+        if result is not None and getattr(result, "errors", None):
+            errors = result.errors
+        state = getattr(ctx, "envelope", None)
+        if state is None:
+            return {}
+        if errors and not state.calls:
+            state.target = "cairn.graphql"
+        env = state.build(had_errors=bool(errors))
+        if errors and not state.calls:
+            env["status"] = "ERROR"
+        data = getattr(result, "data", None) if result is not None else None
+        response = getattr(ctx, "response", None)
+        if errors and response is not None and (data is None or all(v is None for v in (data or {}).values())):
+            status = http_status_of(errors[0])
+            if status:
+                response.status_code = status
+        return {"envelope": env}
+
+
+class CairnSchema(strawberry.Schema):
+    """Strawberry schema that codes every error and logs without query text."""
+
+    def process_errors(self, errors, execution_context=None) -> None:
+        """Give each error an ``extensions.code``; mask unexpected errors; log compactly."""
+        trace = getattr(getattr(execution_context, "context", None), "trace_id", None)
+        for error in errors:
+            ext = dict(error.extensions or {})
+            if "code" not in ext:
+                original = error.original_error
+                if isinstance(original, GraphQLSyntaxError) or "Syntax Error" in error.message:
+                    ext["code"] = "GRAPHQL_PARSE_FAILED"
+                elif original is None and (error.message.startswith("Variable ")
+                                           or "got invalid value" in error.message):
+                    ext["code"] = "BAD_USER_INPUT"
+                elif original is None:
+                    ext["code"] = "GRAPHQL_VALIDATION_FAILED"
+                elif isinstance(original, CairnError):
+                    ext.update(original.extensions())
+                    error.message = original.message
+                else:
+                    ext["code"] = "INTERNAL_SERVER_ERROR"
+                    log.error("internal error trace_id=%s", trace, exc_info=original)
+                    error.message = f"internal error; quote trace id {trace} when reporting it"
+                error.extensions = ext
+            if ext.get("code") == "INTERNAL_SERVER_ERROR":
+                continue
+            log.info("graphql error code=%s trace_id=%s path=%s", ext.get("code"), trace, error.path)
+
+
+@strawberry.type
+class Query(PackQuery, DocumentQuery, IdentityQuery):
+    """Root query."""
+
+
+@strawberry.type
+class Mutation(DocumentMutation, IdentityMutation):
+    """Root mutation."""
+
+
+@strawberry.type
+class Subscription(PackSubscription):
+    """Root subscription."""
+
+
+def build_schema() -> CairnSchema:
+    """Build the schema with its extensions (envelope, limits, parser and validation caches)."""
+    return CairnSchema(
+        query=Query,
+        mutation=Mutation,
+        subscription=Subscription,
+        extensions=[Envelope, TokenLimit, QueryLimits, ParserCache, ValidationCache],
+    )
+
+
+schema = build_schema()

@@ -1,0 +1,74 @@
+"""Suite-wide fixtures: PostgreSQL and shared-data availability, one embedding model.
+
+- PostgreSQL: ``CAIRN_TEST_POSTGRES_URL`` (default ``postgresql+asyncpg://postgres@127.0.0.1:5432/postgres``);
+  each test session creates its own database and drops it at the end. Unreachable →
+  the PostgreSQL tests skip with a reason, unless ``CAIRN_REQUIRE_POSTGRES=1`` (CI), where
+  they fail.
+- ``../shared/data``: tests that need it skip without it, unless ``CAIRN_REQUIRE_SHARED=1`` (CI).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = Path(os.environ.get("CAIRN_SHARED_DATA", ROOT.parent / "shared" / "data"))
+PG_ADMIN_URL = os.environ.get("CAIRN_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres")
+
+
+def shared_data(*parts: str) -> Path:
+    """Path under ../shared/data, or skip (fail in CI) when it is missing."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        if os.environ.get("CAIRN_REQUIRE_SHARED") == "1":
+            pytest.fail(f"{path} is required in CI (CAIRN_REQUIRE_SHARED=1) but missing")
+        pytest.skip(f"needs {path} (the project's ../shared/data; not in a user's clone)")
+    return path
+
+
+async def _pg_execute(sql: str) -> None:
+    import asyncpg
+
+    dsn = PG_ADMIN_URL.replace("postgresql+asyncpg://", "postgresql://")
+    conn = await asyncpg.connect(dsn, timeout=5)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+def postgres_database() -> str:
+    """Create a fresh PostgreSQL database; returns its async URL (skip/fail if unreachable)."""
+    name = f"cairn_test_{secrets.token_hex(4)}"
+    try:
+        asyncio.run(_pg_execute(f'CREATE DATABASE "{name}"'))
+    except Exception as exc:  # noqa: BLE001 - reported as skip/fail below
+        if os.environ.get("CAIRN_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"PostgreSQL required (CAIRN_REQUIRE_POSTGRES=1) but unreachable: {exc}")
+        pytest.skip(f"PostgreSQL unreachable at {PG_ADMIN_URL}: {exc}")
+    base = PG_ADMIN_URL.rsplit("/", 1)[0]
+    return f"{base}/{name}"
+
+
+def drop_postgres_database(url: str) -> None:
+    """Drop a database made by :func:`postgres_database` (best effort)."""
+    name = url.rsplit("/", 1)[1]
+    try:
+        asyncio.run(_pg_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    except Exception:  # noqa: BLE001
+        pass
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The real all-MiniLM-L6-v2, loaded once per test session."""
+    from retrieval.embeddings import load_embedder
+
+    model = load_embedder("local")
+    model.encode_query("warm up")
+    return model

@@ -1,0 +1,82 @@
+"""The static contract check passes on the real schema and app, and catches violations."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import strawberry
+from strawberry.types import Info
+
+from app.config import Settings
+from app.contract import contract_violations
+from app.governance import governed
+from app.main import create_app
+from app.registry import REGISTRY, parse_coordinate
+from resolvers.schema import Mutation, Subscription, schema
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_real_schema_and_routes_are_compliant(tmp_path):
+    app = create_app(Settings(data_dir=tmp_path))
+    assert contract_violations(schema, app) == []
+
+
+def test_check_fails_on_an_unregistered_field():
+    @strawberry.type
+    class Rogue:
+        @strawberry.field
+        def secret(self) -> str:
+            return "leak"
+
+        @strawberry.field
+        @governed("viewer")
+        async def viewer(self, info: Info) -> str:
+            return "x"
+
+    rogue = strawberry.Schema(query=Rogue, mutation=Mutation, subscription=Subscription)
+    problems = contract_violations(rogue)
+    assert "query field secret does not go through the adapter (@governed)" in problems
+    assert any("contextPack is registered but no GraphQL field serves it" in p for p in problems)
+
+
+def test_check_fails_on_arguments_without_validation_and_unregistered_routes(tmp_path):
+    @strawberry.type
+    class Loose:
+        @strawberry.field
+        @governed("document")
+        async def document(self, info: Info, id: str) -> str:
+            return id
+
+    problems = contract_violations(strawberry.Schema(query=Loose))
+    assert "query field document takes arguments but has no validate hook" in problems
+    from starlette.routing import Route
+
+    app = create_app(Settings(data_dir=tmp_path))
+    app.router.routes.append(Route("/backdoor", lambda r: None, methods=["POST"]))
+    assert "route POST /backdoor is not registered" in contract_violations(schema, app)
+
+
+def test_registry_coordinates_are_unique_and_parseable():
+    coords = [op.coordinate for op in REGISTRY.values()]
+    assert len(coords) == len(set(coords))
+    for c in coords:
+        assert len(parse_coordinate(c)) == 5
+
+
+def test_profiles_need_all_five_lists():
+    good = {k: [] for k in ("grantedCapabilities", "naturalAvoidances", "suggestOnly", "reconfirmBefore",
+                            "hardBoundaries")}
+    assert contract_violations(schema, profiles=[good]) == []
+    bad = dict(good)
+    del bad["suggestOnly"]
+    assert contract_violations(schema, profiles=[bad]) == ["profile #0 lacks the list(s) ['suggestOnly']"]
+
+
+def test_committed_schema_equals_served_schema():
+    served = subprocess.run([sys.executable, "-m", "strawberry", "export-schema", "resolvers.schema:schema"],
+                            capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    committed = (ROOT / "schema.graphql").read_text()
+    assert served.strip() == committed.strip(), "schema.graphql is stale: run `python -m strawberry export-schema resolvers.schema:schema > schema.graphql`"

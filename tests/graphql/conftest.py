@@ -1,0 +1,190 @@
+"""A real Cairn server per database backend (SQLite file, PostgreSQL), on loopback.
+
+Each backend gets: a data dir on tmp, migrations, workspaces A and B, members of every role
+in A and an owner in B (member tokens), and a small corpus ingested *through GraphQL*
+(English, Japanese, Chinese, an exact and a near duplicate, a versioned document).
+Tests talk to it with httpx (HTTP) and ``websockets`` (graphql-transport-ws), as clients do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+
+import httpx
+import pytest
+import uvicorn
+
+from app.auth import ROLE_PERMISSIONS, Principal
+from app.config import Settings
+from app.db import Database
+from app.migrate import upgrade_database
+from app.registry import capabilities_for_scopes
+from app.services import identity
+from tests.conftest import drop_postgres_database, postgres_database
+
+CORPUS = [
+    # (collection, externalId, title, text, validFrom, validTo)
+    ("handbook", "packs", "Context packs",
+     "A context pack is ranked, deduplicated, cited evidence packed into a token budget.\n\n"
+     "Reciprocal rank fusion combines the BM25 ranking and the dense vector ranking with k = 60.", None, None),
+    ("handbook", "dedup-a", "Release notes A",
+     "The billing service moved to the Frankfurt region in March to reduce latency for European customers "
+     "and to keep their invoice data inside the European Union.\n\n"
+     "Invoices are generated nightly at two o'clock and emailed to the billing contact.", None, None),
+    ("handbook", "dedup-b", "Release notes B",
+     "The billing service moved to the Frankfurt region in March to reduce latency for European customers, "
+     "and to keep their invoice data inside the European Union!\n\n"
+     "Support tickets are answered within one business day by the customer success team in Lisbon.", None, None),
+    ("handbook", "exact-copy", "Copied invoice note",
+     "Invoices are generated nightly at two o'clock and emailed to the billing contact.", None, None),
+    ("handbook", "ja-search", "ベクトル検索",
+     "ベクトル検索は文章の意味の近さで文書を探す方法です。東京のチームが開発しました。", None, None),
+    ("handbook", "zh-db", "数据库",
+     "数据库索引可以加快查询速度。我们使用倒排索引进行全文检索。", None, None),
+    ("finance", "cfo", "Chief financial officer",
+     "The chief financial officer of Example Corp is Alice Smith.", "2020-01-01T00:00:00Z", None),
+    ("finance", "volcano", "Volcano facts",
+     "Mount Etna is an active stratovolcano on the east coast of Sicily.", None, None),
+]
+CFO_V2 = "The chief financial officer of Example Corp is Bob Jones."
+
+
+@dataclass
+class Live:
+    """A running server and everything tests need to call it."""
+
+    backend: str
+    url: str
+    ws_url: str
+    settings: Settings
+    tokens: dict[str, str] = field(default_factory=dict)
+    ids: dict[str, str] = field(default_factory=dict)
+
+    def gql(self, query: str, variables: dict | None = None, token: str | None = None,
+            headers: dict | None = None) -> httpx.Response:
+        """POST a GraphQL request (sync), returning the raw response."""
+        h = {"Content-Type": "application/json", **(headers or {})}
+        if token:
+            h["Authorization"] = f"Bearer {token}"
+        return httpx.post(f"{self.url}/graphql", json={"query": query, "variables": variables or {}},
+                          headers=h, timeout=120)
+
+    def data(self, query: str, variables: dict | None = None, token: str | None = None) -> dict:
+        """POST and return ``data``, failing on any error."""
+        r = self.gql(query, variables, token)
+        body = r.json()
+        if body.get("errors"):
+            raise AssertionError(f"GraphQL errors: {body['errors']}")
+        return body["data"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def _bootstrap(url: str) -> tuple[dict[str, str], dict[str, str]]:
+    db = Database(url)
+    tokens: dict[str, str] = {}
+    ids: dict[str, str] = {}
+    try:
+        async with db.session() as s:
+            ws_a = await identity.create_workspace(s, name="acme")
+            ws_b = await identity.create_workspace(s, name="globex")
+            ids["wsA"], ids["wsB"] = ws_a.id, ws_b.id
+            for role in ("owner", "admin", "editor", "viewer"):
+                m, t = await identity.create_member(s, workspace_id=ws_a.id, name=f"{role}-a", role=role)
+                tokens[role], ids[f"member:{role}"] = t.token, m.id
+            m, t = await identity.create_member(s, workspace_id=ws_b.id, name="owner-b", role="owner")
+            tokens["ownerB"], ids["member:ownerB"] = t.token, m.id
+            owner_b = Principal(kind="member", id=m.id, workspace_id=ws_b.id, permissions=ROLE_PERMISSIONS["owner"],
+                                member_id=m.id, role="owner")
+            _c, t = await identity.create_credential(
+                s, creator=owner_b, name="agent-b", scopes=["context:read"], expires_in_days=5,
+                default_capabilities=capabilities_for_scopes({"context:read"}))
+            tokens["agentB"] = t.token
+            ws_c = await identity.create_workspace(s, name="capco")
+            ids["wsC"] = ws_c.id
+            m, t = await identity.create_member(s, workspace_id=ws_c.id, name="owner-c", role="owner")
+            tokens["ownerCap"] = t.token
+    finally:
+        await db.dispose()
+    return tokens, ids
+
+
+def _start(settings: Settings):
+    from app.main import create_app
+
+    port = _free_port()
+    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning",
+                            ws="websockets-sansio", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
+                return server, thread, port
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError("server did not become ready in 180 s")
+
+
+def _ingest_corpus(live: Live) -> None:
+    owner = live.tokens["owner"]
+    colls: dict[str, str] = {}
+    for name in ("handbook", "finance"):
+        colls[name] = live.data("mutation($n:String!){createCollection(name:$n){id}}", {"n": name}, owner)[
+            "createCollection"]["id"]
+        live.ids[f"coll:{name}"] = colls[name]
+    for coll, ext, title, text, vf, vt in CORPUS:
+        r = live.data(
+            "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId versionId status}}",
+            {"i": {"collectionId": colls[coll], "externalId": ext, "title": title, "text": text,
+                   "validFrom": vf, "validTo": vt}}, owner)["upsertDocument"]
+        live.ids[f"doc:{ext}"] = r["documentId"]
+        live.ids[f"ver:{ext}"] = r["versionId"]
+    r = live.data(
+        "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId versionId status}}",
+        {"i": {"collectionId": colls["finance"], "externalId": "cfo", "title": "Chief financial officer",
+               "text": CFO_V2, "validFrom": "2023-07-01T00:00:00Z"}}, owner)["upsertDocument"]
+    live.ids["ver:cfo2"] = r["versionId"]
+
+
+def _agent(live: Live, name: str, scopes: list[str], profile: dict | None = None, token: str | None = None) -> str:
+    r = live.data(
+        "mutation($i:CreateAgentCredentialInput!){createAgentCredential(input:$i){token credential{id}}}",
+        {"i": {"name": name, "scopes": scopes, "expiresInDays": 30, "profile": profile}}, token or live.tokens["owner"])
+    live.ids[f"cred:{name}"] = r["createAgentCredential"]["credential"]["id"]
+    return r["createAgentCredential"]["token"]
+
+
+@pytest.fixture(scope="session", params=["sqlite", "postgres"])
+def live(request, tmp_path_factory, embedder) -> Live:
+    """A ready server on SQLite or PostgreSQL with the corpus and tokens."""
+    backend = request.param
+    data_dir = tmp_path_factory.mktemp(f"cairn-{backend}")
+    pg_url = postgres_database() if backend == "postgres" else None
+    settings = Settings(data_dir=data_dir, database_url=pg_url, chunk_max_tokens=40)
+    upgrade_database(settings.resolved_database_url)
+    tokens, ids = asyncio.run(_bootstrap(settings.resolved_database_url))
+    server, thread, port = _start(settings)
+    live = Live(backend, f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/graphql", settings, tokens, ids)
+    try:
+        _ingest_corpus(live)
+        live.tokens["agent"] = _agent(live, "reader", ["context:read", "queries:run", "replay:run"])
+        live.tokens["agentReadOnly"] = _agent(live, "read-only", ["context:read"])
+        yield live
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        if pg_url:
+            drop_postgres_database(pg_url)
