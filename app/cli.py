@@ -199,6 +199,62 @@ def workspaces_create(name: str, non_retaining: bool = typer.Option(False, "--no
     typer.echo(json.dumps({"id": ws.id, "name": ws.name, "retaining": ws.retaining}))
 
 
+@workspaces_cli.command("list")
+def workspaces_list(data_dir: Optional[Path] = DataDir) -> None:
+    """List workspaces (one JSON object per line)."""
+    from sqlalchemy import select
+
+    from app.models import Workspace
+
+    async def go():
+        db, _ = await _open(_settings(data_dir), with_vectors=None)
+        try:
+            async with db.session() as s:
+                return list((await s.execute(select(Workspace).order_by(Workspace.name))).scalars())
+        finally:
+            await db.dispose()
+
+    for ws in _run(go()):
+        typer.echo(json.dumps({"id": ws.id, "name": ws.name, "retaining": ws.retaining}))
+
+
+@members_cli.command("list")
+def members_list(workspace: str = WorkspaceOpt, data_dir: Optional[Path] = DataDir) -> None:
+    """List live members (never their tokens)."""
+    from app.services import identity
+
+    async def go():
+        db, _ = await _open(_settings(data_dir), with_vectors=None)
+        try:
+            ws = await _workspace(db, workspace, create=False)
+            async with db.session() as s:
+                return await identity.list_members(s, workspace_id=ws.id)
+        finally:
+            await db.dispose()
+
+    for m in _run(go()):
+        typer.echo(json.dumps({"memberId": m.id, "name": m.name, "role": m.role}))
+
+
+@members_cli.command("set-role")
+def members_set_role(member_id: str, role: str = typer.Option(..., help="owner | admin | editor | viewer"),
+                     workspace: str = WorkspaceOpt, data_dir: Optional[Path] = DataDir) -> None:
+    """Change a member's role (their agent credentials act with it from the next call)."""
+    from app.services import identity
+
+    async def go():
+        db, _ = await _open(_settings(data_dir), with_vectors=None)
+        try:
+            ws = await _workspace(db, workspace, create=False)
+            async with db.session() as s:
+                return await identity.set_member_role(s, workspace_id=ws.id, member_id=member_id, role=role)
+        finally:
+            await db.dispose()
+
+    m = _run(go())
+    typer.echo(json.dumps({"memberId": m.id, "name": m.name, "role": m.role}))
+
+
 @members_cli.command("add")
 def members_add(name: str, role: str = typer.Option("viewer", help="owner | admin | editor | viewer"),
                 workspace: str = WorkspaceOpt, data_dir: Optional[Path] = DataDir) -> None:

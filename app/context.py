@@ -7,6 +7,7 @@ Resolvers reach everything through ``info.context`` (a :class:`RequestContext`):
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,7 @@ class RequestContext:
         self.request = request
         self.response = response
         self.connection_params: dict[str, Any] | None = None
+        self.started = time.perf_counter()
         self.envelope = EnvelopeState(trace_id=trace_id_from_headers(headers))
         self._principal: Principal | None = None
         self._principal_error: CairnError | None = None

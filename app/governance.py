@@ -29,6 +29,7 @@ import inspect
 import json
 import logging
 import secrets
+import time
 from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -188,6 +189,15 @@ def to_graphql_error(ctx, exc: BaseException) -> GraphQLError:
                         extensions={"code": "INTERNAL_SERVER_ERROR"})
 
 
+def log_call(ctx, record: CallRecord) -> None:
+    """One structured line per operation call: operation, status, boundary, trace id, ms."""
+    started = getattr(ctx, "started", None)
+    ms = round((time.perf_counter() - started) * 1000, 2) if started else None
+    log.info("call %s %s", record.operation, record.status, extra={
+        "trace_id": ctx.trace_id, "operation": record.operation, "coordinate": record.coordinate,
+        "status": record.status, "boundary": (record.boundary or {}).get("decision"), "ms": ms})
+
+
 def _status_of(exc: BaseException) -> str:
     if isinstance(exc, Rejected):
         return "REJECTED"
@@ -225,6 +235,7 @@ def governed(op_name: str, *, validate: Callable[..., Any] | None = None):
                 record.status = _status_of(exc)
                 if isinstance(exc, CairnError) and "boundary" in exc.extra:
                     record.boundary = exc.extra["boundary"]
+                log_call(ctx, record)
                 raise to_graphql_error(ctx, exc) from None
             record.boundary = boundary
             call = dict(kwargs)
@@ -242,6 +253,8 @@ def governed(op_name: str, *, validate: Callable[..., Any] | None = None):
                 except Exception as exc:
                     record.status = _status_of(exc)
                     raise to_graphql_error(ctx, exc) from None
+                finally:
+                    log_call(ctx, record)
 
             wrapper = agen
         else:
@@ -256,6 +269,8 @@ def governed(op_name: str, *, validate: Callable[..., Any] | None = None):
                 except Exception as exc:
                     record.status = _status_of(exc)
                     raise to_graphql_error(ctx, exc) from None
+                finally:
+                    log_call(ctx, record)
 
         wrapper.__signature__ = public_sig  # type: ignore[attr-defined]
         ann = dict(getattr(fn, "__annotations__", {}))

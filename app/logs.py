@@ -22,9 +22,10 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "msg": record.getMessage(),
         }
-        trace = getattr(record, "trace_id", None)
-        if trace:
-            out["trace_id"] = trace
+        for key in ("trace_id", "operation", "coordinate", "status", "boundary", "ms"):
+            value = getattr(record, key, None)
+            if value is not None:
+                out[key] = value
         if record.exc_info:
             out["exc"] = self.formatException(record.exc_info)
         return json.dumps(out, ensure_ascii=False)

@@ -33,7 +33,7 @@ from app.config import Settings, load_settings
 from app.context import RequestContext, Services
 from app.db import Database
 from app.errors import CairnError
-from app.governance import authorize, to_graphql_error
+from app.governance import authorize, log_call, to_graphql_error
 from app.graphiql import STATIC_DIR, graphiql_html
 from app.logs import configure_logging
 from app.migrate import upgrade_database
@@ -107,7 +107,9 @@ def make_stream_route(services: Services):
             events = stream_pack(services, principal, req, trace_id=ctx.trace_id)
             first = await anext(events)
         except Exception as exc:  # noqa: BLE001 - shaped into an enveloped error
-            return _envelope_error(ctx, exc, op.name)
+            response = _envelope_error(ctx, exc, op.name)
+            log_call(ctx, ctx.envelope.calls[-1])
+            return response
 
         async def body_iter() -> AsyncIterator[bytes]:
             try:
@@ -119,6 +121,7 @@ def make_stream_route(services: Services):
                 yield (json.dumps({"type": "error", **err.formatted}, ensure_ascii=False) + "\n").encode()
             finally:
                 await events.aclose()
+                log_call(ctx, ctx.envelope.calls[-1])
 
         return StreamingResponse(
             body_iter(),

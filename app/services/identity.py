@@ -208,6 +208,11 @@ async def create_credential(
                 code="AGENT_CREDENTIAL_LIMIT",
                 limit=MAX_ACTIVE_CREDENTIALS,
             )
+    if context_set_id is not None:
+        raise NotFound(
+            f"context set {context_set_id!r} not found (this server has no context sets yet); omit contextSetId",
+            field="contextSetId",
+        )
     prof = _check_profile(profile)
     if profile is None or "grantedCapabilities" not in profile:
         prof["grantedCapabilities"] = sorted(set(default_capabilities))

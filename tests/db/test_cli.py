@@ -46,3 +46,11 @@ def test_ingest_members_and_credentials(tmp_path):
     assert [c["credentialId"] for c in listed] == [cred["credentialId"]] and "token" not in listed[0]
     revoked = json.loads(cairn("credentials", "revoke", cred["credentialId"], data_dir=data).stdout)
     assert revoked["revokedAt"]
+    members = [json.loads(line) for line in cairn("members", "list", data_dir=data).stdout.splitlines()]
+    assert [(m["name"], m["role"]) for m in members] == [("olga", "owner"), ("vic", "viewer")]
+    changed = json.loads(cairn("members", "set-role", viewer["memberId"], "--role", "editor", data_dir=data).stdout)
+    assert changed["role"] == "editor"
+    r = cairn("members", "set-role", viewer["memberId"], "--role", "boss", data_dir=data)
+    assert r.returncode == 2 and "role must be one of" in r.stderr
+    spaces = [json.loads(line)["name"] for line in cairn("workspaces", "list", data_dir=data).stdout.splitlines()]
+    assert spaces == ["default"]

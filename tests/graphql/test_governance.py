@@ -217,6 +217,8 @@ def test_creation_rules(live):
         assert error_of(r)["extensions"]["field"] == "input.expiresInDays"
     r = live.gql(m, {"i": {"name": "x", "expiresInDays": 5, "scopes": ["context:write"]}}, live.tokens["owner"])
     assert error_of(r)["extensions"]["code"] == "BAD_USER_INPUT"
+    r = live.gql(m, {"i": {"name": "x", "expiresInDays": 5, "contextSetId": "cs_nope"}}, live.tokens["owner"])
+    assert error_of(r)["extensions"]["code"] == "NOT_FOUND" and error_of(r)["extensions"]["field"] == "contextSetId"
     # an admin cannot mint what it could not do itself? admins hold every scope's permissions;
     # defaults: context:read queries:run replay:run; memory and decisions off
     r = live.data(m.replace("{token}", "{token credential{scopes profile{grantedCapabilities hardBoundaries}}}"),

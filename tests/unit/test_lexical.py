@@ -180,3 +180,21 @@ def test_phrase_mode_requires_the_exact_cjk_string(tmp_path):
     ix.cjk_mode = "or"
     assert ids(ix.search("東京都", workspace_id="w1")) == ["tokyo", "kyoto"]
     ix.close()
+
+
+def test_title_field_scoring_without_title_in_body(tmp_path):
+    ix = LexicalIndex(tmp_path / "t", title_in_body=False, title_boost=2.0)
+    ix.add([P("titled", "Nothing relevant in the body.", title="Photosynthesis"), P("plain", "Photosynthesis in the body.")])
+    hits = ix.search("photosynthesis", workspace_id="w1")
+    assert sorted(ids(hits)) == ["plain", "titled"]
+    body_only = LexicalIndex(tmp_path / "b", title_in_body=False)
+    body_only.add([P("titled", "Nothing relevant.", title="Photosynthesis")])
+    assert body_only.search("photosynthesis", workspace_id="w1") == []
+    ix.close()
+    body_only.close()
+
+
+@pytest.mark.parametrize("kwargs", [{"k1": 0}, {"b": 1.5}, {"title_boost": -1}, {"procs": 0}, {"prune_df_ratio": 0}])
+def test_invalid_options(tmp_path, kwargs):
+    with pytest.raises(ValueError):
+        LexicalIndex(tmp_path / "x", **kwargs)

@@ -201,3 +201,17 @@ def test_client_collection_dimension_check(tmp_path):
 def test_open_vector_index_rejects_bad_configuration(kwargs):
     with pytest.raises(ValueError):
         open_vector_index(**kwargs)
+
+
+def test_client_index_accepts_an_injected_client_and_leaves_it_open():
+    from qdrant_client import QdrantClient
+
+    client = QdrantClient(location=":memory:")
+    index = ClientVectorIndex(client=client, collection="mem", dim=DIM)
+    index.upsert(make_points(5))
+    assert index.count() == 5
+    index.close()
+    assert client.count("mem", exact=True).count == 5
+    client.close()
+    with pytest.raises(ValueError):
+        ClientVectorIndex(client=client, path="x", dim=DIM)
