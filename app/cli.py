@@ -91,6 +91,33 @@ def _progress() -> Progress:
                     TimeRemainingColumn(), console=console)
 
 
+def index_progress(progress: Progress):
+    """An ``on_index(stage, done, total)`` callback drawing one bar per index stage."""
+    tasks: dict[str, int] = {}
+
+    def on_index(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = progress.add_task(f"{stage} index", total=total)
+        progress.update(tasks[stage], completed=done)
+
+    return on_index
+
+
+def _admin(data_dir: Optional[Path], action, *, workspace: str | None = None, create_workspace: bool = False):
+    """Run ``await action(session, workspace_row)`` on the database, then close it."""
+
+    async def go():
+        db, _ = await _open(_settings(data_dir), with_vectors=None)
+        try:
+            ws = await _workspace(db, workspace, create=create_workspace) if workspace else None
+            async with db.session() as s:
+                return await action(s, ws)
+        finally:
+            await db.dispose()
+
+    return _run(go())
+
+
 async def _ingest(settings: Settings, path: Path, collection: str, workspace: str, lexical_only: bool):
     from app.services.ingest import ingest_documents, iter_sources
 
@@ -100,13 +127,7 @@ async def _ingest(settings: Settings, path: Path, collection: str, workspace: st
         docs = list(iter_sources(path))
         with _progress() as progress:
             t_docs = progress.add_task("documents", total=len(docs))
-            tasks: dict[str, int] = {}
-
-            def on_index(stage: str, done: int, total: int) -> None:
-                if stage not in tasks:
-                    tasks[stage] = progress.add_task(f"{stage} index", total=total)
-                progress.update(tasks[stage], completed=done)
-
+            on_index = index_progress(progress)
             report = await ingest_documents(
                 db, indexes, workspace_id=ws.id, collection=collection, documents=iter(docs),
                 chunk_max_tokens=settings.chunk_max_tokens,
@@ -149,14 +170,7 @@ def reindex(data_dir: Optional[Path] = DataDir) -> None:
         db, indexes = await _open(settings)
         try:
             with _progress() as progress:
-                tasks: dict[str, int] = {}
-
-                def on_index(stage: str, done: int, total: int) -> None:
-                    if stage not in tasks:
-                        tasks[stage] = progress.add_task(f"{stage} index", total=total)
-                    progress.update(tasks[stage], completed=done)
-
-                return await indexes.reindex(db, progress=on_index)
+                return await indexes.reindex(db, progress=index_progress(progress))
         finally:
             indexes.close()
             await db.dispose()
@@ -187,15 +201,7 @@ def workspaces_create(name: str, non_retaining: bool = typer.Option(False, "--no
     """Create a workspace."""
     from app.services import identity
 
-    async def go():
-        db, _ = await _open(_settings(data_dir), with_vectors=None)
-        try:
-            async with db.session() as s:
-                return await identity.create_workspace(s, name=name, retaining=not non_retaining)
-        finally:
-            await db.dispose()
-
-    ws = _run(go())
+    ws = _admin(data_dir, lambda s, _: identity.create_workspace(s, name=name, retaining=not non_retaining))
     typer.echo(json.dumps({"id": ws.id, "name": ws.name, "retaining": ws.retaining}))
 
 
@@ -206,15 +212,10 @@ def workspaces_list(data_dir: Optional[Path] = DataDir) -> None:
 
     from app.models import Workspace
 
-    async def go():
-        db, _ = await _open(_settings(data_dir), with_vectors=None)
-        try:
-            async with db.session() as s:
-                return list((await s.execute(select(Workspace).order_by(Workspace.name))).scalars())
-        finally:
-            await db.dispose()
+    async def action(s, _):
+        return list((await s.execute(select(Workspace).order_by(Workspace.name))).scalars())
 
-    for ws in _run(go()):
+    for ws in _admin(data_dir, action):
         typer.echo(json.dumps({"id": ws.id, "name": ws.name, "retaining": ws.retaining}))
 
 
@@ -223,16 +224,7 @@ def members_list(workspace: str = WorkspaceOpt, data_dir: Optional[Path] = DataD
     """List live members (never their tokens)."""
     from app.services import identity
 
-    async def go():
-        db, _ = await _open(_settings(data_dir), with_vectors=None)
-        try:
-            ws = await _workspace(db, workspace, create=False)
-            async with db.session() as s:
-                return await identity.list_members(s, workspace_id=ws.id)
-        finally:
-            await db.dispose()
-
-    for m in _run(go()):
+    for m in _admin(data_dir, lambda s, ws: identity.list_members(s, workspace_id=ws.id), workspace=workspace):
         typer.echo(json.dumps({"memberId": m.id, "name": m.name, "role": m.role}))
 
 
@@ -242,16 +234,8 @@ def members_set_role(member_id: str, role: str = typer.Option(..., help="owner |
     """Change a member's role (their agent credentials act with it from the next call)."""
     from app.services import identity
 
-    async def go():
-        db, _ = await _open(_settings(data_dir), with_vectors=None)
-        try:
-            ws = await _workspace(db, workspace, create=False)
-            async with db.session() as s:
-                return await identity.set_member_role(s, workspace_id=ws.id, member_id=member_id, role=role)
-        finally:
-            await db.dispose()
-
-    m = _run(go())
+    m = _admin(data_dir, lambda s, ws: identity.set_member_role(s, workspace_id=ws.id, member_id=member_id, role=role),
+               workspace=workspace)
     typer.echo(json.dumps({"memberId": m.id, "name": m.name, "role": m.role}))
 
 
@@ -261,16 +245,8 @@ def members_add(name: str, role: str = typer.Option("viewer", help="owner | admi
     """Add a member and print their member token (shown once)."""
     from app.services import identity
 
-    async def go():
-        db, _ = await _open(_settings(data_dir), with_vectors=None)
-        try:
-            ws = await _workspace(db, workspace)
-            async with db.session() as s:
-                return await identity.create_member(s, workspace_id=ws.id, name=name, role=role)
-        finally:
-            await db.dispose()
-
-    member, issued = _run(go())
+    member, issued = _admin(data_dir, lambda s, ws: identity.create_member(s, workspace_id=ws.id, name=name, role=role),
+                            workspace=workspace, create_workspace=True)
     typer.echo(json.dumps({"memberId": member.id, "role": member.role, "token": issued.token}))
 
 
@@ -283,34 +259,9 @@ def credentials_create(
     data_dir: Optional[Path] = DataDir,
 ) -> None:
     """Create an agent credential and print its token (shown once)."""
-    cred, issued = _run(_create_credential(_settings(data_dir), creator, scope or None, days, name))
+    cred, issued = _admin(data_dir, lambda s, _: _create_credential(s, creator, scope or None, days, name))
     typer.echo(json.dumps({"credentialId": cred.id, "scopes": cred.scopes, "expiresAt": cred.expires_at.isoformat(),
-                          "token": issued.token}))
-
-
-async def _create_credential(settings, creator_id, scopes, days, name):
-    from app.auth import ROLE_PERMISSIONS, DEFAULT_SCOPES, Principal
-    from app.errors import Forbidden, NotFound
-    from app.models import Member
-    from app.registry import capabilities_for_scopes
-    from app.services import identity
-
-    db, _ = await _open(settings, with_vectors=None)
-    try:
-        async with db.session() as s:
-            m = await s.get(Member, creator_id)
-            if m is None or m.removed_at is not None:
-                raise NotFound(f"no member {creator_id!r}")
-            principal = Principal(kind="member", id=m.id, workspace_id=m.workspace_id,
-                                  permissions=ROLE_PERMISSIONS[m.role], member_id=m.id, role=m.role)
-            if "agent_credential:manage" not in principal.permissions:
-                raise Forbidden(f"member {m.id} is {m.role}; creating credentials needs admin or owner")
-            return await identity.create_credential(
-                s, creator=principal, name=name, scopes=scopes, expires_in_days=days,
-                default_capabilities=capabilities_for_scopes(set(scopes or DEFAULT_SCOPES)),
-            )
-    finally:
-        await db.dispose()
+                           "token": issued.token}))
 
 
 @credentials_cli.command("revoke")
@@ -318,16 +269,8 @@ def credentials_revoke(credential_id: str, workspace: str = WorkspaceOpt, data_d
     """Revoke an agent credential now."""
     from app.services import identity
 
-    async def go():
-        db, _ = await _open(_settings(data_dir), with_vectors=None)
-        try:
-            ws = await _workspace(db, workspace, create=False)
-            async with db.session() as s:
-                return await identity.revoke_credential(s, workspace_id=ws.id, credential_id=credential_id)
-        finally:
-            await db.dispose()
-
-    cred = _run(go())
+    cred = _admin(data_dir, lambda s, ws: identity.revoke_credential(s, workspace_id=ws.id, credential_id=credential_id),
+                  workspace=workspace)
     typer.echo(json.dumps({"credentialId": cred.id, "revokedAt": cred.revoked_at.isoformat()}))
 
 
@@ -336,19 +279,30 @@ def credentials_list(workspace: str = WorkspaceOpt, data_dir: Optional[Path] = D
     """List agent credentials (never their secrets)."""
     from app.services import identity
 
-    async def go():
-        db, _ = await _open(_settings(data_dir), with_vectors=None)
-        try:
-            ws = await _workspace(db, workspace, create=False)
-            async with db.session() as s:
-                return await identity.list_credentials(s, workspace_id=ws.id)
-        finally:
-            await db.dispose()
-
-    for c in _run(go()):
+    for c in _admin(data_dir, lambda s, ws: identity.list_credentials(s, workspace_id=ws.id), workspace=workspace):
         typer.echo(json.dumps({"credentialId": c.id, "name": c.name, "scopes": c.scopes,
-                              "expiresAt": c.expires_at.isoformat(),
-                              "revokedAt": c.revoked_at.isoformat() if c.revoked_at else None}))
+                               "expiresAt": c.expires_at.isoformat(),
+                               "revokedAt": c.revoked_at.isoformat() if c.revoked_at else None}))
+
+
+async def _create_credential(s, creator_id, scopes, days, name):
+    from app.auth import DEFAULT_SCOPES, ROLE_PERMISSIONS, Principal
+    from app.errors import Forbidden, NotFound
+    from app.models import Member
+    from app.registry import capabilities_for_scopes
+    from app.services import identity
+
+    m = await s.get(Member, creator_id)
+    if m is None or m.removed_at is not None:
+        raise NotFound(f"no member {creator_id!r}")
+    principal = Principal(kind="member", id=m.id, workspace_id=m.workspace_id, permissions=ROLE_PERMISSIONS[m.role],
+                          member_id=m.id, role=m.role)
+    if "agent_credential:manage" not in principal.permissions:
+        raise Forbidden(f"member {m.id} is {m.role}; creating credentials needs admin or owner")
+    return await identity.create_credential(
+        s, creator=principal, name=name, scopes=scopes, expires_in_days=days,
+        default_capabilities=capabilities_for_scopes(set(scopes or DEFAULT_SCOPES)),
+    )
 
 
 @cli.command()

@@ -74,15 +74,11 @@ async def prepare_demo(settings: Settings, *, progress_factory=None) -> DemoInfo
             report = await ingest_documents(db, indexes, workspace_id=ws.id, collection=DEMO_COLLECTION,
                                             documents=iter(docs), chunk_max_tokens=settings.chunk_max_tokens)
         else:
+            from app.cli import index_progress
+
             with progress_factory() as progress:
                 t_docs = progress.add_task("documents", total=len(docs))
-                tasks: dict[str, int] = {}
-
-                def on_index(stage: str, done: int, total: int) -> None:
-                    if stage not in tasks:
-                        tasks[stage] = progress.add_task(f"{stage} index", total=total)
-                    progress.update(tasks[stage], completed=done)
-
+                on_index = index_progress(progress)
                 report = await ingest_documents(
                     db, indexes, workspace_id=ws.id, collection=DEMO_COLLECTION, documents=iter(docs),
                     chunk_max_tokens=settings.chunk_max_tokens,
