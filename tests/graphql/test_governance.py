@@ -355,3 +355,26 @@ async def test_nothing_of_workspace_a_is_reachable_from_b(live):
                                 json={"task": "Mount Etna volcano Sicily"},
                                 headers={"Authorization": f"Bearer {b_agent}"}, timeout=30)
     assert [json.loads(line)["type"] for line in r.text.splitlines()] == ["header", "footer"]
+
+
+def test_document_token_limit(live):
+    huge = "{ " + " ".join(f"a{i}: viewer {{ kind id role }}" for i in range(25)) + " " + "viewer { kind } " * 500 + "}"
+    r = live.gql(huge, None, live.tokens["agent"])
+    err = error_of(r)
+    assert err["extensions"]["code"] == "GRAPHQL_PARSE_FAILED" and "token" in err["message"].lower()
+
+
+async def test_cors_allow_list_for_member_browsers(tmp_path):
+    from app.config import Settings
+    from app.main import create_app
+
+    app = create_app(Settings(data_dir=tmp_path, cors_origins=["https://ui.example"]))
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://cairn") as client:
+        ok = await client.options("/graphql", headers={"Origin": "https://ui.example",
+                                                       "Access-Control-Request-Method": "POST",
+                                                       "Access-Control-Request-Headers": "authorization,content-type"})
+        assert ok.headers["access-control-allow-origin"] == "https://ui.example"
+        bad = await client.options("/graphql", headers={"Origin": "https://evil.example",
+                                                        "Access-Control-Request-Method": "POST"})
+        assert "access-control-allow-origin" not in bad.headers
