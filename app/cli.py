@@ -145,7 +145,7 @@ def ingest(
     path: Path = typer.Argument(..., help="A file or folder: .txt .md .html .jsonl (BEIR), optionally .gz."),
     collection: str = typer.Option(..., "--collection", "-c", help="Collection name (created if missing)."),
     workspace: str = WorkspaceOpt,
-    lexical_only: bool = typer.Option(False, "--lexical-only", help="Skip embeddings now (index them later with `cairn reindex`)."),
+    lexical_only: bool = typer.Option(False, "--lexical-only", help="Skip embeddings now; the next `cairn serve` start-up (or `cairn reindex`) embeds them."),
     data_dir: Optional[Path] = DataDir,
 ) -> None:
     """Ingest documents (idempotent: unchanged documents are a no-op)."""
@@ -162,15 +162,18 @@ def ingest(
 
 
 @cli.command()
-def reindex(data_dir: Optional[Path] = DataDir) -> None:
+def reindex(
+    lexical_only: bool = typer.Option(False, "--lexical-only", help="Rebuild only the BM25 index (no re-embedding)."),
+    data_dir: Optional[Path] = DataDir,
+) -> None:
     """Rebuild the Whoosh and Qdrant indexes from SQL."""
     settings = _settings(data_dir)
 
     async def go():
-        db, indexes = await _open(settings)
+        db, indexes = await _open(settings, with_vectors=not lexical_only)
         try:
             with _progress() as progress:
-                return await indexes.reindex(db, progress=index_progress(progress))
+                return await indexes.reindex(db, progress=index_progress(progress), vectors=not lexical_only)
         finally:
             indexes.close()
             await db.dispose()

@@ -125,18 +125,25 @@ class SearchIndexes:
         await asyncio.to_thread(self.vectors.upsert, points)  # type: ignore[union-attr]
         await self._mark(db, "vector", [p.passage_id for p in points])
 
-    async def reindex(self, db: Database, *, progress: Progress | None = None) -> tuple[int, int]:
-        """Clear both indexes and rebuild them from SQL.
+    async def reindex(self, db: Database, *, progress: Progress | None = None, lexical: bool = True,
+                      vectors: bool = True) -> tuple[int, int]:
+        """Clear the chosen indexes and rebuild them from SQL.
+
+        Args:
+            lexical / vectors: Which index to rebuild (e.g. only lexical after an analyzer
+                change: re-embedding is the slow part).
 
         Returns:
             ``(lexical_count, vector_count)`` indexed.
         """
         async with self._lock:
-            await asyncio.to_thread(self.lexical.clear)
-            if self.vectors is not None:
-                await asyncio.to_thread(self.vectors.clear)
             async with db.session() as s:
-                await s.execute(update(Passage).values(lexical_indexed=False, vector_indexed=False))
+                if lexical:
+                    await asyncio.to_thread(self.lexical.clear)
+                    await s.execute(update(Passage).values(lexical_indexed=False))
+                if vectors and self.vectors is not None:
+                    await asyncio.to_thread(self.vectors.clear)
+                    await s.execute(update(Passage).values(vector_indexed=False))
         return await self.index_pending(db, progress=progress)
 
     def close(self) -> None:
