@@ -29,7 +29,6 @@ cli.add_typer(workspaces_cli, name="workspaces")
 cli.add_typer(members_cli, name="members")
 cli.add_typer(credentials_cli, name="credentials")
 console = Console(stderr=True)
-out = Console()
 
 DataDir = typer.Option(None, "--data-dir", help="Embedded data dir (default $CAIRN_DATA_DIR or ./cairn-data).")
 WorkspaceOpt = typer.Option("default", "--workspace", "-w", help="Workspace name.")
@@ -320,7 +319,7 @@ def demo(
 
     settings = _settings(data_dir)
     info = _run(prepare_demo(settings, progress_factory=_progress))
-    print_demo(out, info, host=host, port=port)
+    print_demo(info, host=host, port=port, serving=not no_serve)
     if not no_serve:
         serve(host=host, port=port, data_dir=data_dir)
 

@@ -100,26 +100,36 @@ EXAMPLE_QUERY = """query {
 }"""
 
 
-def print_demo(console, info: DemoInfo, *, host: str, port: int) -> None:
-    """Print the URL, both tokens, a query to paste and curl commands."""
+def print_demo(info: DemoInfo, *, host: str, port: int, serving: bool = True) -> None:
+    """Print the URL, both tokens, a query to paste and curl commands (plain text, never wrapped)."""
     url = f"http://{host}:{port}/graphql"
     r = info.report
-    console.print(f"\n[bold]Cairn demo[/bold] — {r.documents} documents in '{info.collection}' "
-                  f"({r.created} new, {r.updated} updated, {r.unchanged} unchanged; {r.new_passages} new passages)")
-    console.print(f"\nGraphiQL: [bold]{url}[/bold]")
-    console.print("In GraphiQL's Headers tab paste (member token, works from a browser):")
-    console.print(f'  {{"Authorization": "Bearer {info.member_token}"}}', soft_wrap=True)
-    console.print("\nThen run this query:\n")
-    console.print(EXAMPLE_QUERY, markup=False, highlight=False)
-    body = '{"query":"{ contextPack(input:{task:\\"What does the global statement do?\\", budget:{maxTokens:600}}) { tokensUsed items { rank text citation { documentId start end } } } }"}'
-    console.print("\nAgent credential (servers only; shown once):", soft_wrap=True)
-    console.print(f"  export CAIRN_AGENT_TOKEN={info.agent_token}", soft_wrap=True, markup=False)
-    console.print(f"  curl -s {url} -H \"Authorization: Bearer $CAIRN_AGENT_TOKEN\" -H 'Content-Type: application/json' -d '{body}'",
-                  soft_wrap=True, markup=False, highlight=False)
-    console.print("The same call with a browser's Origin header is refused (403 AGENT_BROWSER_REQUEST_REFUSED):")
-    console.print(f"  curl -s {url} -H 'Origin: https://example.com' -H \"Authorization: Bearer $CAIRN_AGENT_TOKEN\" "
-                  f"-H 'Content-Type: application/json' -d '{body}'", soft_wrap=True, markup=False, highlight=False)
-    console.print(f"\nNDJSON stream: curl -sN http://{host}:{port}/v1/context-packs/stream -H \"Authorization: Bearer $CAIRN_AGENT_TOKEN\" "
-                  "-d '{\"task\":\"What does the global statement do?\",\"budget\":{\"maxTokens\":600}}'",
-                  soft_wrap=True, markup=False, highlight=False)
-    console.print("\nPress Ctrl+C to stop the server.\n")
+    body = ('{"query":"{ contextPack(input:{task:\\"What does the global statement do?\\", budget:{maxTokens:600}}) '
+            '{ tokensUsed items { rank text citation { documentId start end } } } }"}')
+    lines = [
+        "",
+        f"Cairn demo: {r.documents} documents in '{info.collection}' ({r.created} new, {r.updated} updated, "
+        f"{r.unchanged} unchanged; {r.new_passages} new passages)",
+        "",
+        f"GraphiQL: {url}",
+        "In GraphiQL's Headers tab paste (a member token; browsers may use it):",
+        f'  {{"Authorization": "Bearer {info.member_token}"}}',
+        "",
+        "Then run this query:",
+        "",
+        EXAMPLE_QUERY,
+        "",
+        "Agent credential (for servers and scripts; shown once):",
+        f"  export CAIRN_AGENT_TOKEN={info.agent_token}",
+        f"  curl -s {url} -H \"Authorization: Bearer $CAIRN_AGENT_TOKEN\" -H 'Content-Type: application/json' -d '{body}'",
+        "The same call with a browser's Origin header is refused (403 AGENT_BROWSER_REQUEST_REFUSED):",
+        f"  curl -s {url} -H 'Origin: https://example.com' -H \"Authorization: Bearer $CAIRN_AGENT_TOKEN\" "
+        f"-H 'Content-Type: application/json' -d '{body}'",
+        "Streamed as NDJSON:",
+        f"  curl -sN http://{host}:{port}/v1/context-packs/stream -H \"Authorization: Bearer $CAIRN_AGENT_TOKEN\" "
+        "-d '{\"task\":\"What does the global statement do?\",\"budget\":{\"maxTokens\":600}}'",
+        "",
+    ]
+    if serving:
+        lines.append("Serving; press Ctrl+C to stop.")
+    print("\n".join(lines), flush=True)
