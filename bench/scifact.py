@@ -40,7 +40,7 @@ async def run(data_dir: Path, limit: int | None, modes: list[str]) -> dict:
     indexes = open_indexes(settings)
     try:
         async with db.session() as s:
-            ws = await identity.get_workspace_by_name(s, "bench") or await identity.create_workspace(s, name="bench")
+            ws = await identity.get_workspace_by_name(s, "default") or await identity.create_workspace(s, name="default")
         t = time.perf_counter()
         report = await ingest_documents(db, indexes, workspace_id=ws.id, collection="scifact",
                                         documents=iter_sources(SHARED / "scifact" / "corpus.jsonl.gz"),
