@@ -154,7 +154,7 @@ def browser_refused() -> CairnError:
     )
 
 
-def require_scope(principal: Principal, scope: str, *, field: str | None = None) -> None:
+def require_scope(principal: Principal, scope: str, *, field: str | None = None, what: str | None = None) -> None:
     """Check an agent holds ``scope`` and its creator still holds the scope's permissions.
 
     Members pass when their role holds the scope's permissions.
@@ -165,11 +165,11 @@ def require_scope(principal: Principal, scope: str, *, field: str | None = None)
     missing = SCOPE_PERMISSIONS[scope] - principal.permissions
     if principal.is_agent:
         if scope not in principal.scopes:
-            raise Forbidden(f"{field or 'this operation'} needs the {scope} scope; this credential has "
+            raise Forbidden(f"{what or 'this operation'} needs the {scope} scope; this credential has "
                             f"{sorted(principal.scopes)}", code="AGENT_SCOPE_MISSING", scope=scope, field=field)
         if missing:
             raise Forbidden(f"the member who created this credential no longer holds {sorted(missing)} "
                             f"(current role: {principal.role})", code="AGENT_CREDENTIAL_AUTHORITY_LOST")
     elif missing:
-        raise Forbidden(f"{field or 'this operation'} needs {sorted(missing)}; your role is {principal.role}",
+        raise Forbidden(f"{what or 'this operation'} needs {sorted(missing)}; your role is {principal.role}",
                         field=field)

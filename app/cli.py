@@ -151,7 +151,7 @@ def ingest(
     settings = _settings(data_dir)
     report = _run(_ingest(settings, path, collection, workspace, lexical_only))
     table = Table(title=f"ingest {path} → {collection}")
-    for col in ("documents", "created", "updated", "unchanged", "new passages", "lexical", "vector", "seconds"):
+    for col in ("docs", "created", "updated", "unchanged", "passages+", "bm25+", "vectors+", "seconds"):
         table.add_column(col, justify="right")
     table.add_row(*(str(x) for x in (report.documents, report.created, report.updated, report.unchanged,
                                      report.new_passages, report.lexical_indexed, report.vector_indexed, report.seconds)))

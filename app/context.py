@@ -49,7 +49,8 @@ class RequestContext:
         self.connection_params: dict[str, Any] | None = None
         self.started = time.perf_counter()
         self.envelope = EnvelopeState(trace_id=trace_id_from_headers(headers))
-        self._principal: Principal | None = None
+        state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
+        self._principal: Principal | None = state.get("cairn_principal")
         self._principal_error: CairnError | None = None
 
     @property

@@ -55,6 +55,19 @@ class BadInput(CairnError):
     http_status = 400
 
 
+def require_text(value: str, field: str) -> None:
+    """Refuse strings that are not valid Unicode text (lone surrogates cannot be stored).
+
+    Raises:
+        BadInput: naming ``field``.
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadInput(f"{field} contains an unpaired surrogate code point; send valid UTF-8 text",
+                       field=field) from None
+
+
 class Unauthenticated(CairnError):
     """No credential, or one that does not parse or match (401)."""
 

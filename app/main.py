@@ -34,6 +34,7 @@ from app.context import RequestContext, Services
 from app.db import Database
 from app.errors import CairnError
 from app.governance import authorize, log_call, to_graphql_error
+from app.gate import BodyTooLarge, GraphQLGate, read_body
 from app.graphiql import STATIC_DIR, graphiql_html
 from app.logs import configure_logging
 from app.migrate import upgrade_database
@@ -72,7 +73,10 @@ def _envelope_error(ctx: RequestContext, exc: BaseException, op_name: str) -> JS
     if ctx.envelope.calls:
         ctx.envelope.calls[-1].status = "REJECTED" if status in (401, 403) else "ERROR"
     body = {"errors": [err.formatted], "extensions": {"envelope": ctx.envelope.build(had_errors=True)}}
-    return JSONResponse(body, status_code=status, headers={"x-cairn-trace": ctx.trace_id})
+    headers = {"x-cairn-trace": ctx.trace_id}
+    if status == 401:
+        headers["www-authenticate"] = 'Bearer realm="cairn"'
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def make_stream_route(services: Services):
@@ -92,14 +96,15 @@ def make_stream_route(services: Services):
         ctx.envelope.target = "cairn.http"
         ctx.envelope.calls.append(CallRecord(op.name, op.coordinate, op.capability))
         try:
-            raw = await request.body()
-            if len(raw) > MAX_STREAM_BODY_BYTES:
-                raise CairnError("request body is over 64 KiB", code="BAD_USER_INPUT", http_status=413,
-                                 limit=MAX_STREAM_BODY_BYTES)
+            declared = request.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > MAX_STREAM_BODY_BYTES:
+                raise BodyTooLarge("request body is over 64 KiB", limit=MAX_STREAM_BODY_BYTES)
+            raw = await read_body(request.receive, MAX_STREAM_BODY_BYTES)
+            await ctx.principal()  # authenticate before parsing anything
             try:
-                body = json.loads(raw or b"null")
-            except (ValueError, UnicodeDecodeError):
-                raise CairnError("request body must be one JSON object (the ContextPackInput shape)",
+                body = json.loads(raw.decode("utf-8") or "null")
+            except (ValueError, UnicodeDecodeError, RecursionError):
+                raise CairnError("request body must be one UTF-8 JSON object (the ContextPackInput shape)",
                                  code="BAD_USER_INPUT", http_status=400) from None
             req = request_from_json(body)
             principal, boundary = await authorize(ctx, op, {"input": body})
@@ -208,8 +213,9 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     async def readyz(_request: Request) -> JSONResponse:
         return JSONResponse({"ready": readiness.ready, **readiness.detail}, status_code=200 if readiness.ready else 503)
 
+    gate = GraphQLGate(view, lambda: holder["services"])
     routes = [
-        Route("/graphql", view, methods=["GET", "POST"]),
+        Route("/graphql", gate, methods=["GET", "POST"]),
         WebSocketRoute("/graphql", view),
         Route("/v1/context-packs/stream", stream_route, methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),

@@ -105,10 +105,10 @@ def _validate_id(id: str, **_: object) -> None:
 
 def _validate_read(id: str, as_of: AsOfInput | None = None) -> None:
     _validate_id(id)
-    for name in ("valid_time", "system_time"):
+    for name, label in (("valid_time", "asOf.validTime"), ("system_time", "asOf.systemTime")):
         value = getattr(as_of, name, None) if as_of else None
         if value is not None and value.tzinfo is None:
-            raise BadInput(f"asOf.{name} needs a timezone", field=f"asOf.{name}")
+            raise BadInput(f"{label} needs a timezone (e.g. 2025-01-01T00:00:00Z)", field=label)
 
 
 def _validate_collection(name: str) -> None:
@@ -119,7 +119,7 @@ def _validate_collection(name: str) -> None:
 def _validate_upsert(input: UpsertDocumentInput) -> None:
     docs._validate_doc_input(input.external_id, input.title, input.text, input.valid_from, input.valid_to)
     if len(input.media_type) > 64:
-        raise BadInput("mediaType must be at most 64 characters", field="input.mediaType", limit=64)
+        raise BadInput("input.mediaType must be at most 64 characters", field="input.mediaType", limit=64)
 
 
 @strawberry.type

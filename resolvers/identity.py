@@ -169,8 +169,11 @@ class IdentityQuery:
     @strawberry.field(description="The caller: member or agent, role, permissions, scopes.")
     @governed("viewer")
     async def viewer(self, info: Info, principal: Principal) -> Viewer:
+        permissions = principal.permissions
+        if principal.is_agent:  # what the agent can use: its scopes' share of its creator's rights
+            permissions = permissions & frozenset().union(*(SCOPE_PERMISSIONS[s] for s in principal.scopes))
         return Viewer(kind=principal.kind, id=principal.id, workspace_id=principal.workspace_id, role=principal.role,
-                      permissions=sorted(principal.permissions), scopes=sorted(principal.scopes),
+                      permissions=sorted(permissions), scopes=sorted(principal.scopes),
                       context_set_id=principal.context_set_id, expires_at=principal.expires_at)
 
     @strawberry.field(description="Every registered operation with its coordinate and capability.")

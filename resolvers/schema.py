@@ -15,10 +15,12 @@ import logging
 from collections.abc import Iterator
 
 import strawberry
-from graphql import GraphQLError, GraphQLSyntaxError
+from graphql import GraphQLError, GraphQLSyntaxError, ValidationRule
 from strawberry.extensions import AddValidationRules, MaxTokensLimiter, ParserCache, SchemaExtension, ValidationCache
 from strawberry.extensions.max_aliases import create_validator as alias_validator
 from strawberry.extensions.query_depth_limiter import create_validator as depth_validator
+
+from starlette.responses import Response
 
 from app.errors import CairnError
 from resolvers.documents import DocumentMutation, DocumentQuery
@@ -31,7 +33,27 @@ MAX_DEPTH = 12
 MAX_ALIASES = 30
 MAX_TOKENS = 2_000
 
-_RULES = [depth_validator(MAX_DEPTH, None), alias_validator(MAX_ALIASES)]
+MAX_PACKS_PER_REQUEST = 2
+_EXPENSIVE_FIELDS = frozenset({"contextPack", "contextPackStream"})
+
+
+class PackCostRule(ValidationRule):
+    """At most 2 ``contextPack`` fields per request: each may cost up to 32,000 tokens of work."""
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.count = 0
+
+    def enter_field(self, node, *_args) -> None:
+        if node.name.value in _EXPENSIVE_FIELDS:
+            self.count += 1
+            if self.count == MAX_PACKS_PER_REQUEST + 1:
+                self.report_error(GraphQLError(
+                    f"at most {MAX_PACKS_PER_REQUEST} contextPack fields per request; send separate requests",
+                    nodes=[node]))
+
+
+_RULES = [depth_validator(MAX_DEPTH, None), alias_validator(MAX_ALIASES), PackCostRule]
 
 HTTP_STATUS_BY_CODE = {
     "GRAPHQL_PARSE_FAILED": 400,
@@ -90,10 +112,12 @@ class Envelope(SchemaExtension):
             env["status"] = "ERROR"
         data = getattr(result, "data", None) if result is not None else None
         response = getattr(ctx, "response", None)
-        if errors and response is not None and (data is None or all(v is None for v in (data or {}).values())):
+        if errors and isinstance(response, Response) and (data is None or all(v is None for v in (data or {}).values())):
             status = http_status_of(errors[0])
             if status:
                 response.status_code = status
+                if status == 401:
+                    response.headers["www-authenticate"] = 'Bearer realm="cairn"'
         return {"envelope": env}
 
 
@@ -107,16 +131,16 @@ class CairnSchema(strawberry.Schema):
             ext = dict(error.extensions or {})
             if "code" not in ext:
                 original = error.original_error
-                if isinstance(original, GraphQLSyntaxError) or "Syntax Error" in error.message:
-                    ext["code"] = "GRAPHQL_PARSE_FAILED"
-                elif original is None and (error.message.startswith("Variable ")
-                                           or "got invalid value" in error.message):
-                    ext["code"] = "BAD_USER_INPUT"
-                elif original is None:
-                    ext["code"] = "GRAPHQL_VALIDATION_FAILED"
-                elif isinstance(original, CairnError):
+                if isinstance(original, CairnError):
                     ext.update(original.extensions())
                     error.message = original.message
+                elif isinstance(original, GraphQLSyntaxError) or error.message.startswith("Syntax Error"):
+                    ext["code"] = "GRAPHQL_PARSE_FAILED"
+                elif error.message.startswith("Variable ") or "got invalid value" in error.message:
+                    ext["code"] = "BAD_USER_INPUT"
+                elif error.path is None and (original is None or isinstance(original, GraphQLError)):
+                    # request errors found before execution (validation, operation selection)
+                    ext["code"] = "GRAPHQL_VALIDATION_FAILED"
                 else:
                     ext["code"] = "INTERNAL_SERVER_ERROR"
                     log.error("internal error trace_id=%s", trace, exc_info=original)

@@ -24,7 +24,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.errors import BadInput, NotFound
+from app.errors import BadInput, NotFound, require_text
 from app.ids import as_utc, new_id, sha256_text, stable_id, utcnow
 from app.models import Collection, Document, DocumentVersion, Passage, VersionPassage
 from retrieval.chunking import chunk_text
@@ -114,18 +114,23 @@ async def get_collection(s: AsyncSession, *, workspace_id: str, collection_id: s
 
 
 def _validate_doc_input(external_id: str, title: str, text: str, valid_from, valid_to) -> None:
+    """Document input rules; fields are named by their GraphQL input path (``input.…``)."""
+    for value, name in ((external_id, "input.externalId"), (title, "input.title"), (text, "input.text")):
+        require_text(value, name)
     if not 1 <= len(external_id) <= MAX_EXTERNAL_ID_CHARS:
-        raise BadInput("externalId must be 1–512 characters", field="externalId", limit="1-512")
+        raise BadInput("input.externalId must be 1–512 characters", field="input.externalId", limit="1-512")
     if len(title) > MAX_TITLE_CHARS:
-        raise BadInput("title must be at most 1,000 characters", field="title", limit=MAX_TITLE_CHARS)
+        raise BadInput("input.title must be at most 1,000 characters", field="input.title", limit=MAX_TITLE_CHARS)
     if not text.strip():
-        raise BadInput("text must contain non-whitespace characters", field="text")
+        raise BadInput("input.text must contain non-whitespace characters", field="input.text")
     if len(text) > MAX_DOCUMENT_CHARS:
-        raise BadInput(
-            "text must be at most 2,000,000 characters", field="text", limit=MAX_DOCUMENT_CHARS
-        )
-    if valid_from is not None and valid_to is not None and as_utc(valid_to) <= as_utc(valid_from):
-        raise BadInput("validTo must be later than validFrom", field="validTo")
+        raise BadInput("input.text must be at most 2,000,000 characters", field="input.text",
+                       limit=MAX_DOCUMENT_CHARS)
+    for value, name in ((valid_from, "input.validFrom"), (valid_to, "input.validTo")):
+        if value is not None and value.tzinfo is None:
+            raise BadInput(f"{name} needs a timezone (e.g. 2025-01-01T00:00:00Z)", field=name)
+    if valid_from is not None and valid_to is not None and valid_to <= valid_from:
+        raise BadInput("input.validTo must be later than input.validFrom", field="input.validTo")
 
 
 async def upsert_document(

@@ -110,6 +110,8 @@ async def set_member_role(s: AsyncSession, *, workspace_id: str, member_id: str,
     m = await s.get(Member, member_id)
     if m is None or m.workspace_id != workspace_id or m.removed_at is not None:
         raise NotFound(f"member {member_id!r} not found", field="memberId")
+    if m.role == "owner" and role != "owner":
+        await _keep_an_owner(s, workspace_id, leaving=m.id)
     m.role = role
     s.add(m)
     await s.flush()
@@ -136,8 +138,24 @@ def _check_profile(profile: dict | None) -> dict:
                 field=f"profile.{key}",
                 limit=200,
             )
+        unknown_caps = [v for v in values if not _known_capability(v)]
+        if unknown_caps:
+            raise BadInput(
+                f"profile.{key} names unknown capabilities {sorted(unknown_caps)}; see the `operations` "
+                "query for the capabilities (or use '*' / 'area:*')",
+                field=f"profile.{key}",
+            )
         out[key] = sorted(set(values))
     return out
+
+
+def _known_capability(entry: str) -> bool:
+    from app.registry import REGISTRY
+
+    caps = {op.capability for op in REGISTRY.values()}
+    if entry == "*" or entry in caps:
+        return True
+    return entry.endswith(":*") and any(c.startswith(entry[:-1]) for c in caps)
 
 
 async def create_credential(
@@ -169,23 +187,23 @@ async def create_credential(
     unknown = [sc for sc in scope_list if sc not in SCOPE_PERMISSIONS]
     if unknown:
         raise BadInput(
-            f"unknown scope(s) {unknown}; allowed: {', '.join(SCOPE_PERMISSIONS)}", field="scopes"
+            f"unknown scope(s) {unknown}; allowed: {', '.join(SCOPE_PERMISSIONS)}", field="input.scopes"
         )
     if not scope_list:
-        raise BadInput("scopes must name at least one scope", field="scopes")
+        raise BadInput("input.scopes must name at least one scope", field="input.scopes")
     if not MIN_EXPIRY_DAYS <= expires_in_days <= MAX_EXPIRY_DAYS:
         raise BadInput(
             "expiresInDays must be between 1 and 365", field="expiresInDays", limit="1-365"
         )
     name = name.strip()
     if not 1 <= len(name) <= 120:
-        raise BadInput("credential name must be 1–120 characters", field="name", limit="1-120")
+        raise BadInput("input.name must be 1–120 characters", field="input.name", limit="1-120")
     for sc in scope_list:
         missing = SCOPE_PERMISSIONS[sc] - creator.permissions
         if missing:
             raise Forbidden(
                 f"scope {sc} needs the creator to hold {sorted(missing)}; your role is {creator.role}",
-                field="scopes",
+                field="input.scopes",
             )
     ws = await s.get(Workspace, creator.workspace_id)
     now = utcnow()
@@ -330,6 +348,21 @@ async def authenticate(s: AsyncSession, token: str) -> Principal:
     )
 
 
+async def _keep_an_owner(s: AsyncSession, workspace_id: str, *, leaving: str) -> None:
+    """Refuse a change that would leave the workspace without an owner (``LAST_OWNER``)."""
+    others = (
+        await s.execute(
+            select(func.count()).select_from(Member).where(
+                Member.workspace_id == workspace_id, Member.role == "owner", Member.removed_at.is_(None),
+                Member.id != leaving,
+            )
+        )
+    ).scalar_one()
+    if not others:
+        raise Conflict("this is the workspace's only owner; make another member owner first",
+                       code="LAST_OWNER", field="memberId")
+
+
 async def list_members(s: AsyncSession, *, workspace_id: str) -> list[Member]:
     """Live members of the workspace, by creation time then id."""
     rows = await s.execute(
@@ -351,6 +384,8 @@ async def remove_member(s: AsyncSession, *, workspace_id: str, member_id: str, b
         raise NotFound(f"member {member_id!r} not found", field="memberId")
     if m.id == by_member_id:
         raise Conflict("you cannot remove yourself; ask another owner", field="memberId")
+    if m.role == "owner":
+        await _keep_an_owner(s, workspace_id, leaving=m.id)
     m.removed_at = utcnow()
     s.add(m)
     await s.flush()

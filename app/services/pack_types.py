@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from app.errors import BadInput
+from app.errors import BadInput, require_text
 
 TASK_MAX_CHARS = 4_000
 MIN_TOKENS, MAX_TOKENS, DEFAULT_TOKENS = 256, 32_000, 4_000
@@ -46,6 +46,7 @@ def validate_pack_request(req: PackRequest) -> None:
     Raises:
         BadInput: with ``field`` (GraphQL input path) and ``limit``.
     """
+    require_text(req.task, "input.task")
     if not req.task.strip():
         raise BadInput("input.task must contain non-whitespace text", field="input.task", limit="1-4000")
     if len(req.task) > TASK_MAX_CHARS:

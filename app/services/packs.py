@@ -230,7 +230,8 @@ async def stream_pack(services, principal: Principal, req: PackRequest, *, trace
     if req.context_set_id is not None or principal.context_set_id is not None:
         raise BadInput("context sets are not available yet on this server", field="input.contextSetId")
     if "DOCUMENTS" in req.sources:
-        require_scope(principal, "queries:run", field="input.filters.sources DOCUMENTS (whole documents)")
+        require_scope(principal, "queries:run", field="input.filters.sources",
+                      what="input.filters.sources DOCUMENTS (whole documents)")
     started = time.monotonic()
     perf0 = time.perf_counter()
     deadline = started + req.max_latency_ms / 1000.0

@@ -106,9 +106,11 @@ async def test_workspaces_do_not_see_each_other(db):
 
 
 @pytest.mark.parametrize("kw,field", [
-    ({"text": "   "}, "text"),
-    ({"text": "x", "external_id": ""}, "externalId"),
-    ({"text": "x", "valid_from": T2023, "valid_to": T2020}, "validTo"),
+    ({"text": "   "}, "input.text"),
+    ({"text": "x", "external_id": ""}, "input.externalId"),
+    ({"text": "x", "valid_from": T2023, "valid_to": T2020}, "input.validTo"),
+    ({"text": "x", "valid_from": datetime(2025, 1, 1)}, "input.validFrom"),
+    ({"text": "bad \ud800 surrogate"}, "input.text"),
 ])
 async def test_bad_documents_are_refused(db, kw, field):
     ws, coll = await _workspace(db)

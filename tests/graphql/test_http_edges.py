@@ -1,0 +1,101 @@
+"""Hostile and malformed HTTP input: coded, enveloped errors, never a 500 or a stack trace."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.graphql.test_packs import PACK_QUERY, error_of
+
+
+def post(live, content: bytes, *, token: str | None = None, ctype: str = "application/json") -> httpx.Response:
+    headers = {"Content-Type": ctype}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    return httpx.post(f"{live.url}/graphql", content=content, headers=headers, timeout=30)
+
+
+@pytest.mark.parametrize("content,ctype,status", [
+    (b'"x"', "application/json", 400),
+    (b"null", "application/json", 400),
+    (b"{not json", "application/json", 400),
+    (b"\xff\xfe{}", "application/json", 400),
+    (b"[" * 100_000 + b"]" * 100_000, "application/json", 400),
+    (b'[{"query":"{viewer{kind}}"}]', "application/json", 400),
+    (b'{"query":""}', "application/json", 400),
+    (b'{"query":"{viewer{kind}}","variables":[1]}', "application/json", 400),
+    (b"query=%7Bviewer%7Bkind%7D%7D", "application/x-www-form-urlencoded", 415),
+])
+def test_malformed_bodies_are_coded_and_enveloped(live, content, ctype, status):
+    r = post(live, content, token=live.tokens["agent"], ctype=ctype)
+    assert r.status_code == status, r.text[:300]
+    body = r.json()
+    assert body["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
+    assert body["extensions"]["envelope"]["status"] == "ERROR"
+    assert "Traceback" not in r.text
+
+
+def test_oversized_bodies_are_refused_before_reading_them_whole(live):
+    big = b'{"query":"{viewer{kind}}","variables":{"pad":"' + b"x" * (300 * 1024) + b'"}}'
+    r = post(live, big, token=live.tokens["agent"])
+    assert r.status_code == 413 and error_of(r)["extensions"]["limit"] == 256 * 1024
+    r = httpx.post(f"{live.url}/v1/context-packs/stream", content=b'{"task":"' + b"x" * 70_000 + b'"}',
+                   headers={"Authorization": f"Bearer {live.tokens['agent']}"}, timeout=30)
+    assert r.status_code == 413
+
+
+def test_unauthenticated_requests_are_refused_before_parsing(live):
+    heavy = '{"query":"{ ' + "viewer{kind} " * 400 + '}"}'
+    r = post(live, heavy.encode())
+    assert r.status_code == 401 and error_of(r)["extensions"]["code"] == "UNAUTHENTICATED"
+    assert r.headers["www-authenticate"] == 'Bearer realm="cairn"'
+    r = post(live, b'{"query":"{ __schema { types { name } } }"}')
+    assert r.status_code == 401
+    r = httpx.post(f"{live.url}/v1/context-packs/stream", json={"task": ""}, timeout=30)
+    assert r.status_code == 401  # auth before input validation
+
+
+@pytest.mark.parametrize("variables,field_hint", [
+    ({"i": {"task": "x", "budget": {"maxTokens": "300"}}}, "maxTokens"),
+    ({"i": {"task": "x", "budget": {"maxTokens": 300.5}}}, "maxTokens"),
+    ({"i": {"task": "x", "foo": 1}}, "foo"),
+    ({"i": {"task": "x", "retrieval": "SPARSE"}}, "retrieval"),
+    ({"i": {"task": "x", "asOf": {"validTime": "yesterday"}}}, "validTime"),
+    ({}, "$i"),
+])
+def test_variable_coercion_errors_are_bad_user_input(live, variables, field_hint):
+    r = live.gql(PACK_QUERY, variables, live.tokens["agent"])
+    err = error_of(r)
+    assert err["extensions"]["code"] == "BAD_USER_INPUT" and r.status_code == 400
+    assert field_hint in err["message"]
+
+
+def test_unpaired_surrogates_are_refused_up_front(live):
+    r = post(live, b'{"query":"query($i:ContextPackInput!){contextPack(input:$i){packId}}",'
+                   b'"variables":{"i":{"task":"a \\ud800 b"}}}', token=live.tokens["agent"])
+    assert error_of(r)["extensions"] == {"code": "BAD_USER_INPUT", "field": "input.task"}
+    r = live.gql("mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){status}}",
+                 {"i": {"collectionId": live.ids["coll:finance"], "externalId": "naive", "text": "t",
+                        "validFrom": "2025-01-01T00:00:00"}}, live.tokens["owner"])
+    assert error_of(r)["extensions"]["field"] == "input.validFrom"
+
+
+def test_at_most_two_packs_per_request(live):
+    q = "{ " + " ".join(f'p{i}: contextPack(input:{{task:"x", retrieval: LEXICAL}}) {{ packId }}' for i in range(3)) + " }"
+    r = live.gql(q, None, live.tokens["agent"])
+    err = error_of(r)
+    assert err["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED" and "at most 2 contextPack" in err["message"]
+
+
+def test_the_last_owner_cannot_leave_or_step_down(live):
+    me = live.data("{viewer{id}}", None, live.tokens["ownerB"])["viewer"]["id"]
+    r = live.gql("mutation($m:ID!){setMemberRole(memberId:$m, role:\"viewer\"){role}}", {"m": me}, live.tokens["ownerB"])
+    assert error_of(r)["extensions"]["code"] == "LAST_OWNER"
+
+
+def test_profiles_only_name_known_capabilities(live):
+    r = live.gql("mutation($i:CreateAgentCredentialInput!){createAgentCredential(input:$i){token}}",
+                 {"i": {"name": "x", "expiresInDays": 1, "profile": {"suggestOnly": ["context:pakc"]}}},
+                 live.tokens["owner"])
+    err = error_of(r)
+    assert err["extensions"]["code"] == "BAD_USER_INPUT" and err["extensions"]["field"] == "profile.suggestOnly"
