@@ -76,6 +76,24 @@ class TokenLimit(MaxTokensLimiter):
         super().__init__(max_token_count=MAX_TOKENS)
 
 
+class SafeParserCache(ParserCache):
+    """ParserCache that leaves syntax errors to Strawberry's own parse step.
+
+    Strawberry's ParserCache parses in the extension hook, outside the error handling of the
+    subscription path, so a syntax error in a WebSocket ``subscribe`` killed the worker task
+    and the client got only ``complete``. Here a failed cached parse leaves the document
+    unset; Strawberry then parses again inside its handler and returns a coded error.
+    """
+
+    def on_parse(self) -> Iterator[None]:
+        ctx = self.execution_context
+        try:
+            ctx.graphql_document = self.cached_parse_document(ctx.query, **ctx.parse_options)
+        except GraphQLError:
+            ctx.graphql_document = None
+        yield
+
+
 def http_status_of(error: GraphQLError) -> int | None:
     """HTTP status that an error would map to, or None (internal / unknown)."""
     original = error.original_error
@@ -172,7 +190,7 @@ def build_schema() -> CairnSchema:
         query=Query,
         mutation=Mutation,
         subscription=Subscription,
-        extensions=[Envelope, TokenLimit, QueryLimits, ParserCache, ValidationCache],
+        extensions=[Envelope, TokenLimit, QueryLimits, SafeParserCache, ValidationCache],
     )
 
 

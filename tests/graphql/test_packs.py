@@ -233,6 +233,14 @@ async def test_subscription_errors_are_coded_and_need_auth(live):
     assert errors[0]["extensions"]["code"] == "BAD_USER_INPUT"
     events = await _stream(live, {"i": {"task": "x"}}, "ck_0000000000000000_" + "A" * 43)
     assert events[0]["__error__"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+    async with websockets.connect(live.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
+        await ws.send(json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {live.tokens['agent']}"}}))
+        await ws.recv()
+        await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {"query": "subscription { contextPackStream("}}))
+        with pytest.raises(websockets.exceptions.ConnectionClosedError) as closed:
+            await asyncio.wait_for(ws.recv(), 30)
+        # graphql-transport-ws: an unparseable subscribe closes the socket with 4400 and the reason
+        assert closed.value.rcvd.code == 4400 and "Syntax Error" in closed.value.rcvd.reason
 
 
 def test_ndjson_stream_equals_the_pack(live):
