@@ -22,7 +22,7 @@ class RetrievalMode(Enum):
     LEXICAL = "LEXICAL"
 
 
-@strawberry.enum(description="BEST_EFFORT returns what fits; REQUIRE_COMPLETE fails with CONTEXT_PACK_INCOMPLETE instead of a partial pack.")
+@strawberry.enum(description="BEST_EFFORT returns what fits. REQUIRE_COMPLETE fails with CONTEXT_PACK_INCOMPLETE unless every required item fits (the top-ranked item; with a context set, its approved and required items) and every retrieval leg finished within maxLatencyMs. Lower-ranked evidence that does not fit the budget is reported by truncated, not refused.")
 class Coverage(Enum):
     BEST_EFFORT = "BEST_EFFORT"
     REQUIRE_COMPLETE = "REQUIRE_COMPLETE"
