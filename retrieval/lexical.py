@@ -55,6 +55,7 @@ from whoosh.searching import Searcher
 from whoosh.writing import CLEAR
 
 from retrieval.analysis import cairn_analyzer
+from retrieval.checks import check_ids
 from retrieval.lexical_query import CJK_MODES, bm25_query, filter_query
 
 INDEX_NAME = "passages"
@@ -99,16 +100,6 @@ def passage_schema() -> Schema:
         title=TEXT(analyzer=analyzer, phrase=True),
         body=TEXT(analyzer=analyzer, phrase=True),
     )
-
-
-def _require_ids(name: str, values: Sequence[str] | None) -> None:
-    if values is None:
-        return
-    if isinstance(values, str):
-        raise ValueError(f"{name} must be a sequence of ids, not a str")
-    for value in values:
-        if not isinstance(value, str) or not value:
-            raise ValueError(f"{name} must contain non-empty strings, got {value!r}")
 
 
 class LexicalIndex:
@@ -258,7 +249,7 @@ class LexicalIndex:
             ValueError: If ``passage_ids`` is a str or holds a non-string, or the index
                 is closed.
         """
-        _require_ids("passage_ids", passage_ids)
+        check_ids("passage_ids", passage_ids)
         if not passage_ids:
             return
         with self._write_lock:
@@ -337,8 +328,8 @@ class LexicalIndex:
             raise ValueError("workspace_id must be a non-empty string")
         if limit < 1:
             raise ValueError(f"limit must be >= 1, got {limit}")
-        _require_ids("collection_ids", collection_ids)
-        _require_ids("document_ids", document_ids)
+        check_ids("collection_ids", collection_ids)
+        check_ids("document_ids", document_ids)
         if (collection_ids is not None and not collection_ids) or (document_ids is not None and not document_ids):
             return []
         allowed = filter_query(workspace_id, collection_ids, document_ids)
@@ -370,7 +361,7 @@ class LexicalIndex:
         Raises:
             ValueError: If ``passage_ids`` is a str or the index is closed.
         """
-        _require_ids("passage_ids", passage_ids)
+        check_ids("passage_ids", passage_ids)
         with self._search_lock:
             searcher = self._require_open()
             return {pid for pid in set(passage_ids) if searcher.document_number(passage_id=pid) is not None}

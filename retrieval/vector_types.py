@@ -18,6 +18,8 @@ PASSAGE_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://cairn.invalid/passag
 PAYLOAD_KEYS = ("workspace_id", "collection_id", "document_id")
 UPSERT_BATCH = 1_024
 
+from retrieval.checks import check_ids  # noqa: F401  (re-exported for the backends)
+
 
 def point_id(passage_id: str) -> str:
     """Return the Qdrant point id of a passage: ``uuid5(PASSAGE_NAMESPACE, passage_id)``.
@@ -112,17 +114,6 @@ def as_vector(vector: np.ndarray, dim: int) -> list[float]:
     if not np.any(array):
         raise ValueError("vector must not be all zeros (cosine is undefined)")
     return array.tolist()
-
-
-def check_ids(name: str, values: Sequence[str] | None) -> None:
-    """Raise ValueError unless ``values`` is None or a non-str sequence of non-empty str."""
-    if values is None:
-        return
-    if isinstance(values, str):
-        raise ValueError(f"{name} must be a sequence of ids, not a str")
-    for value in values:
-        if not isinstance(value, str) or not value:
-            raise ValueError(f"{name} must contain non-empty strings, got {value!r}")
 
 
 def check_point(point: VectorPoint, dim: int) -> list[float]:
