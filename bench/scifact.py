@@ -19,7 +19,7 @@ from pathlib import Path
 from bench.common import OUT, SHARED, load_qrels, load_queries, machine, ndcg_at, percentiles, ranked_docs, recall_at
 
 
-async def run(data_dir: Path, limit: int | None, modes: list[str]) -> dict:
+async def run(data_dir: Path, limit: int | None, modes: list[str], max_tokens: int = 32000) -> dict:
     from sqlalchemy import select
 
     from app.auth import ROLE_PERMISSIONS, Principal
@@ -61,7 +61,7 @@ async def run(data_dir: Path, limit: int | None, modes: list[str]) -> dict:
             ndcgs, recalls, lat = [], [], []
             for qid in qids:
                 t = time.perf_counter()
-                pack = await build_pack(services, principal, PackRequest(task=queries[qid], max_tokens=32000,
+                pack = await build_pack(services, principal, PackRequest(task=queries[qid], max_tokens=max_tokens,
                                                                          retrieval=mode))
                 lat.append((time.perf_counter() - t) * 1000)
                 items = [{"doc": ext[i.citation.document_id], "alts": [ext[a.document_id] for a in i.alternates]}
@@ -83,9 +83,10 @@ def main() -> None:
     ap.add_argument("--data-dir", type=Path, default=OUT / "scifact")
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--modes", default="LEXICAL,HYBRID")
+    ap.add_argument("--max-tokens", type=int, default=32000, help="pack budget (recall@100 needs ~32000)")
     args = ap.parse_args()
-    results = asyncio.run(run(args.data_dir, args.limit, args.modes.split(",")))
-    print(f"\nSciFact test ({machine()})")
+    results = asyncio.run(run(args.data_dir, args.limit, args.modes.split(","), args.max_tokens))
+    print(f"\nSciFact test, maxTokens {args.max_tokens} ({machine()})")
     print(f"{'mode':<10} {'nDCG@10':>8} {'R@100':>7} {'p50 ms':>8} {'p95 ms':>8} {'queries':>8}")
     for mode, r in results.items():
         print(f"{mode:<10} {r['ndcg@10']:8.4f} {r['recall@100']:7.4f} {r['latency_ms']['p50']:8.1f} "
