@@ -378,3 +378,19 @@ async def test_cors_allow_list_for_member_browsers(tmp_path):
         bad = await client.options("/graphql", headers={"Origin": "https://evil.example",
                                                         "Access-Control-Request-Method": "POST"})
         assert "access-control-allow-origin" not in bad.headers
+
+
+async def test_every_stored_profile_passes_the_contract_check(live, tokens):
+    from sqlalchemy import select
+
+    from app.contract import contract_violations
+    from resolvers.schema import schema
+
+    db = Database(live.settings.resolved_database_url)
+    try:
+        async with db.session() as s:
+            profiles = [c.profile for c in (await s.execute(select(AgentCredential))).scalars()]
+    finally:
+        await db.dispose()
+    assert len(profiles) >= 10
+    assert contract_violations(schema, profiles=profiles) == []
