@@ -180,6 +180,22 @@ class LocalMiniLM:
             )
         return np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
 
+    def vocabulary_coverage(self, text: str) -> float:
+        """Share of the text's word pieces the model knows (not ``[UNK]``), in [0, 1].
+
+        all-MiniLM-L6-v2 is an English model: much Japanese and Chinese text becomes
+        ``[UNK]``, and its embedding then says little. Callers use this to weight the dense
+        leg per query. Empty text → 1.0.
+        """
+        self.load()
+        tokenizer = self._model.tokenizer
+        with self._encode_lock:
+            ids = tokenizer(text, add_special_tokens=False, truncation=True, max_length=LOCAL_MAX_SEQ_LENGTH)["input_ids"]
+        if not ids:
+            return 1.0
+        unk = tokenizer.unk_token_id
+        return sum(1 for i in ids if i != unk) / len(ids)
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed passages (truncated at 256 word pieces each).
 

@@ -281,3 +281,13 @@ async def test_client_disconnect_mid_stream_leaves_server_healthy(live):
             "query": STREAM_QUERY, "variables": {"i": {"task": "billing region"}}}}))
     p = pack(live, "billing region")
     assert p["items"]
+
+
+def test_dense_leg_steps_aside_for_text_the_model_cannot_read(live):
+    p = pack(live, "ベクトル検索は何を探す方法ですか")
+    assert any(n.startswith("dense leg skipped") for n in p["notes"]), p["notes"]
+    assert p["items"][0]["citation"]["documentId"] == live.ids["doc:ja-search"]
+    assert all(i["ranks"]["dense"] is None for i in p["items"])
+    english = pack(live, "Mount Etna volcano")
+    assert not any(n.startswith("dense leg") for n in english["notes"])
+    assert any(i["ranks"]["dense"] for i in english["items"])
