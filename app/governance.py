@@ -36,7 +36,6 @@ from typing import Any
 
 from graphql import GraphQLError
 from strawberry.utils.str_converters import to_camel_case
-from sqlalchemy import select
 
 from app.auth import Principal, require_scope
 from app.boundaries import Boundary, evaluate

@@ -11,6 +11,7 @@ from app.auth import Principal
 from app.errors import BadInput
 from app.governance import governed
 from app.models import Document as DocumentRow
+from app.services import as_of
 from app.services import documents as docs
 from resolvers.packs import AsOfInput
 
@@ -80,7 +81,7 @@ class DeleteDocumentResult:
     deleted_at: datetime
 
 
-def to_document(read: docs.DocumentRead) -> Document:
+def to_document(read: as_of.DocumentRead) -> Document:
     """Service read → GraphQL document."""
     d: DocumentRow = read.document
     return Document(
@@ -129,7 +130,7 @@ class DocumentQuery:
     async def document(self, info: Info, id: strawberry.ID, principal: Principal,
                        as_of: AsOfInput | None = None) -> Document:
         async with info.context.services.db.session() as s:
-            read = await docs.read_document(
+            read = await as_of.read_document(
                 s, workspace_id=principal.workspace_id, document_id=id,
                 valid_time=as_of.valid_time if as_of else None,
                 system_time=as_of.system_time if as_of else None,

@@ -33,7 +33,7 @@ from app.auth import Principal, require_scope
 from app.errors import BadInput, NotFound, PackIncomplete
 from app.ids import new_id, sha256_text, utcnow
 from app.models import Collection, Document, DocumentVersion, Passage, ReplayRecord, VersionPassage
-from app.services.documents import visible_versions
+from app.services.as_of import visible_versions
 from app.services.pack_types import (
     RRF_K,
     Citation,

@@ -10,6 +10,7 @@ from sqlalchemy import select
 
 from app.errors import BadInput, NotFound
 from app.models import DocumentVersion, Passage, VersionPassage
+from app.services import as_of
 from app.services import documents as docs
 from app.services import identity
 
@@ -66,28 +67,28 @@ async def test_as_of_resolution_and_deletion(db):
     doc_id = v1.document_id
     now = datetime.now(timezone.utc)
     async with db.session() as s:
-        at = await docs.visible_versions(s, workspace_id=ws, document_ids=[doc_id], valid_time=now, system_time=now)
+        at = await as_of.visible_versions(s, workspace_id=ws, document_ids=[doc_id], valid_time=now, system_time=now)
         assert at[doc_id].id == v2.version_id and not at[doc_id].superseded
-        at = await docs.visible_versions(s, workspace_id=ws, document_ids=[doc_id],
+        at = await as_of.visible_versions(s, workspace_id=ws, document_ids=[doc_id],
                                          valid_time=datetime(2021, 1, 1, tzinfo=timezone.utc), system_time=now)
         assert at[doc_id].id == v1.version_id and at[doc_id].superseded
         v1_row = await s.get(DocumentVersion, v1.version_id)
-        at = await docs.visible_versions(s, workspace_id=ws, document_ids=[doc_id], valid_time=now,
+        at = await as_of.visible_versions(s, workspace_id=ws, document_ids=[doc_id], valid_time=now,
                                          system_time=v1_row.recorded_at)
         assert at[doc_id].id == v1.version_id
-        at = await docs.visible_versions(s, workspace_id=ws, document_ids=[doc_id],
+        at = await as_of.visible_versions(s, workspace_id=ws, document_ids=[doc_id],
                                          valid_time=datetime(2019, 1, 1, tzinfo=timezone.utc), system_time=now)
         assert at == {}
         deleted_at = await docs.delete_document(s, workspace_id=ws, document_id=doc_id)
     async with db.session() as s:
-        before = await docs.visible_versions(s, workspace_id=ws, document_ids=[doc_id], valid_time=now,
+        before = await as_of.visible_versions(s, workspace_id=ws, document_ids=[doc_id], valid_time=now,
                                              system_time=deleted_at - timedelta(microseconds=1))
         assert before[doc_id].id == v2.version_id
-        after = await docs.visible_versions(s, workspace_id=ws, document_ids=[doc_id], valid_time=now,
+        after = await as_of.visible_versions(s, workspace_id=ws, document_ids=[doc_id], valid_time=now,
                                             system_time=deleted_at)
         assert after == {}
         with pytest.raises(NotFound):
-            await docs.read_document(s, workspace_id=ws, document_id=doc_id)
+            await as_of.read_document(s, workspace_id=ws, document_id=doc_id)
     # re-ingesting a deleted document brings it back as a new version
     back = await _upsert(db, ws, coll, "The CFO is Bob.", valid_from=T2023)
     assert back.status == "updated"
@@ -99,9 +100,9 @@ async def test_workspaces_do_not_see_each_other(db):
     r = await _upsert(db, ws_a, coll_a, "Private text of A.")
     async with db.session() as s:
         with pytest.raises(NotFound):
-            await docs.read_document(s, workspace_id=ws_b, document_id=r.document_id)
+            await as_of.read_document(s, workspace_id=ws_b, document_id=r.document_id)
         now = datetime.now(timezone.utc)
-        assert await docs.visible_versions(s, workspace_id=ws_b, document_ids=[r.document_id],
+        assert await as_of.visible_versions(s, workspace_id=ws_b, document_ids=[r.document_id],
                                            valid_time=now, system_time=now) == {}
 
 
