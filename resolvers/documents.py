@@ -11,8 +11,8 @@ from app.auth import Principal
 from app.errors import BadInput
 from app.governance import governed
 from app.models import Document as DocumentRow
-from app.services import as_of
 from app.services import documents as docs
+from app.services.as_of import DocumentRead, read_document
 from resolvers.packs import AsOfInput
 
 
@@ -81,7 +81,7 @@ class DeleteDocumentResult:
     deleted_at: datetime
 
 
-def to_document(read: as_of.DocumentRead) -> Document:
+def to_document(read: DocumentRead) -> Document:
     """Service read → GraphQL document."""
     d: DocumentRow = read.document
     return Document(
@@ -130,7 +130,7 @@ class DocumentQuery:
     async def document(self, info: Info, id: strawberry.ID, principal: Principal,
                        as_of: AsOfInput | None = None) -> Document:
         async with info.context.services.db.session() as s:
-            read = await as_of.read_document(
+            read = await read_document(
                 s, workspace_id=principal.workspace_id, document_id=id,
                 valid_time=as_of.valid_time if as_of else None,
                 system_time=as_of.system_time if as_of else None,
