@@ -57,17 +57,24 @@ async def read_body(receive, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-async def send_error(send, ctx: RequestContext, exc: BaseException, status: int) -> None:
-    """Send one enveloped JSON error response."""
+def enveloped_error(ctx: RequestContext, exc: BaseException, status: int) -> tuple[dict, dict[str, str]]:
+    """The body and headers of an enveloped JSON error; marks the current call REJECTED/ERROR."""
     err = to_graphql_error(ctx, exc)
     if ctx.envelope.calls:
         ctx.envelope.calls[-1].status = "REJECTED" if status in (401, 403) else "ERROR"
-    payload = json.dumps({"data": None, "errors": [err.formatted],
-                          "extensions": {"envelope": ctx.envelope.build(had_errors=True)}}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()),
-               (b"x-cairn-trace", ctx.trace_id.encode())]
+    body = {"data": None, "errors": [err.formatted], "extensions": {"envelope": ctx.envelope.build(had_errors=True)}}
+    headers = {"x-cairn-trace": ctx.trace_id}
     if status == 401:
-        headers.append((b"www-authenticate", b'Bearer realm="cairn"'))
+        headers["www-authenticate"] = 'Bearer realm="cairn"'
+    return body, headers
+
+
+async def send_error(send, ctx: RequestContext, exc: BaseException, status: int) -> None:
+    """Send one enveloped JSON error response (raw ASGI)."""
+    body, extra = enveloped_error(ctx, exc, status)
+    payload = json.dumps(body).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()),
+               *((k.encode(), v.encode()) for k, v in extra.items())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": payload})
 

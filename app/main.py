@@ -34,7 +34,7 @@ from app.context import RequestContext, Services
 from app.db import Database
 from app.errors import CairnError
 from app.governance import authorize, log_call, to_graphql_error
-from app.gate import BodyTooLarge, GraphQLGate, read_body
+from app.gate import BodyTooLarge, GraphQLGate, enveloped_error, read_body
 from app.graphiql import STATIC_DIR, graphiql_html
 from app.logs import configure_logging
 from app.migrate import upgrade_database
@@ -67,15 +67,9 @@ class CairnGraphQL(GraphQL):
         return HTMLResponse(graphiql_html())
 
 
-def _envelope_error(ctx: RequestContext, exc: BaseException, op_name: str) -> JSONResponse:
-    err = to_graphql_error(ctx, exc)
+def _envelope_error(ctx: RequestContext, exc: BaseException) -> JSONResponse:
     status = exc.http_status if isinstance(exc, CairnError) else 500
-    if ctx.envelope.calls:
-        ctx.envelope.calls[-1].status = "REJECTED" if status in (401, 403) else "ERROR"
-    body = {"errors": [err.formatted], "extensions": {"envelope": ctx.envelope.build(had_errors=True)}}
-    headers = {"x-cairn-trace": ctx.trace_id}
-    if status == 401:
-        headers["www-authenticate"] = 'Bearer realm="cairn"'
+    body, headers = enveloped_error(ctx, exc, status)
     return JSONResponse(body, status_code=status, headers=headers)
 
 
@@ -112,7 +106,7 @@ def make_stream_route(services: Services):
             events = stream_pack(services, principal, req, trace_id=ctx.trace_id)
             first = await anext(events)
         except Exception as exc:  # noqa: BLE001 - shaped into an enveloped error
-            response = _envelope_error(ctx, exc, op.name)
+            response = _envelope_error(ctx, exc)
             log_call(ctx, ctx.envelope.calls[-1])
             return response
 

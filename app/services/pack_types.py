@@ -40,6 +40,16 @@ class PackRequest:
     context_set_id: str | None = None
 
 
+def _check_id_filter(ids: tuple[str, ...] | None, field: str, limit: int) -> None:
+    """An id filter is absent, or 1..limit ids (an empty list would silently match nothing)."""
+    if ids is None:
+        return
+    if len(ids) > limit:
+        raise BadInput(f"{field} has {len(ids)} ids; the limit is {limit}", field=field, limit=limit)
+    if not ids:
+        raise BadInput(f"{field}, when given, must not be empty (omit it for all)", field=field)
+
+
 def validate_pack_request(req: PackRequest) -> None:
     """Check every SPEC §3 limit; nothing is clamped.
 
@@ -68,24 +78,8 @@ def validate_pack_request(req: PackRequest) -> None:
         raise BadInput(f"input.budget.coverage must be one of {COVERAGES}", field="input.budget.coverage")
     if req.retrieval not in RETRIEVAL_MODES:
         raise BadInput(f"input.retrieval must be one of {RETRIEVAL_MODES}", field="input.retrieval")
-    if req.collection_ids is not None:
-        if len(req.collection_ids) > MAX_COLLECTION_FILTERS:
-            raise BadInput(
-                f"input.filters.collectionIds has {len(req.collection_ids)} ids; the limit is 8",
-                field="input.filters.collectionIds", limit=MAX_COLLECTION_FILTERS,
-            )
-        if not req.collection_ids:
-            raise BadInput("input.filters.collectionIds, when given, must not be empty (omit it for all)",
-                           field="input.filters.collectionIds")
-    if req.document_ids is not None:
-        if len(req.document_ids) > MAX_DOCUMENT_FILTERS:
-            raise BadInput(
-                f"input.filters.documentIds has {len(req.document_ids)} ids; the limit is 20",
-                field="input.filters.documentIds", limit=MAX_DOCUMENT_FILTERS,
-            )
-        if not req.document_ids:
-            raise BadInput("input.filters.documentIds, when given, must not be empty (omit it for all)",
-                           field="input.filters.documentIds")
+    _check_id_filter(req.collection_ids, "input.filters.collectionIds", MAX_COLLECTION_FILTERS)
+    _check_id_filter(req.document_ids, "input.filters.documentIds", MAX_DOCUMENT_FILTERS)
     if not req.sources:
         raise BadInput("input.filters.sources, when given, must name at least one source",
                        field="input.filters.sources")

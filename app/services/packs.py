@@ -71,31 +71,25 @@ class _Candidate:
                  "title", "collection", "valid_from", "valid_to", "superseded")
 
 
+async def _require_in_workspace(s, model, ids: list[str], workspace_id: str, field: str, noun: str) -> None:
+    """Raise NotFound naming ``field`` unless every id is a ``model`` row of the workspace."""
+    found = set((await s.execute(select(model.id).where(model.id.in_(ids), model.workspace_id == workspace_id))).scalars())
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise NotFound(f"{field}: no {noun} {missing} in this workspace", field=field)
+
+
 async def _scope(services, principal: Principal, req: PackRequest) -> tuple[list[str] | None, list[str] | None]:
     """Check filter ids belong to the caller's workspace; return them as lists."""
     colls = list(req.collection_ids) if req.collection_ids else None
     docs = list(req.document_ids) if req.document_ids else None
     async with services.db.session() as s:
         if colls:
-            found = set(
-                (await s.execute(select(Collection.id).where(
-                    Collection.id.in_(colls), Collection.workspace_id == principal.workspace_id
-                ))).scalars()
-            )
-            missing = [c for c in colls if c not in found]
-            if missing:
-                raise NotFound(f"input.filters.collectionIds: no collection {missing} in this workspace",
-                               field="input.filters.collectionIds")
+            await _require_in_workspace(s, Collection, colls, principal.workspace_id,
+                                        "input.filters.collectionIds", "collection")
         if docs:
-            found = set(
-                (await s.execute(select(Document.id).where(
-                    Document.id.in_(docs), Document.workspace_id == principal.workspace_id
-                ))).scalars()
-            )
-            missing = [d for d in docs if d not in found]
-            if missing:
-                raise NotFound(f"input.filters.documentIds: no document {missing} in this workspace",
-                               field="input.filters.documentIds")
+            await _require_in_workspace(s, Document, docs, principal.workspace_id,
+                                        "input.filters.documentIds", "document")
     return colls, docs
 
 

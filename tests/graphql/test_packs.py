@@ -129,8 +129,19 @@ def test_collection_filter_and_budget_truncation(live):
     fin = live.ids["coll:finance"]
     p = pack(live, "facts", filters={"collectionIds": [fin]})
     assert p["items"] and {i["collectionId"] for i in p["items"]} == {fin}
-    wide = pack(live, "the", budget={"maxTokens": 256}, retrieval="LEXICAL")
-    assert wide["tokensUsed"] <= 256
+    owner = live.tokens["owner"]
+    paragraphs = [f"Glacier survey note {n}: the ice front retreated {n * 7} metres along transect {n}, "
+                  f"and meltwater channels widened near the moraine in section {n}." for n in range(1, 25)]
+    doc = live.data("mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId}}",
+                    {"i": {"collectionId": fin, "externalId": "glacier-log", "text": "\n\n".join(paragraphs)}},
+                    owner)["upsertDocument"]["documentId"]
+    try:
+        wide = pack(live, "glacier ice front retreat meltwater moraine", budget={"maxTokens": 256},
+                    filters={"documentIds": [doc]}, retrieval="LEXICAL")
+        assert 0 < wide["tokensUsed"] == sum(i["tokens"] for i in wide["items"]) <= 256
+        assert wide["truncated"] is True and wide["complete"] is True
+    finally:
+        live.data("mutation($id:ID!){deleteDocument(id:$id){deletedAt}}", {"id": doc}, owner)
 
 
 @pytest.mark.parametrize("inp,field", [
