@@ -16,10 +16,11 @@ from app.services import pack_types as pt
 from app.services.packs import build_pack, stream_pack
 
 
-@strawberry.enum(description="Which legs retrieve: HYBRID = BM25 + dense vectors fused by RRF; LEXICAL = BM25 only (no embedding cost).")
+@strawberry.enum(description="Which legs retrieve: HYBRID = BM25 + dense vectors fused by RRF; LEXICAL = BM25 only (no embedding cost); DENSE = dense vectors only (for comparison; weaker than HYBRID on every benchmark in BENCHMARKS.md).")
 class RetrievalMode(Enum):
     HYBRID = "HYBRID"
     LEXICAL = "LEXICAL"
+    DENSE = "DENSE"
 
 
 @strawberry.enum(description="BEST_EFFORT returns what fits. REQUIRE_COMPLETE fails with CONTEXT_PACK_INCOMPLETE unless every required item fits (the top-ranked item; with a context set, its approved and required items) and every retrieval leg finished within maxLatencyMs. Lower-ranked evidence that does not fit the budget is reported by truncated, not refused.")

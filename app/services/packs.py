@@ -2,7 +2,8 @@
 
 Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
 1. header (pack id, replay id, budget) — emitted at once;
-2. legs, concurrently: BM25 over Whoosh and (``HYBRID``) query embedding + Qdrant search,
+2. legs, concurrently: BM25 over Whoosh (``HYBRID``, ``LEXICAL``) and query embedding +
+   Qdrant search (``HYBRID``, ``DENSE``),
    each returning ``depth = clamp(maxTokens / 40, 100, 1000)`` passage ids;
 3. RRF (Cormack et al. 2009; k = 60; ranks from 1; ties by passage id ascending), the dense
    leg weighted by the model's vocabulary coverage of the task (see DENSE_COVERAGE_POWER);
@@ -116,7 +117,11 @@ async def _legs(services, principal, req, colls, docs, deadline, timings, notes,
         coverage_of = getattr(idx.embedder, "vocabulary_coverage", None)
         if coverage_of is not None:
             coverage = coverage_of(req.task)
-            if coverage < DENSE_MIN_COVERAGE:
+            if req.retrieval == "DENSE":
+                if coverage < DENSE_MIN_COVERAGE:
+                    notes.append(f"the embedding model knows only {coverage:.0%} of the task's word pieces; "
+                                 "DENSE results may be poor (HYBRID would rely on BM25 here)")
+            elif coverage < DENSE_MIN_COVERAGE:
                 weights["dense"] = 0.0
                 notes.append(f"dense leg skipped: the embedding model knows {coverage:.0%} of the task's word "
                              f"pieces (< {DENSE_MIN_COVERAGE:.0%}); BM25 only")
@@ -130,9 +135,14 @@ async def _legs(services, principal, req, colls, docs, deadline, timings, notes,
         timings["vectorMs"] = round((loop_t() - t2) * 1000, 2)
         return out
 
-    tasks = {"lexical": asyncio.ensure_future(asyncio.to_thread(lexical))}
-    if req.retrieval == "HYBRID":
+    tasks = {}
+    if req.retrieval in ("HYBRID", "LEXICAL"):
+        tasks["lexical"] = asyncio.ensure_future(asyncio.to_thread(lexical))
+    if req.retrieval in ("HYBRID", "DENSE"):
         if idx.embedder is None or idx.vectors is None:
+            if req.retrieval == "DENSE":
+                raise BadInput("input.retrieval DENSE needs an embedding model; this server runs without one "
+                               "(CAIRN_EMBEDDER=none): use HYBRID or LEXICAL", field="input.retrieval")
             notes.append("dense leg unavailable (no embedding model configured): LEXICAL only")
         else:
             tasks["dense"] = asyncio.ensure_future(asyncio.to_thread(dense))
@@ -262,7 +272,7 @@ async def stream_pack(services, principal: Principal, req: PackRequest, *, trace
     incomplete: list[str] = []
     if req.coverage == "BEST_EFFORT":
         yield header
-    weights: dict[str, float] = {"lexical": 1.0}
+    weights: dict[str, float] = {"lexical": 1.0, "dense": 1.0}
     results, late = await _legs(services, principal, req, colls, docs, deadline, timings, notes, weights)
     if late:
         incomplete.append("LATENCY")

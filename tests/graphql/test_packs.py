@@ -118,6 +118,17 @@ def test_lexical_mode_skips_the_embedding(live):
     assert p["items"][0]["score"] == pytest.approx(1 / 61)
 
 
+def test_dense_mode_skips_bm25(live):
+    # "volcano in Italy" shares no word with the Etna passage's stems except through meaning
+    p = pack(live, "an active volcano in Italy", retrieval="DENSE")
+    assert p["retrieval"] == "DENSE"
+    assert p["items"][0]["citation"]["documentId"] == live.ids["doc:volcano"]
+    assert all(i["ranks"]["lexical"] is None for i in p["items"])
+    assert [i["ranks"]["dense"] for i in p["items"][:3]] == [1, 2, 3] or len(p["items"]) < 3
+    assert p["timings"]["lexicalMs"] is None and p["timings"]["embedMs"] is not None
+    assert p["items"][0]["score"] == pytest.approx(1 / 61)
+
+
 @pytest.mark.parametrize("task,doc", [("ベクトル検索", "ja-search"), ("東京のチーム", "ja-search"),
                                       ("数据库索引", "zh-db"), ("全文检索", "zh-db")])
 def test_japanese_and_chinese_are_searchable_lexically(live, task, doc):
