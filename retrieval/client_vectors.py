@@ -172,6 +172,22 @@ class ClientVectorIndex(VectorChecks):
         records = self._client.retrieve(self.collection, ids=list(by_point), with_payload=False, with_vectors=False)
         return {by_point[str(record.id)] for record in records}
 
+    def vectors(self, passage_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors of the given passages (absent ids left out), as in the edge backend.
+
+        Returns:
+            ``{passage_id: float32 array of shape (dim,)}``.
+
+        Raises:
+            ValueError: If ``passage_ids`` is a str.
+        """
+        check_ids("passage_ids", passage_ids)
+        if not passage_ids:
+            return {}
+        by_point = {point_id(pid): pid for pid in set(passage_ids)}
+        records = self._client.retrieve(self.collection, ids=list(by_point), with_payload=False, with_vectors=True)
+        return {by_point[str(r.id)]: np.asarray(r.vector, dtype=np.float32) for r in records}
+
     def count(self) -> int:
         """Return the number of stored points."""
         return int(self._client.count(self.collection, exact=True).count)

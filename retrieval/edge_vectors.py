@@ -182,6 +182,32 @@ class EdgeVectorIndex(VectorChecks):
         records = self._require_open().retrieve(list(by_point), False, False)
         return {by_point[str(record.id)] for record in records}
 
+    def vectors(self, passage_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors of the given passages (absent ids are left out).
+
+        Used to export embeddings (e.g. to build a peer system over the very same vectors in
+        ``bench/peer.py``) without encoding the corpus again.
+
+        Returns:
+            ``{passage_id: float32 array of shape (dim,)}``.
+
+        Raises:
+            ValueError: If ``passage_ids`` is a str or the index is closed.
+        """
+        check_ids("passage_ids", passage_ids)
+        if not passage_ids:
+            return {}
+        by_point = {point_id(pid): pid for pid in set(passage_ids)}
+        out: dict[str, np.ndarray] = {}
+        ids = list(by_point)
+        for start in range(0, len(ids), UPSERT_BATCH):
+            for record in self._require_open().retrieve(ids[start:start + UPSERT_BATCH], False, True):
+                vector = record.vector
+                if isinstance(vector, dict):  # named vectors: take the unnamed/default one
+                    vector = next(iter(vector.values()))
+                out[by_point[str(record.id)]] = np.asarray(vector, dtype=np.float32)
+        return out
+
     def count(self) -> int:
         """Return the number of stored points.
 

@@ -80,6 +80,10 @@ class VectorIndex(Protocol):
         """The subset of ``passage_ids`` that are stored."""
         ...
 
+    def vectors(self, passage_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored (unit-length) vectors of the passages that are stored."""
+        ...
+
     def count(self) -> int:
         """Number of stored points."""
         ...

@@ -95,6 +95,17 @@ def test_upsert_replaces_delete_has_count_clear(backend):
     assert backend.count() == 3
 
 
+def test_vectors_returns_the_stored_unit_vectors(backend):
+    points = make_points(5)
+    backend.upsert(points)
+    got = backend.vectors(["p001", "p004", "nope"])
+    assert sorted(got) == ["p001", "p004"]
+    for pid in got:
+        v = next(p.vector for p in points if p.passage_id == pid)
+        np.testing.assert_allclose(got[pid], v / np.linalg.norm(v), rtol=1e-5, atol=1e-6)
+    assert backend.vectors([]) == {}
+
+
 @pytest.mark.parametrize(
     "vector,kwargs",
     [
