@@ -15,10 +15,12 @@ Method:
 
 Grouping is leader clustering in rank order: each item joins the group whose *kept* item
 it resembles most (Jaccard >= threshold; exact-hash matches join at 1.0; ties go to the
-better-ranked group), else it starts a new group and is kept. Candidates come from an
-inverted index shingle → groups, and the size-ratio bound ``J(A, B) <= min(|A|,|B|) /
-max(|A|,|B|)`` skips pairs that cannot reach the threshold, so 300 passages take a few
-milliseconds.
+better-ranked group), else it starts a new group and is kept. Candidates come from prefix
+filtering (Bayardo, Ma & Srikant 2007, "Scaling up all pairs similarity search"): only each
+kept set's first ``|A| − ⌈t·|A|⌉ + 1`` shingles (in one fixed total order) are indexed and
+probed, so most shared-but-common shingles never produce candidates; the size-ratio bound
+``J(A, B) <= min(|A|,|B|) / max(|A|,|B|)`` skips more, and candidates are verified with the
+exact Jaccard. The result is exactly that of comparing every item with every kept item.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
+import math
+from functools import lru_cache
+from itertools import chain
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -92,6 +97,31 @@ def shingles(text: str, n: int = SHINGLE_SIZE) -> frozenset[str]:
     return frozenset(" ".join(seq[i : i + n]) for i in range(len(seq) - n + 1))
 
 
+@lru_cache(maxsize=65_536)
+def _shingle_keys(text: str) -> frozenset:
+    """Shingles of ``text`` as unit tuples: the same sets as :func:`shingles` (units hold no
+    spaces, so joining is one-to-one) without building joined strings — about 3× faster.
+    Cached by text: the same passages recur across packs (65,536 entries, ~100 MB worst case)."""
+    seq = units(text)
+    if not seq:
+        return frozenset()
+    if len(seq) < SHINGLE_SIZE:
+        return frozenset({tuple(seq)})
+    return frozenset(zip(*(seq[i:] for i in range(SHINGLE_SIZE))))
+
+
+def _prefix_length(size: int, threshold: float) -> int:
+    """Prefix-filter length for a set of ``size`` shingles (Bayardo et al. 2007, All-Pairs).
+
+    ``J(A, B) >= t`` implies ``|A ∩ B| >= ceil(t · |A|)``, so A's ``|A| − ceil(t·|A|) + 1``
+    first shingles must include one of B's indexed prefix shingles, for any total order
+    used by both. The order here is descending code point order of the unit tuples: C-speed
+    sorting, and it puts Han-initial shingles (rarer than kana-initial ones) first in
+    Japanese text.
+    """
+    return size - math.ceil(threshold * size - 1e-9) + 1
+
+
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     """Return ``|a ∩ b| / |a ∪ b|`` (0.0 when both are empty).
 
@@ -138,10 +168,11 @@ def dedup(
     kept: list[T] = []
     members: list[list[T]] = []
     sims: list[list[float]] = []
-    kept_shingles: list[frozenset[str]] = []
+    kept_shingles: list[frozenset] = []
     by_hash: dict[str, int] = {}
-    postings: dict[str, list[int]] = {}
-    for item in items:
+    postings: dict[tuple, list[int]] = {}
+    sets = [_shingle_keys(text(item)) for item in items]
+    for item, item_shingles in zip(items, sets):
         item_key = key(item)
         if item_key in seen_keys:
             raise ValueError(f"duplicate key {item_key!r} in dedup input")
@@ -152,19 +183,18 @@ def dedup(
             members[group].append(item)
             sims[group].append(1.0)
             continue
-        item_shingles = shingles(text(item))
         best, best_sim = -1, 0.0
+        prefix: list[tuple] = []
         if item_shingles:
-            shared: dict[int, int] = {}
-            for shingle in item_shingles:
-                for candidate in postings.get(shingle, ()):
-                    shared[candidate] = shared.get(candidate, 0) + 1
             size = len(item_shingles)
-            for candidate in sorted(shared):
-                other = len(kept_shingles[candidate])
+            prefix = sorted(item_shingles, reverse=True)[:_prefix_length(size, threshold)]
+            candidates = set(chain.from_iterable(postings.get(sh, ()) for sh in prefix))
+            for candidate in sorted(candidates):
+                other_set = kept_shingles[candidate]
+                other = len(other_set)
                 if min(size, other) < threshold * max(size, other):
                     continue  # size-ratio bound: cannot reach the threshold
-                inter = shared[candidate]
+                inter = len(item_shingles & other_set)
                 sim = inter / (size + other - inter)
                 if sim >= threshold and sim > best_sim:
                     best, best_sim = candidate, sim
@@ -179,6 +209,6 @@ def dedup(
         sims.append([])
         kept_shingles.append(item_shingles)
         by_hash[digest] = index
-        for shingle in item_shingles:
+        for shingle in prefix:
             postings.setdefault(shingle, []).append(index)
     return [DedupGroup(kept=k, duplicates=m, similarities=s) for k, m, s in zip(kept, members, sims, strict=True)]

@@ -112,3 +112,54 @@ def test_three_hundred_passages_are_fast_and_deterministic():
     assert elapsed < 0.5
     assert sum(1 + len(g.duplicates) for g in groups) == 300
     assert [g.kept.id for g in groups] == [g.kept.id for g in run(items)]
+
+
+def _brute_force(items, threshold=0.8):
+    """Reference: compare every item with every kept item (no index, no prefix filter)."""
+    kept, groups = [], []
+    for key, text, digest in items:
+        exact = next((g for g in groups if digest in g["hashes"]), None)
+        if exact is not None:
+            exact["dups"].append((key, 1.0))
+            continue
+        s = shingles(text)
+        best, best_sim = None, 0.0
+        for g in groups:
+            sim = jaccard(s, g["shingles"]) if s else 0.0
+            if sim >= threshold and sim > best_sim:
+                best, best_sim = g, sim
+        if best is not None:
+            best["dups"].append((key, best_sim))
+            best["hashes"].add(digest)
+            continue
+        groups.append({"key": key, "shingles": s, "hashes": {digest}, "dups": []})
+        kept.append(key)
+    return [(g["key"], g["dups"]) for g in groups]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_prefix_filtered_dedup_equals_brute_force(seed):
+    import hashlib
+    import random
+
+    rng = random.Random(seed)
+    words = "billing invoice region latency customer data union march nightly contact".split()
+    kana = "あいうえおかきくけこさしすせそ東京都大阪市検索文書意味"
+    base = [" ".join(rng.choice(words) for _ in range(rng.randint(2, 30))) for _ in range(25)]
+    base += ["".join(rng.choice(kana) for _ in range(rng.randint(2, 60))) for _ in range(25)]
+    texts = list(base)
+    for t in rng.sample(base, 30):  # near duplicates: one unit changed, appended or dropped
+        if " " in t:
+            w = t.split()
+            w[rng.randrange(len(w))] = rng.choice(words)
+            texts.append(" ".join(w))
+        else:
+            texts.append(t[:-1] + rng.choice(kana))
+    texts += rng.sample(texts, 5)  # exact duplicates
+    rng.shuffle(texts)
+    items = [(f"k{i}", t, hashlib.sha256(t.encode()).hexdigest()) for i, t in enumerate(texts)]
+    got = dedup(items, key=lambda x: x[0], text=lambda x: x[1], sha256=lambda x: x[2])
+    want = _brute_force(items)
+    assert [(g.kept[0], [(d[0], s) for d, s in zip(g.duplicates, g.similarities)]) for g in got] == \
+        [(k, [(d, pytest.approx(s)) for d, s in dups]) for k, dups in want]
+    assert sum(len(g.duplicates) for g in got) >= 5
