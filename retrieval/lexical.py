@@ -102,6 +102,10 @@ def passage_schema() -> Schema:
     )
 
 
+FILTER_CACHE_SIZE = 256
+"""Filters (workspace + collection/document ids) whose document sets are kept per commit."""
+
+
 class LexicalIndex:
     """A persistent BM25 index of passages in one directory (see module doc).
 
@@ -173,6 +177,7 @@ class LexicalIndex:
         else:
             self._index = whoosh_index.create_in(str(self.path), passage_schema(), indexname=INDEX_NAME)
         self._searcher: Searcher | None = self._index.searcher(weighting=BM25F(B=self.b, K1=self.k1))
+        self._filter_cache: dict[tuple, Any] = {}
 
     # -- writing ---------------------------------------------------------------------
 
@@ -192,6 +197,7 @@ class LexicalIndex:
         with self._search_lock:
             searcher = self._require_open()
             self._searcher = self._index.searcher(weighting=BM25F(B=self.b, K1=self.k1))
+            self._filter_cache.clear()
             searcher.close()
 
     def add(self, passages: Sequence[IndexedPassage]) -> None:
@@ -332,11 +338,13 @@ class LexicalIndex:
         check_ids("document_ids", document_ids)
         if (collection_ids is not None and not collection_ids) or (document_ids is not None and not document_ids):
             return []
-        allowed = filter_query(workspace_id, collection_ids, document_ids)
         with self._search_lock:
             searcher = self._require_open()
             scoring = self.build_query(query, searcher)
             if scoring is None:
+                return []
+            allowed = self._allowed_docs(searcher, workspace_id, collection_ids, document_ids)
+            if not allowed:  # Whoosh reads an empty filter set as "no filter": nothing is allowed
                 return []
             fetch = limit + 16
             while True:
@@ -348,6 +356,24 @@ class LexicalIndex:
                 fetch *= 2
         scored.sort(key=lambda item: (-item[1], item[0]))
         return scored[:limit]
+
+    def _allowed_docs(self, searcher: Searcher, workspace_id: str, collection_ids: Sequence[str] | None,
+                      document_ids: Sequence[str] | None) -> Any:
+        """The filter's document-number set, cached until the next commit (caller holds the lock).
+
+        Whoosh turns a filter query into a bit set by walking every matching posting on each
+        search — O(passages in the workspace), ~20 ms at 10k passages on this machine; the
+        set only changes when the index does, so it is kept per filter until :meth:`_refresh`.
+        """
+        key = (workspace_id, tuple(sorted(set(collection_ids))) if collection_ids is not None else None,
+               tuple(sorted(set(document_ids))) if document_ids is not None else None)
+        docs = self._filter_cache.get(key)
+        if docs is None:
+            if len(self._filter_cache) >= FILTER_CACHE_SIZE:
+                self._filter_cache.clear()
+            docs = searcher._filter_to_comb(filter_query(workspace_id, collection_ids, document_ids))
+            self._filter_cache[key] = docs
+        return docs
 
     def has(self, passage_ids: Sequence[str]) -> set[str]:
         """Return which of the given passage ids are indexed (not deleted).

@@ -198,3 +198,11 @@ def test_title_field_scoring_without_title_in_body(tmp_path):
 def test_invalid_options(tmp_path, kwargs):
     with pytest.raises(ValueError):
         LexicalIndex(tmp_path / "x", **kwargs)
+
+
+def test_cached_filters_follow_every_commit(index):
+    assert ids(index.search("cats sleep", workspace_id="w3")) == []
+    index.add([P("w3-cats", "Cats sleep all day.", ws="w3")])
+    assert ids(index.search("cats sleep", workspace_id="w3")) == ["w3-cats"]
+    index.delete(["w3-cats"])
+    assert ids(index.search("cats sleep", workspace_id="w3")) == []
