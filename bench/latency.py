@@ -1,0 +1,227 @@
+"""contextPack latency and throughput through HTTP on loopback, with a real server process.
+
+Usage: ``.venv/bin/python -m bench.latency [--data-dir bench/out/scifact] [--dataset scifact]
+[--queries 100] [--max-tokens 4000] [--retrieval HYBRID] [--label 10k]``
+
+1. Starts ``cairn serve`` on the data dir (a separate process, like production), creates a
+   member and an agent credential with the CLI, and warms the server up (model load).
+2. Concurrency 1: ``--queries`` dataset queries in sequence through ``POST /graphql``
+   (httpx, keep-alive). Concurrency 8: 8 clients over ``2 × --queries`` queries. Reports
+   client-side p50/p95/p99 and packs per second.
+3. The server's own breakdown per pack (from the ``timings`` it returns, medians):
+   query embedding, BM25, vector search, fusion, as-of resolution, dedup + packing, and the
+   rest of the server time (the pack's ``latencyMs`` minus those stages: contradiction
+   flags, read re-check, replay record); HTTP + GraphQL serialization = client time minus
+   ``latencyMs``.
+4. Time to first streamed item over ``POST /v1/context-packs/stream`` (NDJSON): header and
+   first item, p50/p95.
+5. Peak RSS of the server process (``VmHWM`` from /proc).
+
+Results are printed and saved to ``bench/out/results/latency-<label>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from bench.beir import DATASETS, RESULTS
+from bench.common import OUT, ROOT, SHARED, load_queries, load_qrels, machine, percentiles
+
+QUERY = """query($i: ContextPackInput!) { contextPack(input: $i) {
+  latencyMs tokensUsed items { rank }
+  timings { embedMs lexicalMs vectorMs fusionMs resolveMs dedupPackMs } } }"""
+STAGES = ("embedMs", "lexicalMs", "vectorMs", "fusionMs", "resolveMs", "dedupPackMs")
+
+
+def _cairn(*args: str, data_dir: Path) -> dict:
+    out = subprocess.run([sys.executable, "-m", "app.cli", *args, "--data-dir", str(data_dir)],
+                         check=True, capture_output=True, text=True, cwd=ROOT).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def peak_rss_mb(pid: int) -> float:
+    """Peak resident set size (VmHWM) of a process, in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+async def _one(client: httpx.AsyncClient, task: str, args) -> tuple[float, dict]:
+    t = time.perf_counter()
+    r = await client.post("/graphql", json={"query": QUERY, "variables": {"i": {
+        "task": task, "budget": {"maxTokens": args.max_tokens}, "retrieval": args.retrieval}}})
+    elapsed = (time.perf_counter() - t) * 1000
+    body = r.json()
+    if body.get("errors"):
+        raise RuntimeError(body["errors"])
+    return elapsed, body["data"]["contextPack"]
+
+
+async def _run_level(base: str, token: str, tasks: list[str], concurrency: int, args) -> dict:
+    headers = {"Authorization": f"Bearer {token}"}
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=120, limits=limits) as client:
+        queue = list(tasks)
+        samples: list[tuple[float, dict]] = []
+
+        async def worker() -> None:
+            while queue:
+                samples.append(await _one(client, queue.pop(), args))
+
+        t = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        wall = time.perf_counter() - t
+    client_ms = [s[0] for s in samples]
+    server_ms = [s[1]["latencyMs"] for s in samples]
+    stage = {k: statistics.median([s[1]["timings"][k] or 0.0 for s in samples]) for k in STAGES}
+    legs = [(s[1]["timings"]["lexicalMs"] or 0) + (s[1]["timings"]["embedMs"] or 0) + (s[1]["timings"]["vectorMs"] or 0)
+            for s in samples]
+    staged = [sum(s[1]["timings"][k] or 0.0 for k in STAGES) for s in samples]
+    return {
+        "concurrency": concurrency,
+        "packs": len(samples),
+        "packs_per_s": len(samples) / wall,
+        "client_ms": percentiles(client_ms),
+        "server_ms": percentiles(server_ms),
+        "stages_median_ms": stage,
+        "legs_sum_median_ms": statistics.median(legs),
+        "other_server_median_ms": statistics.median([sv - st for sv, st in zip(server_ms, staged)]),
+        "http_graphql_median_ms": statistics.median([c - sv for c, sv in zip(client_ms, server_ms)]),
+    }
+
+
+async def _first_item(base: str, token: str, tasks: list[str], args) -> dict:
+    headers = {"Authorization": f"Bearer {token}"}
+    header_ms, item_ms, total_ms = [], [], []
+    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=120) as client:
+        for task in tasks:
+            t = time.perf_counter()
+            async with client.stream("POST", "/v1/context-packs/stream", json={
+                    "task": task, "budget": {"maxTokens": args.max_tokens}, "retrieval": args.retrieval}) as r:
+                first_item = None
+                async for line in r.aiter_lines():
+                    if not line:
+                        continue
+                    kind = json.loads(line).get("type")
+                    now = (time.perf_counter() - t) * 1000
+                    if kind == "header":
+                        header_ms.append(now)
+                    elif kind == "item" and first_item is None:
+                        first_item = now
+                        item_ms.append(now)
+                total_ms.append((time.perf_counter() - t) * 1000)
+    return {"header_ms": percentiles(header_ms), "first_item_ms": percentiles(item_ms),
+            "last_byte_ms": percentiles(total_ms), "streams": len(tasks)}
+
+
+def run(args) -> dict:
+    """Start the server, measure, stop it; returns the results dict."""
+    data_dir = args.data_dir
+    member = _cairn("members", "add", "bench-latency", "--role", "owner", data_dir=data_dir)
+    agent = _cairn("credentials", "create", "--creator", member["memberId"], "--name", "bench-latency",
+                   data_dir=data_dir)
+    port = _free_port()
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    server = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--data-dir", str(data_dir)],
+                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            try:
+                if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if server.poll() is not None:
+                raise RuntimeError(server.stderr.read().decode())
+            time.sleep(0.5)
+        queries = load_queries(SHARED / DATASETS[args.dataset][1])
+        qrels = load_qrels(SHARED / DATASETS[args.dataset][2])
+        pool = [queries[q] for q in sorted(qrels)]
+        random.Random(7).shuffle(pool)
+        need = args.queries * 3 + 40
+        tasks = (pool * (need // len(pool) + 1))[:need]
+        asyncio.run(_run_level(base, agent["token"], tasks[:10], 1, args))  # warm-up: model, caches
+        results = {"label": args.label, "dataset": args.dataset, "machine": machine(), "retrieval": args.retrieval,
+                   "max_tokens": args.max_tokens, "passages": _passages(data_dir)}
+        results["c1"] = asyncio.run(_run_level(base, agent["token"], tasks[10:10 + args.queries], 1, args))
+        results["c8"] = asyncio.run(_run_level(base, agent["token"], tasks[10 + args.queries:10 + 3 * args.queries], 8, args))
+        results["stream"] = asyncio.run(_first_item(base, agent["token"], tasks[-30:], args))
+        results["peak_rss_mb"] = peak_rss_mb(server.pid)
+        return results
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _passages(data_dir: Path) -> int:
+    import sqlite3
+
+    con = sqlite3.connect(data_dir / "cairn.db")
+    try:
+        return int(con.execute("select count(*) from passage").fetchone()[0])
+    finally:
+        con.close()
+
+
+def print_results(r: dict) -> None:
+    """Print one latency result as a small table."""
+    print(f"\ncontextPack over HTTP, {r['dataset']} ({r['passages']} passages), {r['retrieval']}, "
+          f"maxTokens {r['max_tokens']} ({r['machine']})")
+    for level in ("c1", "c8"):
+        x = r[level]
+        c = x["client_ms"]
+        print(f"concurrency {x['concurrency']}: p50 {c['p50']:.1f} ms  p95 {c['p95']:.1f}  p99 {c['p99']:.1f}  "
+              f"{x['packs_per_s']:.1f} packs/s  (server p50 {x['server_ms']['p50']:.1f}; legs sum p50 "
+              f"{x['legs_sum_median_ms']:.1f})")
+        print("   stages (median ms): " + ", ".join(f"{k[:-2]} {v:.1f}" for k, v in x["stages_median_ms"].items())
+              + f", other server {x['other_server_median_ms']:.1f}, HTTP+GraphQL {x['http_graphql_median_ms']:.1f}")
+    s = r["stream"]
+    print(f"NDJSON stream: header p50 {s['header_ms']['p50']:.1f} ms, first item p50 {s['first_item_ms']['p50']:.1f} "
+          f"(p95 {s['first_item_ms']['p95']:.1f}), last byte p50 {s['last_byte_ms']['p50']:.1f}")
+    print(f"peak RSS of the server: {r['peak_rss_mb']:.0f} MiB")
+    ratio = r["c1"]["client_ms"]["p50"] / r["c1"]["legs_sum_median_ms"] if r["c1"]["legs_sum_median_ms"] else float("nan")
+    print(f"p50 at concurrency 1 / sum of legs: {ratio:.2f} (goal ≤ 1.3)")
+
+
+def main() -> None:
+    """Parse arguments, run, print, save JSON."""
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--dataset", choices=sorted(DATASETS), default="scifact")
+    ap.add_argument("--data-dir", type=Path, default=None, help="default bench/out/<dataset>")
+    ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--max-tokens", type=int, default=4000)
+    ap.add_argument("--retrieval", default="HYBRID")
+    ap.add_argument("--label", default=None, help="name of this run in BENCHMARKS.md (default: the dataset)")
+    args = ap.parse_args()
+    args.data_dir = args.data_dir or OUT / args.dataset
+    args.label = args.label or args.dataset
+    r = run(args)
+    print_results(r)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"latency-{args.label}-{args.retrieval.lower()}.json"
+    path.write_text(json.dumps(r, indent=2))
+    print(f"saved {path}")
+
+
+if __name__ == "__main__":
+    main()
