@@ -169,7 +169,8 @@ async def _resolve(services, principal, fused, req, valid_time, system_time):
         for i in range(0, len(ids), 500):
             rows = await s.execute(
                 select(Passage.id, Passage.document_id, Passage.text, Passage.sha256,
-                       Passage.token_count, Passage.collection_id)
+                       Passage.token_count, Passage.collection_id, Document.title)
+                .join(Document, Document.id == Passage.document_id)
                 .where(Passage.id.in_(ids[i:i + 500]), Passage.workspace_id == principal.workspace_id)
             )
             prow.update({r[0]: r for r in rows.all()})
@@ -186,7 +187,6 @@ async def _resolve(services, principal, fused, req, valid_time, system_time):
             )
             for r in rows.all():
                 spans[(r[0], r[1])] = (r[2], r[3])
-        titles = dict((await s.execute(select(Document.id, Document.title).where(Document.id.in_(doc_ids)))).all())
     out = []
     for f in fused:
         row = prow.get(f.id)
@@ -200,7 +200,7 @@ async def _resolve(services, principal, fused, req, valid_time, system_time):
         c.doc, c.text, c.sha, c.tokens, c.collection = row[1], row[2], row[3], row[4], row[5]
         c.version = view.id
         c.start, c.end = spans[(view.id, f.id)]
-        c.title = titles.get(row[1], "")
+        c.title = row[6] or ""
         c.valid_from, c.valid_to, c.superseded = view.valid_from, view.valid_to, view.superseded
         out.append(c)
     return out
