@@ -10,7 +10,9 @@ Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
 4. as-of resolution: only passages of each document's version visible at
    ``(validTime, systemTime)`` survive (see :mod:`app.services.documents`);
 5. dedup: exact (same SHA-256) and near duplicates (shingle Jaccard ≥ 0.8) collapse onto the
-   best-ranked item, which lists the others as alternate citations;
+   best-ranked item, which lists the others as alternate citations; steps 4–5 run on rank
+   windows of the fused list (80 candidates at the default budget, then doubling) until
+   the budget is nearly full (see :func:`_resolve_windows`);
 6. budget: greedy in rank order with measured cl100k token counts;
 7. re-check: every item's document must still be readable *now* (not deleted, collection
    live) just before it is emitted; then items, the replay record (ids and hashes only),
@@ -28,13 +30,13 @@ import time
 from collections.abc import AsyncIterator
 from datetime import timedelta
 
-from sqlalchemy import select
+from sqlalchemy import and_, select
 
 from app.auth import Principal, require_scope
 from app.errors import BadInput, NotFound, PackIncomplete
-from app.ids import new_id, sha256_text, utcnow
+from app.ids import as_utc, new_id, sha256_text, utcnow
 from app.models import Collection, Document, DocumentVersion, Passage, ReplayRecord, VersionPassage
-from app.services.as_of import visible_versions
+from app.services.as_of import VersionMeta, choose_versions
 from app.services.pack_types import (
     RRF_K,
     Citation,
@@ -53,6 +55,8 @@ from retrieval.packing import pack_greedy
 from retrieval.tokens import TOKENIZER_NAME, count_tokens
 
 REPLAY_TTL = timedelta(days=30)
+FILL_SLACK_TOKENS = 64
+"""Candidate resolution stops once less than this much of the budget is left unfilled."""
 DENSE_COVERAGE_POWER = 4
 DENSE_MIN_COVERAGE = 0.9
 """Dense-leg weight = coverage ** 4 (1.0 at full coverage, 0.66 at 0.9), and 0 — the leg is
@@ -160,33 +164,44 @@ async def _legs(services, principal, req, colls, docs, deadline, timings, notes,
 
 
 async def _resolve(services, principal, fused, req, valid_time, system_time):
-    """Attach text and as-of metadata to fused ids; drop passages not visible then."""
+    """Attach text and as-of metadata to fused ids; drop passages not visible then.
+
+    One SQL round trip per 500 ids: each passage row joined with every version of its
+    document (time columns only) and the passage's span in that version, if any; the as-of
+    rule (:func:`app.services.as_of.choose_versions`) then picks each document's version,
+    and a passage survives only if that version contains it.
+    """
     if not fused:
         return []
     ids = [f.id for f in fused]
+    rows: list = []
     async with services.db.session() as s:
-        prow = {}
         for i in range(0, len(ids), 500):
-            rows = await s.execute(
-                select(Passage.id, Passage.document_id, Passage.text, Passage.sha256,
-                       Passage.token_count, Passage.collection_id, Document.title)
+            q = (
+                select(Passage.id, Passage.document_id, Passage.text, Passage.sha256, Passage.token_count,
+                       Passage.collection_id, Document.title,
+                       DocumentVersion.id, DocumentVersion.number, DocumentVersion.valid_from,
+                       DocumentVersion.valid_to, DocumentVersion.recorded_at,
+                       Document.deleted_at, Collection.deleted_at, VersionPassage.start, VersionPassage.end)
                 .join(Document, Document.id == Passage.document_id)
+                .join(Collection, Collection.id == Document.collection_id)
+                .join(DocumentVersion, DocumentVersion.document_id == Passage.document_id)
+                .outerjoin(VersionPassage, and_(VersionPassage.version_id == DocumentVersion.id,
+                                                VersionPassage.passage_id == Passage.id))
                 .where(Passage.id.in_(ids[i:i + 500]), Passage.workspace_id == principal.workspace_id)
             )
-            prow.update({r[0]: r for r in rows.all()})
-        doc_ids = sorted({r[1] for r in prow.values()})
-        versions = await visible_versions(s, workspace_id=principal.workspace_id, document_ids=doc_ids,
-                                          valid_time=valid_time, system_time=system_time)
-        version_ids = [v.id for v in versions.values()]
-        spans: dict[tuple[str, str], tuple[int, int]] = {}
-        for i in range(0, len(version_ids), 500):
-            rows = await s.execute(
-                select(VersionPassage.version_id, VersionPassage.passage_id, VersionPassage.start,
-                       VersionPassage.end)
-                .where(VersionPassage.version_id.in_(version_ids[i:i + 500]), VersionPassage.passage_id.in_(ids))
-            )
-            for r in rows.all():
-                spans[(r[0], r[1])] = (r[2], r[3])
+            rows.extend((await s.execute(q)).all())
+    prow: dict[str, tuple] = {}
+    spans: dict[tuple[str, str], tuple[int, int]] = {}
+    metas: dict[str, VersionMeta] = {}
+    for r in rows:
+        if (r[12] is not None and as_utc(r[12]) <= system_time) or (r[13] is not None and as_utc(r[13]) <= system_time):
+            continue  # document or collection deleted by systemTime
+        prow.setdefault(r[0], r[:7])
+        metas.setdefault(r[7], VersionMeta(r[7], r[1], r[8], r[9], r[10], r[11]))
+        if r[14] is not None:
+            spans[(r[7], r[0])] = (r[14], r[15])
+    versions = choose_versions(metas.values(), valid_time=valid_time, system_time=system_time, now=utcnow())
     out = []
     for f in fused:
         row = prow.get(f.id)
@@ -204,6 +219,50 @@ async def _resolve(services, principal, fused, req, valid_time, system_time):
         c.valid_from, c.valid_to, c.superseded = view.valid_from, view.valid_to, view.superseded
         out.append(c)
     return out
+
+
+def _dedup(cands: list) -> list:
+    return dedup(cands, key=lambda c: c.id, text=lambda c: c.text, sha256=lambda c: c.sha)
+
+
+async def _resolve_windows(services, principal, fused, req, valid_time, system_time, timings):
+    """Resolve and dedup fused candidates in rank windows until the budget is (nearly) full.
+
+    Windows of ``FIRST_WINDOW(maxTokens)``, then doubling, in fused rank order; stops when
+    the evidence packed so far leaves fewer than ``FILL_SLACK_TOKENS`` of the budget, or
+    when every candidate is resolved. At the default budget this reads ~80 of up to 200
+    candidates: the as-of SQL reads and the near-duplicate pass shrink accordingly, and a
+    duplicate ranked below the last window is not listed among alternate citations.
+
+    Returns:
+        ``(candidates, dedup groups, number of fused candidates never resolved)``.
+    """
+    window = first_window(req.max_tokens)
+    cands: list = []
+    groups: list = []
+    start = 0
+    resolve_ms = dedup_ms = 0.0
+    while start < len(fused):
+        t = time.perf_counter()
+        cands.extend(await _resolve(services, principal, fused[start:window], req, valid_time, system_time))
+        t2 = time.perf_counter()
+        groups = _dedup(cands)
+        dedup_ms += (time.perf_counter() - t2) * 1000
+        resolve_ms += (t2 - t) * 1000
+        start = window
+        window *= 2
+        if "PASSAGES" in req.sources:
+            used = pack_greedy([g.kept.tokens for g in groups], tokens=int, max_tokens=req.max_tokens).tokens_used
+            if req.max_tokens - used < FILL_SLACK_TOKENS:
+                break
+    timings["resolveMs"] = round(resolve_ms, 2)
+    timings["dedupMs"] = round(dedup_ms, 2)
+    return cands, groups, len(fused) - min(start, len(fused))
+
+
+def first_window(max_tokens: int) -> int:
+    """Candidates resolved first: about twice what fills ``max_tokens`` with 100-token passages."""
+    return max(40, max_tokens // 50)
 
 
 async def _readable_now(services, principal: Principal, doc_ids: set[str]) -> set[str]:
@@ -284,11 +343,9 @@ async def stream_pack(services, principal: Principal, req: PackRequest, *, trace
     if 0.0 < weights.get("dense", 1.0) < 1.0 and "dense" in results:
         notes.append(f"dense leg weighted {weights['dense']:.2f} (the embedding model reads part of the task as unknown words)")
     timings["fusionMs"] = round((time.perf_counter() - t) * 1000, 2)
+    cands, groups, unresolved = await _resolve_windows(services, principal, fused, req, valid_time, system_time,
+                                                       timings)
     t = time.perf_counter()
-    cands = await _resolve(services, principal, fused, req, valid_time, system_time)
-    timings["resolveMs"] = round((time.perf_counter() - t) * 1000, 2)
-    t = time.perf_counter()
-    groups = dedup(cands, key=lambda c: c.id, text=lambda c: c.text, sha256=lambda c: c.sha)
     merged = sum(len(g.duplicates) for g in groups)
     entries: list[dict] = []
     if "PASSAGES" in req.sources:
@@ -302,7 +359,7 @@ async def stream_pack(services, principal: Principal, req: PackRequest, *, trace
         for w in await _whole_documents(services, best_docs[:20], req.max_tokens):
             entries.append({"kind": "WHOLE_DOCUMENT", "whole": w, "tokens": w["tokens"]})
     packed = pack_greedy(entries, tokens=lambda e: e["tokens"], max_tokens=req.max_tokens)
-    timings["dedupPackMs"] = round((time.perf_counter() - t) * 1000, 2)
+    timings["dedupPackMs"] = round(timings.pop("dedupMs") + (time.perf_counter() - t) * 1000, 2)
     if entries and packed.included[:1] != entries[:1]:
         incomplete.append("TOP_ITEM_OVER_BUDGET")
     if req.coverage == "REQUIRE_COMPLETE" and incomplete:
@@ -346,7 +403,7 @@ async def stream_pack(services, principal: Principal, req: PackRequest, *, trace
     yield PackFooter(
         tokens_used=tokens_used,
         item_count=len(items),
-        truncated=bool(packed.skipped),
+        truncated=bool(packed.skipped) or unresolved > 0,
         complete=not incomplete,
         incomplete_reasons=tuple(incomplete),
         latency_ms=round((time.perf_counter() - perf0) * 1000, 2),
