@@ -397,9 +397,17 @@ async def stream_pack(services, principal: Principal, req: PackRequest, *, trace
                         c.ranks.get("lexical"), c.ranks.get("dense"), cit, alts, c.title, c.collection,
                         c.valid_from, c.valid_to, c.superseded, bool(others), others)
         items.append(item)
-        yield item
+    # The replay record is written while the items stream out; the footer waits for it, so
+    # a client that has the footer can replay.
+    replay = asyncio.ensure_future(_record_replay(services, principal, header, req, items))
+    try:
+        for item in items:
+            yield item
+    finally:
+        if not replay.done():
+            await asyncio.shield(replay)
+    replay.result()
     tokens_used = sum(i.tokens for i in items)
-    await _record_replay(services, principal, header, req, items)
     yield PackFooter(
         tokens_used=tokens_used,
         item_count=len(items),
