@@ -71,6 +71,17 @@ class Database:
                 await s.rollback()
                 raise
 
+    async def analyze(self) -> None:
+        """Refresh the query planner's statistics (``ANALYZE``; both databases).
+
+        Without statistics SQLite picks any usable index: for a pack's candidate read it
+        scanned every passage of the workspace through ``ix_passage_workspace_id`` instead of
+        looking up 80 primary keys (4.1 ms vs 0.56 ms at 10k passages). Run after ingests and
+        at start-up; on PostgreSQL autovacuum also does it, this only makes it prompt.
+        """
+        async with self.engine.begin() as conn:
+            await conn.exec_driver_sql("ANALYZE")
+
     async def dispose(self) -> None:
         """Close every pooled connection."""
         await self.engine.dispose()

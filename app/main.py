@@ -162,6 +162,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         try:
             lex, vec = await svc.indexes.index_pending(svc.db)
             readiness.detail["indexRepair"] = f"done ({lex} lexical, {vec} vector passages indexed)"
+            await svc.db.analyze()
             if svc.indexes.embedder is not None:
                 await asyncio.to_thread(svc.indexes.embedder.encode_query, "warm up")
                 readiness.detail["model"] = "loaded"

@@ -190,5 +190,6 @@ async def ingest_documents(
         await flush()
     if indexes is not None:
         report.lexical_indexed, report.vector_indexed = await indexes.index_pending(db, progress=on_index)
+        await db.analyze()
     report.seconds = round(time.perf_counter() - started, 2)
     return report
