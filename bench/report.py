@@ -94,13 +94,15 @@ def _latency(rows: list[dict]) -> list[str]:
                          f"{x['client_ms']['p50']:.1f} | {x['client_ms']['p95']:.1f} | {x['client_ms']['p99']:.1f} | "
                          f"{x['packs_per_s']:.1f} | | |")
     lines += ["", "Server breakdown at concurrency 1 (medians, ms):", "",
-              "| data | mode | embed | BM25 | vectors | fusion | as-of resolve | dedup + pack | rest of server | HTTP + GraphQL | first streamed item p50 | peak RSS MiB |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| data | mode | embed | BM25 | vectors | legs (wall) | fusion | as-of resolve | dedup + pack | re-check | contradictions | replay write | rest of server | HTTP + GraphQL | first streamed item p50 | peak RSS MiB |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         x = r["c1"]
         st = x["stages_median_ms"]
-        lines.append(f"| {r['label']} | {r['retrieval']} | {st['embedMs']:.1f} | {st['lexicalMs']:.1f} | {st['vectorMs']:.1f} | "
-                     f"{st['fusionMs']:.2f} | {st['resolveMs']:.1f} | {st['dedupPackMs']:.1f} | "
+        g = lambda k: st.get(k) or 0.0  # noqa: E731
+        lines.append(f"| {r['label']} | {r['retrieval']} | {g('embedMs'):.1f} | {g('lexicalMs'):.1f} | {g('vectorMs'):.1f} | "
+                     f"{g('legsMs'):.1f} | {g('fusionMs'):.2f} | {g('resolveMs'):.1f} | {g('dedupPackMs'):.1f} | "
+                     f"{g('recheckMs'):.1f} | {g('contradictionMs'):.1f} | {g('replayMs'):.1f} | "
                      f"{x['other_server_median_ms']:.1f} | {x['http_graphql_median_ms']:.1f} | "
                      f"{r['stream']['first_item_ms']['p50']:.1f} | {r['peak_rss_mb']:.0f} |")
     return lines

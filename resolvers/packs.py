@@ -127,6 +127,10 @@ class PackTimings:
     fusion_ms: float | None
     resolve_ms: float | None
     dedup_pack_ms: float | None
+    legs_ms: float | None = strawberry.field(description="Wall time of the retrieval legs (they run concurrently).")
+    recheck_ms: float | None = strawberry.field(description="Read-permission re-check just before items are emitted.")
+    contradiction_ms: float | None = strawberry.field(description="Contradiction flags between packed items.")
+    replay_ms: float | None = strawberry.field(description="Writing the replay record (overlaps item emission).")
 
 
 @strawberry.type
@@ -231,7 +235,9 @@ def to_item(i: pt.PackItem) -> PackItem:
 
 def _timings(t: dict[str, float]) -> PackTimings:
     return PackTimings(embed_ms=t.get("embedMs"), lexical_ms=t.get("lexicalMs"), vector_ms=t.get("vectorMs"),
-                       fusion_ms=t.get("fusionMs"), resolve_ms=t.get("resolveMs"), dedup_pack_ms=t.get("dedupPackMs"))
+                       fusion_ms=t.get("fusionMs"), resolve_ms=t.get("resolveMs"), dedup_pack_ms=t.get("dedupPackMs"),
+                       legs_ms=t.get("legsMs"), recheck_ms=t.get("recheckMs"), contradiction_ms=t.get("contradictionMs"),
+                       replay_ms=t.get("replayMs"))
 
 
 def to_header(h: pt.PackHeader, info: Info) -> PackHeader:

@@ -332,7 +332,9 @@ async def stream_pack(services, principal: Principal, req: PackRequest, *, trace
     if req.coverage == "BEST_EFFORT":
         yield header
     weights: dict[str, float] = {"lexical": 1.0, "dense": 1.0}
+    t = time.perf_counter()
     results, late = await _legs(services, principal, req, colls, docs, deadline, timings, notes, weights)
+    timings["legsMs"] = round((time.perf_counter() - t) * 1000, 2)
     if late:
         incomplete.append("LATENCY")
         notes.append(f"maxLatencyMs reached before the {', '.join(late)} leg finished; used the rest")
@@ -375,12 +377,16 @@ async def stream_pack(services, principal: Principal, req: PackRequest, *, trace
             cited.update(d.doc for d in e["group"].duplicates)
         else:
             cited.add(e["whole"]["cand"].doc)
+    t = time.perf_counter()
     readable = await _readable_now(services, principal, cited)
+    timings["recheckMs"] = round((time.perf_counter() - t) * 1000, 2)
     if req.coverage == "REQUIRE_COMPLETE":
         yield header
     kept = [e for e in packed.included
             if (e["group"].kept.doc if e["kind"] == "EVIDENCE" else e["whole"]["cand"].doc) in readable]
+    t = time.perf_counter()
     flags = find_contradictions([(e["group"].kept.id, e["group"].kept.text) for e in kept if e["kind"] == "EVIDENCE"])
+    timings["contradictionMs"] = round((time.perf_counter() - t) * 1000, 2)
     items: list[PackItem] = []
     for rank, e in enumerate(kept, start=1):
         if e["kind"] == "EVIDENCE":
@@ -399,7 +405,7 @@ async def stream_pack(services, principal: Principal, req: PackRequest, *, trace
         items.append(item)
     # The replay record is written while the items stream out; the footer waits for it, so
     # a client that has the footer can replay.
-    replay = asyncio.ensure_future(_record_replay(services, principal, header, req, items))
+    replay = asyncio.ensure_future(_record_replay(services, principal, header, req, items, timings))
     try:
         for item in items:
             yield item
@@ -422,8 +428,10 @@ async def stream_pack(services, principal: Principal, req: PackRequest, *, trace
     )
 
 
-async def _record_replay(services, principal, header: PackHeader, req: PackRequest, items) -> None:
+async def _record_replay(services, principal, header: PackHeader, req: PackRequest, items,
+                         timings: dict[str, float] | None = None) -> None:
     """Store the pack's ids and hashes (never text) for replay, expiring after 30 days."""
+    t = time.perf_counter()
     now = utcnow()
     record = ReplayRecord(
         id=header.replay_id,
@@ -453,6 +461,8 @@ async def _record_replay(services, principal, header: PackHeader, req: PackReque
     )
     async with services.db.session() as s:
         s.add(record)
+    if timings is not None:
+        timings["replayMs"] = round((time.perf_counter() - t) * 1000, 2)
 
 
 async def build_pack(services, principal: Principal, req: PackRequest, *, trace_id: str = "") -> Pack:
