@@ -98,7 +98,7 @@ def shingles(text: str, n: int = SHINGLE_SIZE) -> frozenset[str]:
 
 
 @lru_cache(maxsize=65_536)
-def _shingle_keys(text: str) -> frozenset:
+def shingle_keys(text: str) -> frozenset:
     """Shingles of ``text`` as unit tuples: the same sets as :func:`shingles` (units hold no
     spaces, so joining is one-to-one) without building joined strings — about 3× faster.
     Cached by text: the same passages recur across packs (65,536 entries, ~100 MB worst case)."""
@@ -171,7 +171,7 @@ def dedup(
     kept_shingles: list[frozenset] = []
     by_hash: dict[str, int] = {}
     postings: dict[tuple, list[int]] = {}
-    sets = [_shingle_keys(text(item)) for item in items]
+    sets = [shingle_keys(text(item)) for item in items]
     for item, item_shingles in zip(items, sets):
         item_key = key(item)
         if item_key in seen_keys:
