@@ -61,7 +61,9 @@ class Node:
 
 
 def _bad(msg: str, *, field: str | None = None, operation: str | None = None) -> InvalidCondition:
-    return InvalidCondition(msg, field=field, operation=operation)
+    named = [f"field {field!r}" if field else "", f"operator {operation!r}" if operation else ""]
+    suffix = ", ".join(n for n in named if n)
+    return InvalidCondition(f"{msg} [{suffix}]" if suffix else msg, field=field, operation=operation)
 
 
 def parse_condition(raw: dict[str, Any], props: dict[str, dict], *, vectors_available: bool,

@@ -92,7 +92,8 @@ def _build(ot: ObjectType, records: list[tuple[str, dict, dict]]) -> TypeIndex:
     if text_props:
         analyzer = cairn_analyzer()
         schema = Schema(pos=ID(stored=True), **{f"p_{n}": TEXT(analyzer=analyzer) for n in text_props})
-        index = RamStorage().create_index(schema)
+        # a unique name: Whoosh's writer keeps temp files in <tmp>/<indexname>.tmp
+        index = RamStorage().create_index(schema, indexname=f"ot_{secrets.token_hex(8)}")
         writer = index.writer()
         for pos, data in enumerate(rows):
             doc = {f"p_{n}": data[n] for n in text_props if isinstance(data.get(n), str) and data[n]}

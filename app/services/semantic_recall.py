@@ -37,6 +37,8 @@ from retrieval.fusion import rrf
 
 KNN_DEPTH = 50
 MATCH_DEPTH = 50
+CANDIDATES = 50
+COVERAGE_WEIGHT = 2.0
 MAX_QUERY = 1_000
 
 
@@ -160,9 +162,18 @@ async def _recall_type(store, db, workspace_id: str, ot, query: str, qvec, use_v
     for name, hits in zip(names, results):
         order = sorted(hits, key=lambda pos: (-hits[pos], pos))
         legs[name] = [tindex.keys[pos] for pos in order[:MATCH_DEPTH if name == "match" else KNN_DEPTH]]
-    fused = rrf(legs)[:depth]
+    n_legs = max(1, len(legs))
     position = {k: i for i, k in enumerate(tindex.keys)}
-    return tindex, [(f, tindex.rows[position[f.id]]) for f in fused]
+    qterms = set(_terms(query))
+    type_terms = set(_terms(f"{ot.name} {ot.ot_id}"))
+    scored = []
+    for f in rrf(legs)[:CANDIDATES]:
+        row = tindex.rows[position[f.id]]
+        row_terms = set(_terms(" ".join(v for v in row.values() if isinstance(v, str))))
+        coverage = len(qterms & (row_terms | type_terms)) / len(qterms) if qterms else 0.0
+        scored.append((f.score / n_legs * (1.0 + COVERAGE_WEIGHT * coverage), f, row))
+    scored.sort(key=lambda t: (-t[0], t[1].id))
+    return tindex, scored[:depth]
 
 
 async def semantic_recall(store, db, *, workspace_id: str, r: RecallRequest, reranker=None) -> RecallResult:
@@ -203,11 +214,11 @@ async def semantic_recall(store, db, *, workspace_id: str, r: RecallRequest, rer
         for ot in chosen])
     nodes: list[RecallNode] = []
     defs = {}
-    for ot, (tindex, fused) in zip(chosen, results):
-        for f, row in fused:
+    for ot, (_tindex, fused) in zip(chosen, results):
+        for score, f, row in fused:
             nodes.append(RecallNode(
                 object_type_id=ot.ot_id, identity={k: row.get(k) for k in ot.primary_key}, properties=dict(row),
-                score=round(f.score * (1.0 + relevance[ot.ot_id]), 8), matched_by=sorted(f.ranks)))
+                score=round(score * (1.0 + relevance[ot.ot_id]), 8), matched_by=sorted(f.ranks)))
             defs[ot.ot_id] = ot
     nodes.sort(key=lambda n: (-n.score, n.object_type_id, str(n.identity)))
     messages = [note] if note else []
