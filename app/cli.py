@@ -321,6 +321,28 @@ def _embedder(settings: Settings):
     return load_embedder("local")
 
 
+async def _load_ontology(settings: Settings, mapping: Path, source_dir: Optional[Path], workspace: str):
+    from app.services.ontology_load import load_network
+    from app.services.ontology_mapping import read_mapping_file
+
+    spec = read_mapping_file(mapping)
+    db, _ = await _open(settings, with_vectors=None)
+    try:
+        ws = await _workspace(db, workspace)
+        with _progress() as progress:
+            tasks: dict[str, int] = {}
+
+            def on_progress(stage: str, done: int, total: int) -> None:
+                if stage not in tasks:
+                    tasks[stage] = progress.add_task(stage, total=total)
+                progress.update(tasks[stage], completed=done)
+
+            return await load_network(db, _embedder(settings), workspace_id=ws.id, mapping=spec,
+                                      source_dir=source_dir, progress=on_progress)
+    finally:
+        await db.dispose()
+
+
 @ontology_cli.command("load")
 def ontology_load(
     mapping: Path = typer.Argument(..., help="Mapping file (.yaml/.json), e.g. app/ontology/northwind.yaml."),
@@ -329,28 +351,10 @@ def ontology_load(
     data_dir: Optional[Path] = DataDir,
 ) -> None:
     """Load (or replace) a knowledge network. Safe while `cairn serve` runs: it writes SQL only."""
-    from app.services.ontology_load import load_network
-    from app.services.ontology_mapping import read_mapping_file
-
     settings = _settings(data_dir)
 
     async def go():
-        spec = read_mapping_file(mapping)
-        db, _ = await _open(settings, with_vectors=None)
-        try:
-            ws = await _workspace(db, workspace)
-            with _progress() as progress:
-                tasks: dict[str, int] = {}
-
-                def on_progress(stage: str, done: int, total: int) -> None:
-                    if stage not in tasks:
-                        tasks[stage] = progress.add_task(stage, total=total)
-                    progress.update(tasks[stage], completed=done)
-
-                return await load_network(db, _embedder(settings), workspace_id=ws.id, mapping=spec,
-                                          source_dir=source_dir, progress=on_progress)
-        finally:
-            await db.dispose()
+        return await _load_ontology(settings, mapping, source_dir, workspace)
 
     report = _run(go())
     table = Table(title=f"knowledge network {report.kn_id} (generation {report.generation})")
@@ -391,13 +395,22 @@ def demo(
     port: int = typer.Option(8000),
     data_dir: Optional[Path] = DataDir,
     no_serve: bool = typer.Option(False, "--no-serve", help="Prepare and print, but do not serve."),
+    northwind: Optional[Path] = typer.Option(None, "--northwind", help="Also load the Northwind knowledge network "
+                                             "from this CSV directory (e.g. ../shared/data/northwind/csv)."),
 ) -> None:
     """The main job on the embedded default: ingest Python's own docs, print tokens, serve GraphiQL."""
-    from app.demo import prepare_demo, print_demo
+    from app.demo import ONTOLOGY_QUERY, prepare_demo, print_demo
 
     settings = _settings(data_dir)
     info = _run(prepare_demo(settings, progress_factory=_progress))
+    if northwind is not None:
+        mapping = Path(__file__).resolve().parent / "ontology" / "northwind.yaml"
+        report = _run(_load_ontology(settings, mapping, northwind, "default"))
+        console.print(f"knowledge network northwind: {sum(report.instances.values())} instances of "
+                      f"{len(report.instances)} object types")
     print_demo(info, host=host, port=port, serving=not no_serve)
+    if northwind is not None:
+        print("Knowledge network (Northwind), in GraphiQL:\n\n" + ONTOLOGY_QUERY + "\n", flush=True)
     if not no_serve:
         serve(host=host, port=port, data_dir=data_dir)
 

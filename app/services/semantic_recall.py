@@ -12,9 +12,18 @@ query's analysed terms found in that descriptor. The top ``maxObjectTypes`` are 
 Phase 2 — recall instances. On each kept type, concurrently: ``knn`` on every vector
 property (k = 50) and ``multi_match`` (BM25, OR of the query's terms) over all full-text
 properties. The legs are fused by reciprocal rank fusion (Cormack et al. 2009, k = 60,
-ranks from 1; :func:`retrieval.fusion.rrf`). Across types, a node's ``score`` is its RRF
-score times ``(1 + typeRelevance)``, and the first ``maxInstancesPerType`` of each type
-are merged by score (ties: type id, then instance key).
+ranks from 1; :func:`retrieval.fusion.rrf`), divided by the number of legs the type has
+(a type with only a full-text leg is not halved against one with two). Each of the top 50
+candidates is then weighted by its query-term coverage ``c`` — the share of the query's
+analysed terms found in the instance's text values or the type's name — as
+``rrf / legs · (1 + 2c)``. Across types a node's ``score`` is that times
+``(1 + typeRelevance)``; the first ``maxInstancesPerType`` of each type are merged by
+score (ties: type id, then instance key).
+
+Measured with ``python -m bench.semantic_recall`` (20 Northwind questions, hit@5 / hit@1 /
+MRR@5): plain RRF × type relevance 17/20, 12/20, 0.702; + per-leg normalisation and
+richer Summary texts in the mapping 20/20, 13/20, 0.778; + coverage weighting 20/20,
+17/20, 0.912.
 
 ``rerank``: a cross-encoder would re-order the merged nodes, keeping ``score`` and adding
 ``rerankerScore``; when no cross-encoder model loads (none ships offline with Cairn) the
