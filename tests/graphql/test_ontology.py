@@ -285,3 +285,17 @@ def test_trace_receipts_and_idempotent_retries(live, northwind):
     assert second["cursor"] == first["cursor"] and second["totalCount"] == first["totalCount"] == 5
     changed = _q(live, token=token, headers=headers, **{**variables, "limit": 3})
     assert _err(changed)["extensions"]["code"] == "IDEMPOTENCY_KEY_REUSED"
+
+
+def test_readme_example_runs(live, northwind):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Ontology", 1)[1]
+    query = section.split("```graphql", 1)[1].split("```", 1)[0]
+    data = live.data(query, token=live.tokens["viewer"])
+    orders = _csv("orders.csv")
+    want = sum(1 for o in orders if o["ShipCountry"] == "France" or 100 <= float(o["Freight"]) <= 500)
+    assert data["objectInstances"]["totalCount"] == want
+    dates = [r["OrderDate"] for r in data["objectInstances"]["rows"]]
+    assert dates == sorted(dates, reverse=True) and set(data["objectInstances"]["rows"][0]) == {
+        "OrderID", "OrderDate", "_instanceIdentity"}
+    assert data["semanticRecall"]["nodes"][0]["instanceIdentity"] in ({"SupplierID": 17}, {"SupplierID": 21})
