@@ -33,6 +33,7 @@ from app.services.ontology_types import coerce_stored
 
 Progress = Callable[[str, int, int], None]
 INSERT_CHUNK = 500
+MAX_KEY_CHARS = 512
 
 
 @dataclass
@@ -84,6 +85,9 @@ def type_rows(spec, source: SourceRows) -> list[tuple[str, dict[str, Any]]]:
             raise BadInput(f"object type {spec.id}: row {n} has a null primary key {spec.primary_key}",
                            field=f"mapping.object_types.{spec.id}.primary_key")
         key = instance_key(key_values)
+        if len(key) > MAX_KEY_CHARS:
+            raise BadInput(f"object type {spec.id}: row {n} has a primary key over {MAX_KEY_CHARS} characters",
+                           field=f"mapping.object_types.{spec.id}.primary_key", limit=MAX_KEY_CHARS)
         if key in seen:
             raise BadInput(f"object type {spec.id}: duplicate primary key {key} (row {n})",
                            field=f"mapping.object_types.{spec.id}.primary_key")

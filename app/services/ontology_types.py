@@ -26,6 +26,7 @@ positive operator and every negation (``!=``, ``not_in``, ``not_like``).
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import date, datetime, timezone
 from typing import Any
@@ -109,7 +110,10 @@ def coerce_stored(value: Any, ptype: str, *, field: str) -> Any:
                 return int(value)
             return int(str(value).strip())
         if ptype == "float":
-            return float(value)
+            number = float(value)
+            if not math.isfinite(number):
+                raise ValueError("not a finite number")
+            return number
         if ptype == "boolean":
             if isinstance(value, bool):
                 return value
@@ -162,6 +166,8 @@ def coerce_query_value(value: Any, ptype: str, *, field: str, operation: str) ->
     if ptype in ("integer", "float"):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise bad(f"value must be a number, got {value!r}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise bad(f"value must be a finite number, got {value!r}")
         if ptype == "integer" and isinstance(value, float) and not value.is_integer():
             raise bad(f"value must be an integer, got {value!r}")
         return int(value) if ptype == "integer" else float(value)

@@ -3,6 +3,8 @@ key errors, reloads, the read-only CSV database, and queries over the stored row
 
 from __future__ import annotations
 
+import secrets
+
 import pytest
 from sqlalchemy import text
 
@@ -83,10 +85,11 @@ async def test_sql_table_source_with_composite_key_and_reload(db, db_url):
     ([{**ROWS[0], "lot": None}], "null primary key"),
     ([ROWS[0], ROWS[0]], "duplicate primary key"),
     ([{**ROWS[0], "price": "cheap"}], "not a valid float"),
+    ([{**ROWS[0], "price": "NaN"}], "not a valid float"),
     ([{**ROWS[0], "active": "maybe"}], "not a valid boolean"),
 ])
 async def test_bad_source_rows_are_refused_naming_the_row(db, db_url, rows, message):
-    ws = await _workspace(db, f"onto-bad-{db.dialect}-{message.replace(' ', '-')}")
+    ws = await _workspace(db, f"onto-bad-{db.dialect}-{secrets.token_hex(4)}")
     await _items(db, rows)
     with pytest.raises(BadInput, match=message):
         await load_network(db, None, workspace_id=ws, mapping=parse_mapping(SHOP.format(url=db_url)))
