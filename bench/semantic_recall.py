@@ -5,9 +5,15 @@ Run: ``.venv/bin/python -m bench.semantic_recall`` (needs ../shared/data/northwi
 Loads ``app/ontology/northwind.yaml`` into a temporary SQLite database with the real
 embedding model, asks each question through the service (same code as the GraphQL field,
 default options), and prints per question whether a right instance is in the top 5 nodes,
-the rank of the first right one, and latency; then hit@5, hit@1 and MRR@5. Expected
-instances are decided from the CSV files (``csv`` module), not from the server's derived
-properties.
+the rank of the first right one, and latency; then hit@5, hit@1 and MRR@5 for the 20
+questions the method was tuned on and for 10 held-out questions written afterwards.
+Expected instances are decided from the CSV files (``csv`` module), not from the server's
+derived properties.
+
+Figures (this machine, 2 cores): tuned 20/20 hit@5, 17/20 hit@1, MRR@5 0.912; held-out
+7/10, 3/10, 0.467 — the three misses ask for facts that live only in non-text properties
+(``ReportsTo``, ``Discontinued``, ``UnitPrice`` for "expensive"), which a recall over
+text and vectors cannot see; p50 latency ~75–120 ms per question.
 """
 
 from __future__ import annotations
@@ -68,6 +74,29 @@ def expected_sets() -> list[tuple[str, set[tuple[str, str]]]]:
     ]
 
 
+def heldout_sets() -> list[tuple[str, set[tuple[str, str]]]]:
+    """Ten more questions written after the method was tuned on :func:`expected_sets` (never
+    tuned on): an honest check of how the method generalises."""
+    orders, products = _table("orders.csv"), _table("products.csv")
+    suppliers = {s["SupplierID"]: s for s in _table("suppliers.csv")}
+    customers, employees = _table("customers.csv"), _table("employees.csv")
+    return [
+        ("Norwegian cheese", {("product", p["ProductID"]) for p in products
+                              if p["CategoryID"] == "4" and suppliers[p["SupplierID"]]["Country"] == "Norway"}),
+        ("sauces and condiments", {("category", "2")} | {("product", p["ProductID"]) for p in products
+                                                         if p["CategoryID"] == "2"}),
+        ("meat pies from Australia", {("product", "53")}),
+        ("sales representative in Seattle", {("employee", "1")}),
+        ("orders shipped by United Package to Brazil", {("order", o["OrderID"]) for o in orders if o["ShipVia"] == "2"
+                                                        and o["ShipCountry"] == "Brazil" and o["ShippedDate"]}),
+        ("who reports to Steven Buchanan", {("employee", e["EmployeeID"]) for e in employees if e["ReportsTo"] == "5"}),
+        ("expensive wine", {("product", "38")}),
+        ("customers in Buenos Aires", {("customer", c["CustomerID"]) for c in customers if c["City"] == "Buenos Aires"}),
+        ("pasta suppliers", {("supplier", "26")}),
+        ("discontinued products", {("product", p["ProductID"]) for p in products if p["Discontinued"] == "1"}),
+    ]
+
+
 def _node_key(node) -> tuple[str, str]:
     return node.object_type_id, "|".join(str(v) for v in node.identity.values())
 
@@ -98,29 +127,36 @@ async def run(top: int, verbose: bool) -> dict[str, float]:
                   f"{time.perf_counter() - started:.1f} s")
             store = OntologyStore(embedder)
             await semantic_recall(store, db, workspace_id=ws, r=RecallRequest("northwind", "warm up"))
-            hits, firsts, rr, latencies = 0, 0, 0.0, []
-            for question, expected in expected_sets():
-                t0 = time.perf_counter()
-                result = await semantic_recall(store, db, workspace_id=ws, r=RecallRequest("northwind", question))
-                latencies.append((time.perf_counter() - t0) * 1000)
-                keys = [_node_key(n) for n in result.nodes[:top]]
-                rank = next((i for i, k in enumerate(keys, start=1) if k in expected), None)
-                hits += rank is not None
-                firsts += rank == 1
-                rr += 1 / rank if rank else 0.0
-                print(f"{'HIT ' if rank else 'MISS'} rank={rank or '-':<2} {latencies[-1]:6.0f} ms  {question}")
-                if verbose or not rank:
-                    for n in result.nodes[:top]:
-                        label = n.properties.get("Summary") or n.properties.get("CompanyName") or n.properties.get("ProductName")
-                        print(f"        {n.object_type_id}:{_node_key(n)[1]} {n.score:.4f} {label}")
-            n = len(expected_sets())
-            summary = {"questions": n, f"hit@{top}": hits / n, "hit@1": firsts / n, f"mrr@{top}": rr / n,
-                       "p50_ms": statistics.median(latencies)}
-            print(f"hit@{top} {hits}/{n} = {hits / n:.2f}   hit@1 {firsts}/{n}   MRR@{top} {rr / n:.3f}   "
-                  f"p50 {summary['p50_ms']:.0f} ms")
+            summary = {}
+            for label, questions in (("tuned", expected_sets()), ("held-out", heldout_sets())):
+                print(f"-- {label} questions")
+                summary[label] = await _ask(store, db, ws, questions, top, verbose, semantic_recall, RecallRequest)
             return summary
         finally:
             await db.dispose()
+
+
+async def _ask(store, db, ws, questions, top, verbose, semantic_recall, RecallRequest) -> dict[str, float]:
+    hits, firsts, rr, latencies = 0, 0, 0.0, []
+    for question, expected in questions:
+        t0 = time.perf_counter()
+        result = await semantic_recall(store, db, workspace_id=ws, r=RecallRequest("northwind", question))
+        latencies.append((time.perf_counter() - t0) * 1000)
+        keys = [_node_key(n) for n in result.nodes[:top]]
+        rank = next((i for i, k in enumerate(keys, start=1) if k in expected), None)
+        hits += rank is not None
+        firsts += rank == 1
+        rr += 1 / rank if rank else 0.0
+        print(f"{'HIT ' if rank else 'MISS'} rank={rank or '-':<2} {latencies[-1]:6.0f} ms  {question}")
+        if verbose or not rank:
+            for n in result.nodes[:top]:
+                label = n.properties.get("Summary") or n.properties.get("CompanyName") or n.properties.get("ProductName")
+                print(f"        {n.object_type_id}:{_node_key(n)[1]} {n.score:.4f} {label}")
+    n = len(questions)
+    print(f"hit@{top} {hits}/{n} = {hits / n:.2f}   hit@1 {firsts}/{n}   MRR@{top} {rr / n:.3f}   "
+          f"p50 {statistics.median(latencies):.0f} ms")
+    return {"questions": n, f"hit@{top}": hits / n, "hit@1": firsts / n, f"mrr@{top}": rr / n,
+            "p50_ms": statistics.median(latencies)}
 
 
 def main() -> None:
