@@ -33,6 +33,8 @@ class Settings(BaseSettings):
             do not survive a restart and do not work across workers).
         ontology_source_dirs: Directories under which ``loadKnowledgeNetwork`` (GraphQL) may
             read CSV files; empty → GraphQL loads are refused (use ``cairn ontology load``).
+        reranker_path: Local cross-encoder folder for ``semanticRecall(rerank: true)``; unset →
+            rerank keeps the fused order and says so.
     """
 
     model_config = SettingsConfigDict(env_prefix="CAIRN_", extra="ignore")
@@ -56,6 +58,7 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     cursor_secret: str | None = None
     ontology_source_dirs: list[Path] = Field(default_factory=list)
+    reranker_path: Path | None = None
 
     @model_validator(mode="after")
     def _refuse_unsafe_prod(self) -> Settings:

@@ -122,15 +122,26 @@ class OntologyStore:
     Args:
         embedder: The process's embedding provider, or None (then no ``knn``).
         cursor_secret: HMAC key of ``objectInstances`` cursors; None → a random per-process key.
+        reranker_path: Folder of a local cross-encoder for ``semanticRecall(rerank: true)``.
     """
 
-    def __init__(self, embedder, cursor_secret: str | None = None) -> None:
+    def __init__(self, embedder, cursor_secret: str | None = None, reranker_path=None) -> None:
         self.embedder = embedder
+        self.reranker_path = reranker_path
+        self._reranker = None
         self.cursor_secret = cursor_secret.encode("utf-8") if cursor_secret else secrets.token_bytes(32)
         self._cache: OrderedDict[tuple[str, str, str], TypeIndex] = OrderedDict()
         self._lock = asyncio.Lock()
         self._model_ok: bool | None = None
         self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    async def reranker(self):
+        """``(reranker or None, reason)``, loaded once (see :mod:`retrieval.rerank`)."""
+        if self._reranker is None:
+            from retrieval.rerank import load_reranker
+
+            self._reranker = await asyncio.to_thread(load_reranker, self.reranker_path)
+        return self._reranker
 
     def vectors_available(self, ot: ObjectType) -> bool:
         """Whether ``knn`` works on ``ot``: it has vectors from a model this process loads."""
@@ -218,6 +229,7 @@ def get_store(services) -> OntologyStore:
     """The process's store, made on first use from ``services.indexes.embedder``."""
     store = getattr(services, "ontology", None)
     if store is None:
-        store = OntologyStore(services.indexes.embedder, services.settings.cursor_secret)
+        store = OntologyStore(services.indexes.embedder, services.settings.cursor_secret,
+                              services.settings.reranker_path)
         services.ontology = store
     return store

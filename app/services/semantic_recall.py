@@ -26,8 +26,9 @@ richer Summary texts in the mapping 20/20, 13/20, 0.778; + coverage weighting 20
 17/20, 0.912. On 10 held-out questions written afterwards: 7/10, 3/10, 0.467 (misses need
 facts held only in non-text properties, e.g. "discontinued", "reports to").
 
-``rerank``: a cross-encoder would re-order the merged nodes, keeping ``score`` and adding
-``rerankerScore``; when no cross-encoder model loads (none ships offline with Cairn) the
+``rerank``: a cross-encoder (:mod:`retrieval.rerank`, ``CAIRN_RERANKER_PATH``) re-orders
+the merged nodes by its score of (query, the node's text values), keeping ``score`` and
+adding ``rerankerScore``; when no cross-encoder loads (none ships offline with Cairn) the
 fused order is kept and the message says so.
 """
 
@@ -186,7 +187,7 @@ async def _recall_type(store, db, workspace_id: str, ot, query: str, qvec, use_v
     return tindex, scored[:depth]
 
 
-async def semantic_recall(store, db, *, workspace_id: str, r: RecallRequest, reranker=None) -> RecallResult:
+async def semantic_recall(store, db, *, workspace_id: str, r: RecallRequest) -> RecallResult:
     """Run a semantic recall (see module doc).
 
     Raises:
@@ -233,8 +234,9 @@ async def semantic_recall(store, db, *, workspace_id: str, r: RecallRequest, rer
     nodes.sort(key=lambda n: (-n.score, n.object_type_id, str(n.identity)))
     messages = [note] if note else []
     if r.rerank and nodes:
+        reranker, why = await store.reranker()
         if reranker is None:
-            messages.append("rerank requested but no cross-encoder model is available on this server; "
+            messages.append(f"rerank requested but no cross-encoder is available ({why}); "
                             "nodes keep the fused order (rerankerScore is null)")
         else:
             texts = [" ".join(str(v) for v in n.properties.values() if isinstance(v, str)) for n in nodes]
