@@ -132,3 +132,48 @@ def test_toon_round_trips_awkward_strings():
     flat = [{"k": i, "text": s} for i, s in enumerate(awkward)]
     assert decode(toon_rows(flat)) == {"rows": flat}
     assert toon_rows(flat).startswith("rows[17]{k,text}:")
+
+
+EVAL_ROWS = [
+    {"k": 1, "s": "Alpha", "i": 5, "d": "1997-01-01", "b": True},
+    {"k": 2, "s": "alpine", "i": 10, "d": "1998-06-30", "b": False},
+    {"k": 3, "s": None, "i": None, "d": None, "b": None},
+    {"k": 4, "s": "Beta_1", "i": -2, "d": "1996-12-31", "b": True},
+]
+EVAL_PROPS = [{"name": "k", "type": "integer"}, {"name": "s", "type": "string", "fullText": True},
+              {"name": "i", "type": "integer"}, {"name": "d", "type": "date"}, {"name": "b", "type": "boolean"}]
+
+
+@pytest.mark.parametrize("leaf, keys", [
+    ({"field": "i", "operation": "==", "value": 5}, {1}),
+    ({"field": "i", "operation": "!=", "value": 5}, {2, 3, 4}),  # null satisfies negations
+    ({"field": "i", "operation": ">", "value": 5}, {2}),
+    ({"field": "i", "operation": ">=", "value": 5}, {1, 2}),
+    ({"field": "i", "operation": "<", "value": 5}, {4}),
+    ({"field": "i", "operation": "<=", "value": 5}, {1, 4}),
+    ({"field": "i", "operation": "range", "value": [-2, 5]}, {1, 4}),
+    ({"field": "i", "operation": "in", "value": [10, 99]}, {2}),
+    ({"field": "i", "operation": "not_in", "value": [10, 99]}, {1, 3, 4}),
+    ({"field": "i", "operation": "exist"}, {1, 2, 4}),
+    ({"field": "i", "operation": "not_exist"}, {3}),
+    ({"field": "s", "operation": "like", "value": "alp%"}, {1, 2}),
+    ({"field": "s", "operation": "like", "value": "Beta\\_1"}, {4}),
+    ({"field": "s", "operation": "not_like", "value": "alp%"}, {3, 4}),
+    ({"field": "s", "operation": "prefix", "value": "Al"}, {1}),
+    ({"field": "s", "operation": "match", "value": "alpha"}, {1}),
+    ({"field": "d", "operation": ">=", "value": "1997-01-01"}, {1, 2}),
+    ({"field": "b", "operation": "==", "value": False}, {2}),
+])
+async def test_operator_semantics(leaf, keys):
+    from app.models import ObjectType
+    from app.services.ontology_conditions import evaluate
+    from app.services.ontology_store import _build
+
+    ot = ObjectType(workspace_id="w", kn_id="kn", ot_id="t", name="T", primary_key=["k"], properties=EVAL_PROPS)
+    tindex = _build(ot, [(str(r["k"]), r, {}) for r in EVAL_ROWS])
+    if "value" in leaf:
+        leaf = {**leaf, "valueFrom": "CONST"}
+    node = parse_condition(leaf, tindex.props, vectors_available=False)
+    rows, scores = await evaluate(node, tindex, store=None)
+    assert {tindex.rows[p]["k"] for p in rows} == keys
+    assert bool(scores) == (leaf["operation"] == "match")
