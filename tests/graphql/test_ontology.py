@@ -299,3 +299,24 @@ def test_readme_example_runs(live, northwind):
     assert dates == sorted(dates, reverse=True) and set(data["objectInstances"]["rows"][0]) == {
         "OrderID", "OrderDate", "_instanceIdentity"}
     assert data["semanticRecall"]["nodes"][0]["instanceIdentity"] in ({"SupplierID": 17}, {"SupplierID": 21})
+
+
+def test_cursor_walk_with_nulls_in_the_sort_key(live, northwind):
+    orders = [o for o in _csv("orders.csv") if o["ShipCountry"] in ("Germany", "Venezuela")]
+    shipped = sorted((o for o in orders if o["ShippedDate"]), key=lambda o: (o["ShippedDate"], -int(o["OrderID"])),
+                     reverse=True)
+    unshipped = sorted((o for o in orders if not o["ShippedDate"]), key=lambda o: int(o["OrderID"]))
+    want = [int(o["OrderID"]) for o in shipped + unshipped]  # DESC, nulls last, ties by OrderID asc
+    assert unshipped, "the data set has unshipped orders to these countries"
+    variables = {"ot": "order", "c": {"field": "ShipCountry", "operation": "in", "value": ["Germany", "Venezuela"],
+                                      "valueFrom": "CONST"},
+                 "sort": [{"field": "ShippedDate", "direction": "DESC"}], "limit": 9, "props": ["OrderID"]}
+    page, seen = _ok(live, **variables), []
+    assert page["totalCount"] == len(want)
+    while True:
+        seen += [r["OrderID"] for r in page["rows"]]
+        if not page["cursor"]:
+            break
+        page = _ok(live, cursor=page["cursor"], **variables)
+        assert page["totalCount"] is None
+    assert seen == want
