@@ -15,7 +15,7 @@ from strawberry.types import Info
 
 from app.auth import Principal
 from app.errors import BadInput
-from app.governance import governed, normalized_arguments
+from app.governance import governed
 from app.services import trace as tracing
 from app.services.ontology_load import list_networks, load_network
 from app.services.ontology_mapping import parse_mapping
@@ -23,6 +23,7 @@ from app.services.ontology_query import InstanceQuery, check_shape, query_instan
 from app.services.ontology_store import get_store
 from app.services.ontology_types import check_identifier, condition_operations
 from app.services.semantic_recall import RecallRequest, check_request, semantic_recall
+from resolvers.trace import OperationReceipt, TraceInput, plain, receipt_of, trace_dict, traced
 
 MAX_INLINE_FILES = 50
 
@@ -42,12 +43,6 @@ class SortDirection(enum.Enum):
 @strawberry.enum(description="Where a condition's value comes from (only CONST today).")
 class ValueFrom(enum.Enum):
     CONST = "const"
-
-
-@strawberry.input(description="Trace context from startInteraction: both ids, or omit it (ad hoc).")
-class TraceInput:
-    conversation_id: str | None = None
-    interaction_id: str | None = None
 
 
 @strawberry.input(description="A condition tree: and/or with subConditions, or a leaf (field, operation, value + valueFrom).")
@@ -82,18 +77,6 @@ class SortInput:
 class CsvFileInput:
     name: str
     content: str
-
-
-@strawberry.type(description="What the server recorded for a managed (trace) or idempotent (X-Client-Invocation-Id) call.")
-class OperationReceipt:
-    id: str
-    operation: str
-    conversation_id: str | None
-    interaction_id: str | None
-    invocation_id: str | None
-    input_sha256: str
-    replayed: bool = strawberry.field(description="True: a retry; the recorded result was returned, nothing ran again.")
-    recorded_at: datetime
 
 
 @strawberry.type
@@ -177,42 +160,15 @@ class LoadKnowledgeNetworkResult:
     receipt: OperationReceipt | None = None
 
 
-@strawberry.type
-class Interaction:
-    conversation_id: str
-    interaction_id: str
-    created_at: datetime
-
-
-def _plain(value: Any) -> Any:
-    """Inputs → plain JSON (camelCase keys, enum values), as the adapter normalises arguments."""
-    return normalized_arguments({"v": value}).get("v")
-
-
-def _receipt(r: tracing.Receipt | None) -> OperationReceipt | None:
-    return OperationReceipt(**r.__dict__) if r else None
-
-
-def _trace_dict(trace: TraceInput | None) -> dict[str, Any] | None:
-    return None if trace is None else {"conversationId": trace.conversation_id, "interactionId": trace.interaction_id}
-
-
-async def _traced(info: Info, principal: Principal, op: str, trace: TraceInput | None, args: dict[str, Any], run):
-    return await tracing.run_traced(
-        info.context.services.db, workspace_id=principal.workspace_id, principal_id=principal.id, operation=op,
-        trace=_trace_dict(trace), headers=info.context.headers,
-        normalized_input={k: _plain(v) for k, v in sorted(args.items())}, run=run)
-
-
 def _validate_kn(kn_id: str, trace: TraceInput | None = None, **_: Any) -> None:
     check_identifier(kn_id, "knId")
-    tracing.check_trace(_trace_dict(trace))
+    tracing.check_trace(trace_dict(trace))
 
 
 def _instance_query(kn_id, ot_id, filters, condition, limit, offset, cursor, sort, properties) -> InstanceQuery:
     return InstanceQuery(
-        kn_id=kn_id, ot_id=ot_id, condition=_plain(condition) if condition is not None else None,
-        filters=[_plain(f) for f in filters] if filters is not None else None, limit=limit, offset=offset,
+        kn_id=kn_id, ot_id=ot_id, condition=plain(condition) if condition is not None else None,
+        filters=[plain(f) for f in filters] if filters is not None else None, limit=limit, offset=offset,
         cursor=cursor, sort=[{"field": s.field, "direction": s.direction.value} for s in sort] if sort else None,
         properties=properties)
 
@@ -240,7 +196,7 @@ def _validate_recall(kn_id: str, query: str, concept_groups=None, object_types=N
 
 
 def _validate_load(mapping: str, source_dir: str | None = None, files=None, trace=None) -> None:
-    tracing.check_trace(_trace_dict(trace))
+    tracing.check_trace(trace_dict(trace))
     if source_dir is not None and files is not None:
         raise BadInput("give sourceDir or files, not both", field="files")
     if files is not None:
@@ -251,11 +207,6 @@ def _validate_load(mapping: str, source_dir: str | None = None, files=None, trac
                 raise BadInput(f"files[{i}].name must end with .csv", field=f"files[{i}].name")
             check_identifier(f.name[:-4], f"files[{i}].name (without .csv)")
     parse_mapping(mapping)
-
-
-def _validate_start(conversation_id: str | None = None) -> None:
-    if conversation_id is not None and not 1 <= len(conversation_id) <= 40:
-        raise BadInput("conversationId must be 1–40 characters", field="conversationId", limit=40)
 
 
 def _allowed_dir(settings, source_dir: str) -> Path:
@@ -301,8 +252,8 @@ class OntologyQuery:
                 types = await store.types(s, workspace_id=principal.workspace_id, kn_id=kn_id)
             return [strawberry.asdict(_type_def(ot, store)) for ot in types]
 
-        result, receipt = await _traced(info, principal, "objectTypes", trace, {"knId": kn_id}, run)
-        return ObjectTypesResult(kn_id=kn_id, receipt=_receipt(receipt), object_types=[
+        result, receipt = await traced(info, principal, "objectTypes", trace, {"knId": kn_id}, run)
+        return ObjectTypesResult(kn_id=kn_id, receipt=receipt_of(receipt), object_types=[
             ObjectTypeDefinition(**{**t, "properties": [PropertyDefinition(**p) for p in t["properties"]]})
             for t in result])
 
@@ -329,13 +280,13 @@ class OntologyQuery:
                     "conditionSource": page.condition_source, "messages": page.messages,
                     "filtersIgnored": page.condition_source == "condition" and bool(q.filters)}
 
-        result, receipt = await _traced(info, principal, "objectInstances", trace, args, run)
+        result, receipt = await traced(info, principal, "objectInstances", trace, args, run)
         toon = response_format is ResponseFormat.TOON
         return ObjectInstancesResult(
             rows=None if toon else result["rows"], toon=toon_rows(result["rows"]) if toon else None,
             response_format=response_format, total_count=result["totalCount"], cursor=result["cursor"],
             condition_source=result["conditionSource"], filters_ignored=result["filtersIgnored"],
-            messages=result["messages"], receipt=_receipt(receipt))
+            messages=result["messages"], receipt=receipt_of(receipt))
 
     @strawberry.field(description="One natural-language query → relevant instances across object types "
                                   "(phase 1 picks types, phase 2 fuses knn and match by RRF).")
@@ -361,8 +312,8 @@ class OntologyQuery:
                     "objectTypes": r.object_types if include_object_types else None,
                     "selected": r.type_scores, "message": r.message}
 
-        args = {k: _plain(v) for k, v in req.__dict__.items()} | {"responseFormat": response_format.value}
-        result, receipt = await _traced(info, principal, "semanticRecall", trace, args, run)
+        args = {k: plain(v) for k, v in req.__dict__.items()} | {"responseFormat": response_format.value}
+        result, receipt = await traced(info, principal, "semanticRecall", trace, args, run)
         toon = response_format is ResponseFormat.TOON
         nodes = [RecallNode(object_type_id=n["objectTypeId"], instance_identity=n["instanceIdentity"],
                             properties=n["properties"], score=n["score"], reranker_score=n["rerankerScore"],
@@ -370,7 +321,7 @@ class OntologyQuery:
         return SemanticRecallResult(
             nodes=None if toon else nodes, toon=toon_rows(result["nodes"]) if toon else None,
             object_types=result["objectTypes"], selected_object_types=result["selected"], message=result["message"],
-            receipt=_receipt(receipt))
+            receipt=receipt_of(receipt))
 
 
 @strawberry.type
@@ -399,16 +350,7 @@ class OntologyMutation:
 
         args = {"mapping": mapping, "sourceDir": source_dir,
                 "files": {f.name: tracing.input_sha256("file", {"c": f.content}) for f in files or []}}
-        result, receipt = await _traced(info, principal, "loadKnowledgeNetwork", trace, args, run)
+        result, receipt = await traced(info, principal, "loadKnowledgeNetwork", trace, args, run)
         return LoadKnowledgeNetworkResult(kn_id=result["knId"], generation=result["generation"],
                                           instances=result["instances"], embedded=result["embedded"],
-                                          vector_model=result["vectorModel"], receipt=_receipt(receipt))
-
-    @strawberry.mutation(description="Open an interaction: server-issued conversationId + interactionId for trace inputs.")
-    @governed("startInteraction", validate=_validate_start)
-    async def start_interaction(self, info: Info, principal: Principal,
-                                conversation_id: str | None = None) -> Interaction:
-        row = await tracing.start_interaction(info.context.services.db, workspace_id=principal.workspace_id,
-                                              principal_id=principal.id, conversation_id=conversation_id)
-        return Interaction(conversation_id=row.conversation_id, interaction_id=row.interaction_id,
-                           created_at=row.created_at)
+                                          vector_model=result["vectorModel"], receipt=receipt_of(receipt))

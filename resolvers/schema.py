@@ -27,6 +27,7 @@ from resolvers.documents import DocumentMutation, DocumentQuery
 from resolvers.identity import IdentityMutation, IdentityQuery
 from resolvers.ontology import OntologyMutation, OntologyQuery
 from resolvers.packs import PackQuery, PackSubscription
+from resolvers.trace import TraceMutation
 
 log = logging.getLogger("cairn.graphql")
 
@@ -176,7 +177,7 @@ class Query(PackQuery, DocumentQuery, IdentityQuery, OntologyQuery):
 
 
 @strawberry.type
-class Mutation(DocumentMutation, IdentityMutation, OntologyMutation):
+class Mutation(DocumentMutation, IdentityMutation, OntologyMutation, TraceMutation):
     """Root mutation."""
 
 
