@@ -143,18 +143,27 @@ class OntologyStore:
             self._reranker = await asyncio.to_thread(load_reranker, self.reranker_path)
         return self._reranker
 
+    def _load_model(self) -> bool:
+        try:
+            load = getattr(self.embedder, "load", None)
+            if load is not None:
+                load()
+            return True
+        except Exception:  # noqa: BLE001 - any load failure means "no knn"
+            return False
+
+    async def check_model(self) -> None:
+        """Load the embedding model once, off the event loop (the async entry points call this,
+        so :meth:`vectors_available` never blocks the loop on a model load)."""
+        if self._model_ok is None and self.embedder is not None:
+            self._model_ok = await asyncio.to_thread(self._load_model)
+
     def vectors_available(self, ot: ObjectType) -> bool:
         """Whether ``knn`` works on ``ot``: it has vectors from a model this process loads."""
         if self.embedder is None or not ot.vector_model or ot.vector_model != getattr(self.embedder, "name", None):
             return False
         if self._model_ok is None:
-            try:
-                load = getattr(self.embedder, "load", None)
-                if load is not None:
-                    load()
-                self._model_ok = True
-            except Exception:  # noqa: BLE001 - any load failure means "no knn"
-                self._model_ok = False
+            self._model_ok = self._load_model()
         return self._model_ok
 
     async def encode_query(self, text: str) -> np.ndarray:
@@ -186,6 +195,7 @@ class OntologyStore:
             NotFound: no such network.
         """
         await self.network(s, workspace_id=workspace_id, kn_id=kn_id)
+        await self.check_model()
         rows = await s.execute(select(ObjectType).where(ObjectType.workspace_id == workspace_id,
                                                         ObjectType.kn_id == kn_id).order_by(ObjectType.ot_id))
         return list(rows.scalars().all())
@@ -202,6 +212,7 @@ class OntologyStore:
             if ot is None:
                 raise NotFound(f"object type {ot_id!r} does not exist in knowledge network {kn_id!r}",
                                field="otId")
+        await self.check_model()
         cache_key = (workspace_id, kn_id, ot_id)
         hit = self._cache.get(cache_key)
         if hit is not None and hit.ot.generation == ot.generation:
