@@ -28,6 +28,8 @@ credentials_cli = typer.Typer(help="Agent credentials (ck_… tokens).", no_args
 cli.add_typer(workspaces_cli, name="workspaces")
 cli.add_typer(members_cli, name="members")
 cli.add_typer(credentials_cli, name="credentials")
+ontology_cli = typer.Typer(help="Knowledge networks (ontology): load from a mapping, list.", no_args_is_help=True)
+cli.add_typer(ontology_cli, name="ontology")
 console = Console(stderr=True)
 
 DataDir = typer.Option(None, "--data-dir", help="Embedded data dir (default $CAIRN_DATA_DIR or ./cairn-data).")
@@ -307,19 +309,108 @@ async def _create_credential(s, creator_id, scopes, days, name):
     )
 
 
+def _embedder(settings: Settings):
+    """The embedding provider named by settings (no vector store: loads write SQL only)."""
+    from retrieval.embeddings import load_embedder
+
+    if settings.embedder == "none":
+        return None
+    if settings.embedder == "openai":
+        return load_embedder("openai", base_url=settings.embedding_url, model=settings.embedding_model,
+                             api_key=settings.embedding_api_key)
+    return load_embedder("local")
+
+
+async def _load_ontology(settings: Settings, mapping: Path, source_dir: Optional[Path], workspace: str):
+    from app.services.ontology_load import load_network
+    from app.services.ontology_mapping import read_mapping_file
+
+    spec = read_mapping_file(mapping)
+    db, _ = await _open(settings, with_vectors=None)
+    try:
+        ws = await _workspace(db, workspace)
+        with _progress() as progress:
+            tasks: dict[str, int] = {}
+
+            def on_progress(stage: str, done: int, total: int) -> None:
+                if stage not in tasks:
+                    tasks[stage] = progress.add_task(stage, total=total)
+                progress.update(tasks[stage], completed=done)
+
+            return await load_network(db, _embedder(settings), workspace_id=ws.id, mapping=spec,
+                                      source_dir=source_dir, progress=on_progress)
+    finally:
+        await db.dispose()
+
+
+@ontology_cli.command("load")
+def ontology_load(
+    mapping: Path = typer.Argument(..., help="Mapping file (.yaml/.json), e.g. app/ontology/northwind.yaml."),
+    source_dir: Optional[Path] = typer.Option(None, "--source-dir", "-s", help="Directory of the CSV files (csv sources)."),
+    workspace: str = WorkspaceOpt,
+    data_dir: Optional[Path] = DataDir,
+) -> None:
+    """Load (or replace) a knowledge network. Safe while `cairn serve` runs: it writes SQL only."""
+    settings = _settings(data_dir)
+
+    async def go():
+        return await _load_ontology(settings, mapping, source_dir, workspace)
+
+    report = _run(go())
+    table = Table(title=f"knowledge network {report.kn_id} (generation {report.generation})")
+    table.add_column("object type")
+    table.add_column("instances", justify="right")
+    for ot_id, n in report.instances.items():
+        table.add_row(ot_id, str(n))
+    console.print(table)
+    console.print(f"embedded {report.embedded} distinct strings with {report.vector_model or 'no model'}")
+
+
+@ontology_cli.command("list")
+def ontology_list(workspace: str = WorkspaceOpt, data_dir: Optional[Path] = DataDir) -> None:
+    """Knowledge networks of a workspace with their object types and instance counts."""
+    from sqlalchemy import select
+
+    from app.models import KnowledgeNetwork, ObjectType
+
+    async def action(s, ws):
+        kns = (await s.execute(select(KnowledgeNetwork).where(KnowledgeNetwork.workspace_id == ws.id))).scalars().all()
+        types = (await s.execute(select(ObjectType).where(ObjectType.workspace_id == ws.id)
+                                 .order_by(ObjectType.kn_id, ObjectType.ot_id))).scalars().all()
+        return kns, types
+
+    kns, types = _admin(data_dir, action, workspace=workspace)
+    table = Table(title=f"knowledge networks of {workspace}")
+    for col in ("knId", "name", "generation", "object types (instances)"):
+        table.add_column(col)
+    for kn in kns:
+        parts = ", ".join(f"{t.ot_id} ({t.instance_count})" for t in types if t.kn_id == kn.kn_id)
+        table.add_row(kn.kn_id, kn.name, str(kn.generation), parts)
+    Console().print(table)
+
+
 @cli.command()
 def demo(
     host: str = typer.Option("127.0.0.1"),
     port: int = typer.Option(8000),
     data_dir: Optional[Path] = DataDir,
     no_serve: bool = typer.Option(False, "--no-serve", help="Prepare and print, but do not serve."),
+    northwind: Optional[Path] = typer.Option(None, "--northwind", help="Also load the Northwind knowledge network "
+                                             "from this CSV directory (e.g. ../shared/data/northwind/csv)."),
 ) -> None:
     """The main job on the embedded default: ingest Python's own docs, print tokens, serve GraphiQL."""
-    from app.demo import prepare_demo, print_demo
+    from app.demo import ONTOLOGY_QUERY, prepare_demo, print_demo
 
     settings = _settings(data_dir)
     info = _run(prepare_demo(settings, progress_factory=_progress))
+    if northwind is not None:
+        mapping = Path(__file__).resolve().parent / "ontology" / "northwind.yaml"
+        report = _run(_load_ontology(settings, mapping, northwind, "default"))
+        console.print(f"knowledge network northwind: {sum(report.instances.values())} instances of "
+                      f"{len(report.instances)} object types")
     print_demo(info, host=host, port=port, serving=not no_serve)
+    if northwind is not None:
+        print("Knowledge network (Northwind), in GraphiQL:\n\n" + ONTOLOGY_QUERY + "\n", flush=True)
     if not no_serve:
         serve(host=host, port=port, data_dir=data_dir)
 

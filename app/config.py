@@ -29,6 +29,12 @@ class Settings(BaseSettings):
             (an OpenAI-compatible ``/embeddings`` endpoint at ``embedding_url``).
         chunk_max_tokens: Passage size limit in cl100k tokens (MiniLM reads 256 wordpieces).
         cors_origins: Origins whose browsers may call with *member* tokens.
+        cursor_secret: HMAC key of ontology cursors; unset → random per process (cursors then
+            do not survive a restart and do not work across workers).
+        ontology_source_dirs: Directories under which ``loadKnowledgeNetwork`` (GraphQL) may
+            read CSV files; empty → GraphQL loads are refused (use ``cairn ontology load``).
+        reranker_path: Local cross-encoder folder for ``semanticRecall(rerank: true)``; unset →
+            rerank keeps the fused order and says so.
     """
 
     model_config = SettingsConfigDict(env_prefix="CAIRN_", extra="ignore")
@@ -50,6 +56,9 @@ class Settings(BaseSettings):
     max_aliases: int = Field(default=30, ge=1, le=1000)
     max_query_tokens: int = Field(default=2000, ge=100, le=100_000)
     log_level: str = "INFO"
+    cursor_secret: str | None = None
+    ontology_source_dirs: list[Path] = Field(default_factory=list)
+    reranker_path: Path | None = None
 
     @model_validator(mode="after")
     def _refuse_unsafe_prod(self) -> Settings:

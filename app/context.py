@@ -28,6 +28,8 @@ class Services:
     db: Database
     indexes: SearchIndexes
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("cairn"))
+    ontology: Any = None
+    """The ontology store (:class:`app.services.ontology_store.OntologyStore`), made on first use."""
 
 
 class RequestContext:

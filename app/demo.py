@@ -100,6 +100,20 @@ EXAMPLE_QUERY = """query {
 }"""
 
 
+ONTOLOGY_QUERY = """query {
+  semanticRecall(knId: "northwind", query: "seafood suppliers in Scandinavia") {
+    nodes { objectTypeId instanceIdentity score matchedBy }
+    message
+  }
+  objectInstances(knId: "northwind", otId: "order", limit: 5,
+                  filters: [{field: "ShipCountry", operation: "==", value: "France"},
+                            {field: "ShippingStatus", operation: "==", value: "shipped late"}],
+                  sort: [{field: "DaysLate", direction: DESC}]) {
+    rows totalCount cursor
+  }
+}"""
+
+
 def print_demo(info: DemoInfo, *, host: str, port: int, serving: bool = True) -> None:
     """Print the URL, both tokens, a query to paste and curl commands (plain text, never wrapped)."""
     url = f"http://{host}:{port}/graphql"

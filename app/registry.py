@@ -8,6 +8,7 @@ areas, zones capability groups, agents the individual handlers:
 G1    Cairn
 U1    GraphQL API v1          U2  HTTP routes
 P1    knowledge (packs, reads) P3 ingest (writes)  P5 agents (identity, governance)
+      P4 ontology (networks, instances, recall, trace interactions)
 P8    system (health, IDE)     P9 memory (reserved)  P2 ai (decisions, reserved)
 ====  ===========  ===========================================================
 
@@ -92,6 +93,15 @@ _OPS = [
               frozenset({"agent_credential:manage"}), None, effect="write"),
     Operation("setAgentProfile", "mutation", "G1.U1.P5.Z3.A4", "agent_credential:configure",
               frozenset({"agent_credential:manage"}), None, effect="write"),
+    # P4 ontology — knowledge networks, instances, semantic recall, trace interactions
+    Operation("knowledgeNetworks", "query", "G1.U1.P4.Z1.A1", "ontology:read", _READ, "context:read"),
+    Operation("objectTypes", "query", "G1.U1.P4.Z1.A2", "ontology:read", _READ, "context:read"),
+    Operation("objectInstances", "query", "G1.U1.P4.Z2.A1", "ontology:query", _READ, "context:read"),
+    Operation("semanticRecall", "query", "G1.U1.P4.Z2.A2", "ontology:recall", _READ, "context:read"),
+    Operation("loadKnowledgeNetwork", "mutation", "G1.U1.P4.Z3.A1", "ontology:load",
+              frozenset({"collection:write"}), None, effect="write"),
+    Operation("startInteraction", "mutation", "G1.U1.P4.Z4.A1", "trace:interaction", frozenset(), "*",
+              effect="write"),
     # U2 — HTTP routes
     Operation("POST /v1/context-packs/stream", "http", "G1.U2.P1.Z1.A1", "context:pack", _READ, "context:read"),
     Operation("GET /healthz", "http", "G1.U2.P8.Z1.A1", "system:health", auth="none"),

@@ -25,7 +25,9 @@ from starlette.responses import Response
 from app.errors import CairnError
 from resolvers.documents import DocumentMutation, DocumentQuery
 from resolvers.identity import IdentityMutation, IdentityQuery
+from resolvers.ontology import OntologyMutation, OntologyQuery
 from resolvers.packs import PackQuery, PackSubscription
+from resolvers.trace import TraceMutation
 
 log = logging.getLogger("cairn.graphql")
 
@@ -170,12 +172,12 @@ class CairnSchema(strawberry.Schema):
 
 
 @strawberry.type
-class Query(PackQuery, DocumentQuery, IdentityQuery):
+class Query(PackQuery, DocumentQuery, IdentityQuery, OntologyQuery):
     """Root query."""
 
 
 @strawberry.type
-class Mutation(DocumentMutation, IdentityMutation):
+class Mutation(DocumentMutation, IdentityMutation, OntologyMutation, TraceMutation):
     """Root mutation."""
 
 

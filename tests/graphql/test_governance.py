@@ -42,6 +42,14 @@ CALLS = {
     "createAgentCredential": ("mutation{createAgentCredential(input:{name:\"table\", expiresInDays:1, scopes:[\"context:read\"]}){token}}", {}),
     "revokeAgentCredential": ("mutation{revokeAgentCredential(id:\"0000000000000000\"){id}}", {}),
     "setAgentProfile": ("mutation{setAgentProfile(id:\"0000000000000000\", profile:{suggestOnly:[]}){id}}", {}),
+    "knowledgeNetworks": ("{knowledgeNetworks{id}}", {}),
+    "objectTypes": ("{objectTypes(knId:\"missing\"){knId}}", {}),
+    "objectInstances": ("{objectInstances(knId:\"missing\", otId:\"x\"){totalCount}}", {}),
+    "semanticRecall": ("{semanticRecall(knId:\"missing\", query:\"x\"){message}}", {}),
+    "loadKnowledgeNetwork": ("mutation($m:String!){loadKnowledgeNetwork(mapping:$m, files:[{name:\"a.csv\", content:\"x\\n1\\n\"}]){knId}}",
+                             {"m": "{id: tabletest, name: T, object_types: [{id: a, name: A, table: a, primary_key: [x], "
+                                   "properties: [{name: x, type: integer}]}]}"}),
+    "startInteraction": ("mutation{startInteraction{interactionId}}", {}),
 }
 PRINCIPALS = ["none", "viewer", "editor", "admin", "owner",
               "a:context:read", "a:queries:run", "a:replay:run", "a:gaps:report",
@@ -67,6 +75,12 @@ EXPECTED = {
     "createAgentCredential": [U, F, F, "OK", "OK", *MEMBER_ONLY],
     "revokeAgentCredential": [U, F, F, NF, NF, *MEMBER_ONLY],
     "setAgentProfile": [U, F, F, NF, NF, *MEMBER_ONLY],
+    "knowledgeNetworks": [U, *READ, *AGENT_READ],
+    "objectTypes": [U, NF, NF, NF, NF, NF, SM, SM, SM, SM, SM, SM],
+    "objectInstances": [U, NF, NF, NF, NF, NF, SM, SM, SM, SM, SM, SM],
+    "semanticRecall": [U, NF, NF, NF, NF, NF, SM, SM, SM, SM, SM, SM],
+    "loadKnowledgeNetwork": [U, F, F, "OK", "OK", *MEMBER_ONLY],
+    "startInteraction": [U] + ["OK"] * 11,
 }
 CASES = [(op, who, EXPECTED[op][i]) for op in CALLS for i, who in enumerate(PRINCIPALS)]
 

@@ -24,7 +24,7 @@ def test_full_body_parses():
     ({"task": "t", "budget": {"max_tokens": 300}}, "input.budget"),
     ({"task": "t", "asOf": {"validTime": "yesterday"}}, "input.asOf.validTime"),
     ({"task": "t", "filters": {"collectionIds": "c"}}, "input.filters.collectionIds"),
-    ({"task": "t", "retrieval": "DENSE"}, "input.retrieval"),
+    ({"task": "t", "retrieval": "SPARSE"}, "input.retrieval"),
     ({"task": "t", "extra": 1}, "input"),
 ])
 def test_bad_bodies_name_the_field(body, field):
