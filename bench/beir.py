@@ -119,6 +119,18 @@ async def run(data_dir: Path, limit: int | None, modes: list[str], max_tokens: i
                 rankings.append(ranked_docs(items))
             results["modes"][f"Cairn {mode}"] = _scores(rankings, rels, lat)
             print(f"Cairn {mode}: nDCG@10 {results['modes'][f'Cairn {mode}']['ndcg@10']:.4f}", flush=True)
+        if "HYBRID" in modes and max_tokens != 4000:
+            # the same queries at the default budget (4,000 tokens): per-query latency comparable
+            # with the peer's, measured in the same process and run
+            rankings, lat = [], []
+            for qid in qids:
+                t = time.perf_counter()
+                pack = await build_pack(services, principal, PackRequest(task=queries[qid], max_tokens=4000,
+                                                                         retrieval="HYBRID"))
+                lat.append((time.perf_counter() - t) * 1000)
+                rankings.append(ranked_docs([{"doc": ext[i.citation.document_id],
+                                              "alts": [ext[a.document_id] for a in i.alternates]} for i in pack.items]))
+            results["modes"]["Cairn HYBRID (maxTokens 4,000)"] = _scores(rankings, rels, lat)
         if peer:
             from bench.peer import Peer, load_passages
 

@@ -70,12 +70,17 @@ def _quality(r: dict, recall_k: str) -> list[str]:
         lines.append(f"| {name} | {m['ndcg@10']:.4f} | {m[key]:.4f} | {m['latency_ms']['p50']:.1f} | "
                      f"{m['latency_ms']['p95']:.1f} |")
     ours = r["modes"].get("Cairn HYBRID")
+    fast = r["modes"].get("Cairn HYBRID (maxTokens 4,000)")
+    lines.append("")
     for name, m in r["modes"].items():
         if name.startswith("LangChain EnsembleRetriever") and ours:
-            lines.append("")
-            lines.append(f"Cairn HYBRID vs {name}: nDCG@10 {ours['ndcg@10'] - m['ndcg@10']:+.4f} "
-                         f"(×{ours['ndcg@10'] / max(m['ndcg@10'], 1e-9):.2f}), {recall_k} "
-                         f"×{ours[key] / max(m[key], 1e-9):.2f}.")
+            line = (f"- Cairn HYBRID vs {name}: nDCG@10 {ours['ndcg@10'] - m['ndcg@10']:+.4f} "
+                    f"(×{ours['ndcg@10'] / max(m['ndcg@10'], 1e-9):.3f}), {recall_k} "
+                    f"×{ours[key] / max(m[key], 1e-9):.3f}")
+            if fast:
+                line += (f"; per-query p50 at the default budget {fast['latency_ms']['p50']:.1f} ms vs "
+                         f"{m['latency_ms']['p50']:.1f} ms (×{fast['latency_ms']['p50'] / m['latency_ms']['p50']:.2f})")
+            lines.append(line + ".")
     return lines
 
 
