@@ -28,6 +28,8 @@ credentials_cli = typer.Typer(help="Agent credentials (ck_… tokens).", no_args
 cli.add_typer(workspaces_cli, name="workspaces")
 cli.add_typer(members_cli, name="members")
 cli.add_typer(credentials_cli, name="credentials")
+memory_cli = typer.Typer(help="Governed agent memory.", no_args_is_help=True)
+cli.add_typer(memory_cli, name="memory")
 console = Console(stderr=True)
 
 DataDir = typer.Option(None, "--data-dir", help="Embedded data dir (default $CAIRN_DATA_DIR or ./cairn-data).")
@@ -322,6 +324,15 @@ def demo(
     print_demo(info, host=host, port=port, serving=not no_serve)
     if not no_serve:
         serve(host=host, port=port, data_dir=data_dir)
+
+
+@memory_cli.command("purge")
+def memory_purge(data_dir: Optional[Path] = DataDir) -> None:
+    """Delete memory versions older than their workspace's retention (also runs at start-up)."""
+    from app.services.memory import purge_expired
+
+    n = _admin(data_dir, lambda s, _: purge_expired(s))
+    typer.echo(json.dumps({"purged": n}))
 
 
 def main() -> None:

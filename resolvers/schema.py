@@ -25,6 +25,7 @@ from starlette.responses import Response
 from app.errors import CairnError
 from resolvers.documents import DocumentMutation, DocumentQuery
 from resolvers.identity import IdentityMutation, IdentityQuery
+from resolvers.memory import MemoryMutation, MemoryQuery
 from resolvers.packs import PackQuery, PackSubscription
 
 log = logging.getLogger("cairn.graphql")
@@ -170,12 +171,12 @@ class CairnSchema(strawberry.Schema):
 
 
 @strawberry.type
-class Query(PackQuery, DocumentQuery, IdentityQuery):
+class Query(PackQuery, DocumentQuery, IdentityQuery, MemoryQuery):
     """Root query."""
 
 
 @strawberry.type
-class Mutation(DocumentMutation, IdentityMutation):
+class Mutation(DocumentMutation, IdentityMutation, MemoryMutation):
     """Root mutation."""
 
 
