@@ -162,10 +162,13 @@ async def set_settings(s: AsyncSession, *, workspace_id: str, enabled: bool | No
 
 
 async def _delete_memories(s: AsyncSession, where) -> int:
-    ids = select(AgentMemory.id).where(where)
-    await s.execute(delete(MemoryCitation).where(MemoryCitation.memory_id.in_(ids)))
-    result = await s.execute(delete(AgentMemory).where(where))
-    return int(result.rowcount or 0)
+    """Delete the memories matching ``where`` and their citations, by id (text never read)."""
+    ids = list((await s.execute(select(AgentMemory.id).where(where))).scalars())
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        await s.execute(delete(MemoryCitation).where(MemoryCitation.memory_id.in_(chunk)))
+        await s.execute(delete(AgentMemory).where(AgentMemory.id.in_(chunk)))
+    return len(ids)
 
 
 async def purge_expired(s: AsyncSession, *, workspace_id: str | None = None, now: datetime | None = None) -> int:

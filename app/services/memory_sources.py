@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
 from app.errors import BadInput, Forbidden
-from app.ids import as_utc
+from app.ids import as_utc, utcnow
 from app.models import Collection, Document, DocumentVersion, MemoryCitation, Passage
 
 CURRENT, CHANGED, HIDDEN = "CURRENT", "CHANGED", "HIDDEN"
@@ -81,8 +81,9 @@ async def resolve_citations(s: AsyncSession, principal: Principal, passage_ids: 
     """Citation rows (without ``memory_id``) for passages the caller can read now.
 
     Raises:
-        BadInput: a passage that does not exist, is deleted or is unreadable (``citations[i]``;
-            one message for all three so ids cannot be probed).
+        BadInput: a passage that does not exist, is deleted, expired (its document's latest
+            version has ``valid_to`` ≤ now) or is unreadable (``citations[i]``; one message
+            for all, so ids cannot be probed).
         Forbidden: ``AGENT_CONTEXT_SET_SCOPE_REFUSED`` for a bound credential.
     """
     ids = list(dict.fromkeys(passage_ids))
@@ -99,10 +100,13 @@ async def resolve_citations(s: AsyncSession, principal: Principal, passage_ids: 
     latest = await _latest_versions(s, list({r[2] for r in rows}))
     out = []
     readable = "document:read" in principal.permissions
+    now = utcnow()
     for i, pid in enumerate(ids):
         r = found.get(pid)
-        if r is None or r[4] != principal.workspace_id or r[5] is not None or r[6] is not None or not readable:
-            raise BadInput(f"citations[{i}]: passage {pid!r} not found or not readable", field=f"citations[{i}]")
+        valid_to = latest.get(r[2], (0, None))[1] if r is not None else None
+        if (r is None or r[4] != principal.workspace_id or r[5] is not None or r[6] is not None or not readable
+                or (valid_to is not None and as_utc(valid_to) <= now)):
+            raise BadInput(f"citations[{i}]: passage {pid!r} not found, expired or not readable", field=f"citations[{i}]")
         check_context_set(principal, r[3], f"citations[{i}]")
         out.append(MemoryCitation(memory_id="", passage_id=pid, passage_sha256=r[1], document_id=r[2],
                                   collection_id=r[3], document_version=latest.get(r[2], (0, None))[0]))
