@@ -263,7 +263,9 @@ async def remember(s: AsyncSession, *, principal: Principal, namespace: str, tex
                        code="AGENT_MEMORY_FULL", limit=MAX_VERSIONS)
     vector = model = None
     if embedder is not None:
-        vector = rank.pack_vector((await asyncio.to_thread(embedder.encode, [masked.text]))[0])
+        # one short text: the single-thread query path (all-MiniLM-L6-v2 is symmetric, so the
+        # vector equals encode()'s); encode()'s 2-thread pool costs ~0.4 s per call from a worker thread
+        vector = rank.pack_vector(await asyncio.to_thread(embedder.encode_query, masked.text))
         model = getattr(embedder, "name", "embedder")
     previous = None
     if key is not None:
@@ -356,8 +358,8 @@ async def recall(s: AsyncSession, *, principal: Principal, query: str, namespace
     if vector is not None:
         legs["vector"] = vector
     started = time.perf_counter()
-    ents = [(r.id, set(r.entities).union(*(rank.extract_entities(t) for t in checks[r.id].passage_texts)))
-            for r in visible]
+    ents = [(r.id, set().union(*(rank.extract_entities(t) for t in checks[r.id].passage_texts)))
+            for r in visible if checks[r.id].passage_texts]
     legs["entity"] = rank.entity_rank(query, ents)
     reports.append(LegReport("entity", "USED", f"{len(legs['entity'])} matched",
                              round((time.perf_counter() - started) * 1000, 1)))

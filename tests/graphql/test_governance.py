@@ -42,11 +42,20 @@ CALLS = {
     "createAgentCredential": ("mutation{createAgentCredential(input:{name:\"table\", expiresInDays:1, scopes:[\"context:read\"]}){token}}", {}),
     "revokeAgentCredential": ("mutation{revokeAgentCredential(id:\"0000000000000000\"){id}}", {}),
     "setAgentProfile": ("mutation{setAgentProfile(id:\"0000000000000000\", profile:{suggestOnly:[]}){id}}", {}),
+    # memory stays switched off in workspace A (tests/graphql/test_memory.py uses its own workspaces)
+    "rememberMemory": ("mutation{rememberMemory(input:{namespace:\"n\", text:\"table note\"}){superseded}}", {}),
+    "forgetMemory": ("mutation{forgetMemory(input:{memoryId:\"mem_missing\"}){deleted}}", {}),
+    "recallMemories": ("query{recallMemories(input:{query:\"table\"}){hidden}}", {}),
+    "listMemories": ("{listMemories{hidden}}", {}),
+    "memorySettings": ("{memorySettings{enabled}}", {}),
+    "setMemorySettings": ("mutation{setMemorySettings(enabled:false){enabled}}", {}),
+    "deleteAllMemories": ("mutation{deleteAllMemories{deleted}}", {}),
 }
 PRINCIPALS = ["none", "viewer", "editor", "admin", "owner",
               "a:context:read", "a:queries:run", "a:replay:run", "a:gaps:report",
               "a:memory:read", "a:memory:write", "a:decisions:run"]
 U, F, NA, SM, NF = "UNAUTHENTICATED", "FORBIDDEN", "AGENT_OPERATION_NOT_ALLOWED", "AGENT_SCOPE_MISSING", "NOT_FOUND"
+MD = "AGENT_MEMORY_DISABLED"
 READ = ["OK", "OK", "OK", "OK"]
 AGENT_READ = ["OK", SM, SM, SM, SM, SM, SM]
 MEMBER_ONLY = [NA] * 7
@@ -67,6 +76,13 @@ EXPECTED = {
     "createAgentCredential": [U, F, F, "OK", "OK", *MEMBER_ONLY],
     "revokeAgentCredential": [U, F, F, NF, NF, *MEMBER_ONLY],
     "setAgentProfile": [U, F, F, NF, NF, *MEMBER_ONLY],
+    "rememberMemory": [U, F, MD, MD, MD, SM, SM, SM, SM, SM, MD, SM],
+    "forgetMemory": [U, NF, NF, NF, NF, SM, SM, SM, SM, SM, MD, SM],
+    "recallMemories": [U, MD, MD, MD, MD, SM, SM, SM, SM, MD, SM, SM],
+    "listMemories": [U, "OK", "OK", "OK", "OK", SM, SM, SM, SM, MD, SM, SM],
+    "memorySettings": [U, F, F, F, "OK", *MEMBER_ONLY],
+    "setMemorySettings": [U, F, F, F, "OK", *MEMBER_ONLY],
+    "deleteAllMemories": [U, F, F, F, "OK", *MEMBER_ONLY],
 }
 CASES = [(op, who, EXPECTED[op][i]) for op in CALLS for i, who in enumerate(PRINCIPALS)]
 

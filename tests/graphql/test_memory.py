@@ -120,16 +120,25 @@ def test_remember_refusals(live, mw, inp, code, field):
 
 
 def test_privacy_on_every_operation_and_channel(live, mw):
+    col = live.data("mutation{createCollection(name:\"falcon\"){id}}", token=mw["owner"])["createCollection"]["id"]
+    doc = live.data("mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId}}",
+                    {"i": {"collectionId": col, "externalId": "brief", "text": "Project Falcon is led by Miriam Adler."}},
+                    mw["owner"])["upsertDocument"]["documentId"]
+    pid = live.data("query($id:ID!){document(id:$id){versions{passages{passageId}}}}", {"id": doc},
+                    mw["owner"])["document"]["versions"][0]["passages"][0]["passageId"]
     secret = "Project Falcon codeword is tangerine; Falcon ships in Lisbon"
-    mine = _remember(live, mw["aliceAgent"], namespace="work", key="falcon", text=secret)["memory"]
-    # Bob and the owner keep near-identical memories, so every leg has candidates to rank
+    mine = _remember(live, mw["aliceAgent"], namespace="work", key="falcon", text=secret, citations=[pid])["memory"]
+    # Bob and the owner keep near-identical memories citing the same passage, so every leg
+    # (BM25, cosine, entities of the cited passage) has candidates to rank
     for who in ("bobAgent", "ownerAgent"):
-        _remember(live, mw[who], namespace="work", key="falcon", text="Project Falcon codeword is orange; Falcon in Lisbon")
+        _remember(live, mw[who], namespace="work", key="falcon", text="Project Falcon codeword is orange; Falcon in Lisbon",
+                  citations=[pid])
     asof = (datetime.now(timezone.utc) + timedelta(seconds=1)).isoformat()
     for who in ("bob", "bobAgent", "owner", "ownerAgent"):
-        rec = live.data(RECALL, {"i": {"query": "Falcon codeword tangerine Lisbon"}}, mw[who])["recallMemories"]
+        rec = live.data(RECALL, {"i": {"query": "Falcon codeword tangerine Lisbon Miriam Adler"}}, mw[who])["recallMemories"]
         assert rec["candidates"] == 1, who  # only their own
         assert {lg["name"]: lg["status"] for lg in rec["legs"]} == {"bm25": "USED", "vector": "USED", "entity": "USED"}
+        assert rec["memories"][0]["ranks"] == {"bm25": 1, "vector": 1, "entity": 1}, who  # their own, on every leg
         texts = [x["memory"]["text"] for x in rec["memories"]]
         assert texts and all("tangerine" not in t for t in texts), who
         for variables in ({}, {"i": {"namespace": "work", "key": "falcon"}}, {"i": {"asOf": asof}}):
@@ -140,7 +149,7 @@ def test_privacy_on_every_operation_and_channel(live, mw):
         assert all("tangerine" not in x["memory"]["text"] for x in rec["memories"]), who
         assert _code(live.gql(FORGET, {"i": {"memoryId": mine["id"]}}, mw[who])) == "NOT_FOUND"
     # Alice (her agent and her member token) finds it first on every leg
-    rec = live.data(RECALL, {"i": {"query": "Falcon codeword tangerine Lisbon"}}, mw["aliceAgent"])["recallMemories"]
+    rec = live.data(RECALL, {"i": {"query": "Falcon codeword tangerine Lisbon Miriam Adler"}}, mw["aliceAgent"])["recallMemories"]
     top = rec["memories"][0]
     assert top["memory"]["id"] == mine["id"] and top["ranks"] == {"bm25": 1, "vector": 1, "entity": 1}
     assert mine["id"] in {x["id"] for x in live.data(LIST, {}, mw["alice"])["listMemories"]["memories"]}

@@ -1,0 +1,180 @@
+"""LoCoMo evidence recall for agent-memory recall: ``python -m bench.locomo [--limit N]``.
+
+Data: ``../shared/data/locomo/locomo10.json`` (Maharana et al., ACL 2024; CC BY-NC 4.0,
+evaluation only, never copied into the repo). Each conversation's turns are stored as
+memories of one member through :func:`app.services.memory.remember` (the code the
+``rememberMemory`` resolver calls: PII masking, entity extraction, the real
+all-MiniLM-L6-v2 embedding) in a throw-away SQLite database under a temp dir. Turns are
+written in conversation order with synthetic system times 40 s apart (so the 120/hour
+rate limit holds and "newest" means "latest in the conversation").
+
+Questions of categories 1–4 (multi-hop, temporal, open-domain, single-hop; category 5 is
+adversarial and has no answer) are asked with :func:`app.services.memory.recall`.
+Metric: evidence recall@10 = |top-10 turns ∩ evidence turns| / |evidence turns|, averaged
+over questions with at least one resolvable evidence id (ids split on ';' and spaces).
+
+Reported in one run, from the same recall call: BM25 only, cosine only, entity only, and
+RRF fusions (k = 60) with several leg weightings; the ``served`` line repeats the default
+fusion with the SPEC's 300-candidate window (the newest 300 turns of a conversation of up to
+689), which caps recall for questions about early sessions.
+
+Options: ``--limit N`` (first N conversations), ``--format plain|speaker|speaker_date``
+(memory text: the turn; "Speaker: turn"; "[date] Speaker: turn" plus image captions).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import shutil
+import statistics
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+from bench.common import SHARED
+
+DATA = SHARED / "locomo" / "locomo10.json"
+WEIGHTINGS = {
+    "rrf bm25+vector": {"bm25": 1.0, "vector": 1.0},
+    "rrf bm25+vector+entity (1,1,1)": {"bm25": 1.0, "vector": 1.0, "entity": 1.0},
+    "rrf bm25+vector+entity (1,1,0.5) default": None,
+    "rrf bm25+vector+entity (1,1.5,0.5)": {"bm25": 1.0, "vector": 1.5, "entity": 0.5},
+    "rrf bm25+vector+entity (1.5,1,0.5)": {"bm25": 1.5, "vector": 1.0, "entity": 0.5},
+    "rrf bm25+vector+entity (2,1,0.5)": {"bm25": 2.0, "vector": 1.0, "entity": 0.5},
+}
+
+
+def turn_text(turn: dict, date: str, fmt: str) -> str:
+    """The memory text of one LoCoMo turn in the chosen format (≤ 1,000 characters)."""
+    text = turn["text"]
+    if fmt == "plain":
+        return text[:1000]
+    if turn.get("blip_caption"):
+        text = f"{text} [shares a photo: {turn['blip_caption']}]"
+    text = f"{turn['speaker']}: {text}"
+    if fmt == "speaker_date":
+        text = f"[{date}] {text}"
+    return text[:1000]
+
+
+def evidence_ids(raw: list) -> set[str]:
+    """Split LoCoMo evidence strings on ';' and spaces (SOURCE.md lists the quirks)."""
+    return {p for e in raw for p in re.split(r"[;\s]+", str(e)) if p}
+
+
+async def run(limit: int | None, fmt: str) -> None:
+    from app.auth import ROLE_PERMISSIONS, Principal
+    from app.db import Database
+    from app.errors import CairnError
+    from app.ids import utcnow
+    from app.migrate import upgrade_database
+    from app.services import identity
+    from app.services import memory as mem
+    from app.services.memory_rank import LEG_WEIGHTS, fuse
+    from retrieval.embeddings import load_embedder
+
+    samples = json.loads(DATA.read_text(encoding="utf-8"))[:limit]
+    tmp = Path(tempfile.mkdtemp(prefix="cairn-locomo-"))
+    url = f"sqlite+aiosqlite:///{tmp / 'bench.db'}"
+    await asyncio.to_thread(upgrade_database, url)
+    db = Database(url)
+    embedder = load_embedder("local")
+    embedder.encode_query("warm up")
+    scores: dict[str, list[float]] = {}
+    skipped_vector = empty = 0
+    store_s = recall_s = 0.0
+    try:
+        async with db.session() as s:
+            ws = await identity.create_workspace(s, name="locomo-bench")
+            ws.memory_enabled, ws.memory_retention_days = True, 365
+            s.add(ws)
+        for ci, sample in enumerate(samples):
+            conv = sample["conversation"]
+            async with db.session() as s:
+                m, _ = await identity.create_member(s, workspace_id=ws.id, name=sample["sample_id"], role="editor")
+            who = Principal(kind="agent", id=f"{ci:016x}", workspace_id=ws.id, permissions=ROLE_PERMISSIONS["editor"],
+                            member_id=m.id, role="editor", scopes=frozenset({"memory:read", "memory:write"}))
+            start = utcnow() - timedelta(days=30)
+            by_memory: dict[str, str] = {}
+            n = 0
+            t0 = time.perf_counter()
+            sessions = sorted((int(k.split("_")[1]), k) for k, v in conv.items()
+                              if k.startswith("session_") and isinstance(v, list))
+            for _, key in sessions:
+                date = conv.get(f"{key}_date_time", "")
+                for turn in conv[key]:
+                    try:
+                        async with db.session() as s:
+                            out = await mem.remember(s, principal=who, namespace="locomo", text=turn_text(turn, date, fmt),
+                                                     embedder=embedder, now=start + timedelta(seconds=40 * n))
+                        by_memory[out.memory.row.id] = turn["dia_id"]
+                    except CairnError as exc:
+                        if exc.code != "AGENT_MEMORY_EMPTY":
+                            raise
+                        empty += 1
+                    n += 1
+            store_s += time.perf_counter() - t0
+            known = set(by_memory.values())
+            t0 = time.perf_counter()
+            for qa in sample["qa"]:
+                if qa.get("category") not in (1, 2, 3, 4):
+                    continue
+                gold = evidence_ids(qa.get("evidence", [])) & known
+                if not gold:
+                    continue
+                async with db.session() as s:
+                    full = await mem.recall(s, principal=who, query=qa["question"], limit=10_000,
+                                            embedder=embedder, candidate_limit=10_000)
+                    served = await mem.recall(s, principal=who, query=qa["question"], limit=10,
+                                              embedder=embedder)
+                if any(lg.status != "USED" for lg in full.legs):
+                    skipped_vector += 1
+                legs: dict[str, list[str]] = {}
+                for v, _, ranks in full.items:
+                    for leg, r in ranks.items():
+                        legs.setdefault(leg, []).append((r, v.row.id))
+                legs = {leg: [i for _, i in sorted(pairs)] for leg, pairs in legs.items()}
+
+                def recall10(ids: list[str]) -> float:
+                    return len({by_memory[i] for i in ids[:10]} & gold) / len(gold)
+
+                for leg in ("bm25", "vector", "entity"):
+                    scores.setdefault(f"{leg} only", []).append(recall10(legs.get(leg, [])))
+                for name, w in WEIGHTINGS.items():
+                    use = {k: v for k, v in legs.items() if w is None or k in w}
+                    fused = fuse(use, w if w is not None else LEG_WEIGHTS)
+                    scores.setdefault(name, []).append(recall10([f.id for f in fused]))
+                scores.setdefault("served: default fusion, newest 300 candidates", []).append(
+                    recall10([v.row.id for v, _, _ in served.items]))
+            recall_s += time.perf_counter() - t0
+            print(f"  {sample['sample_id']}: {n} turns stored, "
+                  f"{len(scores['bm25 only'])} questions so far", flush=True)
+    finally:
+        await db.dispose()
+        shutil.rmtree(tmp, ignore_errors=True)
+    n_q = len(scores.get("bm25 only", []))
+    print(f"\nLoCoMo evidence recall@10, {len(samples)} conversations, {n_q} questions (categories 1-4), "
+          f"memory text format '{fmt}'")
+    for name, values in scores.items():
+        print(f"  {name:<48} {statistics.fmean(values):.3f}")
+    print(f"store: {store_s:.0f} s; recall: "
+          f"{recall_s:.0f} s for {n_q} questions x 2 recalls; vector leg skipped on {skipped_vector} questions; "
+          f"{empty} turns refused as AGENT_MEMORY_EMPTY")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--limit", type=int, default=None, help="first N conversations (default: all 10)")
+    parser.add_argument("--format", choices=("plain", "speaker", "speaker_date"), default="speaker_date")
+    args = parser.parse_args()
+    if not DATA.exists():
+        raise SystemExit(f"needs {DATA}")
+    asyncio.run(run(args.limit, args.format))
+
+
+if __name__ == "__main__":
+    main()
