@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -122,3 +123,29 @@ async def test_versions_as_of_and_forget_in_sql(db):
     assert rows == 0
     async with db.session() as s:
         assert (await s.get(Workspace, ws_id)).memory_enabled
+
+
+class _SlowModel:
+    """The real model behind a 1.2 s delay (a saturated CPU), to cross the 800 ms budget."""
+
+    def __init__(self, model) -> None:
+        self.model, self.name = model, model.name
+
+    def encode_query(self, text):
+        time.sleep(1.2)
+        return self.model.encode_query(text)
+
+
+async def test_vector_leg_is_used_with_the_real_model_and_skipped_past_its_budget(db, embedder):
+    _, p = await _setup(db)
+    async with db.session() as s:
+        await mem.remember(s, principal=p["alice"], namespace="n", text="The cat sat on the mat", embedder=embedder)
+        await mem.remember(s, principal=p["alice"], namespace="n", text="Quarterly revenue grew", embedder=embedder)
+        used = await mem.recall(s, principal=p["alice"], query="a kitten resting on a rug", embedder=embedder)
+        slow = await mem.recall(s, principal=p["alice"], query="a kitten resting on a rug", embedder=_SlowModel(embedder))
+    legs = {lg.name: lg for lg in used.legs}
+    assert legs["vector"].status == "USED" and legs["bm25"].detail == "0 matched"
+    assert [v.row.text for v, _, _ in used.items][0] == "The cat sat on the mat"
+    slow_legs = {lg.name: lg for lg in slow.legs}
+    assert slow_legs["vector"].status == "SKIPPED" and "800 ms" in slow_legs["vector"].detail
+    assert slow.items == []  # no word matches and no vector leg: nothing ranked
