@@ -211,11 +211,6 @@ def test_citations_changed_hidden_and_purged_with_the_document(live, mw):
     live.data(up, {"i": {"collectionId": col, "externalId": "policy", "text": "Travel policy: Acme Air for flights.\n\nTrains under 4 hours."}}, owner)
     page = live.data(LIST, {"i": {"namespace": "cite", "collectionId": col}}, mw["aliceAgent"])["listMemories"]
     assert [x["sourceState"] for x in page["memories"]] == ["CHANGED"]
-    # a memory never enters a context pack, even when it matches the task best
-    pack = live.data("query($i:ContextPackInput!){contextPack(input:$i){items{text citation{documentId}}}}",
-                     {"i": {"task": "Book Acme Air flights", "retrieval": "LEXICAL"}}, mw["aliceAgent"])["contextPack"]
-    assert pack["items"] and all(i["text"] != "Book Acme Air flights" for i in pack["items"])
-    assert {i["citation"]["documentId"] for i in pack["items"]} <= {doc["documentId"], old["documentId"]}
     live.data("mutation($id:ID!){deleteDocument(id:$id){deletedAt}}", {"id": doc["documentId"]}, owner)
     page = live.data(LIST, {"i": {"namespace": "cite"}}, mw["aliceAgent"])["listMemories"]
     assert page["memories"] == []
@@ -243,3 +238,18 @@ def test_list_pages_and_owner_bulk_delete(live, mw):
     assert live.data("mutation{deleteAllMemories{deleted}}", token=mw["owner"])["deleteAllMemories"]["deleted"] >= 3
     for who in ("alice", "bob", "owner"):
         assert live.data(LIST, {}, mw[who])["listMemories"]["memories"] == []
+
+
+def test_a_memory_never_enters_a_context_pack(live, mw):
+    col = live.data("mutation{createCollection(name:\"packcheck\"){id}}", token=mw["owner"])["createCollection"]["id"]
+    doc = live.data("mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId}}",
+                    {"i": {"collectionId": col, "externalId": "quartz", "text": "The quartz protocol is a messaging standard."}},
+                    mw["owner"])["upsertDocument"]["documentId"]
+    note = "Zebra quartz protocol listens on port 7311 says Alice"
+    _remember(live, mw["aliceAgent"], namespace="proto", text=note, collectionId=col)
+    pack = live.data("query($i:ContextPackInput!){contextPack(input:$i){items{text trust citation{documentId}}}}",
+                     {"i": {"task": note}}, mw["aliceAgent"])["contextPack"]
+    assert pack["items"], "the document should be found"
+    assert all("Zebra" not in i["text"] and "7311" not in i["text"] for i in pack["items"])
+    ids = {i["citation"]["documentId"] for i in pack["items"]}
+    assert doc in ids and all(i.startswith("doc_") for i in ids)
