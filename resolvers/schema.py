@@ -137,6 +137,9 @@ class Envelope(SchemaExtension):
                 response.status_code = status
                 if status == 401:
                     response.headers["www-authenticate"] = 'Bearer realm="cairn"'
+                retry = (errors[0].extensions or {}).get("retryAfter")
+                if status == 429 and retry is not None:
+                    response.headers["retry-after"] = str(retry)
         return {"envelope": env}
 
 

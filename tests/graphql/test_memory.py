@@ -19,6 +19,7 @@ from app.db import Database
 from app.models import AgentMemory, MemoryCitation
 from app.registry import capabilities_for_scopes
 from app.services import identity
+from tests.graphql.conftest import _agent
 
 REMEMBER = ("mutation($i:RememberMemoryInput!){rememberMemory(input:$i){superseded masked{kind count} "
             "memory{id namespace key text version type evidence trust sourceState recordedAt "
@@ -253,3 +254,15 @@ def test_a_memory_never_enters_a_context_pack(live, mw):
     assert all("Zebra" not in i["text"] and "7311" not in i["text"] for i in pack["items"])
     ids = {i["citation"]["documentId"] for i in pack["items"]}
     assert doc in ids and all(i.startswith("doc_") for i in ids)
+
+
+def test_rate_limit_answers_429_with_retry_after(live, mw):
+    token = _agent(live, "mem-rate", MEM_SCOPES, token=mw["owner"])
+    for i in range(120):
+        r = live.gql("mutation($t:String!){rememberMemory(input:{namespace:\"rate\", text:$t}){superseded}}",
+                     {"t": f"rate note {i}"}, token)
+        assert not r.json().get("errors"), r.json()
+    r = live.gql(REMEMBER, {"i": {"namespace": "rate", "text": "one too many"}}, token)
+    err = r.json()["errors"][0]["extensions"]
+    assert r.status_code == 429 and err["code"] == "AGENT_MEMORY_RATE_LIMITED"
+    assert 3500 <= err["retryAfter"] <= 3600 and r.headers["retry-after"] == str(err["retryAfter"])
