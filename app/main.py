@@ -41,7 +41,7 @@ from app.migrate import upgrade_database
 from app.pack_json import event_json, request_from_json
 from app.registry import get_operation
 from app.services.indexing import open_indexes
-from app.services.memory import purge_expired as purge_expired_memories
+from app.services.memory_admin import purge_expired as purge_expired_memories
 from app.services.packs import stream_pack
 from resolvers.schema import schema
 

@@ -29,14 +29,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
 from app.errors import BadInput, CairnError, Conflict, Forbidden, NotFound
 from app.ids import as_utc, new_id, utcnow
-from app.models import AgentMemory, Collection, MemoryCitation, MemoryWrite, Workspace
+from app.models import AgentMemory, Collection, MemoryWrite, Workspace
 from app.services import memory_rank as rank
+from app.services.memory_admin import (  # noqa: F401 - re-exported: the service's public surface
+    MAX_RETENTION,
+    MIN_RETENTION,
+    _delete_memories,
+    delete_all,
+    purge_expired,
+    purge_for_collection,
+    purge_for_documents,
+    set_settings,
+)
 from app.services.memory_pii import mask_pii, only_placeholders
 from app.services.memory_sources import HIDDEN, SourceCheck, check_context_set, check_sources, resolve_citations
 
@@ -45,7 +55,6 @@ RECALL_CANDIDATES = 300
 RATE_PER_HOUR = 120
 MAX_VERSIONS = 5_000
 VECTOR_BUDGET_S = 0.8
-MIN_RETENTION, MAX_RETENTION = 1, 365
 RECALL_LIMIT, MAX_RECALL_LIMIT = 10, 50
 LIST_LIMIT, MAX_LIST_LIMIT = 20, 100
 
@@ -137,76 +146,6 @@ async def gate(s: AsyncSession, principal: Principal, *, own_admin: bool = False
         raise Forbidden("agent memory is off in this workspace; the owner can turn on 'let agents keep memories' "
                         "(setMemorySettings)", code="AGENT_MEMORY_DISABLED")
     return ws
-
-
-async def set_settings(s: AsyncSession, *, workspace_id: str, enabled: bool | None,
-                       retention_days: int | None) -> Workspace:
-    """Owner settings: the memory switch and the retention (1–365 days); purges at once.
-
-    Raises:
-        BadInput: retention outside 1–365. Forbidden: ``NON_RETAINING_WORKSPACE``.
-    """
-    if retention_days is not None and not MIN_RETENTION <= retention_days <= MAX_RETENTION:
-        raise BadInput("retentionDays must be 1–365", field="retentionDays", limit="1-365")
-    ws = await s.get(Workspace, workspace_id)
-    if ws is None or not ws.retaining:
-        raise Forbidden("this workspace is non-retaining: it keeps no memories", code="NON_RETAINING_WORKSPACE")
-    if enabled is not None:
-        ws.memory_enabled = enabled
-    if retention_days is not None:
-        ws.memory_retention_days = retention_days
-    s.add(ws)
-    await s.flush()
-    await purge_expired(s, workspace_id=workspace_id)
-    return ws
-
-
-async def _delete_memories(s: AsyncSession, where) -> int:
-    """Delete the memories matching ``where`` and their citations, by id (text never read)."""
-    ids = list((await s.execute(select(AgentMemory.id).where(where))).scalars())
-    for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
-        await s.execute(delete(MemoryCitation).where(MemoryCitation.memory_id.in_(chunk)))
-        await s.execute(delete(AgentMemory).where(AgentMemory.id.in_(chunk)))
-    return len(ids)
-
-
-async def purge_expired(s: AsyncSession, *, workspace_id: str | None = None, now: datetime | None = None) -> int:
-    """Delete memory versions older than their workspace's retention, and stale ledger rows.
-
-    Args:
-        workspace_id: One workspace, or None for all.
-
-    Returns:
-        Number of memory versions deleted.
-    """
-    now = now or utcnow()
-    q = select(Workspace.id, Workspace.memory_retention_days)
-    if workspace_id is not None:
-        q = q.where(Workspace.id == workspace_id)
-    total = 0
-    for ws_id, days in (await s.execute(q)).all():
-        cutoff = now - timedelta(days=days)
-        total += await _delete_memories(s, (AgentMemory.workspace_id == ws_id) & (AgentMemory.recorded_at < cutoff))
-    await s.execute(delete(MemoryWrite).where(MemoryWrite.at < now - timedelta(hours=1)))
-    return total
-
-
-async def purge_for_documents(s: AsyncSession, *, document_ids: Sequence[str]) -> int:
-    """Delete every memory (all versions of its row) citing one of ``document_ids``."""
-    cited = select(MemoryCitation.memory_id).where(MemoryCitation.document_id.in_(list(document_ids)))
-    return await _delete_memories(s, AgentMemory.id.in_(cited))
-
-
-async def purge_for_collection(s: AsyncSession, *, collection_id: str) -> int:
-    """Delete every memory filed under, or citing a passage of, ``collection_id``."""
-    cited = select(MemoryCitation.memory_id).where(MemoryCitation.collection_id == collection_id)
-    return await _delete_memories(s, AgentMemory.id.in_(cited) | (AgentMemory.collection_id == collection_id))
-
-
-async def delete_all(s: AsyncSession, *, workspace_id: str) -> int:
-    """The owner's bulk delete: every memory of the workspace, by id, without reading text."""
-    return await _delete_memories(s, AgentMemory.workspace_id == workspace_id)
 
 
 async def _check_collection(s: AsyncSession, principal: Principal, collection_id: str | None) -> None:
