@@ -39,14 +39,12 @@ from bench.common import SHARED
 
 DATA = SHARED / "locomo" / "locomo10.json"
 WEIGHTINGS = {
-    "rrf bm25+vector": {"bm25": 1.0, "vector": 1.0},
+    "rrf bm25+vector (1,1), unweighted": {"bm25": 1.0, "vector": 1.0},
     "rrf bm25+vector+entity (1,1,1)": {"bm25": 1.0, "vector": 1.0, "entity": 1.0},
-    "rrf bm25+vector+entity (1,1,0.5) default": None,
     "rrf bm25+vector+entity (1,1.5,0.5)": {"bm25": 1.0, "vector": 1.5, "entity": 0.5},
-    "rrf bm25+vector+entity (1.5,1,0.5)": {"bm25": 1.5, "vector": 1.0, "entity": 0.5},
     "rrf bm25+vector+entity (2,1,0.5)": {"bm25": 2.0, "vector": 1.0, "entity": 0.5},
+    "rrf default LEG_WEIGHTS (1.5,1,0.5)": None,
 }
-
 
 def turn_text(turn: dict, date: str, fmt: str) -> str:
     """The memory text of one LoCoMo turn in the chosen format (≤ 1,000 characters)."""
