@@ -165,7 +165,8 @@ class ConfirmationRequest(SQLModel, table=True):
 # Governed agent memory (SPEC §7): private notes an agent keeps for the member who created its
 # credential. Text is PII-masked before it reaches these rows; citations keep only a passage
 # reference and its SHA-256. Forget and purges delete rows physically (no derived index holds
-# memory content: BM25 and cosine run over these rows per request).
+# memory content: BM25 and cosine run over these rows per request; the per-memory term rows
+# below are deleted with their memory).
 # ---------------------------------------------------------------------------------------------
 
 
@@ -212,6 +213,24 @@ class MemoryCitation(SQLModel, table=True):
     document_id: str = Field(index=True, max_length=40)
     collection_id: str = Field(index=True, max_length=40)
     document_version: int
+
+
+class MemoryTerm(SQLModel, table=True):
+    """One distinct analysed term of a memory's masked text (recall's candidate selection).
+
+    Terms come from :func:`retrieval.analysis.analyze` (the BM25 leg's analyzer: lowercase,
+    stop words out, Porter2 stems, CJK bigrams), cut to 64 characters. Written with the
+    memory, deleted with it (forget, bulk delete, retention and source purges).
+    ``workspace_id``/``owner_member_id`` repeat the memory's so the lookup index
+    ``(workspace, owner, term)`` keeps the owner filter inside the query.
+    """
+
+    __table_args__ = (Index("ix_memoryterm_owner_term", "workspace_id", "owner_member_id", "term"),)
+
+    memory_id: str = Field(foreign_key="agentmemory.id", primary_key=True, max_length=40)
+    term: str = Field(primary_key=True, max_length=64)
+    workspace_id: str = Field(max_length=40)
+    owner_member_id: str = Field(max_length=40)
 
 
 class MemoryWrite(SQLModel, table=True):

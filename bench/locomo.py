@@ -13,12 +13,17 @@ adversarial and has no answer) are asked with :func:`app.services.memory.recall`
 Metric: evidence recall@10 = |top-10 turns ∩ evidence turns| / |evidence turns|, averaged
 over questions with at least one resolvable evidence id (ids split on ';' and spaces).
 
-Reported in one run, from the same recall call: BM25 only, cosine only, entity only, and
-RRF fusions (k = 60) with several leg weightings; the ``served`` line repeats the default
-fusion with the SPEC's 300-candidate window (the newest 300 turns of a conversation of up to
-689), which caps recall for questions about early sessions.
+Reported in one run: the ``served`` line is exactly the ``recallMemories`` resolver's call
+(:func:`app.services.memory.recall` with the query, ``limit`` 10, the embedder, every other
+argument at its default: the newest 300 memories matching the query by word or by cosine,
+:mod:`app.services.memory_candidates`). BM25 only, cosine only, entity only and other
+leg weightings come from a second call over the same candidates (``limit`` 300, so every
+candidate's leg ranks are returned); its default fusion must equal the served top 10
+(checked and counted). ``--full`` adds the old reference: every memory of the
+conversation is a candidate (no window).
 
-Options: ``--limit N`` (first N conversations), ``--format plain|speaker|speaker_date``
+Options: ``--limit N`` (first N conversations), ``--vector-candidates K`` (step 2's size,
+default the served one), ``--full``, ``--format plain|speaker|speaker_date``
 (memory text: the turn; "Speaker: turn"; "[date] Speaker: turn" plus image captions).
 """
 
@@ -64,7 +69,7 @@ def evidence_ids(raw: list) -> set[str]:
     return {p for e in raw for p in re.split(r"[;\s]+", str(e)) if p}
 
 
-async def run(limit: int | None, fmt: str) -> None:
+async def run(limit: int | None, fmt: str, vector_candidates: int | None = None, full: bool = False) -> None:
     from app.auth import ROLE_PERMISSIONS, Principal
     from app.db import Database
     from app.errors import CairnError
@@ -83,7 +88,9 @@ async def run(limit: int | None, fmt: str) -> None:
     embedder = load_embedder("local")
     embedder.encode_query("warm up")
     scores: dict[str, list[float]] = {}
-    skipped_vector = empty = 0
+    skipped_vector = empty = mismatched = 0
+    candidates: list[int] = []
+    extra = {} if vector_candidates is None else {"vector_candidates": vector_candidates}
     store_s = recall_s = 0.0
     try:
         async with db.session() as s:
@@ -125,14 +132,21 @@ async def run(limit: int | None, fmt: str) -> None:
                 if not gold:
                     continue
                 async with db.session() as s:
-                    full = await mem.recall(s, principal=who, query=qa["question"], limit=10_000,
-                                            embedder=embedder, candidate_limit=10_000)
-                    served = await mem.recall(s, principal=who, query=qa["question"], limit=10,
-                                              embedder=embedder)
-                if any(lg.status != "USED" for lg in full.legs):
+                    # exactly the resolver's call (resolvers/memory.py recall_memories)
+                    served = await mem.recall(s, principal=who, query=qa["question"], namespace=None,
+                                              collection_id=None, as_of=None, limit=10, embedder=embedder,
+                                              **extra)
+                    window = await mem.recall(s, principal=who, query=qa["question"], limit=mem.RECALL_CANDIDATES,
+                                              embedder=embedder, **extra)
+                    lifted = (await mem.recall(s, principal=who, query=qa["question"], limit=10, embedder=embedder,
+                                               candidate_limit=10_000, vector_candidates=10_000)) if full else None
+                if any(lg.status != "USED" for lg in window.legs):
                     skipped_vector += 1
+                candidates.append(window.candidates)
+                if [v.row.id for v, _, _ in window.items[:10]] != [v.row.id for v, _, _ in served.items]:
+                    mismatched += 1
                 legs: dict[str, list[str]] = {}
-                for v, _, ranks in full.items:
+                for v, _, ranks in window.items:
                     for leg, r in ranks.items():
                         legs.setdefault(leg, []).append((r, v.row.id))
                 legs = {leg: [i for _, i in sorted(pairs)] for leg, pairs in legs.items()}
@@ -140,38 +154,48 @@ async def run(limit: int | None, fmt: str) -> None:
                 def recall10(ids: list[str]) -> float:
                     return len({by_memory[i] for i in ids[:10]} & gold) / len(gold)
 
+                scores.setdefault("served: recallMemories (default fusion)", []).append(
+                    recall10([v.row.id for v, _, _ in served.items]))
                 for leg in ("bm25", "vector", "entity"):
-                    scores.setdefault(f"{leg} only", []).append(recall10(legs.get(leg, [])))
+                    scores.setdefault(f"{leg} only (same candidates)", []).append(recall10(legs.get(leg, [])))
                 for name, w in WEIGHTINGS.items():
                     use = {k: v for k, v in legs.items() if w is None or k in w}
                     fused = fuse(use, w if w is not None else LEG_WEIGHTS)
                     scores.setdefault(name, []).append(recall10([f.id for f in fused]))
-                scores.setdefault("served: default fusion, newest 300 candidates", []).append(
-                    recall10([v.row.id for v, _, _ in served.items]))
+                if lifted is not None:
+                    scores.setdefault("reference: every memory a candidate (no window)", []).append(
+                        recall10([v.row.id for v, _, _ in lifted.items]))
             recall_s += time.perf_counter() - t0
             print(f"  {sample['sample_id']}: {n} turns stored, "
-                  f"{len(scores['bm25 only'])} questions so far", flush=True)
+                  f"{len(scores['bm25 only (same candidates)'])} questions so far", flush=True)
     finally:
         await db.dispose()
         shutil.rmtree(tmp, ignore_errors=True)
-    n_q = len(scores.get("bm25 only", []))
+    n_q = len(scores.get("bm25 only (same candidates)", []))
     print(f"\nLoCoMo evidence recall@10, {len(samples)} conversations, {n_q} questions (categories 1-4), "
-          f"memory text format '{fmt}'")
+          f"memory text format '{fmt}', vector candidates "
+          f"{vector_candidates if vector_candidates is not None else mem.VECTOR_CANDIDATES}")
     for name, values in scores.items():
         print(f"  {name:<48} {statistics.fmean(values):.3f}")
     print(f"store: {store_s:.0f} s; recall: "
-          f"{recall_s:.0f} s for {n_q} questions x 2 recalls; vector leg skipped on {skipped_vector} questions; "
-          f"{empty} turns refused as AGENT_MEMORY_EMPTY")
+          f"{recall_s:.0f} s for {n_q} questions x {3 if full else 2} recalls; vector leg skipped on "
+          f"{skipped_vector} questions; {empty} turns refused as AGENT_MEMORY_EMPTY")
+    if candidates:
+        print(f"candidates per recall: mean {statistics.fmean(candidates):.0f}, max {max(candidates)}; "
+              f"served top 10 != second call's top 10 on {mismatched} questions")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--limit", type=int, default=None, help="first N conversations (default: all 10)")
+    parser.add_argument("--vector-candidates", type=int, default=None,
+                        help="cosine candidates joining the word matches (default: the served value)")
+    parser.add_argument("--full", action="store_true", help="also rank with every memory a candidate")
     parser.add_argument("--format", choices=("plain", "speaker", "speaker_date"), default="speaker_date")
     args = parser.parse_args()
     if not DATA.exists():
         raise SystemExit(f"needs {DATA}")
-    asyncio.run(run(args.limit, args.format))
+    asyncio.run(run(args.limit, args.format, args.vector_candidates, args.full))
 
 
 if __name__ == "__main__":

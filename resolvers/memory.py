@@ -84,7 +84,7 @@ class RecallLeg:
 class RecallMemoriesResult:
     memories: list[RecalledMemory]
     hidden: int = strawberry.field(description="Memories left out because a cited source is deleted, expired or unreadable.")
-    candidates: int = strawberry.field(description="Newest matching memories ranked (at most 300).")
+    candidates: int = strawberry.field(description="Memories ranked: the newest 300 at most of those matching the query by word or among the 100 most cosine-similar.")
     legs: list[RecallLeg]
 
 

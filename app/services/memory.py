@@ -9,7 +9,11 @@ Rules:
 - Privacy: a memory belongs to ``principal.member_id`` (the member, or the member who
   created the agent credential). Every query below filters by that owner *in SQL*; nothing
   reads another member's rows, the owner included (the owner's bulk delete never reads).
-- Text is PII-masked (:mod:`app.services.memory_pii`) before it is stored or embedded.
+- Text is PII-masked (:mod:`app.services.memory_pii`) before it is stored or embedded; its
+  analysed terms are stored beside it (:class:`app.models.MemoryTerm`) and deleted with it.
+- Recall: the newest 300 memories *matching the query* (by analysed word, rarest terms
+  first, or among the 100 most cosine-similar; :mod:`app.services.memory_candidates`) are
+  ranked by RRF of BM25, cosine and cited-passage entities (:mod:`app.services.memory_rank`).
 - Versions: same ``(namespace, key)`` → the previous version gets ``superseded_at`` and the
   result says ``superseded: 1``; ``asOf`` t returns versions with ``recorded_at ≤ t`` and
   not superseded at t. Forget deletes every version of the key (rows and citations).
@@ -37,6 +41,15 @@ from app.errors import BadInput, CairnError, Conflict, Forbidden, NotFound
 from app.ids import as_utc, new_id, utcnow
 from app.models import AgentMemory, Collection, MemoryWrite, Workspace
 from app.services import memory_rank as rank
+from app.services.memory_candidates import (  # noqa: F401 - re-exported
+    RECALL_CANDIDATES,
+    VECTOR_BUDGET_S,
+    VECTOR_CANDIDATES,
+    LegReport,
+    owned_conditions,
+    select_candidates,
+    term_rows,
+)
 from app.services.memory_admin import (  # noqa: F401 - re-exported: the service's public surface
     MAX_RETENTION,
     MIN_RETENTION,
@@ -51,10 +64,8 @@ from app.services.memory_pii import mask_pii, only_placeholders
 from app.services.memory_sources import HIDDEN, SourceCheck, check_context_set, check_sources, resolve_citations
 
 MAX_TEXT, MAX_NAMESPACE, MAX_KEY, MAX_CITATIONS = 1_000, 64, 120, 20
-RECALL_CANDIDATES = 300
 RATE_PER_HOUR = 120
 MAX_VERSIONS = 5_000
-VECTOR_BUDGET_S = 0.8
 RECALL_LIMIT, MAX_RECALL_LIMIT = 10, 50
 LIST_LIMIT, MAX_LIST_LIMIT = 20, 100
 
@@ -99,16 +110,6 @@ class RememberOutcome:
     memory: MemoryView
     superseded: int
     masked: dict[str, int]
-
-
-@dataclass
-class LegReport:
-    """One ranking leg of a recall: ``status`` USED / SKIPPED, with the reason and time."""
-
-    name: str
-    status: str
-    detail: str = ""
-    ms: float = 0.0
 
 
 @dataclass
@@ -222,6 +223,7 @@ async def remember(s: AsyncSession, *, principal: Principal, namespace: str, tex
         entities=rank.extract_entities(masked.text), embedding=vector, embedding_model=model, recorded_at=now)
     s.add(row)
     await s.flush()
+    s.add_all(term_rows(row))
     for c in cites:
         c.memory_id = row.id
         s.add(c)
@@ -232,47 +234,22 @@ async def remember(s: AsyncSession, *, principal: Principal, namespace: str, tex
 
 
 def _owned(principal: Principal, *, namespace=None, key=None, collection_id=None, as_of=None):
-    q = select(AgentMemory).where(AgentMemory.workspace_id == principal.workspace_id,
-                                  AgentMemory.owner_member_id == principal.member_id)
-    if namespace is not None:
-        q = q.where(AgentMemory.namespace == namespace)
-    if key is not None:
-        q = q.where(AgentMemory.key == key)
-    if collection_id is not None:
-        q = q.where(AgentMemory.collection_id == collection_id)
-    if as_of is None:
-        return q.where(AgentMemory.superseded_at.is_(None))
-    return q.where(AgentMemory.recorded_at <= as_of,
-                   AgentMemory.superseded_at.is_(None) | (AgentMemory.superseded_at > as_of))
-
-
-async def _vector_leg(embedder, query: str, rows: Sequence[AgentMemory]) -> tuple[list[str] | None, LegReport]:
-    started = time.perf_counter()
-    if embedder is None:
-        return None, LegReport("vector", "SKIPPED", "no embedding model configured")
-    try:
-        qv = await asyncio.wait_for(asyncio.to_thread(embedder.encode_query, query), timeout=VECTOR_BUDGET_S)
-    except TimeoutError:
-        return None, LegReport("vector", "SKIPPED", "query encoding exceeded the 800 ms budget",
-                               round((time.perf_counter() - started) * 1000, 1))
-    model = getattr(embedder, "name", "embedder")
-    vectors = [(r.id, rank.unpack_vector(r.embedding)) for r in rows
-               if r.embedding is not None and r.embedding_model == model and len(r.embedding) == qv.size * 4]
-    ranked = rank.cosine_rank(qv, vectors)
-    ms = round((time.perf_counter() - started) * 1000, 1)
-    if ms > VECTOR_BUDGET_S * 1000:
-        return None, LegReport("vector", "SKIPPED", "cosine ranking exceeded the 800 ms budget", ms)
-    return ranked, LegReport("vector", "USED", f"{len(vectors)} memories with vectors", ms)
+    return select(AgentMemory).where(*owned_conditions(principal, namespace=namespace, key=key,
+                                                       collection_id=collection_id, as_of=as_of))
 
 
 async def recall(s: AsyncSession, *, principal: Principal, query: str, namespace: str | None = None,
                  collection_id: str | None = None, as_of: datetime | None = None, limit: int = RECALL_LIMIT,
                  embedder=None, now: datetime | None = None, candidate_limit: int = RECALL_CANDIDATES,
-                 weights: dict[str, float] | None = None) -> RecallOutcome:
-    """Rank the newest ``candidate_limit`` (SPEC: 300) matching memories of the caller.
+                 vector_candidates: int = VECTOR_CANDIDATES, weights: dict[str, float] | None = None) -> RecallOutcome:
+    """Rank the newest ``candidate_limit`` (SPEC: 300) memories of the caller matching ``query``.
 
-    Legs and fusion: :mod:`app.services.memory_rank`. Memories whose cited source is gone or
-    unreadable are dropped and counted in ``hidden``.
+    Candidates (:mod:`app.services.memory_candidates`): the caller's memories passing the
+    filters that share an analysed term with the query, united with the
+    ``vector_candidates`` most cosine-similar ones; the newest 300 of that union. Legs and
+    fusion over them: :mod:`app.services.memory_rank`. Memories whose cited source is gone
+    or unreadable are dropped and counted in ``hidden``. ``candidate_limit``,
+    ``vector_candidates`` and ``weights`` exist for benchmarks; the resolver uses defaults.
 
     Raises:
         Forbidden / NotFound: gate, context set, collection.
@@ -281,9 +258,10 @@ async def recall(s: AsyncSession, *, principal: Principal, query: str, namespace
     ws = await gate(s, principal)
     await _check_collection(s, principal, collection_id)
     await purge_expired(s, workspace_id=ws.id, now=now)
-    q = _owned(principal, namespace=namespace, collection_id=collection_id, as_of=as_of)
-    rows = (await s.execute(q.order_by(AgentMemory.recorded_at.desc(), AgentMemory.id.desc())
-                            .limit(candidate_limit))).scalars().all()
+    conds = owned_conditions(principal, namespace=namespace, collection_id=collection_id, as_of=as_of)
+    cands = await select_candidates(s, principal, query, conds, embedder=embedder, limit=candidate_limit,
+                                    vector_candidates=vector_candidates)
+    rows = cands.rows
     checks = await check_sources(s, principal, [r.id for r in rows], now)
     visible = [r for r in rows if checks[r.id].state != HIDDEN]
     legs: dict[str, list[str]] = {}
@@ -292,10 +270,11 @@ async def recall(s: AsyncSession, *, principal: Principal, query: str, namespace
     legs["bm25"] = rank.bm25_rank(query, [(r.id, r.text) for r in visible])
     reports.append(LegReport("bm25", "USED", f"{len(legs['bm25'])} matched",
                              round((time.perf_counter() - started) * 1000, 1)))
-    vector, report = await _vector_leg(embedder, query, visible)
-    reports.append(report)
-    if vector is not None:
-        legs["vector"] = vector
+    reports.append(cands.vector_report)
+    if cands.sims is not None:
+        sims = cands.sims
+        order = sorted((i for i, r in enumerate(visible) if r.id in sims), key=lambda i: (-sims[visible[i].id], i))
+        legs["vector"] = [visible[i].id for i in order]
     started = time.perf_counter()
     ents = [(r.id, set().union(*(rank.extract_entities(t) for t in checks[r.id].passage_texts)))
             for r in visible if checks[r.id].passage_texts]

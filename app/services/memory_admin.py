@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import BadInput, Forbidden
 from app.ids import utcnow
-from app.models import AgentMemory, MemoryCitation, MemoryWrite, Workspace
+from app.models import AgentMemory, MemoryCitation, MemoryTerm, MemoryWrite, Workspace
 
 MIN_RETENTION, MAX_RETENTION = 1, 365
 
@@ -43,11 +43,12 @@ async def set_settings(s: AsyncSession, *, workspace_id: str, enabled: bool | No
 
 
 async def _delete_memories(s: AsyncSession, where) -> int:
-    """Delete the memories matching ``where`` and their citations, by id (text never read)."""
+    """Delete the memories matching ``where``, their citations and analysed terms, by id (text never read)."""
     ids = list((await s.execute(select(AgentMemory.id).where(where))).scalars())
     for i in range(0, len(ids), 500):
         chunk = ids[i:i + 500]
         await s.execute(delete(MemoryCitation).where(MemoryCitation.memory_id.in_(chunk)))
+        await s.execute(delete(MemoryTerm).where(MemoryTerm.memory_id.in_(chunk)))
         await s.execute(delete(AgentMemory).where(AgentMemory.id.in_(chunk)))
     return len(ids)
 

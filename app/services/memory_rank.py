@@ -1,8 +1,10 @@
 """Recall ranking for agent memories: three legs over one member's candidates, fused by RRF.
 
-The candidates are at most 300 memories that already passed the SQL filter *owner member,
-workspace, namespace, collection, as-of* (:mod:`app.services.memory`), so every leg below
-only ever sees the caller's own memories: the owner filter is inside every channel.
+The candidates are at most 300 memories chosen in SQL by :mod:`app.services.memory_candidates`
+(the caller's memories passing *owner member, workspace, namespace, collection, as-of* that
+match the query by analysed word or are among the most cosine-similar; the newest 300 of
+those), so every leg below only ever sees the caller's own memories: the owner filter is
+inside every channel.
 
 Legs (each returns ids best first; ties keep the candidate order, newest first):
 
@@ -11,7 +13,8 @@ Legs (each returns ids best first; ties keep the candidate order, newest first):
   candidates, with Cairn's analyzer (:func:`retrieval.analysis.analyze`: stop words, Porter2
   stemming, CJK bigrams). Why not the Whoosh index: the corpus is ≤ 300 short notes of one
   member; scoring them costs well under a millisecond-per-hundred, the statistics are the
-  member's own (no cross-member idf leak), and forget/purge have no second store to clean.
+  member's own (no cross-member idf leak), and forget/purge have no second store to clean
+  (the per-memory term rows used to *select* candidates are deleted with the memory).
 * ``vector``: cosine similarity of the query embedding and each memory's stored embedding
   (all-MiniLM-L6-v2, L2-normalised, so cosine = dot product). Memories without a vector
   (written with no embedder) are not in this leg.

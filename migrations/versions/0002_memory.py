@@ -1,4 +1,4 @@
-"""memory: agent memories (versions), citations (ids + SHA-256 only), remember ledger
+"""memory: agent memories (versions), citations (ids + SHA-256 only), analysed terms, remember ledger
 
 Revision ID: 0002
 Revises: 0001
@@ -70,6 +70,17 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_memorycitation_collection_id'), ['collection_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_memorycitation_document_id'), ['document_id'], unique=False)
 
+    op.create_table('memoryterm',
+    sa.Column('memory_id', sqlmodel.sql.sqltypes.AutoString(length=40), nullable=False),
+    sa.Column('term', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=False),
+    sa.Column('workspace_id', sqlmodel.sql.sqltypes.AutoString(length=40), nullable=False),
+    sa.Column('owner_member_id', sqlmodel.sql.sqltypes.AutoString(length=40), nullable=False),
+    sa.ForeignKeyConstraint(['memory_id'], ['agentmemory.id'], ),
+    sa.PrimaryKeyConstraint('memory_id', 'term')
+    )
+    with op.batch_alter_table('memoryterm', schema=None) as batch_op:
+        batch_op.create_index('ix_memoryterm_owner_term', ['workspace_id', 'owner_member_id', 'term'], unique=False)
+
     # ### end Alembic commands ###
 
 
@@ -80,6 +91,10 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_memorycitation_collection_id'))
 
     op.drop_table('memorycitation')
+    with op.batch_alter_table('memoryterm', schema=None) as batch_op:
+        batch_op.drop_index('ix_memoryterm_owner_term')
+
+    op.drop_table('memoryterm')
     with op.batch_alter_table('agentmemory', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_agentmemory_workspace_id'))
         batch_op.drop_index('ix_agentmemory_owner_recorded')
