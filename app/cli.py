@@ -30,6 +30,8 @@ cli.add_typer(members_cli, name="members")
 cli.add_typer(credentials_cli, name="credentials")
 ontology_cli = typer.Typer(help="Knowledge networks (ontology): load from a mapping, list.", no_args_is_help=True)
 cli.add_typer(ontology_cli, name="ontology")
+memory_cli = typer.Typer(help="Governed agent memory.", no_args_is_help=True)
+cli.add_typer(memory_cli, name="memory")
 console = Console(stderr=True)
 
 DataDir = typer.Option(None, "--data-dir", help="Embedded data dir (default $CAIRN_DATA_DIR or ./cairn-data).")
@@ -413,6 +415,15 @@ def demo(
         print("Knowledge network (Northwind), in GraphiQL:\n\n" + ONTOLOGY_QUERY + "\n", flush=True)
     if not no_serve:
         serve(host=host, port=port, data_dir=data_dir)
+
+
+@memory_cli.command("purge")
+def memory_purge(data_dir: Optional[Path] = DataDir) -> None:
+    """Delete memory versions older than their workspace's retention (also runs at start-up)."""
+    from app.services.memory import purge_expired
+
+    n = _admin(data_dir, lambda s, _: purge_expired(s))
+    typer.echo(json.dumps({"purged": n}))
 
 
 def main() -> None:

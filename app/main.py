@@ -41,6 +41,7 @@ from app.migrate import upgrade_database
 from app.pack_json import event_json, request_from_json
 from app.registry import get_operation
 from app.services.indexing import open_indexes
+from app.services.memory_admin import purge_expired as purge_expired_memories
 from app.services.packs import stream_pack
 from resolvers.schema import schema
 
@@ -161,6 +162,9 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     async def startup_work(svc: Services) -> None:
         try:
             lex, vec = await svc.indexes.index_pending(svc.db)
+            async with svc.db.session() as s:
+                purged = await purge_expired_memories(s)
+            readiness.detail["memoryPurge"] = f"done ({purged} expired memory versions deleted)"
             readiness.detail["indexRepair"] = f"done ({lex} lexical, {vec} vector passages indexed)"
             await svc.db.analyze()
             if svc.indexes.embedder is not None:

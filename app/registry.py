@@ -9,7 +9,7 @@ G1    Cairn
 U1    GraphQL API v1          U2  HTTP routes
 P1    knowledge (packs, reads) P3 ingest (writes)  P5 agents (identity, governance)
       P4 ontology (networks, instances, recall, trace interactions)
-P8    system (health, IDE)     P9 memory (reserved)  P2 ai (decisions, reserved)
+P8    system (health, IDE)     P9 memory               P2 ai (decisions, reserved)
 ====  ===========  ===========================================================
 
 ``scope`` is the agent scope an operation needs (``"*"`` = any authenticated agent,
@@ -102,6 +102,19 @@ _OPS = [
               frozenset({"collection:write"}), None, effect="write"),
     Operation("startInteraction", "mutation", "G1.U1.P4.Z4.A1", "trace:interaction", frozenset(), "*",
               effect="write"),
+    # P9 memory — governed agent memory (SPEC §7); members may list/forget their own
+    Operation("rememberMemory", "mutation", "G1.U1.P9.Z1.A1", "memory:write",
+              frozenset({"document:read", "agent:run"}), "memory:write", effect="write"),
+    Operation("forgetMemory", "mutation", "G1.U1.P9.Z1.A2", "memory:forget",
+              _DOC_READ, "memory:write", effect="write"),
+    Operation("recallMemories", "query", "G1.U1.P9.Z2.A1", "memory:recall", _READ, "memory:read"),
+    Operation("listMemories", "query", "G1.U1.P9.Z2.A2", "memory:list", _READ, "memory:read"),
+    Operation("memorySettings", "query", "G1.U1.P9.Z3.A1", "memory_settings:read",
+              frozenset({"ask_history:manage"}), None),
+    Operation("setMemorySettings", "mutation", "G1.U1.P9.Z3.A2", "memory_settings:update",
+              frozenset({"ask_history:manage"}), None, effect="write"),
+    Operation("deleteAllMemories", "mutation", "G1.U1.P9.Z3.A3", "memory:delete_all",
+              frozenset({"ask_history:manage"}), None, effect="write"),
     # U2 — HTTP routes
     Operation("POST /v1/context-packs/stream", "http", "G1.U2.P1.Z1.A1", "context:pack", _READ, "context:read"),
     Operation("GET /healthz", "http", "G1.U2.P8.Z1.A1", "system:health", auth="none"),

@@ -26,6 +26,7 @@ from app.errors import CairnError
 from resolvers.documents import DocumentMutation, DocumentQuery
 from resolvers.identity import IdentityMutation, IdentityQuery
 from resolvers.ontology import OntologyMutation, OntologyQuery
+from resolvers.memory import MemoryMutation, MemoryQuery
 from resolvers.packs import PackQuery, PackSubscription
 from resolvers.trace import TraceMutation
 
@@ -138,6 +139,9 @@ class Envelope(SchemaExtension):
                 response.status_code = status
                 if status == 401:
                     response.headers["www-authenticate"] = 'Bearer realm="cairn"'
+                retry = (errors[0].extensions or {}).get("retryAfter")
+                if status == 429 and retry is not None:
+                    response.headers["retry-after"] = str(retry)
         return {"envelope": env}
 
 
@@ -172,12 +176,12 @@ class CairnSchema(strawberry.Schema):
 
 
 @strawberry.type
-class Query(PackQuery, DocumentQuery, IdentityQuery, OntologyQuery):
+class Query(PackQuery, DocumentQuery, IdentityQuery, OntologyQuery, MemoryQuery):
     """Root query."""
 
 
 @strawberry.type
-class Mutation(DocumentMutation, IdentityMutation, OntologyMutation, TraceMutation):
+class Mutation(DocumentMutation, IdentityMutation, OntologyMutation, TraceMutation, MemoryMutation):
     """Root mutation."""
 
 

@@ -1,7 +1,7 @@
 """ontology: knowledge networks, object types, instances, trace interactions and receipts
 
 Revision ID: 0003
-Revises: 0001
+Revises: 0002
 Create Date: 2026-11-29 17:07:08.572538
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from alembic import op
 
 
 revision = '0003'
-down_revision = '0001'
+down_revision = '0002'
 branch_labels = None
 depends_on = None
 

@@ -50,11 +50,20 @@ CALLS = {
                              {"m": "{id: tabletest, name: T, object_types: [{id: a, name: A, table: a, primary_key: [x], "
                                    "properties: [{name: x, type: integer}]}]}"}),
     "startInteraction": ("mutation{startInteraction{interactionId}}", {}),
+    # memory stays switched off in workspace A (tests/graphql/test_memory.py uses its own workspaces)
+    "rememberMemory": ("mutation{rememberMemory(input:{namespace:\"n\", text:\"table note\"}){superseded}}", {}),
+    "forgetMemory": ("mutation{forgetMemory(input:{memoryId:\"mem_missing\"}){deleted}}", {}),
+    "recallMemories": ("query{recallMemories(input:{query:\"table\"}){hidden}}", {}),
+    "listMemories": ("{listMemories{hidden}}", {}),
+    "memorySettings": ("{memorySettings{enabled}}", {}),
+    "setMemorySettings": ("mutation{setMemorySettings(enabled:false){enabled}}", {}),
+    "deleteAllMemories": ("mutation{deleteAllMemories{deleted}}", {}),
 }
 PRINCIPALS = ["none", "viewer", "editor", "admin", "owner",
               "a:context:read", "a:queries:run", "a:replay:run", "a:gaps:report",
               "a:memory:read", "a:memory:write", "a:decisions:run"]
 U, F, NA, SM, NF = "UNAUTHENTICATED", "FORBIDDEN", "AGENT_OPERATION_NOT_ALLOWED", "AGENT_SCOPE_MISSING", "NOT_FOUND"
+MD = "AGENT_MEMORY_DISABLED"
 READ = ["OK", "OK", "OK", "OK"]
 AGENT_READ = ["OK", SM, SM, SM, SM, SM, SM]
 MEMBER_ONLY = [NA] * 7
@@ -81,6 +90,13 @@ EXPECTED = {
     "semanticRecall": [U, NF, NF, NF, NF, NF, SM, SM, SM, SM, SM, SM],
     "loadKnowledgeNetwork": [U, F, F, "OK", "OK", *MEMBER_ONLY],
     "startInteraction": [U] + ["OK"] * 11,
+    "rememberMemory": [U, F, MD, MD, MD, SM, SM, SM, SM, SM, MD, SM],
+    "forgetMemory": [U, NF, NF, NF, NF, SM, SM, SM, SM, SM, MD, SM],
+    "recallMemories": [U, MD, MD, MD, MD, SM, SM, SM, SM, MD, SM, SM],
+    "listMemories": [U, "OK", "OK", "OK", "OK", SM, SM, SM, SM, MD, SM, SM],
+    "memorySettings": [U, F, F, F, "OK", *MEMBER_ONLY],
+    "setMemorySettings": [U, F, F, F, "OK", *MEMBER_ONLY],
+    "deleteAllMemories": [U, F, F, F, "OK", *MEMBER_ONLY],
 }
 CASES = [(op, who, EXPECTED[op][i]) for op in CALLS for i, who in enumerate(PRINCIPALS)]
 

@@ -1,0 +1,291 @@
+"""Governed agent memory (SPEC §7): Strawberry types and resolvers (rules in app.services.memory)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import Enum
+
+import strawberry
+from strawberry.types import Info
+
+from app.auth import Principal
+from app.errors import BadInput, require_text
+from app.governance import governed
+from app.services import memory as mem
+from resolvers.packs import Trust
+
+
+@strawberry.enum(description="CURRENT = every cited source unchanged; CHANGED = a cited passage changed or its document has a newer version.")
+class MemorySourceState(Enum):
+    CURRENT = "CURRENT"
+    CHANGED = "CHANGED"
+
+
+@strawberry.type(description="A cited passage: its id and the SHA-256 recorded when the memory was written (never its text).")
+class MemoryCitation:
+    passage_id: strawberry.ID
+    passage_sha256: str
+    source_state: MemorySourceState
+
+
+@strawberry.type(description="A private note kept for the member behind the credential. Never evidence: type 'memory', evidence false, trust UNTRUSTED; never used in packs. Text is PII-masked ([EMAIL_1], [PHONE_1] …).")
+class Memory:
+    id: strawberry.ID
+    namespace: str
+    key: str | None
+    text: str
+    collection_id: strawberry.ID | None
+    version: int = strawberry.field(description="1 for the first version of a key, +1 per superseding remember.")
+    recorded_at: datetime
+    superseded_at: datetime | None
+    source_state: MemorySourceState
+    citations: list[MemoryCitation]
+    type: str = strawberry.field(default="memory", description="Always 'memory'.")
+    evidence: bool = strawberry.field(default=False, description="Always false: a memory is not evidence.")
+    trust: Trust = Trust.UNTRUSTED
+
+
+@strawberry.type(description="A kind of personal data masked in the text, with the number of distinct values.")
+class MaskedCount:
+    kind: str
+    count: int
+
+
+@strawberry.type
+class RememberMemoryResult:
+    memory: Memory
+    superseded: int = strawberry.field(description="1 when this replaced the previous version of the same namespace + key, else 0.")
+    masked: list[MaskedCount]
+
+
+@strawberry.type(description="1-based rank of the memory in each ranking leg (null: not returned by that leg).")
+class MemoryRanks:
+    bm25: int | None
+    vector: int | None
+    entity: int | None
+
+
+@strawberry.type
+class RecalledMemory:
+    memory: Memory
+    score: float = strawberry.field(description="RRF score, Σ weight / (60 + rank).")
+    ranks: MemoryRanks
+
+
+@strawberry.type(description="A ranking leg: USED, or SKIPPED with the reason (e.g. the 800 ms vector budget).")
+class RecallLeg:
+    name: str
+    status: str
+    detail: str
+    ms: float
+
+
+@strawberry.type
+class RecallMemoriesResult:
+    memories: list[RecalledMemory]
+    hidden: int = strawberry.field(description="Memories left out because a cited source is deleted, expired or unreadable.")
+    candidates: int = strawberry.field(description="Memories ranked: the newest 300 at most of those matching the query by word or among the 100 most cosine-similar.")
+    legs: list[RecallLeg]
+
+
+@strawberry.type
+class MemoryPage:
+    memories: list[Memory]
+    hidden: int
+    next_cursor: str | None
+
+
+@strawberry.type
+class ForgetMemoryResult:
+    deleted: int = strawberry.field(description="Versions deleted (every version of the key).")
+
+
+@strawberry.type(description="The owner's memory settings of this workspace.")
+class MemorySettings:
+    enabled: bool = strawberry.field(description="'Let agents keep memories' (off by default).")
+    retention_days: int = strawberry.field(description="1–365 days (default 90).")
+    retaining: bool
+
+
+@strawberry.type
+class DeleteAllMemoriesResult:
+    deleted: int
+
+
+@strawberry.input
+class RememberMemoryInput:
+    namespace: str = strawberry.field(description="1–64 characters, no personal data.")
+    text: str = strawberry.field(description="1–1,000 characters; personal data is masked before storage.")
+    key: str | None = strawberry.field(default=None, description="≤ 120 characters, no personal data; same namespace + key supersedes.")
+    collection_id: strawberry.ID | None = None
+    citations: list[strawberry.ID] | None = strawberry.field(default=None, description="At most 20 passage ids.")
+
+
+@strawberry.input
+class RecallMemoriesInput:
+    query: str = strawberry.field(description="1–1,000 characters.")
+    namespace: str | None = None
+    collection_id: strawberry.ID | None = None
+    as_of: datetime | None = strawberry.field(default=None, description="Recall what was valid at this system time (ISO-8601 with zone).")
+    limit: int = strawberry.field(default=mem.RECALL_LIMIT, description="1–50.")
+
+
+@strawberry.input
+class ListMemoriesInput:
+    namespace: str | None = None
+    key: str | None = None
+    collection_id: strawberry.ID | None = None
+    as_of: datetime | None = None
+    limit: int = strawberry.field(default=mem.LIST_LIMIT, description="1–100.")
+    cursor: str | None = None
+
+
+@strawberry.input(description="Either memoryId, or namespace + key.")
+class ForgetMemoryInput:
+    memory_id: strawberry.ID | None = None
+    namespace: str | None = None
+    key: str | None = None
+
+
+def to_memory(view: mem.MemoryView) -> Memory:
+    """Service view → GraphQL memory."""
+    r = view.row
+    return Memory(
+        id=r.id, namespace=r.namespace, key=r.key, text=r.text, collection_id=r.collection_id, version=r.version,
+        recorded_at=r.recorded_at, superseded_at=r.superseded_at,
+        source_state=MemorySourceState(view.source.state),
+        citations=[MemoryCitation(passage_id=p, passage_sha256=h, source_state=MemorySourceState(st))
+                   for p, h, st in view.source.citations],
+    )
+
+
+def _tz(value: datetime | None, field: str) -> None:
+    if value is not None and value.tzinfo is None:
+        raise BadInput(f"{field} needs a timezone (e.g. 2025-01-01T00:00:00Z)", field=field)
+
+
+def _id(value: str | None, field: str) -> None:
+    if value is not None and not 1 <= len(value) <= 64:
+        raise BadInput(f"{field} must be 1–64 characters", field=field, limit="1-64")
+
+
+def _validate_remember(input: RememberMemoryInput) -> None:
+    for value, name in ((input.namespace, "namespace"), (input.text, "text"), (input.key or "", "key")):
+        require_text(value, f"input.{name}")
+    _id(input.collection_id, "input.collectionId")
+    for i, c in enumerate(input.citations or []):
+        _id(c, f"input.citations[{i}]")
+    mem.validate_fields(namespace=input.namespace, key=input.key, text=input.text, citations=input.citations or [],
+                        prefix="input.")
+
+
+def _validate_recall(input: RecallMemoriesInput) -> None:
+    require_text(input.query, "input.query")
+    if not 1 <= len(input.query.strip()) <= 1_000:
+        raise BadInput("input.query must be 1–1,000 characters", field="input.query", limit="1-1000")
+    if not 1 <= input.limit <= mem.MAX_RECALL_LIMIT:
+        raise BadInput("input.limit must be 1–50", field="input.limit", limit="1-50")
+    _id(input.collection_id, "input.collectionId")
+    _tz(input.as_of, "input.asOf")
+    mem.validate_fields(namespace=input.namespace, prefix="input.")
+
+
+def _validate_list(input: ListMemoriesInput | None = None) -> None:
+    if input is None:
+        return
+    if not 1 <= input.limit <= mem.MAX_LIST_LIMIT:
+        raise BadInput("input.limit must be 1–100", field="input.limit", limit="1-100")
+    if input.cursor is not None and len(input.cursor) > 200:
+        raise BadInput("input.cursor must be at most 200 characters", field="input.cursor", limit=200)
+    _id(input.collection_id, "input.collectionId")
+    _tz(input.as_of, "input.asOf")
+    mem.validate_fields(namespace=input.namespace, key=input.key, prefix="input.")
+
+
+def _validate_forget(input: ForgetMemoryInput) -> None:
+    by_id = input.memory_id is not None
+    by_key = input.namespace is not None or input.key is not None
+    if by_id == by_key or (by_key and (input.namespace is None or input.key is None)):
+        raise BadInput("give either input.memoryId, or input.namespace and input.key", field="input")
+    _id(input.memory_id, "input.memoryId")
+    mem.validate_fields(namespace=input.namespace, key=input.key, prefix="input.")
+
+
+def _validate_settings(enabled: bool | None = None, retention_days: int | None = None) -> None:
+    if retention_days is not None and not mem.MIN_RETENTION <= retention_days <= mem.MAX_RETENTION:
+        raise BadInput("retentionDays must be 1–365", field="retentionDays", limit="1-365")
+
+
+def _settings(ws) -> MemorySettings:
+    return MemorySettings(enabled=ws.memory_enabled, retention_days=ws.memory_retention_days, retaining=ws.retaining)
+
+
+@strawberry.type
+class MemoryQuery:
+    @strawberry.field(description="Rank your own memories for a query: BM25 + cosine (800 ms budget) + entities, RRF k=60 over the newest 300 matching (memory:read).")
+    @governed("recallMemories", validate=_validate_recall)
+    async def recall_memories(self, info: Info, input: RecallMemoriesInput, principal: Principal) -> RecallMemoriesResult:
+        services = info.context.services
+        async with services.db.session() as s:
+            out = await mem.recall(s, principal=principal, query=input.query, namespace=input.namespace,
+                                   collection_id=input.collection_id, as_of=input.as_of, limit=input.limit,
+                                   embedder=services.indexes.embedder)
+        return RecallMemoriesResult(
+            memories=[RecalledMemory(memory=to_memory(v), score=score,
+                                     ranks=MemoryRanks(bm25=r.get("bm25"), vector=r.get("vector"), entity=r.get("entity")))
+                      for v, score, r in out.items],
+            hidden=out.hidden, candidates=out.candidates,
+            legs=[RecallLeg(name=lg.name, status=lg.status, detail=lg.detail, ms=lg.ms) for lg in out.legs])
+
+    @strawberry.field(description="Your own memories, newest first (memory:read; members may always list their own).")
+    @governed("listMemories", validate=_validate_list)
+    async def list_memories(self, info: Info, principal: Principal, input: ListMemoriesInput | None = None) -> MemoryPage:
+        i = input or ListMemoriesInput()
+        async with info.context.services.db.session() as s:
+            out = await mem.list_memories(s, principal=principal, namespace=i.namespace, key=i.key,
+                                          collection_id=i.collection_id, as_of=i.as_of, limit=i.limit, cursor=i.cursor)
+        return MemoryPage(memories=[to_memory(v) for v in out.items], hidden=out.hidden, next_cursor=out.next_cursor)
+
+    @strawberry.field(description="The memory switch and retention of this workspace (owner).")
+    @governed("memorySettings")
+    async def memory_settings(self, info: Info, principal: Principal) -> MemorySettings:
+        from app.models import Workspace
+
+        async with info.context.services.db.session() as s:
+            return _settings(await s.get(Workspace, principal.workspace_id))
+
+
+@strawberry.type
+class MemoryMutation:
+    @strawberry.mutation(description="Keep a note for the member behind this credential (memory:write). PII is masked first.")
+    @governed("rememberMemory", validate=_validate_remember)
+    async def remember_memory(self, info: Info, input: RememberMemoryInput, principal: Principal) -> RememberMemoryResult:
+        services = info.context.services
+        async with services.db.session() as s:
+            out = await mem.remember(s, principal=principal, namespace=input.namespace, text=input.text, key=input.key,
+                                     collection_id=input.collection_id, citations=input.citations or [],
+                                     embedder=services.indexes.embedder)
+        return RememberMemoryResult(memory=to_memory(out.memory), superseded=out.superseded,
+                                    masked=[MaskedCount(kind=k, count=n) for k, n in sorted(out.masked.items())])
+
+    @strawberry.mutation(description="Delete a memory and every version of its key (memory:write; members may always delete their own).")
+    @governed("forgetMemory", validate=_validate_forget)
+    async def forget_memory(self, info: Info, input: ForgetMemoryInput, principal: Principal) -> ForgetMemoryResult:
+        async with info.context.services.db.session() as s:
+            n = await mem.forget(s, principal=principal, memory_id=input.memory_id, namespace=input.namespace,
+                                 key=input.key)
+        return ForgetMemoryResult(deleted=n)
+
+    @strawberry.mutation(description="Owner: turn 'let agents keep memories' on/off and set retention (1–365 days).")
+    @governed("setMemorySettings", validate=_validate_settings)
+    async def set_memory_settings(self, info: Info, principal: Principal, enabled: bool | None = None,
+                                  retention_days: int | None = None) -> MemorySettings:
+        async with info.context.services.db.session() as s:
+            return _settings(await mem.set_settings(s, workspace_id=principal.workspace_id, enabled=enabled,
+                                                    retention_days=retention_days))
+
+    @strawberry.mutation(description="Owner: delete every memory of the workspace without reading any.")
+    @governed("deleteAllMemories")
+    async def delete_all_memories(self, info: Info, principal: Principal) -> DeleteAllMemoriesResult:
+        async with info.context.services.db.session() as s:
+            return DeleteAllMemoriesResult(deleted=await mem.delete_all(s, workspace_id=principal.workspace_id))
