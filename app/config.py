@@ -29,6 +29,12 @@ class Settings(BaseSettings):
             (an OpenAI-compatible ``/embeddings`` endpoint at ``embedding_url``).
         chunk_max_tokens: Passage size limit in cl100k tokens (MiniLM reads 256 wordpieces).
         cors_origins: Origins whose browsers may call with *member* tokens.
+        judge: Decision judge: ``local`` (Gemma 3 270M in-process, no network) or ``openai``
+            (an OpenAI-compatible ``/v1/completions`` endpoint at ``judge_url`` that supports
+            ``echo`` + ``logprobs``, model ``judge_model``, key ``judge_api_key``).
+        judge_context_window: Model tokens the local judge reads (prompt + option).
+        judge_timeout_seconds: Deadline of one decision's judge work (504 ``decision_timeout``).
+        decision_context_tokens: Decision context budget in cl100k tokens (state / session).
     """
 
     model_config = SettingsConfigDict(env_prefix="CAIRN_", extra="ignore")
@@ -50,6 +56,14 @@ class Settings(BaseSettings):
     max_aliases: int = Field(default=30, ge=1, le=1000)
     max_query_tokens: int = Field(default=2000, ge=100, le=100_000)
     log_level: str = "INFO"
+    judge: Literal["local", "openai"] = "local"
+    judge_url: str | None = None
+    judge_model: str = "gemma-3-270m"
+    judge_api_key: str | None = None
+    judge_model_path: Path | None = None
+    judge_context_window: int = Field(default=2048, ge=256, le=32768)
+    judge_timeout_seconds: float = Field(default=60.0, gt=0, le=600)
+    decision_context_tokens: int = Field(default=1500, ge=64, le=100_000)
 
     @model_validator(mode="after")
     def _refuse_unsafe_prod(self) -> Settings:
@@ -60,6 +74,8 @@ class Settings(BaseSettings):
                 raise ValueError("CAIRN_CORS_ORIGINS may not contain '*' when CAIRN_ENV=prod")
         if self.embedder == "openai" and not self.embedding_url:
             raise ValueError("CAIRN_EMBEDDING_URL is required when CAIRN_EMBEDDER=openai")
+        if self.judge == "openai" and not self.judge_url:
+            raise ValueError("CAIRN_JUDGE_URL is required when CAIRN_JUDGE=openai")
         return self
 
     @property

@@ -59,6 +59,7 @@ def parse_coordinate(coordinate: str) -> tuple[int, int, int, int, int]:
 
 _READ = frozenset({"collection:read", "document:read"})
 _DOC_READ = frozenset({"document:read"})
+_DECIDE = frozenset({"agent:run"})
 
 _OPS = [
     # P1 knowledge — reads and packs
@@ -92,6 +93,18 @@ _OPS = [
               frozenset({"agent_credential:manage"}), None, effect="write"),
     Operation("setAgentProfile", "mutation", "G1.U1.P5.Z3.A4", "agent_credential:configure",
               frozenset({"agent_credential:manage"}), None, effect="write"),
+    # P2 ai — decisions and the agent sessions they can run on (SPEC §8)
+    Operation("createDecision", "mutation", "G1.U1.P2.Z1.A1", "decision:create", _DECIDE, "decisions:run",
+              effect="write"),
+    Operation("decision", "query", "G1.U1.P2.Z1.A2", "decision:read", _DECIDE, "decisions:run"),
+    Operation("createSession", "mutation", "G1.U1.P2.Z2.A1", "session:create", _DECIDE, "decisions:run",
+              effect="write"),
+    Operation("appendSessionMessages", "mutation", "G1.U1.P2.Z2.A2", "session:append", _DECIDE, "decisions:run",
+              effect="write"),
+    Operation("archiveSession", "mutation", "G1.U1.P2.Z2.A3", "session:archive", _DECIDE, "decisions:run",
+              effect="write"),
+    Operation("session", "query", "G1.U1.P2.Z2.A4", "session:read", _DECIDE, "decisions:run"),
+    Operation("sessions", "query", "G1.U1.P2.Z2.A5", "session:list", _DECIDE, "decisions:run"),
     # U2 — HTTP routes
     Operation("POST /v1/context-packs/stream", "http", "G1.U2.P1.Z1.A1", "context:pack", _READ, "context:read"),
     Operation("GET /healthz", "http", "G1.U2.P8.Z1.A1", "system:health", auth="none"),
@@ -100,6 +113,10 @@ _OPS = [
     Operation("GET /static/graphiql/{path}", "http", "G1.U2.P8.Z2.A2", "ide:assets", auth="none"),
     Operation("POST /graphql", "http", "G1.U2.P8.Z3.A1", "graphql:execute", auth="none"),
     Operation("WS /graphql", "http", "G1.U2.P8.Z3.A2", "graphql:subscribe", auth="none"),
+    Operation("POST /api/v1/decisions", "http", "G1.U2.P2.Z1.A1", "decision:create", _DECIDE, "decisions:run",
+              effect="write"),
+    Operation("GET /api/v1/decisions/{decision_id}", "http", "G1.U2.P2.Z1.A2", "decision:read", _DECIDE,
+              "decisions:run"),
 ]
 
 REGISTRY: dict[str, Operation] = {}

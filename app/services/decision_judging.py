@@ -1,0 +1,150 @@
+"""Decision context, prompts and answers: from a validated request to scored options.
+
+Context (SPEC §8 ``context.mode``): ``STATE`` renders the state object as indented
+``key: value`` lines; ``SESSION`` renders the session's newest messages as ``role: text``
+lines, oldest first. Both must fit ``context_tokens`` (cl100k tokens, default 1,500): a
+state over it → 422 ``decision_context_too_large``; a session keeps its newest messages
+that fit (older ones are left out and counted in ``context.omittedMessages``); a newest
+message alone over it → 422 ``decision_context_too_large``; no messages → 422
+``decision_context_unavailable``.
+
+Prompt (Gemma chat turns; any completion model reads them as text): the context, the
+question's instructions and the options with their descriptions; the model turn then holds
+the option text, whose likelihood is the option's score. Answer = the option with the
+highest probability (:func:`app.services.judges.option_probabilities`, mean log-likelihood
+per token, chosen by ``bench/decisions.py``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from app.services.decision_input import DecisionRequest, Question
+from app.services.judges import Judge, JudgeError, option_probabilities
+from retrieval.tokens import count_tokens
+
+NORMALISE = "mean"
+
+
+def _render_value(value: Any, indent: int, lines: list[str]) -> None:
+    pad = "  " * indent
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(v, (dict, list)) and v:
+                lines.append(f"{pad}{k}:")
+                _render_value(v, indent + 1, lines)
+            else:
+                lines.append(f"{pad}{k}: {_scalar(v)}")
+    elif isinstance(value, list):
+        for v in value:
+            if isinstance(v, (dict, list)) and v:
+                lines.append(f"{pad}-")
+                _render_value(v, indent + 1, lines)
+            else:
+                lines.append(f"{pad}- {_scalar(v)}")
+    else:
+        lines.append(f"{pad}{_scalar(value)}")
+
+
+def _scalar(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    return json.dumps(v, ensure_ascii=False)
+
+
+def render_state(state: dict[str, Any]) -> str:
+    """The state object as indented ``key: value`` lines (strings unquoted)."""
+    lines: list[str] = []
+    _render_value(state, 0, lines)
+    return "\n".join(lines)
+
+
+def state_context(state: dict[str, Any], max_tokens: int) -> tuple[str, dict[str, Any]]:
+    """Context text of a state, and the ``context`` facts recorded on the decision.
+
+    Raises:
+        JudgeError: 422 ``decision_context_too_large``.
+    """
+    text = render_state(state)
+    tokens = count_tokens(text)
+    if tokens > max_tokens:
+        raise JudgeError(f"state renders to {tokens} tokens; the decision context budget is {max_tokens}",
+                         code="decision_context_too_large", http_status=422)
+    return text, {"tokens": tokens}
+
+
+def session_context(messages: list[tuple[str, str]], max_tokens: int) -> tuple[str, dict[str, Any]]:
+    """Context text of a session: the newest ``(role, content)`` messages that fit ``max_tokens``.
+
+    Raises:
+        JudgeError: 422 ``decision_context_unavailable`` (no messages) or
+            ``decision_context_too_large`` (the newest message alone is over the budget).
+    """
+    if not messages:
+        raise JudgeError("the session has no messages to decide on; append messages first",
+                         code="decision_context_unavailable", http_status=422)
+    kept: list[str] = []
+    used = 0
+    for role, content in reversed(messages):
+        line = f"{role}: {content}"
+        cost = count_tokens(line) + 1
+        if used + cost > max_tokens:
+            break
+        kept.append(line)
+        used += cost
+    if not kept:
+        raise JudgeError(f"the newest session message alone is over the decision context budget of {max_tokens} "
+                         "tokens", code="decision_context_too_large", http_status=422)
+    kept.reverse()
+    return "\n".join(kept), {"tokens": used, "messages": len(kept), "omittedMessages": len(messages) - len(kept)}
+
+
+def build_prompt(question: Question, context: str) -> str:
+    """The prompt whose continuation is an option's text (see module doc)."""
+    kind = "option" if question.type == "CHOICE" else "level"
+    lines = ["<start_of_turn>user", "Read the context, then answer the question with exactly one "
+             f"{kind} from the list.", "", "Context:", context.strip(), "",
+             f"Question: {question.instructions.strip()}", f"{kind.capitalize()}s:"]
+    for o in question.options:
+        lines.append(f"- {o.text}" + (f" ({o.description.strip()})" if o.description else ""))
+    lines += ["<end_of_turn>", "<start_of_turn>model", ""]
+    return "\n".join(lines)
+
+
+def answer_question(judge: Judge, question: Question, context: str) -> dict[str, Any]:
+    """Score every option with ``judge`` and pick the most probable (blocking).
+
+    Returns:
+        ``{type, name, value | (score, label), probabilities: [...]}`` in option order.
+
+    Raises:
+        JudgeError: from the judge.
+    """
+    prompt = build_prompt(question, context)
+    scores = judge.score(prompt, [o.text for o in question.options])
+    if len(scores) != len(question.options):
+        raise JudgeError("the judge returned a score count that does not match the options",
+                         code="decision_invalid_upstream_response", http_status=502)
+    probs = option_probabilities(scores, normalise=NORMALISE)
+    best = max(range(len(probs)), key=lambda i: (probs[i], -i))
+    chosen = question.options[best]
+    answer: dict[str, Any] = {"type": question.type, "name": question.name}
+    table = []
+    for o, p in zip(question.options, probs):
+        if question.type == "CHOICE":
+            table.append({"value": o.value, "probability": round(p, 6)})
+        else:
+            table.append({"label": o.text, "score": o.score, "probability": round(p, 6)})
+    if question.type == "CHOICE":
+        answer["value"] = chosen.value
+    else:
+        answer["score"] = chosen.score
+        answer["label"] = chosen.text
+    answer["probabilities"] = table
+    return answer
+
+
+def answer_all(judge: Judge, request: DecisionRequest, context: str) -> list[dict[str, Any]]:
+    """Answers to every question of ``request`` in order (blocking; run in a worker thread)."""
+    return [answer_question(judge, q, context) for q in request.questions]
