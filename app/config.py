@@ -33,6 +33,7 @@ class Settings(BaseSettings):
             (an OpenAI-compatible ``/v1/completions`` endpoint at ``judge_url`` that supports
             ``echo`` + ``logprobs``, model ``judge_model``, key ``judge_api_key``).
         judge_context_window: Model tokens the local judge reads (prompt + option).
+        judge_threads: llama.cpp threads of the local judge.
         judge_timeout_seconds: Deadline of one decision's judge work (504 ``decision_timeout``).
         decision_context_tokens: Decision context budget in cl100k tokens (state / session).
     """
@@ -62,6 +63,7 @@ class Settings(BaseSettings):
     judge_api_key: str | None = None
     judge_model_path: Path | None = None
     judge_context_window: int = Field(default=2048, ge=256, le=32768)
+    judge_threads: int = Field(default=1, ge=1, le=64)
     judge_timeout_seconds: float = Field(default=60.0, gt=0, le=600)
     decision_context_tokens: int = Field(default=1500, ge=64, le=100_000)
 

@@ -32,8 +32,7 @@ class Services:
     _decisions: Any = field(default=None, repr=False)
 
     def judge(self) -> Any:
-        """The decision judge from settings (local Gemma or OpenAI-compatible), built on first use.
-        """
+        """The decision judge from settings (local Gemma or OpenAI-compatible), built on first use."""
         if self._judge is None:
             from app.services.judges import LocalJudge, OpenAIJudge
 
@@ -42,7 +41,7 @@ class Services:
                 self._judge = OpenAIJudge(st.judge_url or "", st.judge_model, st.judge_api_key,
                                           timeout=st.judge_timeout_seconds)
             else:
-                self._judge = LocalJudge(st.judge_model_path, n_ctx=st.judge_context_window)
+                self._judge = LocalJudge(st.judge_model_path, n_ctx=st.judge_context_window, n_threads=st.judge_threads)
         return self._judge
 
     @property

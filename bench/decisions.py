@@ -120,7 +120,7 @@ ITEMS: list[tuple[Any, tuple[dict, Any]]] = [
 VARIANTS = {"sum": ("sum", False), "mean": ("mean", False), "sum-pmi": ("sum", True), "mean-pmi": ("mean", True)}
 
 
-def run(judge) -> dict[str, Any]:
+def run(judge, style: str = "chat") -> dict[str, Any]:
     """Score every item; returns accuracy per variant, latencies and per-item results."""
     correct = {v: 0 for v in VARIANTS}
     latencies: list[float] = []
@@ -136,9 +136,9 @@ def run(judge) -> dict[str, Any]:
             text, _ = session_context(context, 1500)
         q = req.questions[0]
         options = [o.text for o in q.options]
-        scores = judge.score(build_prompt(q, text), options)
+        scores = judge.score(build_prompt(q, text, style), options)
         latencies.append(time.perf_counter() - started)
-        base = judge.score(build_prompt(q, "(none)"), options)
+        base = judge.score(build_prompt(q, "(none)", style), options)
         truth = next(i for i, o in enumerate(q.options) if (o.value if q.type == "CHOICE" else o.text) == expect)
         for name, (norm, pmi) in VARIANTS.items():
             probs = option_probabilities(scores, normalise=norm, baseline=base if pmi else None)
@@ -158,14 +158,15 @@ def main() -> None:
     ap.add_argument("--judge", choices=["local", "openai"], default="local")
     ap.add_argument("--url")
     ap.add_argument("--model", default="gemma-3-270m")
+    ap.add_argument("--style", choices=["chat", "plain", "fewshot"], default="chat", help="prompt style (see build_prompt)")
     args = ap.parse_args()
     judge = OpenAIJudge(args.url, args.model) if args.judge == "openai" else LocalJudge()
     started = time.perf_counter()
     judge.score("warm up", [" a"])
     load = time.perf_counter() - started
-    out = run(judge)
+    out = run(judge, args.style)
     lat = sorted(out["latencies"])
-    print(f"judge: {judge.name}   items: {out['n']}   load+first call: {load:.2f} s")
+    print(f"judge: {judge.name}   prompt: {args.style}   items: {out['n']}   load+first call: {load:.2f} s")
     for name, acc in out["accuracy"].items():
         print(f"  accuracy {name:9s} {acc:6.1%}")
     for kind, (hit, total) in out["by_kind"].items():

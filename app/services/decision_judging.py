@@ -25,6 +25,7 @@ from app.services.judges import Judge, JudgeError, option_probabilities
 from retrieval.tokens import count_tokens
 
 NORMALISE = "mean"
+PROMPT_STYLE = "chat"
 
 
 def _render_value(value: Any, indent: int, lines: list[str]) -> None:
@@ -100,15 +101,57 @@ def session_context(messages: list[tuple[str, str]], max_tokens: int) -> tuple[s
     return "\n".join(kept), {"tokens": used, "messages": len(kept), "omittedMessages": len(messages) - len(kept)}
 
 
-def build_prompt(question: Question, context: str) -> str:
-    """The prompt whose continuation is an option's text (see module doc)."""
+FEWSHOT = """Answer each question with exactly one of its options, using only the context.
+
+Context:
+store:
+  opens: 09:00
+  closes: 17:00
+time_now: 20:30
+Question: Is the store open right now?
+Options:
+- true
+- false
+Answer: false
+
+Context:
+item: a long yellow fruit that monkeys like
+Question: Which fruit is it?
+Options:
+- apple
+- banana
+- cherry
+Answer: banana
+
+Context:
+user: The delivery came on time and everything was perfect.
+Question: How well was the order handled?
+Levels:
+- Poorly
+- Very well
+Answer: Very well
+
+"""
+
+
+def build_prompt(question: Question, context: str, style: str = "chat") -> str:
+    """The prompt whose continuation is an option's text (see module doc).
+
+    ``style``: ``chat`` (Gemma turn markers, the option is the model turn's first text) or
+    ``plain`` (``Answer:`` line, the option follows after a space).
+    """
     kind = "option" if question.type == "CHOICE" else "level"
+    options = [f"- {o.text}" + (f" ({o.description.strip()})" if o.description else "") for o in question.options]
+    if style == "plain":
+        return "\n".join(["Context:", context.strip(), "", f"Question: {question.instructions.strip()}",
+                          f"{kind.capitalize()}s:", *options, "Answer:"]) + " "
+    if style == "fewshot":
+        return FEWSHOT + "\n".join(["Context:", context.strip(), f"Question: {question.instructions.strip()}",
+                                    f"{kind.capitalize()}s:", *options, "Answer:"]) + " "
     lines = ["<start_of_turn>user", "Read the context, then answer the question with exactly one "
              f"{kind} from the list.", "", "Context:", context.strip(), "",
-             f"Question: {question.instructions.strip()}", f"{kind.capitalize()}s:"]
-    for o in question.options:
-        lines.append(f"- {o.text}" + (f" ({o.description.strip()})" if o.description else ""))
-    lines += ["<end_of_turn>", "<start_of_turn>model", ""]
+             f"Question: {question.instructions.strip()}", f"{kind.capitalize()}s:", *options,
+             "<end_of_turn>", "<start_of_turn>model", ""]
     return "\n".join(lines)
 
 
@@ -121,7 +164,7 @@ def answer_question(judge: Judge, question: Question, context: str) -> dict[str,
     Raises:
         JudgeError: from the judge.
     """
-    prompt = build_prompt(question, context)
+    prompt = build_prompt(question, context, PROMPT_STYLE)
     scores = judge.score(prompt, [o.text for o in question.options])
     if len(scores) != len(question.options):
         raise JudgeError("the judge returned a score count that does not match the options",

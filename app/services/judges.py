@@ -145,13 +145,14 @@ class LocalJudge:
     Args:
         model_path: A GGUF file; default: the packaged Gemma 3 270M.
         n_ctx: Context window in model tokens (prompt + longest option must fit).
-        n_threads: CPU threads for llama.cpp (default: min(2, CPUs)).
+        n_threads: CPU threads for llama.cpp (default 1: on the shared 2-core machine a 61-token
+            prompt took 0.47–1.9 s with 1 thread and 0.78–6.5 s with 2, load average ~9).
     """
 
     def __init__(self, model_path: Path | None = None, *, n_ctx: int = 2048, n_threads: int | None = None) -> None:
         self._path = model_path
         self.n_ctx = n_ctx
-        self.n_threads = n_threads or min(2, os.cpu_count() or 1)
+        self.n_threads = n_threads or 1
         self.name = "local:gemma-3-270m-q4_k_m"
         self._lock = threading.Lock()
         self._llm: Any = None
@@ -326,14 +327,17 @@ class OpenAIJudge:
             for option in options:
                 body = self._post(client, {"model": self.model, "prompt": prompt + option, "echo": True,
                                            "logprobs": 1, "max_tokens": 1, "temperature": 0})
-                out.append(_echo_score(body, len(prompt), len(prompt) + len(option)))
+                out.append(_echo_score(body, option, len(prompt)))
         return out
 
 
-def _echo_score(body: dict[str, Any], prompt_chars: int, end_chars: int) -> OptionScore:
-    """Sum the echoed token log-probabilities of the option: tokens starting before ``end_chars``
-    (the end of prompt + option; the one generated token lies after it) and ending after
-    ``prompt_chars``.
+def _echo_score(body: dict[str, Any], option: str, prompt_chars: int) -> OptionScore:
+    """Sum the echoed log-probabilities of the option's tokens (the last tokens of the prompt).
+
+    The echoed list is prompt tokens then ``usage.completion_tokens`` generated ones. The
+    option's tokens are found from the end of the prompt part by their text (servers render
+    special tokens differently, so character offsets from the start are not trusted); without
+    ``usage`` the ``text_offset`` past ``prompt_chars`` decides.
 
     Raises:
         JudgeError: 502 ``decision_invalid_upstream_response`` when the shape is wrong.
@@ -343,17 +347,28 @@ def _echo_score(body: dict[str, Any], prompt_chars: int, end_chars: int) -> Opti
         offsets, tokens, logprobs = lp["text_offset"], lp["tokens"], lp["token_logprobs"]
         if not (len(offsets) == len(tokens) == len(logprobs)):
             raise ValueError("length mismatch")
-        total, count = 0.0, 0
-        for off, tok, val in zip(offsets, tokens, logprobs):
-            if off >= end_chars or off + len(tok) <= prompt_chars:
-                continue
-            if val is None:
-                raise ValueError("missing logprob inside the option")
-            total += float(val)
-            count += 1
-        if count <= 0 or not math.isfinite(total):
-            raise ValueError("no option tokens")
-        return OptionScore(total, count)
+        n_gen = (body.get("usage") or {}).get("completion_tokens")
+        picked: list[int] = []
+        if isinstance(n_gen, int) and 0 <= n_gen <= len(tokens):
+            covered = 0
+            i = len(tokens) - n_gen - 1
+            while i >= 0 and covered < len(option):
+                covered += len(tokens[i])
+                picked.append(i)
+                i -= 1
+            if covered < len(option):
+                raise ValueError("option not found")
+        else:
+            end_chars = prompt_chars + len(option)
+            picked = [i for i, (off, tok) in enumerate(zip(offsets, tokens))
+                      if off < end_chars and off + len(tok) > prompt_chars]
+        values = [logprobs[i] for i in picked]
+        if not values or any(v is None for v in values):
+            raise ValueError("missing logprobs")
+        total = float(sum(values))
+        if not math.isfinite(total):
+            raise ValueError("not finite")
+        return OptionScore(total, len(values))
     except (KeyError, IndexError, TypeError, ValueError):
         raise JudgeError("the judge endpoint's response has no usable echo logprobs (it must support "
                          "echo with logprobs on /completions)", code="decision_invalid_upstream_response",

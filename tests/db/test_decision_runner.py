@@ -109,9 +109,11 @@ def test_an_echo_body_without_logprobs_is_an_invalid_upstream_response():
     from app.services.judges import _echo_score
 
     with pytest.raises(JudgeError) as e:
-        _echo_score({"choices": [{"text": "p a"}]}, 1, 3)
+        _echo_score({"choices": [{"text": "p a"}]}, " a", 1)
     assert e.value.code == "decision_invalid_upstream_response"
-    good = {"choices": [{"text": "Q: A. b", "logprobs": {"text_offset": [0, 2, 4, 6], "tokens": ["Q:", " A", ".", " b"],
-                                                            "token_logprobs": [None, -1.0, -0.5, -2.0]}}]}
-    s = _echo_score(good, 2, 5)  # option " A." spans chars 2..5; " b" is the generated token
+    lp = {"text_offset": [0, 2, 4, 6], "tokens": ["Q:", " A", ".", " b"], "token_logprobs": [None, -1.0, -0.5, -2.0]}
+    good = {"choices": [{"text": "Q: A. b", "logprobs": lp}], "usage": {"completion_tokens": 1}}
+    s = _echo_score(good, " A.", 2)  # option " A." is the prompt's tail; " b" is the generated token
+    assert (s.logprob, s.tokens) == (-1.5, 2)
+    s = _echo_score({"choices": [{"text": "Q: A. b", "logprobs": lp}]}, " A.", 2)  # no usage: by offsets
     assert (s.logprob, s.tokens) == (-1.5, 2)
