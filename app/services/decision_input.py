@@ -43,6 +43,9 @@ QUESTION_FIELDS = ("type", "name", "instructions", "choices", "levels")
 CHOICE_FIELDS = ("value", "description")
 LEVEL_FIELDS = ("label", "score", "description")
 QUESTION_TYPES = ("CHOICE", "SCORE")
+BOOL_TEXT = ["true", "false"]
+"""How boolean choice values are shown to and scored by the judge (bench/decisions.py:
+``true``/``false`` 68.2% vs ``yes``/``no`` 61.4% with the served prompt and normalisation)."""
 
 
 class DecisionInputError(CairnError):
@@ -327,7 +330,7 @@ def _options(q: dict[str, Any], qtype: str, qpath: str) -> tuple[Option, ...]:
             seen.add(ident)
             desc = _text(item, "description", f"{ipath}.description", required=False,
                          max_chars=MAX_DESCRIPTION_CHARS)
-            text = ("true" if value else "false") if isinstance(value, bool) else value
+            text = (BOOL_TEXT[0] if value else BOOL_TEXT[1]) if isinstance(value, bool) else value
             out.append(Option(text=text, value=value, description=desc))
         else:
             _unknown(item, LEVEL_FIELDS, ipath)

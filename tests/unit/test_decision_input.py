@@ -138,8 +138,8 @@ def test_prompt_lists_options_with_descriptions_and_ends_in_the_model_turn():
         "type": "SCORE", "instructions": "Rate it.",
         "levels": [{"label": "Low", "score": 0, "description": "bad"}, {"label": "High", "score": 1}]}]}).questions[0]
     p = build_prompt(q, "a: 1")
-    assert "Question: Rate it.\nLevels:\n- Low (bad)\n- High\n" in p
-    assert p.endswith("<start_of_turn>model\n")
+    assert p == "Context:\na: 1\n\nQuestion: Rate it.\nLevels:\n- Low (bad)\n- High\nAnswer: "
+    assert build_prompt(q, "a: 1", "chat").endswith("- High\n<end_of_turn>\n<start_of_turn>model\n")
 
 
 def test_option_probabilities_mean_sum_and_calibration():
