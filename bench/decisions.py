@@ -164,7 +164,7 @@ def main() -> None:
     ap.add_argument("--judge", choices=["local", "openai"], default="local")
     ap.add_argument("--url")
     ap.add_argument("--model", default="gemma-3-270m")
-    ap.add_argument("--style", choices=["chat", "plain", "fewshot"], default="plain", help="prompt style (see build_prompt)")
+    ap.add_argument("--style", choices=["chat", "plain", "fewshot", "nolist"], default="plain", help="prompt style (see build_prompt)")
     args = ap.parse_args()
     judge = OpenAIJudge(args.url, args.model) if args.judge == "openai" else LocalJudge()
     started = time.perf_counter()

@@ -151,6 +151,9 @@ def build_prompt(question: Question, context: str, style: str = "plain") -> str:
     if style == "plain":
         return "\n".join(["Context:", context.strip(), "", f"Question: {question.instructions.strip()}",
                           f"{kind.capitalize()}s:", *options, "Answer:"]) + " "
+    if style == "nolist":
+        return "\n".join(["Context:", context.strip(), "", f"Question: {question.instructions.strip()}",
+                          "Answer:"]) + " "
     if style == "fewshot":
         return FEWSHOT + "\n".join(["Context:", context.strip(), f"Question: {question.instructions.strip()}",
                                     f"{kind.capitalize()}s:", *options, "Answer:"]) + " "

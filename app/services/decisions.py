@@ -236,10 +236,20 @@ class DecisionRunner:
                                                 code="decision_in_progress", http_status=409))
             return _conflict(rec, sha)  # type: ignore[return-value]
 
-        outcome = await self._run(principal, row, request)
+        try:
+            outcome = await self._run(principal, row, request)
+        except asyncio.CancelledError:  # 499: the decision is FAILED; free the key for a retry
+            if key is not None:
+                await asyncio.shield(self._release_key(principal, key))
+            raise
         if key is not None:
             await self._finish_key(principal, key, outcome)
         return outcome
+
+    async def _release_key(self, principal: Principal, key: str) -> None:
+        async with self.db.session() as s:
+            await s.execute(delete(DecisionIdempotency).where(DecisionIdempotency.principal_id == principal.id,
+                                                              DecisionIdempotency.key == key))
 
     async def _run(self, principal: Principal, row: Decision, request: DecisionRequest) -> Outcome:
         error: CairnError | None = None

@@ -117,3 +117,37 @@ def test_an_echo_body_without_logprobs_is_an_invalid_upstream_response():
     assert (s.logprob, s.tokens) == (-1.5, 2)
     s = _echo_score({"choices": [{"text": "Q: A. b", "logprobs": lp}]}, " A.", 2)  # no usage: by offsets
     assert (s.logprob, s.tokens) == (-1.5, 2)
+
+
+async def test_a_cancelled_decision_is_failed_499_and_frees_its_key(db):
+    import asyncio
+
+    from sqlalchemy import select
+
+    from app.models import Decision, DecisionIdempotency
+
+    principal = await _principal(db)
+    srv, port = _silent_server()  # accepts, never answers: the judge call hangs until cancelled
+    try:
+        judge = OpenAIJudge(f"http://127.0.0.1:{port}/v1", "m", timeout=30)
+        runner = DecisionRunner(db, lambda: judge, timeout_seconds=30)
+        task = asyncio.create_task(runner.create(principal, prepare=lambda: validate_request(REQ), sha="d" * 64,
+                                                 key="k-cancel", source="api"))
+        for _ in range(100):
+            await asyncio.sleep(0.05)
+            async with db.session() as s:
+                running = (await s.execute(select(Decision).where(Decision.principal_id == principal.id,
+                                                                  Decision.judge_runs == 1))).scalars().all()
+            if running:
+                break
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        async with db.session() as s:
+            row = (await s.execute(select(Decision).where(Decision.principal_id == principal.id))).scalar_one()
+            keys = (await s.execute(select(DecisionIdempotency).where(
+                DecisionIdempotency.principal_id == principal.id))).scalars().all()
+        assert (row.status, row.error["code"]) == ("FAILED", "decision_cancelled")
+        assert keys == []
+    finally:
+        srv.close()

@@ -346,3 +346,20 @@ def test_session_decision_over_graphql(live):
     r = live.gql("mutation($i:CreateDecisionInput!){createDecision(input:$i){id}}",
                  {"i": {"state": None, "sessionId": sid, "questions": [Q_BOOL]}}, token).json()
     assert r["errors"][0]["extensions"]["field"] == "state"
+
+
+def test_graphql_idempotency_key_replays_the_stored_failure(live):
+    token = decider(live)
+    sid = live.data(SESSION_CREATE, {"t": "empty-idem"}, token)["createSession"]["id"]
+    mutation = "mutation($i:CreateDecisionInput!,$k:String){createDecision(input:$i,idempotencyKey:$k){id}}"
+    inp = {"sessionId": sid, "questions": [Q_BOOL]}
+    first = live.gql(mutation, {"i": inp, "k": "gql-idem-1"}, token)
+    second = live.gql(mutation, {"i": inp, "k": "gql-idem-1"}, token)
+    e1, e2 = first.json()["errors"][0]["extensions"], second.json()["errors"][0]["extensions"]
+    assert first.status_code == second.status_code == 422
+    assert e1["code"] == e2["code"] == "decision_context_unavailable" and e1["decisionId"] == e2["decisionId"]
+    other = live.gql(mutation, {"i": {**inp, "questions": [q(name="other")]}, "k": "gql-idem-1"}, token)
+    assert other.json()["errors"][0]["extensions"]["code"] == "idempotency_key_reused"
+    bad = live.gql(mutation, {"i": inp, "k": "x" * 300}, token).json()
+    assert (bad["errors"][0]["extensions"]["code"], bad["errors"][0]["extensions"]["field"]) == \
+        ("invalid_decision_input", "Idempotency-Key")
