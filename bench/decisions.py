@@ -121,7 +121,7 @@ ITEMS: list[tuple[Any, tuple[dict, Any]]] = [
 VARIANTS = {"sum": ("sum", False), "mean": ("mean", False), "sum-pmi": ("sum", True), "mean-pmi": ("mean", True)}
 
 
-def run(judge, style: str = "chat") -> dict[str, Any]:
+def run(judge, style: str = "auto") -> dict[str, Any]:
     """Score every item; returns accuracy per variant, latencies and per-item results."""
     correct = {v: 0 for v in VARIANTS}
     latencies: list[float] = []
@@ -164,7 +164,7 @@ def main() -> None:
     ap.add_argument("--judge", choices=["local", "openai"], default="local")
     ap.add_argument("--url")
     ap.add_argument("--model", default="gemma-3-270m")
-    ap.add_argument("--style", choices=["chat", "plain", "fewshot", "nolist"], default="plain", help="prompt style (see build_prompt)")
+    ap.add_argument("--style", choices=["auto", "nolist", "plain", "chat", "fewshot"], default="auto", help="prompt style (see build_prompt)")
     args = ap.parse_args()
     judge = OpenAIJudge(args.url, args.model) if args.judge == "openai" else LocalJudge()
     started = time.perf_counter()

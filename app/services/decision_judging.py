@@ -8,14 +8,15 @@ that fit (older ones are left out and counted in ``context.omittedMessages``); a
 message alone over it → 422 ``decision_context_too_large``; no messages → 422
 ``decision_context_unavailable``.
 
-Prompt (``plain``): the context, the question's instructions and the options with their
-descriptions, then ``Answer:``; each option's text is the continuation whose log-likelihood
-is its score. Probabilities: softmax over the summed log-likelihood minus the same option's
+Prompt (``auto``): the context, the question's instructions, then ``Answer:``; each option's
+text is the continuation whose log-likelihood is its score. Options are listed before
+``Answer:`` only when one has a description (a list is the only place to show it).
+Probabilities: softmax over the summed log-likelihood minus the same option's
 log-likelihood with an empty context (calibration, "PMI", Holtzman et al. 2021; the
 baseline depends only on the question, so it is LRU-cached). Chosen on
-``bench/decisions.py`` (44 items, Gemma 3 270M): plain + sum-PMI 68.2% (mean-PMI 68.2%,
-sum 54.5%, mean 52.3%); the Gemma chat-turn prompt 65.9% / 43.2% uncalibrated; a 3-shot
-prompt 61.4% at 2.6× the latency; yes/no instead of true/false 61.4%.
+``bench/decisions.py`` (44 items, Gemma 3 270M, accuracy sum-PMI / uncalibrated sum):
+options not listed 79.5% / 68.2%; listed 68.2% / 54.5%; Gemma chat turns 65.9% / 43.2%;
+3-shot 61.4% / 52.3% at 2.6x the latency.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from app.services.judges import Judge, JudgeError, OptionScore, option_probabili
 from retrieval.tokens import count_tokens
 
 NORMALISE = "sum"
-PROMPT_STYLE = "plain"
+PROMPT_STYLE = "auto"
 CALIBRATE = True
 
 
@@ -140,12 +141,16 @@ Answer: Very well
 """
 
 
-def build_prompt(question: Question, context: str, style: str = "plain") -> str:
+def build_prompt(question: Question, context: str, style: str = "auto") -> str:
     """The prompt whose continuation is an option's text (see module doc).
 
-    ``style``: ``chat`` (Gemma turn markers, the option is the model turn's first text) or
-    ``plain`` (``Answer:`` line, the option follows after a space).
+    ``style``: ``nolist`` (context, question, ``Answer:``; the options are not listed),
+    ``plain`` (the options listed before ``Answer:``), ``auto`` (served: ``nolist``, or
+    ``plain`` when an option has a description, which only a list can show), ``chat`` (Gemma
+    turn markers), ``fewshot`` (three worked examples first).
     """
+    if style == "auto":
+        style = "plain" if any(o.description for o in question.options) else "nolist"
     kind = "option" if question.type == "CHOICE" else "level"
     options = [f"- {o.text}" + (f" ({o.description.strip()})" if o.description else "") for o in question.options]
     if style == "plain":

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from app.services.decision_input import (
+    BOOL_TEXT,
     DecisionBodyTooLarge,
     DecisionInputError,
     check_json_value,
@@ -36,7 +37,7 @@ def test_a_valid_request_keeps_order_types_and_mode():
     assert [q.type for q in req.questions] == ["SCORE", "CHOICE"]
     assert [(o.text, o.score) for o in req.questions[0].options] == [("No", 0), ("Half", 0.5)]
     assert [o.value for o in req.questions[1].options] == [True, False]
-    assert [o.text for o in req.questions[1].options] == ["true", "false"]
+    assert [o.text for o in req.questions[1].options] == BOOL_TEXT  # what the judge scores for True / False
 
 
 def test_depth_sixteen_and_a_thousand_members_pass_but_one_more_fails():
@@ -140,6 +141,8 @@ def test_prompt_lists_options_with_descriptions_and_ends_in_the_model_turn():
     p = build_prompt(q, "a: 1")
     assert p == "Context:\na: 1\n\nQuestion: Rate it.\nLevels:\n- Low (bad)\n- High\nAnswer: "
     assert build_prompt(q, "a: 1", "chat").endswith("- High\n<end_of_turn>\n<start_of_turn>model\n")
+    plain_q = validate_request({"state": {"a": 1}, "questions": [Q]}).questions[0]  # no descriptions: not listed
+    assert build_prompt(plain_q, "a: 1") == "Context:\na: 1\n\nQuestion: Resolved?\nAnswer: "
 
 
 def test_option_probabilities_mean_sum_and_calibration():
