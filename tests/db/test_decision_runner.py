@@ -151,3 +151,27 @@ async def test_a_cancelled_decision_is_failed_499_and_frees_its_key(db):
         assert keys == []
     finally:
         srv.close()
+
+
+async def test_a_key_left_running_by_a_dead_process_is_taken_over(db):
+    from datetime import timedelta
+
+    from app.ids import utcnow
+    from app.models import Decision, DecisionIdempotency
+
+    principal = await _principal(db)
+    old = utcnow() - timedelta(seconds=200)
+    async with db.session() as s:
+        s.add(Decision(id="dec_dead", workspace_id=principal.workspace_id, principal_id=principal.id,
+                       member_id=principal.member_id, source="api", status="RUNNING", mode="STATE", questions=[],
+                       created_at=old, expires_at=old + timedelta(days=1)))
+        s.add(DecisionIdempotency(id="idem_dead", principal_id=principal.id, key="k-dead", request_sha256="e" * 64,
+                                  decision_id="dec_dead", state="RUNNING", created_at=old,
+                                  expires_at=old + timedelta(days=1)))
+    runner = DecisionRunner(db, lambda: None, timeout_seconds=10, context_tokens=64)
+    big = {"state": {"text": "word " * 200}, "questions": REQ["questions"]}
+    out = await runner.create(principal, prepare=lambda: validate_request(big), sha="e" * 64, key="k-dead",
+                              source="api")
+    assert out.error.code == "decision_context_too_large" and out.error.extra["decisionId"] != "dec_dead"
+    dead = await runner.get(principal, "dec_dead")
+    assert (dead["status"], dead["error"]["code"]) == ("FAILED", "decision_internal_error")
