@@ -35,6 +35,13 @@ class Settings(BaseSettings):
             read CSV files; empty → GraphQL loads are refused (use ``cairn ontology load``).
         reranker_path: Local cross-encoder folder for ``semanticRecall(rerank: true)``; unset →
             rerank keeps the fused order and says so.
+        judge: Decision judge: ``local`` (Gemma 3 270M in-process, no network) or ``openai``
+            (an OpenAI-compatible ``/v1/completions`` endpoint at ``judge_url`` that supports
+            ``echo`` + ``logprobs``, model ``judge_model``, key ``judge_api_key``).
+        judge_context_window: Model tokens the local judge reads (prompt + option).
+        judge_threads: llama.cpp threads of the local judge.
+        judge_timeout_seconds: Deadline of one decision's judge work (504 ``decision_timeout``).
+        decision_context_tokens: Decision context budget in cl100k tokens (state / session).
     """
 
     model_config = SettingsConfigDict(env_prefix="CAIRN_", extra="ignore")
@@ -59,6 +66,15 @@ class Settings(BaseSettings):
     cursor_secret: str | None = None
     ontology_source_dirs: list[Path] = Field(default_factory=list)
     reranker_path: Path | None = None
+    judge: Literal["local", "openai"] = "local"
+    judge_url: str | None = None
+    judge_model: str = "gemma-3-270m"
+    judge_api_key: str | None = None
+    judge_model_path: Path | None = None
+    judge_context_window: int = Field(default=2048, ge=256, le=32768)
+    judge_threads: int = Field(default=1, ge=1, le=64)
+    judge_timeout_seconds: float = Field(default=60.0, gt=0, le=600)
+    decision_context_tokens: int = Field(default=1500, ge=64, le=100_000)
 
     @model_validator(mode="after")
     def _refuse_unsafe_prod(self) -> Settings:
@@ -69,6 +85,8 @@ class Settings(BaseSettings):
                 raise ValueError("CAIRN_CORS_ORIGINS may not contain '*' when CAIRN_ENV=prod")
         if self.embedder == "openai" and not self.embedding_url:
             raise ValueError("CAIRN_EMBEDDING_URL is required when CAIRN_EMBEDDER=openai")
+        if self.judge == "openai" and not self.judge_url:
+            raise ValueError("CAIRN_JUDGE_URL is required when CAIRN_JUDGE=openai")
         return self
 
     @property

@@ -30,6 +30,31 @@ class Services:
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("cairn"))
     ontology: Any = None
     """The ontology store (:class:`app.services.ontology_store.OntologyStore`), made on first use."""
+    _judge: Any = field(default=None, repr=False)
+    _decisions: Any = field(default=None, repr=False)
+
+    def judge(self) -> Any:
+        """The decision judge from settings (local Gemma or OpenAI-compatible), built on first use."""
+        if self._judge is None:
+            from app.services.judges import LocalJudge, OpenAIJudge
+
+            st = self.settings
+            if st.judge == "openai":
+                self._judge = OpenAIJudge(st.judge_url or "", st.judge_model, st.judge_api_key,
+                                          timeout=st.judge_timeout_seconds)
+            else:
+                self._judge = LocalJudge(st.judge_model_path, n_ctx=st.judge_context_window, n_threads=st.judge_threads)
+        return self._judge
+
+    @property
+    def decisions(self) -> Any:
+        """The process's :class:`~app.services.decisions.DecisionRunner`."""
+        if self._decisions is None:
+            from app.services.decisions import DecisionRunner
+
+            self._decisions = DecisionRunner(self.db, self.judge, timeout_seconds=self.settings.judge_timeout_seconds,
+                                             context_tokens=self.settings.decision_context_tokens)
+        return self._decisions
 
 
 class RequestContext:

@@ -4,6 +4,7 @@ Routes (each registered in :mod:`app.registry`):
 - ``GET /graphql`` GraphiQL (assets served locally, works offline); ``POST /graphql``;
   ``WS /graphql`` (graphql-transport-ws);
 - ``POST /v1/context-packs/stream`` NDJSON pack stream (header, items, footer);
+- ``POST /api/v1/decisions``, ``GET /api/v1/decisions/{id}`` (:mod:`app.decisions_http`);
 - ``GET /healthz`` (process up), ``GET /readyz`` (migrated, indexes repaired, model warm).
 
 Start-up: migrate the database (Alembic), open the indexes, then in the background repair
@@ -31,6 +32,7 @@ from strawberry.asgi import GraphQL
 
 from app.config import Settings, load_settings
 from app.context import RequestContext, Services
+from app.decisions_http import make_create_route, make_read_route
 from app.db import Database
 from app.errors import CairnError
 from app.governance import authorize, log_call, to_graphql_error
@@ -217,6 +219,8 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         Route("/graphql", gate, methods=["GET", "POST"]),
         WebSocketRoute("/graphql", view),
         Route("/v1/context-packs/stream", stream_route, methods=["POST"]),
+        Route("/api/v1/decisions", make_create_route(lambda: holder["services"]), methods=["POST"]),
+        Route("/api/v1/decisions/{decision_id}", make_read_route(lambda: holder["services"]), methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Mount("/static/graphiql", app=StaticFiles(directory=STATIC_DIR), name="graphiql-assets"),

@@ -9,7 +9,7 @@ G1    Cairn
 U1    GraphQL API v1          U2  HTTP routes
 P1    knowledge (packs, reads) P3 ingest (writes)  P5 agents (identity, governance)
       P4 ontology (networks, instances, recall, trace interactions)
-P8    system (health, IDE)     P9 memory               P2 ai (decisions, reserved)
+P8    system (health, IDE)     P9 memory               P2 ai (decisions, sessions)
 ====  ===========  ===========================================================
 
 ``scope`` is the agent scope an operation needs (``"*"`` = any authenticated agent,
@@ -60,6 +60,7 @@ def parse_coordinate(coordinate: str) -> tuple[int, int, int, int, int]:
 
 _READ = frozenset({"collection:read", "document:read"})
 _DOC_READ = frozenset({"document:read"})
+_DECIDE = frozenset({"agent:run"})
 
 _OPS = [
     # P1 knowledge — reads and packs
@@ -115,6 +116,18 @@ _OPS = [
               frozenset({"ask_history:manage"}), None, effect="write"),
     Operation("deleteAllMemories", "mutation", "G1.U1.P9.Z3.A3", "memory:delete_all",
               frozenset({"ask_history:manage"}), None, effect="write"),
+    # P2 ai — decisions and the agent sessions they can run on (SPEC §8)
+    Operation("createDecision", "mutation", "G1.U1.P2.Z1.A1", "decision:create", _DECIDE, "decisions:run",
+              effect="write"),
+    Operation("decision", "query", "G1.U1.P2.Z1.A2", "decision:read", _DECIDE, "decisions:run"),
+    Operation("createSession", "mutation", "G1.U1.P2.Z2.A1", "session:create", _DECIDE, "decisions:run",
+              effect="write"),
+    Operation("appendSessionMessages", "mutation", "G1.U1.P2.Z2.A2", "session:append", _DECIDE, "decisions:run",
+              effect="write"),
+    Operation("archiveSession", "mutation", "G1.U1.P2.Z2.A3", "session:archive", _DECIDE, "decisions:run",
+              effect="write"),
+    Operation("session", "query", "G1.U1.P2.Z2.A4", "session:read", _DECIDE, "decisions:run"),
+    Operation("sessions", "query", "G1.U1.P2.Z2.A5", "session:list", _DECIDE, "decisions:run"),
     # U2 — HTTP routes
     Operation("POST /v1/context-packs/stream", "http", "G1.U2.P1.Z1.A1", "context:pack", _READ, "context:read"),
     Operation("GET /healthz", "http", "G1.U2.P8.Z1.A1", "system:health", auth="none"),
@@ -123,6 +136,10 @@ _OPS = [
     Operation("GET /static/graphiql/{path}", "http", "G1.U2.P8.Z2.A2", "ide:assets", auth="none"),
     Operation("POST /graphql", "http", "G1.U2.P8.Z3.A1", "graphql:execute", auth="none"),
     Operation("WS /graphql", "http", "G1.U2.P8.Z3.A2", "graphql:subscribe", auth="none"),
+    Operation("POST /api/v1/decisions", "http", "G1.U2.P2.Z1.A1", "decision:create", _DECIDE, "decisions:run",
+              effect="write"),
+    Operation("GET /api/v1/decisions/{decision_id}", "http", "G1.U2.P2.Z1.A2", "decision:read", _DECIDE,
+              "decisions:run"),
 ]
 
 REGISTRY: dict[str, Operation] = {}

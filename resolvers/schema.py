@@ -23,6 +23,7 @@ from strawberry.extensions.query_depth_limiter import create_validator as depth_
 from starlette.responses import Response
 
 from app.errors import CairnError
+from resolvers.decisions import DecisionMutation, DecisionQuery
 from resolvers.documents import DocumentMutation, DocumentQuery
 from resolvers.identity import IdentityMutation, IdentityQuery
 from resolvers.ontology import OntologyMutation, OntologyQuery
@@ -176,12 +177,12 @@ class CairnSchema(strawberry.Schema):
 
 
 @strawberry.type
-class Query(PackQuery, DocumentQuery, IdentityQuery, OntologyQuery, MemoryQuery):
+class Query(PackQuery, DocumentQuery, IdentityQuery, OntologyQuery, MemoryQuery, DecisionQuery):
     """Root query."""
 
 
 @strawberry.type
-class Mutation(DocumentMutation, IdentityMutation, OntologyMutation, TraceMutation, MemoryMutation):
+class Mutation(DocumentMutation, IdentityMutation, OntologyMutation, TraceMutation, MemoryMutation, DecisionMutation):
     """Root mutation."""
 
 

@@ -58,6 +58,15 @@ CALLS = {
     "memorySettings": ("{memorySettings{enabled}}", {}),
     "setMemorySettings": ("mutation{setMemorySettings(enabled:false){enabled}}", {}),
     "deleteAllMemories": ("mutation{deleteAllMemories{deleted}}", {}),
+    "createDecision": ("mutation{createDecision(input:{sessionId:\"sess_missing\", questions:[{type:CHOICE, "
+                       "instructions:\"ok?\", choices:[{value:true},{value:false}]}]}){id}}", {}),
+    "decision": ("{decision(id:\"dec_missing\"){id}}", {}),
+    "createSession": ("mutation{createSession(title:\"table\"){id}}", {}),
+    "appendSessionMessages": ("mutation{appendSessionMessages(sessionId:\"sess_missing\", "
+                              "messages:[{role:\"user\", content:\"x\"}]){id}}", {}),
+    "archiveSession": ("mutation{archiveSession(id:\"sess_missing\"){id}}", {}),
+    "session": ("{session(id:\"sess_missing\"){id}}", {}),
+    "sessions": ("{sessions{id}}", {}),
 }
 PRINCIPALS = ["none", "viewer", "editor", "admin", "owner",
               "a:context:read", "a:queries:run", "a:replay:run", "a:gaps:report",
@@ -97,6 +106,13 @@ EXPECTED = {
     "memorySettings": [U, F, F, F, "OK", *MEMBER_ONLY],
     "setMemorySettings": [U, F, F, F, "OK", *MEMBER_ONLY],
     "deleteAllMemories": [U, F, F, F, "OK", *MEMBER_ONLY],
+    "createDecision": [U, F, NF, NF, NF, SM, SM, SM, SM, SM, SM, NF],
+    "decision": [U, F, NF, NF, NF, SM, SM, SM, SM, SM, SM, NF],
+    "createSession": [U, F, "OK", "OK", "OK", SM, SM, SM, SM, SM, SM, "OK"],
+    "appendSessionMessages": [U, F, NF, NF, NF, SM, SM, SM, SM, SM, SM, NF],
+    "archiveSession": [U, F, NF, NF, NF, SM, SM, SM, SM, SM, SM, NF],
+    "session": [U, F, NF, NF, NF, SM, SM, SM, SM, SM, SM, NF],
+    "sessions": [U, F, "OK", "OK", "OK", SM, SM, SM, SM, SM, SM, "OK"],
 }
 CASES = [(op, who, EXPECTED[op][i]) for op in CALLS for i, who in enumerate(PRINCIPALS)]
 
