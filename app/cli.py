@@ -190,13 +190,19 @@ def serve(
     host: str = typer.Option("127.0.0.1", help="Bind address."),
     port: int = typer.Option(8000, help="Port."),
     data_dir: Optional[Path] = DataDir,
+    migrate_first: bool = typer.Option(True, "--migrate/--no-migrate",
+                                       help="Bring the schema to the newest revision before serving "
+                                            "(--no-migrate where migrations run as a separate deploy step)."),
 ) -> None:
     """Serve GraphQL (GraphiQL at /graphql), the NDJSON stream, /healthz and /readyz."""
     import uvicorn
 
     from app.main import create_app
+    from app.migrate import upgrade_database
 
     settings = _settings(data_dir)
+    if migrate_first:
+        upgrade_database(settings.resolved_database_url)
     console.print(f"Cairn on http://{host}:{port}/graphql  (data: {settings.resolved_database_url.split('@')[-1]})")
     uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", ws="websockets-sansio")
 

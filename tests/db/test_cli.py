@@ -54,3 +54,47 @@ def test_ingest_members_and_credentials(tmp_path):
     assert r.returncode == 2 and "role must be one of" in r.stderr
     spaces = [json.loads(line)["name"] for line in cairn("workspaces", "list", data_dir=data).stdout.splitlines()]
     assert spaces == ["default"]
+
+
+def test_serve_migrates_an_older_data_dir_before_serving(tmp_path):
+    """A data dir made by an older Cairn (schema 0001) is brought up to date by `cairn serve`."""
+    import os
+    import socket
+    import sqlite3
+    import time
+
+    import httpx
+
+    from app.config import Settings
+    from app.migrate import upgrade_database
+
+    data = tmp_path / "old"
+    upgrade_database(Settings(data_dir=data).resolved_database_url, revision="0001")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, CAIRN_EMBEDDER="none")
+    server = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--data-dir", str(data)],
+                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        ready = None
+        for _ in range(240):
+            try:
+                ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).json()
+                if ready.get("ready"):
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.25)
+        assert ready and ready["ready"] is True, ready
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    con = sqlite3.connect(data / "cairn.db")
+    try:
+        head = con.execute("select version_num from alembic_version").fetchone()[0]
+        tables = {r[0] for r in con.execute("select name from sqlite_master where type='table'")}
+    finally:
+        con.close()
+    assert head == sorted(p.name[:4] for p in (ROOT / "migrations" / "versions").glob("0*.py"))[-1]
+    assert {"agentmemory", "ontology_network", "decision"} <= tables
