@@ -161,6 +161,8 @@ def run(args) -> dict:
             if server.poll() is not None:
                 raise RuntimeError(f"server exited: {log_path.read_text()[-2000:]}")
             time.sleep(0.5)
+        else:
+            raise RuntimeError(f"server not ready after 300 s: {log_path.read_text()[-2000:]}")
         queries = load_queries(SHARED / DATASETS[args.dataset][1])
         qrels = load_qrels(SHARED / DATASETS[args.dataset][2])
         pool = [queries[q] for q in sorted(qrels)]
