@@ -127,11 +127,14 @@ def render() -> str:
         if r is None:
             out += [f"Not run yet: `python -m bench.beir --dataset {ds}`.", ""]
             continue
+        budget = (f"maxTokens {r['max_tokens']:,} so ≥ 100 documents rank (recall@100)" if r["max_tokens"] >= 32000
+                  else f"maxTokens {r['max_tokens']:,} (recall@10 needs the top 10 only)")
         out += [f"Command: `{r.get('command', f'python -m bench.beir --dataset {ds}')}` — through "
-                "`build_pack` (the contextPack resolver's service), maxTokens "
-                f"{r['max_tokens']:,} so ≥ 100 documents rank; the peer is LangChain EnsembleRetriever "
-                "(BM25Retriever + FAISS over the same passages and the same stored vectors, RRF c = 60). "
-                "Latency here is per query in-process at that large budget, not the HTTP figures below.", ""]
+                f"`build_pack` (the contextPack resolver's service), {budget}; the peer is LangChain "
+                "EnsembleRetriever (BM25Retriever + FAISS over the same passages and the same stored vectors, "
+                "RRF c = 60, weights 0.5/0.5), run in the same process right after. Latency columns are per "
+                "query in-process (Cairn at the stated budget, and at the default 4,000 where shown); these "
+                "runs shared the machine with other work, so compare latencies within a table, not across.", ""]
         out += _quality(r, rk) + [""]
     out += ["Rerank: not measured — no cross-encoder can be loaded offline here (the model hub is "
             "unreachable; all-MiniLM-L6-v2 is the only packaged model).", ""]
