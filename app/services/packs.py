@@ -12,7 +12,7 @@ Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
 5. dedup: exact (same SHA-256) and near duplicates (shingle Jaccard ≥ 0.8) collapse onto the
    best-ranked item, which lists the others as alternate citations; steps 4–5 run on rank
    windows of the fused list (80 candidates at the default budget, then doubling) until
-   the budget is nearly full (see :func:`_resolve_windows`);
+   the budget is nearly full (see :func:`app.services.pack_resolve.resolve_windows`);
 6. budget: greedy in rank order with measured cl100k token counts;
 7. re-check: every item's document must still be readable *now* (not deleted, collection
    live) just before it is emitted; then items, the replay record (ids and hashes only),
@@ -30,13 +30,13 @@ import time
 from collections.abc import AsyncIterator
 from datetime import timedelta
 
-from sqlalchemy import and_, select
+from sqlalchemy import select
 
 from app.auth import Principal, require_scope
 from app.errors import BadInput, NotFound, PackIncomplete
-from app.ids import as_utc, new_id, sha256_text, utcnow
-from app.models import Collection, Document, DocumentVersion, Passage, ReplayRecord, VersionPassage
-from app.services.as_of import VersionMeta, choose_versions
+from app.ids import new_id, sha256_text, utcnow
+from app.models import Collection, Document, DocumentVersion, ReplayRecord
+from app.services.pack_resolve import first_window, prefetch, resolve_windows
 from app.services.pack_types import (
     RRF_K,
     Citation,
@@ -49,14 +49,11 @@ from app.services.pack_types import (
     validate_pack_request,
 )
 from retrieval.contradiction import find_contradictions
-from retrieval.dedup import shingle_keys, dedup
 from retrieval.fusion import rrf
 from retrieval.packing import pack_greedy
 from retrieval.tokens import TOKENIZER_NAME, count_tokens
 
 REPLAY_TTL = timedelta(days=30)
-FILL_SLACK_TOKENS = 64
-"""Candidate resolution stops once less than this much of the budget is left unfilled."""
 DENSE_COVERAGE_POWER = 4
 DENSE_MIN_COVERAGE = 0.9
 """Dense-leg weight = coverage ** 4 (1.0 at full coverage, 0.66 at 0.9), and 0 — the leg is
@@ -69,11 +66,6 @@ SciFact HYBRID nDCG@10 is unchanged (0.7105): English claims have coverage ≈ 1
 def retrieval_depth(max_tokens: int) -> int:
     """Candidates per leg: enough passages to fill the budget several times over."""
     return max(100, min(1000, max_tokens // 40))
-
-
-class _Candidate:
-    __slots__ = ("id", "score", "ranks", "doc", "text", "sha", "tokens", "version", "start", "end",
-                 "title", "collection", "valid_from", "valid_to", "superseded")
 
 
 async def _require_in_workspace(s, model, ids: list[str], workspace_id: str, field: str, noun: str) -> None:
@@ -150,7 +142,7 @@ async def _legs(services, principal, req, colls, docs, deadline, timings, notes,
             notes.append("dense leg unavailable (no embedding model configured): LEXICAL only")
         else:
             tasks["dense"] = asyncio.ensure_future(asyncio.to_thread(dense))
-    prefetch = None
+    warming = None
     if "lexical" in tasks and "dense" in tasks:
         # Pipelining: if BM25 returns first (the usual case: it takes ~8 ms, the query
         # embedding ~15–20 ms), read its top candidates' rows and shingles while the dense
@@ -159,11 +151,11 @@ async def _legs(services, principal, req, colls, docs, deadline, timings, notes,
                                       return_when=asyncio.FIRST_COMPLETED)
         if tasks["lexical"] in first and tasks["dense"] not in first and not tasks["lexical"].exception():
             ids = [pid for pid, _ in tasks["lexical"].result()[:first_window(req.max_tokens)]]
-            prefetch = asyncio.ensure_future(_prefetch(services, principal, ids, cache))
+            warming = asyncio.ensure_future(prefetch(services, principal, ids, cache))
     timeout = max(0.0, deadline - time.monotonic())
     done, pending = await asyncio.wait(tasks.values(), timeout=timeout)
-    if prefetch is not None:
-        await prefetch
+    if warming is not None:
+        await warming
     results: dict[str, list[str]] = {}
     late: list[str] = []
     for name, task in tasks.items():
@@ -173,132 +165,6 @@ async def _legs(services, principal, req, colls, docs, deadline, timings, notes,
             task.cancel()
             late.append(name)
     return results, late
-
-
-async def _fetch_rows(services, principal, ids: list[str]) -> dict[str, list[tuple]]:
-    """Passage rows joined with every version of their document and their span in it.
-
-    One SQL round trip per 500 ids. Returns ``passage_id -> rows`` (one row per version
-    of the passage's document; span columns null where the version lacks the passage).
-    """
-    out: dict[str, list[tuple]] = {pid: [] for pid in ids}
-    if not ids:
-        return out
-    async with services.db.session() as s:
-        for i in range(0, len(ids), 500):
-            q = (
-                select(Passage.id, Passage.document_id, Passage.text, Passage.sha256, Passage.token_count,
-                       Passage.collection_id, Document.title,
-                       DocumentVersion.id, DocumentVersion.number, DocumentVersion.valid_from,
-                       DocumentVersion.valid_to, DocumentVersion.recorded_at,
-                       Document.deleted_at, Collection.deleted_at, VersionPassage.start, VersionPassage.end)
-                .join(Document, Document.id == Passage.document_id)
-                .join(Collection, Collection.id == Document.collection_id)
-                .join(DocumentVersion, DocumentVersion.document_id == Passage.document_id)
-                .outerjoin(VersionPassage, and_(VersionPassage.version_id == DocumentVersion.id,
-                                                VersionPassage.passage_id == Passage.id))
-                .where(Passage.id.in_(ids[i:i + 500]), Passage.workspace_id == principal.workspace_id)
-            )
-            for r in (await s.execute(q)).all():
-                out[r[0]].append(tuple(r))
-    return out
-
-
-async def _prefetch(services, principal, ids: list[str], cache: dict[str, list[tuple]]) -> None:
-    """Read rows for ``ids`` into ``cache`` and warm their shingle sets (see :func:`_legs`)."""
-    rows = await _fetch_rows(services, principal, [i for i in ids if i not in cache])
-    cache.update(rows)
-    for pid_rows in rows.values():
-        if pid_rows:
-            shingle_keys(pid_rows[0][2])
-
-
-async def _resolve(services, principal, fused, req, valid_time, system_time, cache: dict | None = None):
-    """Attach text and as-of metadata to fused ids; drop passages not visible then.
-
-    Rows come from ``cache`` (filled by a prefetch while the dense leg ran) or one SQL round
-    trip (:func:`_fetch_rows`); the as-of rule (:func:`app.services.as_of.choose_versions`)
-    picks each document's version, and a passage survives only if that version contains it.
-    """
-    if not fused:
-        return []
-    cache = {} if cache is None else cache
-    missing = [f.id for f in fused if f.id not in cache]
-    if missing:
-        cache.update(await _fetch_rows(services, principal, missing))
-    prow: dict[str, tuple] = {}
-    spans: dict[tuple[str, str], tuple[int, int]] = {}
-    metas: dict[str, VersionMeta] = {}
-    for f in fused:
-        for r in cache.get(f.id, ()):
-            if (r[12] is not None and as_utc(r[12]) <= system_time) or (r[13] is not None and as_utc(r[13]) <= system_time):
-                continue  # document or collection deleted by systemTime
-            prow.setdefault(r[0], r[:7])
-            metas.setdefault(r[7], VersionMeta(r[7], r[1], r[8], r[9], r[10], r[11]))
-            if r[14] is not None:
-                spans[(r[7], r[0])] = (r[14], r[15])
-    versions = choose_versions(metas.values(), valid_time=valid_time, system_time=system_time, now=utcnow())
-    out = []
-    for f in fused:
-        row = prow.get(f.id)
-        if row is None:
-            continue
-        view = versions.get(row[1])
-        if view is None or (view.id, f.id) not in spans:
-            continue
-        c = _Candidate()
-        c.id, c.score, c.ranks = f.id, f.score, f.ranks
-        c.doc, c.text, c.sha, c.tokens, c.collection = row[1], row[2], row[3], row[4], row[5]
-        c.version = view.id
-        c.start, c.end = spans[(view.id, f.id)]
-        c.title = row[6] or ""
-        c.valid_from, c.valid_to, c.superseded = view.valid_from, view.valid_to, view.superseded
-        out.append(c)
-    return out
-
-
-def _dedup(cands: list) -> list:
-    return dedup(cands, key=lambda c: c.id, text=lambda c: c.text, sha256=lambda c: c.sha)
-
-
-async def _resolve_windows(services, principal, fused, req, valid_time, system_time, timings, cache=None):
-    """Resolve and dedup fused candidates in rank windows until the budget is (nearly) full.
-
-    Windows of ``FIRST_WINDOW(maxTokens)``, then doubling, in fused rank order; stops when
-    the evidence packed so far leaves fewer than ``FILL_SLACK_TOKENS`` of the budget, or
-    when every candidate is resolved. At the default budget this reads ~80 of up to 200
-    candidates: the as-of SQL reads and the near-duplicate pass shrink accordingly, and a
-    duplicate ranked below the last window is not listed among alternate citations.
-
-    Returns:
-        ``(candidates, dedup groups, number of fused candidates never resolved)``.
-    """
-    window = first_window(req.max_tokens)
-    cands: list = []
-    groups: list = []
-    start = 0
-    resolve_ms = dedup_ms = 0.0
-    while start < len(fused):
-        t = time.perf_counter()
-        cands.extend(await _resolve(services, principal, fused[start:window], req, valid_time, system_time, cache))
-        t2 = time.perf_counter()
-        groups = _dedup(cands)
-        dedup_ms += (time.perf_counter() - t2) * 1000
-        resolve_ms += (t2 - t) * 1000
-        start = window
-        window *= 2
-        if "PASSAGES" in req.sources:
-            used = pack_greedy([g.kept.tokens for g in groups], tokens=int, max_tokens=req.max_tokens).tokens_used
-            if req.max_tokens - used < FILL_SLACK_TOKENS:
-                break
-    timings["resolveMs"] = round(resolve_ms, 2)
-    timings["dedupMs"] = round(dedup_ms, 2)
-    return cands, groups, len(fused) - min(start, len(fused))
-
-
-def first_window(max_tokens: int) -> int:
-    """Candidates resolved first: about twice what fills ``max_tokens`` with 100-token passages."""
-    return max(40, max_tokens // 50)
 
 
 async def _readable_now(services, principal: Principal, doc_ids: set[str]) -> set[str]:
@@ -382,7 +248,7 @@ async def stream_pack(services, principal: Principal, req: PackRequest, *, trace
     if 0.0 < weights.get("dense", 1.0) < 1.0 and "dense" in results:
         notes.append(f"dense leg weighted {weights['dense']:.2f} (the embedding model reads part of the task as unknown words)")
     timings["fusionMs"] = round((time.perf_counter() - t) * 1000, 2)
-    cands, groups, unresolved = await _resolve_windows(services, principal, fused, req, valid_time, system_time,
+    cands, groups, unresolved = await resolve_windows(services, principal, fused, req, valid_time, system_time,
                                                        timings, cache)
     t = time.perf_counter()
     merged = sum(len(g.duplicates) for g in groups)
