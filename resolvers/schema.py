@@ -11,11 +11,14 @@ message replaced (no internals leak). ``extensions.envelope`` is added to every 
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterator
 
 import strawberry
-from graphql import GraphQLError, GraphQLSyntaxError, ValidationRule
+from cross_web import HTTPException
+from strawberry.types.graphql import OperationType
+from graphql import GraphQLError, GraphQLSyntaxError, OperationDefinitionNode, ValidationRule, parse
 from strawberry.extensions import AddValidationRules, MaxTokensLimiter, ParserCache, SchemaExtension, ValidationCache
 from strawberry.extensions.max_aliases import create_validator as alias_validator
 from strawberry.extensions.query_depth_limiter import create_validator as depth_validator
@@ -98,6 +101,18 @@ class SafeParserCache(ParserCache):
         yield
 
 
+@functools.lru_cache(maxsize=512)
+def _operations(query: str) -> tuple[tuple[str | None, str], ...]:
+    """``(name, operation type)`` of each operation in a document (``()`` if it does not
+    parse within the token limit: Strawberry's own parse step reports that)."""
+    try:
+        doc = parse(query, max_tokens=MAX_TOKENS)
+    except GraphQLError:
+        return ()
+    return tuple((d.name.value if d.name else None, d.operation.value)
+                 for d in doc.definitions if isinstance(d, OperationDefinitionNode))
+
+
 def http_status_of(error: GraphQLError) -> int | None:
     """HTTP status that an error would map to, or None (internal / unknown)."""
     original = error.original_error
@@ -148,6 +163,31 @@ class Envelope(SchemaExtension):
 
 class CairnSchema(strawberry.Schema):
     """Strawberry schema that codes every error and logs without query text."""
+
+    async def execute(self, query, variable_values=None, context_value=None, root_value=None,  # noqa: PLR0917
+                      operation_name=None, allowed_operation_types=None, operation_extensions=None):
+        """Plain (non-streaming) execution: never subscriptions, one operation or a name.
+
+        Strawberry lets a subscription through ``POST /graphql`` (for its multipart
+        protocol) where the stream resolver can only fail as an internal error; refusing it
+        here makes it a 400 naming the transports that stream. A document with several
+        operations and no ``operationName`` is refused as the GraphQL spec requires
+        (Strawberry would run the first one, even a mutation).
+
+        Raises:
+            HTTPException: a subscription, or several operations and no operation name (400).
+        """
+        ops = _operations(query) if query else ()
+        if operation_name is None and len(ops) > 1:
+            raise HTTPException(400, "the document has several operations: send operationName to choose one")
+        chosen = [kind for name, kind in ops if operation_name is None or name == operation_name]
+        if chosen == ["subscription"]:
+            raise HTTPException(400, "subscriptions stream over the graphql-transport-ws WebSocket at /graphql "
+                                     "(or POST /v1/context-packs/stream as NDJSON), not over a POST request")
+        if allowed_operation_types is not None:
+            allowed_operation_types = set(allowed_operation_types) - {OperationType.SUBSCRIPTION}
+        return await super().execute(query, variable_values, context_value, root_value, operation_name,
+                                     allowed_operation_types, operation_extensions)
 
     def process_errors(self, errors, execution_context=None) -> None:
         """Give each error an ``extensions.code``; mask unexpected errors; log compactly."""

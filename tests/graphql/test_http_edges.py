@@ -99,3 +99,24 @@ def test_profiles_only_name_known_capabilities(live):
                  live.tokens["owner"])
     err = error_of(r)
     assert err["extensions"]["code"] == "BAD_USER_INPUT" and err["extensions"]["field"] == "profile.suggestOnly"
+
+
+def test_a_subscription_over_post_is_a_coded_400_naming_the_streaming_transports(live):
+    r = live.gql('subscription { contextPackStream(input: {task: "x"}) { __typename } }', token=live.tokens["owner"])
+    assert r.status_code == 400
+    err = r.json()["errors"][0]
+    assert err["extensions"]["code"] == "BAD_REQUEST"
+    assert "graphql-transport-ws" in err["message"] and "/v1/context-packs/stream" in err["message"]
+    assert r.json()["extensions"]["envelope"]["status"] == "ERROR"
+
+
+def test_several_operations_need_an_operation_name_and_nothing_runs(live):
+    doc = 'mutation M { createCollection(name: "never-made") { id } } query Q { __typename }'
+    r = live.gql(doc, token=live.tokens["owner"])
+    assert r.status_code == 400
+    assert "operationName" in r.json()["errors"][0]["message"]
+    names = [c["name"] for c in live.data("{ collections { name } }", token=live.tokens["owner"])["collections"]]
+    assert "never-made" not in names
+    named = httpx.post(f"{live.url}/graphql", json={"query": doc, "operationName": "Q"},
+                       headers={"Authorization": f"Bearer {live.tokens['owner']}"}, timeout=30)
+    assert named.json()["data"] == {"__typename": "Query"}
