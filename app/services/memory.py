@@ -37,7 +37,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
-from app.errors import BadInput, CairnError, Conflict, Forbidden, NotFound
+from app.errors import BadInput, CairnError, Conflict, Forbidden, NotFound, require_clean_text
 from app.ids import as_utc, new_id, utcnow
 from app.models import AgentMemory, Collection, MemoryWrite, Workspace
 from app.services import memory_rank as rank
@@ -84,6 +84,9 @@ def validate_fields(*, namespace: str | None = None, key: str | None = None, tex
         raise BadInput(f"{prefix}key must be 1–120 characters", field=f"{prefix}key", limit="1-120")
     if text is not None and not 1 <= len(text) <= MAX_TEXT:
         raise BadInput(f"{prefix}text must be 1–1,000 characters", field=f"{prefix}text", limit="1-1000")
+    for name, value, multiline in (("namespace", namespace, False), ("key", key, False), ("text", text, True)):
+        if value is not None:
+            require_clean_text(value, f"{prefix}{name}", multiline=multiline)
     if citations is not None and len(citations) > MAX_CITATIONS:
         raise BadInput(f"{prefix}citations holds at most 20 passage ids", field=f"{prefix}citations", limit=20)
     for name, value in (("namespace", namespace), ("key", key)):

@@ -1,0 +1,39 @@
+"""Text validators shared by every input: storable text, no hidden control characters."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.errors import BadInput, require_clean_text, require_text
+from app.services.memory import validate_fields
+
+
+@pytest.mark.parametrize("value", ["a\x00b", "\ud800"])
+def test_unstorable_text_is_refused(value):
+    with pytest.raises(BadInput) as e:
+        require_text(value, "input.task")
+    assert e.value.extra["field"] == "input.task"
+
+
+@pytest.mark.parametrize("value,multiline,bad", [
+    ("pr\x00efs", False, "U+0000"), ("a\x07b", True, "U+0007"), ("\x1b[31mred", True, "U+001B"),
+    ("evil\u202etxt.exe", True, "U+202E"), ("two\nlines", False, "U+000A"), ("c1\x85", True, "U+0085"),
+])
+def test_control_characters_are_refused_with_the_code_point(value, multiline, bad):
+    with pytest.raises(BadInput) as e:
+        require_clean_text(value, "input.namespace", multiline=multiline)
+    assert bad in e.value.message and e.value.extra["field"] == "input.namespace"
+
+
+def test_ordinary_text_passes():
+    require_clean_text("Tab\tline\r\nnext — naïve 東京 🙂", "input.text", multiline=True)
+    require_clean_text("prefs.lunch-2025", "input.key", multiline=False)
+
+
+def test_memory_fields_refuse_control_characters():
+    with pytest.raises(BadInput) as e:
+        validate_fields(namespace="pr\x00efs", prefix="input.")
+    assert e.value.extra["field"] == "input.namespace"
+    with pytest.raises(BadInput) as e:
+        validate_fields(namespace="n", text="hello \x1b[31m", prefix="input.")
+    assert e.value.extra["field"] == "input.text"
