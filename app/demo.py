@@ -141,7 +141,7 @@ def print_demo(info: DemoInfo, *, host: str, port: int, serving: bool = True) ->
         f"-H 'Content-Type: application/json' -d '{body}'",
         "Streamed as NDJSON:",
         f"  curl -sN http://{host}:{port}/v1/context-packs/stream -H \"Authorization: Bearer $CAIRN_AGENT_TOKEN\" "
-        "-d '{\"task\":\"What does the global statement do?\",\"budget\":{\"maxTokens\":600}}'",
+        "-H 'Content-Type: application/json' -d '{\"task\":\"What does the global statement do?\",\"budget\":{\"maxTokens\":600}}'",
         "",
     ]
     if serving:

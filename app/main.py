@@ -70,6 +70,20 @@ class CairnGraphQL(GraphQL):
         return HTMLResponse(graphiql_html())
 
 
+
+class DuplicateKey(ValueError):
+    """A JSON object repeated a key (``args[0]`` is the key)."""
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """``json.loads`` hook refusing repeated keys (the stdlib keeps the last one silently)."""
+    out: dict[str, object] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(key)
+        out[key] = value
+    return out
+
 def _envelope_error(ctx: RequestContext, exc: BaseException) -> JSONResponse:
     status = exc.http_status if isinstance(exc, CairnError) else 500
     body, headers = enveloped_error(ctx, exc, status)
@@ -98,8 +112,15 @@ def make_stream_route(services: Services):
                 raise BodyTooLarge("request body is over 64 KiB", limit=MAX_STREAM_BODY_BYTES)
             raw = await read_body(request.receive, MAX_STREAM_BODY_BYTES)
             await ctx.principal()  # authenticate before parsing anything
+            ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+            if ctype != "application/json":
+                raise CairnError(f"content type {ctype or '(none)'!r} is not supported; send the body as "
+                                 "application/json", code="BAD_REQUEST", http_status=415)
             try:
-                body = json.loads(raw.decode("utf-8") or "null")
+                body = json.loads(raw.decode("utf-8") or "null", object_pairs_hook=_unique_keys)
+            except DuplicateKey as exc:
+                raise CairnError(f"duplicate JSON key {exc.args[0]!r}; send each field once",
+                                 code="BAD_USER_INPUT", http_status=400, field=exc.args[0]) from None
             except (ValueError, UnicodeDecodeError, RecursionError):
                 raise CairnError("request body must be one UTF-8 JSON object (the ContextPackInput shape)",
                                  code="BAD_USER_INPUT", http_status=400) from None

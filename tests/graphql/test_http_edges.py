@@ -120,3 +120,20 @@ def test_several_operations_need_an_operation_name_and_nothing_runs(live):
     named = httpx.post(f"{live.url}/graphql", json={"query": doc, "operationName": "Q"},
                        headers={"Authorization": f"Bearer {live.tokens['owner']}"}, timeout=30)
     assert named.json()["data"] == {"__typename": "Query"}
+
+
+@pytest.mark.parametrize("content,ctype,status,field", [
+    (b'{"task":"x","task":"y"}', "application/json", 400, "task"),
+    (b'{"task":"x"}', "text/plain", 415, None),
+    (b'{"task":"x"}', None, 415, None),
+    (b'task=x', "application/x-www-form-urlencoded", 415, None),
+])
+def test_the_ndjson_route_takes_one_json_object_only(live, content, ctype, status, field):
+    headers = {"Authorization": f"Bearer {live.tokens['agent']}"}
+    if ctype:
+        headers["Content-Type"] = ctype
+    r = httpx.post(f"{live.url}/v1/context-packs/stream", content=content, headers=headers, timeout=30)
+    assert r.status_code == status
+    err = r.json()["errors"][0]
+    assert err["extensions"]["code"] == ("BAD_USER_INPUT" if status == 400 else "BAD_REQUEST")
+    assert err["extensions"].get("field") == field
