@@ -16,6 +16,8 @@ The GraphiQL page (``GET /graphql`` from a browser, no query) passes through.
 
 from __future__ import annotations
 
+import asyncio
+
 import json
 from typing import Any
 
@@ -35,12 +37,27 @@ class BodyTooLarge(CairnError):
     http_status = 413
 
 
-async def read_body(receive, limit: int) -> bytes:
+BODY_TIMEOUT_SECONDS = 30.0
+"""A request body must arrive completely within this time (a stalled upload holds a
+connection and its buffer: the slow-body attack)."""
+
+
+async def read_body(receive, limit: int, timeout: float = BODY_TIMEOUT_SECONDS) -> bytes:
     """Read an HTTP request body, refusing it as soon as it passes ``limit`` bytes.
 
     Raises:
         BodyTooLarge: more than ``limit`` bytes.
+        CairnError: ``REQUEST_TIMEOUT`` (408) when the body has not arrived within ``timeout`` s.
     """
+    try:
+        async with asyncio.timeout(timeout):
+            return await _read_body(receive, limit)
+    except TimeoutError:
+        raise CairnError(f"the request body did not arrive within {timeout:.0f} s", code="REQUEST_TIMEOUT",
+                         http_status=408, limit=timeout) from None
+
+
+async def _read_body(receive, limit: int) -> bytes:
     chunks: list[bytes] = []
     size = 0
     while True:
