@@ -27,7 +27,7 @@ from bench.common import OUT, ROOT
 RESULTS = OUT / "results"
 RUNS = [
     ["-m", "bench.beir", "--dataset", "scifact"],
-    ["-m", "bench.beir", "--dataset", "jsquad"],
+    ["-m", "bench.beir", "--dataset", "jsquad", "--max-tokens", "4000"],
     ["-m", "bench.ingest"],
     ["-m", "bench.latency", "--label", "10k"],
     ["-m", "bench.latency", "--label", "10k", "--retrieval", "LEXICAL"],
