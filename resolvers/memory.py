@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 from enum import Enum
 
 import strawberry
@@ -162,11 +162,18 @@ def to_memory(view: mem.MemoryView) -> Memory:
 def _tz(value: datetime | None, field: str) -> None:
     if value is not None and value.tzinfo is None:
         raise BadInput(f"{field} needs a timezone (e.g. 2025-01-01T00:00:00Z)", field=field)
+    if value is not None:
+        try:
+            value.astimezone(timezone.utc)
+        except OverflowError:
+            raise BadInput(f"{field} is outside the representable UTC range (years 1–9999)", field=field) from None
 
 
 def _id(value: str | None, field: str) -> None:
     if value is not None and not 1 <= len(value) <= 64:
         raise BadInput(f"{field} must be 1–64 characters", field=field, limit="1-64")
+    if value is not None:
+        require_text(value, field)
 
 
 def _validate_remember(input: RememberMemoryInput) -> None:
@@ -181,8 +188,9 @@ def _validate_remember(input: RememberMemoryInput) -> None:
 
 def _validate_recall(input: RecallMemoriesInput) -> None:
     require_text(input.query, "input.query")
-    if not 1 <= len(input.query.strip()) <= 1_000:
-        raise BadInput("input.query must be 1–1,000 characters", field="input.query", limit="1-1000")
+    if not 1 <= len(input.query) <= 1_000 or not input.query.strip():
+        raise BadInput("input.query must be 1–1,000 characters, not only spaces", field="input.query",
+                       limit="1-1000")
     if not 1 <= input.limit <= mem.MAX_RECALL_LIMIT:
         raise BadInput("input.limit must be 1–50", field="input.limit", limit="1-50")
     _id(input.collection_id, "input.collectionId")
@@ -197,6 +205,8 @@ def _validate_list(input: ListMemoriesInput | None = None) -> None:
         raise BadInput("input.limit must be 1–100", field="input.limit", limit="1-100")
     if input.cursor is not None and len(input.cursor) > 200:
         raise BadInput("input.cursor must be at most 200 characters", field="input.cursor", limit=200)
+    if input.cursor is not None:
+        require_text(input.cursor, "input.cursor")
     _id(input.collection_id, "input.collectionId")
     _tz(input.as_of, "input.asOf")
     mem.validate_fields(namespace=input.namespace, key=input.key, prefix="input.")

@@ -27,13 +27,14 @@ Rules:
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
@@ -191,6 +192,8 @@ async def remember(s: AsyncSession, *, principal: Principal, namespace: str, tex
     validate_fields(namespace=namespace, key=key, text=text, citations=citations)
     now = now or utcnow()
     ws = await gate(s, principal)
+    if not any(ch.isalnum() for ch in text):
+        raise BadInput("text has no words or numbers; nothing to remember", field="text")
     masked = mask_pii(text)
     if only_placeholders(masked.text):
         raise BadInput("text holds nothing but personal data (all of it was masked); nothing to remember",
@@ -212,6 +215,7 @@ async def remember(s: AsyncSession, *, principal: Principal, namespace: str, tex
         model = getattr(embedder, "name", "embedder")
     previous = None
     if key is not None:
+        await _lock_key(s, ws.id, principal.member_id, namespace, key)
         previous = (await s.execute(select(AgentMemory).where(
             AgentMemory.workspace_id == ws.id, AgentMemory.owner_member_id == principal.member_id,
             AgentMemory.namespace == namespace, AgentMemory.key == key, AgentMemory.superseded_at.is_(None),
@@ -234,6 +238,19 @@ async def remember(s: AsyncSession, *, principal: Principal, namespace: str, tex
     await s.flush()
     source = (await check_sources(s, principal, [row.id], now))[row.id]
     return RememberOutcome(MemoryView(row, source), 1 if previous else 0, masked.counts)
+
+
+async def _lock_key(s: AsyncSession, workspace_id: str, member_id: str, namespace: str, key: str) -> None:
+    """Serialise writers of one (member, namespace, key) until the transaction ends.
+
+    PostgreSQL: a transaction-scoped advisory lock on a 64-bit hash of the key, so two
+    concurrent remembers cannot both read the same current version and leave two current
+    rows. SQLite already serialises write transactions.
+    """
+    if s.get_bind().dialect.name != "postgresql":
+        return
+    digest = hashlib.sha256("\x1f".join(("memory", workspace_id, member_id, namespace, key)).encode()).digest()
+    await s.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": int.from_bytes(digest[:8], "big", signed=True)})
 
 
 def _owned(principal: Principal, *, namespace=None, key=None, collection_id=None, as_of=None):
@@ -311,7 +328,10 @@ async def list_memories(s: AsyncSession, *, principal: Principal, namespace: str
         try:
             at_text, last_id = cursor.split("|", 1)
             at = datetime.fromisoformat(at_text)
-        except ValueError:
+            if at.tzinfo is None or not last_id or "\x00" in last_id:
+                raise ValueError(cursor)
+            at = at.astimezone(timezone.utc)
+        except (ValueError, OverflowError):
             raise BadInput("cursor is malformed; pass nextCursor from the previous page", field="cursor") from None
         q = q.where((AgentMemory.recorded_at < at) | ((AgentMemory.recorded_at == at) & (AgentMemory.id < last_id)))
     rows = (await s.execute(q.order_by(AgentMemory.recorded_at.desc(), AgentMemory.id.desc())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from datetime import timedelta
 
@@ -149,3 +150,40 @@ async def test_vector_leg_is_used_with_the_real_model_and_skipped_past_its_budge
     slow_legs = {lg.name: lg for lg in slow.legs}
     assert slow_legs["vector"].status == "SKIPPED" and "800 ms" in slow_legs["vector"].detail
     assert slow.items == []  # no word matches and no vector leg: nothing ranked
+
+
+
+async def test_concurrent_remembers_of_one_key_leave_one_current_version(db):
+    """Four writers of the same key at once (PostgreSQL really runs them concurrently)."""
+    _, p = await _setup(db)
+
+    async def write(i: int):
+        async with db.session() as s:
+            return await mem.remember(s, principal=p["alice"], namespace="race", key="k", text=f"version text {i}")
+
+    outs = await asyncio.gather(*(write(i) for i in range(4)))
+    assert sorted(o.memory.row.version for o in outs) == [1, 2, 3, 4]
+    async with db.session() as s:
+        current = (await s.execute(select(AgentMemory).where(
+            AgentMemory.owner_member_id == p["alice"].member_id, AgentMemory.namespace == "race",
+            AgentMemory.key == "k", AgentMemory.superseded_at.is_(None)))).scalars().all()
+        assert len(current) == 1 and current[0].version == 4
+        again = await mem.remember(s, principal=p["alice"], namespace="race", key="k", text="after the race")
+    assert again.superseded == 1 and again.memory.row.version == 5
+
+
+@pytest.mark.parametrize("cursor", ["2024-01-01T00:00:00|mem_x", "0001-01-01T00:00:00+14:00|mem_x", "2024-01-01T00:00:00+00:00|"])
+async def test_bad_list_cursors_are_coded(db, cursor):
+    _, p = await _setup(db)
+    with pytest.raises(CairnError) as err:
+        async with db.session() as s:
+            await mem.list_memories(s, principal=p["alice"], cursor=cursor)
+    assert err.value.code == "BAD_USER_INPUT" and err.value.extra["field"] == "cursor"
+
+
+async def test_text_without_words_is_refused_as_bad_input(db):
+    _, p = await _setup(db)
+    with pytest.raises(CairnError) as err:
+        async with db.session() as s:
+            await mem.remember(s, principal=p["alice"], namespace="n", text=" ... ")
+    assert err.value.code == "BAD_USER_INPUT" and err.value.extra["field"] == "text"

@@ -37,3 +37,23 @@ def test_memory_fields_refuse_control_characters():
     with pytest.raises(BadInput) as e:
         validate_fields(namespace="n", text="hello \x1b[31m", prefix="input.")
     assert e.value.extra["field"] == "input.text"
+
+
+def test_memory_inputs_refuse_nul_ids_unrepresentable_times_and_long_queries():
+    from datetime import datetime, timedelta, timezone
+
+    from resolvers import memory as r
+
+    with pytest.raises(BadInput) as e:
+        r._validate_forget(r.ForgetMemoryInput(memory_id="mem\x00"))
+    assert e.value.extra["field"] == "input.memoryId"
+    far = datetime(9999, 12, 31, 23, tzinfo=timezone(timedelta(hours=-14)))
+    with pytest.raises(BadInput) as e:
+        r._validate_recall(r.RecallMemoriesInput(query="alpha", as_of=far))
+    assert e.value.extra["field"] == "input.asOf"
+    with pytest.raises(BadInput) as e:
+        r._validate_recall(r.RecallMemoriesInput(query="a" + " " * 1500))
+    assert e.value.extra["field"] == "input.query"
+    with pytest.raises(BadInput) as e:
+        r._validate_list(r.ListMemoriesInput(cursor="2024-01-01T00:00:00+00:00|mem\x00"))
+    assert e.value.extra["field"] == "input.cursor"
