@@ -46,10 +46,11 @@ KINDS = ("EMAIL", "IBAN", "CARD", "PHONE", "IL_ID", "BANK_ACCOUNT", "NUMBER")
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}(?![\w-])")
 _IBAN = re.compile(r"(?<![A-Za-z0-9])([A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30})(?![A-Za-z0-9])")
 _IBAN_KEYWORD = re.compile(r"IBAN[:\s#]*$", re.IGNORECASE)
-_CARD = re.compile(r"(?<![\w+.,/-])(?!00)\d(?:[ .-]?\d){12,18}(?![\w.,/-]?\d)")
+_CARD = re.compile(r"(?<![\w+.,/-])(?!00)\d(?:[ .\u00a0_/-]{0,2}\d){12,18}(?![\w.,/-]?\d)")
 _INTL_PHONE = re.compile(r"(?<![\w+])(?:\+|00)\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,6}(?![\w.-]?\d)")
 _IL_MOBILE = re.compile(r"(?<![\w.-])05\d[ -]?\d{3}[ -]?\d{4}(?![\w.-]?\d)")
-_NANP = re.compile(r"(?<![\w.-])(?:\(\d{3}\) ?|\d{3}[-. ])\d{3}[-. ]\d{4}(?![\w.-]?\d)")
+_NANP = re.compile(r"(?<![\w.-])(?:1[-. ])?(?:\(\d{3}\) ?|\d{3}[-. ])\d{3}[-. ]\d{4}"
+                   r"(?:\s?(?:x|ext\.?)\s?\d{1,5})?(?![\w.-]?\d)")
 _IL_ID = re.compile(r"(?<![\w.,/-])(\d{8}-?\d)(?![\w.,/-]?\d)")
 _IL_BANK = re.compile(r"(?<![\w.-])\d{2}-\d{3}-\d{4,9}(?![\w.-]?\d)")
 _BANK_KEYWORD = re.compile(

@@ -39,3 +39,15 @@ def test_only_placeholders():
     assert only_placeholders(mask_pii("dana@example.com, +44 20 7946 0958!").text)
     assert not only_placeholders(mask_pii("dana@example.com likes tea").text)
     assert PLACEHOLDER_RE.fullmatch("[IL_ID_3]")
+
+
+@pytest.mark.parametrize("text,kind", [
+    ("card 4111  1111  1111  1111", "CARD"), ("4111\u00a01111\u00a01111\u00a01111", "CARD"),
+    ("4111_1111_1111_1111", "CARD"), ("4111/1111/1111/1111", "CARD"),
+    ("call 1-800-555-0199", "PHONE"), ("1 415 555 2671", "PHONE"), ("415-555-2671x22", "PHONE"),
+    ("415-555-2671 ext. 22", "PHONE"),
+])
+def test_separator_and_prefix_variants_found_in_review(text, kind):
+    out = mask_pii(text)
+    assert out.counts == {kind: 1}, out.text
+    assert not any(ch.isdigit() for ch in PLACEHOLDER_RE.sub("", out.text))
