@@ -26,9 +26,9 @@ from app.services.ontology_types import (
     MAX_IN_VALUES,
     NO_VALUE_OPS,
     InvalidCondition,
+    LikePattern,
     coerce_query_value,
     condition_operations,
-    like_regex,
 )
 
 MAX_DEPTH = 8
@@ -228,7 +228,7 @@ async def evaluate(node: Node, tindex, store) -> tuple[set[int], dict[int, float
         return {i for i, r in enumerate(tindex.rows) if r.get(node.field) is not None}, {}
     if node.op == "not_exist":
         return {i for i, r in enumerate(tindex.rows) if r.get(node.field) is None}, {}
-    target = like_regex(node.value) if node.op in ("like", "not_like") else node.value
+    target = LikePattern(node.value) if node.op in ("like", "not_like") else node.value
     if node.op in LIST_OPS:
         target = frozenset(node.value)
     return {i for i, r in enumerate(tindex.rows) if _compare(node.op, r.get(node.field), target)}, {}

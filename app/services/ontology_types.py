@@ -170,7 +170,12 @@ def coerce_query_value(value: Any, ptype: str, *, field: str, operation: str) ->
             raise bad(f"value must be a finite number, got {value!r}")
         if ptype == "integer" and isinstance(value, float) and not value.is_integer():
             raise bad(f"value must be an integer, got {value!r}")
-        return int(value) if ptype == "integer" else float(value)
+        if ptype == "integer":
+            return int(value)
+        try:
+            return float(value)
+        except OverflowError:
+            raise bad(f"value must be a finite number; {str(value)[:20]}… is outside the double range") from None
     if not isinstance(value, str):
         raise bad(f"value must be an ISO 8601 {ptype} string, got {value!r}")
     try:
@@ -184,21 +189,51 @@ def coerce_query_value(value: Any, ptype: str, *, field: str, operation: str) ->
     return dt.astimezone(timezone.utc).isoformat(timespec="microseconds")
 
 
-def like_regex(pattern: str) -> re.Pattern[str]:
-    """Compile an SQL ``LIKE`` pattern (``%`` any run, ``_`` one character, ``\\`` escapes) to a
-    case-insensitive, whole-string regex."""
-    out = []
-    escaped = False
-    for ch in pattern:
+class LikePattern:
+    """An SQL ``LIKE`` pattern (``%`` any run, ``_`` one character, ``\\`` escapes), matched
+    case-insensitively against a whole string in linear-ish time.
+
+    The pattern is split at ``%`` into segments of fixed length (literals and ``_``); the
+    first must match at the start, the last at the end, and each middle one is searched
+    leftmost after the previous — greedy leftmost matching is exact for such globs, and no
+    regex ever holds two adjacent wildcards, so a pattern like ``%_%_%_%Z`` cannot
+    backtrack exponentially (translated to one regex it took 18 s on one Northwind query,
+    with the event loop blocked). Cost: O(len(text) × len(pattern)) in C.
+    """
+
+    def __init__(self, pattern: str) -> None:
+        segments: list[list[str]] = [[]]
+        escaped = False
+        for ch in pattern:
+            if escaped:
+                segments[-1].append(re.escape(ch))
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == "%":
+                segments.append([])
+            elif ch == "_":
+                segments[-1].append(".")
+            else:
+                segments[-1].append(re.escape(ch))
         if escaped:
-            out.append(re.escape(ch))
-            escaped = False
-        elif ch == "\\":
-            escaped = True
-        elif ch == "%":
-            out.append(".*")
-        elif ch == "_":
-            out.append(".")
-        else:
-            out.append(re.escape(ch))
-    return re.compile("^" + "".join(out) + "$", re.IGNORECASE | re.DOTALL)
+            segments[-1].append(re.escape("\\"))
+        self._parts = [re.compile("".join(seg), re.IGNORECASE | re.DOTALL) for seg in segments]
+        self._last_len = len(segments[-1])
+
+    def match(self, text: str) -> bool:
+        """Whether the whole of ``text`` matches the pattern."""
+        parts = self._parts
+        if len(parts) == 1:
+            return parts[0].fullmatch(text) is not None
+        first = parts[0].match(text)
+        if first is None:
+            return False
+        pos = first.end()
+        for middle in parts[1:-1]:
+            found = middle.search(text, pos)
+            if found is None:
+                return False
+            pos = found.end()
+        start = len(text) - self._last_len
+        return start >= pos and parts[-1].fullmatch(text, start) is not None

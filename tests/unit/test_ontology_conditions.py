@@ -8,7 +8,7 @@ import pytest
 
 from app.services.ontology_conditions import parse_condition
 from app.services.ontology_query import toon_rows
-from app.services.ontology_types import ALL_OPS, InvalidCondition, like_regex
+from app.services.ontology_types import ALL_OPS, InvalidCondition, LikePattern
 
 PROPS = {
     "s": {"name": "s", "type": "string"},
@@ -116,8 +116,8 @@ def test_depth_limit():
 
 
 def test_like_is_sql_like():
-    assert like_regex("a%c").match("ABBC") and not like_regex("a_c").match("abbc")
-    assert like_regex("50\\%").match("50%") and not like_regex("50\\%").match("500")
+    assert LikePattern("a%c").match("ABBC") and not LikePattern("a_c").match("abbc")
+    assert LikePattern("50\\%").match("50%") and not LikePattern("50\\%").match("500")
 
 
 def test_toon_round_trips_awkward_strings():
@@ -177,3 +177,55 @@ async def test_operator_semantics(leaf, keys):
     rows, scores = await evaluate(node, tindex, store=None)
     assert {tindex.rows[p]["k"] for p in rows} == keys
     assert bool(scores) == (leaf["operation"] == "match")
+
+
+def _like_reference(pattern: str, text: str) -> bool:
+    """LIKE by dynamic programming over (pattern, text) positions — slow, obviously right."""
+    import functools
+
+    items, i = [], 0
+    while i < len(pattern):
+        if pattern[i] == "\\" and i + 1 < len(pattern):
+            items.append(("lit", pattern[i + 1].lower()))
+            i += 2
+            continue
+        items.append(("any",) if pattern[i] == "%" else ("one",) if pattern[i] == "_" else ("lit", pattern[i].lower()))
+        i += 1
+    t = text.lower()
+
+    @functools.lru_cache(maxsize=None)
+    def go(a: int, b: int) -> bool:
+        if a == len(items):
+            return b == len(t)
+        kind = items[a][0]
+        if kind == "any":
+            return go(a + 1, b) or (b < len(t) and go(a, b + 1))
+        if b == len(t):
+            return False
+        return (kind == "one" or items[a][1] == t[b]) and go(a + 1, b + 1)
+
+    return go(0, 0)
+
+
+def test_like_patterns_equal_the_reference_on_random_cases():
+    import random
+
+    rng = random.Random(5)
+    for _ in range(3000):
+        pattern = "".join(rng.choice("ab%_\\") for _ in range(rng.randint(0, 7)))
+        text = "".join(rng.choice("abAB%_\\") for _ in range(rng.randint(0, 9)))
+        assert LikePattern(pattern).match(text) == _like_reference(pattern, text), (pattern, text)
+
+
+def test_many_wildcards_do_not_backtrack_exponentially():
+    text = "Education includes a BA in psychology from Colorado State University in 1970. " * 30
+    assert LikePattern("%_%_%_%_%_%_%_%_%Z").match(text) is False
+    assert LikePattern("%_%_%_%_%_%_%_%_%1970. ").match(text) is True
+
+
+def test_an_integer_beyond_the_double_range_on_a_float_property_is_an_invalid_condition():
+    from app.services.ontology_types import coerce_query_value
+
+    with pytest.raises(InvalidCondition) as e:
+        coerce_query_value(10 ** 400, "float", field="UnitPrice", operation=">")
+    assert "UnitPrice" in e.value.message and "double range" in e.value.message
