@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import OrderedDict
 from typing import Any
 
 from app.services.decision_input import DecisionRequest, Question
-from app.services.judges import Judge, JudgeError, OptionScore, option_probabilities
+from app.services.judges import Judge, JudgeError, OptionScore, option_probabilities, timeout_error
 from retrieval.tokens import count_tokens
 
 NORMALISE = "sum"
@@ -228,6 +229,20 @@ def answer_question(judge: Judge, question: Question, context: str) -> dict[str,
     return answer
 
 
-def answer_all(judge: Judge, request: DecisionRequest, context: str) -> list[dict[str, Any]]:
-    """Answers to every question of ``request`` in order (blocking; run in a worker thread)."""
-    return [answer_question(judge, q, context) for q in request.questions]
+def answer_all(judge: Judge, request: DecisionRequest, context: str,
+               deadline: float | None = None) -> list[dict[str, Any]]:
+    """Answers to every question of ``request`` in order (blocking; run in a worker thread).
+
+    Args:
+        deadline: ``time.monotonic()`` value after which no further question is scored (a
+            thread cannot be cancelled: this is how a timed-out decision stops working).
+
+    Raises:
+        JudgeError: from the judge, or ``decision_timeout`` once ``deadline`` has passed.
+    """
+    answers = []
+    for q in request.questions:
+        if deadline is not None and time.monotonic() > deadline:
+            raise timeout_error(0)
+        answers.append(answer_question(judge, q, context))
+    return answers

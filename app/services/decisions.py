@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -274,10 +275,14 @@ class DecisionRunner:
                 await s.execute(update(Decision).where(Decision.id == row.id)
                                 .values(judge_runs=Decision.judge_runs + 1, judge=judge.name))
             row.judge_runs += 1
+            work = asyncio.ensure_future(asyncio.to_thread(answer_all, judge, request, context,
+                                                           time.monotonic() + self.timeout_seconds))
             try:
-                answers = await asyncio.wait_for(asyncio.to_thread(answer_all, judge, request, context),
-                                                 timeout=self.timeout_seconds)
+                answers = await asyncio.wait_for(asyncio.shield(work), timeout=self.timeout_seconds)
             except asyncio.TimeoutError:
+                # the worker thread stops at its next question (answer_all's deadline); wait for
+                # it, so the Idempotency-Key is freed only when no judge run is left behind
+                await asyncio.gather(work, return_exceptions=True)
                 raise timeout_error(self.timeout_seconds) from None
         except asyncio.CancelledError:
             error = JudgeError("the decision request was cancelled", code="decision_cancelled", http_status=499,

@@ -3,6 +3,7 @@ Idempotency-Key, and how upstream HTTP failures map to the SPEC §8 codes."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 
@@ -175,3 +176,43 @@ async def test_a_key_left_running_by_a_dead_process_is_taken_over(db):
     assert out.error.code == "decision_context_too_large" and out.error.extra["decisionId"] != "dec_dead"
     dead = await runner.get(principal, "dec_dead")
     assert (dead["status"], dead["error"]["code"]) == ("FAILED", "decision_internal_error")
+
+
+async def test_a_timed_out_decision_stops_judging_before_its_key_is_freed(db):
+    """Three questions against an upstream that accepts and never answers (each judge call
+    times out after 1.5 s): the runner's 0.3 s deadline stops the worker after the first
+    question, and a retry with the same key starts only after that worker has ended."""
+    principal = await _principal(db)
+    srv, port = _silent_server()
+    accepted: list = []
+
+    def accept_all():
+        while True:
+            try:
+                accepted.append(srv.accept())
+            except OSError:
+                return
+
+    threading.Thread(target=accept_all, daemon=True).start()
+    try:
+        judge = OpenAIJudge(f"http://127.0.0.1:{port}/v1", "m", timeout=1.5)
+        runner = DecisionRunner(db, lambda: judge, timeout_seconds=0.3)
+        req = {"state": {"m": "x"}, "questions": [dict(REQ["questions"][0], name=f"q{i}") for i in range(3)]}
+        first = await runner.create(principal, prepare=lambda: validate_request(req), sha="e" * 64, key="k-slow",
+                                    source="api")
+        assert first.error.code == "decision_timeout" and first.error.http_status == 504
+        # when the runner answers, its worker has finished: the upstream call is closed, not in flight
+        conn = accepted[0][0]
+        conn.settimeout(0.3)
+        closed = False
+        try:
+            while conn.recv(65536):
+                pass
+            closed = True
+        except TimeoutError:
+            closed = False
+        assert closed, "the timed-out judge call was still in flight when the decision returned"
+        await asyncio.sleep(2.0)  # a worker left running would open more upstream calls here
+        assert len(accepted) == 1
+    finally:
+        srv.close()
