@@ -40,7 +40,7 @@ from app.gate import BodyTooLarge, GraphQLGate, enveloped_error, read_body
 from app.graphiql import STATIC_DIR, graphiql_html
 from app.logs import configure_logging
 from app.migrate import upgrade_database
-from app.pack_json import event_json, request_from_json
+from app.pack_json import event_json, parse_body, request_from_json
 from app.registry import get_operation
 from app.services.indexing import open_indexes
 from app.services.memory_admin import purge_expired as purge_expired_memories
@@ -70,19 +70,6 @@ class CairnGraphQL(GraphQL):
         return HTMLResponse(graphiql_html())
 
 
-
-class DuplicateKey(ValueError):
-    """A JSON object repeated a key (``args[0]`` is the key)."""
-
-
-def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    """``json.loads`` hook refusing repeated keys (the stdlib keeps the last one silently)."""
-    out: dict[str, object] = {}
-    for key, value in pairs:
-        if key in out:
-            raise DuplicateKey(key)
-        out[key] = value
-    return out
 
 def _envelope_error(ctx: RequestContext, exc: BaseException) -> JSONResponse:
     status = exc.http_status if isinstance(exc, CairnError) else 500
@@ -116,14 +103,7 @@ def make_stream_route(services: Services):
             if ctype != "application/json":
                 raise CairnError(f"content type {ctype or '(none)'!r} is not supported; send the body as "
                                  "application/json", code="BAD_REQUEST", http_status=415)
-            try:
-                body = json.loads(raw.decode("utf-8") or "null", object_pairs_hook=_unique_keys)
-            except DuplicateKey as exc:
-                raise CairnError(f"duplicate JSON key {exc.args[0]!r}; send each field once",
-                                 code="BAD_USER_INPUT", http_status=400, field=exc.args[0]) from None
-            except (ValueError, UnicodeDecodeError, RecursionError):
-                raise CairnError("request body must be one UTF-8 JSON object (the ContextPackInput shape)",
-                                 code="BAD_USER_INPUT", http_status=400) from None
+            body = parse_body(raw)
             req = request_from_json(body)
             principal, boundary = await authorize(ctx, op, {"input": body})
             ctx.envelope.calls[-1].boundary = boundary

@@ -6,6 +6,7 @@ fields as the GraphQL ``PackHeader`` / ``PackItem`` / ``PackFooter`` types.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
@@ -93,6 +94,34 @@ def _ids(value: Any, field: str) -> tuple[str, ...] | None:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise BadInput(f"{field} must be a list of strings", field=field)
     return tuple(value)
+
+
+class _DuplicateKey(ValueError):
+    """A JSON object repeated a key (``args[0]`` is the key)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def parse_body(raw: bytes) -> Any:
+    """The raw NDJSON request body as JSON, refusing repeated keys (``json.loads`` keeps the
+    last one silently).
+
+    Raises:
+        BadInput: not UTF-8 JSON, or a key repeated (``field`` names it).
+    """
+    try:
+        return json.loads(raw.decode("utf-8") or "null", object_pairs_hook=_unique_keys)
+    except _DuplicateKey as exc:
+        raise BadInput(f"duplicate JSON key {exc.args[0]!r}; send each field once", field=exc.args[0]) from None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise BadInput("request body must be one UTF-8 JSON object (the ContextPackInput shape)") from None
 
 
 def request_from_json(body: Any) -> pt.PackRequest:

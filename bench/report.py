@@ -90,14 +90,13 @@ def _latency(rows: list[dict]) -> list[str]:
     for r in rows:
         for level in ("c1", "c8"):
             x = r[level]
-            ratio = x["client_ms"]["p50"] / x["legs_sum_median_ms"] if x["legs_sum_median_ms"] else float("nan")
+            c = x["client_ms"]
+            legs = ratio = ""
+            if level == "c1" and x["legs_sum_median_ms"]:  # the goal is stated at concurrency 1
+                legs = f"{x['legs_sum_median_ms']:.1f}"
+                ratio = f"{c['p50'] / x['legs_sum_median_ms']:.2f}"
             lines.append(f"| {r['label']} | {r['passages']:,} | {r['retrieval']} | {x['concurrency']} | "
-                         f"{x['client_ms']['p50']:.1f} | {x['client_ms']['p95']:.1f} | {x['client_ms']['p99']:.1f} | "
-                         f"{x['packs_per_s']:.1f} | {x['legs_sum_median_ms']:.1f} | "
-                         f"{ratio:.2f} |" if level == "c1" else
-                         f"| {r['label']} | {r['passages']:,} | {r['retrieval']} | {x['concurrency']} | "
-                         f"{x['client_ms']['p50']:.1f} | {x['client_ms']['p95']:.1f} | {x['client_ms']['p99']:.1f} | "
-                         f"{x['packs_per_s']:.1f} | | |")
+                         f"{c['p50']:.1f} | {c['p95']:.1f} | {c['p99']:.1f} | {x['packs_per_s']:.1f} | {legs} | {ratio} |")
     lines += ["", "Server breakdown at concurrency 1 (medians, ms):", "",
               "| data | mode | embed | BM25 | vectors | legs (wall) | fusion | as-of resolve | dedup + pack | re-check | contradictions | replay write | rest of server | HTTP + GraphQL | first streamed item p50 | peak RSS MiB |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]

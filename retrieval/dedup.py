@@ -73,6 +73,15 @@ def units(text: str) -> list[str]:
     return _UNIT.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
+def _ngrams(seq: list[str], n: int) -> frozenset[tuple[str, ...]]:
+    """Runs of ``n`` consecutive units; one run of all units if fewer than ``n``."""
+    if not seq:
+        return frozenset()
+    if len(seq) < n:
+        return frozenset({tuple(seq)})
+    return frozenset(zip(*(seq[i:] for i in range(n))))
+
+
 def shingles(text: str, n: int = SHINGLE_SIZE) -> frozenset[str]:
     """Return the shingle set of ``text``: runs of ``n`` consecutive units.
 
@@ -89,25 +98,15 @@ def shingles(text: str, n: int = SHINGLE_SIZE) -> frozenset[str]:
     """
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
-    seq = units(text)
-    if not seq:
-        return frozenset()
-    if len(seq) < n:
-        return frozenset({" ".join(seq)})
-    return frozenset(" ".join(seq[i : i + n]) for i in range(len(seq) - n + 1))
+    return frozenset(" ".join(run) for run in _ngrams(units(text), n))
 
 
 @lru_cache(maxsize=65_536)
 def shingle_keys(text: str) -> frozenset:
-    """Shingles of ``text`` as unit tuples: the same sets as :func:`shingles` (units hold no
-    spaces, so joining is one-to-one) without building joined strings — about 3× faster.
-    Cached by text: the same passages recur across packs (65,536 entries, ~100 MB worst case)."""
-    seq = units(text)
-    if not seq:
-        return frozenset()
-    if len(seq) < SHINGLE_SIZE:
-        return frozenset({tuple(seq)})
-    return frozenset(zip(*(seq[i:] for i in range(SHINGLE_SIZE))))
+    """:func:`shingles` as unit tuples (units hold no spaces, so joining is one-to-one),
+    without building joined strings — about 3× faster. Cached by text: the same passages
+    recur across packs (65,536 entries, ~100 MB worst case)."""
+    return _ngrams(units(text), SHINGLE_SIZE)
 
 
 def _prefix_length(size: int, threshold: float) -> int:
