@@ -1,116 +1,90 @@
 """The ``cairn`` command (typer): serve, demo, ingest, reindex, migrate, and identity admin.
 
 The CLI is the operator's tool on the server machine: it talks to the database directly
-(no bearer token). Do not run ``ingest``/``reindex`` while ``serve`` runs on the same
-embedded data dir (the embedded vector engine allows one process per path); ingest through
-the running server's GraphQL mutations instead.
+(no bearer token). Commands that open the indexes (``serve``, ``ingest``, ``reindex``,
+``demo``) take the data dir's process lock (:mod:`app.datadir`): a second one on the same
+data dir stops at once with one line naming the holder; ingest through the running server's
+GraphQL mutations instead. Commands that only read or change existing rows refuse a data dir
+without a store (a mistyped ``--data-dir`` must not create an empty one).
+
+Output: errors are one plain line on stderr (``error: …``, exit code 2), never wrapped or
+boxed whatever the terminal width; results are JSON on stdout; progress and tables go to
+stderr (at a fixed width when stderr is not a terminal).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from app.config import Settings, load_settings
+from app.cli_common import (
+    _console,
+    _fail,
+    _open,
+    _progress,
+    _run,
+    _settings,
+    _show_version,
+    _typer,
+    _where,
+    _workspace,
+    console,
+    index_progress,
+)
+from app.config import Settings
 
-cli = typer.Typer(help="Cairn: governed context for AI agents over GraphQL.", no_args_is_help=True)
-workspaces_cli = typer.Typer(help="Workspaces (tenants).", no_args_is_help=True)
-members_cli = typer.Typer(help="Members (humans) and their tokens.", no_args_is_help=True)
-credentials_cli = typer.Typer(help="Agent credentials (ck_… tokens).", no_args_is_help=True)
+
+cli = _typer("Cairn: governed context for AI agents over GraphQL.")
+workspaces_cli = _typer("Workspaces (tenants).")
+members_cli = _typer("Members (humans) and their tokens.")
+credentials_cli = _typer("Agent credentials (ck_… tokens).")
 cli.add_typer(workspaces_cli, name="workspaces")
 cli.add_typer(members_cli, name="members")
 cli.add_typer(credentials_cli, name="credentials")
-ontology_cli = typer.Typer(help="Knowledge networks (ontology): load from a mapping, list.", no_args_is_help=True)
+ontology_cli = _typer("Knowledge networks (ontology): load from a mapping, list.")
 cli.add_typer(ontology_cli, name="ontology")
-memory_cli = typer.Typer(help="Governed agent memory.", no_args_is_help=True)
+memory_cli = _typer("Governed agent memory.")
 cli.add_typer(memory_cli, name="memory")
-console = Console(stderr=True)
+
 
 DataDir = typer.Option(None, "--data-dir", help="Embedded data dir (default $CAIRN_DATA_DIR or ./cairn-data).")
 WorkspaceOpt = typer.Option("default", "--workspace", "-w", help="Workspace name.")
 
 
-def _settings(data_dir: Optional[Path]) -> Settings:
-    return load_settings(data_dir=data_dir) if data_dir else load_settings()
-
-
-def _fail(message: str) -> None:
-    console.print(f"[red]error:[/red] {message}")
-    raise typer.Exit(code=2)
-
-
-async def _open(settings: Settings, *, with_vectors: bool = True):
-    from app.db import Database
-    from app.migrate import upgrade_database
-    from app.services.indexing import open_indexes
-
-    await asyncio.to_thread(upgrade_database, settings.resolved_database_url)
-    db = Database(settings.resolved_database_url)
-    indexes = open_indexes(settings, with_vectors=with_vectors) if with_vectors is not None else None
-    return db, indexes
-
-
-async def _workspace(db, name: str, *, create: bool = True):
-    from app.services import identity
-
-    async with db.session() as s:
-        ws = await identity.get_workspace_by_name(s, name)
-        if ws is None:
-            if not create:
-                _fail(f"no workspace called {name!r}; create it with `cairn workspaces create {name}`")
-            ws = await identity.create_workspace(s, name=name)
-        return ws
-
-
-def _run(coro):
-    from app.errors import CairnError
-
-    try:
-        return asyncio.run(coro)
-    except CairnError as exc:
-        _fail(exc.message)
+@cli.callback()
+def _main_options(
+    _version: bool = typer.Option(False, "--version", "-V", callback=_show_version, is_eager=True,
+                                  help="Print the version and exit."),
+) -> None:
+    """Cairn: governed context for AI agents over GraphQL."""
 
 
 @cli.command()
 def migrate(data_dir: Optional[Path] = DataDir) -> None:
-    """Bring the database schema to the newest Alembic revision."""
+    """Bring the database schema to the newest Alembic revision (creates a new store)."""
     from app.migrate import upgrade_database
 
     settings = _settings(data_dir)
     upgrade_database(settings.resolved_database_url)
-    console.print(f"migrated {settings.resolved_database_url.split('@')[-1]}")
+    console.print(f"migrated {_where(settings)}", soft_wrap=True)
 
 
-def _progress() -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    TimeRemainingColumn(), console=console)
+def _admin(data_dir: Optional[Path], action, *, workspace: str | None = None, create_workspace: bool = False,
+           require_store: bool = True):
+    """Run ``await action(session, workspace_row)`` on the database, then close it.
 
-
-def index_progress(progress: Progress):
-    """An ``on_index(stage, done, total)`` callback drawing one bar per index stage."""
-    tasks: dict[str, int] = {}
-
-    def on_index(stage: str, done: int, total: int) -> None:
-        if stage not in tasks:
-            tasks[stage] = progress.add_task(f"{stage} index", total=total)
-        progress.update(tasks[stage], completed=done)
-
-    return on_index
-
-
-def _admin(data_dir: Optional[Path], action, *, workspace: str | None = None, create_workspace: bool = False):
-    """Run ``await action(session, workspace_row)`` on the database, then close it."""
+    ``require_store`` (default): refuse a data dir without a store; False for commands that
+    create one (``workspaces create``, ``members add``).
+    """
+    settings = _settings(data_dir, require_store=require_store)
 
     async def go():
-        db, _ = await _open(_settings(data_dir), with_vectors=None)
+        db, _ = await _open(settings, with_vectors=None)
         try:
             ws = await _workspace(db, workspace, create=create_workspace) if workspace else None
             async with db.session() as s:
@@ -121,19 +95,30 @@ def _admin(data_dir: Optional[Path], action, *, workspace: str | None = None, cr
     return _run(go())
 
 
-async def _ingest(settings: Settings, path: Path, collection: str, workspace: str, lexical_only: bool):
-    from app.services.ingest import ingest_documents, iter_sources
+def _scan(path: Path):
+    """``(documents, skipped files)`` of an ingest source, read before any store is touched."""
+    from app.errors import BadInput
+    from app.services.ingest import SkippedFile, iter_sources
+
+    skipped: list[SkippedFile] = []
+    try:
+        return list(iter_sources(path, skipped=skipped)), skipped
+    except BadInput as exc:
+        _fail(exc.message)
+
+
+async def _ingest(settings: Settings, docs, skipped, collection: str, workspace: str, lexical_only: bool):
+    from app.services.ingest import ingest_documents
 
     db, indexes = await _open(settings, with_vectors=not lexical_only)
     try:
         ws = await _workspace(db, workspace)
-        docs = list(iter_sources(path))
         with _progress() as progress:
             t_docs = progress.add_task("documents", total=len(docs))
             on_index = index_progress(progress)
             report = await ingest_documents(
                 db, indexes, workspace_id=ws.id, collection=collection, documents=iter(docs),
-                chunk_max_tokens=settings.chunk_max_tokens,
+                chunk_max_tokens=settings.chunk_max_tokens, skipped=skipped,
                 on_document=lambda n: progress.advance(t_docs, n), on_index=on_index,
             )
         return report
@@ -151,17 +136,29 @@ def ingest(
     lexical_only: bool = typer.Option(False, "--lexical-only", help="Skip embeddings now; the next `cairn serve` start-up (or `cairn reindex`) embeds them."),
     data_dir: Optional[Path] = DataDir,
 ) -> None:
-    """Ingest documents (idempotent: unchanged documents are a no-op)."""
+    """Ingest documents (idempotent: unchanged documents are a no-op).
+
+    Prints one JSON report on stdout; every skipped file (unsupported type, binary content
+    such as a PDF renamed .txt, no text) is listed with its reason on stderr and in the report.
+    """
     settings = _settings(data_dir)
-    report = _run(_ingest(settings, path, collection, workspace, lexical_only))
+    docs, skipped = _scan(path)
+    report = _run(_ingest(settings, docs, skipped, collection, workspace, lexical_only))
     table = Table(title=f"ingest {path} → {collection}")
-    for col in ("docs", "created", "updated", "unchanged", "passages+", "bm25+", "vectors+", "seconds"):
+    for col in ("docs", "created", "updated", "unchanged", "passages+", "bm25+", "vectors+", "skipped", "seconds"):
         table.add_column(col, justify="right")
     table.add_row(*(str(x) for x in (report.documents, report.created, report.updated, report.unchanged,
-                                     report.new_passages, report.lexical_indexed, report.vector_indexed, report.seconds)))
+                                     report.new_passages, report.lexical_indexed, report.vector_indexed,
+                                     len(report.skipped), report.seconds)))
     console.print(table)
-    for e in report.errors[:20]:
-        console.print(f"[yellow]skipped:[/yellow] {e}")
+    for sk in report.skipped:
+        typer.echo(f"skipped {sk.path}: {sk.reason}", err=True)
+    typer.echo(json.dumps({
+        "documents": report.documents, "created": report.created, "updated": report.updated,
+        "unchanged": report.unchanged, "newPassages": report.new_passages,
+        "lexicalIndexed": report.lexical_indexed, "vectorIndexed": report.vector_indexed,
+        "seconds": report.seconds, "skipped": [{"path": sk.path, "reason": sk.reason} for sk in report.skipped],
+    }, ensure_ascii=False))
 
 
 @cli.command()
@@ -170,7 +167,7 @@ def reindex(
     data_dir: Optional[Path] = DataDir,
 ) -> None:
     """Rebuild the Whoosh and Qdrant indexes from SQL."""
-    settings = _settings(data_dir)
+    settings = _settings(data_dir, require_store=True)
 
     async def go():
         db, indexes = await _open(settings, with_vectors=not lexical_only)
@@ -195,16 +192,35 @@ def serve(
                                             "(--no-migrate where migrations run as a separate deploy step)."),
 ) -> None:
     """Serve GraphQL (GraphiQL at /graphql), the NDJSON stream, /healthz and /readyz."""
+    _serve(_settings(data_dir), host=host, port=port, migrate_first=migrate_first)
+
+
+def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = True) -> None:
+    """Hold the data dir lock, check a Qdrant server is reachable, migrate, then run uvicorn."""
     import uvicorn
 
+    from app.datadir import DataDirInUse, DataDirLock
     from app.main import create_app
     from app.migrate import upgrade_database
+    from retrieval.client_vectors import check_server
+    from retrieval.vectors import VectorStoreUnavailable
 
-    settings = _settings(data_dir)
-    if migrate_first:
-        upgrade_database(settings.resolved_database_url)
-    console.print(f"Cairn on http://{host}:{port}/graphql  (data: {settings.resolved_database_url.split('@')[-1]})")
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", ws="websockets-sansio")
+    try:
+        lock = DataDirLock(settings.data_dir)
+    except DataDirInUse as exc:
+        _fail(exc.message)
+    try:
+        if settings.embedder != "none" and settings.resolved_vector_backend == "server":
+            try:
+                check_server(settings.qdrant_url, api_key=settings.qdrant_api_key)
+            except VectorStoreUnavailable as exc:
+                _fail(str(exc))
+        if migrate_first:
+            upgrade_database(settings.resolved_database_url)
+        console.print(f"Cairn on http://{host}:{port}/graphql  (data: {_where(settings)})", soft_wrap=True)
+        uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", ws="websockets-sansio")
+    finally:
+        lock.release()
 
 
 @workspaces_cli.command("create")
@@ -213,7 +229,8 @@ def workspaces_create(name: str, non_retaining: bool = typer.Option(False, "--no
     """Create a workspace."""
     from app.services import identity
 
-    ws = _admin(data_dir, lambda s, _: identity.create_workspace(s, name=name, retaining=not non_retaining))
+    ws = _admin(data_dir, lambda s, _: identity.create_workspace(s, name=name, retaining=not non_retaining),
+                require_store=False)
     typer.echo(json.dumps({"id": ws.id, "name": ws.name, "retaining": ws.retaining}))
 
 
@@ -258,7 +275,7 @@ def members_add(name: str, role: str = typer.Option("viewer", help="owner | admi
     from app.services import identity
 
     member, issued = _admin(data_dir, lambda s, ws: identity.create_member(s, workspace_id=ws.id, name=name, role=role),
-                            workspace=workspace, create_workspace=True)
+                            workspace=workspace, create_workspace=True, require_store=False)
     typer.echo(json.dumps({"memberId": member.id, "role": member.role, "token": issued.token}))
 
 
@@ -394,7 +411,7 @@ def ontology_list(workspace: str = WorkspaceOpt, data_dir: Optional[Path] = Data
     for kn in kns:
         parts = ", ".join(f"{t.ot_id} ({t.instance_count})" for t in types if t.kn_id == kn.kn_id)
         table.add_row(kn.kn_id, kn.name, str(kn.generation), parts)
-    Console().print(table)
+    _console(stderr=False).print(table)
 
 
 @cli.command()
@@ -407,20 +424,28 @@ def demo(
                                              "from this CSV directory (e.g. ../shared/data/northwind/csv)."),
 ) -> None:
     """The main job on the embedded default: ingest Python's own docs, print tokens, serve GraphiQL."""
+    from app.datadir import DataDirInUse, DataDirLock
     from app.demo import ONTOLOGY_QUERY, prepare_demo, print_demo
 
     settings = _settings(data_dir)
-    info = _run(prepare_demo(settings, progress_factory=_progress))
-    if northwind is not None:
-        mapping = Path(__file__).resolve().parent / "ontology" / "northwind.yaml"
-        report = _run(_load_ontology(settings, mapping, northwind, "default"))
-        console.print(f"knowledge network northwind: {sum(report.instances.values())} instances of "
-                      f"{len(report.instances)} object types")
-    print_demo(info, host=host, port=port, serving=not no_serve)
-    if northwind is not None:
-        print("Knowledge network (Northwind), in GraphiQL:\n\n" + ONTOLOGY_QUERY + "\n", flush=True)
-    if not no_serve:
-        serve(host=host, port=port, data_dir=data_dir)
+    try:
+        lock = DataDirLock(settings.data_dir)  # held from the ingest through serving
+    except DataDirInUse as exc:
+        _fail(exc.message)
+    try:
+        info = _run(prepare_demo(settings, progress_factory=_progress))
+        if northwind is not None:
+            mapping = Path(__file__).resolve().parent / "ontology" / "northwind.yaml"
+            report = _run(_load_ontology(settings, mapping, northwind, "default"))
+            console.print(f"knowledge network northwind: {sum(report.instances.values())} instances of "
+                          f"{len(report.instances)} object types")
+        print_demo(info, host=host, port=port, serving=not no_serve)
+        if northwind is not None:
+            print("Knowledge network (Northwind), in GraphiQL:\n\n" + ONTOLOGY_QUERY + "\n", flush=True)
+        if not no_serve:
+            _serve(settings, host=host, port=port)
+    finally:
+        lock.release()
 
 
 @memory_cli.command("purge")

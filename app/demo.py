@@ -45,7 +45,7 @@ class DemoInfo:
 
 async def prepare_demo(settings: Settings, *, progress_factory=None) -> DemoInfo:
     """Migrate, create or reuse the demo workspace/owner, rotate tokens, ingest the sample."""
-    from app.cli import _open, _workspace
+    from app.cli_common import _open, _workspace
 
     db, indexes = await _open(settings)
     try:
@@ -74,7 +74,7 @@ async def prepare_demo(settings: Settings, *, progress_factory=None) -> DemoInfo
             report = await ingest_documents(db, indexes, workspace_id=ws.id, collection=DEMO_COLLECTION,
                                             documents=iter(docs), chunk_max_tokens=settings.chunk_max_tokens)
         else:
-            from app.cli import index_progress
+            from app.cli_common import index_progress
 
             with progress_factory() as progress:
                 t_docs = progress.add_task("documents", total=len(docs))

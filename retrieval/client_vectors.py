@@ -14,6 +14,8 @@ from retrieval.vector_types import (
     UPSERT_BATCH,
     VectorChecks,
     VectorPoint,
+    VectorStoreInUse,
+    VectorStoreUnavailable,
     check_ids,
     check_point,
     latest_points,
@@ -21,6 +23,34 @@ from retrieval.vector_types import (
     point_id,
     ranked_search,
 )
+
+
+def _unavailable(url: str, exc: BaseException) -> VectorStoreUnavailable:
+    text = str(exc).strip()
+    reason = text.splitlines()[0] if text else type(exc).__name__
+    return VectorStoreUnavailable(f"cannot use the Qdrant server at {url}: {reason}")
+
+
+def check_server(url: str, *, api_key: str | None = None, timeout: int = 10) -> None:
+    """Check that the Qdrant server at ``url`` answers (lists its collections), before serving.
+
+    Raises:
+        VectorStoreUnavailable: unreachable, refusing (e.g. a wrong API key) or not a URL;
+            the message is one line naming ``url``.
+    """
+    from qdrant_client import QdrantClient
+    from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+    try:
+        client = QdrantClient(url=url, api_key=api_key, timeout=timeout, check_compatibility=False)
+    except ValueError as exc:
+        raise _unavailable(url, exc) from None
+    try:
+        client.get_collections()
+    except (ResponseHandlingException, UnexpectedResponse) as exc:
+        raise _unavailable(url, exc) from None
+    finally:
+        client.close()
 
 
 class ClientVectorIndex(VectorChecks):
@@ -45,6 +75,9 @@ class ClientVectorIndex(VectorChecks):
     Raises:
         ValueError: If not exactly one of url/path/client is given, ``dim`` < 1, or
             the collection exists with another size or distance.
+        VectorStoreInUse: local mode, and another process holds ``path``.
+        VectorStoreUnavailable: the server at ``url`` cannot be reached or refuses the
+            requests (e.g. a wrong API key).
     """
 
     def __init__(
@@ -59,6 +92,7 @@ class ClientVectorIndex(VectorChecks):
         timeout: int = 30,
     ) -> None:
         from qdrant_client import QdrantClient, models
+        from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
         if sum(x is not None for x in (url, path, client)) != 1:
             raise ValueError("give exactly one of url, path or client")
@@ -71,14 +105,30 @@ class ClientVectorIndex(VectorChecks):
         self.collection = collection
         self._owns_client = client is None
         if url is not None:
+            # Probe first: on an unreachable server QdrantClient's background version check
+            # would also warn (from a thread) after our one-line error.
+            check_server(url, api_key=api_key, timeout=timeout)
             client = QdrantClient(url=url, api_key=api_key, timeout=timeout)
         elif path is not None:
             Path(path).mkdir(parents=True, exist_ok=True)
-            client = QdrantClient(path=str(path))
+            try:
+                client = QdrantClient(path=str(path))
+            except RuntimeError as exc:  # portalocker's lock on the storage folder
+                if "already accessed" not in str(exc):
+                    raise
+                raise VectorStoreInUse(f"the qdrant-client storage at {path} is open in another process",
+                                       Path(path)) from None
         self._client: Any = client
         self._local = type(getattr(client, "_client", None)).__name__ == "QdrantLocal"
         self._lock = threading.Lock()
-        self._ensure_collection()
+        try:
+            self._ensure_collection()
+        except (ResponseHandlingException, UnexpectedResponse) as exc:
+            if url is None:
+                raise
+            if self._owns_client:
+                client.close()
+            raise _unavailable(url, exc) from None
 
     def _ensure_collection(self) -> None:
         models = self._models

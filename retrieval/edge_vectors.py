@@ -26,6 +26,7 @@ from retrieval.vector_types import (
     UPSERT_BATCH,
     VectorChecks,
     VectorPoint,
+    VectorStoreInUse,
     check_ids,
     check_point,
     latest_points,
@@ -44,7 +45,8 @@ class EdgeVectorIndex(VectorChecks):
 
     Raises:
         ValueError: If ``dim`` < 1 or an existing shard has another dimension/distance.
-        RuntimeError: If the engine cannot open the shard (e.g. another process holds it).
+        VectorStoreInUse: Another process holds the shard (the engine's WAL lock).
+        RuntimeError: If the engine cannot open the shard otherwise.
     """
 
     def __init__(self, path: Path, *, dim: int = 384) -> None:
@@ -67,6 +69,9 @@ class EdgeVectorIndex(VectorChecks):
         except ValueError:
             raise
         except Exception as exc:  # qdrant-edge raises bare Exception
+            if "WouldBlock" in str(exc):  # the WAL's file lock: another process has the shard open
+                raise VectorStoreInUse(f"the qdrant-edge shard at {self.path} is open in another process",
+                                       self.path) from None
             raise RuntimeError(f"cannot open qdrant-edge shard at {self.path}: {exc}") from exc
         schema = self._shard.info().payload_schema
         for key in PAYLOAD_KEYS:

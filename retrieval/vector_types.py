@@ -21,6 +21,22 @@ UPSERT_BATCH = 1_024
 from retrieval.checks import check_ids  # noqa: F401  (re-exported for the backends)
 
 
+class VectorStoreUnavailable(RuntimeError):
+    """The vector store cannot be opened (e.g. a Qdrant server is unreachable); one-line message."""
+
+
+class VectorStoreInUse(VectorStoreUnavailable):
+    """An embedded store's directory is held by another process (the engines allow one each).
+
+    Attributes:
+        path: The storage directory.
+    """
+
+    def __init__(self, message: str, path) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 def point_id(passage_id: str) -> str:
     """Return the Qdrant point id of a passage: ``uuid5(PASSAGE_NAMESPACE, passage_id)``.
 

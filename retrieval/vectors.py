@@ -6,8 +6,9 @@
   exactly (brute force) unless :meth:`EdgeVectorIndex.optimize` builds HNSW; exact search
   measured < 2 ms at 20k points (``bench/vector_backends.py``).
 * :class:`ClientVectorIndex` — ``qdrant-client``: ``QdrantClient(url=...)`` for a Qdrant
-  server or cluster, or ``QdrantClient(path=...)`` local mode (pure Python, exact;
-  hundreds of ms per filtered query at 20k points — fine for tests, not for serving).
+  server or cluster (backend ``server``), or ``QdrantClient(path=...)`` local mode
+  (backend ``local``: pure Python, exact; hundreds of ms per filtered query at 20k
+  points — fine for tests, not for serving).
   Local mode scores in float64 from memory but from float32 after a reload, so scores
   (not orders, in practice) can differ by ~1e-8 across a restart; edge's are identical.
 
@@ -27,7 +28,15 @@ from pathlib import Path
 
 from retrieval.client_vectors import ClientVectorIndex
 from retrieval.edge_vectors import EdgeVectorIndex
-from retrieval.vector_types import PASSAGE_NAMESPACE, VectorIndex, VectorPoint, point_id, ranked_search
+from retrieval.vector_types import (
+    PASSAGE_NAMESPACE,
+    VectorIndex,
+    VectorPoint,
+    VectorStoreInUse,
+    VectorStoreUnavailable,
+    point_id,
+    ranked_search,
+)
 
 __all__ = [
     "BACKENDS",
@@ -36,12 +45,36 @@ __all__ = [
     "EdgeVectorIndex",
     "VectorIndex",
     "VectorPoint",
+    "VectorStoreInUse",
+    "VectorStoreUnavailable",
     "open_vector_index",
     "point_id",
     "ranked_search",
+    "resolve_backend",
 ]
 
-BACKENDS = ("edge", "client", "auto")
+BACKENDS = ("auto", "edge", "local", "server")
+"""The one vocabulary of vector backends (``CAIRN_VECTOR_BACKEND`` and :func:`open_vector_index`):
+
+* ``auto`` — ``server`` when a URL is given, else ``edge``;
+* ``edge`` — :class:`EdgeVectorIndex` under ``path / collection`` (embedded, the default);
+* ``local`` — :class:`ClientVectorIndex` in qdrant-client local mode under ``path``
+  (embedded, pure Python, exact; for tests and comparisons);
+* ``server`` — :class:`ClientVectorIndex` on a Qdrant server or cluster at ``url``.
+"""
+
+
+def resolve_backend(backend: str, url: str | None) -> str:
+    """``edge``, ``local`` or ``server`` for a configured backend (``auto`` resolved).
+
+    Raises:
+        ValueError: on a value outside :data:`BACKENDS`.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {' | '.join(BACKENDS)}, got {backend!r}")
+    if backend == "auto":
+        return "server" if url else "edge"
+    return backend
 
 
 def open_vector_index(
@@ -51,44 +84,38 @@ def open_vector_index(
     api_key: str | None = None,
     collection: str = "passages",
     dim: int = 384,
-    backend: str = "edge",
+    backend: str = "auto",
 ) -> VectorIndex:
-    """Open a vector index by configuration.
-
-    Backends:
-        ``"edge"``: :class:`EdgeVectorIndex` in ``path / collection`` (``url`` not allowed).
-        ``"client"``: :class:`ClientVectorIndex` on ``url`` (server) if given, else
-        local mode in ``path``.
-        ``"auto"``: ``"client"`` if ``url`` is given, else ``"edge"``.
+    """Open a vector index by configuration (see :data:`BACKENDS`).
 
     Args:
-        path: Data directory (edge shard parent, or local-mode storage).
-        url: Qdrant server URL.
+        path: Data directory (edge shard parent, or local-mode storage); unused by ``server``.
+        url: Qdrant server URL (``server``, or ``auto`` with a URL); refused by the
+            embedded backends.
         api_key: Qdrant server API key.
         collection: Collection name (edge: shard sub-directory name).
         dim: Vector dimension.
-        backend: ``"edge"`` (default), ``"client"`` or ``"auto"``.
+        backend: One of :data:`BACKENDS` (default ``auto``).
 
     Returns:
         An open :class:`VectorIndex`; close it when done.
 
     Raises:
         ValueError: On an unknown backend or a missing/conflicting path/url.
+        VectorStoreInUse: An embedded store is open in another process.
+        VectorStoreUnavailable: The server cannot be reached.
     """
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-    if backend == "auto":
-        backend = "client" if url else "edge"
-    if backend == "edge":
-        if url is not None:
-            raise ValueError("the edge backend is embedded: give path, not url")
-        if path is None:
-            raise ValueError("the edge backend needs a path")
-        if not collection or "/" in collection or collection in (".", ".."):
-            raise ValueError(f"invalid collection name {collection!r}")
-        return EdgeVectorIndex(Path(path) / collection, dim=dim)
-    if url is not None:
+    backend = resolve_backend(backend, url)
+    if backend == "server":
+        if not url:
+            raise ValueError("the server backend needs url")
         return ClientVectorIndex(url=url, api_key=api_key, collection=collection, dim=dim)
+    if url is not None:
+        raise ValueError(f"the {backend} backend is embedded: give path, not url")
     if path is None:
-        raise ValueError("the client backend needs url (server) or path (local mode)")
-    return ClientVectorIndex(path=Path(path), collection=collection, dim=dim)
+        raise ValueError(f"the {backend} backend needs a path")
+    if backend == "local":
+        return ClientVectorIndex(path=Path(path), collection=collection, dim=dim)
+    if not collection or "/" in collection or collection in (".", ".."):
+        raise ValueError(f"invalid collection name {collection!r}")
+    return EdgeVectorIndex(Path(path) / collection, dim=dim)

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import func, select, update
 
@@ -45,6 +46,8 @@ class SearchIndexes:
     embedder: Embedder | None
     batch_size: int = 64
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    data_lock: Any = None
+    """The data dir's :class:`app.datadir.DataDirLock` when opened by :func:`open_indexes`."""
 
     def embedding_input(self, title: str, text: str) -> str:
         """Text given to the encoder for a passage: its document title, then the passage."""
@@ -147,38 +150,59 @@ class SearchIndexes:
         return await self.index_pending(db, progress=progress)
 
     def close(self) -> None:
-        """Release the vector index (the embedded engines allow one process per path)."""
-        if self.vectors is not None:
-            self.vectors.close()
+        """Release the vector index and the data dir lock (one process per data dir)."""
+        try:
+            if self.vectors is not None:
+                self.vectors.close()
+        finally:
+            if self.data_lock is not None:
+                self.data_lock.release()
 
 
 def open_indexes(settings, *, with_vectors: bool = True) -> SearchIndexes:
     """Open the indexes named by ``settings`` (embedded paths or a Qdrant server).
 
+    Takes the data dir's process lock first (:class:`app.datadir.DataDirLock`, released by
+    :meth:`SearchIndexes.close`): Whoosh and the embedded vector engines live under
+    ``data_dir`` and allow one process at a time.
+
     Args:
         settings: :class:`app.config.Settings`.
         with_vectors: False opens only the lexical index (no model load).
-    """
-    from retrieval.embeddings import load_embedder
-    from retrieval.vectors import open_vector_index
 
-    Path(settings.data_dir).mkdir(parents=True, exist_ok=True)
-    lexical = LexicalIndex(settings.whoosh_dir)
-    vectors = embedder = None
-    if with_vectors and settings.embedder != "none":
-        if settings.embedder == "openai":
-            embedder = load_embedder(
-                "openai", base_url=settings.embedding_url, model=settings.embedding_model,
-                api_key=settings.embedding_api_key,
-            )
-        else:
-            embedder = load_embedder("local")
-        vectors = open_vector_index(
-            path=None if settings.qdrant_url else settings.qdrant_dir,
-            url=settings.qdrant_url,
-            api_key=settings.qdrant_api_key,
-            collection=settings.qdrant_collection,
-            dim=embedder.dim,
-            backend=settings.vector_backend,
-        )
-    return SearchIndexes(lexical=lexical, vectors=vectors, embedder=embedder)
+    Raises:
+        app.datadir.DataDirInUse: another process holds the data dir (one-line message).
+        retrieval.vectors.VectorStoreUnavailable: the Qdrant server cannot be reached.
+    """
+    from app.datadir import DataDirInUse, DataDirLock
+    from retrieval.embeddings import load_embedder
+    from retrieval.vectors import VectorStoreInUse, open_vector_index
+
+    data_lock = DataDirLock(Path(settings.data_dir))
+    try:
+        lexical = LexicalIndex(settings.whoosh_dir)
+        vectors = embedder = None
+        if with_vectors and settings.embedder != "none":
+            if settings.embedder == "openai":
+                embedder = load_embedder(
+                    "openai", base_url=settings.embedding_url, model=settings.embedding_model,
+                    api_key=settings.embedding_api_key,
+                )
+            else:
+                embedder = load_embedder("local")
+            server = settings.resolved_vector_backend == "server"
+            try:
+                vectors = open_vector_index(
+                    path=None if server else settings.qdrant_dir,
+                    url=settings.qdrant_url if server else None,
+                    api_key=settings.qdrant_api_key,
+                    collection=settings.qdrant_collection,
+                    dim=embedder.dim,
+                    backend=settings.resolved_vector_backend,
+                )
+            except VectorStoreInUse:  # held by a process that does not take Cairn's lock
+                raise DataDirInUse(Path(settings.data_dir), None) from None
+    except BaseException:
+        data_lock.release()
+        raise
+    return SearchIndexes(lexical=lexical, vectors=vectors, embedder=embedder, data_lock=data_lock)

@@ -7,6 +7,10 @@ Sources (``iter_sources``):
   ISO-8601), one document per line;
 - any of these ``.gz``-compressed; folders recursively, in sorted path order.
 
+Content decides, not the extension (:func:`decode_text`): a PDF, a ZIP/.docx or an image
+renamed ``.txt`` is skipped and reported, never indexed as binary garbage. Every skipped
+file (unsupported type, binary, no text, hidden folder) is reported with its reason.
+
 The external id is the JSONL ``_id`` or the file's path relative to the ingested folder.
 Unchanged documents are a no-op, changed text makes a new version, and passage ids are
 stable for unchanged content (see :mod:`app.services.documents`).
@@ -14,13 +18,20 @@ stable for unchanged content (see :mod:`app.services.documents`).
 
 from __future__ import annotations
 
+import codecs
 import gzip
+import io
 import json
+import logging
+import os
 import time
-from collections.abc import Callable, Iterator
+import zlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+
+import filetype
 
 from app.db import Database
 from app.errors import BadInput
@@ -30,6 +41,15 @@ from retrieval.chunking import html_to_text
 TEXT_SUFFIXES = {".txt": "text/plain", ".md": "text/markdown", ".markdown": "text/markdown",
                  ".html": "text/html", ".htm": "text/html"}
 BATCH_DOCS = 200
+log = logging.getLogger("cairn.ingest")
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    """A file (or document) not ingested, and why (e.g. "not text: a PDF file (application/pdf)")."""
+
+    path: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -46,7 +66,8 @@ class SourceDocument:
 
 @dataclass
 class IngestReport:
-    """Counts of one ingest run (documents and passages) and its wall time in seconds."""
+    """Counts of one ingest run (documents and passages), its wall time in seconds, and every
+    skipped file or document with the reason."""
 
     created: int = 0
     updated: int = 0
@@ -55,7 +76,7 @@ class IngestReport:
     lexical_indexed: int = 0
     vector_indexed: int = 0
     seconds: float = 0.0
-    errors: list[str] = field(default_factory=list)
+    skipped: list[SkippedFile] = field(default_factory=list)
 
     @property
     def documents(self) -> int:
@@ -71,9 +92,55 @@ def _suffixes(path: Path) -> tuple[str, bool]:
     return Path(name).suffix, gz
 
 
-def _read_text(path: Path, gz: bool) -> str:
-    data = gzip.open(path, "rb").read() if gz else path.read_bytes()
-    return data.decode("utf-8", errors="replace")
+class NotText(ValueError):
+    """A file's bytes are not text (``reason`` names what was detected)."""
+
+
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def _detected(head: bytes) -> str | None:
+    """What the magic number at the start says (``filetype``: PDF, ZIP/.docx, images, …), or None."""
+    kind = filetype.guess(head[:8192])
+    return None if kind is None else f"a {kind.extension.upper()} file ({kind.mime})"
+
+
+def decode_text(data: bytes) -> str:
+    """The text of a file's bytes: UTF-8 (a BOM selects UTF-8/16/32), never binary.
+
+    Content decides, not the extension: a ``%PDF-`` header is refused even when the rest
+    would decode; NUL bytes or invalid UTF-8 are refused, naming the type the magic number
+    shows (``filetype``) when it shows one. A magic number alone does not refuse valid text
+    (a note starting "BMW …" matches the BMP signature).
+
+    Raises:
+        NotText: with the reason, e.g. "a PDF file (application/pdf)".
+    """
+    if data.startswith(b"%PDF-"):
+        raise NotText(_detected(data) or "a PDF file")
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(codec)
+            except UnicodeDecodeError as exc:
+                raise NotText(f"not {codec.upper()} text despite its byte-order mark ({exc.reason})") from None
+    if b"\x00" in data:
+        raise NotText(_detected(data) or "binary data (NUL bytes)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotText(_detected(data) or f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+                      "convert it to UTF-8") from None
+
+
+def _read_bytes(path: Path, gz: bool) -> bytes:
+    if not gz:
+        return path.read_bytes()
+    try:
+        return gzip.decompress(path.read_bytes())
+    except (OSError, EOFError, zlib.error) as exc:
+        raise NotText(f"not gzip data ({exc})") from None
 
 
 def _parse_time(value, where: str) -> datetime | None:
@@ -88,59 +155,131 @@ def _parse_time(value, where: str) -> datetime | None:
     return dt
 
 
-def _jsonl(path: Path, gz: bool) -> Iterator[SourceDocument]:
+def _jsonl_lines(path: Path, gz: bool) -> Iterator[bytes]:
+    """Raw lines; the first 8 KiB are sniffed first (NotText for a PDF, an image, an archive, NUL
+    bytes; invalid UTF-8 in a text file is left to :func:`_jsonl`, which names the line)."""
     opener = gzip.open if gz else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            where = f"{path.name}:{n}"
+    try:
+        with opener(path, "rb") as fh:
+            head = fh.read(8192)
+            binary = head.startswith(b"%PDF-") or b"\x00" in head
             try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise BadInput(f"{where}: not JSON ({exc.msg})") from None
-            if not isinstance(row, dict) or "_id" not in row or "text" not in row:
-                raise BadInput(f"{where}: expected an object with '_id' and 'text' (BEIR shape)")
-            yield SourceDocument(
-                external_id=str(row["_id"]),
-                title=str(row.get("title") or ""),
-                text=str(row["text"]),
-                media_type="text/plain",
-                valid_from=_parse_time(row.get("validFrom"), where),
-                valid_to=_parse_time(row.get("validTo"), where),
-            )
+                head.decode("utf-8")
+            except UnicodeDecodeError:  # a stray byte is reported with its line number below
+                binary = binary or _detected(head) is not None
+            if binary:
+                decode_text(head)  # raises NotText naming the type
+            if head and not head.endswith(b"\n"):
+                head += fh.readline()
+            yield from io.BytesIO(head)
+            yield from fh
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise NotText(f"not gzip data ({exc})") from None
 
 
-def iter_sources(path: Path) -> Iterator[SourceDocument]:
+def _jsonl(path: Path, gz: bool) -> Iterator[SourceDocument]:
+    for n, raw in enumerate(_jsonl_lines(path, gz), start=1):
+        where = f"{path.name}:{n}"
+        try:
+            line = raw.decode("utf-8-sig" if n == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise BadInput(f"{where}: not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})") from None
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise BadInput(f"{where}: not JSON ({exc.msg})") from None
+        if not isinstance(row, dict) or "_id" not in row or "text" not in row:
+            raise BadInput(f"{where}: expected an object with '_id' and 'text' (BEIR shape)")
+        yield SourceDocument(
+            external_id=str(row["_id"]),
+            title=str(row.get("title") or ""),
+            text=str(row["text"]),
+            media_type="text/plain",
+            valid_from=_parse_time(row.get("validFrom"), where),
+            valid_to=_parse_time(row.get("validTo"), where),
+        )
+
+
+SUPPORTED = ".txt .md .markdown .html .htm .jsonl (optionally .gz)"
+
+
+def _files(path: Path, skipped: list[SkippedFile]) -> list[Path]:
+    """Files under a folder in sorted order; hidden folders (.git, …) skipped as one entry each."""
+    out: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(path):
+        here = Path(dirpath)
+        for d in sorted(dirnames):
+            if d.startswith("."):
+                n = sum(len(f) for _, _, f in os.walk(here / d))
+                skipped.append(SkippedFile(f"{(here / d).relative_to(path).as_posix()}/",
+                                           f"hidden folder, not read ({n} file{'' if n == 1 else 's'})"))
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        out.extend(here / f for f in filenames if (here / f).is_file())
+    return sorted(out)
+
+
+def iter_sources(path: Path, skipped: list[SkippedFile] | None = None) -> Iterator[SourceDocument]:
     """Documents under ``path`` (file or folder), in a stable order.
 
+    Every file is sniffed: binary content (a PDF, a ZIP/.docx, an image, NUL bytes, invalid
+    UTF-8) is never indexed, whatever its extension. In a folder, such files, unsupported
+    types, files without text and hidden folders are skipped and each is reported.
+
+    Args:
+        path: A file or a folder (read recursively).
+        skipped: Receives one :class:`SkippedFile` (path relative to the folder, reason) per
+            skipped file; None logs each at WARNING on ``cairn.ingest`` instead.
+
     Raises:
-        BadInput: the path does not exist, has an unsupported type, or a JSONL line is bad.
+        BadInput: the path does not exist; a single file is unsupported or not text; a
+            folder holds no supported file; a JSONL line is bad.
     """
     path = Path(path)
     if not path.exists():
         raise BadInput(f"{path} does not exist")
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    root = path.parent if path.is_file() else path
+    single = path.is_file()
+    found: list[SkippedFile] = []
+
+    def skip(rel: str, reason: str) -> None:
+        if single:
+            raise BadInput(f"{path.name}: {reason}")
+        found.append(SkippedFile(rel, reason))
+        if skipped is not None:
+            skipped.append(found[-1])
+        else:
+            log.warning("ingest skipped %s: %s", rel, reason)
+
+    hidden: list[SkippedFile] = []
+    files = [path] if single else _files(path, hidden)
+    for h in hidden:
+        skip(h.path, h.reason)
+    root = path.parent if single else path
     supported = False
     for f in files:
+        rel = f.relative_to(root).as_posix()
         suffix, gz = _suffixes(f)
-        if suffix == ".jsonl":
-            supported = True
-            yield from _jsonl(f, gz)
-        elif suffix in TEXT_SUFFIXES:
-            supported = True
-            raw = _read_text(f, gz)
-            media = TEXT_SUFFIXES[suffix]
-            text = html_to_text(raw) if media == "text/html" else raw
-            if not text.strip():
+        if suffix not in TEXT_SUFFIXES and suffix != ".jsonl":
+            skip(rel, f"unsupported type {suffix or '(no extension)'}; supported: {SUPPORTED}")
+            continue
+        supported = True
+        try:
+            if suffix == ".jsonl":
+                yield from _jsonl(f, gz)
                 continue
-            rel = f.relative_to(root).as_posix()
-            yield SourceDocument(external_id=rel, title=f.name, text=text, media_type=media)
-        elif path.is_file():
-            raise BadInput(f"{f.name}: unsupported file type; use .txt .md .html .jsonl (optionally .gz)")
+            raw = decode_text(_read_bytes(f, gz))
+        except NotText as exc:
+            skip(rel, f"not text: {exc}")
+            continue
+        media = TEXT_SUFFIXES[suffix]
+        text = html_to_text(raw) if media == "text/html" else raw
+        if not text.strip():
+            skip(rel, "no text")
+            continue
+        yield SourceDocument(external_id=rel, title=f.name, text=text, media_type=media)
     if not supported:
-        raise BadInput(f"{path}: no .txt .md .html or .jsonl files found")
+        raise BadInput(f"{path}: no {SUPPORTED} files found ({len(found)} skipped)")
 
 
 async def ingest_documents(
@@ -153,13 +292,18 @@ async def ingest_documents(
     chunk_max_tokens: int = 200,
     on_document: Callable[[int], None] | None = None,
     on_index: Callable[[str, int, int], None] | None = None,
+    skipped: Sequence[SkippedFile] = (),
 ) -> IngestReport:
     """Write documents (batches of 200 per transaction), then bring the indexes up to date.
+
+    Args:
+        skipped: Files the source already skipped (:func:`iter_sources`), carried into the
+            report; documents with empty text are added to them.
 
     Returns:
         An :class:`IngestReport`.
     """
-    report = IngestReport()
+    report = IngestReport(skipped=list(skipped))
     started = time.perf_counter()
     async with db.session() as s:
         coll = await get_or_create_collection(s, workspace_id=workspace_id, name=collection)
@@ -181,7 +325,7 @@ async def ingest_documents(
 
     for doc in documents:
         if not doc.text.strip():
-            report.errors.append(f"{doc.external_id}: empty text, skipped")
+            report.skipped.append(SkippedFile(doc.external_id, "empty text"))
             continue
         batch.append(doc)
         if len(batch) >= BATCH_DOCS:

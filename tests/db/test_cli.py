@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,9 +11,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def cairn(*args: str, data_dir: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "app.cli", *args, "--data-dir", str(data_dir)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+def cairn(*args: str, data_dir: Path | None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run ``python -m app.cli ARGS --data-dir DATA_DIR`` (no ``--data-dir`` when None)."""
+    extra = ["--data-dir", str(data_dir)] if data_dir is not None else []
+    return subprocess.run([sys.executable, "-m", "app.cli", *args, *extra], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300, env=dict(os.environ, **(env or {})))
+
+
+def one_line_error(r: subprocess.CompletedProcess) -> str:
+    """The whole stderr of a refused command: exactly one ``error: …`` line, exit code 2."""
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
+    return lines[0][len("error: "):]
 
 
 def test_ingest_members_and_credentials(tmp_path):
@@ -23,15 +34,14 @@ def test_ingest_members_and_credentials(tmp_path):
     (docs / "two.md").write_text("# Basalt\n\nBasalt forms from lava.")
     r = cairn("ingest", str(docs), "--collection", "rocks", "--lexical-only", data_dir=data)
     assert r.returncode == 0, r.stderr
-    row = [line for line in r.stderr.splitlines() if line.count("│") >= 8][-1]
-    assert [c.strip() for c in row.strip("│").split("│")][:5] == ["2", "2", "0", "0", "2"]
+    report = json.loads(r.stdout)
+    assert [report[k] for k in ("documents", "created", "updated", "unchanged", "newPassages")] == [2, 2, 0, 0, 2]
     r2 = cairn("ingest", str(docs), "--collection", "rocks", "--lexical-only", data_dir=data)
     assert r2.returncode == 0
-    row = [line for line in r2.stderr.splitlines() if line.count("│") >= 8][-1]
-    cells = [c.strip() for c in row.strip("│").split("│")]
-    assert cells[:5] == ["2", "0", "0", "2", "0"]  # documents, created, updated, unchanged, new passages
+    report = json.loads(r2.stdout)
+    assert [report[k] for k in ("documents", "created", "updated", "unchanged", "newPassages")] == [2, 0, 0, 2, 0]
     r = cairn("ingest", str(tmp_path / "missing"), "--collection", "rocks", "--lexical-only", data_dir=data)
-    assert r.returncode == 2 and "does not exist" in r.stderr
+    assert one_line_error(r) == f"{tmp_path / 'missing'} does not exist"
     owner = json.loads(cairn("members", "add", "olga", "--role", "owner", data_dir=data).stdout)
     assert owner["token"].startswith("cm_")
     viewer = json.loads(cairn("members", "add", "vic", "--role", "viewer", data_dir=data).stdout)
@@ -56,40 +66,47 @@ def test_ingest_members_and_credentials(tmp_path):
     assert spaces == ["default"]
 
 
-def test_serve_migrates_an_older_data_dir_before_serving(tmp_path):
-    """A data dir made by an older Cairn (schema 0001) is brought up to date by `cairn serve`."""
-    import os
+def start_server(data: Path) -> subprocess.Popen:
+    """A real ``cairn serve`` (no embedder) on ``data``, returned once /readyz says ready."""
     import socket
-    import sqlite3
     import time
 
     import httpx
 
-    from app.config import Settings
-    from app.migrate import upgrade_database
-
-    data = tmp_path / "old"
-    upgrade_database(Settings(data_dir=data).resolved_database_url, revision="0001")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = dict(os.environ, CAIRN_EMBEDDER="none")
     server = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--data-dir", str(data)],
                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        ready = None
-        for _ in range(240):
-            try:
-                ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).json()
-                if ready.get("ready"):
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.25)
-        assert ready and ready["ready"] is True, ready
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    ready = None
+    for _ in range(240):
+        try:
+            ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).json()
+            if ready.get("ready"):
+                return server
+        except httpx.HTTPError:
+            pass
+        if server.poll() is not None:
+            break
+        time.sleep(0.25)
+    server.terminate()
+    server.wait(timeout=30)
+    raise AssertionError(f"cairn serve did not become ready: {ready}")
+
+
+def test_serve_migrates_an_older_data_dir_before_serving(tmp_path):
+    """A data dir made by an older Cairn (schema 0001) is brought up to date by `cairn serve`."""
+    import sqlite3
+
+    from app.config import Settings
+    from app.migrate import upgrade_database
+
+    data = tmp_path / "old"
+    upgrade_database(Settings(data_dir=data).resolved_database_url, revision="0001")
+    server = start_server(data)
+    server.terminate()
+    server.wait(timeout=30)
     con = sqlite3.connect(data / "cairn.db")
     try:
         head = con.execute("select version_num from alembic_version").fetchone()[0]
@@ -98,3 +115,129 @@ def test_serve_migrates_an_older_data_dir_before_serving(tmp_path):
         con.close()
     assert head == sorted(p.name[:4] for p in (ROOT / "migrations" / "versions").glob("0*.py"))[-1]
     assert {"agentmemory", "ontology_network", "decision"} <= tables
+
+
+def test_index_commands_on_a_data_dir_held_by_cairn_serve_stop_in_one_line(tmp_path):
+    data, docs = tmp_path / "data", tmp_path / "docs"
+    docs.mkdir()
+    (docs / "one.txt").write_text("Granite is an igneous rock.")
+    server = start_server(data)
+    try:
+        expected = (f"the data dir {data} is in use by process {server.pid} (cairn serve?); "
+                    "stop it or ingest through the API (upsertDocument)")
+        for args in (["ingest", str(docs), "-c", "rocks"], ["ingest", str(docs), "-c", "rocks", "--lexical-only"],
+                     ["reindex"], ["serve", "--port", "9"], ["demo", "--no-serve"]):
+            assert one_line_error(cairn(*args, data_dir=data)) == expected, args
+        listed = cairn("workspaces", "list", data_dir=data)  # SQL only: fine beside the server
+        assert listed.returncode == 0, listed.stderr
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    r = cairn("ingest", str(docs), "-c", "rocks", "--lexical-only", data_dir=data)  # the lock died with it
+    assert r.returncode == 0 and json.loads(r.stdout)["created"] == 1, r.stderr
+
+
+def test_an_embedded_engine_held_by_another_program_is_one_line(tmp_path):
+    """A process that opened the edge shard without Cairn's lock: the engine's WouldBlock, translated."""
+    data, docs = tmp_path / "data", tmp_path / "docs"
+    docs.mkdir()
+    (docs / "one.txt").write_text("Granite is an igneous rock.")
+    hold = ("import sys, time; from retrieval.vectors import open_vector_index\n"
+            "i = open_vector_index(path=sys.argv[1], collection='cairn_passages', dim=384)\n"
+            "print('held', flush=True); time.sleep(120)")
+    holder = subprocess.Popen([sys.executable, "-c", hold, str(data / "qdrant")], cwd=ROOT, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        r = cairn("ingest", str(docs), "-c", "rocks", data_dir=data)
+        assert one_line_error(r) == (f"the data dir {data} is in use by another process (cairn serve?); "
+                                     "stop it or ingest through the API (upsertDocument)")
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+        holder.stdout.close()
+
+
+READ_ONLY = [
+    ["workspaces", "list"], ["members", "list"], ["members", "set-role", "m_x", "--role", "viewer"],
+    ["credentials", "list"], ["credentials", "revoke", "c_x"], ["credentials", "create", "--creator", "m_x"],
+    ["ontology", "list"], ["memory", "purge"], ["reindex"], ["reindex", "--lexical-only"],
+]
+
+
+def test_read_only_commands_refuse_a_missing_store_and_create_nothing(tmp_path):
+    typo = tmp_path / "cairn-dta"
+    for args in READ_ONLY:
+        assert one_line_error(cairn(*args, data_dir=typo)) == (
+            f"no Cairn data in {typo}: run `cairn ingest` or `cairn serve` first, or check --data-dir"), args
+        assert not typo.exists(), args
+    created = cairn("workspaces", "create", "team", data_dir=typo)  # creating commands still create
+    assert created.returncode == 0 and json.loads(created.stdout)["name"] == "team", created.stderr
+    listed = cairn("workspaces", "list", data_dir=typo)
+    assert [json.loads(line)["name"] for line in listed.stdout.splitlines()] == ["team"]
+
+
+def test_a_bad_setting_is_one_line_and_exit_2_for_every_command(tmp_path):
+    data = tmp_path / "data"
+    for env, says in (({"CAIRN_CORS_ORIGINS": '["http://localhost:3000"'}, "invalid CAIRN_CORS_ORIGINS="),
+                      ({"CAIRN_CHUNK_MAX_TOKENS": "9"}, "invalid CAIRN_CHUNK_MAX_TOKENS='9'"),
+                      ({"CAIRN_VECTOR_BACKEND": "client"}, "invalid CAIRN_VECTOR_BACKEND='client'")):
+        for args in (["serve"], ["ingest", str(tmp_path), "-c", "x"], ["workspaces", "list"], ["members", "add", "a"],
+                     ["migrate"], ["demo", "--no-serve"], ["ontology", "list"]):
+            assert one_line_error(cairn(*args, data_dir=data, env=env)).startswith(says), (env, args)
+    assert not data.exists()
+    ok = cairn("workspaces", "create", "w", data_dir=data,
+               env={"CAIRN_CORS_ORIGINS": "http://localhost:3000,https://ui.example"})  # a comma list is fine
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_output_does_not_depend_on_terminal_width(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "one.txt").write_text("Granite is an igneous rock.")
+    (docs / "scan.txt").write_bytes(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
+    seen = {}
+    for columns in ("20", "300"):
+        data = tmp_path / f"data{columns}"
+        env = {"COLUMNS": columns}
+        missing = one_line_error(cairn("ingest", str(tmp_path / "no-such-folder-with-a-long-name"), "-c", "rocks",
+                                       data_dir=data, env=env))
+        usage = cairn("ingest", str(docs), data_dir=data, env=env)
+        assert usage.returncode == 2 and "Error: Missing option '--collection' / '-c'." in usage.stderr.splitlines()
+        r = cairn("ingest", str(docs), "-c", "rocks", "--lexical-only", data_dir=data, env=env)
+        assert r.returncode == 0, r.stderr
+        skipped_line = [line for line in r.stderr.splitlines() if line.startswith("skipped ")]
+        seen[columns] = (missing, json.loads(r.stdout)["created"], skipped_line)
+    assert seen["20"] == seen["300"] == (f"{tmp_path / 'no-such-folder-with-a-long-name'} does not exist", 1,
+                                         ["skipped scan.txt: not text: a PDF file (application/pdf)"])
+
+
+def test_version():
+    from importlib.metadata import version
+
+    for flag in ("--version", "-V"):
+        r = cairn(flag, data_dir=None)
+        assert r.returncode == 0 and r.stdout == f"cairn {version('cairn')}\n", r.stderr
+
+
+def test_folder_ingest_reports_every_skipped_file(tmp_path):
+    docs, data = tmp_path / "docs", tmp_path / "data"
+    docs.mkdir()
+    (docs / "notes.md").write_text("# Basalt\n\nBasalt forms from lava.")
+    (docs / "paper.txt").write_bytes(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj")  # a PDF renamed .txt
+    (docs / "photo.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    (docs / "slides.pptx").write_bytes(b"PK\x03\x04")
+    r = cairn("ingest", str(docs), "-c", "geo", "--lexical-only", data_dir=data)
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["created"] == 1 and report["newPassages"] == 1
+    assert report["skipped"] == [
+        {"path": "paper.txt", "reason": "not text: a PDF file (application/pdf)"},
+        {"path": "photo.md", "reason": "not text: a PNG file (image/png)"},
+        {"path": "slides.pptx", "reason": "unsupported type .pptx; supported: .txt .md .markdown .html .htm .jsonl "
+                                          "(optionally .gz)"},
+    ]
+    assert [line for line in r.stderr.splitlines() if line.startswith("skipped ")] == [
+        f"skipped {s['path']}: {s['reason']}" for s in report["skipped"]]
+    r = cairn("ingest", str(docs / "paper.txt"), "-c", "geo", data_dir=data)
+    assert one_line_error(r) == "paper.txt: not text: a PDF file (application/pdf)"

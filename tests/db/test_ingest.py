@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import secrets
+import zipfile
 
+import pytest
 from sqlalchemy import func, select
 
+from app.errors import BadInput
 from app.models import Passage
 from app.services import identity
 from app.services.indexing import SearchIndexes
@@ -32,10 +36,36 @@ def _corpus(tmp_path):
     return root
 
 
+def _zip(members: dict[str, str]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, text in members.items():
+            z.writestr(name, text)
+    return buf.getvalue()
+
+
+# Binary files whatever their extension: (name, bytes, the reason reported)
+BINARY = [
+    ("paper.txt", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj << /Type /Catalog >>", "not text: a PDF file (application/pdf)"),
+    ("ascii-pdf.md", b"%PDF-1.4\n1 0 obj << >> endobj\n", "not text: a PDF file (application/pdf)"),
+    ("report.md", _zip({"[Content_Types].xml": "<Types/>", "_rels/.rels": "<R/>", "word/document.xml": "<w:d/>"}),
+     "not text: a DOCX file (application/vnd.openxmlformats-officedocument.wordprocessingml.document)"),
+    ("archive.txt", _zip({"a.txt": "hello"}), "not text: a ZIP file (application/zip)"),
+    ("logo.html", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", "not text: a PNG file (image/png)"),
+    ("blob.txt", b"abc\x00\x01\x02def", "not text: binary data (NUL bytes)"),
+    ("latin1.txt", "café crème".encode("latin-1"), "not text: not UTF-8 text (byte 0xe9 at offset 3); convert it to UTF-8"),
+    ("fake.txt.gz", b"plain, not gzip", "not text: not gzip data (Not a gzipped file (b'pl'))"),
+    ("rows.jsonl", b"%PDF-1.5\n\x00\x00binary", "not text: a PDF file (application/pdf)"),
+]
+
+
 def test_sources_cover_every_format(tmp_path):
-    docs = list(iter_sources(_corpus(tmp_path)))
+    skipped = []
+    docs = list(iter_sources(_corpus(tmp_path), skipped=skipped))
     by_id = {d.external_id: d for d in docs}
     assert sorted(by_id) == ["a.txt", "b.md", "j1", "j2", "sub/c.html"]
+    assert [(s.path, s.reason) for s in skipped] == [
+        ("ignored.bin", "unsupported type .bin; supported: .txt .md .markdown .html .htm .jsonl (optionally .gz)")]
     assert by_id["sub/c.html"].text.split() == ["Deserts", "Dunes", "&", "oases."]
     assert by_id["j1"].valid_from.year == 2021 and by_id["j1"].title == "Rivers"
     assert by_id["b.md"].media_type == "text/markdown"
@@ -74,3 +104,40 @@ async def test_ingest_is_idempotent_and_repairs_indexes_after_a_crash(db, tmp_pa
         assert await indexes.reindex(db) and (indexes.lexical.count(), indexes.vectors.count()) == (n_lex, n_vec)
     finally:
         indexes.close()
+
+
+def test_binary_content_is_skipped_and_reported_whatever_the_extension(tmp_path):
+    root = tmp_path / "mixed"
+    (root / ".git" / "objects").mkdir(parents=True)
+    (root / ".git" / "objects" / "ab").write_bytes(b"x\x9c")
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    for name, data, _ in BINARY:
+        (root / name).write_bytes(data)
+    (root / "notes.txt").write_text("BMW is a car maker.")  # starts like a BMP signature: still text
+    (root / "bom.md").write_bytes("\ufeffCafé au lait".encode("utf-8"))
+    (root / "utf16.txt").write_bytes("Grüße aus Köln".encode("utf-16"))
+    (root / "blank.txt").write_text("  \n")
+    (root / "empty.html").write_text("<html><script>x()</script></html>")
+    skipped = []
+    docs = {d.external_id: d.text for d in iter_sources(root, skipped=skipped)}
+    assert docs == {"notes.txt": "BMW is a car maker.", "bom.md": "Café au lait", "utf16.txt": "Grüße aus Köln"}
+    assert sorted((s.path, s.reason) for s in skipped) == sorted(
+        [(name, reason) for name, _, reason in BINARY]
+        + [(".git/", "hidden folder, not read (2 files)"), ("blank.txt", "no text"), ("empty.html", "no text")])
+    # one file named explicitly: refused with the same reason
+    for name, _, reason in BINARY:
+        with pytest.raises(BadInput) as exc:
+            list(iter_sources(root / name))
+        assert exc.value.message == f"{name}: {reason}"
+
+
+def test_jsonl_decoding_errors_name_the_line(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(json.dumps({"_id": "1", "text": "ok"}).encode() + b"\n" + b'{"_id": "2", "text": "caf\xe9"}\n')
+    with pytest.raises(BadInput) as exc:
+        list(iter_sources(bad))
+    assert exc.value.message == "bad.jsonl:2: not UTF-8 (byte 0xe9 at column 26)"
+    big = tmp_path / "big.jsonl"  # the 8 KiB sniffed head ends inside a line
+    rows = [{"_id": str(i), "text": "é" * 50 + f" row {i}"} for i in range(300)]
+    big.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    assert [d.external_id for d in iter_sources(big)] == [str(i) for i in range(300)]

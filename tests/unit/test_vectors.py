@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -26,7 +28,7 @@ def make_points(n: int = 120, seed: int = 7) -> list[VectorPoint]:
     ]
 
 
-@pytest.fixture(params=["edge", "client"])
+@pytest.fixture(params=["edge", "local"])
 def backend(request, tmp_path):
     index = open_vector_index(path=tmp_path / "vec", dim=DIM, backend=request.param)
     yield index
@@ -159,7 +161,7 @@ def test_edge_and_client_local_are_congruent(tmp_path):
         client.close()
 
 
-@pytest.mark.parametrize("backend_name", ["edge", "client"])
+@pytest.mark.parametrize("backend_name", ["edge", "local"])
 def test_persistence_across_reopen(tmp_path, backend_name):
     points = make_points(30)
     index = open_vector_index(path=tmp_path / "store", dim=DIM, backend=backend_name)
@@ -205,7 +207,10 @@ def test_client_collection_dimension_check(tmp_path):
         {"backend": "faiss", "path": "x"},
         {"backend": "edge"},
         {"backend": "edge", "path": "x", "url": "http://127.0.0.1:6333"},
-        {"backend": "client"},
+        {"backend": "client"},  # the old name: one vocabulary (auto | edge | local | server) now
+        {"backend": "local"},
+        {"backend": "local", "path": "x", "url": "http://127.0.0.1:6333"},
+        {"backend": "server"},
         {"backend": "edge", "path": "x", "collection": "../up"},
     ],
 )
@@ -226,3 +231,25 @@ def test_client_index_accepts_an_injected_client_and_leaves_it_open():
     client.close()
     with pytest.raises(ValueError):
         ClientVectorIndex(client=client, path="x", dim=DIM)
+
+
+def test_an_edge_shard_held_elsewhere_is_vector_store_in_use(tmp_path):
+    from retrieval.vectors import VectorStoreInUse
+
+    held = open_vector_index(path=tmp_path, dim=DIM, backend="edge")
+    try:
+        with pytest.raises(VectorStoreInUse, match="is open in another process"):  # was: WouldBlock RuntimeError
+            open_vector_index(path=tmp_path, dim=DIM, backend="edge")
+    finally:
+        held.close()
+    open_vector_index(path=tmp_path, dim=DIM, backend="edge").close()
+
+
+def test_resolve_backend_one_vocabulary():
+    from retrieval.vectors import BACKENDS, resolve_backend
+
+    assert BACKENDS == ("auto", "edge", "local", "server")
+    assert [resolve_backend("auto", None), resolve_backend("auto", "http://q:6333")] == ["edge", "server"]
+    assert [resolve_backend(b, None) for b in ("edge", "local", "server")] == ["edge", "local", "server"]
+    with pytest.raises(ValueError, match=re.escape("one of auto | edge | local | server, got 'client'")):
+        resolve_backend("client", None)
