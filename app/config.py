@@ -59,9 +59,6 @@ class Settings(BaseSettings):
     embedding_api_key: str | None = None
     chunk_max_tokens: int = Field(default=200, ge=32, le=2000)
     cors_origins: list[str] = Field(default_factory=list)
-    max_query_depth: int = Field(default=12, ge=2, le=64)
-    max_aliases: int = Field(default=30, ge=1, le=1000)
-    max_query_tokens: int = Field(default=2000, ge=100, le=100_000)
     log_level: str = "INFO"
     cursor_secret: str | None = None
     ontology_source_dirs: list[Path] = Field(default_factory=list)

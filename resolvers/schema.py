@@ -1,7 +1,8 @@
 """The schema: Query, Mutation, Subscription, plus the envelope, error codes and limits.
 
 Limits (enforced at validation, built once so the validation cache keeps working):
-query depth ≤ 12, aliases ≤ 30, document tokens ≤ 2,000.
+document tokens ≤ 2,000 (at parse); per operation, with fragments expanded in linear time
+(:mod:`resolvers.limits`): selections ≤ 10,000, depth ≤ 12, aliases ≤ 30, contextPack ≤ 2.
 
 Every error leaves with ``extensions.code``: resolver errors carry theirs (the adapter),
 parse errors get ``GRAPHQL_PARSE_FAILED``, validation errors ``GRAPHQL_VALIDATION_FAILED``
@@ -18,15 +19,14 @@ from collections.abc import Iterator
 import strawberry
 from cross_web import HTTPException
 from strawberry.types.graphql import OperationType
-from graphql import GraphQLError, GraphQLSyntaxError, OperationDefinitionNode, ValidationRule, parse
+from graphql import GraphQLError, GraphQLSyntaxError, OperationDefinitionNode, parse
 from strawberry.extensions import AddValidationRules, MaxTokensLimiter, ParserCache, SchemaExtension, ValidationCache
-from strawberry.extensions.max_aliases import create_validator as alias_validator
-from strawberry.extensions.query_depth_limiter import create_validator as depth_validator
 
 from starlette.responses import Response
 
 from app.errors import CairnError
 from resolvers.decisions import DecisionMutation, DecisionQuery
+from resolvers.limits import DocumentLimitsRule
 from resolvers.documents import DocumentMutation, DocumentQuery
 from resolvers.identity import IdentityMutation, IdentityQuery
 from resolvers.ontology import OntologyMutation, OntologyQuery
@@ -36,31 +36,12 @@ from resolvers.trace import TraceMutation
 
 log = logging.getLogger("cairn.graphql")
 
-MAX_DEPTH = 12
-MAX_ALIASES = 30
 MAX_TOKENS = 2_000
 
-MAX_PACKS_PER_REQUEST = 2
-_EXPENSIVE_FIELDS = frozenset({"contextPack", "contextPackStream"})
-
-
-class PackCostRule(ValidationRule):
-    """At most 2 ``contextPack`` fields per request: each may cost up to 32,000 tokens of work."""
-
-    def __init__(self, context) -> None:
-        super().__init__(context)
-        self.count = 0
-
-    def enter_field(self, node, *_args) -> None:
-        if node.name.value in _EXPENSIVE_FIELDS:
-            self.count += 1
-            if self.count == MAX_PACKS_PER_REQUEST + 1:
-                self.report_error(GraphQLError(
-                    f"at most {MAX_PACKS_PER_REQUEST} contextPack fields per request; send separate requests",
-                    nodes=[node]))
-
-
-_RULES = [depth_validator(MAX_DEPTH, None), alias_validator(MAX_ALIASES), PackCostRule]
+_RULES = [DocumentLimitsRule]
+"""Validation rules built once (keeps the ValidationCache effective). Strawberry's own depth
+and alias limiters are not used: they expand every fragment spread, exponential time for a
+document of nested spreads (see :mod:`resolvers.limits`)."""
 
 HTTP_STATUS_BY_CODE = {
     "GRAPHQL_PARSE_FAILED": 400,
@@ -70,7 +51,7 @@ HTTP_STATUS_BY_CODE = {
 
 
 class QueryLimits(AddValidationRules):
-    """Depth and alias limits with rules built once (keeps ValidationCache effective)."""
+    """Selection, depth, alias and pack limits (:mod:`resolvers.limits`), rules built once."""
 
     def __init__(self) -> None:
         super().__init__(_RULES)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 import pytest
 
@@ -137,3 +139,35 @@ def test_the_ndjson_route_takes_one_json_object_only(live, content, ctype, statu
     err = r.json()["errors"][0]
     assert err["extensions"]["code"] == ("BAD_USER_INPUT" if status == 400 else "BAD_REQUEST")
     assert err["extensions"].get("field") == field
+
+
+def _nested_fragments(n: int) -> str:
+    frags = ["fragment F0 on Query { __typename }"]
+    frags += [f"fragment F{i} on Query {{ ...F{i - 1} ...F{i - 1} }}" for i in range(1, n)]
+    return " ".join(frags) + f" query {{ ...F{n - 1} }}"
+
+
+def test_nested_fragment_documents_are_refused_over_http(live):
+    # 2^29 selections in 1.2 KB: the expanding limiters blocked the event loop for ~1 h.
+    r = live.gql(_nested_fragments(30), None, live.tokens["agent"])
+    assert r.status_code == 400
+    err = error_of(r)
+    assert err["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
+    assert "the limit is 10,000" in err["message"]
+    r = httpx.get(f"{live.url}/graphql", params={"query": _nested_fragments(30)},
+                  headers={"Authorization": f"Bearer {live.tokens['agent']}"}, timeout=30)
+    assert r.status_code == 400 and "the limit is 10,000" in error_of(r)["message"]
+
+
+async def test_nested_fragment_documents_are_refused_over_the_websocket(live):
+    import json
+
+    import websockets
+
+    async with websockets.connect(live.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
+        await ws.send(json.dumps({"type": "connection_init", "payload": {}}))
+        assert json.loads(await ws.recv())["type"] == "connection_ack"
+        await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {"query": _nested_fragments(30)}}))
+        msg = json.loads(await asyncio.wait_for(ws.recv(), 10))
+        assert msg["type"] == "error" and msg["id"] == "1"
+        assert "the limit is 10,000" in msg["payload"][0]["message"]
