@@ -2,9 +2,10 @@
 
 Limits: document tokens ≤ 2,000 (at parse); then, per operation with fragments expanded in
 linear time (:mod:`resolvers.limits`), selections ≤ 10,000, depth ≤ 12, aliases ≤ 30,
-contextPack ≤ 2 — checked *before* graphql-core's validation rules run, so a refused
-document costs one linear pass (:class:`LimitedValidation`). Parse, limit and validation
-results are cached per document text.
+contextPack ≤ 2, and one response name ≤ 50 times per selection set
+(:mod:`resolvers.field_repeats`) — checked *before* graphql-core's validation rules run, so
+a refused document costs one linear pass (:class:`LimitedValidation`). Parse, limit and
+validation results are cached per document text.
 
 Every error leaves with ``extensions.code``: resolver errors carry theirs (the adapter),
 parse errors get ``GRAPHQL_PARSE_FAILED``, validation errors ``GRAPHQL_VALIDATION_FAILED``
@@ -29,6 +30,7 @@ from starlette.responses import Response
 
 from app.errors import CairnError
 from resolvers.decisions import DecisionMutation, DecisionQuery
+from resolvers.field_repeats import repeat_errors
 from resolvers.limits import MAX_DEPTH, MAX_SELECTIONS, limit_errors
 from resolvers.documents import DocumentMutation, DocumentQuery
 from resolvers.identity import IdentityMutation, IdentityQuery
@@ -51,11 +53,11 @@ HTTP_STATUS_BY_CODE = {
 
 @functools.lru_cache(maxsize=128)
 def document_limit_errors(document: DocumentNode) -> tuple[str, ...]:
-    """:func:`resolvers.limits.limit_errors`, cached per parsed document (the parser cache
-    hands back the same node for the same text). A document nested too deeply for the
-    measuring recursion is refused, not a 500."""
+    """:func:`resolvers.limits.limit_errors` and :func:`resolvers.field_repeats.repeat_errors`,
+    cached per parsed document (the parser cache hands back the same node for the same
+    text). A document nested too deeply for the measuring recursion is refused, not a 500."""
     try:
-        return tuple(limit_errors(document))
+        return (*limit_errors(document), *repeat_errors(document))
     except RecursionError:
         return ("the document nests fields and fragment spreads too deeply to measure; "
                 f"the limits are depth {MAX_DEPTH} and {MAX_SELECTIONS:,} selections",)

@@ -91,6 +91,15 @@ def test_legitimate_fragments_and_refused_cycles(live):
     assert err["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED" and "within itself" in err["message"]
 
 
+def test_a_field_repeated_hundreds_of_times_is_refused_before_the_quadratic_rule(live):
+    # within every other limit; graphql-core's field-merging rule took 220 ms on it
+    r = live.gql("{" + " viewer { kind }" * 300 + "}", None, live.tokens["agent"])
+    assert r.status_code == 400
+    err = error_of(r)
+    assert err["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
+    assert err["message"].startswith("'viewer' is selected 300 times in one selection set")
+
+
 # ------------------------------------------------------------------ 3. authentication first
 
 
