@@ -58,7 +58,7 @@ class Services:
 
 
 class RequestContext:
-    """Per-request (or per-WebSocket-connection) state.
+    """Per-request state; on a WebSocket, per operation (see :meth:`for_operation`).
 
     Args:
         services: The process's :class:`Services`.
@@ -80,11 +80,17 @@ class RequestContext:
         self._principal: Principal | None = state.get("cairn_principal")
         self._principal_error: CairnError | None = None
 
-    @property
-    def is_websocket(self) -> bool:
-        """True for a WebSocket connection: authentication then runs on every operation, so a
-        revoked credential cannot keep a long-lived connection alive."""
-        return self.request is not None and getattr(self.request, "scope", {}).get("type") == "websocket"
+    def for_operation(self) -> RequestContext:
+        """A fresh context for one operation on this WebSocket connection.
+
+        Each operation gets its own envelope (trace id from the handshake headers, else a new
+        one; only its own calls), its own timer and its own authentication with the
+        credential from ``connection_init``, so a credential revoked while the connection is
+        open stops working at the next operation.
+        """
+        ctx = RequestContext(self.services, self.headers, self.request, None)
+        ctx.connection_params = self.connection_params
+        return ctx
 
     @property
     def trace_id(self) -> str:
@@ -100,13 +106,13 @@ class RequestContext:
         return bearer_from_headers(self.headers)
 
     async def principal(self) -> Principal:
-        """Authenticate once per request (per subscription operation for WebSockets).
+        """Authenticate once per request (per operation for WebSockets: :meth:`for_operation`).
 
         Raises:
             Unauthenticated: no or invalid token. Forbidden: agent credential from a browser,
             or authority lost.
         """
-        if self._principal is not None and not self.is_websocket:
+        if self._principal is not None:
             return self._principal
         token = self._token()
         if token is None:

@@ -22,6 +22,7 @@ import json
 from typing import Any
 
 from app.context import RequestContext
+from app.edges import code_for_status
 from app.envelope import CallRecord
 from app.errors import CairnError
 from app.governance import to_graphql_error
@@ -109,15 +110,13 @@ class GraphQLGate:
         self.services = services
 
     async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http" or scope["method"] not in ("POST", "GET"):
-            await self.view(scope, receive, send)
-            return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        is_query_get = scope["method"] == "GET" and b"query=" in scope.get("query_string", b"")
-        if scope["method"] == "GET" and not is_query_get:
-            await self.view(scope, receive, send)  # the GraphiQL page
-            return
         ctx = RequestContext(self.services(), headers)
+        is_query_get = scope["method"] == "GET" and b"query=" in scope.get("query_string", b"")
+        if scope["method"] not in ("POST", "GET") or not (scope["method"] == "POST" or is_query_get):
+            # the GraphiQL page (or Strawberry's plain-text refusal, enveloped)
+            await self.view(scope, receive, _EnvelopingSend(send, ctx))
+            return
         op = get_operation("POST /graphql")
         ctx.envelope.calls.append(CallRecord(op.name, op.coordinate, op.capability))
         body = b""
@@ -190,6 +189,7 @@ class _EnvelopingSend:
             self.buffer.append(message.get("body", b""))
             if not message.get("more_body", False):
                 text = b"".join(self.buffer).decode("utf-8", "replace")
-                await send_error(self.send, self.ctx, CairnError(text, code="BAD_REQUEST"), self.status or 400)
+                status = self.status or 400
+                await send_error(self.send, self.ctx, CairnError(text, code=code_for_status(status)), status)
             return
         await self.send(message)

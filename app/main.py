@@ -23,18 +23,20 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from strawberry.asgi import GraphQL
+from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 
 from app.config import Settings, load_settings
 from app.context import RequestContext, Services
 from app.decisions_http import make_create_route, make_read_route
 from app.db import Database
-from app.errors import CairnError
+from app.edges import EXCEPTION_HANDLERS, EnvelopedCORSMiddleware, deny_websocket, route_not_found
+from app.envelope import CallRecord
+from app.errors import CairnError, Forbidden
 from app.governance import authorize, log_call, to_graphql_error
 from app.gate import BodyTooLarge, GraphQLGate, enveloped_error, read_body
 from app.graphiql import STATIC_DIR, graphiql_html
@@ -45,6 +47,7 @@ from app.registry import get_operation
 from app.services.indexing import open_indexes
 from app.services.memory_admin import purge_expired as purge_expired_memories
 from app.services.packs import stream_pack
+from app.ws import CairnTransportWS
 from resolvers.schema import schema
 
 log = logging.getLogger("cairn")
@@ -53,10 +56,14 @@ MAX_STREAM_BODY_BYTES = 64 * 1024
 
 
 class CairnGraphQL(GraphQL):
-    """Strawberry's ASGI view with Cairn's request context and a local GraphiQL."""
+    """Strawberry's ASGI view with Cairn's request context, a local GraphiQL, and the
+    graphql-transport-ws handler of :mod:`app.ws` (the only WebSocket protocol served: the
+    legacy ``graphql-ws`` subprotocol is closed with 4406)."""
+
+    graphql_transport_ws_handler_class = CairnTransportWS
 
     def __init__(self, services: Services, **kwargs: Any) -> None:
-        super().__init__(schema, **kwargs)
+        super().__init__(schema, subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL,), **kwargs)
         self.services = services
 
     async def get_context(self, request, response=None) -> RequestContext:  # type: ignore[override]
@@ -68,6 +75,15 @@ class CairnGraphQL(GraphQL):
 
     async def render_graphql_ide(self, request: Request) -> HTMLResponse:
         return HTMLResponse(graphiql_html())
+
+    async def reject_websocket(self, request):  # type: ignore[override]
+        """A cross-origin handshake from an origin not in ``CAIRN_CORS_ORIGINS``: an enveloped 403."""
+        op = get_operation("WS /graphql")
+        origin = request.headers.get("origin", "")
+        await deny_websocket(request, Forbidden(f"WebSocket handshakes from origin {origin!r} are not allowed; "
+                                                "add it to CAIRN_CORS_ORIGINS"), 403,
+                             record=CallRecord(op.name, op.coordinate, op.capability))
+        return request
 
 
 
@@ -89,8 +105,6 @@ def make_stream_route(services: Services):
     async def route(request: Request) -> Response:
         headers = {k.lower(): v for k, v in request.headers.items()}
         ctx = RequestContext(services, headers, request)
-        from app.envelope import CallRecord
-
         ctx.envelope.target = "cairn.http"
         ctx.envelope.calls.append(CallRecord(op.name, op.coordinate, op.capability))
         try:
@@ -228,10 +242,11 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     ]
     middleware = []
     if settings.cors_origins:
-        middleware.append(Middleware(CORSMiddleware, allow_origins=settings.cors_origins,
+        middleware.append(Middleware(EnvelopedCORSMiddleware, allow_origins=settings.cors_origins,
                                      allow_methods=["GET", "POST"], allow_headers=["*"],
                                      expose_headers=["x-cairn-trace", "x-cairn-coordinate", "x-cairn-capability"]))
-    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS)
+    app.router.default = route_not_found  # enveloped 404s, also for WebSocket handshakes
     app.state.readiness = readiness
     app.state.holder = holder
     return app

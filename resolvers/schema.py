@@ -1,8 +1,11 @@
 """The schema: Query, Mutation, Subscription, plus the envelope, error codes and limits.
 
-Limits (enforced at validation, built once so the validation cache keeps working):
-document tokens ≤ 2,000 (at parse); per operation, with fragments expanded in linear time
-(:mod:`resolvers.limits`): selections ≤ 10,000, depth ≤ 12, aliases ≤ 30, contextPack ≤ 2.
+Limits: document tokens ≤ 2,000 (at parse); then, per operation with fragments expanded in
+linear time (:mod:`resolvers.limits`), selections ≤ 10,000, depth ≤ 12, aliases ≤ 30,
+contextPack ≤ 2, and one response name ≤ 50 times per selection set
+(:mod:`resolvers.field_repeats`) — checked *before* graphql-core's validation rules run, so
+a refused document costs one linear pass (:class:`LimitedValidation`). Parse, limit and
+validation results are cached per document text.
 
 Every error leaves with ``extensions.code``: resolver errors carry theirs (the adapter),
 parse errors get ``GRAPHQL_PARSE_FAILED``, validation errors ``GRAPHQL_VALIDATION_FAILED``
@@ -20,13 +23,15 @@ import strawberry
 from cross_web import HTTPException
 from strawberry.types.graphql import OperationType
 from graphql import GraphQLError, GraphQLSyntaxError, OperationDefinitionNode, parse
-from strawberry.extensions import AddValidationRules, MaxTokensLimiter, ParserCache, SchemaExtension, ValidationCache
+from graphql.language import DocumentNode
+from strawberry.extensions import MaxTokensLimiter, ParserCache, SchemaExtension, ValidationCache
 
 from starlette.responses import Response
 
 from app.errors import CairnError
 from resolvers.decisions import DecisionMutation, DecisionQuery
-from resolvers.limits import DocumentLimitsRule
+from resolvers.field_repeats import repeat_errors
+from resolvers.limits import MAX_DEPTH, MAX_SELECTIONS, limit_errors
 from resolvers.documents import DocumentMutation, DocumentQuery
 from resolvers.identity import IdentityMutation, IdentityQuery
 from resolvers.ontology import OntologyMutation, OntologyQuery
@@ -38,10 +43,6 @@ log = logging.getLogger("cairn.graphql")
 
 MAX_TOKENS = 2_000
 
-_RULES = [DocumentLimitsRule]
-"""Validation rules built once (keeps the ValidationCache effective). Strawberry's own depth
-and alias limiters are not used: they expand every fragment spread, exponential time for a
-document of nested spreads (see :mod:`resolvers.limits`)."""
 
 HTTP_STATUS_BY_CODE = {
     "GRAPHQL_PARSE_FAILED": 400,
@@ -50,11 +51,38 @@ HTTP_STATUS_BY_CODE = {
 }
 
 
-class QueryLimits(AddValidationRules):
-    """Selection, depth, alias and pack limits (:mod:`resolvers.limits`), rules built once."""
+@functools.lru_cache(maxsize=128)
+def document_limit_errors(document: DocumentNode) -> tuple[str, ...]:
+    """:func:`resolvers.limits.limit_errors` and :func:`resolvers.field_repeats.repeat_errors`,
+    cached per parsed document (the parser cache hands back the same node for the same
+    text). A document nested too deeply for the measuring recursion is refused, not a 500."""
+    try:
+        return (*limit_errors(document), *repeat_errors(document))
+    except RecursionError:
+        return ("the document nests fields and fragment spreads too deeply to measure; "
+                f"the limits are depth {MAX_DEPTH} and {MAX_SELECTIONS:,} selections",)
 
-    def __init__(self) -> None:
-        super().__init__(_RULES)
+
+class LimitedValidation(ValidationCache):
+    """Document limits first, then graphql-core's rules (results cached).
+
+    Strawberry's depth and alias limiters expanded every fragment spread (exponential time
+    for nested spreads, ~1 h at n = 30) and ran in the same pass as every other rule. Here
+    the linear, memoised measure of :mod:`resolvers.limits` runs alone first; a document over
+    a limit is refused with ``GRAPHQL_VALIDATION_FAILED`` naming the limit and no other rule
+    visits it. Validation rules stay graphql-core's own tuple, so the validation cache keys
+    on the same rules every time.
+    """
+
+    def on_validate(self) -> Iterator[None]:
+        ctx = self.execution_context
+        errors = document_limit_errors(ctx.graphql_document)
+        if errors:
+            ctx.pre_execution_errors = [GraphQLError(message) for message in errors]
+        else:
+            ctx.pre_execution_errors = self.cached_validate_document(
+                ctx.schema._schema, ctx.graphql_document, ctx.validation_rules)
+        yield
 
 
 class TokenLimit(MaxTokensLimiter):
@@ -218,7 +246,7 @@ def build_schema() -> CairnSchema:
         query=Query,
         mutation=Mutation,
         subscription=Subscription,
-        extensions=[Envelope, TokenLimit, QueryLimits, SafeParserCache, ValidationCache],
+        extensions=[Envelope, TokenLimit, SafeParserCache, LimitedValidation],
     )
 
 

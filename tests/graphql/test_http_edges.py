@@ -165,7 +165,7 @@ async def test_nested_fragment_documents_are_refused_over_the_websocket(live):
     import websockets
 
     async with websockets.connect(live.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
-        await ws.send(json.dumps({"type": "connection_init", "payload": {}}))
+        await ws.send(json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {live.tokens['agent']}"}}))
         assert json.loads(await ws.recv())["type"] == "connection_ack"
         await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {"query": _nested_fragments(30)}}))
         msg = json.loads(await asyncio.wait_for(ws.recv(), 10))
