@@ -4,7 +4,8 @@ A GraphQL document's *expanded* size (what execution would visit) can be exponen
 text: ``fragment F1 on Query { ...F0 ...F0 }`` … ``query { ...F29 }`` is 2^30 selections in
 a few hundred bytes. Limit checks that expand every spread (Strawberry's depth and alias
 limiters) therefore cost exponential time themselves, before any resolver or credential
-check runs. :class:`DocumentLimitsRule` replaces them: it computes, per fragment, the
+check runs. :func:`limit_errors` replaces them (run before graphql-core's rules, see
+:mod:`resolvers.schema`): it computes, per fragment, the
 expanded selection count, depth, alias count and ``contextPack`` field count once
 (memoised), so the whole check is linear in the document size, and it reports every limit
 that is exceeded with the limit's name and value.
@@ -33,7 +34,6 @@ from graphql import (
     InlineFragmentNode,
     OperationDefinitionNode,
     SelectionSetNode,
-    ValidationRule,
 )
 
 MAX_SELECTIONS = 10_000
@@ -145,12 +145,3 @@ def limit_errors(document: DocumentNode) -> list[str]:
             errors.append(f"at most {MAX_PACKS} contextPack fields per request ({name} has {c.packs}); "
                           "send separate requests")
     return errors
-
-
-class DocumentLimitsRule(ValidationRule):
-    """Validation rule reporting :func:`limit_errors` once per document (linear time)."""
-
-    def enter_document(self, node: DocumentNode, *_args) -> None:
-        """Check the whole document on entry."""
-        for message in limit_errors(node):
-            self.report_error(GraphQLError(message))
