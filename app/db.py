@@ -3,15 +3,19 @@
 SQLite connections get ``foreign_keys=ON``, WAL and a busy timeout on every connection
 (STACK-NOTES). Sessions use ``expire_on_commit=False`` because async SQLAlchemy cannot
 lazy-load.
+
+Check-then-write (count, then insert; read, then set) is closed by :func:`serialize` before
+the check, or by one conditional statement whose row count decides (confirmation tokens).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 
@@ -85,3 +89,30 @@ class Database:
     async def dispose(self) -> None:
         """Close every pooled connection."""
         await self.engine.dispose()
+
+
+async def serialize(s: AsyncSession, *name: str) -> None:
+    """Hold a lock named ``name`` until the session's transaction ends (commit or rollback).
+
+    Call it before the check of a check-then-write (a count against a cap, a get-or-create, a
+    last-owner test) in the transaction that writes: transactions naming the same lock then
+    run that section one after another, and each check sees the rows the previous one
+    committed.
+
+    PostgreSQL: ``pg_advisory_xact_lock`` on the first 8 bytes of SHA-256 of the name parts
+    (distinct names do not wait for each other). SQLite: a write statement that changes no
+    row, so the transaction takes the database's write lock now (what ``BEGIN IMMEDIATE``
+    does) and the reads after it are of the latest commit; SQLite has one writer at a time,
+    so every name shares that lock. Waits up to the busy timeout (30 s) on SQLite, without
+    limit on PostgreSQL (a deadlock is detected and raised by the server).
+
+    Args:
+        s: The session whose transaction will do the write.
+        name: Parts of the lock name, e.g. ``("credential-cap", workspace_id)``.
+    """
+    if s.get_bind().dialect.name == "postgresql":
+        digest = hashlib.sha256("\x1f".join(name).encode("utf-8")).digest()
+        await s.execute(text("SELECT pg_advisory_xact_lock(:k)"),
+                        {"k": int.from_bytes(digest[:8], "big", signed=True)})
+    else:
+        await s.execute(text("UPDATE workspace SET id = id WHERE 0"))

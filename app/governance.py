@@ -35,13 +35,14 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from graphql import GraphQLError
+from sqlalchemy import update
 from strawberry.utils.str_converters import to_camel_case
 
 from app.auth import Principal, require_scope
 from app.boundaries import Boundary, evaluate
 from app.envelope import CallRecord
 from app.errors import CairnError, Forbidden
-from app.ids import as_utc, utcnow
+from app.ids import utcnow
 from app.models import ConfirmationRequest
 from app.registry import Operation, get_operation
 
@@ -89,6 +90,26 @@ def arguments_sha256(op_name: str, arguments: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
+async def _consume_confirmation(db, token: str, credential_id: str, operation: str, digest: str,
+                                now: datetime) -> bool:
+    """Use a confirmation token once: ONE conditional UPDATE, committed before the handler runs.
+
+    The row is marked used only if it is still unused, unexpired and bound to this credential,
+    operation and input; the database evaluates that per row under its write lock, so of any
+    number of concurrent calls presenting the token exactly one sees a row count of 1.
+
+    Returns:
+        True when this call consumed the token.
+    """
+    async with db.session() as s:
+        res = await s.execute(update(ConfirmationRequest).where(
+            ConfirmationRequest.token == token, ConfirmationRequest.used_at.is_(None),
+            ConfirmationRequest.credential_id == credential_id, ConfirmationRequest.operation == operation,
+            ConfirmationRequest.input_sha256 == digest, ConfirmationRequest.expires_at > now,
+        ).values(used_at=now))
+        return res.rowcount == 1
+
+
 async def _boundary(ctx, op: Operation, principal: Principal, arguments: dict[str, Any]) -> dict[str, Any]:
     decision = evaluate(op.capability, principal.profile)
     info: dict[str, Any] = {"decision": decision.boundary.value, "capability": op.capability,
@@ -114,15 +135,12 @@ async def _boundary(ctx, op: Operation, principal: Principal, arguments: dict[st
     if presented is None and ctx.connection_params:
         presented = ctx.connection_params.get("confirmation")
     now = utcnow()
+    if not isinstance(presented, str) or not 1 <= len(presented) <= 64 or "\x00" in presented:
+        presented = None  # cannot be a token we issued (and must not reach the database as such)
+    if presented and await _consume_confirmation(ctx.services.db, presented, principal.id, op.name, digest, now):
+        info["confirmed"] = True
+        return info
     async with ctx.services.db.session() as s:
-        if presented:
-            row = await s.get(ConfirmationRequest, presented)
-            if (row is not None and row.credential_id == principal.id and row.operation == op.name
-                    and row.input_sha256 == digest and row.used_at is None and as_utc(row.expires_at) > now):
-                row.used_at = now
-                s.add(row)
-                info["confirmed"] = True
-                return info
         token = f"cnf_{secrets.token_urlsafe(24)}"
         s.add(ConfirmationRequest(token=token, credential_id=principal.id, operation=op.name,
                                   input_sha256=digest, decision=decision.boundary.value,

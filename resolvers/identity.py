@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from datetime import datetime
 
 import strawberry
@@ -10,11 +11,11 @@ from strawberry.types import Info
 from app.auth import MAX_EXPIRY_DAYS, MIN_EXPIRY_DAYS, SCOPE_PERMISSIONS, Principal
 from app.errors import BadInput
 from app.governance import governed
-from app.ids import as_utc, utcnow
 from app.models import AgentCredential as CredentialRow
 from app.models import Member as MemberRow
 from app.registry import REGISTRY, capabilities_for_scopes
 from app.services import identity
+from app.services.credential_state import CredentialState, credential_states
 
 
 @strawberry.type(description="Who is calling.")
@@ -57,6 +58,16 @@ class ResponsibilityProfileInput:
     hard_boundaries: list[str] | None = None
 
 
+@strawberry.enum(description="What an agent credential can do now (derived from its creator's current standing).")
+class CredentialStatus(enum.Enum):
+    ACTIVE = "ACTIVE"
+    REVOKED = "REVOKED"
+    EXPIRED = "EXPIRED"
+    AUTHORITY_LOST = strawberry.enum_value(
+        "AUTHORITY_LOST", description="Its creator was removed (every call fails) or no longer holds what any of its "
+                                      "scopes needs (every scoped call fails), with AGENT_CREDENTIAL_AUTHORITY_LOST.")
+
+
 @strawberry.type
 class AgentCredential:
     id: strawberry.ID
@@ -67,7 +78,11 @@ class AgentCredential:
     created_at: datetime
     expires_at: datetime
     revoked_at: datetime | None
-    active: bool
+    active: bool = strawberry.field(description="status is ACTIVE: it works and counts toward the 50-credential cap.")
+    status: CredentialStatus
+    lost_scopes: list[str] = strawberry.field(
+        description="Scopes whose permissions its creator no longer holds (all of them once the creator is removed); "
+                    "calls needing them fail with AGENT_CREDENTIAL_AUTHORITY_LOST.")
     profile: ResponsibilityProfile
 
 
@@ -110,13 +125,13 @@ def _profile_dict(p: ResponsibilityProfileInput | None) -> dict | None:
     return {k: v for k, v in pairs.items() if v is not None}
 
 
-def to_credential(c: CredentialRow) -> AgentCredential:
-    """Row → GraphQL type (never the secret)."""
+def to_credential(c: CredentialRow, state: CredentialState) -> AgentCredential:
+    """Row and its :class:`~app.services.credential_state.CredentialState` → GraphQL type (never the secret)."""
     prof = c.profile or {}
-    active = c.revoked_at is None and as_utc(c.expires_at) > utcnow()
     return AgentCredential(
         id=c.id, name=c.name, creator_id=c.creator_id, scopes=list(c.scopes), context_set_id=c.context_set_id,
-        created_at=c.created_at, expires_at=c.expires_at, revoked_at=c.revoked_at, active=active,
+        created_at=c.created_at, expires_at=c.expires_at, revoked_at=c.revoked_at, active=state.active,
+        status=CredentialStatus(state.status), lost_scopes=list(state.lost_scopes),
         profile=ResponsibilityProfile(
             granted_capabilities=prof.get("grantedCapabilities", []), natural_avoidances=prof.get("naturalAvoidances", []),
             suggest_only=prof.get("suggestOnly", []), reconfirm_before=prof.get("reconfirmBefore", []),
@@ -194,7 +209,8 @@ class IdentityQuery:
     async def agent_credentials(self, info: Info, principal: Principal) -> list[AgentCredential]:
         async with info.context.services.db.session() as s:
             rows = await identity.list_credentials(s, workspace_id=principal.workspace_id)
-        return [to_credential(c) for c in rows]
+            states = await credential_states(s, rows)
+        return [to_credential(c, states[c.id]) for c in rows]
 
 
 @strawberry.type
@@ -211,14 +227,16 @@ class IdentityMutation:
                 default_capabilities=capabilities_for_scopes(set(scopes) if scopes is not None else
                                                              {"context:read", "queries:run", "replay:run"}),
             )
-        return NewAgentCredential(credential=to_credential(cred), token=issued.token)
+            states = await credential_states(s, [cred])
+        return NewAgentCredential(credential=to_credential(cred, states[cred.id]), token=issued.token)
 
     @strawberry.mutation(description="Revoke an agent credential now.")
     @governed("revokeAgentCredential", validate=_validate_credential_id)
     async def revoke_agent_credential(self, info: Info, id: strawberry.ID, principal: Principal) -> AgentCredential:
         async with info.context.services.db.session() as s:
             cred = await identity.revoke_credential(s, workspace_id=principal.workspace_id, credential_id=id)
-        return to_credential(cred)
+            states = await credential_states(s, [cred])
+        return to_credential(cred, states[cred.id])
 
     @strawberry.mutation(description="Replace lists of an agent credential's responsibility profile.")
     @governed("setAgentProfile", validate=_validate_credential_id)
@@ -227,7 +245,8 @@ class IdentityMutation:
         async with info.context.services.db.session() as s:
             cred = await identity.set_credential_profile(s, workspace_id=principal.workspace_id, credential_id=id,
                                                          profile=_profile_dict(profile) or {})
-        return to_credential(cred)
+            states = await credential_states(s, [cred])
+        return to_credential(cred, states[cred.id])
 
     @strawberry.mutation(description="Add a member to your workspace (owners). The member token is returned once.")
     @governed("addMember", validate=_validate_member)

@@ -18,7 +18,7 @@ from app.errors import BadInput
 from app.governance import governed
 from app.services import trace as tracing
 from app.services.ontology_load import list_networks, load_network
-from app.services.ontology_mapping import parse_mapping
+from app.services.ontology_mapping import allowed_source_dir, parse_mapping
 from app.services.ontology_query import InstanceQuery, check_shape, query_instances, toon_rows
 from app.services.ontology_store import get_store
 from app.services.ontology_types import check_identifier, condition_operations
@@ -210,13 +210,8 @@ def _validate_load(mapping: str, source_dir: str | None = None, files=None, trac
 
 
 def _allowed_dir(settings, source_dir: str) -> Path:
-    path = Path(source_dir).resolve()
-    for root in settings.ontology_source_dirs:
-        root = Path(root).resolve()
-        if path == root or root in path.parents:
-            return path
-    raise BadInput("sourceDir is not under a directory this server allows (CAIRN_ONTOLOGY_SOURCE_DIRS); send the "
-                   "CSV files inline with files, or load with `cairn ontology load`", field="sourceDir")
+    """The real path of ``sourceDir`` under ``CAIRN_ONTOLOGY_SOURCE_DIRS`` (links resolved), or BadInput."""
+    return allowed_source_dir(source_dir, settings.ontology_source_dirs)
 
 
 def _type_def(ot, store) -> ObjectTypeDefinition:
@@ -344,7 +339,8 @@ class OntologyMutation:
 
         async def run():
             rep = await load_network(services.db, services.indexes.embedder, workspace_id=principal.workspace_id,
-                                     mapping=spec, source_dir=path, files=inline)
+                                     mapping=spec, source_dir=path, files=inline,
+                                     allowed_roots=services.settings.ontology_source_dirs)
             return {"knId": rep.kn_id, "generation": rep.generation, "instances": rep.instances,
                     "embedded": rep.embedded, "vectorModel": rep.vector_model}
 

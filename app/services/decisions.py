@@ -24,7 +24,8 @@ Flow of :func:`create_decision` (shared by ``POST /api/v1/decisions`` and GraphQ
 Retention: key records 24 h (``IDEMPOTENCY_TTL``); decisions 30 days in retaining
 workspaces, 24 h in non-retaining ones; expired rows are purged on every create.
 A key record left ``RUNNING`` by a crashed process is taken over after the timeout plus
-60 s (its decision is marked FAILED ``decision_internal_error``).
+60 s (its decision is marked FAILED ``decision_internal_error``); should that process still
+finish, it neither finishes nor releases the key record of the decision that took over.
 """
 
 from __future__ import annotations
@@ -168,7 +169,9 @@ class DecisionRunner:
                                     .values(status="FAILED", completed_at=utcnow(), error={
                                         "code": "decision_internal_error",
                                         "message": "the process running this decision stopped"}))
-                    await s.delete(rec)
+                    # by id and state: of two concurrent takeovers one deletes, both then race the insert
+                    await s.execute(delete(DecisionIdempotency).where(DecisionIdempotency.id == rec.id,
+                                                                      DecisionIdempotency.state == "RUNNING"))
                     return None
             return rec
 
@@ -241,16 +244,22 @@ class DecisionRunner:
             outcome = await self._run(principal, row, request)
         except asyncio.CancelledError:  # 499: the decision is FAILED; free the key for a retry
             if key is not None:
-                await asyncio.shield(self._release_key(principal, key))
+                await asyncio.shield(self._release_key(principal, key, row.id))
             raise
         if key is not None:
-            await self._finish_key(principal, key, outcome)
+            await self._finish_key(principal, key, outcome, row.id)
         return outcome
 
-    async def _release_key(self, principal: Principal, key: str) -> None:
+    @staticmethod
+    def _key_of(principal: Principal, key: str, decision_id: str) -> tuple:
+        # the key record of THIS decision: after a takeover (see _lookup) the key belongs to
+        # another decision, which this one must neither finish nor release
+        return (DecisionIdempotency.principal_id == principal.id, DecisionIdempotency.key == key,
+                DecisionIdempotency.decision_id == decision_id)
+
+    async def _release_key(self, principal: Principal, key: str, decision_id: str) -> None:
         async with self.db.session() as s:
-            await s.execute(delete(DecisionIdempotency).where(DecisionIdempotency.principal_id == principal.id,
-                                                              DecisionIdempotency.key == key))
+            await s.execute(delete(DecisionIdempotency).where(*self._key_of(principal, key, decision_id)))
 
     async def _run(self, principal: Principal, row: Decision, request: DecisionRequest) -> Outcome:
         error: CairnError | None = None
@@ -314,9 +323,9 @@ class DecisionRunner:
                 status=row.status, answers=answers, context_info=info, error=row.error,
                 completed_at=row.completed_at))
 
-    async def _finish_key(self, principal: Principal, key: str, outcome: Outcome) -> None:
+    async def _finish_key(self, principal: Principal, key: str, outcome: Outcome, decision_id: str) -> None:
         async with self.db.session() as s:
-            where = (DecisionIdempotency.principal_id == principal.id, DecisionIdempotency.key == key)
+            where = self._key_of(principal, key, decision_id)
             if outcome.error is not None and getattr(outcome.error, "transient", False):
                 await s.execute(delete(DecisionIdempotency).where(*where))
                 return

@@ -4,6 +4,8 @@ Versioning rules:
 - Upserting a document whose text and valid interval equal its latest version is a no-op.
 - Otherwise a new version is recorded (``recorded_at`` = server now). ``valid_from``
   defaults to the recording time when the caller gives none ("true from when we learned it").
+- Concurrent upserts of one collection are serialised (:func:`app.db.serialize`): each reads
+  the latest version committed by the one before it, so N racing upserts record N versions.
 - Passages come from :func:`retrieval.chunking.chunk_text`; a passage id is
   ``stable_id("psg", document_id, sha256(text), occurrence)`` so unchanged paragraphs keep
   their ids (and their index entries) across versions.
@@ -20,6 +22,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db import serialize
 from app.errors import BadInput, NotFound, require_text
 from app.ids import as_utc, new_id, sha256_text, stable_id, utcnow
 from app.models import Collection, Document, DocumentVersion, Passage, VersionPassage
@@ -57,6 +60,7 @@ async def get_or_create_collection(s: AsyncSession, *, workspace_id: str, name: 
     name = name.strip()
     if not 1 <= len(name) <= 120:
         raise BadInput("collection name must be 1–120 characters", field="name", limit="1-120")
+    await serialize(s, "collection-name", workspace_id, name)  # get-or-create: one creator per name
     row = (
         await s.execute(
             select(Collection).where(Collection.workspace_id == workspace_id, Collection.name == name)
@@ -132,6 +136,9 @@ async def upsert_document(
         BadInput: empty text, over-long fields, or ``validTo <= validFrom``.
     """
     _validate_doc_input(external_id, title, text, valid_from, valid_to)
+    # read-latest-then-insert-next: writers of one collection take turns (one lock per
+    # collection, not per document, so a batch of upserts cannot deadlock with another)
+    await serialize(s, "collection-documents", collection_id)
     now = now or utcnow()
     doc = (
         await s.execute(

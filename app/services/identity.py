@@ -1,7 +1,8 @@
 """Workspaces, members, agent credentials, and authentication of a bearer token.
 
 Rules (SPEC §1): owners/admins (``agent_credential:manage``) create credentials; at most 50
-active per retaining workspace; expiry 1–365 days; every scope needs its creator to hold the
+active per retaining workspace (``ACTIVE`` in :mod:`app.services.credential_state`: a removed
+creator's credentials do not count); expiry 1–365 days; every scope needs its creator to hold the
 scope's permissions at creation *and* at every call (else ``AGENT_CREDENTIAL_AUTHORITY_LOST``).
 """
 
@@ -11,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import (
@@ -27,9 +28,11 @@ from app.auth import (
     parse_token,
     secret_matches,
 )
+from app.db import serialize
 from app.errors import BadInput, Conflict, Forbidden, NotFound, Unauthenticated
 from app.ids import as_utc, new_id, utcnow
 from app.models import AgentCredential, Member, Workspace
+from app.services.credential_state import count_active
 
 PROFILE_LISTS = (
     "grantedCapabilities",
@@ -58,6 +61,7 @@ async def create_workspace(s: AsyncSession, *, name: str, retaining: bool = True
     name = name.strip()
     if not 1 <= len(name) <= 120:
         raise BadInput("workspace name must be 1–120 characters", field="name", limit="1-120")
+    await serialize(s, "workspace-name", name)
     if (await s.execute(select(Workspace).where(Workspace.name == name))).scalar_one_or_none():
         raise Conflict(f"workspace {name!r} already exists", field="name")
     ws = Workspace(id=new_id("ws"), name=name, retaining=retaining, created_at=utcnow())
@@ -107,9 +111,7 @@ async def set_member_role(s: AsyncSession, *, workspace_id: str, member_id: str,
     """
     if role not in ROLES:
         raise BadInput(f"role must be one of {', '.join(ROLES)}", field="role")
-    m = await s.get(Member, member_id)
-    if m is None or m.workspace_id != workspace_id or m.removed_at is not None:
-        raise NotFound(f"member {member_id!r} not found", field="memberId")
+    m = await _locked_member(s, workspace_id, member_id)
     if m.role == "owner" and role != "owner":
         await _keep_an_owner(s, workspace_id, leaving=m.id)
     m.role = role
@@ -208,18 +210,9 @@ async def create_credential(
     ws = await s.get(Workspace, creator.workspace_id)
     now = utcnow()
     if ws is not None and ws.retaining:
-        active = (
-            await s.execute(
-                select(func.count())
-                .select_from(AgentCredential)
-                .where(
-                    AgentCredential.workspace_id == creator.workspace_id,
-                    AgentCredential.revoked_at.is_(None),
-                    AgentCredential.expires_at > now,
-                )
-            )
-        ).scalar_one()
-        if active >= MAX_ACTIVE_CREDENTIALS:
+        # count-then-insert: serialised per workspace, so N concurrent creates at 49 admit one
+        await serialize(s, "credential-cap", creator.workspace_id)
+        if await count_active(s, creator.workspace_id) >= MAX_ACTIVE_CREDENTIALS:
             raise Conflict(
                 f"this workspace already has {MAX_ACTIVE_CREDENTIALS} active agent credentials "
                 "(the limit); revoke one first",
@@ -271,10 +264,10 @@ async def revoke_credential(s: AsyncSession, *, workspace_id: str, credential_id
     cred = await s.get(AgentCredential, credential_id)
     if cred is None or cred.workspace_id != workspace_id:
         raise NotFound(f"agent credential {credential_id!r} not found", field="credentialId")
-    if cred.revoked_at is None:
-        cred.revoked_at = utcnow()
-        s.add(cred)
-        await s.flush()
+    if cred.revoked_at is None:  # conditional: of concurrent revokes the first time stays
+        await s.execute(update(AgentCredential).where(AgentCredential.id == cred.id,
+                                                      AgentCredential.revoked_at.is_(None)).values(revoked_at=utcnow()))
+        cred = await s.get(AgentCredential, credential_id, populate_existing=True)
     return cred
 
 
@@ -286,7 +279,8 @@ async def set_credential_profile(
     Raises:
         NotFound: no such credential. BadInput: bad profile.
     """
-    cred = await s.get(AgentCredential, credential_id)
+    await serialize(s, "credential-profile", credential_id)  # read-merge-write: no lost list
+    cred = await s.get(AgentCredential, credential_id, populate_existing=True)
     if cred is None or cred.workspace_id != workspace_id:
         raise NotFound(f"agent credential {credential_id!r} not found", field="credentialId")
     merged = {**cred.profile, **profile}
@@ -348,8 +342,25 @@ async def authenticate(s: AsyncSession, token: str) -> Principal:
     )
 
 
+async def _locked_member(s: AsyncSession, workspace_id: str, member_id: str) -> Member:
+    """A live member of the workspace, read after taking the workspace's ``owners`` lock.
+
+    Raises:
+        NotFound: no such live member.
+    """
+    await serialize(s, "owners", workspace_id)
+    m = await s.get(Member, member_id, populate_existing=True)
+    if m is None or m.workspace_id != workspace_id or m.removed_at is not None:
+        raise NotFound(f"member {member_id!r} not found", field="memberId")
+    return m
+
+
 async def _keep_an_owner(s: AsyncSession, workspace_id: str, *, leaving: str) -> None:
-    """Refuse a change that would leave the workspace without an owner (``LAST_OWNER``)."""
+    """Refuse a change that would leave the workspace without an owner (``LAST_OWNER``).
+
+    The caller took the workspace's ``owners`` lock (:func:`_locked_member`) before reading the
+    member, so two owners demoting or removing each other at once cannot both pass.
+    """
     others = (
         await s.execute(
             select(func.count()).select_from(Member).where(
@@ -379,9 +390,7 @@ async def remove_member(s: AsyncSession, *, workspace_id: str, member_id: str, b
     Raises:
         NotFound: no such live member. Conflict: removing yourself (use another owner).
     """
-    m = await s.get(Member, member_id)
-    if m is None or m.workspace_id != workspace_id or m.removed_at is not None:
-        raise NotFound(f"member {member_id!r} not found", field="memberId")
+    m = await _locked_member(s, workspace_id, member_id)
     if m.id == by_member_id:
         raise Conflict("you cannot remove yourself; ask another owner", field="memberId")
     if m.role == "owner":

@@ -19,7 +19,8 @@ Rules:
   not superseded at t. Forget deletes every version of the key (rows and citations).
 - Limits: 120 remembers per credential per rolling hour (``AGENT_MEMORY_RATE_LIMITED``, 429,
   ``retryAfter`` seconds); 5,000 stored versions per member per workspace
-  (``AGENT_MEMORY_FULL``, 409). Retention 1–365 days (default 90): older versions are purged
+  (``AGENT_MEMORY_FULL``, 409). Both are counted under the owner's lock
+  (:func:`app.db.serialize`), so concurrent remembers cannot overshoot them. Retention 1–365 days (default 90): older versions are purged
   at start-up, on every remember/recall/list in the workspace, and by ``cairn memory purge``;
   memories citing a deleted document or collection are purged with it.
 """
@@ -27,17 +28,17 @@ Rules:
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
+from app.db import serialize
 from app.errors import BadInput, CairnError, Conflict, Forbidden, NotFound, require_clean_text
 from app.ids import as_utc, new_id, utcnow
 from app.models import AgentMemory, Collection, MemoryWrite, Workspace
@@ -200,6 +201,10 @@ async def remember(s: AsyncSession, *, principal: Principal, namespace: str, tex
                        code="AGENT_MEMORY_EMPTY", field="text")
     await _check_collection(s, principal, collection_id)
     cites = await resolve_citations(s, principal, citations)
+    # the rate and version counts, the current version of the key and the insert are one
+    # critical section per owner: concurrent remembers cannot all pass a count taken before
+    # any of them wrote, nor leave two current versions of one key
+    await serialize(s, "memory", ws.id, principal.member_id)
     await purge_expired(s, workspace_id=ws.id, now=now)
     await _rate_limit(s, principal, now)
     stored = (await s.execute(select(func.count()).where(
@@ -215,7 +220,6 @@ async def remember(s: AsyncSession, *, principal: Principal, namespace: str, tex
         model = getattr(embedder, "name", "embedder")
     previous = None
     if key is not None:
-        await _lock_key(s, ws.id, principal.member_id, namespace, key)
         previous = (await s.execute(select(AgentMemory).where(
             AgentMemory.workspace_id == ws.id, AgentMemory.owner_member_id == principal.member_id,
             AgentMemory.namespace == namespace, AgentMemory.key == key, AgentMemory.superseded_at.is_(None),
@@ -238,19 +242,6 @@ async def remember(s: AsyncSession, *, principal: Principal, namespace: str, tex
     await s.flush()
     source = (await check_sources(s, principal, [row.id], now))[row.id]
     return RememberOutcome(MemoryView(row, source), 1 if previous else 0, masked.counts)
-
-
-async def _lock_key(s: AsyncSession, workspace_id: str, member_id: str, namespace: str, key: str) -> None:
-    """Serialise writers of one (member, namespace, key) until the transaction ends.
-
-    PostgreSQL: a transaction-scoped advisory lock on a 64-bit hash of the key, so two
-    concurrent remembers cannot both read the same current version and leave two current
-    rows. SQLite already serialises write transactions.
-    """
-    if s.get_bind().dialect.name != "postgresql":
-        return
-    digest = hashlib.sha256("\x1f".join(("memory", workspace_id, member_id, namespace, key)).encode()).digest()
-    await s.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": int.from_bytes(digest[:8], "big", signed=True)})
 
 
 def _owned(principal: Principal, *, namespace=None, key=None, collection_id=None, as_of=None):

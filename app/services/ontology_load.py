@@ -8,8 +8,9 @@ and vector indexes are derived in memory per object type on first use
 (:mod:`app.services.ontology_store`).
 
 A load replaces the whole network in one transaction (types and instances of the old load
-go, the new ones come, ``generation`` + 1), so a reader never sees half a load. Each
-distinct string of a vector-indexed property is encoded once.
+go, the new ones come, ``generation`` + 1), so a reader never sees half a load; concurrent
+loads of one network take turns (:func:`app.db.serialize`), each adding 1 to the generation.
+Each distinct string of a vector-indexed property is encoded once.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import delete, insert, select
 
+from app.db import serialize
 from app.errors import BadInput
 from app.ids import utcnow
 from app.models import KnowledgeNetwork, ObjectInstance, ObjectType
@@ -97,11 +99,16 @@ def type_rows(spec, source: SourceRows) -> list[tuple[str, dict[str, Any]]]:
 
 
 async def read_source(mapping: MappingSpec, source_dir: Path | None,
-                      files: dict[str, str] | None = None) -> list[SourceRows]:
+                      files: dict[str, str] | None = None,
+                      allowed_roots: Sequence[Path] | None = None) -> list[SourceRows]:
     """Source rows of every type (CSV needs ``source_dir`` or inline ``files``).
 
+    Args:
+        allowed_roots: Directories every CSV file's real path must lie under (GraphQL
+            loads); None for no restriction (CLI). See :func:`csv_files_of`.
+
     Raises:
-        BadInput: CSV source without files, or reading failed.
+        BadInput: CSV source without files, a file outside ``allowed_roots``, or reading failed.
     """
     if mapping.source.kind == "csv":
         if files is None:
@@ -110,7 +117,7 @@ async def read_source(mapping: MappingSpec, source_dir: Path | None,
                                field="sourceDir")
             if not Path(source_dir).is_dir():
                 raise BadInput(f"source directory {source_dir} does not exist", field="sourceDir")
-            files = await asyncio.to_thread(csv_files_of, Path(source_dir))
+            files = await asyncio.to_thread(csv_files_of, Path(source_dir), allowed_roots)
         return await asyncio.to_thread(read_csv_rows, mapping, files)
     if files is not None or source_dir is not None:
         raise BadInput("this mapping reads a SQL database (source.kind: sql); CSV files do not apply",
@@ -120,7 +127,7 @@ async def read_source(mapping: MappingSpec, source_dir: Path | None,
 
 async def load_network(db, embedder, *, workspace_id: str, mapping: MappingSpec,
                        source_dir: Path | None = None, files: dict[str, str] | None = None,
-                       progress: Progress | None = None) -> LoadReport:
+                       progress: Progress | None = None, allowed_roots: Sequence[Path] | None = None) -> LoadReport:
     """Load (or replace) a knowledge network from its mapping.
 
     Args:
@@ -132,6 +139,7 @@ async def load_network(db, embedder, *, workspace_id: str, mapping: MappingSpec,
         source_dir: Directory of CSV files (``source.kind: csv``).
         files: Or the CSV files inline, ``{table: csv text}``.
         progress: ``progress(stage, done, total)`` (stages ``read``, ``embed``, ``store``).
+        allowed_roots: See :func:`read_source` (GraphQL passes ``CAIRN_ONTOLOGY_SOURCE_DIRS``).
 
     Returns:
         A :class:`LoadReport`.
@@ -139,7 +147,7 @@ async def load_network(db, embedder, *, workspace_id: str, mapping: MappingSpec,
     Raises:
         BadInput: source or data errors (see :func:`type_rows`, :func:`read_source`).
     """
-    sources = {s.ot_id: s for s in await read_source(mapping, source_dir, files)}
+    sources = {s.ot_id: s for s in await read_source(mapping, source_dir, files, allowed_roots)}
     typed = {spec.id: type_rows(spec, sources[spec.id]) for spec in mapping.object_types}
     if progress:
         progress("read", len(typed), len(typed))
@@ -166,7 +174,9 @@ async def load_network(db, embedder, *, workspace_id: str, mapping: MappingSpec,
                         vector_model=model)
     now = utcnow()
     async with db.session() as s:
-        old = await s.get(KnowledgeNetwork, (workspace_id, mapping.id))
+        # read-generation-then-replace: concurrent loads of one network take turns
+        await serialize(s, "ontology-network", workspace_id, mapping.id)
+        old = await s.get(KnowledgeNetwork, (workspace_id, mapping.id), populate_existing=True)
         generation = (old.generation + 1) if old else 1
         report.generation = generation
         await s.execute(delete(ObjectInstance).where(ObjectInstance.workspace_id == workspace_id,

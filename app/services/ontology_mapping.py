@@ -30,8 +30,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import sqlite3
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -196,16 +198,78 @@ _ALLOWED_SQLITE_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.S
                            getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
 
 
-def csv_files_of(source_dir: Path) -> dict[str, str]:
-    """``{table: csv text}`` for every ``*.csv`` in a directory (table = file stem).
+NOT_ALLOWED = "SOURCE_PATH_NOT_ALLOWED"
+
+
+def _real_roots(roots: Sequence[Path | str]) -> list[Path]:
+    return [Path(r).resolve() for r in roots]
+
+
+def _inside(real: Path, real_roots: Sequence[Path]) -> bool:
+    return any(real == root or root in real.parents for root in real_roots)
+
+
+def allowed_source_dir(source_dir: str | Path, roots: Sequence[Path | str]) -> Path:
+    """The real path of ``source_dir`` when it lies under one of ``roots`` (real paths too).
+
+    Symbolic links are resolved first (:meth:`pathlib.Path.resolve`), so a link inside an
+    allowed directory that points outside it is refused like the outside path itself.
 
     Raises:
-        BadInput: no CSV files there.
+        BadInput: ``SOURCE_PATH_NOT_ALLOWED`` (field ``sourceDir``, ``path``) outside every
+            root, or ``BAD_USER_INPUT`` when the path cannot be resolved or is no directory.
+    """
+    try:
+        real = Path(source_dir).resolve()
+    except (OSError, RuntimeError, ValueError):  # a link loop, or a NUL in the path
+        raise BadInput(f"sourceDir {str(source_dir)!r} cannot be resolved to a directory", field="sourceDir",
+                       path=str(source_dir)) from None
+    if not _inside(real, _real_roots(roots)):
+        raise BadInput(f"sourceDir {str(source_dir)!r} is not under a directory this server allows "
+                       "(CAIRN_ONTOLOGY_SOURCE_DIRS; symbolic links count where they point); send the CSV files "
+                       "inline with files, or load with `cairn ontology load`", code=NOT_ALLOWED, field="sourceDir",
+                       path=str(source_dir))
+    if not real.is_dir():
+        raise BadInput(f"source directory {str(source_dir)!r} does not exist", field="sourceDir", path=str(source_dir))
+    return real
+
+
+def csv_files_of(source_dir: Path, roots: Sequence[Path | str] | None = None) -> dict[str, str]:
+    """``{table: csv text}`` for every ``*.csv`` in a directory (table = file stem).
+
+    Args:
+        roots: When given (GraphQL loads: ``CAIRN_ONTOLOGY_SOURCE_DIRS``), every file's real
+            path (symbolic links resolved) must lie under one of them. None: no restriction
+            (the operator's CLI).
+
+    Raises:
+        BadInput: no CSV files there; a file that is a broken link, not a regular file, not
+            UTF-8, or (``SOURCE_PATH_NOT_ALLOWED``) resolves outside ``roots``; each names the path.
     """
     files = sorted(Path(source_dir).glob("*.csv"))
     if not files:
         raise BadInput(f"no *.csv files in {source_dir}", field="sourceDir")
-    return {f.stem: f.read_text(encoding="utf-8-sig") for f in files}
+    real_roots = _real_roots(roots) if roots is not None else None
+    out: dict[str, str] = {}
+    for f in files:
+        try:
+            real = f.resolve(strict=True)
+        except (OSError, RuntimeError):
+            raise BadInput(f"{f} cannot be read: a broken symbolic link (or a link loop)", field="sourceDir",
+                           path=str(f)) from None
+        if real_roots is not None and not _inside(real, real_roots):
+            raise BadInput(f"{f} is a symbolic link to a file outside the directories this server allows "
+                           "(CAIRN_ONTOLOGY_SOURCE_DIRS); copy the file in, or send it inline with files",
+                           code=NOT_ALLOWED, field="sourceDir", path=str(f))
+        if not real.is_file():
+            raise BadInput(f"{f} is not a regular file", field="sourceDir", path=str(f))
+        try:  # the checked real path, not the link, and no link at its last step
+            with open(os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), encoding="utf-8-sig") as fh:
+                out[f.stem] = fh.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = "is not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else f"cannot be read ({exc.strerror})"
+            raise BadInput(f"{f} {reason}", field="sourceDir", path=str(f)) from None
+    return out
 
 
 def _csv_database(files: dict[str, str]) -> sqlite3.Connection:

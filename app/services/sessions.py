@@ -156,10 +156,10 @@ async def append_messages(s: AsyncSession, *, principal: Principal, session_id: 
 async def archive_session(s: AsyncSession, *, principal: Principal, session_id: str) -> AgentSession:
     """Archive a session (idempotent: archiving an archived session keeps the first time)."""
     row = await get_session(s, principal=principal, session_id=session_id)
-    if row.archived_at is None:
-        row.archived_at = utcnow()
-        s.add(row)
-        await s.flush()
+    if row.archived_at is None:  # conditional: of concurrent archives the first time stays
+        await s.execute(update(AgentSession).where(AgentSession.id == row.id, AgentSession.archived_at.is_(None))
+                        .values(archived_at=utcnow()))
+        row = await s.get(AgentSession, row.id, populate_existing=True)
     return row
 
 

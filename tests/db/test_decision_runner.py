@@ -216,3 +216,48 @@ async def test_a_timed_out_decision_stops_judging_before_its_key_is_freed(db):
         assert len(accepted) == 1
     finally:
         srv.close()
+
+
+async def test_a_decision_whose_key_was_taken_over_leaves_the_new_holders_key_alone(db):
+    """A decision still running when its key record is taken over as stale (a long judge
+    call) must not release or finish the new holder's record when it ends. Before: its
+    cancellation deleted the new holder's stored outcome, so the key ran a third time."""
+    from datetime import timedelta
+
+    from sqlalchemy import select, update
+
+    from app.ids import utcnow
+    from app.models import Decision, DecisionIdempotency
+
+    principal = await _principal(db)
+    srv, port = _silent_server()
+    try:
+        judge = OpenAIJudge(f"http://127.0.0.1:{port}/v1", "m", timeout=30)
+        slow = DecisionRunner(db, lambda: judge, timeout_seconds=30)
+        task = asyncio.create_task(slow.create(principal, prepare=lambda: validate_request(REQ), sha="f" * 64,
+                                               key="k-over", source="api"))
+        for _ in range(100):
+            await asyncio.sleep(0.05)
+            async with db.session() as s:
+                if (await s.execute(select(Decision).where(Decision.principal_id == principal.id,
+                                                           Decision.judge_runs == 1))).first():
+                    break
+        async with db.session() as s:  # as if it had been running for 200 s
+            await s.execute(update(DecisionIdempotency).where(DecisionIdempotency.key == "k-over")
+                            .values(created_at=utcnow() - timedelta(seconds=200)))
+        fast = DecisionRunner(db, lambda: None, timeout_seconds=10, context_tokens=64)
+        big = {"state": {"text": "word " * 200}, "questions": REQ["questions"]}
+        second = await fast.create(principal, prepare=lambda: validate_request(big), sha="9" * 64, key="k-over",
+                                   source="api")
+        assert second.error.code == "decision_context_too_large"
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        async with db.session() as s:
+            rec = (await s.execute(select(DecisionIdempotency).where(DecisionIdempotency.key == "k-over"))).scalar_one()
+        assert (rec.decision_id, rec.state) == (second.error.extra["decisionId"], "DONE")
+        third = await fast.create(principal, prepare=lambda: validate_request(big), sha="9" * 64, key="k-over",
+                                  source="api")
+        assert third.replayed and third.error.extra["decisionId"] == second.error.extra["decisionId"]
+    finally:
+        srv.close()
