@@ -305,11 +305,20 @@ def credentials_revoke(credential_id: str, workspace: str = WorkspaceOpt, data_d
 
 @credentials_cli.command("list")
 def credentials_list(workspace: str = WorkspaceOpt, data_dir: Optional[Path] = DataDir) -> None:
-    """List agent credentials (never their secrets)."""
+    """List agent credentials (never their secrets), each with its status: ACTIVE, REVOKED,
+    EXPIRED or AUTHORITY_LOST (:mod:`app.services.credential_state`) and the scopes its
+    creator no longer holds."""
     from app.services import identity
+    from app.services.credential_state import credential_states
 
-    for c in _admin(data_dir, lambda s, ws: identity.list_credentials(s, workspace_id=ws.id), workspace=workspace):
+    async def listed(s, ws):
+        creds = await identity.list_credentials(s, workspace_id=ws.id)
+        return creds, await credential_states(s, creds)
+
+    creds, states = _admin(data_dir, listed, workspace=workspace)
+    for c in creds:
         typer.echo(json.dumps({"credentialId": c.id, "name": c.name, "scopes": c.scopes,
+                               "status": states[c.id].status, "lostScopes": list(states[c.id].lost_scopes),
                                "expiresAt": c.expires_at.isoformat(),
                                "revokedAt": c.revoked_at.isoformat() if c.revoked_at else None}))
 

@@ -54,8 +54,11 @@ def test_ingest_members_and_credentials(tmp_path):
     assert r.returncode == 2 and "between 1 and 365" in r.stderr
     listed = [json.loads(line) for line in cairn("credentials", "list", data_dir=data).stdout.splitlines()]
     assert [c["credentialId"] for c in listed] == [cred["credentialId"]] and "token" not in listed[0]
+    assert (listed[0]["status"], listed[0]["lostScopes"]) == ("ACTIVE", [])
     revoked = json.loads(cairn("credentials", "revoke", cred["credentialId"], data_dir=data).stdout)
     assert revoked["revokedAt"]
+    listed = [json.loads(line) for line in cairn("credentials", "list", data_dir=data).stdout.splitlines()]
+    assert listed[0]["status"] == "REVOKED"
     members = [json.loads(line) for line in cairn("members", "list", data_dir=data).stdout.splitlines()]
     assert [(m["name"], m["role"]) for m in members] == [("olga", "owner"), ("vic", "viewer")]
     changed = json.loads(cairn("members", "set-role", viewer["memberId"], "--role", "editor", data_dir=data).stdout)
