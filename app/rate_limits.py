@@ -14,7 +14,10 @@ hosts sharing a PostgreSQL database) share them. Each check is ONE statement,
 RETURNING hits``: the database serialises concurrent increments of one row, so of a burst
 of N + k concurrent calls at limit N exactly N see ``hits <= N``. Refused calls are counted
 too (they cannot push an allowed call over). Rows older than two windows are deleted at
-most once a minute per process.
+most once a minute per process. On PostgreSQL the transaction commits with
+``synchronous_commit = off`` (a crash may forget the last few counts; the increment is still
+atomic and seen by every other worker at once), which cuts a check from a WAL flush (~4 ms
+here) to a round trip; see ``bench/rate_limits.py``.
 
 A fixed window admits up to 2N calls across a window boundary (N at the end of one window,
 N at the start of the next); that is the accepted cost of one row and one statement per
@@ -27,7 +30,7 @@ import math
 import time
 from typing import Any
 
-from sqlalchemy import delete
+from sqlalchemy import delete, text
 from sqlalchemy.dialects import postgresql, sqlite
 
 from app.errors import CairnError
@@ -39,6 +42,8 @@ WINDOW_SECONDS = 60
 
 CLEANUP_EVERY_SECONDS = 60.0
 """A process deletes old windows at most this often."""
+
+_NO_SYNC_COMMIT = text("SET LOCAL synchronous_commit = off")
 
 
 class RateLimited(CairnError):
@@ -106,6 +111,8 @@ class RateLimiter:
                                        set_={"hits": table.c.hits + 1})
                 .returning(table.c.hits))
         async with db.session() as s:
+            if db.dialect == "postgresql":  # a counter need not survive a crash: don't wait for the WAL flush
+                await s.execute(_NO_SYNC_COMMIT)
             hits = (await s.execute(stmt)).scalar_one()
             if now - self._last_cleanup >= CLEANUP_EVERY_SECONDS:
                 self._last_cleanup = now
