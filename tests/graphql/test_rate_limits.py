@@ -8,12 +8,14 @@ split a burst.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
+import websockets
 
 from app.auth import ROLE_PERMISSIONS, Principal
 from app.config import Settings
@@ -27,7 +29,7 @@ from tests.graphql.conftest import Live, _start
 LIMITS = {"rate_limit_packs_per_minute": 3, "rate_limit_decisions_per_minute": 2,
           "rate_limit_writes_per_minute": 4, "rate_limit_reads_per_minute": 5}
 PACK = '{ contextPack(input: {task: "billing region", retrieval: LEXICAL}) { packId } }'
-AGENTS = ("a", "b", "burst", "decider")
+AGENTS = ("a", "b", "burst", "decider", "ws")
 SCOPES = ["context:read", "decisions:run"]
 MESSAGE = re.compile(r"^at most (\d+) (packs|decisions|writes|reads) per minute per credential; retry after (\d+) s$")
 
@@ -152,4 +154,32 @@ def test_member_tokens_are_limited_per_member(limited):
     assert_limited(limited.gql("{ viewer { kind } }", token=token), "reads", 5)
     created = limited.data('mutation { createCollection(name: "c1") { id } }', token=token)  # writes: own class
     assert created["createCollection"]["id"]
+    assert int(time.time() // 60) == window
+
+
+async def test_the_subscription_counts_as_packs_over_the_websocket(limited):
+    token = limited.tokens["ws"]
+    window = fresh_window()
+    assert (await asyncio.to_thread(limited.gql, PACK, token=token)).status_code == 200
+    assert (await asyncio.to_thread(limited.gql, PACK, token=token)).status_code == 200
+    query = 'subscription { contextPackStream(input: {task: "billing", retrieval: LEXICAL}) { __typename } }'
+    outcomes = []
+    async with websockets.connect(limited.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
+        await ws.send(json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}}))
+        assert json.loads(await ws.recv())["type"] == "connection_ack"
+        for op_id in ("1", "2"):  # the third pack passes, the fourth is refused
+            await ws.send(json.dumps({"id": op_id, "type": "subscribe", "payload": {"query": query}}))
+            while True:
+                msg = json.loads(await asyncio.wait_for(ws.recv(), 60))
+                if msg["type"] == "complete":
+                    outcomes.append("complete")
+                    break
+                if msg["type"] == "error" or msg["payload"].get("errors"):
+                    errors = msg["payload"] if msg["type"] == "error" else msg["payload"]["errors"]
+                    outcomes.append(errors[0])
+                    break
+    assert outcomes[0] == "complete"
+    ext = outcomes[1]["extensions"]
+    assert (ext["code"], ext["rateClass"], ext["limit"]) == ("RATE_LIMITED", "packs", 3)
+    assert 1 <= ext["retryAfter"] <= 60
     assert int(time.time() // 60) == window
