@@ -50,6 +50,14 @@ class Settings(BaseSettings):
         judge_threads: llama.cpp threads of the local judge.
         judge_timeout_seconds: Deadline of one decision's judge work (504 ``decision_timeout``).
         decision_context_tokens: Decision context budget in cl100k tokens (state / session).
+        rate_limit_packs_per_minute: Calls per credential (agent credential or member token)
+            per fixed minute window of the ``packs`` class (``contextPack``, the
+            ``contextPackStream`` subscription, ``POST /v1/context-packs/stream``); 0 = unlimited.
+            Over it: 429 ``RATE_LIMITED`` with ``Retry-After`` (:mod:`app.rate_limits`).
+        rate_limit_decisions_per_minute: Same for ``decisions`` (``createDecision``,
+            ``POST /api/v1/decisions``).
+        rate_limit_writes_per_minute: Same for ``writes`` (every other mutation).
+        rate_limit_reads_per_minute: Same for ``reads`` (every other query and read route).
     """
 
     # enable_decoding=False: list settings arrive as the raw string and _split_lists reads
@@ -89,6 +97,10 @@ class Settings(BaseSettings):
     judge_threads: int = Field(default=1, ge=1, le=64)
     judge_timeout_seconds: float = Field(default=60.0, gt=0, le=600)
     decision_context_tokens: int = Field(default=1500, ge=64, le=100_000)
+    rate_limit_packs_per_minute: int = Field(default=120, ge=0)
+    rate_limit_decisions_per_minute: int = Field(default=60, ge=0)
+    rate_limit_writes_per_minute: int = Field(default=300, ge=0)
+    rate_limit_reads_per_minute: int = Field(default=1200, ge=0)
 
     @model_validator(mode="after")
     def _refuse_unsafe_prod(self) -> Settings:

@@ -32,6 +32,7 @@ class Services:
     """The ontology store (:class:`app.services.ontology_store.OntologyStore`), made on first use."""
     _judge: Any = field(default=None, repr=False)
     _decisions: Any = field(default=None, repr=False)
+    _rate_limiter: Any = field(default=None, repr=False)
 
     def judge(self) -> Any:
         """The decision judge from settings (local Gemma or OpenAI-compatible), built on first use."""
@@ -55,6 +56,15 @@ class Services:
             self._decisions = DecisionRunner(self.db, self.judge, timeout_seconds=self.settings.judge_timeout_seconds,
                                              context_tokens=self.settings.decision_context_tokens)
         return self._decisions
+
+    @property
+    def rate_limiter(self) -> Any:
+        """The process's :class:`~app.rate_limits.RateLimiter` (limits from settings)."""
+        if self._rate_limiter is None:
+            from app.rate_limits import RateLimiter
+
+            self._rate_limiter = RateLimiter.from_settings(self.settings)
+        return self._rate_limiter
 
 
 class RequestContext:

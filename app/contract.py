@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from app.registry import COORDINATE_RE, REGISTRY
+from app.registry import COORDINATE_RE, RATE_CLASSES, REGISTRY
 from app.services.identity import PROFILE_LISTS
 
 _CAPABILITY_RE = re.compile(r"^[a-z_]+:[a-z_*]+$")
@@ -85,6 +85,10 @@ def contract_violations(schema, app=None, profiles: Iterable[dict] = ()) -> list
         seen[op.coordinate] = name
         if not op.capability or not _CAPABILITY_RE.match(op.capability):
             problems.append(f"{name}: missing or malformed capability {op.capability!r}")
+        if op.auth == "required" and op.rate_class not in RATE_CLASSES:
+            problems.append(f"{name}: rate class {op.rate_class!r} is not one of {list(RATE_CLASSES)}")
+        if op.auth == "none" and op.rate_class is not None:
+            problems.append(f"{name}: takes no credential, so it cannot have rate class {op.rate_class!r}")
         if op.kind != "http" and name not in used:
             problems.append(f"{name} is registered but no GraphQL field serves it")
         if app is not None and op.kind == "http" and name not in used:

@@ -35,8 +35,6 @@ from app.services.decisions import body_sha256, validate_idempotency_key
 def _error(ctx: RequestContext, exc: BaseException, replayed: bool = False) -> JSONResponse:
     status = exc.http_status if isinstance(exc, CairnError) else 500
     body, headers = enveloped_error(ctx, exc, status)
-    if isinstance(exc, CairnError) and exc.extra.get("retryAfter"):
-        headers["retry-after"] = str(exc.extra["retryAfter"])
     if replayed:
         headers["idempotency-replayed"] = "true"
     return JSONResponse(body, status_code=status, headers=headers)

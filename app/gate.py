@@ -76,7 +76,11 @@ async def _read_body(receive, limit: int) -> bytes:
 
 
 def enveloped_error(ctx: RequestContext, exc: BaseException, status: int) -> tuple[dict, dict[str, str]]:
-    """The body and headers of an enveloped JSON error; marks the current call REJECTED/ERROR."""
+    """The body and headers of an enveloped JSON error; marks the current call REJECTED/ERROR.
+
+    Headers: ``x-cairn-trace``; ``WWW-Authenticate`` on 401; ``Retry-After`` (the error's
+    ``extensions.retryAfter``, whole seconds) on 429.
+    """
     err = to_graphql_error(ctx, exc)
     if ctx.envelope.calls:
         ctx.envelope.calls[-1].status = "REJECTED" if status in (401, 403) else "ERROR"
@@ -84,6 +88,9 @@ def enveloped_error(ctx: RequestContext, exc: BaseException, status: int) -> tup
     headers = {"x-cairn-trace": ctx.trace_id}
     if status == 401:
         headers["www-authenticate"] = 'Bearer realm="cairn"'
+    retry = (err.extensions or {}).get("retryAfter")
+    if status == 429 and retry is not None:
+        headers["retry-after"] = str(retry)
     return body, headers
 
 

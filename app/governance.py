@@ -10,11 +10,13 @@ generator) so that, in order:
    member-only operations (``AGENT_OPERATION_NOT_ALLOWED``) and their creator's *current*
    role (``AGENT_CREDENTIAL_AUTHORITY_LOST``);
 4. input is validated by the operation's ``validate`` callable (``BAD_USER_INPUT``);
-5. agents' responsibility boundaries are evaluated (:mod:`app.boundaries`);
-6. the handler runs; its :class:`~app.errors.CairnError` become GraphQL errors with
+5. the call is counted against the credential's rate limit for the operation's class
+   (:mod:`app.rate_limits`; 429 ``RATE_LIMITED``);
+6. agents' responsibility boundaries are evaluated (:mod:`app.boundaries`);
+7. the handler runs; its :class:`~app.errors.CairnError` become GraphQL errors with
    ``extensions.code``; anything else becomes ``INTERNAL_SERVER_ERROR`` with the trace id
    (details only in the log);
-7. the call is recorded for the envelope (status OK / ERROR / REJECTED).
+8. the call is recorded for the envelope (status OK / ERROR / REJECTED).
 
 Handlers therefore contain only domain logic. HTTP routes use :func:`authorize` directly.
 """
@@ -44,6 +46,7 @@ from app.envelope import CallRecord
 from app.errors import CairnError, Forbidden
 from app.ids import utcnow
 from app.models import ConfirmationRequest
+from app.rate_limits import subject_of
 from app.registry import Operation, get_operation
 
 log = logging.getLogger("cairn.adapter")
@@ -157,7 +160,7 @@ async def _boundary(ctx, op: Operation, principal: Principal, arguments: dict[st
 
 async def authorize(ctx, op: Operation, arguments: dict[str, Any],
                     validate: Callable[..., Any] | None = None) -> tuple[Principal | None, dict | None]:
-    """Steps 2–5 of the module doc for one call.
+    """Steps 2–6 of the module doc for one call.
 
     Returns:
         ``(principal, boundary_info)``; principal is None for ``auth="none"`` operations.
@@ -188,6 +191,8 @@ async def authorize(ctx, op: Operation, arguments: dict[str, Any],
         if missing:
             raise Forbidden(f"{op.name} needs {sorted(missing)}; your role is {principal.role}",
                             required=sorted(missing))
+    services = ctx.services
+    await services.rate_limiter.check(services.db, subject_of(principal), op.rate_class)
     if validate:
         validate(**{k: v for k, v in arguments.items() if k != "info"})
     boundary = await _boundary(ctx, op, principal, arguments) if principal.is_agent else None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, Index, LargeBinary, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, Index, LargeBinary, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -422,3 +422,20 @@ class DecisionIdempotency(SQLModel, table=True):
     response_body: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
     created_at: datetime
     expires_at: datetime = Field(index=True)
+
+
+class RateLimitCounter(SQLModel, table=True):
+    """One fixed-window call counter of :mod:`app.rate_limits`.
+
+    ``subject`` is ``agent:<credential id>`` or ``member:<member id>``; ``rate_class`` one of
+    :data:`app.registry.RATE_CLASSES`; ``window_start`` the window's start in Unix seconds
+    (a multiple of the window length); ``hits`` the calls counted in it, incremented by one
+    atomic upsert per call. Rows older than two windows are deleted opportunistically.
+    """
+
+    __tablename__ = "rate_limit_counter"
+
+    subject: str = Field(primary_key=True, max_length=60)
+    rate_class: str = Field(primary_key=True, max_length=16)
+    window_start: int = Field(sa_column=Column(BigInteger, primary_key=True, index=True))
+    hits: int

@@ -15,7 +15,11 @@ P8    system (health, IDE)     P9 memory               P2 ai (decisions, session
 ``scope`` is the agent scope an operation needs (``"*"`` = any authenticated agent,
 ``None`` = members only); ``permissions`` are the member permissions it needs (for an agent,
 its creator must hold those of the scope). ``effect`` tells boundaries whether the call has
-side effects (``write``) or not (``read``).
+side effects (``write``) or not (``read``). ``rate_class`` is the per-credential rate-limit
+class the call counts against (:mod:`app.rate_limits`), derived unless given: subscriptions
+and pack operations → ``packs``, decision creation → ``decisions``, other side effects →
+``writes``, everything else → ``reads``; ``None`` for ``auth="none"`` routes (no credential
+to count against).
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Literal
+
+RATE_CLASSES = ("packs", "decisions", "writes", "reads")
+"""The per-credential rate-limit classes (Settings ``rate_limit_<class>_per_minute``)."""
 
 COORDINATE_RE = re.compile(r"^G(\d+)\.U(\d+)\.P(\d+)\.Z(\d+)\.A(\d+)$")
 
@@ -39,11 +46,25 @@ class Operation:
     scope: str | None = None
     auth: Literal["required", "none"] = "required"
     effect: Literal["read", "write"] = "read"
+    rate_class: Literal["packs", "decisions", "writes", "reads"] | None = None
+
+    def __post_init__(self) -> None:
+        if self.rate_class is None and self.auth == "required":
+            object.__setattr__(self, "rate_class", derive_rate_class(self))
 
     @property
     def planet(self) -> int:
         """The product-area number of the coordinate."""
         return int(parse_coordinate(self.coordinate)[2])
+
+
+def derive_rate_class(op: Operation) -> str:
+    """The rate-limit class an operation counts against when none is given (module doc)."""
+    if op.kind == "subscription" or op.capability == "context:pack":
+        return "packs"
+    if op.capability == "decision:create":
+        return "decisions"
+    return "writes" if op.effect == "write" else "reads"
 
 
 def parse_coordinate(coordinate: str) -> tuple[int, int, int, int, int]:

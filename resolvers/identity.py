@@ -38,6 +38,9 @@ class RegisteredOperation:
     capability: str
     scope: str | None
     effect: str
+    rate_class: str | None = strawberry.field(
+        description="Rate-limit class the call counts against per credential: packs, decisions, writes, "
+                    "reads (null: no credential).")
 
 
 @strawberry.type(description="The five responsibility lists of an agent credential.")
@@ -195,7 +198,8 @@ class IdentityQuery:
     @governed("operations")
     async def operations(self, info: Info) -> list[RegisteredOperation]:
         return [RegisteredOperation(name=o.name, kind=o.kind, coordinate=o.coordinate, capability=o.capability,
-                                    scope=o.scope, effect=o.effect) for o in REGISTRY.values()]
+                                    scope=o.scope, effect=o.effect, rate_class=o.rate_class)
+                for o in REGISTRY.values()]
 
     @strawberry.field(description="Members of your workspace (admins and owners).")
     @governed("members")

@@ -22,7 +22,7 @@ from app.auth import ROLE_PERMISSIONS, Principal
 from app.config import Settings
 from app.db import Database
 from app.migrate import upgrade_database
-from app.registry import capabilities_for_scopes
+from app.registry import RATE_CLASSES, capabilities_for_scopes
 from app.services import identity
 from tests.conftest import drop_postgres_database, postgres_database
 
@@ -173,7 +173,10 @@ def live(request, tmp_path_factory, embedder) -> Live:
     backend = request.param
     data_dir = tmp_path_factory.mktemp(f"cairn-{backend}")
     pg_url = postgres_database() if backend == "postgres" else None
-    settings = Settings(data_dir=data_dir, database_url=pg_url, chunk_max_tokens=40)
+    # rate limits off: the input matrices send hundreds of calls a minute per credential;
+    # limits are tested by test_rate_limits.py on a server of their own
+    settings = Settings(data_dir=data_dir, database_url=pg_url, chunk_max_tokens=40,
+                        **{f"rate_limit_{c}_per_minute": 0 for c in RATE_CLASSES})
     upgrade_database(settings.resolved_database_url)
     tokens, ids = asyncio.run(_bootstrap(settings.resolved_database_url))
     server, thread, port = _start(settings)

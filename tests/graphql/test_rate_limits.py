@@ -1,0 +1,185 @@
+"""Per-credential rate limits through the real server (SQLite and PostgreSQL), with tiny limits.
+
+The limits count per fixed minute window: each test starts its calls well inside a window
+(:func:`fresh_window`) and checks that they all fell into it, so a window boundary cannot
+split a burst.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+import websockets
+
+from app.auth import ROLE_PERMISSIONS, Principal
+from app.config import Settings
+from app.db import Database
+from app.migrate import upgrade_database
+from app.registry import capabilities_for_scopes
+from app.services import identity
+from tests.conftest import drop_postgres_database, postgres_database
+from tests.graphql.conftest import Live, _start
+
+LIMITS = {"rate_limit_packs_per_minute": 3, "rate_limit_decisions_per_minute": 2,
+          "rate_limit_writes_per_minute": 4, "rate_limit_reads_per_minute": 5}
+PACK = '{ contextPack(input: {task: "billing region", retrieval: LEXICAL}) { packId } }'
+AGENTS = ("a", "b", "burst", "decider", "ws")
+SCOPES = ["context:read", "decisions:run"]
+MESSAGE = re.compile(r"^at most (\d+) (packs|decisions|writes|reads) per minute per credential; retry after (\d+) s$")
+
+
+async def _bootstrap(url: str) -> dict[str, str]:
+    db = Database(url)
+    tokens: dict[str, str] = {}
+    try:
+        async with db.session() as s:
+            ws = await identity.create_workspace(s, name="limited")
+            m, t = await identity.create_member(s, workspace_id=ws.id, name="owner", role="owner")
+            owner = Principal(kind="member", id=m.id, workspace_id=ws.id, permissions=ROLE_PERMISSIONS["owner"],
+                              member_id=m.id, role="owner")
+            _m, t = await identity.create_member(s, workspace_id=ws.id, name="admin", role="admin")
+            tokens["admin"] = t.token
+            for name in AGENTS:
+                _c, t = await identity.create_credential(s, creator=owner, name=name, scopes=SCOPES,
+                                                         expires_in_days=5,
+                                                         default_capabilities=capabilities_for_scopes(set(SCOPES)))
+                tokens[name] = t.token
+    finally:
+        await db.dispose()
+    return tokens
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def limited(request, tmp_path_factory) -> Live:
+    """A server with limits 3 packs, 2 decisions, 4 writes, 5 reads per minute (no embedder)."""
+    pg_url = postgres_database() if request.param == "postgres" else None
+    settings = Settings(data_dir=tmp_path_factory.mktemp(f"limited-{request.param}"), database_url=pg_url,
+                        embedder="none", **LIMITS)
+    upgrade_database(settings.resolved_database_url)
+    tokens = asyncio.run(_bootstrap(settings.resolved_database_url))
+    server, thread, port = _start(settings)
+    try:
+        yield Live(request.param, f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/graphql", settings, tokens)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        if pg_url:
+            drop_postgres_database(pg_url)
+
+
+def fresh_window(margin: float = 20.0) -> int:
+    """Wait (at most ``margin`` s) until at least ``margin`` s are left in the current minute; its number."""
+    left = 60 - time.time() % 60
+    if left < margin:
+        time.sleep(left + 0.2)
+    return int(time.time() // 60)
+
+
+def assert_limited(r: httpx.Response, rate_class: str, limit: int) -> None:
+    """A 429 ``RATE_LIMITED`` naming the class and limit, with a matching ``Retry-After``."""
+    assert r.status_code == 429, r.text
+    retry = r.headers["retry-after"]
+    assert retry.isdigit() and 1 <= int(retry) <= 60
+    body = r.json()
+    err = body["errors"][0]
+    assert err["extensions"]["code"] == "RATE_LIMITED"
+    assert (err["extensions"]["rateClass"], err["extensions"]["limit"]) == (rate_class, limit)
+    assert err["extensions"]["retryAfter"] == int(retry)
+    m = MESSAGE.match(err["message"])
+    assert m and m.groups() == (str(limit), rate_class, retry), err["message"]
+    assert body["extensions"]["envelope"]["status"] == "ERROR"
+
+
+def stream(live: Live, token: str) -> httpx.Response:
+    return httpx.post(f"{live.url}/v1/context-packs/stream", json={"task": "billing region", "retrieval": "LEXICAL"},
+                      headers={"Authorization": f"Bearer {token}"}, timeout=60)
+
+
+def test_packs_over_the_limit_are_429_on_graphql_and_the_stream_route(limited):
+    token = limited.tokens["a"]
+    window = fresh_window()
+    for _ in range(2):
+        assert limited.gql(PACK, token=token).status_code == 200
+    r = stream(limited, token)  # the NDJSON route counts against the same class
+    assert r.status_code == 200 and r.headers["content-type"].startswith("application/x-ndjson")
+    assert_limited(stream(limited, token), "packs", 3)
+    assert_limited(limited.gql(PACK, token=token), "packs", 3)
+    assert limited.data("{ viewer { kind } }", token=token)["viewer"]["kind"] == "agent"  # reads: own class
+    assert limited.gql(PACK, token=limited.tokens["b"]).json()["data"]["contextPack"]["packId"]  # own counter
+    assert int(time.time() // 60) == window
+
+
+def test_a_concurrent_burst_of_limit_plus_five_passes_exactly_the_limit(limited):
+    token = limited.tokens["burst"]
+    window = fresh_window()
+    with ThreadPoolExecutor(8) as pool:
+        responses = list(pool.map(lambda _: limited.gql(PACK, token=token), range(3 + 5)))
+    assert int(time.time() // 60) == window
+    passed = [r for r in responses if r.status_code == 200 and not r.json().get("errors")]
+    refused = [r for r in responses if r.status_code == 429]
+    assert (len(passed), len(refused)) == (3, 5)
+    for r in refused:
+        assert_limited(r, "packs", 3)
+
+
+def test_the_decisions_route_and_mutation_share_the_decisions_limit(limited):
+    token = limited.tokens["decider"]
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    window = fresh_window()
+    for _ in range(2):  # counted once authorised, even though the body is then refused
+        r = httpx.post(f"{limited.url}/api/v1/decisions", content=b'{"state": {}, "questions": []}',
+                       headers=headers, timeout=60)
+        assert r.status_code == 400 and r.json()["errors"][0]["extensions"]["code"] == "invalid_decision_input"
+    r = httpx.post(f"{limited.url}/api/v1/decisions", content=b'{"state": {}, "questions": []}', headers=headers,
+                   timeout=60)
+    assert_limited(r, "decisions", 2)
+    r = limited.gql("mutation { createDecision(input: {state: {a: 1}, questions: []}) { id } }", token=token)
+    assert_limited(r, "decisions", 2)
+    sid = limited.data("mutation { createSession(title: \"t\") { id } }", token=token)["createSession"]["id"]
+    assert sid  # writes: own class
+    assert int(time.time() // 60) == window
+
+
+def test_member_tokens_are_limited_per_member(limited):
+    token = limited.tokens["admin"]
+    window = fresh_window()
+    for _ in range(5):
+        assert limited.data("{ viewer { kind } }", token=token)["viewer"]["kind"] == "member"
+    assert_limited(limited.gql("{ viewer { kind } }", token=token), "reads", 5)
+    created = limited.data('mutation { createCollection(name: "c1") { id } }', token=token)  # writes: own class
+    assert created["createCollection"]["id"]
+    assert int(time.time() // 60) == window
+
+
+async def test_the_subscription_counts_as_packs_over_the_websocket(limited):
+    token = limited.tokens["ws"]
+    window = fresh_window()
+    assert (await asyncio.to_thread(limited.gql, PACK, token=token)).status_code == 200
+    assert (await asyncio.to_thread(limited.gql, PACK, token=token)).status_code == 200
+    query = 'subscription { contextPackStream(input: {task: "billing", retrieval: LEXICAL}) { __typename } }'
+    outcomes = []
+    async with websockets.connect(limited.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
+        await ws.send(json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}}))
+        assert json.loads(await ws.recv())["type"] == "connection_ack"
+        for op_id in ("1", "2"):  # the third pack passes, the fourth is refused
+            await ws.send(json.dumps({"id": op_id, "type": "subscribe", "payload": {"query": query}}))
+            while True:
+                msg = json.loads(await asyncio.wait_for(ws.recv(), 60))
+                if msg["type"] == "complete":
+                    outcomes.append("complete")
+                    break
+                if msg["type"] == "error" or msg["payload"].get("errors"):
+                    errors = msg["payload"] if msg["type"] == "error" else msg["payload"]["errors"]
+                    outcomes.append(errors[0])
+                    break
+    assert outcomes[0] == "complete"
+    ext = outcomes[1]["extensions"]
+    assert (ext["code"], ext["rateClass"], ext["limit"]) == ("RATE_LIMITED", "packs", 3)
+    assert 1 <= ext["retryAfter"] <= 60
+    assert int(time.time() // 60) == window
