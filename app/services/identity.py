@@ -30,6 +30,7 @@ from app.auth import (
 from app.errors import BadInput, Conflict, Forbidden, NotFound, Unauthenticated
 from app.ids import as_utc, new_id, utcnow
 from app.models import AgentCredential, Member, Workspace
+from app.text_rules import validate_identifier, validate_name
 
 PROFILE_LISTS = (
     "grantedCapabilities",
@@ -55,6 +56,7 @@ async def create_workspace(s: AsyncSession, *, name: str, retaining: bool = True
         BadInput: name empty or over 120 characters.
         Conflict: the name is taken.
     """
+    validate_name(name, "name", 120)
     name = name.strip()
     if not 1 <= len(name) <= 120:
         raise BadInput("workspace name must be 1–120 characters", field="name", limit="1-120")
@@ -79,6 +81,7 @@ async def create_member(
     Raises:
         BadInput: unknown role or bad name.
     """
+    validate_name(name, "name", 120)
     if role not in ROLES:
         raise BadInput(f"role must be one of {', '.join(ROLES)}", field="role")
     name = name.strip()
@@ -105,6 +108,7 @@ async def set_member_role(s: AsyncSession, *, workspace_id: str, member_id: str,
     Raises:
         BadInput: unknown role. NotFound: no such member.
     """
+    validate_identifier(member_id, "memberId")
     if role not in ROLES:
         raise BadInput(f"role must be one of {', '.join(ROLES)}", field="role")
     m = await s.get(Member, member_id)
@@ -183,6 +187,7 @@ async def create_credential(
         Forbidden: the creator lacks a scope's permissions.
         Conflict: 50 active credentials already (``AGENT_CREDENTIAL_LIMIT``).
     """
+    validate_name(name, "input.name", 120)
     scope_list = list(DEFAULT_SCOPES) if scopes is None else list(dict.fromkeys(scopes))
     unknown = [sc for sc in scope_list if sc not in SCOPE_PERMISSIONS]
     if unknown:
@@ -268,6 +273,7 @@ async def revoke_credential(s: AsyncSession, *, workspace_id: str, credential_id
     Raises:
         NotFound: no such credential in the workspace.
     """
+    validate_identifier(credential_id, "id")
     cred = await s.get(AgentCredential, credential_id)
     if cred is None or cred.workspace_id != workspace_id:
         raise NotFound(f"agent credential {credential_id!r} not found", field="credentialId")
@@ -286,6 +292,7 @@ async def set_credential_profile(
     Raises:
         NotFound: no such credential. BadInput: bad profile.
     """
+    validate_identifier(credential_id, "id")
     cred = await s.get(AgentCredential, credential_id)
     if cred is None or cred.workspace_id != workspace_id:
         raise NotFound(f"agent credential {credential_id!r} not found", field="credentialId")
@@ -379,6 +386,7 @@ async def remove_member(s: AsyncSession, *, workspace_id: str, member_id: str, b
     Raises:
         NotFound: no such live member. Conflict: removing yourself (use another owner).
     """
+    validate_identifier(member_id, "memberId")
     m = await s.get(Member, member_id)
     if m is None or m.workspace_id != workspace_id or m.removed_at is not None:
         raise NotFound(f"member {member_id!r} not found", field="memberId")
