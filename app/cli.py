@@ -107,6 +107,17 @@ def _scan(path: Path):
         _fail(exc.message)
 
 
+def _check_name(value: str, option: str) -> None:
+    """Refuse a bad name given on the command line before any store or file is touched."""
+    from app.errors import BadInput
+    from app.text_rules import validate_name
+
+    try:
+        validate_name(value, option, 120)
+    except BadInput as exc:
+        _fail(exc.message)
+
+
 async def _ingest(settings: Settings, docs, skipped, collection: str, workspace: str, lexical_only: bool):
     from app.services.ingest import ingest_documents
 
@@ -141,6 +152,7 @@ def ingest(
     Prints one JSON report on stdout; every skipped file (unsupported type, binary content
     such as a PDF renamed .txt, no text) is listed with its reason on stderr and in the report.
     """
+    _check_name(collection, "--collection")
     settings = _settings(data_dir)
     docs, skipped = _scan(path)
     report = _run(_ingest(settings, docs, skipped, collection, workspace, lexical_only))

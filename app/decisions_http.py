@@ -30,6 +30,7 @@ from app.governance import authorize, log_call
 from app.registry import get_operation
 from app.services.decision_input import MAX_BODY_BYTES, DecisionBodyTooLarge, DecisionInputError, parse_body, validate_request
 from app.services.decisions import body_sha256, validate_idempotency_key
+from app.text_rules import validate_identifier
 
 
 def _error(ctx: RequestContext, exc: BaseException, replayed: bool = False) -> JSONResponse:
@@ -113,10 +114,9 @@ def make_read_route(get_services):
                 raise DecisionInputError("this API takes no query parameters", field="query")
             decision_id = request.path_params["decision_id"]
             await ctx.principal()
+            validate_identifier(decision_id, "id", error=DecisionInputError)
             principal, boundary = await authorize(ctx, op, {"id": decision_id})
             ctx.envelope.calls[-1].boundary = boundary
-            if not 1 <= len(decision_id) <= 64:
-                raise DecisionInputError("decision id must be 1–64 characters", field="id", limit="1-64")
             decision = await services.decisions.get(principal, decision_id)
             response = _ok(ctx, op, decision)
         except Exception as exc:  # noqa: BLE001 - shaped into an enveloped error

@@ -7,7 +7,6 @@ used by the HTTP routes and by GraphQL-over-HTTP when every root field failed th
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 
@@ -54,42 +53,6 @@ class BadInput(CairnError):
 
     code = "BAD_USER_INPUT"
     http_status = 400
-
-
-def require_text(value: str, field: str) -> None:
-    """Refuse strings that cannot be stored as text: lone surrogates and NUL (U+0000, which
-    PostgreSQL text columns cannot hold).
-
-    Raises:
-        BadInput: naming ``field``.
-    """
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise BadInput(f"{field} contains an unpaired surrogate code point; send valid UTF-8 text",
-                       field=field) from None
-    if "\x00" in value:
-        raise BadInput(f"{field} contains a NUL character (U+0000); remove it", field=field)
-
-
-_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_CONTROLS_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def require_clean_text(value: str, field: str, *, multiline: bool) -> None:
-    """:func:`require_text`, and no control characters (C0, C1) or bidirectional overrides
-    (U+202A–U+202E, U+2066–U+2069), which can hide or reorder what a reader sees; a
-    ``multiline`` value may hold tab, line feed and carriage return.
-
-    Raises:
-        BadInput: naming ``field`` and the first offending code point.
-    """
-    require_text(value, field)
-    m = (_CONTROLS if multiline else _CONTROLS_ONE_LINE).search(value)
-    if m:
-        allowed = " (tab, line feed and carriage return are allowed)" if multiline else ""
-        raise BadInput(f"{field} contains the control character U+{ord(m.group()):04X} at offset {m.start()}; "
-                       f"remove it{allowed}", field=field)
 
 
 class Unauthenticated(CairnError):

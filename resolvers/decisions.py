@@ -21,6 +21,7 @@ from strawberry.types.unset import UNSET
 
 from app.auth import Principal
 from app.errors import BadInput
+from app.text_rules import validate_identifier
 from app.governance import governed
 from app.models import AgentSession as SessionRow
 from app.models import SessionMessage as MessageRow
@@ -196,8 +197,7 @@ def _validate_create(input: CreateDecisionInput, idempotency_key: str | None = N
 
 
 def _validate_id(id: str) -> None:
-    if not 1 <= len(id) <= 64:
-        raise BadInput("id must be 1–64 characters", field="id", limit="1-64")
+    validate_identifier(id, "id")
 
 
 def _validate_session_create(title: str | None = None, messages: list[SessionMessageInput] | None = None) -> None:
@@ -207,12 +207,12 @@ def _validate_session_create(title: str | None = None, messages: list[SessionMes
 
 
 def _validate_append(session_id: str, messages: list[SessionMessageInput]) -> None:
-    validate_session_id(session_id)
+    validate_session_id(session_id, error=BadInput)
     session_service.validate_messages([session_service.MessageIn(m.role, m.content) for m in messages])
 
 
 def _validate_session_read(id: str, last_messages: int = 50) -> None:
-    validate_session_id(id, "id")
+    validate_session_id(id, "id", error=BadInput)
     if not 0 <= last_messages <= session_service.MAX_READ:
         raise BadInput(f"lastMessages must be 0–{session_service.MAX_READ}", field="lastMessages",
                        limit=f"0-{session_service.MAX_READ}")

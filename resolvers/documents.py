@@ -9,6 +9,7 @@ from strawberry.types import Info
 
 from app.auth import Principal
 from app.errors import BadInput
+from app.text_rules import validate_identifier, validate_name
 from app.governance import governed
 from app.models import Document as DocumentRow
 from app.services import documents as docs
@@ -100,8 +101,7 @@ def to_document(read: DocumentRead) -> Document:
 
 
 def _validate_id(id: str, **_: object) -> None:
-    if not 1 <= len(id) <= 64:
-        raise BadInput("id must be 1–64 characters", field="id", limit="1-64")
+    validate_identifier(id, "id")
 
 
 def _validate_read(id: str, as_of: AsOfInput | None = None) -> None:
@@ -113,14 +113,13 @@ def _validate_read(id: str, as_of: AsOfInput | None = None) -> None:
 
 
 def _validate_collection(name: str) -> None:
-    if not 1 <= len(name.strip()) <= 120:
-        raise BadInput("name must be 1–120 characters", field="name", limit="1-120")
+    validate_name(name, "name", 120)
 
 
 def _validate_upsert(input: UpsertDocumentInput) -> None:
+    validate_identifier(input.collection_id, "input.collectionId")
     docs._validate_doc_input(input.external_id, input.title, input.text, input.valid_from, input.valid_to)
-    if len(input.media_type) > 64:
-        raise BadInput("input.mediaType must be at most 64 characters", field="input.mediaType", limit=64)
+    validate_identifier(input.media_type, "input.mediaType")
 
 
 @strawberry.type

@@ -16,6 +16,7 @@ from app.models import Member as MemberRow
 from app.registry import REGISTRY, capabilities_for_scopes
 from app.services import identity
 from app.services.credential_state import CredentialState, credential_states
+from app.text_rules import validate_identifier, validate_name
 
 
 @strawberry.type(description="Who is calling.")
@@ -156,25 +157,23 @@ def _validate_create(input: CreateAgentCredentialInput) -> None:
         if unknown:
             raise BadInput(f"input.scopes has unknown {unknown}; allowed: {', '.join(SCOPE_PERMISSIONS)}",
                            field="input.scopes")
-    if not 1 <= len(input.name.strip()) <= 120:
-        raise BadInput("input.name must be 1–120 characters", field="input.name", limit="1-120")
+    validate_name(input.name, "input.name", 120)
+    if input.context_set_id is not None:
+        validate_identifier(input.context_set_id, "input.contextSetId")
 
 
 def _validate_credential_id(id: str, **_: object) -> None:
-    if not 1 <= len(id) <= 64:
-        raise BadInput("id must be 1–64 characters", field="id", limit="1-64")
+    validate_identifier(id, "id")
 
 
 def _validate_member(name: str, role: str) -> None:
-    if not 1 <= len(name.strip()) <= 120:
-        raise BadInput("name must be 1–120 characters", field="name", limit="1-120")
+    validate_name(name, "name", 120)
     if role not in ("viewer", "editor", "admin", "owner"):
         raise BadInput("role must be viewer, editor, admin or owner", field="role")
 
 
 def _validate_member_id(member_id: str) -> None:
-    if not 1 <= len(member_id) <= 64:
-        raise BadInput("memberId must be 1–64 characters", field="memberId", limit="1-64")
+    validate_identifier(member_id, "memberId")
 
 
 def _validate_role(member_id: str, role: str) -> None:

@@ -9,7 +9,8 @@ import strawberry
 from strawberry.types import Info
 
 from app.auth import Principal
-from app.errors import BadInput, require_text
+from app.errors import BadInput
+from app.text_rules import require_storable, validate_identifier
 from app.governance import governed
 from app.services import memory as mem
 from resolvers.packs import Trust
@@ -170,15 +171,13 @@ def _tz(value: datetime | None, field: str) -> None:
 
 
 def _id(value: str | None, field: str) -> None:
-    if value is not None and not 1 <= len(value) <= 64:
-        raise BadInput(f"{field} must be 1–64 characters", field=field, limit="1-64")
     if value is not None:
-        require_text(value, field)
+        validate_identifier(value, field)
 
 
 def _validate_remember(input: RememberMemoryInput) -> None:
     for value, name in ((input.namespace, "namespace"), (input.text, "text"), (input.key or "", "key")):
-        require_text(value, f"input.{name}")
+        require_storable(value, f"input.{name}")
     _id(input.collection_id, "input.collectionId")
     for i, c in enumerate(input.citations or []):
         _id(c, f"input.citations[{i}]")
@@ -187,7 +186,7 @@ def _validate_remember(input: RememberMemoryInput) -> None:
 
 
 def _validate_recall(input: RecallMemoriesInput) -> None:
-    require_text(input.query, "input.query")
+    require_storable(input.query, "input.query")
     if not 1 <= len(input.query) <= 1_000 or not input.query.strip():
         raise BadInput("input.query must be 1–1,000 characters, not only spaces", field="input.query",
                        limit="1-1000")
@@ -206,7 +205,7 @@ def _validate_list(input: ListMemoriesInput | None = None) -> None:
     if input.cursor is not None and len(input.cursor) > 200:
         raise BadInput("input.cursor must be at most 200 characters", field="input.cursor", limit=200)
     if input.cursor is not None:
-        require_text(input.cursor, "input.cursor")
+        require_storable(input.cursor, "input.cursor")
     _id(input.collection_id, "input.collectionId")
     _tz(input.as_of, "input.asOf")
     mem.validate_fields(namespace=input.namespace, key=input.key, prefix="input.")

@@ -23,6 +23,7 @@ from app.services.ontology_query import InstanceQuery, check_shape, query_instan
 from app.services.ontology_store import get_store
 from app.services.ontology_types import check_identifier, condition_operations
 from app.services.semantic_recall import RecallRequest, check_request, semantic_recall
+from app.text_rules import validate_path
 from resolvers.trace import OperationReceipt, TraceInput, plain, receipt_of, trace_dict, traced
 
 MAX_INLINE_FILES = 50
@@ -197,6 +198,8 @@ def _validate_recall(kn_id: str, query: str, concept_groups=None, object_types=N
 
 def _validate_load(mapping: str, source_dir: str | None = None, files=None, trace=None) -> None:
     tracing.check_trace(trace_dict(trace))
+    if source_dir is not None:
+        validate_path(source_dir, "sourceDir")
     if source_dir is not None and files is not None:
         raise BadInput("give sourceDir or files, not both", field="files")
     if files is not None:

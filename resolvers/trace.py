@@ -10,7 +10,7 @@ import strawberry
 from strawberry.types import Info
 
 from app.auth import Principal
-from app.errors import BadInput
+from app.text_rules import validate_identifier
 from app.governance import governed, normalized_arguments
 from app.services import trace as tracing
 
@@ -68,8 +68,8 @@ async def traced(info: Info, principal: Principal, op: str, trace: TraceInput | 
 
 
 def _validate_start(conversation_id: str | None = None) -> None:
-    if conversation_id is not None and not 1 <= len(conversation_id) <= 40:
-        raise BadInput("conversationId must be 1–40 characters", field="conversationId", limit=40)
+    if conversation_id is not None:
+        validate_identifier(conversation_id, "conversationId", 40)
 
 
 @strawberry.type

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.errors import NotFound
 from app.ids import as_utc, utcnow
 from app.models import Collection, Document, DocumentVersion, VersionPassage
+from app.text_rules import validate_identifier
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,7 @@ async def read_document(
         NotFound: no live document with that id in the workspace (deleted documents are not
             readable; their history stays for replay until purged).
     """
+    validate_identifier(document_id, "id")
     doc = await s.get(Document, document_id)
     if doc is None or doc.workspace_id != workspace_id or doc.deleted_at is not None:
         raise NotFound(f"document {document_id!r} not found", field="id")

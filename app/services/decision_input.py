@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.errors import CairnError
+from app.text_rules import ErrorFactory, validate_identifier, validate_name
 
 MAX_BODY_BYTES = 1024 * 1024
 MAX_DEPTH = 16
@@ -138,11 +139,11 @@ def _int(text: str) -> int:
 
 
 def _check_string(s: str, path: str) -> None:
-    for ch in s:
+    for i, ch in enumerate(s):
         o = ord(ch)
         if (o < 0x20 or o == 0x7F) and ch not in _ALLOWED_CONTROLS:
-            raise _bad(f"{path} contains control character U+{o:04X}; only \\n, \\r and \\t are allowed "
-                       "in strings", path)
+            raise _bad(f"{path} contains control character U+{o:04X} at offset {i}; only \\n, \\r and \\t are "
+                       "allowed in strings", path)
         if 0xD800 <= o <= 0xDFFF:
             raise _bad(f"{path} contains an unpaired surrogate; strings must be valid Unicode", path)
 
@@ -264,12 +265,15 @@ def _text(obj: dict[str, Any], key: str, path: str, *, required: bool, max_chars
     return value
 
 
-def validate_session_id(value: Any, path: str = "sessionId") -> str:
-    """``sessionId``: 1–256 bytes, no surrounding whitespace, control chars, ``/ \\ ? #``.
+def validate_session_id(value: Any, path: str = "sessionId", *, error: ErrorFactory = DecisionInputError) -> str:
+    """``sessionId``: 1–256 bytes, an identifier (:func:`app.text_rules.validate_identifier`), no ``/ \\ ? #``.
 
     Raises:
-        DecisionInputError: naming ``path``.
+        DecisionInputError (or ``error``): naming ``path``.
     """
+    def _bad(message: str, field: str, **extra: Any) -> CairnError:
+        return error(message, field=field, **extra)
+
     if value is None:
         raise _bad(f"{path} is null; send a session id or omit it and send state (null is not the same "
                    "as absent)", path)
@@ -279,11 +283,10 @@ def validate_session_id(value: Any, path: str = "sessionId") -> str:
     if not 1 <= size <= MAX_SESSION_ID_BYTES:
         raise _bad(f"{path} must be 1–{MAX_SESSION_ID_BYTES} bytes (got {size})", path,
                    limit=f"1-{MAX_SESSION_ID_BYTES}")
-    if value != value.strip():
-        raise _bad(f"{path} must not start or end with whitespace", path)
-    for ch in value:
-        if ord(ch) < 0x20 or ord(ch) == 0x7F or ch in "/\\?#":
-            raise _bad(f"{path} must not contain control characters or / \\ ? #", path)
+    validate_identifier(value, path, MAX_SESSION_ID_BYTES, error=error)
+    for i, ch in enumerate(value):
+        if ch in "/\\?#":
+            raise _bad(f"{path} must not contain / \\ ? # (found {ch!r} at offset {i})", path)
     return value
 
 
@@ -418,6 +421,7 @@ def validate_request(body: dict[str, Any]) -> DecisionRequest:
                 raise _bad(f"{npath} must be a non-empty string", npath)
             if len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
                 raise _bad(f"{npath} is over {MAX_NAME_BYTES} bytes", npath, limit=MAX_NAME_BYTES)
+            validate_name(name, npath, MAX_NAME_BYTES, error=DecisionInputError)
             if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
                 raise _bad(f"{npath} must not contain control characters", npath)
             if name in names:

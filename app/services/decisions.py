@@ -49,6 +49,7 @@ from app.services import sessions as session_service
 from app.services.decision_input import DecisionInputError, DecisionRequest
 from app.services.decision_judging import answer_all, session_context, state_context
 from app.services.judges import JudgeError, timeout_error
+from app.text_rules import validate_identifier
 
 IDEMPOTENCY_TTL = timedelta(hours=24)
 RETENTION_RETAINING = timedelta(days=30)
@@ -339,8 +340,9 @@ class DecisionRunner:
         """A decision of the caller's workspace made by the same member (failed ones included).
 
         Raises:
-            NotFound: unknown id, another member's, or purged.
+            BadInput: ``decision_id`` is not an id. NotFound: unknown id, another member's, or purged.
         """
+        validate_identifier(decision_id, "id")
         async with self.db.session() as s:
             row = await s.get(Decision, decision_id)
         if row is None or row.workspace_id != principal.workspace_id or row.member_id != principal.member_id:

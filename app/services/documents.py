@@ -23,7 +23,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import serialize
-from app.errors import BadInput, NotFound, require_text
+from app.errors import BadInput, NotFound
+from app.text_rules import require_storable, validate_identifier, validate_name
 from app.ids import as_utc, new_id, sha256_text, stable_id, utcnow
 from app.models import Collection, Document, DocumentVersion, Passage, VersionPassage
 from retrieval.chunking import chunk_text
@@ -55,11 +56,9 @@ async def get_or_create_collection(s: AsyncSession, *, workspace_id: str, name: 
     """Return the live collection ``name`` in the workspace, creating it if missing.
 
     Raises:
-        BadInput: ``name`` is empty or longer than 120 characters.
+        BadInput: ``name`` is not a name of 1–120 characters (:func:`app.text_rules.validate_name`).
     """
-    name = name.strip()
-    if not 1 <= len(name) <= 120:
-        raise BadInput("collection name must be 1–120 characters", field="name", limit="1-120")
+    validate_name(name, "name", 120)
     await serialize(s, "collection-name", workspace_id, name)  # get-or-create: one creator per name
     row = (
         await s.execute(
@@ -80,8 +79,9 @@ async def get_collection(s: AsyncSession, *, workspace_id: str, collection_id: s
     """Return a live collection of the workspace.
 
     Raises:
-        NotFound: no such live collection in this workspace.
+        BadInput: ``collection_id`` is not an id. NotFound: no such live collection in this workspace.
     """
+    validate_identifier(collection_id, "collectionId")
     row = await s.get(Collection, collection_id)
     if row is None or row.workspace_id != workspace_id or row.deleted_at is not None:
         raise NotFound(f"collection {collection_id!r} not found", field="collectionId")
@@ -90,12 +90,9 @@ async def get_collection(s: AsyncSession, *, workspace_id: str, collection_id: s
 
 def _validate_doc_input(external_id: str, title: str, text: str, valid_from, valid_to) -> None:
     """Document input rules; fields are named by their GraphQL input path (``input.…``)."""
-    for value, name in ((external_id, "input.externalId"), (title, "input.title"), (text, "input.text")):
-        require_text(value, name)
-    if not 1 <= len(external_id) <= MAX_EXTERNAL_ID_CHARS:
-        raise BadInput("input.externalId must be 1–512 characters", field="input.externalId", limit="1-512")
-    if len(title) > MAX_TITLE_CHARS:
-        raise BadInput("input.title must be at most 1,000 characters", field="input.title", limit=MAX_TITLE_CHARS)
+    validate_identifier(external_id, "input.externalId", MAX_EXTERNAL_ID_CHARS)
+    validate_name(title, "input.title", MAX_TITLE_CHARS, min_len=0)
+    require_storable(text, "input.text")
     if not text.strip():
         raise BadInput("input.text must contain non-whitespace characters", field="input.text")
     if len(text) > MAX_DOCUMENT_CHARS:
@@ -254,6 +251,7 @@ async def delete_document(s: AsyncSession, *, workspace_id: str, document_id: st
     Raises:
         NotFound: no live document with that id in the workspace.
     """
+    validate_identifier(document_id, "id")
     doc = await s.get(Document, document_id)
     if doc is None or doc.workspace_id != workspace_id or doc.deleted_at is not None:
         raise NotFound(f"document {document_id!r} not found", field="id")

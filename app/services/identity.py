@@ -33,6 +33,7 @@ from app.errors import BadInput, Conflict, Forbidden, NotFound, Unauthenticated
 from app.ids import as_utc, new_id, utcnow
 from app.models import AgentCredential, Member, Workspace
 from app.services.credential_state import count_active
+from app.text_rules import validate_identifier, validate_name
 
 PROFILE_LISTS = (
     "grantedCapabilities",
@@ -58,6 +59,7 @@ async def create_workspace(s: AsyncSession, *, name: str, retaining: bool = True
         BadInput: name empty or over 120 characters.
         Conflict: the name is taken.
     """
+    validate_name(name, "name", 120)
     name = name.strip()
     if not 1 <= len(name) <= 120:
         raise BadInput("workspace name must be 1–120 characters", field="name", limit="1-120")
@@ -83,6 +85,7 @@ async def create_member(
     Raises:
         BadInput: unknown role or bad name.
     """
+    validate_name(name, "name", 120)
     if role not in ROLES:
         raise BadInput(f"role must be one of {', '.join(ROLES)}", field="role")
     name = name.strip()
@@ -109,6 +112,7 @@ async def set_member_role(s: AsyncSession, *, workspace_id: str, member_id: str,
     Raises:
         BadInput: unknown role. NotFound: no such member.
     """
+    validate_identifier(member_id, "memberId")
     if role not in ROLES:
         raise BadInput(f"role must be one of {', '.join(ROLES)}", field="role")
     m = await _locked_member(s, workspace_id, member_id)
@@ -185,6 +189,7 @@ async def create_credential(
         Forbidden: the creator lacks a scope's permissions.
         Conflict: 50 active credentials already (``AGENT_CREDENTIAL_LIMIT``).
     """
+    validate_name(name, "input.name", 120)
     scope_list = list(DEFAULT_SCOPES) if scopes is None else list(dict.fromkeys(scopes))
     unknown = [sc for sc in scope_list if sc not in SCOPE_PERMISSIONS]
     if unknown:
@@ -261,6 +266,7 @@ async def revoke_credential(s: AsyncSession, *, workspace_id: str, credential_id
     Raises:
         NotFound: no such credential in the workspace.
     """
+    validate_identifier(credential_id, "id")
     cred = await s.get(AgentCredential, credential_id)
     if cred is None or cred.workspace_id != workspace_id:
         raise NotFound(f"agent credential {credential_id!r} not found", field="credentialId")
@@ -279,6 +285,7 @@ async def set_credential_profile(
     Raises:
         NotFound: no such credential. BadInput: bad profile.
     """
+    validate_identifier(credential_id, "id")
     await serialize(s, "credential-profile", credential_id)  # read-merge-write: no lost list
     cred = await s.get(AgentCredential, credential_id, populate_existing=True)
     if cred is None or cred.workspace_id != workspace_id:
@@ -390,6 +397,7 @@ async def remove_member(s: AsyncSession, *, workspace_id: str, member_id: str, b
     Raises:
         NotFound: no such live member. Conflict: removing yourself (use another owner).
     """
+    validate_identifier(member_id, "memberId")
     m = await _locked_member(s, workspace_id, member_id)
     if m.id == by_member_id:
         raise Conflict("you cannot remove yourself; ask another owner", field="memberId")

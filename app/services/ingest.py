@@ -36,6 +36,7 @@ import filetype
 from app.db import Database
 from app.errors import BadInput
 from app.services.documents import get_or_create_collection, upsert_document
+from app.text_rules import validate_path
 from retrieval.chunking import html_to_text
 
 TEXT_SUFFIXES = {".txt": "text/plain", ".md": "text/markdown", ".markdown": "text/markdown",
@@ -194,7 +195,7 @@ def _jsonl(path: Path, gz: bool) -> Iterator[SourceDocument]:
             raise BadInput(f"{where}: expected an object with '_id' and 'text' (BEIR shape)")
         yield SourceDocument(
             external_id=str(row["_id"]),
-            title=str(row.get("title") or ""),
+            title=" ".join(str(row.get("title") or "").split()),  # a title is one line
             text=str(row["text"]),
             media_type="text/plain",
             valid_from=_parse_time(row.get("validFrom"), where),
@@ -236,6 +237,7 @@ def iter_sources(path: Path, skipped: list[SkippedFile] | None = None) -> Iterat
         BadInput: the path does not exist; a single file is unsupported or not text; a
             folder holds no supported file; a JSONL line is bad.
     """
+    validate_path(str(path), "path")
     path = Path(path)
     if not path.exists():
         raise BadInput(f"{path} does not exist")

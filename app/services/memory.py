@@ -39,7 +39,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
 from app.db import serialize
-from app.errors import BadInput, CairnError, Conflict, Forbidden, NotFound, require_clean_text
+from app.errors import BadInput, CairnError, Conflict, Forbidden, NotFound
 from app.ids import as_utc, new_id, utcnow
 from app.models import AgentMemory, Collection, MemoryWrite, Workspace
 from app.services import memory_rank as rank
@@ -64,6 +64,7 @@ from app.services.memory_admin import (  # noqa: F401 - re-exported: the service
 )
 from app.services.memory_pii import mask_pii, only_placeholders
 from app.services.memory_sources import HIDDEN, SourceCheck, check_context_set, check_sources, resolve_citations
+from app.text_rules import validate_name, validate_text
 
 MAX_TEXT, MAX_NAMESPACE, MAX_KEY, MAX_CITATIONS = 1_000, 64, 120, 20
 RATE_PER_HOUR = 120
@@ -86,9 +87,11 @@ def validate_fields(*, namespace: str | None = None, key: str | None = None, tex
         raise BadInput(f"{prefix}key must be 1–120 characters", field=f"{prefix}key", limit="1-120")
     if text is not None and not 1 <= len(text) <= MAX_TEXT:
         raise BadInput(f"{prefix}text must be 1–1,000 characters", field=f"{prefix}text", limit="1-1000")
-    for name, value, multiline in (("namespace", namespace, False), ("key", key, False), ("text", text, True)):
+    for name, value in (("namespace", namespace), ("key", key)):
         if value is not None:
-            require_clean_text(value, f"{prefix}{name}", multiline=multiline)
+            validate_name(value, f"{prefix}{name}", MAX_KEY)
+    if text is not None:
+        validate_text(text, f"{prefix}text", MAX_TEXT)
     if citations is not None and len(citations) > MAX_CITATIONS:
         raise BadInput(f"{prefix}citations holds at most 20 passage ids", field=f"{prefix}citations", limit=20)
     for name, value in (("namespace", namespace), ("key", key)):

@@ -32,6 +32,7 @@ from app.ids import utcnow
 from app.models import KnowledgeNetwork, ObjectInstance, ObjectType
 from app.services.ontology_mapping import MappingSpec, SourceRows, csv_files_of, read_csv_rows, read_sql_rows
 from app.services.ontology_types import coerce_stored
+from app.text_rules import validate_path
 
 Progress = Callable[[str, int, int], None]
 INSERT_CHUNK = 500
@@ -115,6 +116,7 @@ async def read_source(mapping: MappingSpec, source_dir: Path | None,
             if source_dir is None:
                 raise BadInput("this mapping reads CSV files: give the directory holding them (or the files)",
                                field="sourceDir")
+            validate_path(str(source_dir), "sourceDir")
             if not Path(source_dir).is_dir():
                 raise BadInput(f"source directory {source_dir} does not exist", field="sourceDir")
             files = await asyncio.to_thread(csv_files_of, Path(source_dir), allowed_roots)

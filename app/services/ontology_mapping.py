@@ -43,11 +43,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from app.errors import BadInput
 from app.services.ontology_types import check_identifier
+from app.text_rules import validate_name, validate_path, validate_text
 
 MAX_MAPPING_BYTES = 256 * 1024
 MAX_TYPES = 100
 MAX_PROPERTIES = 200
 MAX_ROWS_PER_TYPE = 200_000
+MAX_NAME_CHARS = 200
 QUERY_SECONDS = 30.0
 
 
@@ -164,13 +166,29 @@ def parse_mapping(text: str) -> MappingSpec:
     if not isinstance(raw, dict):
         raise BadInput("mapping must be a YAML/JSON object with id, name, object_types", field="mapping")
     try:
-        return MappingSpec.model_validate(raw)
+        spec = MappingSpec.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "mapping"
         raise BadInput(f"mapping.{where}: {first['msg']}", field=f"mapping.{where}") from None
     except BadInput as exc:
         raise BadInput(f"mapping: {exc.message}", field="mapping") from None
+    _check_texts(spec)
+    return spec
+
+
+def _check_texts(spec: MappingSpec) -> None:
+    """Names are names, descriptions free text (:mod:`app.text_rules`): what users read later."""
+    validate_name(spec.name, "mapping.name", MAX_NAME_CHARS)
+    validate_text(spec.description, "mapping.description", MAX_MAPPING_BYTES, min_len=0)
+    for i, t in enumerate(spec.object_types):
+        validate_name(t.name, f"mapping.object_types[{i}].name", MAX_NAME_CHARS)
+        validate_text(t.description, f"mapping.object_types[{i}].description", MAX_MAPPING_BYTES, min_len=0)
+        for j, p in enumerate(t.properties):
+            validate_text(p.description, f"mapping.object_types[{i}].properties[{j}].description",
+                          MAX_MAPPING_BYTES, min_len=0)
+    if spec.source.url is not None:
+        validate_path(spec.source.url, "mapping.source.url")
 
 
 def read_mapping_file(path: Path) -> MappingSpec:
@@ -179,6 +197,7 @@ def read_mapping_file(path: Path) -> MappingSpec:
     Raises:
         BadInput: unreadable or invalid.
     """
+    validate_path(str(path), "mapping")
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:

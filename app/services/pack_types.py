@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from app.errors import BadInput, require_text
+from app.errors import BadInput
+from app.text_rules import require_storable, validate_identifier
 
 TASK_MAX_CHARS = 4_000
 MIN_TOKENS, MAX_TOKENS, DEFAULT_TOKENS = 256, 32_000, 4_000
@@ -48,6 +49,8 @@ def _check_id_filter(ids: tuple[str, ...] | None, field: str, limit: int) -> Non
         raise BadInput(f"{field} has {len(ids)} ids; the limit is {limit}", field=field, limit=limit)
     if not ids:
         raise BadInput(f"{field}, when given, must not be empty (omit it for all)", field=field)
+    for i, value in enumerate(ids):
+        validate_identifier(value, f"{field}[{i}]")
 
 
 def validate_pack_request(req: PackRequest) -> None:
@@ -56,7 +59,9 @@ def validate_pack_request(req: PackRequest) -> None:
     Raises:
         BadInput: with ``field`` (GraphQL input path) and ``limit``.
     """
-    require_text(req.task, "input.task")
+    require_storable(req.task, "input.task")
+    if req.context_set_id is not None:
+        validate_identifier(req.context_set_id, "input.contextSetId")
     if not req.task.strip():
         raise BadInput("input.task must contain non-whitespace text", field="input.task", limit="1-4000")
     if len(req.task) > TASK_MAX_CHARS:

@@ -19,7 +19,8 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
-from app.errors import BadInput, Conflict, Forbidden, NotFound, require_text
+from app.errors import BadInput, Conflict, Forbidden, NotFound
+from app.text_rules import validate_identifier, validate_name, validate_text
 from app.ids import new_id, utcnow
 from app.models import AgentSession, SessionMessage, Workspace
 
@@ -40,16 +41,14 @@ class MessageIn:
 
 
 def validate_title(title: str | None, field: str = "title") -> None:
-    """``title`` is absent or 1–200 characters of text.
+    """``title`` is absent or a name of 1–200 characters (:func:`app.text_rules.validate_name`).
 
     Raises:
         BadInput: naming ``field``.
     """
     if title is None:
         return
-    require_text(title, field)
-    if not 1 <= len(title.strip()) <= MAX_TITLE:
-        raise BadInput(f"{field} must be 1–{MAX_TITLE} characters", field=field, limit=f"1-{MAX_TITLE}")
+    validate_name(title, field, MAX_TITLE)
 
 
 def validate_messages(messages: list[MessageIn], field: str = "messages") -> None:
@@ -64,8 +63,8 @@ def validate_messages(messages: list[MessageIn], field: str = "messages") -> Non
     for i, m in enumerate(messages):
         if m.role not in ROLES:
             raise BadInput(f"{field}[{i}].role must be one of {', '.join(ROLES)}", field=f"{field}[{i}].role")
-        require_text(m.content, f"{field}[{i}].content")
-        if not 1 <= len(m.content) <= MAX_CONTENT or not m.content.strip():
+        validate_text(m.content, f"{field}[{i}].content", MAX_CONTENT)
+        if not m.content.strip():
             raise BadInput(f"{field}[{i}].content must be 1–{MAX_CONTENT} characters of text",
                            field=f"{field}[{i}].content", limit=f"1-{MAX_CONTENT}")
 
@@ -101,8 +100,9 @@ async def get_session(s: AsyncSession, *, principal: Principal, session_id: str,
     """The caller's session ``session_id`` (archived ones included).
 
     Raises:
-        NotFound: no such session for this member in this workspace.
+        BadInput: ``session_id`` is not an id. NotFound: no such session for this member in this workspace.
     """
+    validate_identifier(session_id, field, 256)
     stmt = select(AgentSession).where(AgentSession.id == session_id,
                                       AgentSession.workspace_id == principal.workspace_id,
                                       AgentSession.member_id == principal.member_id)

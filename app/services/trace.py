@@ -27,6 +27,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from sqlalchemy import delete, select, update
@@ -35,6 +36,7 @@ from sqlalchemy.exc import IntegrityError
 from app.errors import BadInput, Conflict, NotFound
 from app.ids import new_id, utcnow
 from app.models import OperationReceipt, TraceInteraction
+from app.text_rules import validate_identifier
 
 INVOCATION_HEADER = "x-client-invocation-id"
 PENDING = {"cairn:pending": True}
@@ -74,9 +76,7 @@ def check_trace(trace: dict[str, Any] | None) -> tuple[str, str] | None:
         raise BadInput(f"trace needs both conversationId and interactionId (from startInteraction); "
                        f"{missing} is missing", field=f"trace.{missing}", code="TRACE_CONTEXT_INVALID")
     for name, value in (("conversationId", conv), ("interactionId", inter)):
-        if len(value) > 40:
-            raise BadInput(f"trace.{name} is at most 40 characters", field=f"trace.{name}", limit=40,
-                           code="TRACE_CONTEXT_INVALID")
+        validate_identifier(value, f"trace.{name}", 40, error=partial(BadInput, code="TRACE_CONTEXT_INVALID"))
     return conv, inter
 
 

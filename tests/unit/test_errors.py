@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from app.errors import BadInput, require_clean_text, require_text
+from app.errors import BadInput
 from app.services.memory import validate_fields
+from app.text_rules import require_storable, validate_name, validate_text
 
 
 @pytest.mark.parametrize("value", ["a\x00b", "\ud800"])
 def test_unstorable_text_is_refused(value):
     with pytest.raises(BadInput) as e:
-        require_text(value, "input.task")
+        require_storable(value, "input.task")
     assert e.value.extra["field"] == "input.task"
 
 
@@ -21,13 +22,13 @@ def test_unstorable_text_is_refused(value):
 ])
 def test_control_characters_are_refused_with_the_code_point(value, multiline, bad):
     with pytest.raises(BadInput) as e:
-        require_clean_text(value, "input.namespace", multiline=multiline)
+        (validate_text if multiline else validate_name)(value, "input.namespace", 100)
     assert bad in e.value.message and e.value.extra["field"] == "input.namespace"
 
 
 def test_ordinary_text_passes():
-    require_clean_text("Tab\tline\r\nnext — naïve 東京 🙂", "input.text", multiline=True)
-    require_clean_text("prefs.lunch-2025", "input.key", multiline=False)
+    validate_text("Tab\tline\r\nnext — naïve 東京 🙂", "input.text", 100)
+    validate_name("prefs.lunch-2025", "input.key", 100)
 
 
 def test_memory_fields_refuse_control_characters():
