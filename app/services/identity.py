@@ -60,9 +60,6 @@ async def create_workspace(s: AsyncSession, *, name: str, retaining: bool = True
         Conflict: the name is taken.
     """
     validate_name(name, "name", 120)
-    name = name.strip()
-    if not 1 <= len(name) <= 120:
-        raise BadInput("workspace name must be 1–120 characters", field="name", limit="1-120")
     await serialize(s, "workspace-name", name)
     if (await s.execute(select(Workspace).where(Workspace.name == name))).scalar_one_or_none():
         raise Conflict(f"workspace {name!r} already exists", field="name")
@@ -88,9 +85,6 @@ async def create_member(
     validate_name(name, "name", 120)
     if role not in ROLES:
         raise BadInput(f"role must be one of {', '.join(ROLES)}", field="role")
-    name = name.strip()
-    if not 1 <= len(name) <= 120:
-        raise BadInput("member name must be 1–120 characters", field="name", limit="1-120")
     token_id, sha, token = issue_token("cm")
     m = Member(
         id=new_id("usr"),
@@ -202,9 +196,6 @@ async def create_credential(
         raise BadInput(
             "expiresInDays must be between 1 and 365", field="expiresInDays", limit="1-365"
         )
-    name = name.strip()
-    if not 1 <= len(name) <= 120:
-        raise BadInput("input.name must be 1–120 characters", field="input.name", limit="1-120")
     for sc in scope_list:
         missing = SCOPE_PERMISSIONS[sc] - creator.permissions
         if missing:
