@@ -153,6 +153,9 @@ class MappingSpec(_Strict):
 def parse_mapping(text: str) -> MappingSpec:
     """Parse a YAML (or JSON, a YAML subset) mapping and validate it.
 
+    A document that parses as JSON is read as JSON (PyYAML turns an escaped surrogate pair such
+    as ``"\\ud83c\\udf70"`` into two lone surrogates); anything else as YAML.
+
     Raises:
         BadInput: too large, not YAML, or not the mapping shape (naming the path of the
             first wrong field).
@@ -160,9 +163,12 @@ def parse_mapping(text: str) -> MappingSpec:
     if len(text.encode("utf-8")) > MAX_MAPPING_BYTES:
         raise BadInput(f"mapping is over {MAX_MAPPING_BYTES // 1024} KiB", field="mapping", limit=MAX_MAPPING_BYTES)
     try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise BadInput(f"mapping is not valid YAML/JSON: {exc}", field="mapping") from None
+        raw = json.loads(text)  # PyYAML splits an escaped surrogate pair ("\ud83c\udf70") in two
+    except ValueError:
+        try:
+            raw = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise BadInput(f"mapping is not valid YAML/JSON: {exc}", field="mapping") from None
     if not isinstance(raw, dict):
         raise BadInput("mapping must be a YAML/JSON object with id, name, object_types", field="mapping")
     try:

@@ -3,6 +3,8 @@ key errors, reloads, the read-only CSV database, and queries over the stored row
 
 from __future__ import annotations
 
+import json
+
 import secrets
 
 import pytest
@@ -131,3 +133,13 @@ def test_mapping_errors_name_the_field(text_, field):
     with pytest.raises(BadInput) as info:
         parse_mapping(text_)
     assert info.value.extra["field"] == field
+
+
+def test_a_json_mapping_keeps_escaped_astral_characters():
+    # PyYAML reads "\ud83c\udf70" as two lone surrogates (a 500 when stored); JSON reads 🍰.
+    text = json.dumps({"id": "cafe", "name": "Caf\u00e9 \U0001F370", "source": {"kind": "csv"},
+                       "object_types": [{"id": "cake", "name": "\U0001F370 cakes", "table": "cakes",
+                                         "primary_key": ["id"], "properties": [{"name": "id", "type": "string"}]}]})
+    assert "\\ud83c\\udf70" in text
+    spec = parse_mapping(text)
+    assert spec.name == "Caf\u00e9 \U0001F370" and spec.object_types[0].name == "\U0001F370 cakes"
