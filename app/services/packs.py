@@ -9,8 +9,9 @@ Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
    leg weighted by the model's vocabulary coverage of the task (see DENSE_COVERAGE_POWER);
 4. as-of resolution: only passages of each document's version visible at
    ``(validTime, systemTime)`` survive (see :mod:`app.services.documents`);
-5. dedup: exact (same SHA-256) and near duplicates (shingle Jaccard ≥ 0.8) collapse onto the
-   best-ranked item, which lists the others as alternate citations; steps 4–5 run on rank
+5. dedup: exact (same SHA-256) and near duplicates (shingle Jaccard ≥ 0.8, or ≥ 70 % of the
+   passage in lines that resemble the kept item's lines: :mod:`retrieval.dedup`) collapse
+   onto the best-ranked item, which lists the others as alternate citations; steps 4–5 run on rank
    windows of the fused list (80 candidates at the default budget, then doubling) until
    the budget is nearly full (see :func:`app.services.pack_resolve.resolve_windows`);
 6. budget: greedy in rank order with measured cl100k token counts;

@@ -90,6 +90,29 @@ def test_near_and_exact_duplicates_collapse_with_alternate_citations(live):
     assert p["duplicatesMerged"] >= 1
 
 
+def test_a_paragraph_repeated_between_different_neighbours_is_one_item(live):
+    """The same paragraph between different intro and outro lines: three passages whose
+    Jaccard is 0.61–0.63 (< 0.8), one item with two alternate citations."""
+    owner, hb = live.tokens["owner"], live.ids["coll:handbook"]
+    para = ("The Oslo data centre switches to heat pumps in May, cutting its cooling power by a third "
+            "and feeding waste heat to nearby homes.")
+    wraps = [("Facilities update.", "Questions to the site team."), ("From the energy report:", "End of excerpt."),
+             ("Board memo, item four.", "Approved unanimously.")]
+    docs = [live.data("mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId}}",
+                      {"i": {"collectionId": hb, "externalId": f"oslo-{n}", "text": f"{intro}\n\n{para}\n\n{outro}"}},
+                      owner)["upsertDocument"]["documentId"] for n, (intro, outro) in enumerate(wraps)]
+    try:
+        p = pack(live, "Oslo data centre heat pumps cooling power", filters={"documentIds": docs})
+        assert len(p["items"]) == 1, [i["text"] for i in p["items"]]
+        item = p["items"][0]
+        assert para in item["text"] and p["duplicatesMerged"] == 2
+        cited = [item["citation"]["documentId"]] + [a["documentId"] for a in item["alternateCitations"]]
+        assert sorted(cited) == sorted(docs)
+    finally:
+        for doc in docs:
+            live.data("mutation($id:ID!){deleteDocument(id:$id){deletedAt}}", {"id": doc}, owner)
+
+
 def test_as_of_reads_the_right_version_and_flags_superseded(live):
     task = "Who is the chief financial officer of Example Corp?"
     cfo = live.ids["doc:cfo"]
