@@ -337,3 +337,37 @@ def test_dense_leg_steps_aside_for_text_the_model_cannot_read(live):
     english = pack(live, "Mount Etna volcano")
     assert not any(n.startswith("dense leg") for n in english["notes"])
     assert any(i["ranks"]["dense"] for i in english["items"])
+
+
+
+@pytest.mark.parametrize("mode,note", [
+    ("HYBRID", "no passage matched any query word, and no passage is similar enough to the task"),
+    ("LEXICAL", "no passage matched any query word (BM25)"),
+    ("DENSE", "no passage is similar enough to the task"),
+])
+def test_a_nonsense_task_gets_no_items_and_a_note(live, mode, note):
+    p = pack(live, "zzzz qqqq", retrieval=mode)
+    assert p["items"] == [] and p["tokensUsed"] == 0
+    assert [n for n in p["notes"] if n.startswith(note)], p["notes"]
+    if mode != "LEXICAL":  # the note names the best similarity and the floor it missed
+        assert "under the floor 0.30 for sentence-transformers/all-MiniLM-L6-v2" in p["notes"][0]
+
+
+def test_a_task_found_by_meaning_only_is_flagged_and_a_real_task_is_not(live, monkeypatch):
+    # no query word occurs in the corpus (Porter: sicilian ≠ sicili, eruption ≠ erupt…), so the
+    # Etna passage comes from the dense leg alone, above the floor
+    p = pack(live, "Sicilian eruptions")
+    assert p["items"] and p["items"][0]["citation"]["documentId"] == live.ids["doc:volcano"]
+    assert all(i["ranks"]["lexical"] is None for i in p["items"])
+    assert [n for n in p["notes"] if n.startswith("no passage matched any query word: every item comes from dense")]
+    # a real task: no note, and every item with lexical evidence is kept, in order, with its score
+    from app.services import pack_evidence
+
+    task = "billing service region latency"
+    floored = pack(live, task, budget={"maxTokens": 2000})
+    monkeypatch.setitem(pack_evidence.DENSE_SIMILARITY_FLOOR, "sentence-transformers/all-MiniLM-L6-v2", -1.0)
+    unfloored = pack(live, task, budget={"maxTokens": 2000})
+    assert floored["notes"] == [] and floored["items"][0] == unfloored["items"][0]
+    lexical = [(i["text"], i["score"]) for i in unfloored["items"] if i["ranks"]["lexical"] is not None]
+    assert [(i["text"], i["score"]) for i in floored["items"] if i["ranks"]["lexical"] is not None] == lexical
+    assert len(floored["items"]) < len(unfloored["items"])  # unrelated dense-only passages dropped
