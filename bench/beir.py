@@ -1,7 +1,13 @@
 """BEIR retrieval quality: Cairn's LEXICAL / DENSE / HYBRID packs and the LangChain peer, one run.
 
 Usage: ``.venv/bin/python -m bench.beir --dataset scifact|jsquad [--limit N] [--max-tokens T]
-[--modes LEXICAL,DENSE,HYBRID] [--no-peer]``
+[--modes LEXICAL,DENSE,HYBRID] [--no-peer] [--corpus-docs N]``
+
+``--corpus-docs N`` ingests a sub-corpus: every document judged for the evaluated queries
+plus the first N other documents in corpus order (its own data dir,
+``bench/out/<dataset>-docs<N>``) — minutes instead of SciFact's 10–20 to embed the whole
+corpus. Its scores are higher than the full corpus's (fewer distractors); compare runs on the
+same sub-corpus only.
 
 - ``scifact``: ../shared/data/scifact (5,183 abstracts, 300 test queries, 339 qrels);
   nDCG@10 and recall@100.
@@ -52,8 +58,21 @@ def _scores(rankings: list[list[str]], qrels: list[dict[str, int]], latencies: l
     }
 
 
-async def open_bench(data_dir: Path, dataset: str):
-    """Migrate, ingest the dataset (idempotent) and return ``(services, principal, close)``."""
+def corpus_subset(dataset: str, keep: set[str], extra_docs: int):
+    """The dataset's documents in ``keep`` plus its first ``extra_docs`` others, in corpus order."""
+    from app.services.ingest import iter_sources
+
+    others = 0
+    for doc in iter_sources(SHARED / DATASETS[dataset][0]):
+        if doc.external_id in keep:
+            yield doc
+        elif others < extra_docs:
+            others += 1
+            yield doc
+
+
+async def open_services(data_dir: Path):
+    """Migrate and open a bench data dir (no ingest); returns ``(services, principal, close)``."""
     from app.auth import ROLE_PERMISSIONS, Principal
     from app.config import Settings
     from app.context import Services
@@ -61,7 +80,6 @@ async def open_bench(data_dir: Path, dataset: str):
     from app.migrate import upgrade_database
     from app.services import identity
     from app.services.indexing import open_indexes
-    from app.services.ingest import ingest_documents, iter_sources
 
     settings = Settings(data_dir=data_dir)
     await asyncio.to_thread(upgrade_database, settings.resolved_database_url)
@@ -69,13 +87,6 @@ async def open_bench(data_dir: Path, dataset: str):
     indexes = open_indexes(settings)
     async with db.session() as s:
         ws = await identity.get_workspace_by_name(s, "default") or await identity.create_workspace(s, name="default")
-    t = time.perf_counter()
-    corpus = SHARED / DATASETS[dataset][0]
-    report = await ingest_documents(db, indexes, workspace_id=ws.id, collection=dataset,
-                                    documents=iter_sources(corpus),
-                                    on_index=lambda stage, d, n: print(f"\r{stage} {d}/{n}", end="", flush=True))
-    print(f"\ningest: {report.documents} docs ({report.created} new), {report.new_passages} new passages, "
-          f"{time.perf_counter() - t:.1f}s")
     principal = Principal(kind="member", id="bench", workspace_id=ws.id, permissions=ROLE_PERMISSIONS["owner"],
                           member_id="bench", role="owner")
     services = Services(settings=settings, db=db, indexes=indexes)
@@ -87,26 +98,56 @@ async def open_bench(data_dir: Path, dataset: str):
     return services, principal, close
 
 
+async def open_bench(data_dir: Path, dataset: str, documents=None):
+    """Migrate, ingest the dataset (idempotent) and return ``(services, principal, close)``.
+
+    ``documents``: the source documents to ingest (default: the whole corpus).
+    """
+    from app.services.ingest import ingest_documents, iter_sources
+
+    services, principal, close = await open_services(data_dir)
+    t = time.perf_counter()
+    corpus = SHARED / DATASETS[dataset][0]
+    report = await ingest_documents(services.db, services.indexes, workspace_id=principal.workspace_id,
+                                    collection=dataset,
+                                    documents=documents if documents is not None else iter_sources(corpus),
+                                    on_index=lambda stage, d, n: print(f"\r{stage} {d}/{n}", end="", flush=True))
+    print(f"\ningest: {report.documents} docs ({report.created} new), {report.new_passages} new passages, "
+          f"{time.perf_counter() - t:.1f}s")
+    return services, principal, close
+
+
+def selected_queries(dataset: str, limit: int | None) -> tuple[dict[str, str], dict[str, dict[str, int]], list[str]]:
+    """``(queries, qrels, evaluated query ids)``: the first ``limit`` judged queries by id."""
+    _, queries_path, qrels_path = (SHARED / p for p in DATASETS[dataset])
+    qrels = load_qrels(qrels_path)
+    return load_queries(queries_path), qrels, (sorted(qrels)[:limit] if limit else sorted(qrels))
+
+
 async def run(data_dir: Path, limit: int | None, modes: list[str], max_tokens: int = 32000,
-              dataset: str = "scifact", peer: bool = True) -> dict:
-    """Evaluate Cairn's modes (and the peer) on the dataset; returns the results dict."""
+              dataset: str = "scifact", peer: bool = True, corpus_docs: int | None = None) -> dict:
+    """Evaluate Cairn's modes (and the peer) on the dataset; returns the results dict.
+
+    ``corpus_docs``: ingest only the judged documents plus this many others (module doc).
+    """
     from sqlalchemy import select
 
     from app.models import Document
     from app.services.pack_types import PackRequest
     from app.services.packs import build_pack
 
-    services, principal, close = await open_bench(data_dir, dataset)
+    queries, qrels, qids = selected_queries(dataset, limit)
+    rels = [qrels[q] for q in qids]
+    documents = None
+    if corpus_docs is not None:
+        documents = corpus_subset(dataset, {d for r in rels for d in r}, corpus_docs)
+    services, principal, close = await open_bench(data_dir, dataset, documents)
     try:
         async with services.db.session() as s:
             ext = dict((await s.execute(select(Document.id, Document.external_id)
                                         .where(Document.workspace_id == principal.workspace_id))).all())
-        _, queries_path, qrels_path = (SHARED / p for p in DATASETS[dataset])
-        queries = load_queries(queries_path)
-        qrels = load_qrels(qrels_path)
-        qids = sorted(qrels)[:limit] if limit else sorted(qrels)
-        rels = [qrels[q] for q in qids]
-        results: dict = {"dataset": dataset, "machine": machine(), "max_tokens": max_tokens, "modes": {}}
+        results: dict = {"dataset": dataset, "machine": machine(), "max_tokens": max_tokens, "modes": {},
+                         "documents": len(ext)}
         for mode in modes:
             rankings, lat = [], []
             for qid in qids:
@@ -156,7 +197,8 @@ async def run(data_dir: Path, limit: int | None, modes: list[str], max_tokens: i
 
 def print_table(results: dict) -> None:
     """Print the results table (and the Cairn HYBRID / peer ratios)."""
-    print(f"\n{results['dataset']}, maxTokens {results['max_tokens']} ({results['machine']})")
+    print(f"\n{results['dataset']} ({results.get('documents', '?')} documents), maxTokens {results['max_tokens']} "
+          f"({results['machine']})")
     print(f"{'system':<52} {'nDCG@10':>8} {'R@10':>7} {'R@100':>7} {'p50 ms':>8} {'p95 ms':>8} {'queries':>8}")
     for name, r in results["modes"].items():
         print(f"{name:<52} {r['ndcg@10']:8.4f} {r['recall@10']:7.4f} {r['recall@100']:7.4f} "
@@ -180,15 +222,18 @@ def main() -> None:
     ap.add_argument("--modes", default="LEXICAL,DENSE,HYBRID")
     ap.add_argument("--max-tokens", type=int, default=32000, help="pack budget (recall@100 needs ~32000)")
     ap.add_argument("--no-peer", action="store_true", help="skip the LangChain peer")
+    ap.add_argument("--corpus-docs", type=int, default=None,
+                    help="ingest only the judged documents plus this many others (module doc)")
     args = ap.parse_args()
-    data_dir = args.data_dir or OUT / args.dataset
+    data_dir = args.data_dir or OUT / (args.dataset if args.corpus_docs is None else f"{args.dataset}-docs{args.corpus_docs}")
     results = asyncio.run(run(data_dir, args.limit, [m for m in args.modes.split(",") if m], args.max_tokens,
-                              args.dataset, peer=not args.no_peer))
+                              args.dataset, peer=not args.no_peer, corpus_docs=args.corpus_docs))
     results["command"] = "python -m bench.beir " + " ".join(
         f"--{k.replace('_', '-')} {v}" for k, v in
-        (("dataset", args.dataset), ("limit", args.limit), ("max_tokens", args.max_tokens)) if v is not None)
+        (("dataset", args.dataset), ("limit", args.limit), ("max_tokens", args.max_tokens),
+         ("corpus_docs", args.corpus_docs)) if v is not None)
     print_table(results)
-    if args.limit is None:
+    if args.limit is None and args.corpus_docs is None:
         RESULTS.mkdir(parents=True, exist_ok=True)
         (RESULTS / f"beir-{args.dataset}.json").write_text(json.dumps(results, indent=2))
         print(f"saved {RESULTS / f'beir-{args.dataset}.json'}")

@@ -7,10 +7,13 @@ Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
    each returning ``depth = clamp(maxTokens / 40, 100, 1000)`` passage ids;
 3. RRF (Cormack et al. 2009; k = 60; ranks from 1; ties by passage id ascending), the dense
    leg weighted by the model's vocabulary coverage of the task (see DENSE_COVERAGE_POWER);
+   passages only the dense leg found must reach the model's cosine floor, and a pack
+   without lexical evidence says so in its notes (:mod:`app.services.pack_evidence`);
 4. as-of resolution: only passages of each document's version visible at
    ``(validTime, systemTime)`` survive (see :mod:`app.services.documents`);
-5. dedup: exact (same SHA-256) and near duplicates (shingle Jaccard ≥ 0.8) collapse onto the
-   best-ranked item, which lists the others as alternate citations; steps 4–5 run on rank
+5. dedup: exact (same SHA-256) and near duplicates (shingle Jaccard ≥ 0.8, or ≥ 70 % of the
+   passage in lines that resemble the kept item's lines: :mod:`retrieval.dedup`) collapse
+   onto the best-ranked item, which lists the others as alternate citations; steps 4–5 run on rank
    windows of the fused list (80 candidates at the default budget, then doubling) until
    the budget is nearly full (see :func:`app.services.pack_resolve.resolve_windows`);
 6. budget: greedy in rank order with measured cl100k token counts;
@@ -36,6 +39,7 @@ from app.auth import Principal, require_scope
 from app.errors import BadInput, NotFound, PackIncomplete
 from app.ids import new_id, sha256_text, utcnow
 from app.models import Collection, Document, DocumentVersion, ReplayRecord
+from app.services.pack_evidence import apply_floor, evidence_notes, similarity_floor
 from app.services.pack_resolve import first_window, prefetch, resolve_windows
 from app.services.pack_types import (
     RRF_K,
@@ -90,12 +94,13 @@ async def _scope(services, principal: Principal, req: PackRequest) -> tuple[list
     return colls, docs
 
 
-async def _legs(services, principal, req, colls, docs, deadline, timings, notes, weights, cache):
+async def _legs(services, principal, req, colls, docs, deadline, timings, notes, weights, cache, cosine):
     """Run BM25 and dense legs concurrently until ``deadline`` (monotonic seconds).
 
     Fills ``weights["dense"]`` with the dense leg's RRF weight: the embedding model's
     vocabulary coverage of the task to the power ``DENSE_COVERAGE_POWER`` (1.0 for an
-    English task; low for a Japanese task the English MiniLM mostly reads as ``[UNK]``).
+    English task; low for a Japanese task the English MiniLM mostly reads as ``[UNK]``),
+    and ``cosine`` with the dense leg's scores (passage id → cosine similarity).
     """
     idx = services.indexes
     depth = retrieval_depth(req.max_tokens)
@@ -161,6 +166,8 @@ async def _legs(services, principal, req, colls, docs, deadline, timings, notes,
     for name, task in tasks.items():
         if task in done:
             results[name] = [pid for pid, _ in task.result()]
+            if name == "dense":
+                cosine.update(task.result())
         else:
             task.cancel()
             late.append(name)
@@ -236,7 +243,9 @@ async def stream_pack(services, principal: Principal, req: PackRequest, *, trace
     weights: dict[str, float] = {"lexical": 1.0, "dense": 1.0}
     t = time.perf_counter()
     cache: dict[str, list[tuple]] = {}
-    results, late = await _legs(services, principal, req, colls, docs, deadline, timings, notes, weights, cache)
+    cosine: dict[str, float] = {}
+    results, late = await _legs(services, principal, req, colls, docs, deadline, timings, notes, weights, cache,
+                                cosine)
     timings["legsMs"] = round((time.perf_counter() - t) * 1000, 2)
     if late:
         incomplete.append("LATENCY")
@@ -245,6 +254,11 @@ async def stream_pack(services, principal: Principal, req: PackRequest, *, trace
         notes.append("GRAPH: no entity graph has been built for this workspace; 0 graph items")
     t = time.perf_counter()
     fused = rrf(results, k=RRF_K, weights=weights) if results else []
+    embedder, ran = services.indexes.embedder, {k: v for k, v in results.items() if weights.get(k, 1.0) > 0}
+    if "dense" in ran:
+        fused = apply_floor(fused, cosine, similarity_floor(embedder))
+    notes.extend(evidence_notes(req.retrieval, ran, cosine, similarity_floor(embedder),
+                                sum(1 for f in fused if "lexical" not in f.ranks), getattr(embedder, "name", "none")))
     if 0.0 < weights.get("dense", 1.0) < 1.0 and "dense" in results:
         notes.append(f"dense leg weighted {weights['dense']:.2f} (the embedding model reads part of the task as unknown words)")
     timings["fusionMs"] = round((time.perf_counter() - t) * 1000, 2)

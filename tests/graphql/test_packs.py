@@ -90,6 +90,29 @@ def test_near_and_exact_duplicates_collapse_with_alternate_citations(live):
     assert p["duplicatesMerged"] >= 1
 
 
+def test_a_paragraph_repeated_between_different_neighbours_is_one_item(live):
+    """The same paragraph between different intro and outro lines: three passages whose
+    Jaccard is 0.61–0.63 (< 0.8), one item with two alternate citations."""
+    owner, hb = live.tokens["owner"], live.ids["coll:handbook"]
+    para = ("The Oslo data centre switches to heat pumps in May, cutting its cooling power by a third "
+            "and feeding waste heat to nearby homes.")
+    wraps = [("Facilities update.", "Questions to the site team."), ("From the energy report:", "End of excerpt."),
+             ("Board memo, item four.", "Approved unanimously.")]
+    docs = [live.data("mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId}}",
+                      {"i": {"collectionId": hb, "externalId": f"oslo-{n}", "text": f"{intro}\n\n{para}\n\n{outro}"}},
+                      owner)["upsertDocument"]["documentId"] for n, (intro, outro) in enumerate(wraps)]
+    try:
+        p = pack(live, "Oslo data centre heat pumps cooling power", filters={"documentIds": docs})
+        assert len(p["items"]) == 1, [i["text"] for i in p["items"]]
+        item = p["items"][0]
+        assert para in item["text"] and p["duplicatesMerged"] == 2
+        cited = [item["citation"]["documentId"]] + [a["documentId"] for a in item["alternateCitations"]]
+        assert sorted(cited) == sorted(docs)
+    finally:
+        for doc in docs:
+            live.data("mutation($id:ID!){deleteDocument(id:$id){deletedAt}}", {"id": doc}, owner)
+
+
 def test_as_of_reads_the_right_version_and_flags_superseded(live):
     task = "Who is the chief financial officer of Example Corp?"
     cfo = live.ids["doc:cfo"]
@@ -314,3 +337,37 @@ def test_dense_leg_steps_aside_for_text_the_model_cannot_read(live):
     english = pack(live, "Mount Etna volcano")
     assert not any(n.startswith("dense leg") for n in english["notes"])
     assert any(i["ranks"]["dense"] for i in english["items"])
+
+
+
+@pytest.mark.parametrize("mode,note", [
+    ("HYBRID", "no passage matched any query word, and no passage is similar enough to the task"),
+    ("LEXICAL", "no passage matched any query word (BM25)"),
+    ("DENSE", "no passage is similar enough to the task"),
+])
+def test_a_nonsense_task_gets_no_items_and_a_note(live, mode, note):
+    p = pack(live, "zzzz qqqq", retrieval=mode)
+    assert p["items"] == [] and p["tokensUsed"] == 0
+    assert [n for n in p["notes"] if n.startswith(note)], p["notes"]
+    if mode != "LEXICAL":  # the note names the best similarity and the floor it missed
+        assert "under the floor 0.30 for sentence-transformers/all-MiniLM-L6-v2" in p["notes"][0]
+
+
+def test_a_task_found_by_meaning_only_is_flagged_and_a_real_task_is_not(live, monkeypatch):
+    # no query word occurs in the corpus (Porter: sicilian ≠ sicili, eruption ≠ erupt…), so the
+    # Etna passage comes from the dense leg alone, above the floor
+    p = pack(live, "Sicilian eruptions")
+    assert p["items"] and p["items"][0]["citation"]["documentId"] == live.ids["doc:volcano"]
+    assert all(i["ranks"]["lexical"] is None for i in p["items"])
+    assert [n for n in p["notes"] if n.startswith("no passage matched any query word: every item comes from dense")]
+    # a real task: no note, and every item with lexical evidence is kept, in order, with its score
+    from app.services import pack_evidence
+
+    task = "billing service region latency"
+    floored = pack(live, task, budget={"maxTokens": 2000})
+    monkeypatch.setitem(pack_evidence.DENSE_SIMILARITY_FLOOR, "sentence-transformers/all-MiniLM-L6-v2", -1.0)
+    unfloored = pack(live, task, budget={"maxTokens": 2000})
+    assert floored["notes"] == [] and floored["items"][0] == unfloored["items"][0]
+    lexical = [(i["text"], i["score"]) for i in unfloored["items"] if i["ranks"]["lexical"] is not None]
+    assert [(i["text"], i["score"]) for i in floored["items"] if i["ranks"]["lexical"] is not None] == lexical
+    assert len(floored["items"]) < len(unfloored["items"])  # unrelated dense-only passages dropped

@@ -1,14 +1,20 @@
-"""Dedup: exact hashes and shingle-Jaccard near duplicates collapse onto the best-ranked."""
+"""Dedup: exact hashes, shingle-Jaccard near duplicates and repeated paragraphs collapse
+onto the best-ranked item."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import json
+import re
 import time
 from dataclasses import dataclass
 
 import pytest
 
-from retrieval.dedup import DedupGroup, dedup, jaccard, shingles, units
+from retrieval.chunking import chunk_text
+from retrieval.dedup import DedupGroup, coverage, dedup, jaccard, shingle_keys, shingles, units
+from tests.conftest import shared_data
 
 
 @dataclass(frozen=True)
@@ -97,6 +103,10 @@ def test_validation():
         run([Item("a", "x"), Item("a", "y")])
     with pytest.raises(ValueError):
         shingles("x", n=0)
+    with pytest.raises(ValueError):
+        run([Item("a", "x")], cover=0)
+    with pytest.raises(ValueError):
+        run([Item("a", "x")], min_line_units=0)
 
 
 def test_three_hundred_passages_are_fast_and_deterministic():
@@ -114,32 +124,33 @@ def test_three_hundred_passages_are_fast_and_deterministic():
     assert [g.kept.id for g in groups] == [g.kept.id for g in run(items)]
 
 
-def _brute_force(items, threshold=0.8):
-    """Reference: compare every item with every kept item (no index, no prefix filter)."""
-    kept, groups = [], []
+def _brute_force(items, threshold=0.8, cover=0.7, min_line_units=8):
+    """Reference: compare every item with every kept item, and every line with every line
+    (no index, no prefix filter): Jaccard rule first, else the best coverage."""
+    groups = []
     for key, text, digest in items:
         exact = next((g for g in groups if digest in g["hashes"]), None)
         if exact is not None:
-            exact["dups"].append((key, 1.0))
+            exact["dups"].append((key, 1.0, 1.0))
             continue
         s = shingles(text)
-        best, best_sim = None, 0.0
-        for g in groups:
-            sim = jaccard(s, g["shingles"]) if s else 0.0
-            if sim >= threshold and sim > best_sim:
-                best, best_sim = g, sim
+        sims = [jaccard(s, g["shingles"]) if s else 0.0 for g in groups]
+        covers = [coverage(text, g["text"], threshold, min_line_units)[0] if s else 0.0 for g in groups]
+        best = None
+        if any(sim >= threshold for sim in sims):
+            best = min((i for i, sim in enumerate(sims) if sim >= threshold), key=lambda i: (-sims[i], i))
+        elif any(c >= cover for c in covers):
+            best = min((i for i, c in enumerate(covers) if c >= cover), key=lambda i: (-covers[i], -sims[i], i))
         if best is not None:
-            best["dups"].append((key, best_sim))
-            best["hashes"].add(digest)
+            groups[best]["dups"].append((key, sims[best], covers[best]))
+            groups[best]["hashes"].add(digest)
             continue
-        groups.append({"key": key, "shingles": s, "hashes": {digest}, "dups": []})
-        kept.append(key)
+        groups.append({"key": key, "text": text, "shingles": s, "hashes": {digest}, "dups": []})
     return [(g["key"], g["dups"]) for g in groups]
 
 
 @pytest.mark.parametrize("seed", range(8))
 def test_prefix_filtered_dedup_equals_brute_force(seed):
-    import hashlib
     import random
 
     rng = random.Random(seed)
@@ -155,11 +166,121 @@ def test_prefix_filtered_dedup_equals_brute_force(seed):
             texts.append(" ".join(w))
         else:
             texts.append(t[:-1] + rng.choice(kana))
+    # multi-line texts: lines drawn from the texts above (some edited), so lines recur
+    # between texts with different neighbours — the coverage rule's candidates
+    for _ in range(40):
+        lines = rng.sample(texts, rng.randint(2, 5))
+        if rng.random() < 0.5:
+            lines[0] = lines[0] + " " + rng.choice(words)
+        texts.append(("\n\n" if rng.random() < 0.5 else "\n").join(lines))
     texts += rng.sample(texts, 5)  # exact duplicates
     rng.shuffle(texts)
     items = [(f"k{i}", t, hashlib.sha256(t.encode()).hexdigest()) for i, t in enumerate(texts)]
     got = dedup(items, key=lambda x: x[0], text=lambda x: x[1], sha256=lambda x: x[2])
     want = _brute_force(items)
-    assert [(g.kept[0], [(d[0], s) for d, s in zip(g.duplicates, g.similarities)]) for g in got] == \
-        [(k, [(d, pytest.approx(s)) for d, s in dups]) for k, dups in want]
+    assert [(g.kept[0], [(d[0], s, c) for d, s, c in zip(g.duplicates, g.similarities, g.coverages)]) for g in got] == \
+        [(k, [(d, pytest.approx(s), pytest.approx(c)) for d, s, c in dups]) for k, dups in want]
     assert sum(len(g.duplicates) for g in got) >= 5
+    assert sum(0 < c < 1 and s < 0.8 for g in got for s, c in zip(g.similarities, g.coverages)) >= 1
+
+
+# --- repeated paragraphs between different neighbours (issue 11, item 8) -----------------
+
+def _sentences(text: str, japanese: bool) -> list[str]:
+    parts = re.split(r"(?<=。)", text) if japanese else re.split(r"(?<=[.!?])\s+(?=[A-Z0-9(])", text)
+    return [p for p in parts if p.strip()]
+
+
+def _jsquad(*ids: str) -> list[str]:
+    with open(shared_data("jsquad", "beir", "corpus.jsonl"), encoding="utf-8") as fh:
+        rows = {r["_id"]: r["text"] for r in map(json.loads, fh)}
+    return [rows[i] for i in ids]
+
+
+def _scifact(doc_id: str) -> str:
+    with gzip.open(shared_data("scifact", "corpus.jsonl.gz"), "rt", encoding="utf-8") as fh:
+        return next(r["text"] for r in map(json.loads, fh) if r["_id"] == doc_id)
+
+
+def _three_documents(paragraph: str, wraps: list[tuple[str, str]]) -> tuple[list[Item], list[str]]:
+    """Chunk (as ingest does) three documents holding ``paragraph`` between ``wraps``."""
+    items, holders = [], []
+    for d, (intro, outro) in enumerate(wraps):
+        for n, chunk in enumerate(chunk_text(f"{intro}\n\n{paragraph}\n\n{outro}", max_tokens=200)):
+            items.append(Item(f"d{d}p{n}", chunk.text))
+            if paragraph in chunk.text:
+                holders.append(f"d{d}p{n}")
+    return items, holders
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_a_paragraph_between_different_intros_and_outros_collapses(language):
+    if language == "en":  # the first three sentences of a SciFact abstract, different notes around them
+        paragraph = " ".join(_sentences(_scifact("4983"), False)[:3])
+        wraps = [("Reading for Thursday's journal club on imaging in preterm infants.",
+                  "Please bring your questions about the diffusion methods to the meeting."),
+                 ("A colleague from the neonatal unit shared this excerpt last week.",
+                  "End of excerpt; the full article is in the shared folder."),
+                 ("Background for Tuesday's lab meeting, quoted from the abstract.",
+                  "The methods section of the article describes the scanner settings.")]
+    else:  # a JSQuAD paragraph (梅雨), different notes around it
+        paragraph = _jsquad("a10336p0")[0]
+        wraps = [("以下は勉強会の資料から引用した段落です。", "出典はウィキペディアです。質問は来週までに。"),
+                 ("参考資料として配布された文章の一部です。", "以上。詳しくは原文を参照してください。"),
+                 ("来週の授業で読む予定の文章です。", "感想を一段落で書いて提出してください。")]
+    items, holders = _three_documents(paragraph, wraps)
+    assert len(holders) == 3  # one passage per document: intro, paragraph and outro together
+    texts = {i.id: i.text for i in items}
+    # whole-passage resemblance is 0.60-0.67: Jaccard alone keeps three items
+    pairs = [(holders[0], holders[1]), (holders[0], holders[2]), (holders[1], holders[2])]
+    assert all(0.6 < jaccard(shingle_keys(texts[a]), shingle_keys(texts[b])) < 0.7 for a, b in pairs)
+    groups = run(items)
+    assert [(g.kept.id, [d.id for d in g.duplicates]) for g in groups] == [(holders[0], holders[1:])]
+    assert all(0.7 <= c < 0.85 for c in groups[0].coverages)
+    assert groups[0].similarities == [jaccard(shingle_keys(texts[holders[0]]), shingle_keys(texts[h])) for h in holders[1:]]
+
+
+@pytest.mark.parametrize("ids", [("a10336p23", "a10336p24"), ("a14985p140", "a14985p142")])
+def test_templated_japanese_paragraphs_with_shared_neighbours_stay_apart(ids):
+    """Real JSQuAD paragraphs written from one template (梅雨入り/梅雨明け, 長い/短い; the
+    都道府県 and 地区 committee rules) share most character 3-grams but no sentence; one
+    sentence per line, between the same intro and outro, they must not collapse."""
+    a, b = (f"参考資料\n\n{chr(10).join(_sentences(t, True))}\n\n以上。" for t in _jsquad(*ids))
+    assert coverage(a, b)[0] < 0.5 and coverage(b, a)[0] < 0.5
+    assert len(run([Item("a", a), Item("b", b)])) == 2
+
+
+def test_shared_boilerplate_lines_do_not_merge_different_passages():
+    boiler = "Please note that a web plugin is required to access this enhanced functionality."
+    a = f"{boiler}\nMyelodysplastic syndromes are age-dependent stem cell malignancies of the elderly."
+    b = f"{boiler}\nDNA methylation plays an important role in biological processes in human health."
+    assert coverage(a, b) == (pytest.approx(13 / 24), 13)  # the boilerplate line: 13 of 24 units
+    assert len(run([Item("a", a), Item("b", b)])) == 2
+    # short lines (signature blocks, headings) never count as matched text
+    form = "Signature:\nPrint Name:\nDate:\nTitle:\nBy:"
+    c = f"{form}\nThe vendor agrees to keep the customer list confidential for three years."
+    d = f"{form}\nThe employee agrees not to solicit customers for twelve months after leaving."
+    assert coverage(c, d) == (0.0, 0)
+    assert len(run([Item("c", c), Item("d", d)])) == 2
+
+
+def test_a_text_inside_a_kept_text_joins_it_and_the_reverse_needs_coverage():
+    para = ("The committee reviewed the annual budget and approved the new data retention policy, which "
+            "takes effect in January for every regional office and for the two new branches opened this spring.")
+    long = f"Minutes of the March meeting.\n\n{para}\n\nThe next meeting is in June."
+    groups = run([Item("long", long), Item("short", para)])
+    assert [(g.kept.id, [d.id for d in g.duplicates], g.coverages) for g in groups] == [("long", ["short"], [1.0])]
+    groups = run([Item("short", para), Item("long", long)])  # 31 of the long text's 42 units
+    assert [(g.kept.id, [d.id for d in g.duplicates], g.coverages) for g in groups] == \
+        [("short", ["long"], [pytest.approx(31 / 42)])]
+    assert len(run([Item("short", para), Item("long", long)], cover=0.75)) == 2
+
+
+def test_a_jaccard_match_takes_precedence_over_a_better_coverage():
+    words = lambda a, b: " ".join(f"w{i}" for i in range(a, b))
+    container = Item("container", "an introduction line that has ten units in it here\nc0 c1 c2 c3 " + words(0, 36))
+    near = Item("near", words(4, 44))  # J(item, near) = 0.81; near is not covered by the container
+    item = Item("item", words(0, 40))  # fully covered by the container's second line (J 0.81), J 0.65 whole
+    assert coverage(item.text, container.text)[0] == 1.0 and coverage(near.text, container.text)[0] == 0.0
+    groups = run([container, near, item])
+    assert [(g.kept.id, [d.id for d in g.duplicates]) for g in groups] == [("container", []), ("near", ["item"])]

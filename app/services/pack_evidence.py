@@ -1,0 +1,100 @@
+"""Weak evidence in packs: the dense similarity floor and the notes that say a pack is weak.
+
+The dense leg always returns its ``depth`` nearest passages, however far they are: for a
+task like "zzzz qqqq" a HYBRID pack used to hold 31 unrelated dense-only items and no note.
+So a passage that only the dense leg found (no BM25 rank) must reach a cosine similarity
+floor, and a pack without lexical evidence says so in ``notes``.
+
+Floor (:data:`DENSE_SIMILARITY_FLOOR`): per embedding model, because cosine scales differ
+between models; none is applied for a model not listed (an OpenAI-compatible endpoint),
+whose packs still get the notes. all-MiniLM-L6-v2: 0.30, measured with
+``python -m bench.dense_floor`` on the ``bench.beir`` data dirs (SciFact: 300 test claims
+over their judged abstracts + 1,200 others; JSQuAD: 349 of the first 500 questions whose
+word pieces the model knows >= 90 %, over all 2,304 paragraphs), against 100 nonsense
+queries (keyboard mash, random letters, "zzzz qqqq") and 35 everyday off-topic questions:
+
+* top-1 cosine, real queries: SciFact min 0.306, p5 0.418; JSQuAD min 0.421, p5 0.638;
+* top-1 cosine, nonsense: SciFact p50 0.231, p95 0.315, max 0.376; JSQuAD p50 0.259, p95
+  0.365; at 0.30, 88 % (SciFact) and 68 % (JSQuAD) of nonsense tasks get no dense item
+  (and the rest a note saying the items come from dense similarity alone);
+* relevant passages found by the dense leg only: SciFact 63, cosine min 0.216, p50 0.423
+  (8 under 0.30); JSQuAD 10, min 0.580.
+
+Through the whole pipeline (``python -m bench.beir --dataset scifact --corpus-docs 1200
+--no-peer``: 300 queries over 1,483 abstracts, maxTokens 32,000), before → after:
+HYBRID nDCG@10 0.8067 → 0.8067, R@10 0.8963 → 0.8963, R@100 0.9933 → 0.9900; at the
+default 4,000 tokens nDCG@10 0.8077 → 0.8077, R@100 0.9527 → 0.9493; DENSE nDCG@10 0.7780
+→ 0.7766, R@100 0.9767 → 0.9500 (the price: relevant abstracts the dense leg finds only
+at cosine < 0.30); LEXICAL unchanged. JSQuAD (``--dataset jsquad --limit 500``):
+every mode unchanged (HYBRID 0.8937). A floor of 0.25 would keep DENSE R@100 at 0.963
+(screen) but leave dense items for 36 % (SciFact) and 57 % (JSQuAD) of nonsense tasks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from retrieval.fusion import Fused
+
+DENSE_SIMILARITY_FLOOR: dict[str, float] = {"sentence-transformers/all-MiniLM-L6-v2": 0.30}
+"""Embedding model name → least cosine similarity of a dense-only pack item (module doc)."""
+
+
+def similarity_floor(embedder) -> float | None:
+    """The floor for ``embedder`` (by its ``name``), or None when none has been measured."""
+    return DENSE_SIMILARITY_FLOOR.get(getattr(embedder, "name", None) or "")
+
+
+def apply_floor(fused: Sequence[Fused], cosine: Mapping[str, float], floor: float | None) -> list[Fused]:
+    """Drop the fused items that only the dense leg found with cosine < ``floor``.
+
+    Items with a lexical rank always stay; the others keep their scores and ranks (the
+    floor removes items, it does not re-rank), so a pack whose items all clear the floor
+    is unchanged.
+
+    Args:
+        fused: RRF output, in rank order.
+        cosine: Passage id → the dense leg's cosine similarity (for every dense result).
+        floor: Least cosine of a dense-only item; None keeps everything.
+
+    Returns:
+        The kept items, in the same order.
+    """
+    if floor is None:
+        return list(fused)
+    return [f for f in fused if "lexical" in f.ranks or cosine.get(f.id, 0.0) >= floor]
+
+
+def evidence_notes(retrieval: str, results: Mapping[str, Sequence[str]], cosine: Mapping[str, float],
+                   floor: float | None, kept_dense_only: int, model: str) -> list[str]:
+    """Notes for a pack with no lexical evidence and weak (or no) dense evidence.
+
+    Args:
+        retrieval: ``HYBRID``, ``LEXICAL`` or ``DENSE``.
+        results: Leg name → passage ids the leg returned (a leg that did not run, was
+            skipped or did not finish in time is absent).
+        cosine: Passage id → the dense leg's cosine similarity.
+        floor: The model's floor, or None.
+        kept_dense_only: Fused items without a lexical rank that cleared the floor (or all
+            of them, without a floor).
+        model: The embedding model's name (named in notes).
+
+    Returns:
+        Zero or one note; none when BM25 found something (or, in DENSE mode, when a
+        passage cleared the floor).
+    """
+    best = max(cosine.values(), default=None)
+    floor_text = f"floor {floor:.2f} for {model}" if floor is not None else f"no floor is known for {model}"
+    weak = (f"no passage is similar enough to the task (best cosine similarity {best:.2f}, under the {floor_text})"
+            if best is not None else "the dense leg found no passage")
+    if retrieval == "DENSE":
+        return [f"{weak}: no items"] if "dense" in results and not kept_dense_only else []
+    if "lexical" not in results or results["lexical"]:
+        return []  # BM25 found something, or did not finish in time (the pack says so)
+    lexical = "no passage matched any query word"
+    if retrieval == "LEXICAL" or "dense" not in results:
+        return [f"{lexical} (BM25); try other words" + (" or HYBRID" if retrieval == "LEXICAL" else "")]
+    if kept_dense_only:
+        return [(f"{lexical}: every item comes from dense similarity alone (best cosine similarity {best:.2f}; "
+                 f"{floor_text}) — check that the items are relevant")]
+    return [f"{lexical}, and {weak}: no items"]

@@ -1,0 +1,57 @@
+"""The dense floor and the weak-evidence notes of packs (pure functions; the GraphQL tests
+exercise them through the real model in tests/graphql/test_packs.py)."""
+
+from __future__ import annotations
+
+from app.services.pack_evidence import apply_floor, evidence_notes, similarity_floor
+from retrieval.fusion import rrf
+
+MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+class Named:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def test_only_dense_only_items_under_the_floor_are_dropped_and_nothing_is_re_ranked():
+    fused = rrf({"lexical": ["a", "b"], "dense": ["c", "a", "d", "b"]})
+    cosine = {"c": 0.31, "a": 0.10, "d": 0.29, "b": 0.05}
+    kept = apply_floor(fused, cosine, 0.30)
+    assert [f.id for f in kept] == [f.id for f in fused if f.id != "d"]  # a, b: BM25; c: 0.31
+    assert kept == [f for f in fused if f.id != "d"]  # same scores and ranks
+    assert apply_floor(fused, cosine, None) == fused
+
+
+def test_the_floor_is_per_model():
+    assert similarity_floor(Named(MODEL)) == 0.30
+    assert similarity_floor(Named("text-embedding-3-small")) is None
+    assert similarity_floor(None) is None
+
+
+def test_notes_by_mode():
+    cos = {"x": 0.21}
+    # BM25 found something: no note, in any mode but DENSE
+    assert evidence_notes("HYBRID", {"lexical": ["p"], "dense": ["x"]}, cos, 0.3, 0, MODEL) == []
+    assert evidence_notes("LEXICAL", {"lexical": ["p"]}, {}, 0.3, 0, MODEL) == []
+    # nothing lexical, nothing above the floor
+    (note,) = evidence_notes("HYBRID", {"lexical": [], "dense": ["x"]}, cos, 0.3, 0, MODEL)
+    assert note == ("no passage matched any query word, and no passage is similar enough to the task "
+                    f"(best cosine similarity 0.21, under the floor 0.30 for {MODEL}): no items")
+    # nothing lexical, dense items above the floor
+    (note,) = evidence_notes("HYBRID", {"lexical": [], "dense": ["x"]}, {"x": 0.41}, 0.3, 1, MODEL)
+    assert note.startswith("no passage matched any query word: every item comes from dense similarity alone")
+    # a model without a floor still gets the note
+    (note,) = evidence_notes("HYBRID", {"lexical": [], "dense": ["x"]}, cos, None, 1, "m")
+    assert "no floor is known for m" in note
+    assert evidence_notes("LEXICAL", {"lexical": []}, {}, None, 0, MODEL) == [
+        "no passage matched any query word (BM25); try other words or HYBRID"]
+    # the dense leg skipped (task unreadable to the model) or unavailable
+    assert evidence_notes("HYBRID", {"lexical": []}, {}, 0.3, 0, MODEL) == [
+        "no passage matched any query word (BM25); try other words"]
+    # BM25 did not finish in time: the latency note speaks, not this one
+    assert evidence_notes("HYBRID", {"dense": ["x"]}, cos, 0.3, 0, MODEL) == []
+    # DENSE: a note only when nothing clears the floor
+    assert evidence_notes("DENSE", {"dense": ["x"]}, {"x": 0.5}, 0.3, 1, MODEL) == []
+    assert evidence_notes("DENSE", {"dense": ["x"]}, cos, 0.3, 0, MODEL)[0].endswith(": no items")
+    assert evidence_notes("DENSE", {"dense": []}, {}, 0.3, 0, MODEL) == ["the dense leg found no passage: no items"]
