@@ -11,13 +11,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.auth import Principal, bearer_from_headers, browser_refused, is_browser_request
-from app.config import Settings
-from app.db import Database
-from app.envelope import EnvelopeState, trace_id_from_headers
-from app.errors import CairnError, Unauthenticated
-from app.services.identity import authenticate
-from app.services.indexing import SearchIndexes
+from app.governance.auth import Principal, bearer_from_headers, browser_refused, is_browser_request
+from app.core.config import Settings
+from app.core.db import Database
+from app.governance.envelope import EnvelopeState, trace_id_from_headers
+from app.core.errors import CairnError, Unauthenticated
+from app.identity.service import authenticate
+from app.corpus.indexing import SearchIndexes
 
 
 @dataclass
@@ -29,7 +29,7 @@ class Services:
     indexes: SearchIndexes
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("cairn"))
     ontology: Any = None
-    """The ontology store (:class:`app.services.ontology_store.OntologyStore`), made on first use."""
+    """The ontology store (:class:`app.ontology.store.OntologyStore`), made on first use."""
     _judge: Any = field(default=None, repr=False)
     _decisions: Any = field(default=None, repr=False)
     _rate_limiter: Any = field(default=None, repr=False)
@@ -37,7 +37,7 @@ class Services:
     def judge(self) -> Any:
         """The decision judge from settings (local Gemma or OpenAI-compatible), built on first use."""
         if self._judge is None:
-            from app.services.judges import LocalJudge, OpenAIJudge
+            from app.decisions.judges import LocalJudge, OpenAIJudge
 
             st = self.settings
             if st.judge == "openai":
@@ -49,9 +49,9 @@ class Services:
 
     @property
     def decisions(self) -> Any:
-        """The process's :class:`~app.services.decisions.DecisionRunner`."""
+        """The process's :class:`~app.decisions.service.DecisionRunner`."""
         if self._decisions is None:
-            from app.services.decisions import DecisionRunner
+            from app.decisions.service import DecisionRunner
 
             self._decisions = DecisionRunner(self.db, self.judge, timeout_seconds=self.settings.judge_timeout_seconds,
                                              context_tokens=self.settings.decision_context_tokens)
@@ -59,9 +59,9 @@ class Services:
 
     @property
     def rate_limiter(self) -> Any:
-        """The process's :class:`~app.rate_limits.RateLimiter` (limits from settings)."""
+        """The process's :class:`~app.governance.rate_limits.RateLimiter` (limits from settings)."""
         if self._rate_limiter is None:
-            from app.rate_limits import RateLimiter
+            from app.governance.rate_limits import RateLimiter
 
             self._rate_limiter = RateLimiter.from_settings(self.settings)
         return self._rate_limiter

@@ -1,10 +1,10 @@
 """ASGI application: ``create_app(settings) -> Starlette``; ``app.main:app`` for uvicorn.
 
-Routes (each registered in :mod:`app.registry`):
+Routes (each registered in :mod:`app.governance.registry`):
 - ``GET /graphql`` GraphiQL (assets served locally, works offline); ``POST /graphql``;
   ``WS /graphql`` (graphql-transport-ws);
 - ``POST /v1/context-packs/stream`` NDJSON pack stream (header, items, footer);
-- ``POST /api/v1/decisions``, ``GET /api/v1/decisions/{id}`` (:mod:`app.decisions_http`);
+- ``POST /api/v1/decisions``, ``GET /api/v1/decisions/{id}`` (:mod:`app.http.decisions`);
 - ``GET /healthz`` (process up), ``GET /readyz`` (migrated, indexes repaired, model warm).
 
 Start-up: migrate the database (Alembic), open the indexes, then in the background repair
@@ -16,48 +16,42 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from strawberry.asgi import GraphQL
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 
-from app.config import Settings, load_settings
+from app.core.config import Settings, load_settings
 from app.context import RequestContext, Services
-from app.decisions_http import make_create_route, make_read_route
-from app.db import Database
-from app.edges import EXCEPTION_HANDLERS, EnvelopedCORSMiddleware, deny_websocket, route_not_found
-from app.envelope import CallRecord
-from app.errors import CairnError, Forbidden
-from app.governance import authorize, log_call, to_graphql_error
-from app.gate import BodyTooLarge, GraphQLGate, enveloped_error, read_body
-from app.graphiql import STATIC_DIR, graphiql_html
-from app.logs import configure_logging
-from app.migrate import upgrade_database
-from app.pack_json import event_json, parse_body, request_from_json
-from app.registry import get_operation
-from app.services.indexing import open_indexes
-from app.services.memory_admin import purge_expired as purge_expired_memories
-from app.services.packs import stream_pack
-from app.ws import CairnTransportWS
+from app.http.decisions import make_create_route, make_read_route
+from app.core.db import Database
+from app.http.edges import EXCEPTION_HANDLERS, EnvelopedCORSMiddleware, deny_websocket, route_not_found
+from app.governance.envelope import CallRecord
+from app.core.errors import Forbidden
+from app.http.gate import GraphQLGate
+from app.http.graphiql import STATIC_DIR, graphiql_html
+from app.core.logs import configure_logging
+from app.core.migrate import upgrade_database
+from app.governance.registry import get_operation
+from app.corpus.indexing import open_indexes
+from app.memory.admin import purge_expired as purge_expired_memories
+from app.http.ws import CairnTransportWS
 from resolvers.schema import schema
+from app.http.stream import make_stream_route
 
 log = logging.getLogger("cairn")
-
-MAX_STREAM_BODY_BYTES = 64 * 1024
 
 
 class CairnGraphQL(GraphQL):
     """Strawberry's ASGI view with Cairn's request context, a local GraphiQL, and the
-    graphql-transport-ws handler of :mod:`app.ws` (the only WebSocket protocol served: the
+    graphql-transport-ws handler of :mod:`app.http.ws` (the only WebSocket protocol served: the
     legacy ``graphql-ws`` subprotocol is closed with 4406)."""
 
     graphql_transport_ws_handler_class = CairnTransportWS
@@ -86,75 +80,6 @@ class CairnGraphQL(GraphQL):
         return request
 
 
-
-def _envelope_error(ctx: RequestContext, exc: BaseException) -> JSONResponse:
-    status = exc.http_status if isinstance(exc, CairnError) else 500
-    body, headers = enveloped_error(ctx, exc, status)
-    return JSONResponse(body, status_code=status, headers=headers)
-
-
-def make_stream_route(services: Services):
-    """``POST /v1/context-packs/stream``: the pack as NDJSON (one JSON object per line).
-
-    Errors before the first line are ordinary enveloped JSON errors with an HTTP status;
-    trace, coordinate and capability travel in ``x-cairn-*`` response headers. A client
-    that disconnects cancels the work.
-    """
-    op = get_operation("POST /v1/context-packs/stream")
-
-    async def route(request: Request) -> Response:
-        headers = {k.lower(): v for k, v in request.headers.items()}
-        ctx = RequestContext(services, headers, request)
-        ctx.envelope.target = "cairn.http"
-        ctx.envelope.calls.append(CallRecord(op.name, op.coordinate, op.capability))
-        try:
-            declared = request.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > MAX_STREAM_BODY_BYTES:
-                raise BodyTooLarge("request body is over 64 KiB", limit=MAX_STREAM_BODY_BYTES)
-            raw = await read_body(request.receive, MAX_STREAM_BODY_BYTES)
-            await ctx.principal()  # authenticate before parsing anything
-            ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-            if ctype != "application/json":
-                raise CairnError(f"content type {ctype or '(none)'!r} is not supported; send the body as "
-                                 "application/json", code="BAD_REQUEST", http_status=415)
-            body = parse_body(raw)
-            req = request_from_json(body)
-            principal, boundary = await authorize(ctx, op, {"input": body})
-            ctx.envelope.calls[-1].boundary = boundary
-            events = stream_pack(services, principal, req, trace_id=ctx.trace_id)
-            first = await anext(events)
-        except Exception as exc:  # noqa: BLE001 - shaped into an enveloped error
-            response = _envelope_error(ctx, exc)
-            log_call(ctx, ctx.envelope.calls[-1])
-            return response
-
-        async def body_iter() -> AsyncIterator[bytes]:
-            try:
-                yield _line(first, op)
-                async for event in events:
-                    yield _line(event, op)
-            except Exception as exc:  # noqa: BLE001 - after the first line: an error line
-                err = to_graphql_error(ctx, exc)
-                yield (json.dumps({"type": "error", **err.formatted}, ensure_ascii=False) + "\n").encode()
-            finally:
-                await events.aclose()
-                log_call(ctx, ctx.envelope.calls[-1])
-
-        return StreamingResponse(
-            body_iter(),
-            media_type="application/x-ndjson",
-            headers={"x-cairn-trace": ctx.trace_id, "x-cairn-coordinate": op.coordinate,
-                     "x-cairn-capability": op.capability},
-        )
-
-    return route
-
-
-def _line(event, op) -> bytes:
-    return (json.dumps(event_json(event, coordinate=op.coordinate, capability=op.capability),
-                       ensure_ascii=False) + "\n").encode("utf-8")
-
-
 class Readiness:
     """Start-up state: ``ready`` once the index repair and model warm-up finished."""
 
@@ -167,7 +92,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     """Build the ASGI app.
 
     Args:
-        settings: Defaults to :func:`app.config.load_settings` (environment).
+        settings: Defaults to :func:`app.core.config.load_settings` (environment).
         services: A pre-built bundle (tests share one across apps); built in the lifespan
             otherwise.
     """

@@ -16,7 +16,7 @@ same sub-corpus only.
 
 Cairn: the corpus is ingested into its own data dir (idempotent; SciFact's first run embeds
 ~10.7k passages, 10–20 min on 2 cores), then every query runs through
-:func:`app.services.packs.build_pack` — the code the ``contextPack`` resolver calls — with
+:func:`app.packs.service.build_pack` — the code the ``contextPack`` resolver calls — with
 ``maxTokens = 32000`` so at least 100 documents are ranked. Document ranking = first
 appearance of a document among the pack items (and their alternate citations).
 
@@ -60,7 +60,7 @@ def _scores(rankings: list[list[str]], qrels: list[dict[str, int]], latencies: l
 
 def corpus_subset(dataset: str, keep: set[str], extra_docs: int):
     """The dataset's documents in ``keep`` plus its first ``extra_docs`` others, in corpus order."""
-    from app.services.ingest import iter_sources
+    from app.corpus.ingest import iter_sources
 
     others = 0
     for doc in iter_sources(SHARED / DATASETS[dataset][0]):
@@ -73,13 +73,13 @@ def corpus_subset(dataset: str, keep: set[str], extra_docs: int):
 
 async def open_services(data_dir: Path):
     """Migrate and open a bench data dir (no ingest); returns ``(services, principal, close)``."""
-    from app.auth import ROLE_PERMISSIONS, Principal
-    from app.config import Settings
+    from app.governance.auth import ROLE_PERMISSIONS, Principal
+    from app.core.config import Settings
     from app.context import Services
-    from app.db import Database
-    from app.migrate import upgrade_database
-    from app.services import identity
-    from app.services.indexing import open_indexes
+    from app.core.db import Database
+    from app.core.migrate import upgrade_database
+    from app.identity import service as identity
+    from app.corpus.indexing import open_indexes
 
     settings = Settings(data_dir=data_dir)
     await asyncio.to_thread(upgrade_database, settings.resolved_database_url)
@@ -103,7 +103,7 @@ async def open_bench(data_dir: Path, dataset: str, documents=None):
 
     ``documents``: the source documents to ingest (default: the whole corpus).
     """
-    from app.services.ingest import ingest_documents, iter_sources
+    from app.corpus.ingest import ingest_documents, iter_sources
 
     services, principal, close = await open_services(data_dir)
     t = time.perf_counter()
@@ -132,9 +132,9 @@ async def run(data_dir: Path, limit: int | None, modes: list[str], max_tokens: i
     """
     from sqlalchemy import select
 
-    from app.models import Document
-    from app.services.pack_types import PackRequest
-    from app.services.packs import build_pack
+    from app.core.models import Document
+    from app.packs.types import PackRequest
+    from app.packs.service import build_pack
 
     queries, qrels, qids = selected_queries(dataset, limit)
     rels = [qrels[q] for q in qids]

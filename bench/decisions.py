@@ -5,7 +5,7 @@
 
 Each item is a state object or a session (messages) with one CHOICE or SCORE question and
 its expected answer. Every option is scored once with the real judge, through the same
-context rendering and prompt as the server (:mod:`app.services.decision_judging`); the
+context rendering and prompt as the server (:mod:`app.decisions.judging`); the
 options are also scored under a context-free prompt (same question, empty context) for the
 calibrated variants. Printed: accuracy of four normalisations over the same scores —
 ``sum`` (joint log-likelihood), ``mean`` (per token), and both calibrated by subtracting the
@@ -21,9 +21,9 @@ import statistics
 import time
 from typing import Any
 
-from app.services.decision_input import validate_request
-from app.services.decision_judging import build_prompt, session_context, state_context
-from app.services.judges import LocalJudge, OpenAIJudge, option_probabilities
+from app.decisions.request import validate_request
+from app.decisions.judging import build_prompt, session_context, state_context
+from app.decisions.judges import LocalJudge, OpenAIJudge, option_probabilities
 
 YES_NO = [{"value": True}, {"value": False}]
 

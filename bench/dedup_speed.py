@@ -2,7 +2,7 @@
 
 Usage: ``.venv/bin/python -m bench.dedup_speed [--queries N] [--rev GIT_REV]``
 
-Candidates per pack, as :func:`app.services.pack_resolve.resolve_windows` sees them:
+Candidates per pack, as :func:`app.packs.resolve.resolve_windows` sees them:
 SciFact and JSQuAD queries against the bench data dirs of ``bench.beir`` (``bench/out/
 scifact-docs1200`` from ``--corpus-docs 1200``, ``bench/out/jsquad``; built by running
 ``bench.beir`` first), BM25 and dense top 100 fused by RRF, passage texts read from the
@@ -44,7 +44,7 @@ async def pack_candidates(data_dir, dataset: str, queries: int) -> list[list[tup
     """``(passage id, text, sha256)`` lists in fused rank order, one per query."""
     from sqlalchemy import select
 
-    from app.models import Passage
+    from app.core.models import Passage
     from retrieval.fusion import rrf
 
     services, principal, close = await open_services(data_dir)

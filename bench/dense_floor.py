@@ -79,8 +79,8 @@ async def measure(data_dir, dataset: str, limit: int | None) -> dict[str, dict]:
     """Per query group: top-1 cosines, BM25-hit flags, and dense-only relevant cosines."""
     from sqlalchemy import select
 
-    from app.models import Document, Passage
-    from app.services.packs import DENSE_COVERAGE_POWER, DENSE_MIN_COVERAGE
+    from app.core.models import Document, Passage
+    from app.packs.service import DENSE_COVERAGE_POWER, DENSE_MIN_COVERAGE
     from retrieval.fusion import rrf
 
     services, principal, close = await open_services(data_dir)

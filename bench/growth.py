@@ -57,13 +57,13 @@ async def build(data_dir: Path, chunk_max_tokens: int) -> dict:
     """Ingest the corpus lexically, then store stand-in vectors; returns counts and times."""
     from sqlalchemy import func, select, update
 
-    from app.config import Settings
-    from app.db import Database
-    from app.migrate import upgrade_database
-    from app.models import Passage
-    from app.services import identity
-    from app.services.indexing import open_indexes
-    from app.services.ingest import ingest_documents, iter_sources
+    from app.core.config import Settings
+    from app.core.db import Database
+    from app.core.migrate import upgrade_database
+    from app.core.models import Passage
+    from app.identity import service as identity
+    from app.corpus.indexing import open_indexes
+    from app.corpus.ingest import ingest_documents, iter_sources
     from retrieval.vectors import VectorPoint, open_vector_index
 
     data_dir.mkdir(parents=True, exist_ok=True)

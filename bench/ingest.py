@@ -29,12 +29,12 @@ from bench.common import SHARED, machine, read_jsonl_gz
 
 
 async def _ingest(data_dir: Path, docs: list[dict], embedder) -> tuple[float, int]:
-    from app.config import Settings
-    from app.db import Database
-    from app.migrate import upgrade_database
-    from app.services import identity
-    from app.services.indexing import open_indexes
-    from app.services.ingest import ingest_documents, iter_sources
+    from app.core.config import Settings
+    from app.core.db import Database
+    from app.core.migrate import upgrade_database
+    from app.identity import service as identity
+    from app.corpus.indexing import open_indexes
+    from app.corpus.ingest import ingest_documents, iter_sources
 
     src = data_dir / "corpus.jsonl"
     src.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
@@ -56,7 +56,7 @@ async def _ingest(data_dir: Path, docs: list[dict], embedder) -> tuple[float, in
 
 
 def _passage_inputs(docs: list[dict], chunk_max_tokens: int) -> list[str]:
-    from app.services.indexing import SearchIndexes
+    from app.corpus.indexing import SearchIndexes
     from retrieval.chunking import chunk_text
 
     inputs = []
@@ -78,7 +78,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--docs", type=int, default=400)
     args = ap.parse_args()
-    from app.config import Settings
+    from app.core.config import Settings
     from retrieval.embeddings import load_embedder
 
     docs = list(islice(read_jsonl_gz(SHARED / "scifact" / "corpus.jsonl.gz"), args.docs))

@@ -2,21 +2,21 @@
 
 Data: ``../shared/data/locomo/locomo10.json`` (Maharana et al., ACL 2024; CC BY-NC 4.0,
 evaluation only, never copied into the repo). Each conversation's turns are stored as
-memories of one member through :func:`app.services.memory.remember` (the code the
+memories of one member through :func:`app.memory.service.remember` (the code the
 ``rememberMemory`` resolver calls: PII masking, entity extraction, the real
 all-MiniLM-L6-v2 embedding) in a throw-away SQLite database under a temp dir. Turns are
 written in conversation order with synthetic system times 40 s apart (so the 120/hour
 rate limit holds and "newest" means "latest in the conversation").
 
 Questions of categories 1–4 (multi-hop, temporal, open-domain, single-hop; category 5 is
-adversarial and has no answer) are asked with :func:`app.services.memory.recall`.
+adversarial and has no answer) are asked with :func:`app.memory.service.recall`.
 Metric: evidence recall@10 = |top-10 turns ∩ evidence turns| / |evidence turns|, averaged
 over questions with at least one resolvable evidence id (ids split on ';' and spaces).
 
 Reported in one run: the ``served`` line is exactly the ``recallMemories`` resolver's call
-(:func:`app.services.memory.recall` with the query, ``limit`` 10, the embedder, every other
+(:func:`app.memory.service.recall` with the query, ``limit`` 10, the embedder, every other
 argument at its default: the newest 300 memories matching the query by word or by cosine,
-:mod:`app.services.memory_candidates`). BM25 only, cosine only, entity only and other
+:mod:`app.memory.candidates`). BM25 only, cosine only, entity only and other
 leg weightings come from a second call over the same candidates (``limit`` 300, so every
 candidate's leg ranks are returned); its default fusion must equal the served top 10
 (checked and counted). ``--full`` adds the old reference: every memory of the
@@ -70,14 +70,14 @@ def evidence_ids(raw: list) -> set[str]:
 
 
 async def run(limit: int | None, fmt: str, vector_candidates: int | None = None, full: bool = False) -> None:
-    from app.auth import ROLE_PERMISSIONS, Principal
-    from app.db import Database
-    from app.errors import CairnError
-    from app.ids import utcnow
-    from app.migrate import upgrade_database
-    from app.services import identity
-    from app.services import memory as mem
-    from app.services.memory_rank import LEG_WEIGHTS, fuse
+    from app.governance.auth import ROLE_PERMISSIONS, Principal
+    from app.core.db import Database
+    from app.core.errors import CairnError
+    from app.core.ids import utcnow
+    from app.core.migrate import upgrade_database
+    from app.identity import service as identity
+    from app.memory import service as mem
+    from app.memory.rank import LEG_WEIGHTS, fuse
     from retrieval.embeddings import load_embedder
 
     samples = json.loads(DATA.read_text(encoding="utf-8"))[:limit]

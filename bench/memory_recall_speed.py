@@ -2,10 +2,10 @@
 
 One member holds 5,000 memories (the SPEC cap per member per workspace): the first 5,000
 LoCoMo turns (``../shared/data/locomo/locomo10.json``, text "Speaker: turn") with their
-analysed term rows, as :func:`app.services.memory.remember` stores them, but with random
+analysed term rows, as :func:`app.memory.service.remember` stores them, but with random
 unit 384-d vectors (encoding 5,000 texts would take minutes here and cosine cost does not
 depend on the values). Then 30 LoCoMo questions are recalled through
-:func:`app.services.memory.recall` with the real all-MiniLM-L6-v2 query encoder, exactly as
+:func:`app.memory.service.recall` with the real all-MiniLM-L6-v2 query encoder, exactly as
 the resolver calls it. Printed: the vector stage (query encoding + loading every vector +
 numpy cosine; budget 800 ms), and the whole recall, median / p95 / max in ms.
 
@@ -44,15 +44,15 @@ async def run(url: str | None) -> None:
     from sqlalchemy import insert
     from sqlalchemy import text as sql
 
-    from app.auth import ROLE_PERMISSIONS, Principal
-    from app.db import Database
-    from app.ids import new_id, utcnow
-    from app.migrate import upgrade_database
-    from app.models import AgentMemory, MemoryTerm
-    from app.services import identity
-    from app.services import memory as mem
-    from app.services.memory_candidates import memory_terms
-    from app.services.memory_rank import pack_vector
+    from app.governance.auth import ROLE_PERMISSIONS, Principal
+    from app.core.db import Database
+    from app.core.ids import new_id, utcnow
+    from app.core.migrate import upgrade_database
+    from app.core.models import AgentMemory, MemoryTerm
+    from app.identity import service as identity
+    from app.memory import service as mem
+    from app.memory.candidates import memory_terms
+    from app.memory.rank import pack_vector
     from retrieval.embeddings import load_embedder
 
     samples = json.loads(DATA.read_text(encoding="utf-8"))

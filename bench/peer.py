@@ -105,7 +105,7 @@ async def load_passages(services, workspace_id: str, progress: Callable[[int, in
     """
     from sqlalchemy import select
 
-    from app.models import Document, Passage
+    from app.core.models import Document, Passage
 
     async with services.db.session() as s:
         rows = (await s.execute(

@@ -1,7 +1,7 @@
 """PII masking benchmark: ``python -m bench.pii``.
 
-Runs :func:`app.services.memory_pii.find_pii` / :func:`~app.services.memory_pii.mask_pii` over
-the test set in ``tests/unit/pii_cases.py`` and prints, overall and per kind:
+Runs :func:`app.memory.pii.find_pii` / :func:`~app.memory.pii.mask_pii` over
+the test set in ``tests/unit/memory/pii_cases.py`` and prints, overall and per kind:
 
 - *masked*: every character of the personal value lies inside a masked span (a value masked
   only in part, like ``…002X`` → ``[CARD_1]X``, counts as a miss);
@@ -31,8 +31,8 @@ def main() -> None:
     import stdnum.il.idnr  # noqa: F401
 
     import_ms = (time.perf_counter() - t0) * 1000
-    from app.services.memory_pii import find_pii, mask_pii
-    from tests.unit.pii_cases import EXACT, NEGATIVE, POSITIVE
+    from app.memory.pii import find_pii, mask_pii
+    from tests.unit.memory.pii_cases import EXACT, NEGATIVE, POSITIVE
 
     # warm up every detector (their stdnum modules are imported on first use)
     mask_pii("warm up +972-52-123-4567 2001:db8::1 IBAN DE89370400440532013000 身份证 11010519491231002X "

@@ -103,13 +103,13 @@ def _node_key(node) -> tuple[str, str]:
 
 async def run(top: int, verbose: bool) -> dict[str, float]:
     """Load Northwind, ask every question, print the table; returns the summary figures."""
-    from app.db import Database
-    from app.migrate import upgrade_database
-    from app.services import identity
-    from app.services.ontology_load import load_network
-    from app.services.ontology_mapping import read_mapping_file
-    from app.services.ontology_store import OntologyStore
-    from app.services.semantic_recall import RecallRequest, semantic_recall
+    from app.core.db import Database
+    from app.core.migrate import upgrade_database
+    from app.identity import service as identity
+    from app.ontology.load import load_network
+    from app.ontology.mapping import read_mapping_file
+    from app.ontology.store import OntologyStore
+    from app.ontology.recall import RecallRequest, semantic_recall
     from retrieval.embeddings import load_embedder
 
     with tempfile.TemporaryDirectory() as tmp:

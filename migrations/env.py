@@ -8,7 +8,7 @@ from alembic import context
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlmodel import SQLModel
 
-import app.models  # noqa: F401  (registers the tables)
+import app.core.models  # noqa: F401  (registers the tables)
 
 target_metadata = SQLModel.metadata
 

@@ -8,15 +8,15 @@ from datetime import datetime
 import strawberry
 from strawberry.types import Info
 
-from app.auth import MAX_EXPIRY_DAYS, MIN_EXPIRY_DAYS, SCOPE_PERMISSIONS, Principal
-from app.errors import BadInput
-from app.governance import governed
-from app.models import AgentCredential as CredentialRow
-from app.models import Member as MemberRow
-from app.registry import REGISTRY, capabilities_for_scopes
-from app.services import identity
-from app.services.credential_state import CredentialState, credential_states
-from app.text_rules import validate_identifier, validate_name
+from app.governance.auth import MAX_EXPIRY_DAYS, MIN_EXPIRY_DAYS, SCOPE_PERMISSIONS, Principal
+from app.core.errors import BadInput
+from app.governance.adapter import governed
+from app.core.models import AgentCredential as CredentialRow
+from app.core.models import Member as MemberRow
+from app.governance.registry import REGISTRY, capabilities_for_scopes
+from app.identity import service as identity
+from app.identity.credential_state import CredentialState, credential_states
+from app.core.text_rules import validate_identifier, validate_name
 
 
 @strawberry.type(description="Who is calling.")
@@ -130,7 +130,7 @@ def _profile_dict(p: ResponsibilityProfileInput | None) -> dict | None:
 
 
 def to_credential(c: CredentialRow, state: CredentialState) -> AgentCredential:
-    """Row and its :class:`~app.services.credential_state.CredentialState` → GraphQL type (never the secret)."""
+    """Row and its :class:`~app.identity.credential_state.CredentialState` → GraphQL type (never the secret)."""
     prof = c.profile or {}
     return AgentCredential(
         id=c.id, name=c.name, creator_id=c.creator_id, scopes=list(c.scopes), context_set_id=c.context_set_id,

@@ -1,4 +1,4 @@
-"""Governed agent memory (SPEC §7): Strawberry types and resolvers (rules in app.services.memory)."""
+"""Governed agent memory (SPEC §7): Strawberry types and resolvers (rules in app.memory.service)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from enum import Enum
 import strawberry
 from strawberry.types import Info
 
-from app.auth import Principal
-from app.errors import BadInput
-from app.text_rules import require_storable, validate_identifier
-from app.governance import governed
-from app.services import memory as mem
+from app.governance.auth import Principal
+from app.core.errors import BadInput
+from app.core.text_rules import require_storable, validate_identifier
+from app.governance.adapter import governed
+from app.memory import service as mem
 from resolvers.packs import Trust
 
 
@@ -258,7 +258,7 @@ class MemoryQuery:
     @strawberry.field(description="The memory switch and retention of this workspace (owner).")
     @governed("memorySettings")
     async def memory_settings(self, info: Info, principal: Principal) -> MemorySettings:
-        from app.models import Workspace
+        from app.core.models import Workspace
 
         async with info.context.services.db.session() as s:
             return _settings(await s.get(Workspace, principal.workspace_id))

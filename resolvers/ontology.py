@@ -1,6 +1,6 @@
 """Ontology (SPEC §6): knowledge networks, object types, object instances, semantic recall,
 loading, and trace interactions. Types and resolvers only; the rules live in
-``app/services/ontology_*``, ``semantic_recall`` and ``trace``."""
+``app/ontology/*``, ``semantic_recall`` and ``trace``."""
 
 from __future__ import annotations
 
@@ -13,18 +13,18 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
-from app.auth import Principal
-from app.errors import BadInput
-from app.governance import governed
-from app.services import trace as tracing
-from app.services.ontology_load import list_networks, load_network
-from app.services.ontology_mapping import allowed_source_dir, parse_mapping
-from app.services.ontology_query import InstanceQuery, check_shape, query_instances, toon_rows
-from app.services.ontology_store import get_store
-from app.services.ontology_types import check_identifier, condition_operations
-from app.services.semantic_recall import RecallRequest, check_request, semantic_recall
-from app.text_rules import validate_path
-from resolvers.trace import OperationReceipt, TraceInput, plain, receipt_of, trace_dict, traced
+from app.governance.auth import Principal
+from app.core.errors import BadInput
+from app.governance.adapter import governed
+from app.interactions import service as tracing
+from app.ontology.load import list_networks, load_network
+from app.ontology.mapping import allowed_source_dir, parse_mapping
+from app.ontology.query import InstanceQuery, check_shape, query_instances, toon_rows
+from app.ontology.store import get_store
+from app.ontology.types import check_identifier, condition_operations
+from app.ontology.recall import RecallRequest, check_request, semantic_recall
+from app.core.text_rules import validate_path
+from resolvers.interactions import OperationReceipt, TraceInput, plain, receipt_of, trace_dict, traced
 
 MAX_INLINE_FILES = 50
 

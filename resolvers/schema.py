@@ -28,7 +28,7 @@ from strawberry.extensions import MaxTokensLimiter, ParserCache, SchemaExtension
 
 from starlette.responses import Response
 
-from app.errors import CairnError
+from app.core.errors import CairnError
 from resolvers.decisions import DecisionMutation, DecisionQuery
 from resolvers.field_repeats import repeat_errors
 from resolvers.limits import MAX_DEPTH, MAX_SELECTIONS, limit_errors
@@ -37,7 +37,7 @@ from resolvers.identity import IdentityMutation, IdentityQuery
 from resolvers.ontology import OntologyMutation, OntologyQuery
 from resolvers.memory import MemoryMutation, MemoryQuery
 from resolvers.packs import PackQuery, PackSubscription
-from resolvers.trace import TraceMutation
+from resolvers.interactions import TraceMutation
 
 log = logging.getLogger("cairn.graphql")
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import strawberry
 from strawberry.types import Info
 
-from app.config import Settings
-from app.contract import contract_violations
-from app.governance import governed
+from app.core.config import Settings
+from app.governance.contract import contract_violations
+from app.governance.adapter import governed
 from app.main import create_app
-from app.registry import REGISTRY, parse_coordinate
+from app.governance.registry import REGISTRY, parse_coordinate
 from resolvers.schema import Mutation, Subscription, schema
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,7 +83,7 @@ def test_committed_schema_equals_served_schema():
 
 
 def test_every_operation_has_a_valid_rate_class(monkeypatch):
-    from app.registry import RATE_CLASSES, Operation
+    from app.governance.registry import RATE_CLASSES, Operation
 
     for op in REGISTRY.values():
         if op.auth == "required":

@@ -102,8 +102,8 @@ def test_serve_migrates_an_older_data_dir_before_serving(tmp_path):
     """A data dir made by an older Cairn (schema 0001) is brought up to date by `cairn serve`."""
     import sqlite3
 
-    from app.config import Settings
-    from app.migrate import upgrade_database
+    from app.core.config import Settings
+    from app.core.migrate import upgrade_database
 
     data = tmp_path / "old"
     upgrade_database(Settings(data_dir=data).resolved_database_url, revision="0001")

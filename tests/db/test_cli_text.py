@@ -1,4 +1,4 @@
-"""CLI arguments go through app.text_rules: names with controls or bidi overrides are one-line
+"""CLI arguments go through app.core.text_rules: names with controls or bidi overrides are one-line
 errors naming the option and the code point (argv cannot carry NUL; the OS refuses it)."""
 
 from __future__ import annotations

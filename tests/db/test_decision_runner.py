@@ -10,12 +10,12 @@ import threading
 import httpx
 import pytest
 
-from app.auth import ROLE_PERMISSIONS, Principal
-from app.ids import new_id
-from app.services import identity
-from app.services.decision_input import validate_request
-from app.services.decisions import DecisionRunner
-from app.services.judges import JudgeError, OpenAIJudge
+from app.governance.auth import ROLE_PERMISSIONS, Principal
+from app.core.ids import new_id
+from app.identity import service as identity
+from app.decisions.request import validate_request
+from app.decisions.service import DecisionRunner
+from app.decisions.judges import JudgeError, OpenAIJudge
 
 REQ = {"state": {"message": "resolved"}, "questions": [
     {"type": "CHOICE", "instructions": "Resolved?", "choices": [{"value": True}, {"value": False}]}]}
@@ -107,7 +107,7 @@ def test_upstream_status_mapping(status, headers, text, code, http):
 
 
 def test_an_echo_body_without_logprobs_is_an_invalid_upstream_response():
-    from app.services.judges import _echo_score
+    from app.decisions.judges import _echo_score
 
     with pytest.raises(JudgeError) as e:
         _echo_score({"choices": [{"text": "p a"}]}, " a", 1)
@@ -125,7 +125,7 @@ async def test_a_cancelled_decision_is_failed_499_and_frees_its_key(db):
 
     from sqlalchemy import select
 
-    from app.models import Decision, DecisionIdempotency
+    from app.core.models import Decision, DecisionIdempotency
 
     principal = await _principal(db)
     srv, port = _silent_server()  # accepts, never answers: the judge call hangs until cancelled
@@ -157,8 +157,8 @@ async def test_a_cancelled_decision_is_failed_499_and_frees_its_key(db):
 async def test_a_key_left_running_by_a_dead_process_is_taken_over(db):
     from datetime import timedelta
 
-    from app.ids import utcnow
-    from app.models import Decision, DecisionIdempotency
+    from app.core.ids import utcnow
+    from app.core.models import Decision, DecisionIdempotency
 
     principal = await _principal(db)
     old = utcnow() - timedelta(seconds=200)
@@ -226,8 +226,8 @@ async def test_a_decision_whose_key_was_taken_over_leaves_the_new_holders_key_al
 
     from sqlalchemy import select, update
 
-    from app.ids import utcnow
-    from app.models import Decision, DecisionIdempotency
+    from app.core.ids import utcnow
+    from app.core.models import Decision, DecisionIdempotency
 
     principal = await _principal(db)
     srv, port = _silent_server()

@@ -8,25 +8,25 @@ import subprocess
 import sys
 from pathlib import Path
 
-from app.config import Settings
-from app.db import Database
-from app.migrate import upgrade_database
-from app.services import identity
-from app.services.indexing import open_indexes
-from app.services.ingest import SourceDocument, ingest_documents
+from app.core.config import Settings
+from app.core.db import Database
+from app.core.migrate import upgrade_database
+from app.identity import service as identity
+from app.corpus.indexing import open_indexes
+from app.corpus.ingest import SourceDocument, ingest_documents
 
 ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = r"""
 import asyncio, json, sys
-from app.auth import ROLE_PERMISSIONS, Principal
-from app.config import Settings
+from app.governance.auth import ROLE_PERMISSIONS, Principal
+from app.core.config import Settings
 from app.context import Services
-from app.db import Database
-from app.services.indexing import open_indexes
-from app.services.pack_types import PackRequest
-from app.services.packs import build_pack
-from app.pack_json import event_json
+from app.core.db import Database
+from app.corpus.indexing import open_indexes
+from app.packs.types import PackRequest
+from app.packs.service import build_pack
+from app.packs.serialize import event_json
 
 async def main(data_dir, ws_id):
     settings = Settings(data_dir=data_dir)

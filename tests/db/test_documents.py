@@ -8,11 +8,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import select
 
-from app.errors import BadInput, NotFound
-from app.models import DocumentVersion, Passage, VersionPassage
-from app.services import as_of
-from app.services import documents as docs
-from app.services import identity
+from app.core.errors import BadInput, NotFound
+from app.core.models import DocumentVersion, Passage, VersionPassage
+from app.corpus import as_of
+from app.corpus import documents as docs
+from app.identity import service as identity
 
 T2020 = datetime(2020, 1, 1, tzinfo=timezone.utc)
 T2023 = datetime(2023, 7, 1, tzinfo=timezone.utc)

@@ -11,11 +11,11 @@ import zipfile
 import pytest
 from sqlalchemy import func, select
 
-from app.errors import BadInput
-from app.models import Passage
-from app.services import identity
-from app.services.indexing import SearchIndexes
-from app.services.ingest import ingest_documents, iter_sources
+from app.core.errors import BadInput
+from app.core.models import Passage
+from app.identity import service as identity
+from app.corpus.indexing import SearchIndexes
+from app.corpus.ingest import ingest_documents, iter_sources
 from retrieval.lexical import LexicalIndex
 from retrieval.vectors import open_vector_index
 

@@ -9,12 +9,12 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, insert, select
 
-from app.auth import ROLE_PERMISSIONS, Principal
-from app.errors import CairnError
-from app.ids import new_id, utcnow
-from app.models import AgentMemory, Workspace
-from app.services import identity
-from app.services import memory as mem
+from app.governance.auth import ROLE_PERMISSIONS, Principal
+from app.core.errors import CairnError
+from app.core.ids import new_id, utcnow
+from app.core.models import AgentMemory, Workspace
+from app.identity import service as identity
+from app.memory import service as mem
 
 
 async def _setup(db, *, enabled=True, retaining=True):

@@ -7,11 +7,11 @@ from datetime import timedelta
 
 from sqlalchemy import func, insert, select
 
-from app.ids import new_id, utcnow
-from app.models import AgentMemory, MemoryTerm
-from app.services import memory as mem
-from app.services.memory_candidates import memory_terms
-from app.services.memory_rank import pack_vector
+from app.core.ids import new_id, utcnow
+from app.core.models import AgentMemory, MemoryTerm
+from app.memory import service as mem
+from app.memory.candidates import memory_terms
+from app.memory.rank import pack_vector
 from tests.db.test_memory import _setup
 
 FILLER = "Alice bought oat milk and bread for the weekly grocery list"

@@ -10,12 +10,12 @@ import secrets
 import pytest
 from sqlalchemy import text
 
-from app.errors import BadInput
-from app.services import identity
-from app.services.ontology_load import load_network
-from app.services.ontology_mapping import parse_mapping
-from app.services.ontology_query import InstanceQuery, query_instances
-from app.services.ontology_store import OntologyStore
+from app.core.errors import BadInput
+from app.identity import service as identity
+from app.ontology.load import load_network
+from app.ontology.mapping import parse_mapping
+from app.ontology.query import InstanceQuery, query_instances
+from app.ontology.store import OntologyStore
 
 SHOP = """
 id: shop

@@ -7,8 +7,8 @@ import asyncio
 import pytest
 from sqlalchemy import select
 
-from app.models import RateLimitCounter
-from app.rate_limits import RateLimited, RateLimiter
+from app.core.models import RateLimitCounter
+from app.governance.rate_limits import RateLimited, RateLimiter
 
 
 class Clock:

@@ -18,12 +18,12 @@ import httpx
 import pytest
 import uvicorn
 
-from app.auth import ROLE_PERMISSIONS, Principal
-from app.config import Settings
-from app.db import Database
-from app.migrate import upgrade_database
-from app.registry import RATE_CLASSES, capabilities_for_scopes
-from app.services import identity
+from app.governance.auth import ROLE_PERMISSIONS, Principal
+from app.core.config import Settings
+from app.core.db import Database
+from app.core.migrate import upgrade_database
+from app.governance.registry import RATE_CLASSES, capabilities_for_scopes
+from app.identity import service as identity
 from tests.conftest import drop_postgres_database, postgres_database
 
 CORPUS = [

@@ -259,7 +259,7 @@ async def test_refused_websocket_handshakes_carry_an_envelope(live):
 
 
 async def test_cors_preflight_refusals_are_enveloped(tmp_path):
-    from app.config import Settings
+    from app.core.config import Settings
     from app.main import create_app
 
     app = create_app(Settings(data_dir=tmp_path, cors_origins=["https://app.example"]))
@@ -280,7 +280,7 @@ async def test_cors_preflight_refusals_are_enveloped(tmp_path):
 async def test_an_unhandled_error_is_an_enveloped_500_without_details(tmp_path):
     from starlette.routing import Route
 
-    from app.config import Settings
+    from app.core.config import Settings
     from app.main import create_app
 
     async def broken(_request):

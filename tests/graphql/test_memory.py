@@ -14,11 +14,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import select
 
-from app.auth import ROLE_PERMISSIONS, Principal
-from app.db import Database
-from app.models import AgentMemory, MemoryCitation
-from app.registry import capabilities_for_scopes
-from app.services import identity
+from app.governance.auth import ROLE_PERMISSIONS, Principal
+from app.core.db import Database
+from app.core.models import AgentMemory, MemoryCitation
+from app.governance.registry import capabilities_for_scopes
+from app.identity import service as identity
 from tests.graphql.conftest import _agent
 
 REMEMBER = ("mutation($i:RememberMemoryInput!){rememberMemory(input:$i){superseded masked{kind count} "

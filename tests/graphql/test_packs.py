@@ -361,7 +361,7 @@ def test_a_task_found_by_meaning_only_is_flagged_and_a_real_task_is_not(live, mo
     assert all(i["ranks"]["lexical"] is None for i in p["items"])
     assert [n for n in p["notes"] if n.startswith("no passage matched any query word: every item comes from dense")]
     # a real task: no note, and every item with lexical evidence is kept, in order, with its score
-    from app.services import pack_evidence
+    from app.packs import evidence as pack_evidence
 
     task = "billing service region latency"
     floored = pack(live, task, budget={"maxTokens": 2000})

@@ -12,7 +12,7 @@ import time
 import httpx
 import pytest
 
-from app.services.judges import LocalJudge, OpenAIJudge, gemma_model_path
+from app.decisions.judges import LocalJudge, OpenAIJudge, gemma_model_path
 
 pytestmark = pytest.mark.model
 

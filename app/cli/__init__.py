@@ -1,0 +1,38 @@
+"""The ``cairn`` command (typer): serve, demo, ingest, reindex, migrate, and identity admin.
+
+The CLI is the operator's tool on the server machine: it talks to the database directly
+(no bearer token). Commands that open the indexes (``serve``, ``ingest``, ``reindex``,
+``demo``) take the data dir's process lock (:mod:`app.core.datadir`): a second one on the same
+data dir stops at once with one line naming the holder; ingest through the running server's
+GraphQL mutations instead. Commands that only read or change existing rows refuse a data dir
+without a store (a mistyped ``--data-dir`` must not create an empty one).
+
+Output: errors are one plain line on stderr (``error: …``, exit code 2), never wrapped or
+boxed whatever the terminal width; results are JSON on stdout; progress and tables go to
+stderr (at a fixed width when stderr is not a terminal).
+"""
+
+from __future__ import annotations
+
+from app.cli import credentials, database, demo, ingest, members, memory, ontology, serve, workspaces
+from app.cli.common import cli
+
+# The command tree, in the order `cairn --help` lists it.
+cli.add_typer(workspaces.workspaces_cli, name="workspaces")
+cli.add_typer(members.members_cli, name="members")
+cli.add_typer(credentials.credentials_cli, name="credentials")
+cli.add_typer(ontology.ontology_cli, name="ontology")
+cli.add_typer(memory.memory_cli, name="memory")
+cli.command()(database.migrate)
+cli.command()(ingest.ingest)
+cli.command()(ingest.reindex)
+cli.command()(serve.serve)
+cli.command()(demo.demo)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli()
+
+
+__all__ = ["cli", "main"]

@@ -1,0 +1,249 @@
+"""Shared plumbing of the ``cairn`` command: settings, one-line errors, consoles, store access.
+
+Errors are one plain line on stderr (``error: …``, exit code 2) — never rich markup, boxes
+or wrapping, so what an operator (or a test) reads does not depend on the terminal width.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from app.core.config import Settings, SettingsInvalid, load_settings
+
+
+def _typer(help: str, **kw) -> typer.Typer:
+    """A Typer group with plain (click) help and errors."""
+    # rich_markup_mode=None: click's plain usage errors and help (no width-dependent boxes);
+    # pretty_exceptions_enable=False: a bug shows Python's plain traceback.
+    return typer.Typer(help=help, no_args_is_help=True, rich_markup_mode=None, pretty_exceptions_enable=False, **kw)
+
+
+def _console(*, stderr: bool = True) -> Console:
+    """A rich console; when the stream is not a terminal, a fixed width (COLUMNS is ignored)."""
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(stderr=stderr, width=None if stream.isatty() else 160)
+
+
+console = _console()
+
+
+def package_version() -> str:
+    """The installed ``cairn`` distribution's version (``importlib.metadata``)."""
+    try:
+        return version("cairn")
+    except PackageNotFoundError:  # pragma: no cover - running from a tree that was never installed
+        return "unknown (not installed)"
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"cairn {package_version()}")
+        raise typer.Exit()
+
+
+def _fail(message: str) -> None:
+    """Print ``error: message`` as one plain line on stderr and exit with code 2."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code=2)
+
+
+def _settings(data_dir: Optional[Path], *, require_store: bool = False) -> Settings:
+    """Settings from the environment (+ ``--data-dir``); a bad setting is one line, exit 2.
+
+    Args:
+        require_store: refuse (exit 2) when there is no Cairn store there yet: for commands
+            that only read or change existing rows.
+    """
+    try:
+        settings = load_settings(data_dir=data_dir) if data_dir else load_settings()
+    except SettingsInvalid as exc:
+        _fail(exc.message)
+    if require_store:
+        from app.core.datadir import store_exists
+
+        try:
+            exists = store_exists(settings)
+        except Exception as exc:  # noqa: BLE001 - an unreachable database: one line, not a traceback
+            _fail(f"cannot open the database {_where(settings)}: {exc}")
+        if not exists:
+            _fail(f"no Cairn data in {_where(settings)}: run `cairn ingest` or `cairn serve` first, "
+                  "or check --data-dir")
+    return settings
+
+
+def _where(settings: Settings) -> str:
+    """The store's location without credentials (data dir, or the database URL's host/db)."""
+    if not settings.database_url:
+        return str(settings.data_dir)
+    from sqlalchemy import make_url
+
+    return make_url(settings.database_url).render_as_string(hide_password=True)
+
+
+async def _open(settings: Settings, *, with_vectors: bool | None = True):
+    """``(db, indexes)``: migrated database; indexes (taking the data dir lock first) unless
+    ``with_vectors`` is None (SQL-only commands, safe beside a running server)."""
+    from app.core.db import Database
+    from app.core.migrate import upgrade_database
+    from app.corpus.indexing import open_indexes
+
+    indexes = open_indexes(settings, with_vectors=with_vectors) if with_vectors is not None else None
+    try:
+        await asyncio.to_thread(upgrade_database, settings.resolved_database_url)
+        db = Database(settings.resolved_database_url)
+    except BaseException:
+        if indexes is not None:
+            indexes.close()
+        raise
+    return db, indexes
+
+
+async def _workspace(db, name: str, *, create: bool = True):
+    from app.identity import service as identity
+
+    async with db.session() as s:
+        ws = await identity.get_workspace_by_name(s, name)
+        if ws is None:
+            if not create:
+                _fail(f"no workspace called {name!r}; create it with `cairn workspaces create {name}`")
+            ws = await identity.create_workspace(s, name=name)
+        return ws
+
+
+def _run(coro):
+    """Run a coroutine; operator-facing errors become one line on stderr and exit code 2."""
+    from app.core.datadir import DataDirInUse
+    from app.core.errors import CairnError
+    from retrieval.vectors import VectorStoreUnavailable
+
+    try:
+        return asyncio.run(coro)
+    except CairnError as exc:
+        _fail(exc.message)
+    except (DataDirInUse, VectorStoreUnavailable, SettingsInvalid) as exc:
+        _fail(str(exc))
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    TimeRemainingColumn(), console=console)
+
+
+def index_progress(progress: Progress):
+    """An ``on_index(stage, done, total)`` callback drawing one bar per index stage."""
+    tasks: dict[str, int] = {}
+
+    def on_index(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = progress.add_task(f"{stage} index", total=total)
+        progress.update(tasks[stage], completed=done)
+
+    return on_index
+
+
+cli = _typer("Cairn: governed context for AI agents over GraphQL.")
+
+
+DataDir = typer.Option(None, "--data-dir", help="Embedded data dir (default $CAIRN_DATA_DIR or ./cairn-data).")
+
+
+WorkspaceOpt = typer.Option("default", "--workspace", "-w", help="Workspace name.")
+
+
+@cli.callback()
+def _main_options(
+    _version: bool = typer.Option(False, "--version", "-V", callback=_show_version, is_eager=True,
+                                  help="Print the version and exit."),
+) -> None:
+    """Cairn: governed context for AI agents over GraphQL."""
+
+
+def _admin(data_dir: Optional[Path], action, *, workspace: str | None = None, create_workspace: bool = False,
+           require_store: bool = True):
+    """Run ``await action(session, workspace_row)`` on the database, then close it.
+
+    ``require_store`` (default): refuse a data dir without a store; False for commands that
+    create one (``workspaces create``, ``members add``).
+    """
+    settings = _settings(data_dir, require_store=require_store)
+
+    async def go():
+        db, _ = await _open(settings, with_vectors=None)
+        try:
+            ws = await _workspace(db, workspace, create=create_workspace) if workspace else None
+            async with db.session() as s:
+                return await action(s, ws)
+        finally:
+            await db.dispose()
+
+    return _run(go())
+
+
+def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = True) -> None:
+    """Hold the data dir lock, check a Qdrant server is reachable, migrate, then run uvicorn."""
+    import uvicorn
+
+    from app.core.datadir import DataDirInUse, DataDirLock
+    from app.main import create_app
+    from app.core.migrate import upgrade_database
+    from retrieval.client_vectors import check_server
+    from retrieval.vectors import VectorStoreUnavailable
+
+    try:
+        lock = DataDirLock(settings.data_dir)
+    except DataDirInUse as exc:
+        _fail(exc.message)
+    try:
+        if settings.embedder != "none" and settings.resolved_vector_backend == "server":
+            try:
+                check_server(settings.qdrant_url, api_key=settings.qdrant_api_key)
+            except VectorStoreUnavailable as exc:
+                _fail(str(exc))
+        if migrate_first:
+            upgrade_database(settings.resolved_database_url)
+        console.print(f"Cairn on http://{host}:{port}/graphql  (data: {_where(settings)})", soft_wrap=True)
+        uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", ws="websockets-sansio")
+    finally:
+        lock.release()
+
+
+def _embedder(settings: Settings):
+    """The embedding provider named by settings (no vector store: loads write SQL only)."""
+    from retrieval.embeddings import load_embedder
+
+    if settings.embedder == "none":
+        return None
+    if settings.embedder == "openai":
+        return load_embedder("openai", base_url=settings.embedding_url, model=settings.embedding_model,
+                             api_key=settings.embedding_api_key)
+    return load_embedder("local")
+
+
+async def _load_ontology(settings: Settings, mapping: Path, source_dir: Optional[Path], workspace: str):
+    from app.ontology.load import load_network
+    from app.ontology.mapping import read_mapping_file
+
+    spec = read_mapping_file(mapping)
+    db, _ = await _open(settings, with_vectors=None)
+    try:
+        ws = await _workspace(db, workspace)
+        with _progress() as progress:
+            tasks: dict[str, int] = {}
+
+            def on_progress(stage: str, done: int, total: int) -> None:
+                if stage not in tasks:
+                    tasks[stage] = progress.add_task(stage, total=total)
+                progress.update(tasks[stage], completed=done)
+
+            return await load_network(db, _embedder(settings), workspace_id=ws.id, mapping=spec,
+                                      source_dir=source_dir, progress=on_progress)
+    finally:
+        await db.dispose()

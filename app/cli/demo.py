@@ -1,0 +1,190 @@
+"""The README's main job: a workspace, tokens and a sample corpus that exists everywhere.
+
+The sample corpus is Python's own reference documentation as shipped with every CPython
+(``pydoc_data.topics``: 79 topics, ~465k characters), so the demo needs neither
+``../shared`` nor the network.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from app.governance.auth import ROLE_PERMISSIONS, Principal, issue_token
+from app.core.config import Settings
+from app.core.models import AgentCredential, Member
+from app.governance.registry import capabilities_for_scopes
+from app.identity import service as identity
+from app.corpus.ingest import IngestReport, SourceDocument, ingest_documents
+from pathlib import Path
+from typing import Optional
+import typer
+from app.cli.common import _fail
+from app.cli.common import _progress
+from app.cli.common import _run
+from app.cli.common import _settings
+from app.cli.common import console
+from app.cli.common import DataDir, _load_ontology, _serve
+
+DEMO_OWNER = "demo-owner"
+DEMO_AGENT = "demo-agent"
+DEMO_COLLECTION = "python-docs"
+DEMO_SCOPES = ["context:read", "queries:run", "replay:run"]
+
+
+def sample_documents() -> list[SourceDocument]:
+    """Python's reference topics (``pydoc_data.topics``), one document per topic, sorted."""
+    from pydoc_data.topics import topics
+
+    return [SourceDocument(external_id=f"pydoc/{name}", title=f"Python reference: {name}", text=text)
+            for name, text in sorted(topics.items()) if text.strip()]
+
+
+@dataclass
+class DemoInfo:
+    """What the demo prints: tokens (shown once), ids and the ingest report."""
+
+    workspace_id: str
+    member_token: str
+    agent_token: str
+    collection: str
+    report: IngestReport
+
+
+async def prepare_demo(settings: Settings, *, progress_factory=None) -> DemoInfo:
+    """Migrate, create or reuse the demo workspace/owner, rotate tokens, ingest the sample."""
+    from app.cli.common import _open, _workspace
+
+    db, indexes = await _open(settings)
+    try:
+        ws = await _workspace(db, "default")
+        async with db.session() as s:
+            owner = (await s.execute(select(Member).where(Member.workspace_id == ws.id, Member.name == DEMO_OWNER))).scalar_one_or_none()
+            if owner is None:
+                owner, issued = await identity.create_member(s, workspace_id=ws.id, name=DEMO_OWNER, role="owner")
+                member_token = issued.token
+            else:
+                token_id, sha, member_token = issue_token("cm")
+                owner.token_id, owner.token_sha256 = token_id, sha
+                s.add(owner)
+            for old in (await s.execute(select(AgentCredential).where(
+                    AgentCredential.workspace_id == ws.id, AgentCredential.name == DEMO_AGENT,
+                    AgentCredential.revoked_at.is_(None)))).scalars():
+                await identity.revoke_credential(s, workspace_id=ws.id, credential_id=old.id)
+            principal = Principal(kind="member", id=owner.id, workspace_id=ws.id, permissions=ROLE_PERMISSIONS["owner"],
+                                  member_id=owner.id, role="owner")
+            _cred, agent = await identity.create_credential(
+                s, creator=principal, name=DEMO_AGENT, scopes=DEMO_SCOPES, expires_in_days=30,
+                default_capabilities=capabilities_for_scopes(set(DEMO_SCOPES)),
+            )
+        docs = sample_documents()
+        if progress_factory is None:
+            report = await ingest_documents(db, indexes, workspace_id=ws.id, collection=DEMO_COLLECTION,
+                                            documents=iter(docs), chunk_max_tokens=settings.chunk_max_tokens)
+        else:
+            from app.cli.common import index_progress
+
+            with progress_factory() as progress:
+                t_docs = progress.add_task("documents", total=len(docs))
+                on_index = index_progress(progress)
+                report = await ingest_documents(
+                    db, indexes, workspace_id=ws.id, collection=DEMO_COLLECTION, documents=iter(docs),
+                    chunk_max_tokens=settings.chunk_max_tokens,
+                    on_document=lambda n: progress.advance(t_docs, n), on_index=on_index)
+        return DemoInfo(ws.id, member_token, agent.token, DEMO_COLLECTION, report)
+    finally:
+        indexes.close()
+        await db.dispose()
+
+
+EXAMPLE_QUERY = """query {
+  contextPack(input: {task: "How does a with statement call __enter__ and __exit__?",
+                      budget: {maxTokens: 1200}}) {
+    packId replayId tokensUsed truncated latencyMs
+    items { rank score tokens trust text
+            ranks { lexical dense }
+            citation { documentId versionId passageId start end sha256 } }
+  }
+}"""
+
+
+ONTOLOGY_QUERY = """query {
+  semanticRecall(knId: "northwind", query: "seafood suppliers in Scandinavia") {
+    nodes { objectTypeId instanceIdentity score matchedBy }
+    message
+  }
+  objectInstances(knId: "northwind", otId: "order", limit: 5,
+                  filters: [{field: "ShipCountry", operation: "==", value: "France"},
+                            {field: "ShippingStatus", operation: "==", value: "shipped late"}],
+                  sort: [{field: "DaysLate", direction: DESC}]) {
+    rows totalCount cursor
+  }
+}"""
+
+
+def print_demo(info: DemoInfo, *, host: str, port: int, serving: bool = True) -> None:
+    """Print the URL, both tokens, a query to paste and curl commands (plain text, never wrapped)."""
+    url = f"http://{host}:{port}/graphql"
+    r = info.report
+    body = ('{"query":"{ contextPack(input:{task:\\"What does the global statement do?\\", budget:{maxTokens:600}}) '
+            '{ tokensUsed items { rank text citation { documentId start end } } } }"}')
+    lines = [
+        "",
+        f"Cairn demo: {r.documents} documents in '{info.collection}' ({r.created} new, {r.updated} updated, "
+        f"{r.unchanged} unchanged; {r.new_passages} new passages)",
+        "",
+        f"GraphiQL: {url}",
+        "In GraphiQL's Headers tab paste (a member token; browsers may use it):",
+        f'  {{"Authorization": "Bearer {info.member_token}"}}',
+        "",
+        "Then run this query:",
+        "",
+        EXAMPLE_QUERY,
+        "",
+        "Agent credential (for servers and scripts; shown once):",
+        f"  export CAIRN_AGENT_TOKEN={info.agent_token}",
+        f"  curl -s {url} -H \"Authorization: Bearer $CAIRN_AGENT_TOKEN\" -H 'Content-Type: application/json' -d '{body}'",
+        "The same call with a browser's Origin header is refused (403 AGENT_BROWSER_REQUEST_REFUSED):",
+        f"  curl -s {url} -H 'Origin: https://example.com' -H \"Authorization: Bearer $CAIRN_AGENT_TOKEN\" "
+        f"-H 'Content-Type: application/json' -d '{body}'",
+        "Streamed as NDJSON:",
+        f"  curl -sN http://{host}:{port}/v1/context-packs/stream -H \"Authorization: Bearer $CAIRN_AGENT_TOKEN\" "
+        "-H 'Content-Type: application/json' -d '{\"task\":\"What does the global statement do?\",\"budget\":{\"maxTokens\":600}}'",
+        "",
+    ]
+    if serving:
+        lines.append("Serving; press Ctrl+C to stop.")
+    print("\n".join(lines), flush=True)
+
+
+def demo(
+    host: str = typer.Option("127.0.0.1"),
+    port: int = typer.Option(8000),
+    data_dir: Optional[Path] = DataDir,
+    no_serve: bool = typer.Option(False, "--no-serve", help="Prepare and print, but do not serve."),
+    northwind: Optional[Path] = typer.Option(None, "--northwind", help="Also load the Northwind knowledge network "
+                                             "from this CSV directory (e.g. ../shared/data/northwind/csv)."),
+) -> None:
+    """The main job on the embedded default: ingest Python's own docs, print tokens, serve GraphiQL."""
+    from app.core.datadir import DataDirInUse, DataDirLock
+
+    settings = _settings(data_dir)
+    try:
+        lock = DataDirLock(settings.data_dir)  # held from the ingest through serving
+    except DataDirInUse as exc:
+        _fail(exc.message)
+    try:
+        info = _run(prepare_demo(settings, progress_factory=_progress))
+        if northwind is not None:
+            mapping = Path(__file__).resolve().parents[1] / "ontology" / "northwind.yaml"
+            report = _run(_load_ontology(settings, mapping, northwind, "default"))
+            console.print(f"knowledge network northwind: {sum(report.instances.values())} instances of "
+                          f"{len(report.instances)} object types")
+        print_demo(info, host=host, port=port, serving=not no_serve)
+        if northwind is not None:
+            print("Knowledge network (Northwind), in GraphiQL:\n\n" + ONTOLOGY_QUERY + "\n", flush=True)
+        if not no_serve:
+            _serve(settings, host=host, port=port)
+    finally:
+        lock.release()

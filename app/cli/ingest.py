@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+import typer
+from rich.table import Table
+from app.cli.common import _fail
+from app.cli.common import _open
+from app.cli.common import _progress
+from app.cli.common import _run
+from app.cli.common import _settings
+from app.cli.common import _workspace
+from app.cli.common import console
+from app.cli.common import index_progress
+from app.core.config import Settings
+from app.cli.common import DataDir, WorkspaceOpt
+
+
+def _scan(path: Path):
+    """``(documents, skipped files)`` of an ingest source, read before any store is touched."""
+    from app.core.errors import BadInput
+    from app.corpus.ingest import SkippedFile, iter_sources
+
+    skipped: list[SkippedFile] = []
+    try:
+        return list(iter_sources(path, skipped=skipped)), skipped
+    except BadInput as exc:
+        _fail(exc.message)
+
+
+def _check_name(value: str, option: str) -> None:
+    """Refuse a bad name given on the command line before any store or file is touched."""
+    from app.core.errors import BadInput
+    from app.core.text_rules import validate_name
+
+    try:
+        validate_name(value, option, 120)
+    except BadInput as exc:
+        _fail(exc.message)
+
+
+async def _ingest(settings: Settings, docs, skipped, collection: str, workspace: str, lexical_only: bool):
+    from app.corpus.ingest import ingest_documents
+
+    db, indexes = await _open(settings, with_vectors=not lexical_only)
+    try:
+        ws = await _workspace(db, workspace)
+        with _progress() as progress:
+            t_docs = progress.add_task("documents", total=len(docs))
+            on_index = index_progress(progress)
+            report = await ingest_documents(
+                db, indexes, workspace_id=ws.id, collection=collection, documents=iter(docs),
+                chunk_max_tokens=settings.chunk_max_tokens, skipped=skipped,
+                on_document=lambda n: progress.advance(t_docs, n), on_index=on_index,
+            )
+        return report
+    finally:
+        if indexes is not None:
+            indexes.close()
+        await db.dispose()
+
+
+def ingest(
+    path: Path = typer.Argument(..., help="A file or folder: .txt .md .html .jsonl (BEIR), optionally .gz."),
+    collection: str = typer.Option(..., "--collection", "-c", help="Collection name (created if missing)."),
+    workspace: str = WorkspaceOpt,
+    lexical_only: bool = typer.Option(False, "--lexical-only", help="Skip embeddings now; the next `cairn serve` start-up (or `cairn reindex`) embeds them."),
+    data_dir: Optional[Path] = DataDir,
+) -> None:
+    """Ingest documents (idempotent: unchanged documents are a no-op).
+
+    Prints one JSON report on stdout; every skipped file (unsupported type, binary content
+    such as a PDF renamed .txt, no text) is listed with its reason on stderr and in the report.
+    """
+    _check_name(collection, "--collection")
+    settings = _settings(data_dir)
+    docs, skipped = _scan(path)
+    report = _run(_ingest(settings, docs, skipped, collection, workspace, lexical_only))
+    table = Table(title=f"ingest {path} → {collection}")
+    for col in ("docs", "created", "updated", "unchanged", "passages+", "bm25+", "vectors+", "skipped", "seconds"):
+        table.add_column(col, justify="right")
+    table.add_row(*(str(x) for x in (report.documents, report.created, report.updated, report.unchanged,
+                                     report.new_passages, report.lexical_indexed, report.vector_indexed,
+                                     len(report.skipped), report.seconds)))
+    console.print(table)
+    for sk in report.skipped:
+        typer.echo(f"skipped {sk.path}: {sk.reason}", err=True)
+    typer.echo(json.dumps({
+        "documents": report.documents, "created": report.created, "updated": report.updated,
+        "unchanged": report.unchanged, "newPassages": report.new_passages,
+        "lexicalIndexed": report.lexical_indexed, "vectorIndexed": report.vector_indexed,
+        "seconds": report.seconds, "skipped": [{"path": sk.path, "reason": sk.reason} for sk in report.skipped],
+    }, ensure_ascii=False))
+
+
+def reindex(
+    lexical_only: bool = typer.Option(False, "--lexical-only", help="Rebuild only the BM25 index (no re-embedding)."),
+    data_dir: Optional[Path] = DataDir,
+) -> None:
+    """Rebuild the Whoosh and Qdrant indexes from SQL."""
+    settings = _settings(data_dir, require_store=True)
+
+    async def go():
+        db, indexes = await _open(settings, with_vectors=not lexical_only)
+        try:
+            with _progress() as progress:
+                return await indexes.reindex(db, progress=index_progress(progress), vectors=not lexical_only)
+        finally:
+            indexes.close()
+            await db.dispose()
+
+    lex, vec = _run(go())
+    console.print(f"reindexed {lex} passages lexically, {vec} as vectors")

@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+import typer
+from app.cli.common import _typer
+from app.cli.common import DataDir, _admin
+
+
+memory_cli = _typer("Governed agent memory.")
+
+
+@memory_cli.command("purge")
+def memory_purge(data_dir: Optional[Path] = DataDir) -> None:
+    """Delete memory versions older than their workspace's retention (also runs at start-up)."""
+    from app.memory.service import purge_expired
+
+    n = _admin(data_dir, lambda s, _: purge_expired(s))
+    typer.echo(json.dumps({"purged": n}))

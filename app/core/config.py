@@ -1,0 +1,246 @@
+"""Settings, validated once at start-up (pydantic-settings, env prefix ``CAIRN_``).
+
+Nothing here runs at import time: call :func:`load_settings` (or build
+:class:`Settings` directly in tests) and pass the object down explicitly.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import types
+from pathlib import Path
+from typing import Any, Literal, Union, get_args, get_origin
+
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings.exceptions import SettingsError
+
+
+class Settings(BaseSettings):
+    """Every knob of a Cairn process.
+
+    Attributes:
+        env: ``dev`` allows the embedded defaults and a wildcard CORS list; ``prod`` refuses
+            unsafe defaults (no explicit database URL, ``*`` in CORS origins).
+        data_dir: Root of the embedded store: ``cairn.db`` (SQLite), ``whoosh/``, ``qdrant/``.
+        database_url: SQLAlchemy async URL; ``None`` means ``sqlite+aiosqlite:///<data_dir>/cairn.db``.
+        qdrant_url: A Qdrant server (or cluster) URL; ``None`` means the embedded engine under
+            ``data_dir/qdrant``.
+        vector_backend: ``auto`` (default: ``server`` when ``qdrant_url`` is set, else
+            ``edge``), ``edge`` (qdrant-edge-py, in-process Rust, chosen by measurement, see
+            bench/vector_backends.py), ``local`` (qdrant-client local mode, pure Python, for
+            tests) or ``server`` (qdrant-client on ``qdrant_url``). See
+            :data:`retrieval.vectors.BACKENDS`.
+        embedder: ``local`` (all-MiniLM-L6-v2 from the offline package) or ``openai``
+            (an OpenAI-compatible ``/embeddings`` endpoint at ``embedding_url``).
+        chunk_max_tokens: Passage size limit in cl100k tokens (MiniLM reads 256 wordpieces).
+        cors_origins: Origins whose browsers may call with *member* tokens. List settings are
+            read from the environment as a comma-separated list or a JSON list.
+        cursor_secret: HMAC key of ontology cursors; unset → random per process (cursors then
+            do not survive a restart and do not work across workers).
+        ontology_source_dirs: Directories under which ``loadKnowledgeNetwork`` (GraphQL) may
+            read CSV files; empty → GraphQL loads are refused (use ``cairn ontology load``).
+        reranker_path: Local cross-encoder folder for ``semanticRecall(rerank: true)``; unset →
+            rerank keeps the fused order and says so.
+        judge: Decision judge: ``local`` (Gemma 3 270M in-process, no network) or ``openai``
+            (an OpenAI-compatible ``/v1/completions`` endpoint at ``judge_url`` that supports
+            ``echo`` + ``logprobs``, model ``judge_model``, key ``judge_api_key``).
+        judge_context_window: Model tokens the local judge reads (prompt + option).
+        judge_threads: llama.cpp threads of the local judge.
+        judge_timeout_seconds: Deadline of one decision's judge work (504 ``decision_timeout``).
+        decision_context_tokens: Decision context budget in cl100k tokens (state / session).
+        rate_limit_packs_per_minute: Calls per credential (agent credential or member token)
+            per fixed minute window of the ``packs`` class (``contextPack``, the
+            ``contextPackStream`` subscription, ``POST /v1/context-packs/stream``); 0 = unlimited.
+            Over it: 429 ``RATE_LIMITED`` with ``Retry-After`` (:mod:`app.governance.rate_limits`).
+        rate_limit_decisions_per_minute: Same for ``decisions`` (``createDecision``,
+            ``POST /api/v1/decisions``).
+        rate_limit_writes_per_minute: Same for ``writes`` (every other mutation).
+        rate_limit_reads_per_minute: Same for ``reads`` (every other query and read route).
+    """
+
+    # enable_decoding=False: list settings arrive as the raw string and _split_lists reads
+    # both "a,b" and '["a","b"]' (pydantic-settings would demand JSON and fail with a traceback).
+    model_config = SettingsConfigDict(env_prefix="CAIRN_", extra="ignore", enable_decoding=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _split_lists(cls, value: Any, info: ValidationInfo) -> Any:
+        if not isinstance(value, str) or info.field_name is None:
+            return value
+        return parse_collection(value, cls.model_fields[info.field_name].annotation)
+
+    env: Literal["dev", "prod"] = "dev"
+    data_dir: Path = Path("./cairn-data")
+    database_url: str | None = None
+    qdrant_url: str | None = None
+    qdrant_api_key: str | None = None
+    qdrant_collection: str = "cairn_passages"
+    vector_backend: Literal["auto", "edge", "local", "server"] = "auto"
+    embedder: Literal["local", "openai", "none"] = "local"
+    embedding_url: str | None = None
+    embedding_model: str = "all-MiniLM-L6-v2"
+    embedding_api_key: str | None = None
+    chunk_max_tokens: int = Field(default=200, ge=32, le=2000)
+    cors_origins: list[str] = Field(default_factory=list)
+    log_level: str = "INFO"
+    cursor_secret: str | None = None
+    ontology_source_dirs: list[Path] = Field(default_factory=list)
+    reranker_path: Path | None = None
+    judge: Literal["local", "openai"] = "local"
+    judge_url: str | None = None
+    judge_model: str = "gemma-3-270m"
+    judge_api_key: str | None = None
+    judge_model_path: Path | None = None
+    judge_context_window: int = Field(default=2048, ge=256, le=32768)
+    judge_threads: int = Field(default=1, ge=1, le=64)
+    judge_timeout_seconds: float = Field(default=60.0, gt=0, le=600)
+    decision_context_tokens: int = Field(default=1500, ge=64, le=100_000)
+    rate_limit_packs_per_minute: int = Field(default=120, ge=0)
+    rate_limit_decisions_per_minute: int = Field(default=60, ge=0)
+    rate_limit_writes_per_minute: int = Field(default=300, ge=0)
+    rate_limit_reads_per_minute: int = Field(default=1200, ge=0)
+
+    @model_validator(mode="after")
+    def _refuse_unsafe_prod(self) -> Settings:
+        if self.env == "prod":
+            if not self.database_url:
+                raise ValueError("CAIRN_DATABASE_URL must be set when CAIRN_ENV=prod")
+            if "*" in self.cors_origins:
+                raise ValueError("CAIRN_CORS_ORIGINS may not contain '*' when CAIRN_ENV=prod")
+        if self.embedder == "openai" and not self.embedding_url:
+            raise ValueError("CAIRN_EMBEDDING_URL is required when CAIRN_EMBEDDER=openai")
+        if self.judge == "openai" and not self.judge_url:
+            raise ValueError("CAIRN_JUDGE_URL is required when CAIRN_JUDGE=openai")
+        if self.vector_backend == "server" and not self.qdrant_url:
+            raise ValueError("CAIRN_QDRANT_URL is required when CAIRN_VECTOR_BACKEND=server")
+        if self.vector_backend in ("edge", "local") and self.qdrant_url:
+            raise ValueError(f"CAIRN_VECTOR_BACKEND={self.vector_backend} is the embedded engine but CAIRN_QDRANT_URL "
+                             "is set: unset one of them, or use CAIRN_VECTOR_BACKEND=auto (or server)")
+        return self
+
+    @property
+    def resolved_vector_backend(self) -> str:
+        """``edge``, ``local`` or ``server``: ``auto`` resolved (``server`` iff ``qdrant_url``)."""
+        if self.vector_backend == "auto":
+            return "server" if self.qdrant_url else "edge"
+        return self.vector_backend
+
+    @property
+    def resolved_database_url(self) -> str:
+        """The SQLAlchemy async URL actually used (embedded SQLite file by default)."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite+aiosqlite:///{(self.data_dir / 'cairn.db').resolve()}"
+
+    @property
+    def whoosh_dir(self) -> Path:
+        """Directory of the Whoosh (BM25) index."""
+        return self.data_dir / "whoosh"
+
+    @property
+    def qdrant_dir(self) -> Path:
+        """Directory of the embedded Qdrant storage."""
+        return self.data_dir / "qdrant"
+
+
+class SettingsInvalid(ValueError):
+    """A setting has a bad value; ``message`` is one line naming the variable and the format."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Build :class:`Settings` from the environment, with keyword overrides on top.
+
+    Raises:
+        SettingsInvalid: a value is malformed, out of range or unsafe for ``prod`` (one line
+            naming each ``CAIRN_`` variable and the expected format).
+    """
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except (ValidationError, SettingsError) as exc:
+        raise SettingsInvalid(describe_settings_error(exc)) from None
+
+
+def _unwrap_optional(annotation: Any) -> Any:
+    if get_origin(annotation) in (Union, types.UnionType):
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return annotation
+
+
+def parse_collection(value: str, annotation: Any) -> Any:
+    """Read a list (or dict) setting from its environment string; other fields pass through.
+
+    Lists: a JSON list (``["a","b"]``) or a comma-separated list (``a, b``; blanks dropped;
+    ``""`` is empty). Dicts: a JSON object or ``key=value`` pairs separated by commas.
+
+    Raises:
+        ValueError: text starting with ``[``/``{`` that is not valid JSON, or a pair
+            without ``=``.
+    """
+    origin = get_origin(_unwrap_optional(annotation))
+    if origin not in (list, tuple, set, frozenset, dict):
+        return value
+    text = value.strip()
+    if text[:1] in ("[", "{"):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not valid JSON ({exc.msg} at character {exc.pos})") from None
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if origin is not dict:
+        return parts
+    if any("=" not in p for p in parts):
+        raise ValueError("expected key=value pairs separated by commas")
+    return dict((k.strip(), v.strip()) for k, v in (p.split("=", 1) for p in parts))
+
+
+def expected_format(name: str) -> str:
+    """How the environment variable of field ``name`` is written (for error messages)."""
+    field = Settings.model_fields[name]
+    annotation = _unwrap_optional(field.annotation)
+    origin = get_origin(annotation)
+    if origin in (list, tuple, set, frozenset):
+        return 'a comma-separated list (a,b) or a JSON list (["a","b"])'
+    if origin is dict:
+        return 'key=value pairs separated by commas, or a JSON object'
+    if origin is Literal:
+        return "one of " + " | ".join(str(a) for a in get_args(annotation))
+    bounds = []
+    for m in field.metadata:
+        for attr, word in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
+            if getattr(m, attr, None) is not None:
+                bounds.append(f"{word} {getattr(m, attr)}")
+    kind = {int: "an integer", float: "a number", bool: "true or false", Path: "a path"}.get(annotation, "text")
+    return kind + (f" {' and '.join(bounds)}" if bounds else "")
+
+
+_SECRET = re.compile(r"(api_key|secret|password)$")
+
+
+def describe_settings_error(exc: ValidationError | SettingsError) -> str:
+    """One line for every problem of a settings error: variable, value, reason, expected format."""
+    if isinstance(exc, SettingsError):
+        m = re.search(r'field "(\w+)"', str(exc))
+        if m and m.group(1) in Settings.model_fields:
+            return f"CAIRN_{m.group(1).upper()} cannot be read ({exc}); expected {expected_format(m.group(1))}"
+        return str(exc)
+    lines = []
+    for err in exc.errors():
+        msg = re.sub(r"^(Value|Assertion) error, ", "", err["msg"])
+        loc = err.get("loc") or ()
+        name = loc[0] if loc and isinstance(loc[0], str) and loc[0] in Settings.model_fields else None
+        if name is None:
+            lines.append(msg)
+            continue
+        var = f"CAIRN_{name.upper()}"
+        item = f"[{loc[1]}]" if len(loc) > 1 else ""
+        shown = "" if _SECRET.search(name) or isinstance(err.get("input"), dict) else f"={err.get('input')!r}"
+        lines.append(f"invalid {var}{item}{shown}: {msg}; expected {expected_format(name)}")
+    return "; ".join(lines)

@@ -1,0 +1,341 @@
+"""Ingest from files, folders and JSONL into a collection (idempotent).
+
+Sources (``iter_sources``):
+- ``.txt`` / ``.md`` / ``.markdown``: the text as is (Markdown is readable as text);
+- ``.html`` / ``.htm``: visible text (:func:`retrieval.chunking.html_to_text`);
+- ``.jsonl`` (BEIR shape ``{"_id", "title", "text"}``, optional ``validFrom``/``validTo``
+  ISO-8601), one document per line;
+- any of these ``.gz``-compressed; folders recursively, in sorted path order.
+
+Content decides, not the extension (:func:`decode_text`): a PDF, a ZIP/.docx or an image
+renamed ``.txt`` is skipped and reported, never indexed as binary garbage. Every skipped
+file (unsupported type, binary, no text, hidden folder) is reported with its reason.
+
+The external id is the JSONL ``_id`` or the file's path relative to the ingested folder.
+Unchanged documents are a no-op, changed text makes a new version, and passage ids are
+stable for unchanged content (see :mod:`app.corpus.documents`).
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import io
+import json
+import logging
+import os
+import time
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import filetype
+
+from app.core.db import Database
+from app.core.errors import BadInput
+from app.corpus.documents import get_or_create_collection, upsert_document
+from app.core.text_rules import validate_path
+from retrieval.chunking import html_to_text
+
+TEXT_SUFFIXES = {".txt": "text/plain", ".md": "text/markdown", ".markdown": "text/markdown",
+                 ".html": "text/html", ".htm": "text/html"}
+BATCH_DOCS = 200
+log = logging.getLogger("cairn.ingest")
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    """A file (or document) not ingested, and why (e.g. "not text: a PDF file (application/pdf)")."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    """One document read from a source, before versioning."""
+
+    external_id: str
+    title: str
+    text: str
+    media_type: str = "text/plain"
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+
+
+@dataclass
+class IngestReport:
+    """Counts of one ingest run (documents and passages), its wall time in seconds, and every
+    skipped file or document with the reason."""
+
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    new_passages: int = 0
+    lexical_indexed: int = 0
+    vector_indexed: int = 0
+    seconds: float = 0.0
+    skipped: list[SkippedFile] = field(default_factory=list)
+
+    @property
+    def documents(self) -> int:
+        """Documents seen."""
+        return self.created + self.updated + self.unchanged
+
+
+def _suffixes(path: Path) -> tuple[str, bool]:
+    name = path.name.lower()
+    gz = name.endswith(".gz")
+    if gz:
+        name = name[:-3]
+    return Path(name).suffix, gz
+
+
+class NotText(ValueError):
+    """A file's bytes are not text (``reason`` names what was detected)."""
+
+
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def _detected(head: bytes) -> str | None:
+    """What the magic number at the start says (``filetype``: PDF, ZIP/.docx, images, …), or None."""
+    kind = filetype.guess(head[:8192])
+    return None if kind is None else f"a {kind.extension.upper()} file ({kind.mime})"
+
+
+def decode_text(data: bytes) -> str:
+    """The text of a file's bytes: UTF-8 (a BOM selects UTF-8/16/32), never binary.
+
+    Content decides, not the extension: a ``%PDF-`` header is refused even when the rest
+    would decode; NUL bytes or invalid UTF-8 are refused, naming the type the magic number
+    shows (``filetype``) when it shows one. A magic number alone does not refuse valid text
+    (a note starting "BMW …" matches the BMP signature).
+
+    Raises:
+        NotText: with the reason, e.g. "a PDF file (application/pdf)".
+    """
+    if data.startswith(b"%PDF-"):
+        raise NotText(_detected(data) or "a PDF file")
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(codec)
+            except UnicodeDecodeError as exc:
+                raise NotText(f"not {codec.upper()} text despite its byte-order mark ({exc.reason})") from None
+    if b"\x00" in data:
+        raise NotText(_detected(data) or "binary data (NUL bytes)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotText(_detected(data) or f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+                      "convert it to UTF-8") from None
+
+
+def _read_bytes(path: Path, gz: bool) -> bytes:
+    if not gz:
+        return path.read_bytes()
+    try:
+        return gzip.decompress(path.read_bytes())
+    except (OSError, EOFError, zlib.error) as exc:
+        raise NotText(f"not gzip data ({exc})") from None
+
+
+def _parse_time(value, where: str) -> datetime | None:
+    if value in (None, ""):
+        return None
+    try:
+        dt = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        raise BadInput(f"{where}: {value!r} is not an ISO-8601 time") from None
+    if dt.tzinfo is None:
+        raise BadInput(f"{where}: {value!r} needs a timezone (e.g. Z)")
+    return dt
+
+
+def _jsonl_lines(path: Path, gz: bool) -> Iterator[bytes]:
+    """Raw lines; the first 8 KiB are sniffed first (NotText for a PDF, an image, an archive, NUL
+    bytes; invalid UTF-8 in a text file is left to :func:`_jsonl`, which names the line)."""
+    opener = gzip.open if gz else open
+    try:
+        with opener(path, "rb") as fh:
+            head = fh.read(8192)
+            binary = head.startswith(b"%PDF-") or b"\x00" in head
+            try:
+                head.decode("utf-8")
+            except UnicodeDecodeError:  # a stray byte is reported with its line number below
+                binary = binary or _detected(head) is not None
+            if binary:
+                decode_text(head)  # raises NotText naming the type
+            if head and not head.endswith(b"\n"):
+                head += fh.readline()
+            yield from io.BytesIO(head)
+            yield from fh
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise NotText(f"not gzip data ({exc})") from None
+
+
+def _jsonl(path: Path, gz: bool) -> Iterator[SourceDocument]:
+    for n, raw in enumerate(_jsonl_lines(path, gz), start=1):
+        where = f"{path.name}:{n}"
+        try:
+            line = raw.decode("utf-8-sig" if n == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise BadInput(f"{where}: not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})") from None
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise BadInput(f"{where}: not JSON ({exc.msg})") from None
+        if not isinstance(row, dict) or "_id" not in row or "text" not in row:
+            raise BadInput(f"{where}: expected an object with '_id' and 'text' (BEIR shape)")
+        yield SourceDocument(
+            external_id=str(row["_id"]),
+            title=" ".join(str(row.get("title") or "").split()),  # a title is one line
+            text=str(row["text"]),
+            media_type="text/plain",
+            valid_from=_parse_time(row.get("validFrom"), where),
+            valid_to=_parse_time(row.get("validTo"), where),
+        )
+
+
+SUPPORTED = ".txt .md .markdown .html .htm .jsonl (optionally .gz)"
+
+
+def _files(path: Path, skipped: list[SkippedFile]) -> list[Path]:
+    """Files under a folder in sorted order; hidden folders (.git, …) skipped as one entry each."""
+    out: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(path):
+        here = Path(dirpath)
+        for d in sorted(dirnames):
+            if d.startswith("."):
+                n = sum(len(f) for _, _, f in os.walk(here / d))
+                skipped.append(SkippedFile(f"{(here / d).relative_to(path).as_posix()}/",
+                                           f"hidden folder, not read ({n} file{'' if n == 1 else 's'})"))
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        out.extend(here / f for f in filenames if (here / f).is_file())
+    return sorted(out)
+
+
+def iter_sources(path: Path, skipped: list[SkippedFile] | None = None) -> Iterator[SourceDocument]:
+    """Documents under ``path`` (file or folder), in a stable order.
+
+    Every file is sniffed: binary content (a PDF, a ZIP/.docx, an image, NUL bytes, invalid
+    UTF-8) is never indexed, whatever its extension. In a folder, such files, unsupported
+    types, files without text and hidden folders are skipped and each is reported.
+
+    Args:
+        path: A file or a folder (read recursively).
+        skipped: Receives one :class:`SkippedFile` (path relative to the folder, reason) per
+            skipped file; None logs each at WARNING on ``cairn.ingest`` instead.
+
+    Raises:
+        BadInput: the path does not exist; a single file is unsupported or not text; a
+            folder holds no supported file; a JSONL line is bad.
+    """
+    validate_path(str(path), "path")
+    path = Path(path)
+    if not path.exists():
+        raise BadInput(f"{path} does not exist")
+    single = path.is_file()
+    found: list[SkippedFile] = []
+
+    def skip(rel: str, reason: str) -> None:
+        if single:
+            raise BadInput(f"{path.name}: {reason}")
+        found.append(SkippedFile(rel, reason))
+        if skipped is not None:
+            skipped.append(found[-1])
+        else:
+            log.warning("ingest skipped %s: %s", rel, reason)
+
+    hidden: list[SkippedFile] = []
+    files = [path] if single else _files(path, hidden)
+    for h in hidden:
+        skip(h.path, h.reason)
+    root = path.parent if single else path
+    supported = False
+    for f in files:
+        rel = f.relative_to(root).as_posix()
+        suffix, gz = _suffixes(f)
+        if suffix not in TEXT_SUFFIXES and suffix != ".jsonl":
+            skip(rel, f"unsupported type {suffix or '(no extension)'}; supported: {SUPPORTED}")
+            continue
+        supported = True
+        try:
+            if suffix == ".jsonl":
+                yield from _jsonl(f, gz)
+                continue
+            raw = decode_text(_read_bytes(f, gz))
+        except NotText as exc:
+            skip(rel, f"not text: {exc}")
+            continue
+        media = TEXT_SUFFIXES[suffix]
+        text = html_to_text(raw) if media == "text/html" else raw
+        if not text.strip():
+            skip(rel, "no text")
+            continue
+        yield SourceDocument(external_id=rel, title=f.name, text=text, media_type=media)
+    if not supported:
+        raise BadInput(f"{path}: no {SUPPORTED} files found ({len(found)} skipped)")
+
+
+async def ingest_documents(
+    db: Database,
+    indexes,
+    *,
+    workspace_id: str,
+    collection: str,
+    documents: Iterator[SourceDocument],
+    chunk_max_tokens: int = 200,
+    on_document: Callable[[int], None] | None = None,
+    on_index: Callable[[str, int, int], None] | None = None,
+    skipped: Sequence[SkippedFile] = (),
+) -> IngestReport:
+    """Write documents (batches of 200 per transaction), then bring the indexes up to date.
+
+    Args:
+        skipped: Files the source already skipped (:func:`iter_sources`), carried into the
+            report; documents with empty text are added to them.
+
+    Returns:
+        An :class:`IngestReport`.
+    """
+    report = IngestReport(skipped=list(skipped))
+    started = time.perf_counter()
+    async with db.session() as s:
+        coll = await get_or_create_collection(s, workspace_id=workspace_id, name=collection)
+    batch: list[SourceDocument] = []
+
+    async def flush() -> None:
+        async with db.session() as s:
+            for d in batch:
+                r = await upsert_document(
+                    s, workspace_id=workspace_id, collection_id=coll.id, external_id=d.external_id,
+                    title=d.title, text=d.text, media_type=d.media_type, valid_from=d.valid_from,
+                    valid_to=d.valid_to, chunk_max_tokens=chunk_max_tokens,
+                )
+                setattr(report, r.status, getattr(report, r.status) + 1)
+                report.new_passages += len(r.new_passage_ids)
+        if on_document:
+            on_document(len(batch))
+        batch.clear()
+
+    for doc in documents:
+        if not doc.text.strip():
+            report.skipped.append(SkippedFile(doc.external_id, "empty text"))
+            continue
+        batch.append(doc)
+        if len(batch) >= BATCH_DOCS:
+            await flush()
+    if batch:
+        await flush()
+    if indexes is not None:
+        report.lexical_indexed, report.vector_indexed = await indexes.index_pending(db, progress=on_index)
+        await db.analyze()
+    report.seconds = round(time.perf_counter() - started, 2)
+    return report

@@ -1,0 +1,356 @@
+"""Decisions: create (with Idempotency-Key), run the judge, store, read back (SPEC §8).
+
+Flow of :func:`create_decision` (shared by ``POST /api/v1/decisions`` and GraphQL):
+
+1. With an ``Idempotency-Key``: purge expired records, then look the key up for this
+   credential. Found → different body SHA-256: 409 ``idempotency_key_reused``; still
+   running: 409 ``decision_in_progress`` (``decisionId``); done: the stored response is
+   returned as it was (decision or error), nothing runs again.
+2. Validate (``prepare()``); resolve the session (404 when missing, not the caller's, or
+   archived). These are refusals *before acceptance*: no decision is created; with a key the
+   error is stored and replayed.
+3. Accept: insert the decision (``RUNNING``) and the key record in ONE transaction. The
+   unique constraint on (principal, key) is the lock: of N concurrent identical requests
+   exactly one inserts, the others get the in-progress 409 — across processes too.
+4. Run: build the context, increment ``judge_runs``, score in a worker thread under the
+   timeout (``decision_timeout_seconds``). Store ``COMPLETED`` + answers or ``FAILED`` + error;
+   failures carry ``decisionId``.
+5. Finish the key record: completed decisions and deterministic failures are stored for
+   replay (validation 400, 404, 402 quota, 422 context, 500/502); *transient* failures
+   (429 rate limited, 503 unavailable, 504 timeout, 499 cancelled) release the key, so a
+   retry with the same key and body runs again (and creates a new decision; the failed one
+   stays readable with ``status: FAILED``).
+
+Retention: key records 24 h (``IDEMPOTENCY_TTL``); decisions 30 days in retaining
+workspaces, 24 h in non-retaining ones; expired rows are purged on every create.
+A key record left ``RUNNING`` by a crashed process is taken over after the timeout plus
+60 s (its decision is marked FAILED ``decision_internal_error``); should that process still
+finish, it neither finishes nor releases the key record of the decision that took over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.exc import IntegrityError
+
+from app.governance.auth import Principal
+from app.core.errors import CairnError, NotFound
+from app.core.ids import as_utc, new_id, utcnow
+from app.core.models import Decision, DecisionIdempotency, Workspace
+from app.decisions import sessions as session_service
+from app.decisions.request import DecisionInputError, DecisionRequest
+from app.decisions.judging import answer_all, session_context, state_context
+from app.decisions.judges import JudgeError, timeout_error
+from app.core.text_rules import validate_identifier
+
+IDEMPOTENCY_TTL = timedelta(hours=24)
+RETENTION_RETAINING = timedelta(days=30)
+RETENTION_NON_RETAINING = timedelta(hours=24)
+MAX_KEY_BYTES = 256
+SESSION_MESSAGES_READ = 200
+
+
+def validate_idempotency_key(values: list[str]) -> str | None:
+    """The ``Idempotency-Key`` header: absent, or sent once, 1–256 bytes after trimming, no controls.
+
+    Args:
+        values: Every value of the header in the request (0, 1 or more).
+
+    Raises:
+        DecisionInputError: field ``Idempotency-Key``.
+    """
+    if not values:
+        return None
+    if len(values) > 1:
+        raise DecisionInputError("the Idempotency-Key header was sent more than once; send it once",
+                                 field="Idempotency-Key")
+    key = values[0].strip(" \t")
+    size = len(key.encode("utf-8", "surrogateescape"))
+    if not 1 <= size <= MAX_KEY_BYTES:
+        raise DecisionInputError(f"Idempotency-Key must be 1–{MAX_KEY_BYTES} bytes after trimming (got {size})",
+                                 field="Idempotency-Key", limit=f"1-{MAX_KEY_BYTES}")
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in key):
+        raise DecisionInputError("Idempotency-Key must not contain control characters", field="Idempotency-Key")
+    return key
+
+
+def body_sha256(raw: bytes) -> str:
+    """Hex SHA-256 of the exact request bytes (the idempotency fingerprint)."""
+    return hashlib.sha256(raw).hexdigest()
+
+
+@dataclass
+class Outcome:
+    """What a create returns: the decision JSON, or the error; ``replayed`` for idempotent replays."""
+
+    decision: dict[str, Any] | None = None
+    error: CairnError | None = None
+    replayed: bool = False
+
+
+def decision_json(row: Decision) -> dict[str, Any]:
+    """The public decision object (camelCase; times ISO-8601 UTC with ``Z``)."""
+    def iso(v):
+        return as_utc(v).isoformat().replace("+00:00", "Z") if v is not None else None
+
+    return {"id": row.id, "sessionId": row.session_id, "source": row.source, "status": row.status,
+            "questions": row.questions, "answers": row.answers or [],
+            "context": {"mode": row.mode, **(row.context_info or {})}, "error": row.error,
+            "judge": row.judge, "judgeRuns": row.judge_runs,
+            "createdAt": iso(row.created_at), "completedAt": iso(row.completed_at)}
+
+
+def error_json(exc: CairnError) -> dict[str, Any]:
+    """A storable form of an error (replayed exactly)."""
+    return {"code": exc.code, "message": exc.message, "httpStatus": exc.http_status, "extensions": exc.extra}
+
+
+def error_from_json(data: dict[str, Any]) -> CairnError:
+    """The :class:`CairnError` stored by :func:`error_json`."""
+    return CairnError(data["message"], code=data["code"], http_status=data["httpStatus"], **data.get("extensions", {}))
+
+
+def _outcome_from_record(rec: DecisionIdempotency) -> Outcome:
+    body = rec.response_body or {}
+    if "decision" in body:
+        return Outcome(decision=body["decision"], replayed=True)
+    return Outcome(error=error_from_json(body["error"]), replayed=True)
+
+
+def _conflict(rec: DecisionIdempotency, sha: str) -> Outcome | None:
+    if rec.request_sha256 != sha:
+        return Outcome(error=CairnError(
+            "this Idempotency-Key was used with a different request body; use a new key for a new request",
+            code="idempotency_key_reused", http_status=409, field="Idempotency-Key"))
+    if rec.state == "RUNNING":
+        return Outcome(error=CairnError(
+            f"the decision for this Idempotency-Key is still running; read it later by id {rec.decision_id}",
+            code="decision_in_progress", http_status=409, decisionId=rec.decision_id))
+    return _outcome_from_record(rec)
+
+
+class DecisionRunner:
+    """Creates and reads decisions for one process.
+
+    Args:
+        db: The :class:`~app.core.db.Database`.
+        get_judge: Returns the judge (built lazily by the caller).
+        timeout_seconds: Deadline of one decision's judge work.
+        context_tokens: Context budget in cl100k tokens.
+    """
+
+    def __init__(self, db, get_judge: Callable[[], Any], *, timeout_seconds: float = 60.0,
+                 context_tokens: int = 1500) -> None:
+        self.db = db
+        self.get_judge = get_judge
+        self.timeout_seconds = timeout_seconds
+        self.context_tokens = context_tokens
+
+    async def _purge(self, s) -> None:
+        now = utcnow()
+        await s.execute(delete(DecisionIdempotency).where(DecisionIdempotency.expires_at < now))
+        await s.execute(delete(Decision).where(Decision.expires_at < now))
+
+    async def _lookup(self, principal: Principal, key: str) -> DecisionIdempotency | None:
+        async with self.db.session() as s:
+            rec = (await s.execute(select(DecisionIdempotency).where(
+                DecisionIdempotency.principal_id == principal.id, DecisionIdempotency.key == key))).scalar_one_or_none()
+            if rec is not None and rec.state == "RUNNING":
+                stale = utcnow() - as_utc(rec.created_at) > timedelta(seconds=self.timeout_seconds + 60)
+                if stale:  # its process died: fail the decision, free the key
+                    await s.execute(update(Decision).where(Decision.id == rec.decision_id, Decision.status == "RUNNING")
+                                    .values(status="FAILED", completed_at=utcnow(), error={
+                                        "code": "decision_internal_error",
+                                        "message": "the process running this decision stopped"}))
+                    # by id and state: of two concurrent takeovers one deletes, both then race the insert
+                    await s.execute(delete(DecisionIdempotency).where(DecisionIdempotency.id == rec.id,
+                                                                      DecisionIdempotency.state == "RUNNING"))
+                    return None
+            return rec
+
+    async def _store_refusal(self, principal: Principal, key: str, sha: str, exc: CairnError) -> Outcome:
+        now = utcnow()
+        try:
+            async with self.db.session() as s:
+                s.add(DecisionIdempotency(id=new_id("idem"), principal_id=principal.id, key=key, request_sha256=sha,
+                                          state="DONE", response_status=exc.http_status,
+                                          response_body={"error": error_json(exc)}, created_at=now,
+                                          expires_at=now + IDEMPOTENCY_TTL))
+        except IntegrityError:
+            rec = await self._lookup(principal, key)
+            if rec is not None:
+                return _conflict(rec, sha) or Outcome(error=exc)
+        return Outcome(error=exc)
+
+    async def create(self, principal: Principal, *, prepare: Callable[[], DecisionRequest], sha: str,
+                     key: str | None, source: str) -> Outcome:
+        """Create and run one decision (module doc, steps 1–5).
+
+        Args:
+            principal: The caller.
+            prepare: Parses and validates the input (raises :class:`DecisionInputError`).
+            sha: Fingerprint of the exact request (``body_sha256``).
+            key: The validated Idempotency-Key, or None.
+            source: ``api`` (HTTP) or ``graphql``.
+        """
+        if key is not None:
+            async with self.db.session() as s:
+                await self._purge(s)
+            rec = await self._lookup(principal, key)
+            if rec is not None:
+                return _conflict(rec, sha)  # type: ignore[return-value]
+        try:
+            request = prepare()
+            if request.session_id is not None:
+                async with self.db.session() as s:
+                    sess = await session_service.get_session(s, principal=principal, session_id=request.session_id)
+                    if sess.archived_at is not None:
+                        raise NotFound(f"sessionId: session {request.session_id} is archived", field="sessionId")
+        except (DecisionInputError, NotFound) as exc:
+            if key is None:
+                return Outcome(error=exc)
+            return await self._store_refusal(principal, key, sha, exc)
+
+        now = utcnow()
+        async with self.db.session() as s:
+            ws = await s.get(Workspace, principal.workspace_id)
+            retention = RETENTION_RETAINING if ws is not None and ws.retaining else RETENTION_NON_RETAINING
+        row = Decision(id=new_id("dec"), workspace_id=principal.workspace_id, principal_id=principal.id,
+                       member_id=principal.member_id, session_id=request.session_id, source=source, status="RUNNING",
+                       mode=request.mode, questions=[dict(q.raw) for q in request.questions], created_at=now,
+                       expires_at=now + retention)
+        try:
+            async with self.db.session() as s:
+                s.add(row)
+                if key is not None:
+                    s.add(DecisionIdempotency(id=new_id("idem"), principal_id=principal.id, key=key, request_sha256=sha,
+                                              decision_id=row.id, state="RUNNING", created_at=now,
+                                              expires_at=now + IDEMPOTENCY_TTL))
+        except IntegrityError:
+            rec = await self._lookup(principal, key or "")
+            if rec is None:  # the winner released a transient failure in between: report in progress
+                return Outcome(error=CairnError("a concurrent request with this Idempotency-Key just finished; retry",
+                                                code="decision_in_progress", http_status=409))
+            return _conflict(rec, sha)  # type: ignore[return-value]
+
+        try:
+            outcome = await self._run(principal, row, request)
+        except asyncio.CancelledError:  # 499: the decision is FAILED; free the key for a retry
+            if key is not None:
+                await asyncio.shield(self._release_key(principal, key, row.id))
+            raise
+        if key is not None:
+            await self._finish_key(principal, key, outcome, row.id)
+        return outcome
+
+    @staticmethod
+    def _key_of(principal: Principal, key: str, decision_id: str) -> tuple:
+        # the key record of THIS decision: after a takeover (see _lookup) the key belongs to
+        # another decision, which this one must neither finish nor release
+        return (DecisionIdempotency.principal_id == principal.id, DecisionIdempotency.key == key,
+                DecisionIdempotency.decision_id == decision_id)
+
+    async def _release_key(self, principal: Principal, key: str, decision_id: str) -> None:
+        async with self.db.session() as s:
+            await s.execute(delete(DecisionIdempotency).where(*self._key_of(principal, key, decision_id)))
+
+    async def _run(self, principal: Principal, row: Decision, request: DecisionRequest) -> Outcome:
+        error: CairnError | None = None
+        answers = None
+        info: dict[str, Any] = {}
+        try:
+            if request.state is not None:
+                context, info = state_context(request.state, self.context_tokens)
+            else:
+                try:
+                    async with self.db.session() as s:
+                        msgs = await session_service.recent_messages(s, session_id=row.session_id or "",
+                                                                      limit=SESSION_MESSAGES_READ)
+                        pairs = [(m.role, m.content) for m in msgs]
+                except Exception:  # noqa: BLE001 - the read itself failed
+                    raise JudgeError("reading the session's messages failed", code="decision_context_read_failed",
+                                     http_status=502) from None
+                context, info = session_context(pairs, self.context_tokens)
+            judge = self.get_judge()
+            row.judge = judge.name
+            async with self.db.session() as s:
+                await s.execute(update(Decision).where(Decision.id == row.id)
+                                .values(judge_runs=Decision.judge_runs + 1, judge=judge.name))
+            row.judge_runs += 1
+            work = asyncio.ensure_future(asyncio.to_thread(answer_all, judge, request, context,
+                                                           time.monotonic() + self.timeout_seconds))
+            try:
+                answers = await asyncio.wait_for(asyncio.shield(work), timeout=self.timeout_seconds)
+            except asyncio.TimeoutError:
+                # the worker thread stops at its next question (answer_all's deadline); wait for
+                # it, so the Idempotency-Key is freed only when no judge run is left behind
+                await asyncio.gather(work, return_exceptions=True)
+                raise timeout_error(self.timeout_seconds) from None
+        except asyncio.CancelledError:
+            error = JudgeError("the decision request was cancelled", code="decision_cancelled", http_status=499,
+                               transient=True)
+            await asyncio.shield(self._save(row, info, None, error))
+            raise
+        except CairnError as exc:
+            error = exc
+        except Exception:  # noqa: BLE001 - shaped as decision_internal_error, details in the log
+            import logging
+
+            logging.getLogger("cairn.decisions").exception("decision %s failed", row.id)
+            error = CairnError("the decision failed inside Cairn; quote the decision id when reporting it",
+                               code="decision_internal_error", http_status=500)
+        await self._save(row, info, answers, error)
+        if error is not None:
+            error.extra["decisionId"] = row.id
+            return Outcome(error=error)
+        return Outcome(decision=decision_json(row))
+
+    async def _save(self, row: Decision, info: dict[str, Any], answers, error: CairnError | None) -> None:
+        row.status = "FAILED" if error is not None else "COMPLETED"
+        row.answers = answers
+        row.context_info = info
+        row.error = {"code": error.code, "message": error.message} if error is not None else None
+        row.completed_at = utcnow()
+        async with self.db.session() as s:
+            await s.execute(update(Decision).where(Decision.id == row.id).values(
+                status=row.status, answers=answers, context_info=info, error=row.error,
+                completed_at=row.completed_at))
+
+    async def _finish_key(self, principal: Principal, key: str, outcome: Outcome, decision_id: str) -> None:
+        async with self.db.session() as s:
+            where = self._key_of(principal, key, decision_id)
+            if outcome.error is not None and getattr(outcome.error, "transient", False):
+                await s.execute(delete(DecisionIdempotency).where(*where))
+                return
+            body = {"decision": outcome.decision} if outcome.decision is not None else {
+                "error": error_json(outcome.error)}  # type: ignore[arg-type]
+            status = 200 if outcome.decision is not None else outcome.error.http_status  # type: ignore[union-attr]
+            await s.execute(update(DecisionIdempotency).where(*where).values(
+                state="DONE", response_status=status, response_body=body))
+
+    async def get(self, principal: Principal, decision_id: str) -> dict[str, Any]:
+        """A decision of the caller's workspace made by the same member (failed ones included).
+
+        Raises:
+            BadInput: ``decision_id`` is not an id. NotFound: unknown id, another member's, or purged.
+        """
+        validate_identifier(decision_id, "id")
+        async with self.db.session() as s:
+            row = await s.get(Decision, decision_id)
+        if row is None or row.workspace_id != principal.workspace_id or row.member_id != principal.member_id:
+            raise NotFound(f"no decision {decision_id!r} is accessible to this caller", field="id")
+        return decision_json(row)
+
+    async def judge_runs(self, decision_id: str) -> int:
+        """How many times the judge ran for a decision (0 when unknown)."""
+        async with self.db.session() as s:
+            row = await s.get(Decision, decision_id)
+        return row.judge_runs if row else 0

@@ -1,0 +1,305 @@
+"""The one adapter: every operation goes through :func:`governed`.
+
+``@governed("contextPack", validate=…)`` wraps a Strawberry resolver (coroutine or async
+generator) so that, in order:
+
+1. the operation is looked up in the registry (coordinate, capability, scope);
+2. the caller is authenticated (``UNAUTHENTICATED``, ``AGENT_BROWSER_REQUEST_REFUSED``,
+   ``AGENT_CREDENTIAL_EXPIRED``/``REVOKED``);
+3. permissions are checked: members by role; agents by scope (``AGENT_SCOPE_MISSING``),
+   member-only operations (``AGENT_OPERATION_NOT_ALLOWED``) and their creator's *current*
+   role (``AGENT_CREDENTIAL_AUTHORITY_LOST``);
+4. input is validated by the operation's ``validate`` callable (``BAD_USER_INPUT``);
+5. the call is counted against the credential's rate limit for the operation's class
+   (:mod:`app.governance.rate_limits`; 429 ``RATE_LIMITED``);
+6. agents' responsibility boundaries are evaluated (:mod:`app.governance.boundaries`);
+7. the handler runs; its :class:`~app.core.errors.CairnError` become GraphQL errors with
+   ``extensions.code``; anything else becomes ``INTERNAL_SERVER_ERROR`` with the trace id
+   (details only in the log);
+8. the call is recorded for the envelope (status OK / ERROR / REJECTED).
+
+Handlers therefore contain only domain logic. HTTP routes use :func:`authorize` directly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import hashlib
+import inspect
+import json
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from graphql import GraphQLError
+from sqlalchemy import update
+from strawberry.utils.str_converters import to_camel_case
+
+from app.governance.auth import Principal, require_scope
+from app.governance.boundaries import Boundary, evaluate
+from app.governance.envelope import CallRecord
+from app.core.errors import CairnError, Forbidden
+from app.core.ids import utcnow
+from app.core.models import ConfirmationRequest
+from app.governance.rate_limits import subject_of
+from app.governance.registry import Operation, get_operation
+
+log = logging.getLogger("cairn.adapter")
+
+CONFIRMATION_HEADER = "x-cairn-confirmation"
+CONFIRMATION_TTL = timedelta(minutes=10)
+
+
+class Rejected(CairnError):
+    """A responsibility boundary stopped the call (envelope status ``REJECTED``)."""
+
+    http_status = 403
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {to_camel_case(f.name): _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def normalized_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    """Arguments as plain JSON (inputs → dicts, enums → values, UNSET dropped)."""
+    out = {}
+    for k, v in sorted(arguments.items()):
+        if k == "info" or type(v).__name__ == "UnsetType":
+            continue
+        out[to_camel_case(k)] = _plain(v)
+    return out
+
+
+def arguments_sha256(op_name: str, arguments: dict[str, Any]) -> str:
+    """SHA-256 of the operation name plus its normalised arguments (confirmation binding)."""
+    blob = json.dumps([op_name, normalized_arguments(arguments)], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+async def _consume_confirmation(db, token: str, credential_id: str, operation: str, digest: str,
+                                now: datetime) -> bool:
+    """Use a confirmation token once: ONE conditional UPDATE, committed before the handler runs.
+
+    The row is marked used only if it is still unused, unexpired and bound to this credential,
+    operation and input; the database evaluates that per row under its write lock, so of any
+    number of concurrent calls presenting the token exactly one sees a row count of 1.
+
+    Returns:
+        True when this call consumed the token.
+    """
+    async with db.session() as s:
+        res = await s.execute(update(ConfirmationRequest).where(
+            ConfirmationRequest.token == token, ConfirmationRequest.used_at.is_(None),
+            ConfirmationRequest.credential_id == credential_id, ConfirmationRequest.operation == operation,
+            ConfirmationRequest.input_sha256 == digest, ConfirmationRequest.expires_at > now,
+        ).values(used_at=now))
+        return res.rowcount == 1
+
+
+async def _boundary(ctx, op: Operation, principal: Principal, arguments: dict[str, Any]) -> dict[str, Any]:
+    decision = evaluate(op.capability, principal.profile)
+    info: dict[str, Any] = {"decision": decision.boundary.value, "capability": op.capability,
+                            "reason": decision.reason}
+    if decision.boundary is Boundary.ALLOWED:
+        return info
+    if decision.boundary is Boundary.BLOCKED:
+        raise Rejected(
+            f"blocked by this agent's responsibility profile: {op.capability} ({decision.reason}); "
+            "nothing was executed",
+            code="BOUNDARY_BLOCKED", boundary=info,
+        )
+    if decision.boundary is Boundary.SUGGEST_ONLY:
+        raise Rejected(
+            f"{op.capability} is suggest-only for this agent: here is the proposal; a human must "
+            "perform it. Nothing was executed.",
+            code="BOUNDARY_SUGGEST_ONLY", boundary=info,
+            proposal={"operation": op.name, "capability": op.capability,
+                      "arguments": normalized_arguments(arguments)},
+        )
+    digest = arguments_sha256(op.name, arguments)
+    presented = ctx.headers.get(CONFIRMATION_HEADER)
+    if presented is None and ctx.connection_params:
+        presented = ctx.connection_params.get("confirmation")
+    now = utcnow()
+    if not isinstance(presented, str) or not 1 <= len(presented) <= 64 or "\x00" in presented:
+        presented = None  # cannot be a token we issued (and must not reach the database as such)
+    if presented and await _consume_confirmation(ctx.services.db, presented, principal.id, op.name, digest, now):
+        info["confirmed"] = True
+        return info
+    async with ctx.services.db.session() as s:
+        token = f"cnf_{secrets.token_urlsafe(24)}"
+        s.add(ConfirmationRequest(token=token, credential_id=principal.id, operation=op.name,
+                                  input_sha256=digest, decision=decision.boundary.value,
+                                  created_at=now, expires_at=now + CONFIRMATION_TTL))
+    info.update(confirmationToken=token, expiresAt=(now + CONFIRMATION_TTL).isoformat())
+    verb = "prefers to avoid" if decision.boundary is Boundary.AVOID else "must reconfirm before"
+    raise Rejected(
+        f"This agent {verb} '{op.capability}' ({decision.reason}). Nothing was executed. To go "
+        f"ahead, repeat exactly the same call within 10 minutes with the header "
+        f"'X-Cairn-Confirmation: {token}'.",
+        code="BOUNDARY_RECONFIRMATION_REQUIRED", boundary=info,
+    )
+
+
+async def authorize(ctx, op: Operation, arguments: dict[str, Any],
+                    validate: Callable[..., Any] | None = None) -> tuple[Principal | None, dict | None]:
+    """Steps 2–6 of the module doc for one call.
+
+    Returns:
+        ``(principal, boundary_info)``; principal is None for ``auth="none"`` operations.
+
+    Raises:
+        CairnError: the refusal, with its SPEC code.
+    """
+    if op.auth == "none":
+        if validate:
+            validate(**{k: v for k, v in arguments.items() if k != "info"})
+        return None, None
+    principal = await ctx.principal()
+    if principal.is_agent:
+        if op.scope is None:
+            raise Forbidden(f"{op.name} is for workspace members, not agent credentials",
+                            code="AGENT_OPERATION_NOT_ALLOWED")
+        if op.scope != "*":
+            require_scope(principal, op.scope)
+            missing = op.permissions - principal.permissions
+            if missing:
+                raise Forbidden(
+                    f"the member who created this credential no longer holds {sorted(missing)} "
+                    f"(current role: {principal.role})",
+                    code="AGENT_CREDENTIAL_AUTHORITY_LOST",
+                )
+    else:
+        missing = op.permissions - principal.permissions
+        if missing:
+            raise Forbidden(f"{op.name} needs {sorted(missing)}; your role is {principal.role}",
+                            required=sorted(missing))
+    services = ctx.services
+    await services.rate_limiter.check(services.db, subject_of(principal), op.rate_class)
+    if validate:
+        validate(**{k: v for k, v in arguments.items() if k != "info"})
+    boundary = await _boundary(ctx, op, principal, arguments) if principal.is_agent else None
+    return principal, boundary
+
+
+def to_graphql_error(ctx, exc: BaseException) -> GraphQLError:
+    """Shape any exception as a GraphQL error with ``extensions.code`` (no stack traces)."""
+    if isinstance(exc, GraphQLError):
+        return exc
+    if isinstance(exc, CairnError):
+        return GraphQLError(exc.message, extensions=exc.extensions(), original_error=exc)
+    log.error("internal error", exc_info=exc, extra={"trace_id": getattr(ctx, "trace_id", None)})
+    trace = getattr(ctx, "trace_id", "unknown")
+    return GraphQLError(f"internal error; quote trace id {trace} when reporting it",
+                        extensions={"code": "INTERNAL_SERVER_ERROR"})
+
+
+def log_call(ctx, record: CallRecord) -> None:
+    """One structured line per operation call: operation, status, boundary, trace id, ms."""
+    started = getattr(ctx, "started", None)
+    ms = round((time.perf_counter() - started) * 1000, 2) if started else None
+    log.info("call %s %s", record.operation, record.status, extra={
+        "trace_id": ctx.trace_id, "operation": record.operation, "coordinate": record.coordinate,
+        "status": record.status, "boundary": (record.boundary or {}).get("decision"), "ms": ms})
+
+
+def _status_of(exc: BaseException) -> str:
+    if isinstance(exc, Rejected):
+        return "REJECTED"
+    if isinstance(exc, CairnError) and exc.http_status in (401, 403):
+        return "REJECTED"
+    return "ERROR"
+
+
+def governed(op_name: str, *, validate: Callable[..., Any] | None = None):
+    """Decorate a resolver so it runs through the adapter (see module doc).
+
+    Args:
+        op_name: The registry name (must equal the GraphQL field name).
+        validate: Called with the resolver's arguments (minus ``info``) before execution;
+            raises :class:`~app.core.errors.BadInput`. Required when the resolver takes arguments
+            (the contract test checks this).
+
+    The resolver must take ``info`` as a keyword argument and may take ``principal``, which
+    the adapter fills with the authenticated :class:`~app.governance.auth.Principal`.
+    """
+    op = get_operation(op_name)
+
+    def decorate(fn):
+        sig = inspect.signature(fn)
+        wants_principal = "principal" in sig.parameters
+        public_sig = sig.replace(parameters=[p for n, p in sig.parameters.items() if n != "principal"])
+
+        async def _enter(kwargs):
+            ctx = kwargs["info"].context
+            record = CallRecord(op.name, op.coordinate, op.capability)
+            ctx.envelope.calls.append(record)
+            try:
+                principal, boundary = await authorize(ctx, op, kwargs, validate)
+            except Exception as exc:
+                record.status = _status_of(exc)
+                if isinstance(exc, CairnError) and "boundary" in exc.extra:
+                    record.boundary = exc.extra["boundary"]
+                log_call(ctx, record)
+                raise to_graphql_error(ctx, exc) from None
+            record.boundary = boundary
+            call = dict(kwargs)
+            if wants_principal:
+                call["principal"] = principal
+            return ctx, record, call
+
+        if inspect.isasyncgenfunction(fn):
+            @functools.wraps(fn)
+            async def agen(*args, **kwargs):
+                ctx, record, call = await _enter(kwargs)
+                try:
+                    async for item in fn(*args, **call):
+                        yield item
+                except Exception as exc:
+                    record.status = _status_of(exc)
+                    raise to_graphql_error(ctx, exc) from None
+                finally:
+                    log_call(ctx, record)
+
+            wrapper = agen
+        else:
+            @functools.wraps(fn)
+            async def wrapper(*args, **kwargs):
+                ctx, record, call = await _enter(kwargs)
+                try:
+                    result = fn(*args, **call)
+                    if inspect.isawaitable(result):
+                        result = await result
+                    return result
+                except Exception as exc:
+                    record.status = _status_of(exc)
+                    raise to_graphql_error(ctx, exc) from None
+                finally:
+                    log_call(ctx, record)
+
+        wrapper.__signature__ = public_sig  # type: ignore[attr-defined]
+        ann = dict(getattr(fn, "__annotations__", {}))
+        ann.pop("principal", None)
+        wrapper.__annotations__ = ann
+        wrapper.__cairn_operation__ = op_name  # type: ignore[attr-defined]
+        wrapper.__cairn_validates__ = validate is not None  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate

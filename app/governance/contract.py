@@ -1,0 +1,100 @@
+"""Static contract check (SPEC §9): the registry, the adapter and input validation agree.
+
+:func:`contract_violations` returns human-readable violations (empty = compliant):
+- every GraphQL root field's resolver went through :func:`app.governance.adapter.governed`, under a
+  registry name equal to the field name and of the same kind;
+- every resolver that takes arguments has a ``validate`` hook;
+- every HTTP/WebSocket route of the app is registered (``METHOD path``);
+- every registry entry is used, has a parseable and unique coordinate, and a capability of
+  the form ``area:action``;
+- every responsibility profile given has all five lists.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from app.governance.registry import COORDINATE_RE, RATE_CLASSES, REGISTRY
+from app.governance.registry import PROFILE_LISTS
+
+_CAPABILITY_RE = re.compile(r"^[a-z_]+:[a-z_*]+$")
+
+
+def _root_fields(schema) -> Iterable[tuple[str, str, object]]:
+    for kind, type_def in (("query", schema.query), ("mutation", schema.mutation),
+                           ("subscription", schema.subscription)):
+        if type_def is None:
+            continue
+        definition = type_def.__strawberry_definition__
+        for f in definition.fields:
+            yield kind, schema.config.name_converter.get_graphql_name(f), f
+
+
+def contract_violations(schema, app=None, profiles: Iterable[dict] = ()) -> list[str]:
+    """Check the schema (and optionally the Starlette app and profiles) against the registry.
+
+    Args:
+        schema: A Strawberry schema.
+        app: A Starlette app whose routes must all be registered.
+        profiles: Responsibility profiles to check for the five lists.
+
+    Returns:
+        Violations, one sentence each; ``[]`` when compliant.
+    """
+    problems: list[str] = []
+    used: set[str] = set()
+    for kind, name, f in _root_fields(schema):
+        resolver = getattr(f, "base_resolver", None)
+        func = getattr(resolver, "wrapped_func", None)
+        op_name = getattr(func, "__cairn_operation__", None)
+        if op_name is None:
+            problems.append(f"{kind} field {name} does not go through the adapter (@governed)")
+            continue
+        if op_name != name:
+            problems.append(f"{kind} field {name} is governed as {op_name!r}; names must match")
+        op = REGISTRY.get(op_name)
+        if op is None:
+            problems.append(f"{kind} field {name} is not in the registry")
+            continue
+        used.add(op_name)
+        if op.kind != kind:
+            problems.append(f"{name} is registered as {op.kind} but served as {kind}")
+        if f.arguments and not getattr(func, "__cairn_validates__", False):
+            problems.append(f"{kind} field {name} takes arguments but has no validate hook")
+    if app is not None:
+        for route in app.routes:
+            path = getattr(route, "path", "")
+            methods = getattr(route, "methods", None)
+            if route.__class__.__name__ == "WebSocketRoute":
+                names = [f"WS {path}"]
+            elif route.__class__.__name__ == "Mount":
+                names = [f"GET {path}/{{path}}"]
+            else:
+                names = [f"{m} {path}" for m in sorted(methods or []) if m != "HEAD"]
+            for n in names:
+                if n not in REGISTRY:
+                    problems.append(f"route {n} is not registered")
+                used.add(n)
+    seen: dict[str, str] = {}
+    for name, op in REGISTRY.items():
+        if not COORDINATE_RE.match(op.coordinate):
+            problems.append(f"{name}: unparseable coordinate {op.coordinate!r}")
+        if op.coordinate in seen:
+            problems.append(f"{name}: coordinate {op.coordinate} duplicates {seen[op.coordinate]}")
+        seen[op.coordinate] = name
+        if not op.capability or not _CAPABILITY_RE.match(op.capability):
+            problems.append(f"{name}: missing or malformed capability {op.capability!r}")
+        if op.auth == "required" and op.rate_class not in RATE_CLASSES:
+            problems.append(f"{name}: rate class {op.rate_class!r} is not one of {list(RATE_CLASSES)}")
+        if op.auth == "none" and op.rate_class is not None:
+            problems.append(f"{name}: takes no credential, so it cannot have rate class {op.rate_class!r}")
+        if op.kind != "http" and name not in used:
+            problems.append(f"{name} is registered but no GraphQL field serves it")
+        if app is not None and op.kind == "http" and name not in used:
+            problems.append(f"{name} is registered but no route serves it")
+    for i, profile in enumerate(profiles):
+        missing = [k for k in PROFILE_LISTS if not isinstance(profile.get(k), list)]
+        if missing:
+            problems.append(f"profile #{i} lacks the list(s) {missing}")
+    return problems

@@ -1,0 +1,93 @@
+"""``WS /graphql`` (graphql-transport-ws): per operation, a context, authentication and an envelope.
+
+Strawberry's handler shares one context per connection, so every operation on a socket
+wrote its calls into one envelope (a success after an error reported ``ERROR`` and listed
+the earlier calls), and it parsed and validated a document before any resolver — hence
+before any credential check — so an unauthenticated socket was served introspection and
+"Did you mean …" suggestions that HTTP refuses. :class:`CairnTransportWS` changes three things:
+
+1. **One context per operation** (:meth:`app.context.RequestContext.for_operation`): its own
+   envelope, timer and authentication, with the credential sent in ``connection_init``'s
+   payload (``{"Authorization": "Bearer …"}``).
+2. **Authentication before the document is looked at**, as ``POST /graphql`` does: an
+   operation without a valid credential gets an ``error`` message coded
+   ``UNAUTHENTICATED`` (or ``AGENT_CREDENTIAL_REVOKED``, ``AGENT_BROWSER_REQUEST_REFUSED`` …),
+   envelope status ``REJECTED``, and its document is neither parsed nor validated.
+   ``connection_init`` itself is always acknowledged: clients (Apollo, ``graphql-ws``)
+   handle a coded ``UNAUTHENTICATED`` error per operation the same way over HTTP and
+   WebSocket, whereas a ``4403`` close carries no code or envelope and ``graphql-ws``
+   clients retry it; and since the credential is checked per operation, one revoked
+   while the socket is open stops working at the next operation.
+3. **An envelope on every message**: ``next`` payloads carry ``extensions.envelope``
+   (the schema's envelope extension, now per operation) and every error of an ``error``
+   message carries ``extensions.envelope`` (the protocol's ``error`` payload is a bare list
+   of errors, with no room for a top-level ``extensions``).
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from typing import Any
+
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
+
+from app.context import RequestContext
+from app.governance.envelope import CallRecord
+from app.core.errors import CairnError
+from app.governance.adapter import log_call, to_graphql_error
+from app.governance.registry import get_operation
+
+_operation_context: ContextVar[RequestContext | None] = ContextVar("cairn_ws_operation", default=None)
+"""The context of the operation whose task is running (each operation runs in its own task)."""
+
+
+class CairnTransportWS(BaseGraphQLTransportWSHandler):
+    """Strawberry's graphql-transport-ws handler with the changes of the module doc.
+
+    ``self.context`` is the connection's context in the connection's task (where
+    ``connection_init`` stores its payload) and the operation's own context inside an
+    operation's task, so Strawberry's operation code runs unchanged on the right context.
+    """
+
+    @property
+    def context(self) -> Any:
+        """The running operation's context, else the connection's."""
+        return _operation_context.get() or self._connection_context
+
+    @context.setter
+    def context(self, value: Any) -> None:
+        self._connection_context = value
+
+    async def run_operation(self, operation) -> None:  # noqa: ANN001 - Strawberry's Operation
+        """Authenticate with a fresh per-operation context, then run the operation on it."""
+        ctx = self._connection_context.for_operation()
+        _operation_context.set(ctx)  # this task's copy of the context only
+        try:
+            await ctx.principal()
+        except Exception as exc:  # noqa: BLE001 - shaped into the operation's error message
+            op = get_operation("WS /graphql")
+            record = CallRecord(op.name, op.coordinate, op.capability)
+            record.status = "REJECTED" if isinstance(exc, CairnError) and exc.http_status in (401, 403) else "ERROR"
+            ctx.envelope.calls.append(record)
+            log_call(ctx, record)
+            error = to_graphql_error(ctx, exc)
+            await operation.send_operation_message({"id": operation.id, "type": "error", "payload": [error.formatted]})
+            return
+        await super().run_operation(operation)
+
+    async def send_message(self, message) -> None:  # noqa: ANN001 - a protocol message
+        """Send, giving each error of an ``error`` message the operation's envelope."""
+        if message.get("type") == "error" and isinstance(message.get("payload"), list):
+            ctx = _operation_context.get() or self._connection_context.for_operation()
+            envelope = ctx.envelope.build(had_errors=True)
+            message = {**message, "payload": [_with_envelope(err, envelope) for err in message["payload"]]}
+        await super().send_message(message)
+
+
+def _with_envelope(error: Any, envelope: dict[str, Any]) -> Any:
+    if not isinstance(error, dict):
+        return error
+    extensions = dict(error.get("extensions") or {})
+    extensions.setdefault("code", "BAD_REQUEST")  # the handler's own errors (e.g. the subscription limit)
+    extensions.setdefault("envelope", envelope)
+    return {**error, "extensions": extensions}

@@ -1,0 +1,1 @@
+"""Workspaces, members, agent credentials and token authentication."""

@@ -1,0 +1,393 @@
+"""Workspaces, members, agent credentials, and authentication of a bearer token.
+
+Rules (SPEC §1): owners/admins (``agent_credential:manage``) create credentials; at most 50
+active per retaining workspace (``ACTIVE`` in :mod:`app.identity.credential_state`: a removed
+creator's credentials do not count); expiry 1–365 days; every scope needs its creator to hold the
+scope's permissions at creation *and* at every call (else ``AGENT_CREDENTIAL_AUTHORITY_LOST``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.governance.auth import (
+    DEFAULT_SCOPES,
+    MAX_ACTIVE_CREDENTIALS,
+    MAX_EXPIRY_DAYS,
+    MIN_EXPIRY_DAYS,
+    ROLE_PERMISSIONS,
+    ROLES,
+    SCOPE_PERMISSIONS,
+    Principal,
+    issue_token,
+    parse_token,
+    secret_matches,
+)
+from app.core.db import serialize
+from app.core.errors import BadInput, Conflict, Forbidden, NotFound, Unauthenticated
+from app.core.ids import as_utc, new_id, utcnow
+from app.core.models import AgentCredential, Member, Workspace
+from app.identity.credential_state import count_active
+from app.core.text_rules import validate_identifier, validate_name
+from app.governance.registry import PROFILE_LISTS
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    """A newly issued secret: ``token`` is shown once and never stored."""
+
+    id: str
+    token: str
+
+
+async def create_workspace(s: AsyncSession, *, name: str, retaining: bool = True) -> Workspace:
+    """Create a workspace.
+
+    Raises:
+        BadInput: name empty or over 120 characters.
+        Conflict: the name is taken.
+    """
+    validate_name(name, "name", 120)
+    await serialize(s, "workspace-name", name)
+    if (await s.execute(select(Workspace).where(Workspace.name == name))).scalar_one_or_none():
+        raise Conflict(f"workspace {name!r} already exists", field="name")
+    ws = Workspace(id=new_id("ws"), name=name, retaining=retaining, created_at=utcnow())
+    s.add(ws)
+    await s.flush()
+    return ws
+
+
+async def get_workspace_by_name(s: AsyncSession, name: str) -> Workspace | None:
+    """The workspace called ``name``, or None."""
+    return (await s.execute(select(Workspace).where(Workspace.name == name))).scalar_one_or_none()
+
+
+async def create_member(
+    s: AsyncSession, *, workspace_id: str, name: str, role: str
+) -> tuple[Member, IssuedToken]:
+    """Add a member with a fresh member token.
+
+    Raises:
+        BadInput: unknown role or bad name.
+    """
+    validate_name(name, "name", 120)
+    if role not in ROLES:
+        raise BadInput(f"role must be one of {', '.join(ROLES)}", field="role")
+    token_id, sha, token = issue_token("cm")
+    m = Member(
+        id=new_id("usr"),
+        workspace_id=workspace_id,
+        name=name,
+        role=role,
+        token_id=token_id,
+        token_sha256=sha,
+        created_at=utcnow(),
+    )
+    s.add(m)
+    await s.flush()
+    return m, IssuedToken(m.id, token)
+
+
+async def set_member_role(s: AsyncSession, *, workspace_id: str, member_id: str, role: str) -> Member:
+    """Change a member's role (takes effect on the next call of their credentials).
+
+    Raises:
+        BadInput: unknown role. NotFound: no such member.
+    """
+    validate_identifier(member_id, "memberId")
+    if role not in ROLES:
+        raise BadInput(f"role must be one of {', '.join(ROLES)}", field="role")
+    m = await _locked_member(s, workspace_id, member_id)
+    if m.role == "owner" and role != "owner":
+        await _keep_an_owner(s, workspace_id, leaving=m.id)
+    m.role = role
+    s.add(m)
+    await s.flush()
+    return m
+
+
+def _check_profile(profile: dict | None) -> dict:
+    profile = dict(profile or {})
+    unknown = set(profile) - set(PROFILE_LISTS)
+    if unknown:
+        raise BadInput(
+            f"unknown responsibility list(s) {sorted(unknown)}; allowed: {', '.join(PROFILE_LISTS)}",
+            field="profile",
+        )
+    out: dict[str, list[str]] = {}
+    for key in PROFILE_LISTS:
+        values = profile.get(key)
+        if values is None:
+            out[key] = []
+            continue
+        if len(values) > 200 or any(not isinstance(v, str) or not 1 <= len(v) <= 80 for v in values):
+            raise BadInput(
+                f"profile.{key} must be at most 200 capability strings of 1–80 characters",
+                field=f"profile.{key}",
+                limit=200,
+            )
+        unknown_caps = [v for v in values if not _known_capability(v)]
+        if unknown_caps:
+            raise BadInput(
+                f"profile.{key} names unknown capabilities {sorted(unknown_caps)}; see the `operations` "
+                "query for the capabilities (or use '*' / 'area:*')",
+                field=f"profile.{key}",
+            )
+        out[key] = sorted(set(values))
+    return out
+
+
+def _known_capability(entry: str) -> bool:
+    from app.governance.registry import REGISTRY
+
+    caps = {op.capability for op in REGISTRY.values()}
+    if entry == "*" or entry in caps:
+        return True
+    return entry.endswith(":*") and any(c.startswith(entry[:-1]) for c in caps)
+
+
+async def create_credential(
+    s: AsyncSession,
+    *,
+    creator: Principal,
+    name: str,
+    scopes: Sequence[str] | None,
+    expires_in_days: int,
+    context_set_id: str | None = None,
+    profile: dict | None = None,
+    default_capabilities: Sequence[str] = (),
+) -> tuple[AgentCredential, IssuedToken]:
+    """Create an agent credential for ``creator`` (a member with ``agent_credential:manage``).
+
+    Args:
+        scopes: Requested scopes; ``None`` means the defaults (context:read, queries:run,
+            replay:run).
+        expires_in_days: 1–365.
+        profile: Responsibility lists; ``grantedCapabilities`` defaults to
+            ``default_capabilities`` (the capabilities the scopes open).
+
+    Raises:
+        BadInput: unknown scope, expiry out of 1–365, bad profile.
+        Forbidden: the creator lacks a scope's permissions.
+        Conflict: 50 active credentials already (``AGENT_CREDENTIAL_LIMIT``).
+    """
+    validate_name(name, "input.name", 120)
+    scope_list = list(DEFAULT_SCOPES) if scopes is None else list(dict.fromkeys(scopes))
+    unknown = [sc for sc in scope_list if sc not in SCOPE_PERMISSIONS]
+    if unknown:
+        raise BadInput(
+            f"unknown scope(s) {unknown}; allowed: {', '.join(SCOPE_PERMISSIONS)}", field="input.scopes"
+        )
+    if not scope_list:
+        raise BadInput("input.scopes must name at least one scope", field="input.scopes")
+    if not MIN_EXPIRY_DAYS <= expires_in_days <= MAX_EXPIRY_DAYS:
+        raise BadInput(
+            "expiresInDays must be between 1 and 365", field="expiresInDays", limit="1-365"
+        )
+    for sc in scope_list:
+        missing = SCOPE_PERMISSIONS[sc] - creator.permissions
+        if missing:
+            raise Forbidden(
+                f"scope {sc} needs the creator to hold {sorted(missing)}; your role is {creator.role}",
+                field="input.scopes",
+            )
+    ws = await s.get(Workspace, creator.workspace_id)
+    now = utcnow()
+    if ws is not None and ws.retaining:
+        # count-then-insert: serialised per workspace, so N concurrent creates at 49 admit one
+        await serialize(s, "credential-cap", creator.workspace_id)
+        if await count_active(s, creator.workspace_id) >= MAX_ACTIVE_CREDENTIALS:
+            raise Conflict(
+                f"this workspace already has {MAX_ACTIVE_CREDENTIALS} active agent credentials "
+                "(the limit); revoke one first",
+                code="AGENT_CREDENTIAL_LIMIT",
+                limit=MAX_ACTIVE_CREDENTIALS,
+            )
+    if context_set_id is not None:
+        raise NotFound(
+            f"context set {context_set_id!r} not found (this server has no context sets yet); omit contextSetId",
+            field="contextSetId",
+        )
+    prof = _check_profile(profile)
+    if profile is None or "grantedCapabilities" not in profile:
+        prof["grantedCapabilities"] = sorted(set(default_capabilities))
+    token_id, sha, token = issue_token("ck")
+    cred = AgentCredential(
+        id=token_id,
+        workspace_id=creator.workspace_id,
+        creator_id=creator.member_id,
+        name=name,
+        secret_sha256=sha,
+        scopes=sorted(scope_list),
+        profile=prof,
+        context_set_id=context_set_id,
+        created_at=now,
+        expires_at=now + timedelta(days=expires_in_days),
+    )
+    s.add(cred)
+    await s.flush()
+    return cred, IssuedToken(cred.id, token)
+
+
+async def list_credentials(s: AsyncSession, *, workspace_id: str) -> list[AgentCredential]:
+    """Every credential of the workspace (secrets never included), newest first."""
+    rows = await s.execute(
+        select(AgentCredential)
+        .where(AgentCredential.workspace_id == workspace_id)
+        .order_by(AgentCredential.created_at.desc(), AgentCredential.id)
+    )
+    return list(rows.scalars())
+
+
+async def revoke_credential(s: AsyncSession, *, workspace_id: str, credential_id: str) -> AgentCredential:
+    """Revoke a credential now (immediate: the next call is refused).
+
+    Raises:
+        NotFound: no such credential in the workspace.
+    """
+    validate_identifier(credential_id, "id")
+    cred = await s.get(AgentCredential, credential_id)
+    if cred is None or cred.workspace_id != workspace_id:
+        raise NotFound(f"agent credential {credential_id!r} not found", field="credentialId")
+    if cred.revoked_at is None:  # conditional: of concurrent revokes the first time stays
+        await s.execute(update(AgentCredential).where(AgentCredential.id == cred.id,
+                                                      AgentCredential.revoked_at.is_(None)).values(revoked_at=utcnow()))
+        cred = await s.get(AgentCredential, credential_id, populate_existing=True)
+    return cred
+
+
+async def set_credential_profile(
+    s: AsyncSession, *, workspace_id: str, credential_id: str, profile: dict
+) -> AgentCredential:
+    """Replace a credential's responsibility profile.
+
+    Raises:
+        NotFound: no such credential. BadInput: bad profile.
+    """
+    validate_identifier(credential_id, "id")
+    await serialize(s, "credential-profile", credential_id)  # read-merge-write: no lost list
+    cred = await s.get(AgentCredential, credential_id, populate_existing=True)
+    if cred is None or cred.workspace_id != workspace_id:
+        raise NotFound(f"agent credential {credential_id!r} not found", field="credentialId")
+    merged = {**cred.profile, **profile}
+    cred.profile = _check_profile(merged)
+    s.add(cred)
+    await s.flush()
+    return cred
+
+
+async def authenticate(s: AsyncSession, token: str) -> Principal:
+    """Resolve a bearer token to a :class:`Principal` with *current* permissions.
+
+    Raises:
+        Unauthenticated: malformed, unknown or wrong secret (one message for all three, so
+            ids cannot be probed); ``AGENT_CREDENTIAL_EXPIRED`` / ``AGENT_CREDENTIAL_REVOKED``.
+        Forbidden: ``AGENT_CREDENTIAL_AUTHORITY_LOST`` when the creator was removed.
+    """
+    kind, token_id, secret = parse_token(token)
+    now = utcnow()
+    if kind == "cm":
+        m = (await s.execute(select(Member).where(Member.token_id == token_id))).scalar_one_or_none()
+        if m is None or not secret_matches(secret, m.token_sha256) or m.removed_at is not None:
+            raise Unauthenticated("unknown or invalid member token")
+        return Principal(
+            kind="member",
+            id=m.id,
+            workspace_id=m.workspace_id,
+            permissions=ROLE_PERMISSIONS[m.role],
+            member_id=m.id,
+            role=m.role,
+        )
+    cred = await s.get(AgentCredential, token_id)
+    if cred is None or not secret_matches(secret, cred.secret_sha256):
+        raise Unauthenticated("unknown or invalid agent credential")
+    if cred.revoked_at is not None:
+        raise Unauthenticated("this agent credential was revoked", code="AGENT_CREDENTIAL_REVOKED")
+    if as_utc(cred.expires_at) <= now:
+        raise Unauthenticated(
+            f"this agent credential expired at {as_utc(cred.expires_at).isoformat()}; create a new one",
+            code="AGENT_CREDENTIAL_EXPIRED",
+        )
+    creator = await s.get(Member, cred.creator_id)
+    if creator is None or creator.removed_at is not None:
+        raise Forbidden(
+            "the member who created this credential is no longer in the workspace",
+            code="AGENT_CREDENTIAL_AUTHORITY_LOST",
+        )
+    return Principal(
+        kind="agent",
+        id=cred.id,
+        workspace_id=cred.workspace_id,
+        permissions=ROLE_PERMISSIONS[creator.role],
+        member_id=creator.id,
+        role=creator.role,
+        scopes=frozenset(cred.scopes),
+        context_set_id=cred.context_set_id,
+        profile=dict(cred.profile),
+        expires_at=as_utc(cred.expires_at),
+    )
+
+
+async def _locked_member(s: AsyncSession, workspace_id: str, member_id: str) -> Member:
+    """A live member of the workspace, read after taking the workspace's ``owners`` lock.
+
+    Raises:
+        NotFound: no such live member.
+    """
+    await serialize(s, "owners", workspace_id)
+    m = await s.get(Member, member_id, populate_existing=True)
+    if m is None or m.workspace_id != workspace_id or m.removed_at is not None:
+        raise NotFound(f"member {member_id!r} not found", field="memberId")
+    return m
+
+
+async def _keep_an_owner(s: AsyncSession, workspace_id: str, *, leaving: str) -> None:
+    """Refuse a change that would leave the workspace without an owner (``LAST_OWNER``).
+
+    The caller took the workspace's ``owners`` lock (:func:`_locked_member`) before reading the
+    member, so two owners demoting or removing each other at once cannot both pass.
+    """
+    others = (
+        await s.execute(
+            select(func.count()).select_from(Member).where(
+                Member.workspace_id == workspace_id, Member.role == "owner", Member.removed_at.is_(None),
+                Member.id != leaving,
+            )
+        )
+    ).scalar_one()
+    if not others:
+        raise Conflict("this is the workspace's only owner; make another member owner first",
+                       code="LAST_OWNER", field="memberId")
+
+
+async def list_members(s: AsyncSession, *, workspace_id: str) -> list[Member]:
+    """Live members of the workspace, by creation time then id."""
+    rows = await s.execute(
+        select(Member)
+        .where(Member.workspace_id == workspace_id, Member.removed_at.is_(None))
+        .order_by(Member.created_at, Member.id)
+    )
+    return list(rows.scalars())
+
+
+async def remove_member(s: AsyncSession, *, workspace_id: str, member_id: str, by_member_id: str) -> Member:
+    """Remove a member; their agent credentials fail with ``AGENT_CREDENTIAL_AUTHORITY_LOST``.
+
+    Raises:
+        NotFound: no such live member. Conflict: removing yourself (use another owner).
+    """
+    validate_identifier(member_id, "memberId")
+    m = await _locked_member(s, workspace_id, member_id)
+    if m.id == by_member_id:
+        raise Conflict("you cannot remove yourself; ask another owner", field="memberId")
+    if m.role == "owner":
+        await _keep_an_owner(s, workspace_id, leaving=m.id)
+    m.removed_at = utcnow()
+    s.add(m)
+    await s.flush()
+    return m

@@ -1,0 +1,1 @@
+"""Conversations and interactions (trace context, operation receipts, client invocation ids)."""

@@ -1,0 +1,178 @@
+"""Context-pack request, events and validation (SPEC §3).
+
+A pack is a stream of events: one :class:`PackHeader`, then :class:`PackItem` in final pack
+order, then one :class:`PackFooter`. The non-streamed pack is the same events collected,
+so the concatenated streamed items equal the non-streamed pack by construction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from app.core.errors import BadInput
+from app.core.text_rules import require_storable, validate_identifier
+
+TASK_MAX_CHARS = 4_000
+MIN_TOKENS, MAX_TOKENS, DEFAULT_TOKENS = 256, 32_000, 4_000
+MIN_LATENCY_MS, MAX_LATENCY_MS, DEFAULT_LATENCY_MS = 1_000, 60_000, 15_000
+MAX_COLLECTION_FILTERS = 8
+MAX_DOCUMENT_FILTERS = 20
+SOURCES = ("PASSAGES", "GRAPH", "DOCUMENTS")
+RETRIEVAL_MODES = ("HYBRID", "LEXICAL", "DENSE")
+COVERAGES = ("BEST_EFFORT", "REQUIRE_COMPLETE")
+RRF_K = 60
+
+
+@dataclass(frozen=True)
+class PackRequest:
+    """A validated-on-demand pack request (field names mirror ``ContextPackInput``)."""
+
+    task: str
+    max_tokens: int = DEFAULT_TOKENS
+    max_latency_ms: int = DEFAULT_LATENCY_MS
+    coverage: str = "BEST_EFFORT"
+    valid_time: datetime | None = None
+    system_time: datetime | None = None
+    collection_ids: tuple[str, ...] | None = None
+    document_ids: tuple[str, ...] | None = None
+    sources: tuple[str, ...] = ("PASSAGES",)
+    retrieval: str = "HYBRID"
+    context_set_id: str | None = None
+
+
+def _check_id_filter(ids: tuple[str, ...] | None, field: str, limit: int) -> None:
+    """An id filter is absent, or 1..limit ids (an empty list would silently match nothing)."""
+    if ids is None:
+        return
+    if len(ids) > limit:
+        raise BadInput(f"{field} has {len(ids)} ids; the limit is {limit}", field=field, limit=limit)
+    if not ids:
+        raise BadInput(f"{field}, when given, must not be empty (omit it for all)", field=field)
+    for i, value in enumerate(ids):
+        validate_identifier(value, f"{field}[{i}]")
+
+
+def validate_pack_request(req: PackRequest) -> None:
+    """Check every SPEC §3 limit; nothing is clamped.
+
+    Raises:
+        BadInput: with ``field`` (GraphQL input path) and ``limit``.
+    """
+    require_storable(req.task, "input.task")
+    if req.context_set_id is not None:
+        validate_identifier(req.context_set_id, "input.contextSetId")
+    if not req.task.strip():
+        raise BadInput("input.task must contain non-whitespace text", field="input.task", limit="1-4000")
+    if len(req.task) > TASK_MAX_CHARS:
+        raise BadInput(
+            f"input.task is {len(req.task)} characters; the limit is 4,000",
+            field="input.task", limit=TASK_MAX_CHARS,
+        )
+    if not MIN_TOKENS <= req.max_tokens <= MAX_TOKENS:
+        raise BadInput(
+            f"input.budget.maxTokens must be between 256 and 32,000 (got {req.max_tokens})",
+            field="input.budget.maxTokens", limit="256-32000",
+        )
+    if not MIN_LATENCY_MS <= req.max_latency_ms <= MAX_LATENCY_MS:
+        raise BadInput(
+            f"input.budget.maxLatencyMs must be between 1,000 and 60,000 (got {req.max_latency_ms})",
+            field="input.budget.maxLatencyMs", limit="1000-60000",
+        )
+    if req.coverage not in COVERAGES:
+        raise BadInput(f"input.budget.coverage must be one of {COVERAGES}", field="input.budget.coverage")
+    if req.retrieval not in RETRIEVAL_MODES:
+        raise BadInput(f"input.retrieval must be one of {RETRIEVAL_MODES}", field="input.retrieval")
+    _check_id_filter(req.collection_ids, "input.filters.collectionIds", MAX_COLLECTION_FILTERS)
+    _check_id_filter(req.document_ids, "input.filters.documentIds", MAX_DOCUMENT_FILTERS)
+    if not req.sources:
+        raise BadInput("input.filters.sources, when given, must name at least one source",
+                       field="input.filters.sources")
+    bad = [s for s in req.sources if s not in SOURCES]
+    if bad:
+        raise BadInput(f"input.filters.sources has unknown {bad}; allowed {SOURCES}", field="input.filters.sources")
+    if len(set(req.sources)) != len(req.sources):
+        raise BadInput("input.filters.sources lists a source twice", field="input.filters.sources")
+    if req.valid_time is not None and req.valid_time.tzinfo is None:
+        raise BadInput("input.asOf.validTime needs a timezone (e.g. 2025-01-01T00:00:00Z)", field="input.asOf.validTime")
+    if req.system_time is not None and req.system_time.tzinfo is None:
+        raise BadInput("input.asOf.systemTime needs a timezone", field="input.asOf.systemTime")
+
+
+@dataclass(frozen=True)
+class Citation:
+    """Where an item's text comes from: ``version.text[start:end] == text``; SHA-256 of text."""
+
+    document_id: str
+    version_id: str
+    passage_id: str | None
+    start: int
+    end: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class PackHeader:
+    """First event: ids and the budget, emitted before retrieval finishes."""
+
+    pack_id: str
+    replay_id: str
+    max_tokens: int
+    max_latency_ms: int
+    coverage: str
+    retrieval: str
+    valid_time: datetime
+    system_time: datetime
+    tokenizer: str
+    trace_id: str
+
+
+@dataclass(frozen=True)
+class PackItem:
+    """One item of evidence, in final pack order (``rank`` from 1)."""
+
+    rank: int
+    kind: str  # EVIDENCE | WHOLE_DOCUMENT
+    text: str
+    tokens: int
+    trust: str
+    score: float
+    lexical_rank: int | None
+    dense_rank: int | None
+    citation: Citation
+    alternates: tuple[Citation, ...]
+    document_title: str
+    collection_id: str
+    valid_from: datetime
+    valid_to: datetime | None
+    superseded: bool
+    contradiction: bool
+    contradicts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PackFooter:
+    """Last event: totals, completeness and the server's own timing breakdown (ms)."""
+
+    tokens_used: int
+    item_count: int
+    truncated: bool
+    complete: bool
+    incomplete_reasons: tuple[str, ...]
+    latency_ms: float
+    timings: dict[str, float] = field(default_factory=dict)
+    candidates: int = 0
+    duplicates_merged: int = 0
+    notes: tuple[str, ...] = ()
+
+
+PackEvent = PackHeader | PackItem | PackFooter
+
+
+@dataclass(frozen=True)
+class Pack:
+    """A whole pack: the header, items and footer of one stream."""
+
+    header: PackHeader
+    items: tuple[PackItem, ...]
+    footer: PackFooter

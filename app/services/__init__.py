@@ -1,1 +1,0 @@
-"""One service module per capability; services own the rules, resolvers only convert."""

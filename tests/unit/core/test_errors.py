@@ -1,0 +1,60 @@
+"""Text validators shared by every input: storable text, no hidden control characters."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.errors import BadInput
+from app.memory.service import validate_fields
+from app.core.text_rules import require_storable, validate_name, validate_text
+
+
+@pytest.mark.parametrize("value", ["a\x00b", "\ud800"])
+def test_unstorable_text_is_refused(value):
+    with pytest.raises(BadInput) as e:
+        require_storable(value, "input.task")
+    assert e.value.extra["field"] == "input.task"
+
+
+@pytest.mark.parametrize("value,multiline,bad", [
+    ("pr\x00efs", False, "U+0000"), ("a\x07b", True, "U+0007"), ("\x1b[31mred", True, "U+001B"),
+    ("evil\u202etxt.exe", True, "U+202E"), ("two\nlines", False, "U+000A"), ("c1\x85", True, "U+0085"),
+])
+def test_control_characters_are_refused_with_the_code_point(value, multiline, bad):
+    with pytest.raises(BadInput) as e:
+        (validate_text if multiline else validate_name)(value, "input.namespace", 100)
+    assert bad in e.value.message and e.value.extra["field"] == "input.namespace"
+
+
+def test_ordinary_text_passes():
+    validate_text("Tab\tline\r\nnext — naïve 東京 🙂", "input.text", 100)
+    validate_name("prefs.lunch-2025", "input.key", 100)
+
+
+def test_memory_fields_refuse_control_characters():
+    with pytest.raises(BadInput) as e:
+        validate_fields(namespace="pr\x00efs", prefix="input.")
+    assert e.value.extra["field"] == "input.namespace"
+    with pytest.raises(BadInput) as e:
+        validate_fields(namespace="n", text="hello \x1b[31m", prefix="input.")
+    assert e.value.extra["field"] == "input.text"
+
+
+def test_memory_inputs_refuse_nul_ids_unrepresentable_times_and_long_queries():
+    from datetime import datetime, timedelta, timezone
+
+    from resolvers import memory as r
+
+    with pytest.raises(BadInput) as e:
+        r._validate_forget(r.ForgetMemoryInput(memory_id="mem\x00"))
+    assert e.value.extra["field"] == "input.memoryId"
+    far = datetime(9999, 12, 31, 23, tzinfo=timezone(timedelta(hours=-14)))
+    with pytest.raises(BadInput) as e:
+        r._validate_recall(r.RecallMemoriesInput(query="alpha", as_of=far))
+    assert e.value.extra["field"] == "input.asOf"
+    with pytest.raises(BadInput) as e:
+        r._validate_recall(r.RecallMemoriesInput(query="a" + " " * 1500))
+    assert e.value.extra["field"] == "input.query"
+    with pytest.raises(BadInput) as e:
+        r._validate_list(r.ListMemoriesInput(cursor="2024-01-01T00:00:00+00:00|mem\x00"))
+    assert e.value.extra["field"] == "input.cursor"
