@@ -11,13 +11,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.governance.auth import Principal, bearer_from_headers, browser_refused, is_browser_request
+from app.governance import Principal, bearer_from_headers, browser_refused, is_browser_request
 from app.core.config import Settings
 from app.core.db import Database
-from app.governance.envelope import EnvelopeState, trace_id_from_headers
+from app.governance import EnvelopeState, trace_id_from_headers
 from app.core.errors import CairnError, Unauthenticated
-from app.identity.service import authenticate
-from app.corpus.indexing import SearchIndexes
+from app.identity import authenticate
+from app.corpus import SearchIndexes
 
 
 @dataclass
@@ -37,7 +37,7 @@ class Services:
     def judge(self) -> Any:
         """The decision judge from settings (local Gemma or OpenAI-compatible), built on first use."""
         if self._judge is None:
-            from app.decisions.judges import LocalJudge, OpenAIJudge
+            from app.decisions import LocalJudge, OpenAIJudge
 
             st = self.settings
             if st.judge == "openai":
@@ -51,7 +51,7 @@ class Services:
     def decisions(self) -> Any:
         """The process's :class:`~app.decisions.service.DecisionRunner`."""
         if self._decisions is None:
-            from app.decisions.service import DecisionRunner
+            from app.decisions import DecisionRunner
 
             self._decisions = DecisionRunner(self.db, self.judge, timeout_seconds=self.settings.judge_timeout_seconds,
                                              context_tokens=self.settings.decision_context_tokens)
@@ -61,7 +61,7 @@ class Services:
     def rate_limiter(self) -> Any:
         """The process's :class:`~app.governance.rate_limits.RateLimiter` (limits from settings)."""
         if self._rate_limiter is None:
-            from app.governance.rate_limits import RateLimiter
+            from app.governance import RateLimiter
 
             self._rate_limiter = RateLimiter.from_settings(self.settings)
         return self._rate_limiter

@@ -30,21 +30,21 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 
 from app.core.config import Settings, load_settings
 from app.context import RequestContext, Services
-from app.http.decisions import make_create_route, make_read_route
+from app.http import make_create_route, make_read_route
 from app.core.db import Database
-from app.http.edges import EXCEPTION_HANDLERS, EnvelopedCORSMiddleware, deny_websocket, route_not_found
-from app.governance.envelope import CallRecord
+from app.http import EXCEPTION_HANDLERS, EnvelopedCORSMiddleware, deny_websocket, route_not_found
+from app.governance import CallRecord
 from app.core.errors import Forbidden
-from app.http.gate import GraphQLGate
-from app.http.graphiql import STATIC_DIR, graphiql_html
+from app.http import GraphQLGate
+from app.http import STATIC_DIR, graphiql_html
 from app.core.logs import configure_logging
 from app.core.migrate import upgrade_database
-from app.governance.registry import get_operation
-from app.corpus.indexing import open_indexes
-from app.memory.admin import purge_expired as purge_expired_memories
-from app.http.ws import CairnTransportWS
+from app.governance import get_operation
+from app.corpus import open_indexes
+from app.memory import purge_expired as purge_expired_memories
+from app.http import CairnTransportWS
 from resolvers.schema import schema
-from app.http.stream import make_stream_route
+from app.http import make_stream_route
 
 log = logging.getLogger("cairn")
 

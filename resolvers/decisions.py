@@ -19,15 +19,15 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 from strawberry.types.unset import UNSET
 
-from app.governance.auth import Principal
+from app.governance import Principal
 from app.core.errors import BadInput
 from app.core.text_rules import validate_identifier
-from app.governance.adapter import governed
+from app.governance import governed
 from app.core.models import AgentSession as SessionRow
 from app.core.models import SessionMessage as MessageRow
-from app.decisions import sessions as session_service
-from app.decisions.request import check_json_value, validate_request, validate_session_id
-from app.decisions.service import body_sha256, validate_idempotency_key
+from app import decisions as session_service
+from app.decisions import check_json_value, validate_request, validate_session_id
+from app.decisions import body_sha256, validate_idempotency_key
 
 
 @strawberry.enum(description="CHOICE picks one of choices[].value; SCORE picks one of levels[] and returns its score.")

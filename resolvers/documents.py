@@ -7,13 +7,13 @@ from datetime import datetime
 import strawberry
 from strawberry.types import Info
 
-from app.governance.auth import Principal
+from app.governance import Principal
 from app.core.errors import BadInput
 from app.core.text_rules import validate_identifier, validate_name
-from app.governance.adapter import governed
+from app.governance import governed
 from app.core.models import Document as DocumentRow
-from app.corpus import documents as docs
-from app.corpus.as_of import DocumentRead, read_document
+from app import corpus as docs
+from app.corpus import DocumentRead, read_document
 from resolvers.packs import AsOfInput
 
 

@@ -8,14 +8,14 @@ from datetime import datetime
 import strawberry
 from strawberry.types import Info
 
-from app.governance.auth import MAX_EXPIRY_DAYS, MIN_EXPIRY_DAYS, SCOPE_PERMISSIONS, Principal
+from app.governance import MAX_EXPIRY_DAYS, MIN_EXPIRY_DAYS, SCOPE_PERMISSIONS, Principal
 from app.core.errors import BadInput
-from app.governance.adapter import governed
+from app.governance import governed
 from app.core.models import AgentCredential as CredentialRow
 from app.core.models import Member as MemberRow
-from app.governance.registry import REGISTRY, capabilities_for_scopes
-from app.identity import service as identity
-from app.identity.credential_state import CredentialState, credential_states
+from app.governance import REGISTRY, capabilities_for_scopes
+from app import identity
+from app.identity import CredentialState, credential_states
 from app.core.text_rules import validate_identifier, validate_name
 
 

@@ -9,10 +9,10 @@ from typing import Any
 import strawberry
 from strawberry.types import Info
 
-from app.governance.auth import Principal
+from app.governance import Principal
 from app.core.text_rules import validate_identifier
-from app.governance.adapter import governed, normalized_arguments
-from app.interactions import service as tracing
+from app.governance import governed, normalized_arguments
+from app import interactions as tracing
 
 
 @strawberry.input(description="Trace context from startInteraction: both ids, or omit it (ad hoc).")

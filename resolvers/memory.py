@@ -8,11 +8,11 @@ from enum import Enum
 import strawberry
 from strawberry.types import Info
 
-from app.governance.auth import Principal
+from app.governance import Principal
 from app.core.errors import BadInput
 from app.core.text_rules import require_storable, validate_identifier
-from app.governance.adapter import governed
-from app.memory import service as mem
+from app.governance import governed
+from app import memory as mem
 from resolvers.packs import Trust
 
 

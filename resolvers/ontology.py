@@ -13,16 +13,16 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
-from app.governance.auth import Principal
+from app.governance import Principal
 from app.core.errors import BadInput
-from app.governance.adapter import governed
-from app.interactions import service as tracing
-from app.ontology.load import list_networks, load_network
-from app.ontology.mapping import allowed_source_dir, parse_mapping
-from app.ontology.query import InstanceQuery, check_shape, query_instances, toon_rows
-from app.ontology.store import get_store
-from app.ontology.types import check_identifier, condition_operations
-from app.ontology.recall import RecallRequest, check_request, semantic_recall
+from app.governance import governed
+from app import interactions as tracing
+from app.ontology import list_networks, load_network
+from app.ontology import allowed_source_dir, parse_mapping
+from app.ontology import InstanceQuery, check_shape, query_instances, toon_rows
+from app.ontology import get_store
+from app.ontology import check_identifier, condition_operations
+from app.ontology import RecallRequest, check_request, semantic_recall
 from app.core.text_rules import validate_path
 from resolvers.interactions import OperationReceipt, TraceInput, plain, receipt_of, trace_dict, traced
 

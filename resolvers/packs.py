@@ -10,10 +10,10 @@ from typing import Annotated
 import strawberry
 from strawberry.types import Info
 
-from app.governance.auth import Principal
-from app.governance.adapter import governed
-from app.packs import types as pt
-from app.packs.service import build_pack, stream_pack
+from app.governance import Principal
+from app.governance import governed
+from app import packs as pt
+from app.packs import build_pack, stream_pack
 
 
 @strawberry.enum(description="Which legs retrieve: HYBRID = BM25 + dense vectors fused by RRF; LEXICAL = BM25 only (no embedding cost); DENSE = dense vectors only (for comparison; weaker than HYBRID on every benchmark in BENCHMARKS.md).")

@@ -93,7 +93,7 @@ async def _open(settings: Settings, *, with_vectors: bool | None = True):
     ``with_vectors`` is None (SQL-only commands, safe beside a running server)."""
     from app.core.db import Database
     from app.core.migrate import upgrade_database
-    from app.corpus.indexing import open_indexes
+    from app.corpus import open_indexes
 
     indexes = open_indexes(settings, with_vectors=with_vectors) if with_vectors is not None else None
     try:
@@ -107,7 +107,7 @@ async def _open(settings: Settings, *, with_vectors: bool | None = True):
 
 
 async def _workspace(db, name: str, *, create: bool = True):
-    from app.identity import service as identity
+    from app import identity
 
     async with db.session() as s:
         ws = await identity.get_workspace_by_name(s, name)
@@ -228,8 +228,8 @@ def _embedder(settings: Settings):
 
 
 async def _load_ontology(settings: Settings, mapping: Path, source_dir: Optional[Path], workspace: str):
-    from app.ontology.load import load_network
-    from app.ontology.mapping import read_mapping_file
+    from app.ontology import load_network
+    from app.ontology import read_mapping_file
 
     spec = read_mapping_file(mapping)
     db, _ = await _open(settings, with_vectors=None)

@@ -28,7 +28,7 @@ def credentials_create(
 @credentials_cli.command("revoke")
 def credentials_revoke(credential_id: str, workspace: str = WorkspaceOpt, data_dir: Optional[Path] = DataDir) -> None:
     """Revoke an agent credential now."""
-    from app.identity import service as identity
+    from app import identity
 
     cred = _admin(data_dir, lambda s, ws: identity.revoke_credential(s, workspace_id=ws.id, credential_id=credential_id),
                   workspace=workspace)
@@ -40,8 +40,8 @@ def credentials_list(workspace: str = WorkspaceOpt, data_dir: Optional[Path] = D
     """List agent credentials (never their secrets), each with its status: ACTIVE, REVOKED,
     EXPIRED or AUTHORITY_LOST (:mod:`app.identity.credential_state`) and the scopes its
     creator no longer holds."""
-    from app.identity import service as identity
-    from app.identity.credential_state import credential_states
+    from app import identity
+    from app.identity import credential_states
 
     async def listed(s, ws):
         creds = await identity.list_credentials(s, workspace_id=ws.id)
@@ -56,11 +56,11 @@ def credentials_list(workspace: str = WorkspaceOpt, data_dir: Optional[Path] = D
 
 
 async def _create_credential(s, creator_id, scopes, days, name):
-    from app.governance.auth import DEFAULT_SCOPES, ROLE_PERMISSIONS, Principal
+    from app.governance import DEFAULT_SCOPES, ROLE_PERMISSIONS, Principal
     from app.core.errors import Forbidden, NotFound
     from app.core.models import Member
-    from app.governance.registry import capabilities_for_scopes
-    from app.identity import service as identity
+    from app.governance import capabilities_for_scopes
+    from app import identity
 
     m = await s.get(Member, creator_id)
     if m is None or m.removed_at is not None:

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from app.governance.auth import ROLE_PERMISSIONS, Principal, issue_token
+from app.governance import ROLE_PERMISSIONS, Principal, issue_token
 from app.core.config import Settings
 from app.core.models import AgentCredential, Member
-from app.governance.registry import capabilities_for_scopes
-from app.identity import service as identity
-from app.corpus.ingest import IngestReport, SourceDocument, ingest_documents
+from app.governance import capabilities_for_scopes
+from app import identity
+from app.corpus import IngestReport, SourceDocument, ingest_documents
 from pathlib import Path
 from typing import Optional
 import typer

@@ -20,7 +20,7 @@ from app.cli.common import DataDir, WorkspaceOpt
 def _scan(path: Path):
     """``(documents, skipped files)`` of an ingest source, read before any store is touched."""
     from app.core.errors import BadInput
-    from app.corpus.ingest import SkippedFile, iter_sources
+    from app.corpus import SkippedFile, iter_sources
 
     skipped: list[SkippedFile] = []
     try:
@@ -41,7 +41,7 @@ def _check_name(value: str, option: str) -> None:
 
 
 async def _ingest(settings: Settings, docs, skipped, collection: str, workspace: str, lexical_only: bool):
-    from app.corpus.ingest import ingest_documents
+    from app.corpus import ingest_documents
 
     db, indexes = await _open(settings, with_vectors=not lexical_only)
     try:

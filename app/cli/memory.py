@@ -14,7 +14,7 @@ memory_cli = _typer("Governed agent memory.")
 @memory_cli.command("purge")
 def memory_purge(data_dir: Optional[Path] = DataDir) -> None:
     """Delete memory versions older than their workspace's retention (also runs at start-up)."""
-    from app.memory.service import purge_expired
+    from app.memory import purge_expired
 
     n = _admin(data_dir, lambda s, _: purge_expired(s))
     typer.echo(json.dumps({"purged": n}))

@@ -15,7 +15,7 @@ workspaces_cli = _typer("Workspaces (tenants).")
 def workspaces_create(name: str, non_retaining: bool = typer.Option(False, "--non-retaining"),
                       data_dir: Optional[Path] = DataDir) -> None:
     """Create a workspace."""
-    from app.identity import service as identity
+    from app import identity
 
     ws = _admin(data_dir, lambda s, _: identity.create_workspace(s, name=name, retaining=not non_retaining),
                 require_store=False)

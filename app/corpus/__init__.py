@@ -1,1 +1,13 @@
-"""Collections, documents and their versions, passages, ingest, the search indexes (indexing and crash repair) and as-of (valid time / system time) reads."""
+"""Collections, documents and their versions, passages, ingest, the search indexes (indexing and
+crash repair) and as-of (valid time / system time) reads.
+
+Public surface: other packages import only the names below (import-linter contract in
+pyproject.toml).
+"""
+
+from app.corpus.as_of import DocumentRead, VersionMeta, choose_versions, read_document
+from app.corpus.documents import _validate_doc_input, delete_document, get_collection, get_or_create_collection, list_collections, upsert_document
+from app.corpus.indexing import SearchIndexes, open_indexes
+from app.corpus.ingest import IngestReport, SkippedFile, SourceDocument, ingest_documents, iter_sources
+
+__all__ = ["DocumentRead", "IngestReport", "SearchIndexes", "SkippedFile", "SourceDocument", "VersionMeta", "_validate_doc_input", "choose_versions", "delete_document", "get_collection", "get_or_create_collection", "ingest_documents", "iter_sources", "list_collections", "open_indexes", "read_document", "upsert_document"]

@@ -258,7 +258,7 @@ async def delete_document(s: AsyncSession, *, workspace_id: str, document_id: st
     doc.deleted_at = utcnow()
     s.add(doc)
     await s.flush()
-    from app.memory.admin import purge_for_documents  # memories citing it go with it (SPEC §7)
+    from app.memory import purge_for_documents  # memories citing it go with it (SPEC §7)
 
     await purge_for_documents(s, document_ids=[doc.id])
     return doc.deleted_at

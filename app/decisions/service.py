@@ -41,7 +41,7 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.governance.auth import Principal
+from app.governance import Principal
 from app.core.errors import CairnError, NotFound
 from app.core.ids import as_utc, new_id, utcnow
 from app.core.models import Decision, DecisionIdempotency, Workspace

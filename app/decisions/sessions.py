@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.governance.auth import Principal
+from app.governance import Principal
 from app.core.errors import BadInput, Conflict, Forbidden, NotFound
 from app.core.text_rules import validate_identifier, validate_name, validate_text
 from app.core.ids import new_id, utcnow

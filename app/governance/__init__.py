@@ -1,1 +1,15 @@
-"""Who may call what: tokens and principals (auth), the operation registry, responsibility boundaries, the governed-call adapter, the response envelope and the registry/schema contract check."""
+"""Who may call what: tokens and principals (auth), the operation registry, responsibility
+boundaries, the governed-call adapter, the response envelope and the registry/schema contract
+check.
+
+Public surface: other packages import only the names below (import-linter contract in
+pyproject.toml).
+"""
+
+from app.governance.adapter import authorize, governed, log_call, normalized_arguments, to_graphql_error
+from app.governance.auth import DEFAULT_SCOPES, MAX_ACTIVE_CREDENTIALS, MAX_EXPIRY_DAYS, MIN_EXPIRY_DAYS, Principal, ROLES, ROLE_PERMISSIONS, SCOPE_PERMISSIONS, bearer_from_headers, browser_refused, is_browser_request, issue_token, parse_token, require_scope, secret_matches
+from app.governance.envelope import CallRecord, EnvelopeState, trace_id_from_headers
+from app.governance.rate_limits import RateLimiter
+from app.governance.registry import PROFILE_LISTS, REGISTRY, capabilities_for_scopes, get_operation
+
+__all__ = ["CallRecord", "DEFAULT_SCOPES", "EnvelopeState", "MAX_ACTIVE_CREDENTIALS", "MAX_EXPIRY_DAYS", "MIN_EXPIRY_DAYS", "PROFILE_LISTS", "Principal", "REGISTRY", "ROLES", "ROLE_PERMISSIONS", "RateLimiter", "SCOPE_PERMISSIONS", "authorize", "bearer_from_headers", "browser_refused", "capabilities_for_scopes", "get_operation", "governed", "is_browser_request", "issue_token", "log_call", "normalized_arguments", "parse_token", "require_scope", "secret_matches", "to_graphql_error", "trace_id_from_headers"]

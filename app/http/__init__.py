@@ -1,1 +1,15 @@
-"""HTTP transport: the GraphQL gate, GraphiQL and its static assets, WebSocket transport, the NDJSON pack stream and decisions routes, enveloped edge errors."""
+"""HTTP transport: the GraphQL gate, GraphiQL and its static assets, WebSocket transport, the
+NDJSON pack stream and decisions routes, enveloped edge errors.
+
+Public surface: other packages import only the names below (import-linter contract in
+pyproject.toml).
+"""
+
+from app.http.decisions import make_create_route, make_read_route
+from app.http.edges import EXCEPTION_HANDLERS, EnvelopedCORSMiddleware, deny_websocket, route_not_found
+from app.http.gate import GraphQLGate
+from app.http.graphiql import STATIC_DIR, graphiql_html
+from app.http.stream import make_stream_route
+from app.http.ws import CairnTransportWS
+
+__all__ = ["CairnTransportWS", "EXCEPTION_HANDLERS", "EnvelopedCORSMiddleware", "GraphQLGate", "STATIC_DIR", "deny_websocket", "graphiql_html", "make_create_route", "make_read_route", "make_stream_route", "route_not_found"]

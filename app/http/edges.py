@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.websockets import WebSocket
 
-from app.governance.envelope import CallRecord, EnvelopeState, trace_id_from_headers
+from app.governance import CallRecord, EnvelopeState, trace_id_from_headers
 from app.core.errors import CairnError, NotFound
 
 log = logging.getLogger("cairn.http")

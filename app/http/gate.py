@@ -23,10 +23,10 @@ from typing import Any
 
 from app.context import RequestContext
 from app.http.edges import code_for_status
-from app.governance.envelope import CallRecord
+from app.governance import CallRecord
 from app.core.errors import CairnError
-from app.governance.adapter import to_graphql_error
-from app.governance.registry import get_operation
+from app.governance import to_graphql_error
+from app.governance import get_operation
 
 MAX_GRAPHQL_BODY_BYTES = 256 * 1024
 

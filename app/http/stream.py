@@ -10,19 +10,19 @@ from starlette.responses import Response
 from starlette.responses import StreamingResponse
 from app.context import RequestContext
 from app.context import Services
-from app.governance.envelope import CallRecord
+from app.governance import CallRecord
 from app.core.errors import CairnError
-from app.governance.adapter import authorize
-from app.governance.adapter import log_call
-from app.governance.adapter import to_graphql_error
+from app.governance import authorize
+from app.governance import log_call
+from app.governance import to_graphql_error
 from app.http.gate import BodyTooLarge
 from app.http.gate import enveloped_error
 from app.http.gate import read_body
-from app.packs.serialize import event_json
-from app.packs.serialize import parse_body
-from app.packs.serialize import request_from_json
-from app.governance.registry import get_operation
-from app.packs.service import stream_pack
+from app.packs import event_json
+from app.packs import parse_body
+from app.packs import request_from_json
+from app.governance import get_operation
+from app.packs import stream_pack
 
 
 MAX_STREAM_BODY_BYTES = 64 * 1024

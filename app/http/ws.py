@@ -32,10 +32,10 @@ from typing import Any
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
 
 from app.context import RequestContext
-from app.governance.envelope import CallRecord
+from app.governance import CallRecord
 from app.core.errors import CairnError
-from app.governance.adapter import log_call, to_graphql_error
-from app.governance.registry import get_operation
+from app.governance import log_call, to_graphql_error
+from app.governance import get_operation
 
 _operation_context: ContextVar[RequestContext | None] = ContextVar("cairn_ws_operation", default=None)
 """The context of the operation whose task is running (each operation runs in its own task)."""

@@ -25,7 +25,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.governance.auth import ROLE_PERMISSIONS, SCOPE_PERMISSIONS
+from app.governance import ROLE_PERMISSIONS, SCOPE_PERMISSIONS
 from app.core.ids import as_utc, utcnow
 from app.core.models import AgentCredential, Member
 

@@ -15,7 +15,7 @@ from datetime import timedelta
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.governance.auth import (
+from app.governance import (
     DEFAULT_SCOPES,
     MAX_ACTIVE_CREDENTIALS,
     MAX_EXPIRY_DAYS,
@@ -34,7 +34,7 @@ from app.core.ids import as_utc, new_id, utcnow
 from app.core.models import AgentCredential, Member, Workspace
 from app.identity.credential_state import count_active
 from app.core.text_rules import validate_identifier, validate_name
-from app.governance.registry import PROFILE_LISTS
+from app.governance import PROFILE_LISTS
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,7 @@ def _check_profile(profile: dict | None) -> dict:
 
 
 def _known_capability(entry: str) -> bool:
-    from app.governance.registry import REGISTRY
+    from app.governance import REGISTRY
 
     caps = {op.capability for op in REGISTRY.values()}
     if entry == "*" or entry in caps:

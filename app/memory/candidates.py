@@ -45,7 +45,7 @@ import numpy as np
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.governance.auth import Principal
+from app.governance import Principal
 from app.core.ids import as_utc
 from app.core.models import AgentMemory, MemoryTerm
 from retrieval.analysis import analyze

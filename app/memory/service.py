@@ -37,7 +37,7 @@ from datetime import datetime, timedelta, timezone
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.governance.auth import Principal
+from app.governance import Principal
 from app.core.db import serialize
 from app.core.errors import BadInput, CairnError, Conflict, Forbidden, NotFound
 from app.core.ids import as_utc, new_id, utcnow

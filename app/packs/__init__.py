@@ -1,1 +1,12 @@
-"""Context packs: hybrid retrieval legs, fusion, as-of resolution, dedup and budget packing; the NDJSON/JSON wire form of pack events."""
+"""Context packs: hybrid retrieval legs, fusion, as-of resolution, dedup and budget packing; the
+NDJSON/JSON wire form of pack events.
+
+Public surface: other packages import only the names below (import-linter contract in
+pyproject.toml).
+"""
+
+from app.packs.serialize import event_json, parse_body, request_from_json
+from app.packs.service import build_pack, stream_pack
+from app.packs.types import Citation, DEFAULT_LATENCY_MS, DEFAULT_TOKENS, PackFooter, PackHeader, PackItem, PackRequest, validate_pack_request
+
+__all__ = ["Citation", "DEFAULT_LATENCY_MS", "DEFAULT_TOKENS", "PackFooter", "PackHeader", "PackItem", "PackRequest", "build_pack", "event_json", "parse_body", "request_from_json", "stream_pack", "validate_pack_request"]

@@ -17,7 +17,7 @@ from sqlalchemy import and_, select
 
 from app.core.ids import as_utc, utcnow
 from app.core.models import Collection, Document, DocumentVersion, Passage, VersionPassage
-from app.corpus.as_of import VersionMeta, choose_versions
+from app.corpus import VersionMeta, choose_versions
 from retrieval.dedup import dedup, shingle_keys
 from retrieval.packing import pack_greedy
 

@@ -35,7 +35,7 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from app.governance.auth import Principal, require_scope
+from app.governance import Principal, require_scope
 from app.core.errors import BadInput, NotFound, PackIncomplete
 from app.core.ids import new_id, sha256_text, utcnow
 from app.core.models import Collection, Document, DocumentVersion, ReplayRecord
