@@ -11,13 +11,19 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.governance import Principal, bearer_from_headers, browser_refused, is_browser_request
 from app.core.config import Settings
 from app.core.db import Database
-from app.governance import EnvelopeState, trace_id_from_headers
 from app.core.errors import CairnError, Unauthenticated
-from app.identity import authenticate
 from app.corpus import SearchIndexes
+from app.governance import (
+    EnvelopeState,
+    Principal,
+    bearer_from_headers,
+    browser_refused,
+    is_browser_request,
+    trace_id_from_headers,
+)
+from app.identity import authenticate
 
 
 @dataclass

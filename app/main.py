@@ -28,23 +28,29 @@ from starlette.staticfiles import StaticFiles
 from strawberry.asgi import GraphQL
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 
-from app.core.config import Settings, load_settings
 from app.context import RequestContext, Services
-from app.http import make_create_route, make_read_route
+from app.core.config import Settings, load_settings
 from app.core.db import Database
-from app.http import EXCEPTION_HANDLERS, EnvelopedCORSMiddleware, deny_websocket, route_not_found
-from app.governance import CallRecord
 from app.core.errors import Forbidden
-from app.http import GraphQLGate
-from app.http import STATIC_DIR, graphiql_html
 from app.core.logs import configure_logging
 from app.core.migrate import upgrade_database
-from app.governance import get_operation
 from app.corpus import open_indexes
+from app.governance import CallRecord, get_operation
+from app.http import (
+    EXCEPTION_HANDLERS,
+    STATIC_DIR,
+    CairnTransportWS,
+    EnvelopedCORSMiddleware,
+    GraphQLGate,
+    deny_websocket,
+    graphiql_html,
+    make_create_route,
+    make_read_route,
+    make_stream_route,
+    route_not_found,
+)
 from app.memory import purge_expired as purge_expired_memories
-from app.http import CairnTransportWS
 from resolvers.schema import schema
-from app.http import make_stream_route
 
 log = logging.getLogger("cairn")
 
@@ -115,7 +121,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
             else:
                 readiness.detail["model"] = "none (LEXICAL only)"
             readiness.ready = True
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("start-up work failed")
             readiness.detail["indexRepair"] = "failed (see log)"
 

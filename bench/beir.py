@@ -73,13 +73,13 @@ def corpus_subset(dataset: str, keep: set[str], extra_docs: int):
 
 async def open_services(data_dir: Path):
     """Migrate and open a bench data dir (no ingest); returns ``(services, principal, close)``."""
-    from app.governance.auth import ROLE_PERMISSIONS, Principal
-    from app.core.config import Settings
     from app.context import Services
+    from app.core.config import Settings
     from app.core.db import Database
     from app.core.migrate import upgrade_database
-    from app.identity import service as identity
     from app.corpus.indexing import open_indexes
+    from app.governance.auth import ROLE_PERMISSIONS, Principal
+    from app.identity import service as identity
 
     settings = Settings(data_dir=data_dir)
     await asyncio.to_thread(upgrade_database, settings.resolved_database_url)
@@ -133,8 +133,8 @@ async def run(data_dir: Path, limit: int | None, modes: list[str], max_tokens: i
     from sqlalchemy import select
 
     from app.core.models import Document
-    from app.packs.types import PackRequest
     from app.packs.service import build_pack
+    from app.packs.types import PackRequest
 
     queries, qrels, qids = selected_queries(dataset, limit)
     rels = [qrels[q] for q in qids]

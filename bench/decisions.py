@@ -21,9 +21,9 @@ import statistics
 import time
 from typing import Any
 
-from app.decisions.request import validate_request
-from app.decisions.judging import build_prompt, session_context, state_context
 from app.decisions.judges import LocalJudge, OpenAIJudge, option_probabilities
+from app.decisions.judging import build_prompt, session_context, state_context
+from app.decisions.request import validate_request
 
 YES_NO = [{"value": True}, {"value": False}]
 
@@ -123,7 +123,7 @@ VARIANTS = {"sum": ("sum", False), "mean": ("mean", False), "sum-pmi": ("sum", T
 
 def run(judge, style: str = "auto") -> dict[str, Any]:
     """Score every item; returns accuracy per variant, latencies and per-item results."""
-    correct = {v: 0 for v in VARIANTS}
+    correct = dict.fromkeys(VARIANTS, 0)
     latencies: list[float] = []
     cold: list[float] = []
     by_kind = {"CHOICE": [0, 0], "SCORE": [0, 0], "STATE": [0, 0], "SESSION": [0, 0]}

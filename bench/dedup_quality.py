@@ -183,7 +183,7 @@ def line_rule_pairs(passages: list[tuple[str, str]]) -> list[tuple[int, int, flo
                 postings[key].append((i, li))
     covered: dict[tuple[int, int], int] = defaultdict(int)  # (item, other) → covered units of item
     for i, ls in enumerate(lines):
-        for li, (sh, n) in enumerate(ls):
+        for sh, n in ls:
             if n < DEFAULT_MIN_LINE_UNITS:
                 continue
             cands = set(chain.from_iterable(postings.get(k, ()) for k in _prefix(sh, DEFAULT_THRESHOLD)))

@@ -61,9 +61,9 @@ async def build(data_dir: Path, chunk_max_tokens: int) -> dict:
     from app.core.db import Database
     from app.core.migrate import upgrade_database
     from app.core.models import Passage
-    from app.identity import service as identity
     from app.corpus.indexing import open_indexes
     from app.corpus.ingest import ingest_documents, iter_sources
+    from app.identity import service as identity
     from retrieval.vectors import VectorPoint, open_vector_index
 
     data_dir.mkdir(parents=True, exist_ok=True)

@@ -32,9 +32,9 @@ async def _ingest(data_dir: Path, docs: list[dict], embedder) -> tuple[float, in
     from app.core.config import Settings
     from app.core.db import Database
     from app.core.migrate import upgrade_database
-    from app.identity import service as identity
     from app.corpus.indexing import open_indexes
     from app.corpus.ingest import ingest_documents, iter_sources
+    from app.identity import service as identity
 
     src = data_dir / "corpus.jsonl"
     src.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")

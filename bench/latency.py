@@ -38,7 +38,7 @@ from pathlib import Path
 import httpx
 
 from bench.beir import DATASETS, RESULTS
-from bench.common import OUT, ROOT, SHARED, load_queries, load_qrels, machine, percentiles
+from bench.common import OUT, ROOT, SHARED, load_qrels, load_queries, machine, percentiles
 
 QUERY = """query($i: ContextPackInput!) { contextPack(input: $i) {
   latencyMs tokensUsed items { rank }

@@ -70,11 +70,11 @@ def evidence_ids(raw: list) -> set[str]:
 
 
 async def run(limit: int | None, fmt: str, vector_candidates: int | None = None, full: bool = False) -> None:
-    from app.governance.auth import ROLE_PERMISSIONS, Principal
     from app.core.db import Database
     from app.core.errors import CairnError
     from app.core.ids import utcnow
     from app.core.migrate import upgrade_database
+    from app.governance.auth import ROLE_PERMISSIONS, Principal
     from app.identity import service as identity
     from app.memory import service as mem
     from app.memory.rank import LEG_WEIGHTS, fuse

@@ -44,11 +44,11 @@ async def run(url: str | None) -> None:
     from sqlalchemy import insert
     from sqlalchemy import text as sql
 
-    from app.governance.auth import ROLE_PERMISSIONS, Principal
     from app.core.db import Database
     from app.core.ids import new_id, utcnow
     from app.core.migrate import upgrade_database
     from app.core.models import AgentMemory, MemoryTerm
+    from app.governance.auth import ROLE_PERMISSIONS, Principal
     from app.identity import service as identity
     from app.memory import service as mem
     from app.memory.candidates import memory_terms

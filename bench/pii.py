@@ -27,7 +27,7 @@ def _covered(spans: list[tuple[int, int, str]], start: int, end: int) -> bool:
 def main() -> None:
     t0 = time.perf_counter()
     import phonenumbers  # noqa: F401
-    import stdnum.iban  # noqa: F401
+    import stdnum.iban
     import stdnum.il.idnr  # noqa: F401
 
     import_ms = (time.perf_counter() - t0) * 1000

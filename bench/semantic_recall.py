@@ -24,7 +24,6 @@ import csv
 import statistics
 import tempfile
 import time
-from pathlib import Path
 
 from bench.common import ROOT, SHARED
 
@@ -108,8 +107,8 @@ async def run(top: int, verbose: bool) -> dict[str, float]:
     from app.identity import service as identity
     from app.ontology.load import load_network
     from app.ontology.mapping import read_mapping_file
-    from app.ontology.store import OntologyStore
     from app.ontology.recall import RecallRequest, semantic_recall
+    from app.ontology.store import OntologyStore
     from retrieval.embeddings import load_embedder
 
     with tempfile.TemporaryDirectory() as tmp:

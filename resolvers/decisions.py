@@ -19,15 +19,13 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 from strawberry.types.unset import UNSET
 
-from app.governance import Principal
+from app import decisions as session_service
 from app.core.errors import BadInput
-from app.core.text_rules import validate_identifier
-from app.governance import governed
 from app.core.models import AgentSession as SessionRow
 from app.core.models import SessionMessage as MessageRow
-from app import decisions as session_service
-from app.decisions import check_json_value, validate_request, validate_session_id
-from app.decisions import body_sha256, validate_idempotency_key
+from app.core.text_rules import validate_identifier
+from app.decisions import body_sha256, check_json_value, validate_idempotency_key, validate_request, validate_session_id
+from app.governance import Principal, governed
 
 
 @strawberry.enum(description="CHOICE picks one of choices[].value; SCORE picks one of levels[] and returns its score.")

@@ -7,13 +7,12 @@ from datetime import datetime
 import strawberry
 from strawberry.types import Info
 
-from app.governance import Principal
-from app.core.errors import BadInput
-from app.core.text_rules import validate_identifier, validate_name
-from app.governance import governed
-from app.core.models import Document as DocumentRow
 from app import corpus as docs
+from app.core.errors import BadInput
+from app.core.models import Document as DocumentRow
+from app.core.text_rules import validate_identifier, validate_name
 from app.corpus import DocumentRead, read_document
+from app.governance import Principal, governed
 from resolvers.packs import AsOfInput
 
 

@@ -8,15 +8,21 @@ from datetime import datetime
 import strawberry
 from strawberry.types import Info
 
-from app.governance import MAX_EXPIRY_DAYS, MIN_EXPIRY_DAYS, SCOPE_PERMISSIONS, Principal
+from app import identity
 from app.core.errors import BadInput
-from app.governance import governed
 from app.core.models import AgentCredential as CredentialRow
 from app.core.models import Member as MemberRow
-from app.governance import REGISTRY, capabilities_for_scopes
-from app import identity
-from app.identity import CredentialState, credential_states
 from app.core.text_rules import validate_identifier, validate_name
+from app.governance import (
+    MAX_EXPIRY_DAYS,
+    MIN_EXPIRY_DAYS,
+    REGISTRY,
+    SCOPE_PERMISSIONS,
+    Principal,
+    capabilities_for_scopes,
+    governed,
+)
+from app.identity import CredentialState, credential_states
 
 
 @strawberry.type(description="Who is calling.")

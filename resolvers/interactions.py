@@ -9,10 +9,9 @@ from typing import Any
 import strawberry
 from strawberry.types import Info
 
-from app.governance import Principal
-from app.core.text_rules import validate_identifier
-from app.governance import governed, normalized_arguments
 from app import interactions as tracing
+from app.core.text_rules import validate_identifier
+from app.governance import Principal, governed, normalized_arguments
 
 
 @strawberry.input(description="Trace context from startInteraction: both ids, or omit it (ad hoc).")

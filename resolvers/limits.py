@@ -30,7 +30,6 @@ from graphql import (
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
-    GraphQLError,
     InlineFragmentNode,
     OperationDefinitionNode,
     SelectionSetNode,

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import Enum
 
 import strawberry
 from strawberry.types import Info
 
-from app.governance import Principal
+from app import memory as mem
 from app.core.errors import BadInput
 from app.core.text_rules import require_storable, validate_identifier
-from app.governance import governed
-from app import memory as mem
+from app.governance import Principal, governed
 from resolvers.packs import Trust
 
 
@@ -165,7 +164,7 @@ def _tz(value: datetime | None, field: str) -> None:
         raise BadInput(f"{field} needs a timezone (e.g. 2025-01-01T00:00:00Z)", field=field)
     if value is not None:
         try:
-            value.astimezone(timezone.utc)
+            value.astimezone(UTC)
         except OverflowError:
             raise BadInput(f"{field} is outside the representable UTC range (years 1–9999)", field=field) from None
 

@@ -13,17 +13,26 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
-from app.governance import Principal
-from app.core.errors import BadInput
-from app.governance import governed
 from app import interactions as tracing
-from app.ontology import list_networks, load_network
-from app.ontology import allowed_source_dir, parse_mapping
-from app.ontology import InstanceQuery, check_shape, query_instances, toon_rows
-from app.ontology import get_store
-from app.ontology import check_identifier, condition_operations
-from app.ontology import RecallRequest, check_request, semantic_recall
+from app.core.errors import BadInput
 from app.core.text_rules import validate_path
+from app.governance import Principal, governed
+from app.ontology import (
+    InstanceQuery,
+    RecallRequest,
+    allowed_source_dir,
+    check_identifier,
+    check_request,
+    check_shape,
+    condition_operations,
+    get_store,
+    list_networks,
+    load_network,
+    parse_mapping,
+    query_instances,
+    semantic_recall,
+    toon_rows,
+)
 from resolvers.interactions import OperationReceipt, TraceInput, plain, receipt_of, trace_dict, traced
 
 MAX_INLINE_FILES = 50

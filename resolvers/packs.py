@@ -10,9 +10,8 @@ from typing import Annotated
 import strawberry
 from strawberry.types import Info
 
-from app.governance import Principal
-from app.governance import governed
 from app import packs as pt
+from app.governance import Principal, governed
 from app.packs import build_pack, stream_pack
 
 

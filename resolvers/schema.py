@@ -21,23 +21,22 @@ from collections.abc import Iterator
 
 import strawberry
 from cross_web import HTTPException
-from strawberry.types.graphql import OperationType
 from graphql import GraphQLError, GraphQLSyntaxError, OperationDefinitionNode, parse
 from graphql.language import DocumentNode
-from strawberry.extensions import MaxTokensLimiter, ParserCache, SchemaExtension, ValidationCache
-
 from starlette.responses import Response
+from strawberry.extensions import MaxTokensLimiter, ParserCache, SchemaExtension, ValidationCache
+from strawberry.types.graphql import OperationType
 
 from app.core.errors import CairnError
 from resolvers.decisions import DecisionMutation, DecisionQuery
-from resolvers.field_repeats import repeat_errors
-from resolvers.limits import MAX_DEPTH, MAX_SELECTIONS, limit_errors
 from resolvers.documents import DocumentMutation, DocumentQuery
+from resolvers.field_repeats import repeat_errors
 from resolvers.identity import IdentityMutation, IdentityQuery
-from resolvers.ontology import OntologyMutation, OntologyQuery
-from resolvers.memory import MemoryMutation, MemoryQuery
-from resolvers.packs import PackQuery, PackSubscription
 from resolvers.interactions import TraceMutation
+from resolvers.limits import MAX_DEPTH, MAX_SELECTIONS, limit_errors
+from resolvers.memory import MemoryMutation, MemoryQuery
+from resolvers.ontology import OntologyMutation, OntologyQuery
+from resolvers.packs import PackQuery, PackSubscription
 
 log = logging.getLogger("cairn.graphql")
 
@@ -173,7 +172,7 @@ class Envelope(SchemaExtension):
 class CairnSchema(strawberry.Schema):
     """Strawberry schema that codes every error and logs without query text."""
 
-    async def execute(self, query, variable_values=None, context_value=None, root_value=None,  # noqa: PLR0917
+    async def execute(self, query, variable_values=None, context_value=None, root_value=None,
                       operation_name=None, allowed_operation_types=None, operation_extensions=None):
         """Plain (non-streaming) execution: never subscriptions, one operation or a name.
 

@@ -79,7 +79,7 @@ class MixedScriptTokenizer(Tokenizer):
     def __hash__(self) -> int:
         return hash(self.__class__.__name__)
 
-    def __call__(  # noqa: PLR0913 - Whoosh's tokenizer protocol
+    def __call__(
         self,
         value: str,
         positions: bool = False,

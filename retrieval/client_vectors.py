@@ -6,9 +6,11 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import numpy as np
 
+from retrieval.checks import check_ids
 from retrieval.vector_types import (
     PAYLOAD_KEYS,
     UPSERT_BATCH,
@@ -16,7 +18,6 @@ from retrieval.vector_types import (
     VectorPoint,
     VectorStoreInUse,
     VectorStoreUnavailable,
-    check_ids,
     check_point,
     latest_points,
     payload_of,
@@ -205,7 +206,7 @@ class ClientVectorIndex(VectorChecks):
         check_ids("passage_ids", passage_ids)
         if not passage_ids:
             return
-        ids = [point_id(pid) for pid in sorted(set(passage_ids))]
+        ids: list[int | str | UUID] = [point_id(pid) for pid in sorted(set(passage_ids))]
         with self._lock:
             self._client.delete(self.collection, points_selector=self._models.PointIdsList(points=ids), wait=True)
 

@@ -16,8 +16,7 @@ from collections.abc import Sequence
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _STOP = frozenset(
-    "a an and are as at be by for from has have in is it its of on or that the their this to was "
-    "were which with".split()
+    ["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in", "is", "it", "its", "of", "on", "or", "that", "the", "their", "this", "to", "was", "were", "which", "with"]
 )
 
 

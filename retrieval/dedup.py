@@ -193,7 +193,8 @@ def coverage(item_text: str, kept_text: str, threshold: float = DEFAULT_THRESHOL
     return (covered / total if total else 0.0), covered
 
 
-def _covered(item_lines, kept_lines, threshold: float, min_line_units: int) -> int:
+def _covered(item_lines: tuple[tuple[frozenset, int], ...], kept_lines: tuple[tuple[frozenset, int], ...], threshold: float,
+             min_line_units: int) -> int:
     """Units of ``item_lines`` in lines that resemble a line of ``kept_lines`` (pairwise)."""
     return sum(n for sh, n in item_lines if n >= min_line_units and any(
         jaccard(sh, other) >= threshold for other, m in kept_lines if m >= min_line_units))
@@ -274,7 +275,8 @@ class _KeptIndex:
             if n < self.min_line_units:
                 continue
             entry = (index, li, len(line))
-            for shingle in line_prefixes[li] if line_prefixes[li] is not None else _prefix(line, self.threshold):
+            given = line_prefixes[li]
+            for shingle in given if given is not None else _prefix(line, self.threshold):
                 self.line_postings.setdefault(shingle, []).append(entry)
 
     def resembling(self, keys: frozenset, prefix: list[tuple]) -> dict[int, float]:

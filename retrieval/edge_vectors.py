@@ -18,16 +18,17 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import numpy as np
 
+from retrieval.checks import check_ids
 from retrieval.vector_types import (
     PAYLOAD_KEYS,
     UPSERT_BATCH,
     VectorChecks,
     VectorPoint,
     VectorStoreInUse,
-    check_ids,
     check_point,
     latest_points,
     payload_of,
@@ -170,7 +171,7 @@ class EdgeVectorIndex(VectorChecks):
         check_ids("passage_ids", passage_ids)
         if not passage_ids:
             return
-        ids = [point_id(pid) for pid in sorted(set(passage_ids))]
+        ids: list[int | str | UUID] = [point_id(pid) for pid in sorted(set(passage_ids))]
         with self._lock:
             self._require_open().update(self._qe.UpdateOperation.delete_points(ids))
 

@@ -44,7 +44,11 @@ class Embedder(Protocol):
     """
 
     name: str
-    dim: int
+
+    @property
+    def dim(self) -> int:
+        """Vector dimension (read-only: a provider may learn it from its first response)."""
+        ...
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed passages: array of shape ``(len(texts), dim)``, float32, L2-normalised."""

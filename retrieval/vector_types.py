@@ -5,6 +5,7 @@ See :mod:`retrieval.vectors` for the facade and the semantics every backend shar
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -12,13 +13,13 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from retrieval.checks import check_ids
+
 PASSAGE_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://cairn.invalid/passage")
 """UUIDv5 namespace for point ids; changing it orphans every stored point."""
 
 PAYLOAD_KEYS = ("workspace_id", "collection_id", "document_id")
 UPSERT_BATCH = 1_024
-
-from retrieval.checks import check_ids  # noqa: F401  (re-exported for the backends)
 
 
 class VectorStoreUnavailable(RuntimeError):
@@ -32,7 +33,7 @@ class VectorStoreInUse(VectorStoreUnavailable):
         path: The storage directory.
     """
 
-    def __init__(self, message: str, path) -> None:
+    def __init__(self, message: str, path: str | os.PathLike[str]) -> None:
         super().__init__(message)
         self.path = path
 

@@ -10,7 +10,6 @@ import asyncio
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -55,7 +54,7 @@ def _fail(message: str) -> None:
     raise typer.Exit(code=2)
 
 
-def _settings(data_dir: Optional[Path], *, require_store: bool = False) -> Settings:
+def _settings(data_dir: Path | None, *, require_store: bool = False) -> Settings:
     """Settings from the environment (+ ``--data-dir``); a bad setting is one line, exit 2.
 
     Args:
@@ -166,7 +165,7 @@ def _main_options(
     """Cairn: governed context for AI agents over GraphQL."""
 
 
-def _admin(data_dir: Optional[Path], action, *, workspace: str | None = None, create_workspace: bool = False,
+def _admin(data_dir: Path | None, action, *, workspace: str | None = None, create_workspace: bool = False,
            require_store: bool = True):
     """Run ``await action(session, workspace_row)`` on the database, then close it.
 
@@ -192,8 +191,8 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
     import uvicorn
 
     from app.core.datadir import DataDirInUse, DataDirLock
-    from app.main import create_app
     from app.core.migrate import upgrade_database
+    from app.main import create_app
     from retrieval.client_vectors import check_server
     from retrieval.vectors import VectorStoreUnavailable
 
@@ -227,9 +226,8 @@ def _embedder(settings: Settings):
     return load_embedder("local")
 
 
-async def _load_ontology(settings: Settings, mapping: Path, source_dir: Optional[Path], workspace: str):
-    from app.ontology import load_network
-    from app.ontology import read_mapping_file
+async def _load_ontology(settings: Settings, mapping: Path, source_dir: Path | None, workspace: str):
+    from app.ontology import load_network, read_mapping_file
 
     spec = read_mapping_file(mapping)
     db, _ = await _open(settings, with_vectors=None)

@@ -2,11 +2,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
-import typer
-from app.cli.common import _typer
-from app.cli.common import DataDir, WorkspaceOpt, _admin
 
+import typer
+
+from app.cli.common import DataDir, WorkspaceOpt, _admin, _typer
 
 credentials_cli = _typer("Agent credentials (ck_… tokens).")
 
@@ -17,7 +16,7 @@ def credentials_create(
     scope: list[str] = typer.Option(None, "--scope", help="Repeatable; default context:read queries:run replay:run."),
     days: int = typer.Option(30, "--days", help="Expiry, 1–365 days."),
     name: str = typer.Option("agent", "--name"),
-    data_dir: Optional[Path] = DataDir,
+    data_dir: Path | None = DataDir,
 ) -> None:
     """Create an agent credential and print its token (shown once)."""
     cred, issued = _admin(data_dir, lambda s, _: _create_credential(s, creator, scope or None, days, name))
@@ -26,7 +25,7 @@ def credentials_create(
 
 
 @credentials_cli.command("revoke")
-def credentials_revoke(credential_id: str, workspace: str = WorkspaceOpt, data_dir: Optional[Path] = DataDir) -> None:
+def credentials_revoke(credential_id: str, workspace: str = WorkspaceOpt, data_dir: Path | None = DataDir) -> None:
     """Revoke an agent credential now."""
     from app import identity
 
@@ -36,7 +35,7 @@ def credentials_revoke(credential_id: str, workspace: str = WorkspaceOpt, data_d
 
 
 @credentials_cli.command("list")
-def credentials_list(workspace: str = WorkspaceOpt, data_dir: Optional[Path] = DataDir) -> None:
+def credentials_list(workspace: str = WorkspaceOpt, data_dir: Path | None = DataDir) -> None:
     """List agent credentials (never their secrets), each with its status: ACTIVE, REVOKED,
     EXPIRED or AUTHORITY_LOST (:mod:`app.identity.credential_state`) and the scopes its
     creator no longer holds."""
@@ -56,11 +55,10 @@ def credentials_list(workspace: str = WorkspaceOpt, data_dir: Optional[Path] = D
 
 
 async def _create_credential(s, creator_id, scopes, days, name):
-    from app.governance import DEFAULT_SCOPES, ROLE_PERMISSIONS, Principal
+    from app import identity
     from app.core.errors import Forbidden, NotFound
     from app.core.models import Member
-    from app.governance import capabilities_for_scopes
-    from app import identity
+    from app.governance import DEFAULT_SCOPES, ROLE_PERMISSIONS, Principal, capabilities_for_scopes
 
     m = await s.get(Member, creator_id)
     if m is None or m.removed_at is not None:

@@ -1,14 +1,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
-from app.cli.common import _settings
-from app.cli.common import _where
-from app.cli.common import console
-from app.cli.common import DataDir
+
+from app.cli.common import DataDir, _settings, _where, console
 
 
-def migrate(data_dir: Optional[Path] = DataDir) -> None:
+def migrate(data_dir: Path | None = DataDir) -> None:
     """Bring the database schema to the newest Alembic revision (creates a new store)."""
     from app.core.migrate import upgrade_database
 

@@ -8,24 +8,17 @@ The sample corpus is Python's own reference documentation as shipped with every 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
+import typer
 from sqlalchemy import select
 
-from app.governance import ROLE_PERMISSIONS, Principal, issue_token
+from app import identity
+from app.cli.common import DataDir, _fail, _load_ontology, _progress, _run, _serve, _settings, console
 from app.core.config import Settings
 from app.core.models import AgentCredential, Member
-from app.governance import capabilities_for_scopes
-from app import identity
 from app.corpus import IngestReport, SourceDocument, ingest_documents
-from pathlib import Path
-from typing import Optional
-import typer
-from app.cli.common import _fail
-from app.cli.common import _progress
-from app.cli.common import _run
-from app.cli.common import _settings
-from app.cli.common import console
-from app.cli.common import DataDir, _load_ontology, _serve
+from app.governance import ROLE_PERMISSIONS, Principal, capabilities_for_scopes, issue_token
 
 DEMO_OWNER = "demo-owner"
 DEMO_AGENT = "demo-agent"
@@ -161,9 +154,9 @@ def print_demo(info: DemoInfo, *, host: str, port: int, serving: bool = True) ->
 def demo(
     host: str = typer.Option("127.0.0.1"),
     port: int = typer.Option(8000),
-    data_dir: Optional[Path] = DataDir,
+    data_dir: Path | None = DataDir,
     no_serve: bool = typer.Option(False, "--no-serve", help="Prepare and print, but do not serve."),
-    northwind: Optional[Path] = typer.Option(None, "--northwind", help="Also load the Northwind knowledge network "
+    northwind: Path | None = typer.Option(None, "--northwind", help="Also load the Northwind knowledge network "
                                              "from this CSV directory (e.g. ../shared/data/northwind/csv)."),
 ) -> None:
     """The main job on the embedded default: ingest Python's own docs, print tokens, serve GraphiQL."""

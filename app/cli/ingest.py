@@ -2,19 +2,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+
 import typer
 from rich.table import Table
-from app.cli.common import _fail
-from app.cli.common import _open
-from app.cli.common import _progress
-from app.cli.common import _run
-from app.cli.common import _settings
-from app.cli.common import _workspace
-from app.cli.common import console
-from app.cli.common import index_progress
+
+from app.cli.common import (
+    DataDir,
+    WorkspaceOpt,
+    _fail,
+    _open,
+    _progress,
+    _run,
+    _settings,
+    _workspace,
+    console,
+    index_progress,
+)
 from app.core.config import Settings
-from app.cli.common import DataDir, WorkspaceOpt
 
 
 def _scan(path: Path):
@@ -66,7 +70,7 @@ def ingest(
     collection: str = typer.Option(..., "--collection", "-c", help="Collection name (created if missing)."),
     workspace: str = WorkspaceOpt,
     lexical_only: bool = typer.Option(False, "--lexical-only", help="Skip embeddings now; the next `cairn serve` start-up (or `cairn reindex`) embeds them."),
-    data_dir: Optional[Path] = DataDir,
+    data_dir: Path | None = DataDir,
 ) -> None:
     """Ingest documents (idempotent: unchanged documents are a no-op).
 
@@ -96,7 +100,7 @@ def ingest(
 
 def reindex(
     lexical_only: bool = typer.Option(False, "--lexical-only", help="Rebuild only the BM25 index (no re-embedding)."),
-    data_dir: Optional[Path] = DataDir,
+    data_dir: Path | None = DataDir,
 ) -> None:
     """Rebuild the Whoosh and Qdrant indexes from SQL."""
     settings = _settings(data_dir, require_store=True)

@@ -2,17 +2,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
-import typer
-from app.cli.common import _typer
-from app.cli.common import DataDir, WorkspaceOpt, _admin
 
+import typer
+
+from app.cli.common import DataDir, WorkspaceOpt, _admin, _typer
 
 members_cli = _typer("Members (humans) and their tokens.")
 
 
 @members_cli.command("list")
-def members_list(workspace: str = WorkspaceOpt, data_dir: Optional[Path] = DataDir) -> None:
+def members_list(workspace: str = WorkspaceOpt, data_dir: Path | None = DataDir) -> None:
     """List live members (never their tokens)."""
     from app import identity
 
@@ -22,7 +21,7 @@ def members_list(workspace: str = WorkspaceOpt, data_dir: Optional[Path] = DataD
 
 @members_cli.command("set-role")
 def members_set_role(member_id: str, role: str = typer.Option(..., help="owner | admin | editor | viewer"),
-                     workspace: str = WorkspaceOpt, data_dir: Optional[Path] = DataDir) -> None:
+                     workspace: str = WorkspaceOpt, data_dir: Path | None = DataDir) -> None:
     """Change a member's role (their agent credentials act with it from the next call)."""
     from app import identity
 
@@ -33,7 +32,7 @@ def members_set_role(member_id: str, role: str = typer.Option(..., help="owner |
 
 @members_cli.command("add")
 def members_add(name: str, role: str = typer.Option("viewer", help="owner | admin | editor | viewer"),
-                workspace: str = WorkspaceOpt, data_dir: Optional[Path] = DataDir) -> None:
+                workspace: str = WorkspaceOpt, data_dir: Path | None = DataDir) -> None:
     """Add a member and print their member token (shown once)."""
     from app import identity
 

@@ -2,17 +2,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
-import typer
-from app.cli.common import _typer
-from app.cli.common import DataDir, _admin
 
+import typer
+
+from app.cli.common import DataDir, _admin, _typer
 
 memory_cli = _typer("Governed agent memory.")
 
 
 @memory_cli.command("purge")
-def memory_purge(data_dir: Optional[Path] = DataDir) -> None:
+def memory_purge(data_dir: Path | None = DataDir) -> None:
     """Delete memory versions older than their workspace's retention (also runs at start-up)."""
     from app.memory import purge_expired
 

@@ -1,16 +1,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+
 import typer
 from rich.table import Table
-from app.cli.common import _console
-from app.cli.common import _run
-from app.cli.common import _settings
-from app.cli.common import _typer
-from app.cli.common import console
-from app.cli.common import DataDir, WorkspaceOpt, _admin, _load_ontology
 
+from app.cli.common import DataDir, WorkspaceOpt, _admin, _console, _load_ontology, _run, _settings, _typer, console
 
 ontology_cli = _typer("Knowledge networks (ontology): load from a mapping, list.")
 
@@ -18,9 +13,9 @@ ontology_cli = _typer("Knowledge networks (ontology): load from a mapping, list.
 @ontology_cli.command("load")
 def ontology_load(
     mapping: Path = typer.Argument(..., help="Mapping file (.yaml/.json), e.g. app/ontology/northwind.yaml."),
-    source_dir: Optional[Path] = typer.Option(None, "--source-dir", "-s", help="Directory of the CSV files (csv sources)."),
+    source_dir: Path | None = typer.Option(None, "--source-dir", "-s", help="Directory of the CSV files (csv sources)."),
     workspace: str = WorkspaceOpt,
-    data_dir: Optional[Path] = DataDir,
+    data_dir: Path | None = DataDir,
 ) -> None:
     """Load (or replace) a knowledge network. Safe while `cairn serve` runs: it writes SQL only."""
     settings = _settings(data_dir)
@@ -39,7 +34,7 @@ def ontology_load(
 
 
 @ontology_cli.command("list")
-def ontology_list(workspace: str = WorkspaceOpt, data_dir: Optional[Path] = DataDir) -> None:
+def ontology_list(workspace: str = WorkspaceOpt, data_dir: Path | None = DataDir) -> None:
     """Knowledge networks of a workspace with their object types and instance counts."""
     from sqlalchemy import select
 

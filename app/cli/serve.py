@@ -1,16 +1,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+
 import typer
-from app.cli.common import _settings
-from app.cli.common import DataDir, _serve
+
+from app.cli.common import DataDir, _serve, _settings
 
 
 def serve(
     host: str = typer.Option("127.0.0.1", help="Bind address."),
     port: int = typer.Option(8000, help="Port."),
-    data_dir: Optional[Path] = DataDir,
+    data_dir: Path | None = DataDir,
     migrate_first: bool = typer.Option(True, "--migrate/--no-migrate",
                                        help="Bring the schema to the newest revision before serving "
                                             "(--no-migrate where migrations run as a separate deploy step)."),

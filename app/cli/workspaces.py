@@ -2,18 +2,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
-import typer
-from app.cli.common import _typer
-from app.cli.common import DataDir, _admin
 
+import typer
+
+from app.cli.common import DataDir, _admin, _typer
 
 workspaces_cli = _typer("Workspaces (tenants).")
 
 
 @workspaces_cli.command("create")
 def workspaces_create(name: str, non_retaining: bool = typer.Option(False, "--non-retaining"),
-                      data_dir: Optional[Path] = DataDir) -> None:
+                      data_dir: Path | None = DataDir) -> None:
     """Create a workspace."""
     from app import identity
 
@@ -23,7 +22,7 @@ def workspaces_create(name: str, non_retaining: bool = typer.Option(False, "--no
 
 
 @workspaces_cli.command("list")
-def workspaces_list(data_dir: Optional[Path] = DataDir) -> None:
+def workspaces_list(data_dir: Path | None = DataDir) -> None:
     """List workspaces (one JSON object per line)."""
     from sqlalchemy import select
 

@@ -198,7 +198,7 @@ def parse_collection(value: str, annotation: Any) -> Any:
         return parts
     if any("=" not in p for p in parts):
         raise ValueError("expected key=value pairs separated by commas")
-    return dict((k.strip(), v.strip()) for k, v in (p.split("=", 1) for p in parts))
+    return {k.strip(): v.strip() for k, v in (p.split("=", 1) for p in parts)}
 
 
 def expected_format(name: str) -> str:

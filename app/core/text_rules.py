@@ -26,7 +26,8 @@ Every function raises a coded 400 (``BAD_USER_INPUT`` unless ``error`` builds an
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from app.core.errors import BadInput, CairnError
 

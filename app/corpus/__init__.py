@@ -6,7 +6,14 @@ pyproject.toml).
 """
 
 from app.corpus.as_of import DocumentRead, VersionMeta, choose_versions, read_document
-from app.corpus.documents import _validate_doc_input, delete_document, get_collection, get_or_create_collection, list_collections, upsert_document
+from app.corpus.documents import (
+    _validate_doc_input,
+    delete_document,
+    get_collection,
+    get_or_create_collection,
+    list_collections,
+    upsert_document,
+)
 from app.corpus.indexing import SearchIndexes, open_indexes
 from app.corpus.ingest import IngestReport, SkippedFile, SourceDocument, ingest_documents, iter_sources
 

@@ -24,9 +24,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.db import serialize
 from app.core.errors import BadInput, NotFound
-from app.core.text_rules import require_storable, validate_identifier, validate_name
 from app.core.ids import as_utc, new_id, sha256_text, stable_id, utcnow
 from app.core.models import Collection, Document, DocumentVersion, Passage, VersionPassage
+from app.core.text_rules import require_storable, validate_identifier, validate_name
 from retrieval.chunking import chunk_text
 from retrieval.tokens import count_tokens
 

@@ -139,14 +139,13 @@ class SearchIndexes:
         Returns:
             ``(lexical_count, vector_count)`` indexed.
         """
-        async with self._lock:
-            async with db.session() as s:
-                if lexical:
-                    await asyncio.to_thread(self.lexical.clear)
-                    await s.execute(update(Passage).values(lexical_indexed=False))
-                if vectors and self.vectors is not None:
-                    await asyncio.to_thread(self.vectors.clear)
-                    await s.execute(update(Passage).values(vector_indexed=False))
+        async with self._lock, db.session() as s:
+            if lexical:
+                await asyncio.to_thread(self.lexical.clear)
+                await s.execute(update(Passage).values(lexical_indexed=False))
+            if vectors and self.vectors is not None:
+                await asyncio.to_thread(self.vectors.clear)
+                await s.execute(update(Passage).values(vector_indexed=False))
         return await self.index_pending(db, progress=progress)
 
     def close(self) -> None:

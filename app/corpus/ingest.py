@@ -35,8 +35,8 @@ import filetype
 
 from app.core.db import Database
 from app.core.errors import BadInput
-from app.corpus.documents import get_or_create_collection, upsert_document
 from app.core.text_rules import validate_path
+from app.corpus.documents import get_or_create_collection, upsert_document
 from retrieval.chunking import html_to_text
 
 TEXT_SUFFIXES = {".txt": "text/plain", ".md": "text/markdown", ".markdown": "text/markdown",

@@ -27,8 +27,8 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from app.decisions.request import DecisionRequest, Question
 from app.decisions.judges import Judge, JudgeError, OptionScore, option_probabilities, timeout_error
+from app.decisions.request import DecisionRequest, Question
 from retrieval.tokens import count_tokens
 
 NORMALISE = "sum"

@@ -314,7 +314,7 @@ def _options(q: dict[str, Any], qtype: str, qpath: str) -> tuple[Option, ...]:
             if "value" not in item:
                 raise _bad(f"{ipath}.value is required", f"{ipath}.value")
             value = item["value"]
-            if value is None or isinstance(value, (int, float)) and not isinstance(value, bool):
+            if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
                 kind = "null" if value is None else "a number"
                 raise _bad(f"{ipath}.value is {kind}; a choice value is a non-empty string or a boolean",
                            f"{ipath}.value")

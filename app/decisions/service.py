@@ -41,15 +41,15 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.governance import Principal
 from app.core.errors import CairnError, NotFound
 from app.core.ids import as_utc, new_id, utcnow
 from app.core.models import Decision, DecisionIdempotency, Workspace
-from app.decisions import sessions as session_service
-from app.decisions.request import DecisionInputError, DecisionRequest
-from app.decisions.judging import answer_all, session_context, state_context
-from app.decisions.judges import JudgeError, timeout_error
 from app.core.text_rules import validate_identifier
+from app.decisions import sessions as session_service
+from app.decisions.judges import JudgeError, timeout_error
+from app.decisions.judging import answer_all, session_context, state_context
+from app.decisions.request import DecisionInputError, DecisionRequest
+from app.governance import Principal
 
 IDEMPOTENCY_TTL = timedelta(hours=24)
 RETENTION_RETAINING = timedelta(days=30)
@@ -289,7 +289,7 @@ class DecisionRunner:
                                                            time.monotonic() + self.timeout_seconds))
             try:
                 answers = await asyncio.wait_for(asyncio.shield(work), timeout=self.timeout_seconds)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 # the worker thread stops at its next question (answer_all's deadline); wait for
                 # it, so the Idempotency-Key is freed only when no judge run is left behind
                 await asyncio.gather(work, return_exceptions=True)
@@ -301,7 +301,7 @@ class DecisionRunner:
             raise
         except CairnError as exc:
             error = exc
-        except Exception:  # noqa: BLE001 - shaped as decision_internal_error, details in the log
+        except Exception:
             import logging
 
             logging.getLogger("cairn.decisions").exception("decision %s failed", row.id)

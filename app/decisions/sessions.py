@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.governance import Principal
 from app.core.errors import BadInput, Conflict, Forbidden, NotFound
-from app.core.text_rules import validate_identifier, validate_name, validate_text
 from app.core.ids import new_id, utcnow
 from app.core.models import AgentSession, SessionMessage, Workspace
+from app.core.text_rules import validate_identifier, validate_name, validate_text
+from app.governance import Principal
 
 ROLES = ("user", "assistant", "system", "tool")
 MAX_TITLE = 200

@@ -7,9 +7,25 @@ pyproject.toml).
 """
 
 from app.governance.adapter import authorize, governed, log_call, normalized_arguments, to_graphql_error
-from app.governance.auth import DEFAULT_SCOPES, MAX_ACTIVE_CREDENTIALS, MAX_EXPIRY_DAYS, MIN_EXPIRY_DAYS, Principal, ROLES, ROLE_PERMISSIONS, SCOPE_PERMISSIONS, bearer_from_headers, browser_refused, is_browser_request, issue_token, parse_token, require_scope, secret_matches
+from app.governance.auth import (
+    DEFAULT_SCOPES,
+    MAX_ACTIVE_CREDENTIALS,
+    MAX_EXPIRY_DAYS,
+    MIN_EXPIRY_DAYS,
+    ROLE_PERMISSIONS,
+    ROLES,
+    SCOPE_PERMISSIONS,
+    Principal,
+    bearer_from_headers,
+    browser_refused,
+    is_browser_request,
+    issue_token,
+    parse_token,
+    require_scope,
+    secret_matches,
+)
 from app.governance.envelope import CallRecord, EnvelopeState, trace_id_from_headers
 from app.governance.rate_limits import RateLimiter
 from app.governance.registry import PROFILE_LISTS, REGISTRY, capabilities_for_scopes, get_operation
 
-__all__ = ["CallRecord", "DEFAULT_SCOPES", "EnvelopeState", "MAX_ACTIVE_CREDENTIALS", "MAX_EXPIRY_DAYS", "MIN_EXPIRY_DAYS", "PROFILE_LISTS", "Principal", "REGISTRY", "ROLES", "ROLE_PERMISSIONS", "RateLimiter", "SCOPE_PERMISSIONS", "authorize", "bearer_from_headers", "browser_refused", "capabilities_for_scopes", "get_operation", "governed", "is_browser_request", "issue_token", "log_call", "normalized_arguments", "parse_token", "require_scope", "secret_matches", "to_graphql_error", "trace_id_from_headers"]
+__all__ = ["DEFAULT_SCOPES", "MAX_ACTIVE_CREDENTIALS", "MAX_EXPIRY_DAYS", "MIN_EXPIRY_DAYS", "PROFILE_LISTS", "REGISTRY", "ROLES", "ROLE_PERMISSIONS", "SCOPE_PERMISSIONS", "CallRecord", "EnvelopeState", "Principal", "RateLimiter", "authorize", "bearer_from_headers", "browser_refused", "capabilities_for_scopes", "get_operation", "governed", "is_browser_request", "issue_token", "log_call", "normalized_arguments", "parse_token", "require_scope", "secret_matches", "to_graphql_error", "trace_id_from_headers"]

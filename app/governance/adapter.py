@@ -40,12 +40,12 @@ from graphql import GraphQLError
 from sqlalchemy import update
 from strawberry.utils.str_converters import to_camel_case
 
-from app.governance.auth import Principal, require_scope
-from app.governance.boundaries import Boundary, evaluate
-from app.governance.envelope import CallRecord
 from app.core.errors import CairnError, Forbidden
 from app.core.ids import utcnow
 from app.core.models import ConfirmationRequest
+from app.governance.auth import Principal, require_scope
+from app.governance.boundaries import Boundary, evaluate
+from app.governance.envelope import CallRecord
 from app.governance.rate_limits import subject_of
 from app.governance.registry import Operation, get_operation
 
@@ -253,7 +253,7 @@ def governed(op_name: str, *, validate: Callable[..., Any] | None = None):
             ctx.envelope.calls.append(record)
             try:
                 principal, boundary = await authorize(ctx, op, kwargs, validate)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a coded GraphQL error
                 record.status = _status_of(exc)
                 if isinstance(exc, CairnError) and "boundary" in exc.extra:
                     record.boundary = exc.extra["boundary"]
@@ -272,7 +272,7 @@ def governed(op_name: str, *, validate: Callable[..., Any] | None = None):
                 try:
                     async for item in fn(*args, **call):
                         yield item
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 - every failure becomes a coded GraphQL error
                     record.status = _status_of(exc)
                     raise to_graphql_error(ctx, exc) from None
                 finally:
@@ -288,7 +288,7 @@ def governed(op_name: str, *, validate: Callable[..., Any] | None = None):
                     if inspect.isawaitable(result):
                         result = await result
                     return result
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 - every failure becomes a coded GraphQL error
                     record.status = _status_of(exc)
                     raise to_graphql_error(ctx, exc) from None
                 finally:

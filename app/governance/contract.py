@@ -15,8 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from app.governance.registry import COORDINATE_RE, RATE_CLASSES, REGISTRY
-from app.governance.registry import PROFILE_LISTS
+from app.governance.registry import COORDINATE_RE, PROFILE_LISTS, RATE_CLASSES, REGISTRY
 
 _CAPABILITY_RE = re.compile(r"^[a-z_]+:[a-z_*]+$")
 

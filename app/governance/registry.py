@@ -28,7 +28,6 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-
 PROFILE_LISTS = (
     "grantedCapabilities",
     "naturalAvoidances",

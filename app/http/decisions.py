@@ -23,14 +23,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from app.context import RequestContext, Services
-from app.governance import CallRecord
 from app.core.errors import CairnError
-from app.http.gate import BodyTooLarge, enveloped_error, read_body
-from app.governance import authorize, log_call
-from app.governance import get_operation
-from app.decisions import MAX_BODY_BYTES, DecisionBodyTooLarge, DecisionInputError, parse_body, validate_request
-from app.decisions import body_sha256, validate_idempotency_key
 from app.core.text_rules import validate_identifier
+from app.decisions import (
+    MAX_BODY_BYTES,
+    DecisionBodyTooLarge,
+    DecisionInputError,
+    body_sha256,
+    parse_body,
+    validate_idempotency_key,
+    validate_request,
+)
+from app.governance import CallRecord, authorize, get_operation, log_call
+from app.http.gate import BodyTooLarge, enveloped_error, read_body
 
 
 def _error(ctx: RequestContext, exc: BaseException, replayed: bool = False) -> JSONResponse:

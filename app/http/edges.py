@@ -28,8 +28,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.websockets import WebSocket
 
-from app.governance import CallRecord, EnvelopeState, trace_id_from_headers
 from app.core.errors import CairnError, NotFound
+from app.governance import CallRecord, EnvelopeState, trace_id_from_headers
 
 log = logging.getLogger("cairn.http")
 
@@ -104,7 +104,7 @@ class EnvelopedCORSMiddleware(CORSMiddleware):
     """Starlette's CORS middleware whose refused preflights are enveloped 403 ``FORBIDDEN``
     errors naming what was refused (Starlette: plain-text 400 ``Disallowed CORS origin``)."""
 
-    def preflight_response(self, request_headers) -> Response:  # noqa: ANN001 - Starlette's Headers
+    def preflight_response(self, request_headers) -> Response:
         """Starlette's answer, or an enveloped 403 when it refused the preflight."""
         response = super().preflight_response(request_headers)
         if response.status_code < 400:
@@ -133,7 +133,7 @@ async def deny_websocket(websocket: WebSocket, exc: CairnError, status: int, *,
         await websocket.close(code=1008, reason=exc.message[:120])
 
 
-async def route_not_found(scope, receive, send) -> None:  # noqa: ANN001 - raw ASGI
+async def route_not_found(scope, receive, send) -> None:
     """The router's fallback (``app.router.default``): an HTTP request to an unknown route
     raises 404 for :func:`http_exception_handler`; a WebSocket handshake to any path but
     ``/graphql`` is denied with an enveloped 404 ``NOT_FOUND``."""

@@ -17,16 +17,13 @@ The GraphiQL page (``GET /graphql`` from a browser, no query) passes through.
 from __future__ import annotations
 
 import asyncio
-
 import json
 from typing import Any
 
 from app.context import RequestContext
-from app.http.edges import code_for_status
-from app.governance import CallRecord
 from app.core.errors import CairnError
-from app.governance import to_graphql_error
-from app.governance import get_operation
+from app.governance import CallRecord, get_operation, to_graphql_error
+from app.http.edges import code_for_status
 
 MAX_GRAPHQL_BODY_BYTES = 256 * 1024
 

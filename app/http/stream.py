@@ -4,26 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.responses import Response
-from starlette.responses import StreamingResponse
-from app.context import RequestContext
-from app.context import Services
-from app.governance import CallRecord
-from app.core.errors import CairnError
-from app.governance import authorize
-from app.governance import log_call
-from app.governance import to_graphql_error
-from app.http.gate import BodyTooLarge
-from app.http.gate import enveloped_error
-from app.http.gate import read_body
-from app.packs import event_json
-from app.packs import parse_body
-from app.packs import request_from_json
-from app.governance import get_operation
-from app.packs import stream_pack
 
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from app.context import RequestContext, Services
+from app.core.errors import CairnError
+from app.governance import CallRecord, authorize, get_operation, log_call, to_graphql_error
+from app.http.gate import BodyTooLarge, enveloped_error, read_body
+from app.packs import event_json, parse_body, request_from_json, stream_pack
 
 MAX_STREAM_BODY_BYTES = 64 * 1024
 

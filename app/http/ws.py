@@ -32,10 +32,8 @@ from typing import Any
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
 
 from app.context import RequestContext
-from app.governance import CallRecord
 from app.core.errors import CairnError
-from app.governance import log_call, to_graphql_error
-from app.governance import get_operation
+from app.governance import CallRecord, get_operation, log_call, to_graphql_error
 
 _operation_context: ContextVar[RequestContext | None] = ContextVar("cairn_ws_operation", default=None)
 """The context of the operation whose task is running (each operation runs in its own task)."""
@@ -58,7 +56,7 @@ class CairnTransportWS(BaseGraphQLTransportWSHandler):
     def context(self, value: Any) -> None:
         self._connection_context = value
 
-    async def run_operation(self, operation) -> None:  # noqa: ANN001 - Strawberry's Operation
+    async def run_operation(self, operation) -> None:
         """Authenticate with a fresh per-operation context, then run the operation on it."""
         ctx = self._connection_context.for_operation()
         _operation_context.set(ctx)  # this task's copy of the context only
@@ -75,7 +73,7 @@ class CairnTransportWS(BaseGraphQLTransportWSHandler):
             return
         await super().run_operation(operation)
 
-    async def send_message(self, message) -> None:  # noqa: ANN001 - a protocol message
+    async def send_message(self, message) -> None:
         """Send, giving each error of an ``error`` message the operation's envelope."""
         if message.get("type") == "error" and isinstance(message.get("payload"), list):
             ctx = _operation_context.get() or self._connection_context.for_operation()

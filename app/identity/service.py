@@ -15,11 +15,17 @@ from datetime import timedelta
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.db import serialize
+from app.core.errors import BadInput, Conflict, Forbidden, NotFound, Unauthenticated
+from app.core.ids import as_utc, new_id, utcnow
+from app.core.models import AgentCredential, Member, Workspace
+from app.core.text_rules import validate_identifier, validate_name
 from app.governance import (
     DEFAULT_SCOPES,
     MAX_ACTIVE_CREDENTIALS,
     MAX_EXPIRY_DAYS,
     MIN_EXPIRY_DAYS,
+    PROFILE_LISTS,
     ROLE_PERMISSIONS,
     ROLES,
     SCOPE_PERMISSIONS,
@@ -28,13 +34,7 @@ from app.governance import (
     parse_token,
     secret_matches,
 )
-from app.core.db import serialize
-from app.core.errors import BadInput, Conflict, Forbidden, NotFound, Unauthenticated
-from app.core.ids import as_utc, new_id, utcnow
-from app.core.models import AgentCredential, Member, Workspace
 from app.identity.credential_state import count_active
-from app.core.text_rules import validate_identifier, validate_name
-from app.governance import PROFILE_LISTS
 
 
 @dataclass(frozen=True)

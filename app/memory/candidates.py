@@ -45,9 +45,9 @@ import numpy as np
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.governance import Principal
 from app.core.ids import as_utc
 from app.core.models import AgentMemory, MemoryTerm
+from app.governance import Principal
 from retrieval.analysis import analyze
 
 RECALL_CANDIDATES = 300

@@ -230,8 +230,8 @@ def _number_spans(text: str) -> list[tuple[int, int, str]]:
     for m in _GROUPED.finditer(text):
         groups = m.group(0).split(m.group(1))
         if (sum(map(len, groups)) < 10
-                or m.group(1) == "." and len(groups) < 3  # a decimal
-                or m.group(1) in " ." and len(groups[0]) <= 3 and all(len(g) == 3 for g in groups[1:])
+                or (m.group(1) == "." and len(groups) < 3)  # a decimal
+                or (m.group(1) in " ." and len(groups[0]) <= 3 and all(len(g) == 3 for g in groups[1:]))
                 or all(len(g) == 4 and 1900 <= int(g) <= 2099 for g in groups)
                 or min(len(groups[0]), len(groups[-1])) < 2 or any(len(g) < 3 for g in groups[1:-1])):
             continue

@@ -54,12 +54,7 @@ memory of a conversation; over the served candidates, :mod:`app.memory.candidate
 the same weights give 0.646 vs (1, 1) 0.621.)"""
 
 _WORD = re.compile(r"[^\W_][\w'’.-]*[^\W_]|[^\W_]", re.UNICODE)
-_STOP_CAPS = frozenset("""
-a an and are as at be but by do did does for from had has have he her hers him his how i if in
-is it its just let me my no not of oh ok okay on or our she so that the their them then there
-these they this those to too us was we well were what when where which who why will with yes
-yeah you your hey hi hello thanks thank wow sure also maybe really great good nice sounds
-""".split())
+_STOP_CAPS = frozenset(["a", "an", "and", "are", "as", "at", "be", "but", "by", "do", "did", "does", "for", "from", "had", "has", "have", "he", "her", "hers", "him", "his", "how", "i", "if", "in", "is", "it", "its", "just", "let", "me", "my", "no", "not", "of", "oh", "ok", "okay", "on", "or", "our", "she", "so", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "too", "us", "was", "we", "well", "were", "what", "when", "where", "which", "who", "why", "will", "with", "yes", "yeah", "you", "your", "hey", "hi", "hello", "thanks", "thank", "wow", "sure", "also", "maybe", "really", "great", "good", "nice", "sounds"])
 
 
 def extract_entities(text: str) -> list[str]:

@@ -32,26 +32,18 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.governance import Principal
 from app.core.db import serialize
 from app.core.errors import BadInput, CairnError, Conflict, Forbidden, NotFound
 from app.core.ids import as_utc, new_id, utcnow
 from app.core.models import AgentMemory, Collection, MemoryWrite, Workspace
+from app.core.text_rules import validate_name, validate_text
+from app.governance import Principal
 from app.memory import rank
-from app.memory.candidates import (  # noqa: F401 - re-exported
-    RECALL_CANDIDATES,
-    VECTOR_BUDGET_S,
-    VECTOR_CANDIDATES,
-    LegReport,
-    owned_conditions,
-    select_candidates,
-    term_rows,
-)
 from app.memory.admin import (  # noqa: F401 - re-exported: the service's public surface
     MAX_RETENTION,
     MIN_RETENTION,
@@ -62,9 +54,17 @@ from app.memory.admin import (  # noqa: F401 - re-exported: the service's public
     purge_for_documents,
     set_settings,
 )
+from app.memory.candidates import (  # noqa: F401 - re-exported
+    RECALL_CANDIDATES,
+    VECTOR_BUDGET_S,
+    VECTOR_CANDIDATES,
+    LegReport,
+    owned_conditions,
+    select_candidates,
+    term_rows,
+)
 from app.memory.pii import mask_pii, only_placeholders
 from app.memory.sources import HIDDEN, SourceCheck, check_context_set, check_sources, resolve_citations
-from app.core.text_rules import validate_name, validate_text
 
 MAX_TEXT, MAX_NAMESPACE, MAX_KEY, MAX_CITATIONS = 1_000, 64, 120, 20
 RATE_PER_HOUR = 120
@@ -324,7 +324,7 @@ async def list_memories(s: AsyncSession, *, principal: Principal, namespace: str
             at = datetime.fromisoformat(at_text)
             if at.tzinfo is None or not last_id or "\x00" in last_id:
                 raise ValueError(cursor)
-            at = at.astimezone(timezone.utc)
+            at = at.astimezone(UTC)
         except (ValueError, OverflowError):
             raise BadInput("cursor is malformed; pass nextCursor from the previous page", field="cursor") from None
         q = q.where((AgentMemory.recorded_at < at) | ((AgentMemory.recorded_at == at) & (AgentMemory.id < last_id)))

@@ -20,10 +20,10 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.governance import Principal
 from app.core.errors import BadInput, Forbidden
 from app.core.ids import as_utc, utcnow
 from app.core.models import Collection, Document, DocumentVersion, MemoryCitation, Passage
+from app.governance import Principal
 
 CURRENT, CHANGED, HIDDEN = "CURRENT", "CHANGED", "HIDDEN"
 

@@ -30,9 +30,9 @@ from app.core.db import serialize
 from app.core.errors import BadInput
 from app.core.ids import utcnow
 from app.core.models import KnowledgeNetwork, ObjectInstance, ObjectType
+from app.core.text_rules import validate_path
 from app.ontology.mapping import MappingSpec, SourceRows, csv_files_of, read_csv_rows, read_sql_rows
 from app.ontology.types import coerce_stored
-from app.core.text_rules import validate_path
 
 Progress = Callable[[str, int, int], None]
 INSERT_CHUNK = 500

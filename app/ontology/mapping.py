@@ -42,8 +42,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from app.core.errors import BadInput
-from app.ontology.types import check_identifier
 from app.core.text_rules import validate_name, validate_path, validate_text
+from app.ontology.types import check_identifier
 
 MAX_MAPPING_BYTES = 256 * 1024
 MAX_TYPES = 100
@@ -337,7 +337,7 @@ def read_csv_rows(mapping: MappingSpec, files: dict[str, str]) -> list[SourceRow
     try:
         for spec in mapping.object_types:
             started = time.monotonic()
-            conn.set_progress_handler(lambda: int(time.monotonic() - started > QUERY_SECONDS), 10_000)
+            conn.set_progress_handler(lambda started=started: int(time.monotonic() - started > QUERY_SECONDS), 10_000)
             try:
                 cur = conn.execute(_select_for(spec))
                 names = [d[0] for d in cur.description]

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from typing import Any
 
 from app.core.errors import BadInput, CairnError
@@ -132,8 +132,8 @@ def coerce_stored(value: Any, ptype: str, *, field: str) -> Any:
         if ptype == "datetime":
             dt = value if isinstance(value, datetime) else datetime.fromisoformat(str(value).strip())
             if dt.tzinfo is None:
-                dt = dt.replace(tzinfo=timezone.utc)
-            return dt.astimezone(timezone.utc).isoformat(timespec="microseconds")
+                dt = dt.replace(tzinfo=UTC)
+            return dt.astimezone(UTC).isoformat(timespec="microseconds")
     except (ValueError, TypeError):
         raise BadInput(f"{field}: {value!r} is not a valid {ptype}", field=field) from None
     raise BadInput(f"{field}: unknown property type {ptype!r}; use one of {', '.join(PROPERTY_TYPES)}",
@@ -186,7 +186,7 @@ def coerce_query_value(value: Any, ptype: str, *, field: str, operation: str) ->
         raise bad(f"{value!r} is not an ISO 8601 {ptype}") from None
     if dt.tzinfo is None:
         raise bad(f"{value!r} needs a timezone (e.g. 2025-01-01T00:00:00Z)")
-    return dt.astimezone(timezone.utc).isoformat(timespec="microseconds")
+    return dt.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 class LikePattern:

@@ -7,6 +7,15 @@ pyproject.toml).
 
 from app.packs.serialize import event_json, parse_body, request_from_json
 from app.packs.service import build_pack, stream_pack
-from app.packs.types import Citation, DEFAULT_LATENCY_MS, DEFAULT_TOKENS, PackFooter, PackHeader, PackItem, PackRequest, validate_pack_request
+from app.packs.types import (
+    DEFAULT_LATENCY_MS,
+    DEFAULT_TOKENS,
+    Citation,
+    PackFooter,
+    PackHeader,
+    PackItem,
+    PackRequest,
+    validate_pack_request,
+)
 
-__all__ = ["Citation", "DEFAULT_LATENCY_MS", "DEFAULT_TOKENS", "PackFooter", "PackHeader", "PackItem", "PackRequest", "build_pack", "event_json", "parse_body", "request_from_json", "stream_pack", "validate_pack_request"]
+__all__ = ["DEFAULT_LATENCY_MS", "DEFAULT_TOKENS", "Citation", "PackFooter", "PackHeader", "PackItem", "PackRequest", "build_pack", "event_json", "parse_body", "request_from_json", "stream_pack", "validate_pack_request"]

@@ -40,7 +40,7 @@ DENSE_SIMILARITY_FLOOR: dict[str, float] = {"sentence-transformers/all-MiniLM-L6
 """Embedding model name → least cosine similarity of a dense-only pack item (module doc)."""
 
 
-def similarity_floor(embedder) -> float | None:
+def similarity_floor(embedder: object) -> float | None:
     """The floor for ``embedder`` (by its ``name``), or None when none has been measured."""
     return DENSE_SIMILARITY_FLOOR.get(getattr(embedder, "name", None) or "")
 

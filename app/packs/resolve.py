@@ -28,8 +28,23 @@ FILL_SLACK_TOKENS = 64
 class Candidate:
     """A fused passage with its text, chosen version, span and validity (pipeline-internal)."""
 
-    __slots__ = ("id", "score", "ranks", "doc", "text", "sha", "tokens", "version", "start", "end",
-                 "title", "collection", "valid_from", "valid_to", "superseded")
+    __slots__ = (
+        "collection",
+        "doc",
+        "end",
+        "id",
+        "ranks",
+        "score",
+        "sha",
+        "start",
+        "superseded",
+        "text",
+        "title",
+        "tokens",
+        "valid_from",
+        "valid_to",
+        "version",
+    )
 
 
 async def fetch_rows(services, principal, ids: list[str]) -> dict[str, list[tuple]]:

@@ -35,10 +35,10 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from app.governance import Principal, require_scope
 from app.core.errors import BadInput, NotFound, PackIncomplete
 from app.core.ids import new_id, sha256_text, utcnow
 from app.core.models import Collection, Document, DocumentVersion, ReplayRecord
+from app.governance import Principal, require_scope
 from app.packs.evidence import apply_floor, evidence_notes, similarity_floor
 from app.packs.resolve import first_window, prefetch, resolve_windows
 from app.packs.types import (
@@ -158,7 +158,7 @@ async def _legs(services, principal, req, colls, docs, deadline, timings, notes,
             ids = [pid for pid, _ in tasks["lexical"].result()[:first_window(req.max_tokens)]]
             warming = asyncio.ensure_future(prefetch(services, principal, ids, cache))
     timeout = max(0.0, deadline - time.monotonic())
-    done, pending = await asyncio.wait(tasks.values(), timeout=timeout)
+    done, _pending = await asyncio.wait(tasks.values(), timeout=timeout)
     if warming is not None:
         await warming
     results: dict[str, list[str]] = {}

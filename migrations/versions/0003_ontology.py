@@ -10,7 +10,6 @@ import sqlalchemy as sa
 import sqlmodel
 from alembic import op
 
-
 revision = '0003'
 down_revision = '0002'
 branch_labels = None

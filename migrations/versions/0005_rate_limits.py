@@ -10,7 +10,6 @@ import sqlalchemy as sa
 import sqlmodel
 from alembic import op
 
-
 revision = '0005'
 down_revision = '0004'
 branch_labels = None

@@ -10,10 +10,10 @@ import strawberry
 from strawberry.types import Info
 
 from app.core.config import Settings
-from app.governance.contract import contract_violations
 from app.governance.adapter import governed
-from app.main import create_app
+from app.governance.contract import contract_violations
 from app.governance.registry import REGISTRY, parse_coordinate
+from app.main import create_app
 from resolvers.schema import Mutation, Subscription, schema
 
 ROOT = Path(__file__).resolve().parents[2]

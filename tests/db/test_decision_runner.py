@@ -10,12 +10,11 @@ import threading
 import httpx
 import pytest
 
-from app.governance.auth import ROLE_PERMISSIONS, Principal
-from app.core.ids import new_id
-from app.identity import service as identity
+from app.decisions.judges import JudgeError, OpenAIJudge
 from app.decisions.request import validate_request
 from app.decisions.service import DecisionRunner
-from app.decisions.judges import JudgeError, OpenAIJudge
+from app.governance.auth import Principal
+from tests import factories
 
 REQ = {"state": {"message": "resolved"}, "questions": [
     {"type": "CHOICE", "instructions": "Resolved?", "choices": [{"value": True}, {"value": False}]}]}
@@ -23,10 +22,9 @@ REQ = {"state": {"message": "resolved"}, "questions": [
 
 async def _principal(db) -> Principal:
     async with db.session() as s:
-        ws = await identity.create_workspace(s, name=new_id("ws"))
-        m, _t = await identity.create_member(s, workspace_id=ws.id, name="editor", role="editor")
-    return Principal(kind="member", id=m.id, workspace_id=ws.id, permissions=ROLE_PERMISSIONS["editor"],
-                     member_id=m.id, role="editor")
+        ws = await factories.workspace(s)
+        m, _token = await factories.member(s, workspace_id=ws.id, role="editor")
+    return factories.member_principal(m)
 
 
 def _closed_port() -> int:

@@ -11,9 +11,9 @@ from pathlib import Path
 from app.core.config import Settings
 from app.core.db import Database
 from app.core.migrate import upgrade_database
-from app.identity import service as identity
 from app.corpus.indexing import open_indexes
 from app.corpus.ingest import SourceDocument, ingest_documents
+from app.identity import service as identity
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import select
@@ -14,8 +14,8 @@ from app.corpus import as_of
 from app.corpus import documents as docs
 from app.identity import service as identity
 
-T2020 = datetime(2020, 1, 1, tzinfo=timezone.utc)
-T2023 = datetime(2023, 7, 1, tzinfo=timezone.utc)
+T2020 = datetime(2020, 1, 1, tzinfo=UTC)
+T2023 = datetime(2023, 7, 1, tzinfo=UTC)
 
 
 async def _workspace(db):
@@ -65,19 +65,19 @@ async def test_as_of_resolution_and_deletion(db):
     v1 = await _upsert(db, ws, coll, "The CFO is Alice.", valid_from=T2020)
     v2 = await _upsert(db, ws, coll, "The CFO is Bob.", valid_from=T2023)
     doc_id = v1.document_id
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     async with db.session() as s:
         at = await as_of.visible_versions(s, workspace_id=ws, document_ids=[doc_id], valid_time=now, system_time=now)
         assert at[doc_id].id == v2.version_id and not at[doc_id].superseded
         at = await as_of.visible_versions(s, workspace_id=ws, document_ids=[doc_id],
-                                         valid_time=datetime(2021, 1, 1, tzinfo=timezone.utc), system_time=now)
+                                         valid_time=datetime(2021, 1, 1, tzinfo=UTC), system_time=now)
         assert at[doc_id].id == v1.version_id and at[doc_id].superseded
         v1_row = await s.get(DocumentVersion, v1.version_id)
         at = await as_of.visible_versions(s, workspace_id=ws, document_ids=[doc_id], valid_time=now,
                                          system_time=v1_row.recorded_at)
         assert at[doc_id].id == v1.version_id
         at = await as_of.visible_versions(s, workspace_id=ws, document_ids=[doc_id],
-                                         valid_time=datetime(2019, 1, 1, tzinfo=timezone.utc), system_time=now)
+                                         valid_time=datetime(2019, 1, 1, tzinfo=UTC), system_time=now)
         assert at == {}
         deleted_at = await docs.delete_document(s, workspace_id=ws, document_id=doc_id)
     async with db.session() as s:
@@ -101,7 +101,7 @@ async def test_workspaces_do_not_see_each_other(db):
     async with db.session() as s:
         with pytest.raises(NotFound):
             await as_of.read_document(s, workspace_id=ws_b, document_id=r.document_id)
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         assert await as_of.visible_versions(s, workspace_id=ws_b, document_ids=[r.document_id],
                                            valid_time=now, system_time=now) == {}
 

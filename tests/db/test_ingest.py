@@ -13,9 +13,9 @@ from sqlalchemy import func, select
 
 from app.core.errors import BadInput
 from app.core.models import Passage
-from app.identity import service as identity
 from app.corpus.indexing import SearchIndexes
 from app.corpus.ingest import ingest_documents, iter_sources
+from app.identity import service as identity
 from retrieval.lexical import LexicalIndex
 from retrieval.vectors import open_vector_index
 

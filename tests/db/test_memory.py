@@ -9,25 +9,22 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, insert, select
 
-from app.governance.auth import ROLE_PERMISSIONS, Principal
 from app.core.errors import CairnError
 from app.core.ids import new_id, utcnow
 from app.core.models import AgentMemory, Workspace
-from app.identity import service as identity
+from app.governance.auth import Principal
 from app.memory import service as mem
+from tests import factories
 
 
 async def _setup(db, *, enabled=True, retaining=True):
     async with db.session() as s:
-        ws = await identity.create_workspace(s, name=f"mem-{new_id('t')}", retaining=retaining)
-        ws.memory_enabled = enabled
-        s.add(ws)
+        ws = await factories.workspace(s, name=f"mem-{new_id('t')}", retaining=retaining, memory_enabled=enabled)
         people = {}
         for name in ("alice", "bob"):
-            m, _ = await identity.create_member(s, workspace_id=ws.id, name=name, role="editor")
-            people[name] = Principal(kind="agent", id=new_id("ck")[:16], workspace_id=ws.id,
-                                     permissions=ROLE_PERMISSIONS["editor"], member_id=m.id, role="editor",
-                                     scopes=frozenset({"memory:read", "memory:write"}))
+            m, _ = await factories.member(s, workspace_id=ws.id, name=name, role="editor")
+            people[name] = factories.agent_principal(factories.member_principal(m), id=new_id("ck")[:16],
+                                                     scopes={"memory:read", "memory:write"})
     return ws.id, people
 
 

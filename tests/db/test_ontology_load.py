@@ -4,7 +4,6 @@ key errors, reloads, the read-only CSV database, and queries over the stored row
 from __future__ import annotations
 
 import json
-
 import secrets
 
 import pytest

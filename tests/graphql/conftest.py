@@ -18,12 +18,12 @@ import httpx
 import pytest
 import uvicorn
 
-from app.governance.auth import ROLE_PERMISSIONS, Principal
 from app.core.config import Settings
 from app.core.db import Database
 from app.core.migrate import upgrade_database
-from app.governance.registry import RATE_CLASSES, capabilities_for_scopes
+from app.governance.registry import RATE_CLASSES
 from app.identity import service as identity
+from tests import factories
 from tests.conftest import drop_postgres_database, postgres_database
 
 CORPUS = [
@@ -102,12 +102,8 @@ async def _bootstrap(url: str) -> tuple[dict[str, str], dict[str, str]]:
                 tokens[role], ids[f"member:{role}"] = t.token, m.id
             m, t = await identity.create_member(s, workspace_id=ws_b.id, name="owner-b", role="owner")
             tokens["ownerB"], ids["member:ownerB"] = t.token, m.id
-            owner_b = Principal(kind="member", id=m.id, workspace_id=ws_b.id, permissions=ROLE_PERMISSIONS["owner"],
-                                member_id=m.id, role="owner")
-            _c, t = await identity.create_credential(
-                s, creator=owner_b, name="agent-b", scopes=["context:read"], expires_in_days=5,
-                default_capabilities=capabilities_for_scopes({"context:read"}))
-            tokens["agentB"] = t.token
+            _c, tokens["agentB"] = await factories.credential(
+                s, creator=factories.member_principal(m), name="agent-b", scopes=["context:read"])
             ws_c = await identity.create_workspace(s, name="capco")
             ids["wsC"] = ws_c.id
             m, t = await identity.create_member(s, workspace_id=ws_c.id, name="owner-c", role="owner")

@@ -18,10 +18,10 @@ import httpx
 import pytest
 from sqlalchemy import func, insert, select, update
 
-from app.governance.auth import ROLE_PERMISSIONS, Principal
 from app.core.db import Database
 from app.core.ids import new_id, utcnow
 from app.core.models import AgentCredential, AgentMemory, ConfirmationRequest, Member, MemoryWrite, ReplayRecord
+from app.governance.auth import ROLE_PERMISSIONS, Principal
 from app.governance.registry import capabilities_for_scopes
 from app.identity import service as identity
 from tests.graphql.conftest import _agent

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import select
 
-from app.governance.auth import ROLE_PERMISSIONS, Principal
 from app.core.db import Database
 from app.core.models import AgentMemory, MemoryCitation
-from app.governance.registry import capabilities_for_scopes
 from app.identity import service as identity
+from tests import factories
 from tests.graphql.conftest import _agent
 
 REMEMBER = ("mutation($i:RememberMemoryInput!){rememberMemory(input:$i){superseded masked{kind count} "
@@ -41,12 +40,8 @@ async def _workspace(url: str, name: str, *, retaining: bool = True) -> dict[str
             for who, role in (("owner", "owner"), ("alice", "admin"), ("bob", "admin")):
                 m, t = await identity.create_member(s, workspace_id=ws.id, name=who, role=role)
                 out[who], out[f"id:{who}"] = t.token, m.id
-                p = Principal(kind="member", id=m.id, workspace_id=ws.id, permissions=ROLE_PERMISSIONS[role],
-                              member_id=m.id, role=role)
-                _c, tok = await identity.create_credential(
-                    s, creator=p, name=f"{who}-agent", scopes=MEM_SCOPES, expires_in_days=5,
-                    default_capabilities=capabilities_for_scopes(set(MEM_SCOPES)))
-                out[f"{who}Agent"] = tok.token
+                _c, out[f"{who}Agent"] = await factories.credential(
+                    s, creator=factories.member_principal(m), name=f"{who}-agent", scopes=MEM_SCOPES)
     finally:
         await db.dispose()
     return out
@@ -134,7 +129,7 @@ def test_privacy_on_every_operation_and_channel(live, mw):
     for who in ("bobAgent", "ownerAgent"):
         _remember(live, mw[who], namespace="work", key="falcon", text="Project Falcon codeword is orange; Falcon in Lisbon",
                   citations=[pid])
-    asof = (datetime.now(timezone.utc) + timedelta(seconds=1)).isoformat()
+    asof = (datetime.now(UTC) + timedelta(seconds=1)).isoformat()
     for who in ("bob", "bobAgent", "owner", "ownerAgent"):
         rec = live.data(RECALL, {"i": {"query": "Falcon codeword tangerine Lisbon Miriam Adler"}}, mw[who])["recallMemories"]
         assert rec["candidates"] == 1, who  # only their own
@@ -159,7 +154,7 @@ def test_privacy_on_every_operation_and_channel(live, mw):
 
 def test_as_of_then_forget_leaves_nothing(live, mw):
     _remember(live, mw["aliceAgent"], namespace="travel", key="hotel", text="Hotel in Kyoto is the Ryokan Sakura")
-    between = datetime.now(timezone.utc).isoformat()
+    between = datetime.now(UTC).isoformat()
     _remember(live, mw["aliceAgent"], namespace="travel", key="hotel", text="Hotel in Kyoto moved to Hotel Granvia")
     then = live.data(LIST, {"i": {"namespace": "travel", "asOf": between}}, mw["aliceAgent"])["listMemories"]
     assert [x["text"] for x in then["memories"]] == ["Hotel in Kyoto is the Ryokan Sakura"]
@@ -197,12 +192,12 @@ def test_citations_changed_hidden_and_purged_with_the_document(live, mw):
     assert m["sourceState"] == "CURRENT" and m["citations"][0]["passageId"] == pid
     assert len(m["citations"][0]["passageSha256"]) == 64
     # a document valid for 5 more seconds: cite it, let it expire, and the memory is hidden
-    soon = datetime.now(timezone.utc) + timedelta(seconds=5)
+    soon = datetime.now(UTC) + timedelta(seconds=5)
     old = live.data(up, {"i": {"collectionId": col, "externalId": "old", "text": "Old rule about Zeppelin travel.",
                                "validFrom": "2020-01-01T00:00:00Z", "validTo": soon.isoformat()}}, owner)["upsertDocument"]
     old_pid = live.data(pq, {"id": old["documentId"]}, owner)["document"]["versions"][0]["passages"][0]["passageId"]
     _remember(live, mw["aliceAgent"], namespace="cite", text="Zeppelin rule noted", citations=[old_pid])
-    time.sleep(max(0.0, (soon - datetime.now(timezone.utc)).total_seconds()) + 0.2)  # its document expires
+    time.sleep(max(0.0, (soon - datetime.now(UTC)).total_seconds()) + 0.2)  # its document expires
     r = live.gql(REMEMBER, {"i": {"namespace": "cite", "text": "again", "citations": [old_pid]}}, mw["aliceAgent"])
     assert _code(r) == "BAD_USER_INPUT" and "expired" in r.json()["errors"][0]["message"]
     page = live.data(LIST, {"i": {"namespace": "cite"}}, mw["aliceAgent"])["listMemories"]

@@ -17,10 +17,10 @@ import httpx
 import pytest
 import websockets
 
-from app.governance.auth import ROLE_PERMISSIONS, Principal
 from app.core.config import Settings
 from app.core.db import Database
 from app.core.migrate import upgrade_database
+from app.governance.auth import ROLE_PERMISSIONS, Principal
 from app.governance.registry import capabilities_for_scopes
 from app.identity import service as identity
 from tests.conftest import drop_postgres_database, postgres_database

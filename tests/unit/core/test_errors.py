@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from app.core.errors import BadInput
-from app.memory.service import validate_fields
 from app.core.text_rules import require_storable, validate_name, validate_text
+from app.memory.service import validate_fields
 
 
 @pytest.mark.parametrize("value", ["a\x00b", "\ud800"])

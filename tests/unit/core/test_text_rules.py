@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from app.core.errors import BadInput
-from app.decisions.request import DecisionInputError
 from app.core.text_rules import require_storable, validate_identifier, validate_name, validate_path, validate_text
+from app.decisions.request import DecisionInputError
 
 ONE_LINE_BAD = ["\x00", "\x01", "\t", "\n", "\r", "\x1b", "\x7f", "\x85", "\x9f", "\u2028", "\u2029", "\u202a",
                 "\u202e", "\u2066", "\u2069", "\u200e", "\u200f", "\u061c", "\ud800", "\udfff"]

@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from app.decisions.judges import JudgeError, OptionScore, option_probabilities
+from app.decisions.judging import build_prompt, render_state, session_context, state_context
 from app.decisions.request import (
     BOOL_TEXT,
     DecisionBodyTooLarge,
@@ -14,9 +16,7 @@ from app.decisions.request import (
     parse_body,
     validate_request,
 )
-from app.decisions.judging import build_prompt, render_state, session_context, state_context
 from app.decisions.service import validate_idempotency_key
-from app.decisions.judges import JudgeError, OptionScore, option_probabilities
 
 Q = {"type": "CHOICE", "instructions": "Resolved?", "choices": [{"value": True}, {"value": False}]}
 

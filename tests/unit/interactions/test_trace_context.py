@@ -6,8 +6,8 @@ import pytest
 
 from app.core.config import Settings
 from app.core.errors import BadInput
-from app.ontology.mapping import csv_files_of
 from app.interactions.service import check_trace, input_sha256, invocation_id
+from app.ontology.mapping import csv_files_of
 from resolvers.ontology import _allowed_dir
 
 

@@ -193,7 +193,7 @@ def _like_reference(pattern: str, text: str) -> bool:
         i += 1
     t = text.lower()
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def go(a: int, b: int) -> bool:
         if a == len(items):
             return b == len(t)

@@ -5,14 +5,13 @@ from __future__ import annotations
 import random
 
 import pytest
+from whoosh import query as wq
 
 from retrieval.lexical import IndexedPassage, LexicalIndex
 from retrieval.lexical_query import filter_query
 from retrieval.lexical_scoring import disjunction_terms
-from whoosh import query as wq
 
-WORDS = ("cell protein gene expression tumour patient dose vaccine immune response virus "
-         "infection blood pressure heart muscle brain neuron memory sleep diet sugar").split()
+WORDS = ["cell", "protein", "gene", "expression", "tumour", "patient", "dose", "vaccine", "immune", "response", "virus", "infection", "blood", "pressure", "heart", "muscle", "brain", "neuron", "memory", "sleep", "diet", "sugar"]
 KANA = "東京大阪検索文書意味細胞遺伝子患者免疫"
 
 
