@@ -47,8 +47,9 @@ class Services:
 
             st = self.settings
             if st.judge == "openai":
-                self._judge = OpenAIJudge(st.judge_url or "", st.judge_model, st.judge_api_key,
-                                          timeout=st.judge_timeout_seconds)
+                self._judge = OpenAIJudge(
+                    st.judge_url or "", st.judge_model, st.judge_api_key, timeout=st.judge_timeout_seconds
+                )
             else:
                 self._judge = LocalJudge(st.judge_model_path, n_ctx=st.judge_context_window, n_threads=st.judge_threads)
         return self._judge
@@ -59,8 +60,12 @@ class Services:
         if self._decisions is None:
             from app.decisions import DecisionRunner
 
-            self._decisions = DecisionRunner(self.db, self.judge, timeout_seconds=self.settings.judge_timeout_seconds,
-                                             context_tokens=self.settings.decision_context_tokens)
+            self._decisions = DecisionRunner(
+                self.db,
+                self.judge,
+                timeout_seconds=self.settings.judge_timeout_seconds,
+                context_tokens=self.settings.decision_context_tokens,
+            )
         return self._decisions
 
     @property
@@ -83,8 +88,7 @@ class RequestContext:
         response: A Starlette ``Response`` whose headers/status the view copies out.
     """
 
-    def __init__(self, services: Services, headers: dict[str, str], request: Any = None,
-                 response: Any = None) -> None:
+    def __init__(self, services: Services, headers: dict[str, str], request: Any = None, response: Any = None) -> None:
         self.services = services
         self.headers = headers
         self.request = request
@@ -132,9 +136,7 @@ class RequestContext:
             return self._principal
         token = self._token()
         if token is None:
-            raise Unauthenticated(
-                "no credential: send 'Authorization: Bearer <token>' (member cm_… or agent ck_…)"
-            )
+            raise Unauthenticated("no credential: send 'Authorization: Bearer <token>' (member cm_… or agent ck_…)")
         if token.startswith("ck_") and is_browser_request(self.headers):
             raise browser_refused()
         async with self.services.db.session() as s:

@@ -80,9 +80,12 @@ class CairnGraphQL(GraphQL):
         """A cross-origin handshake from an origin not in ``CAIRN_CORS_ORIGINS``: an enveloped 403."""
         op = get_operation("WS /graphql")
         origin = request.headers.get("origin", "")
-        await deny_websocket(request, Forbidden(f"WebSocket handshakes from origin {origin!r} are not allowed; "
-                                                "add it to CAIRN_CORS_ORIGINS"), 403,
-                             record=CallRecord(op.name, op.coordinate, op.capability))
+        await deny_websocket(
+            request,
+            Forbidden(f"WebSocket handshakes from origin {origin!r} are not allowed; add it to CAIRN_CORS_ORIGINS"),
+            403,
+            record=CallRecord(op.name, op.coordinate, op.capability),
+        )
         return request
 
 
@@ -173,9 +176,15 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     ]
     middleware = []
     if settings.cors_origins:
-        middleware.append(Middleware(EnvelopedCORSMiddleware, allow_origins=settings.cors_origins,
-                                     allow_methods=["GET", "POST"], allow_headers=["*"],
-                                     expose_headers=["x-cairn-trace", "x-cairn-coordinate", "x-cairn-capability"]))
+        middleware.append(
+            Middleware(
+                EnvelopedCORSMiddleware,
+                allow_origins=settings.cors_origins,
+                allow_methods=["GET", "POST"],
+                allow_headers=["*"],
+                expose_headers=["x-cairn-trace", "x-cairn-coordinate", "x-cairn-capability"],
+            )
+        )
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS)
     app.router.default = route_not_found  # enveloped 404s, also for WebSocket handshakes
     app.state.readiness = readiness

@@ -87,8 +87,14 @@ async def open_services(data_dir: Path):
     indexes = open_indexes(settings)
     async with db.session() as s:
         ws = await identity.get_workspace_by_name(s, "default") or await identity.create_workspace(s, name="default")
-    principal = Principal(kind="member", id="bench", workspace_id=ws.id, permissions=ROLE_PERMISSIONS["owner"],
-                          member_id="bench", role="owner")
+    principal = Principal(
+        kind="member",
+        id="bench",
+        workspace_id=ws.id,
+        permissions=ROLE_PERMISSIONS["owner"],
+        member_id="bench",
+        role="owner",
+    )
     services = Services(settings=settings, db=db, indexes=indexes)
 
     async def close() -> None:
@@ -108,12 +114,18 @@ async def open_bench(data_dir: Path, dataset: str, documents=None):
     services, principal, close = await open_services(data_dir)
     t = time.perf_counter()
     corpus = SHARED / DATASETS[dataset][0]
-    report = await ingest_documents(services.db, services.indexes, workspace_id=principal.workspace_id,
-                                    collection=dataset,
-                                    documents=documents if documents is not None else iter_sources(corpus),
-                                    on_index=lambda stage, d, n: print(f"\r{stage} {d}/{n}", end="", flush=True))
-    print(f"\ningest: {report.documents} docs ({report.created} new), {report.new_passages} new passages, "
-          f"{time.perf_counter() - t:.1f}s")
+    report = await ingest_documents(
+        services.db,
+        services.indexes,
+        workspace_id=principal.workspace_id,
+        collection=dataset,
+        documents=documents if documents is not None else iter_sources(corpus),
+        on_index=lambda stage, d, n: print(f"\r{stage} {d}/{n}", end="", flush=True),
+    )
+    print(
+        f"\ningest: {report.documents} docs ({report.created} new), {report.new_passages} new passages, "
+        f"{time.perf_counter() - t:.1f}s"
+    )
     return services, principal, close
 
 
@@ -124,8 +136,15 @@ def selected_queries(dataset: str, limit: int | None) -> tuple[dict[str, str], d
     return load_queries(queries_path), qrels, (sorted(qrels)[:limit] if limit else sorted(qrels))
 
 
-async def run(data_dir: Path, limit: int | None, modes: list[str], max_tokens: int = 32000,
-              dataset: str = "scifact", peer: bool = True, corpus_docs: int | None = None) -> dict:
+async def run(
+    data_dir: Path,
+    limit: int | None,
+    modes: list[str],
+    max_tokens: int = 32000,
+    dataset: str = "scifact",
+    peer: bool = True,
+    corpus_docs: int | None = None,
+) -> dict:
     """Evaluate Cairn's modes (and the peer) on the dataset; returns the results dict.
 
     ``corpus_docs``: ingest only the judged documents plus this many others (module doc).
@@ -144,19 +163,32 @@ async def run(data_dir: Path, limit: int | None, modes: list[str], max_tokens: i
     services, principal, close = await open_bench(data_dir, dataset, documents)
     try:
         async with services.db.session() as s:
-            ext = dict((await s.execute(select(Document.id, Document.external_id)
-                                        .where(Document.workspace_id == principal.workspace_id))).all())
-        results: dict = {"dataset": dataset, "machine": machine(), "max_tokens": max_tokens, "modes": {},
-                         "documents": len(ext)}
+            ext = dict(
+                (
+                    await s.execute(
+                        select(Document.id, Document.external_id).where(Document.workspace_id == principal.workspace_id)
+                    )
+                ).all()
+            )
+        results: dict = {
+            "dataset": dataset,
+            "machine": machine(),
+            "max_tokens": max_tokens,
+            "modes": {},
+            "documents": len(ext),
+        }
         for mode in modes:
             rankings, lat = [], []
             for qid in qids:
                 t = time.perf_counter()
-                pack = await build_pack(services, principal, PackRequest(task=queries[qid], max_tokens=max_tokens,
-                                                                         retrieval=mode))
+                pack = await build_pack(
+                    services, principal, PackRequest(task=queries[qid], max_tokens=max_tokens, retrieval=mode)
+                )
                 lat.append((time.perf_counter() - t) * 1000)
-                items = [{"doc": ext[i.citation.document_id], "alts": [ext[a.document_id] for a in i.alternates]}
-                         for i in pack.items]
+                items = [
+                    {"doc": ext[i.citation.document_id], "alts": [ext[a.document_id] for a in i.alternates]}
+                    for i in pack.items
+                ]
                 rankings.append(ranked_docs(items))
             results["modes"][f"Cairn {mode}"] = _scores(rankings, rels, lat)
             print(f"Cairn {mode}: nDCG@10 {results['modes'][f'Cairn {mode}']['ndcg@10']:.4f}", flush=True)
@@ -166,11 +198,18 @@ async def run(data_dir: Path, limit: int | None, modes: list[str], max_tokens: i
             rankings, lat = [], []
             for qid in qids:
                 t = time.perf_counter()
-                pack = await build_pack(services, principal, PackRequest(task=queries[qid], max_tokens=4000,
-                                                                         retrieval="HYBRID"))
+                pack = await build_pack(
+                    services, principal, PackRequest(task=queries[qid], max_tokens=4000, retrieval="HYBRID")
+                )
                 lat.append((time.perf_counter() - t) * 1000)
-                rankings.append(ranked_docs([{"doc": ext[i.citation.document_id],
-                                              "alts": [ext[a.document_id] for a in i.alternates]} for i in pack.items]))
+                rankings.append(
+                    ranked_docs(
+                        [
+                            {"doc": ext[i.citation.document_id], "alts": [ext[a.document_id] for a in i.alternates]}
+                            for i in pack.items
+                        ]
+                    )
+                )
             results["modes"]["Cairn HYBRID (maxTokens 4,000)"] = _scores(rankings, rels, lat)
         if peer:
             from bench.peer import Peer, load_passages
@@ -179,7 +218,10 @@ async def run(data_dir: Path, limit: int | None, modes: list[str], max_tokens: i
             embedder = services.indexes.embedder
             for tokenizer in ("default", "tuned"):
                 p = Peer(passages, embedder, k=100, tokenizer=tokenizer)
-                print(f"peer ({tokenizer} BM25 tokens) built in {p.build_s:.1f}s over {len(passages)} passages", flush=True)
+                print(
+                    f"peer ({tokenizer} BM25 tokens) built in {p.build_s:.1f}s over {len(passages)} passages",
+                    flush=True,
+                )
                 legs = ("ensemble", "bm25", "dense") if tokenizer == "default" else ("ensemble", "bm25")
                 for leg in legs:
                     rankings, lat = [], []
@@ -188,8 +230,9 @@ async def run(data_dir: Path, limit: int | None, modes: list[str], max_tokens: i
                         rankings.append(p.ranked_documents(queries[qid], leg))
                         lat.append((time.perf_counter() - t) * 1000)
                     name = {"ensemble": "EnsembleRetriever", "bm25": "BM25Retriever", "dense": "FAISS"}[leg]
-                    results["modes"][f"LangChain {name} ({tokenizer} tokens)" if leg != "dense" else f"LangChain {name}"] = \
-                        _scores(rankings, rels, lat)
+                    results["modes"][
+                        f"LangChain {name} ({tokenizer} tokens)" if leg != "dense" else f"LangChain {name}"
+                    ] = _scores(rankings, rels, lat)
         return results
     finally:
         await close()
@@ -197,20 +240,26 @@ async def run(data_dir: Path, limit: int | None, modes: list[str], max_tokens: i
 
 def print_table(results: dict) -> None:
     """Print the results table (and the Cairn HYBRID / peer ratios)."""
-    print(f"\n{results['dataset']} ({results.get('documents', '?')} documents), maxTokens {results['max_tokens']} "
-          f"({results['machine']})")
+    print(
+        f"\n{results['dataset']} ({results.get('documents', '?')} documents), maxTokens {results['max_tokens']} "
+        f"({results['machine']})"
+    )
     print(f"{'system':<52} {'nDCG@10':>8} {'R@10':>7} {'R@100':>7} {'p50 ms':>8} {'p95 ms':>8} {'queries':>8}")
     for name, r in results["modes"].items():
-        print(f"{name:<52} {r['ndcg@10']:8.4f} {r['recall@10']:7.4f} {r['recall@100']:7.4f} "
-              f"{r['latency_ms']['p50']:8.1f} {r['latency_ms']['p95']:8.1f} {r['queries']:8d}")
+        print(
+            f"{name:<52} {r['ndcg@10']:8.4f} {r['recall@10']:7.4f} {r['recall@100']:7.4f} "
+            f"{r['latency_ms']['p50']:8.1f} {r['latency_ms']['p95']:8.1f} {r['queries']:8d}"
+        )
     modes = results["modes"]
     ours = modes.get("Cairn HYBRID")
     for name in [n for n in modes if n.startswith("LangChain EnsembleRetriever")]:
         peer = modes[name]
         if ours and peer["ndcg@10"]:
-            print(f"Cairn HYBRID / {name}: nDCG@10 ×{ours['ndcg@10'] / peer['ndcg@10']:.3f} "
-                  f"({ours['ndcg@10'] - peer['ndcg@10']:+.4f}), R@100 ×{ours['recall@100'] / max(peer['recall@100'], 1e-9):.3f}, "
-                  f"p50 latency ×{ours['latency_ms']['p50'] / peer['latency_ms']['p50']:.2f}")
+            print(
+                f"Cairn HYBRID / {name}: nDCG@10 ×{ours['ndcg@10'] / peer['ndcg@10']:.3f} "
+                f"({ours['ndcg@10'] - peer['ndcg@10']:+.4f}), R@100 ×{ours['recall@100'] / max(peer['recall@100'], 1e-9):.3f}, "
+                f"p50 latency ×{ours['latency_ms']['p50'] / peer['latency_ms']['p50']:.2f}"
+            )
 
 
 def main() -> None:
@@ -222,16 +271,37 @@ def main() -> None:
     ap.add_argument("--modes", default="LEXICAL,DENSE,HYBRID")
     ap.add_argument("--max-tokens", type=int, default=32000, help="pack budget (recall@100 needs ~32000)")
     ap.add_argument("--no-peer", action="store_true", help="skip the LangChain peer")
-    ap.add_argument("--corpus-docs", type=int, default=None,
-                    help="ingest only the judged documents plus this many others (module doc)")
+    ap.add_argument(
+        "--corpus-docs",
+        type=int,
+        default=None,
+        help="ingest only the judged documents plus this many others (module doc)",
+    )
     args = ap.parse_args()
-    data_dir = args.data_dir or OUT / (args.dataset if args.corpus_docs is None else f"{args.dataset}-docs{args.corpus_docs}")
-    results = asyncio.run(run(data_dir, args.limit, [m for m in args.modes.split(",") if m], args.max_tokens,
-                              args.dataset, peer=not args.no_peer, corpus_docs=args.corpus_docs))
+    data_dir = args.data_dir or OUT / (
+        args.dataset if args.corpus_docs is None else f"{args.dataset}-docs{args.corpus_docs}"
+    )
+    results = asyncio.run(
+        run(
+            data_dir,
+            args.limit,
+            [m for m in args.modes.split(",") if m],
+            args.max_tokens,
+            args.dataset,
+            peer=not args.no_peer,
+            corpus_docs=args.corpus_docs,
+        )
+    )
     results["command"] = "python -m bench.beir " + " ".join(
-        f"--{k.replace('_', '-')} {v}" for k, v in
-        (("dataset", args.dataset), ("limit", args.limit), ("max_tokens", args.max_tokens),
-         ("corpus_docs", args.corpus_docs)) if v is not None)
+        f"--{k.replace('_', '-')} {v}"
+        for k, v in (
+            ("dataset", args.dataset),
+            ("limit", args.limit),
+            ("max_tokens", args.max_tokens),
+            ("corpus_docs", args.corpus_docs),
+        )
+        if v is not None
+    )
     print_table(results)
     if args.limit is None and args.corpus_docs is None:
         RESULTS.mkdir(parents=True, exist_ok=True)

@@ -44,7 +44,7 @@ def ndcg_at(ranked: Sequence[str], rels: dict[str, int], k: int = 10) -> float:
     """nDCG@k of a ranked list of doc ids against graded relevance."""
     dcg = sum((2 ** rels.get(d, 0) - 1) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
     ideal = sorted(rels.values(), reverse=True)[:k]
-    idcg = sum((2 ** g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
+    idcg = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
     return dcg / idcg if idcg else 0.0
 
 

@@ -34,8 +34,11 @@ def _c(instr: str, choices: list, expect: Any) -> tuple[dict, Any]:
 
 
 def _s(instr: str, levels: list[tuple[str, float]], expect: str) -> tuple[dict, Any]:
-    return {"type": "SCORE", "instructions": instr,
-            "levels": [{"label": lab, "score": sc} for lab, sc in levels]}, expect
+    return {
+        "type": "SCORE",
+        "instructions": instr,
+        "levels": [{"label": lab, "score": sc} for lab, sc in levels],
+    }, expect
 
 
 RATING = [("Bad", 1), ("Okay", 3), ("Great", 5)]
@@ -45,9 +48,14 @@ DEPTS = ["Billing", "Technical support", "Sales"]
 
 # (context: dict state | list of (role, text) messages, (question, expected answer))
 ITEMS: list[tuple[Any, tuple[dict, Any]]] = [
-    ({"message": "My issue is resolved, thank you!"}, _c("Has the user confirmed the issue is resolved?", YES_NO, True)),
-    ({"message": "It still crashes every time I open the app."},
-     _c("Has the user confirmed the issue is resolved?", YES_NO, False)),
+    (
+        {"message": "My issue is resolved, thank you!"},
+        _c("Has the user confirmed the issue is resolved?", YES_NO, True),
+    ),
+    (
+        {"message": "It still crashes every time I open the app."},
+        _c("Has the user confirmed the issue is resolved?", YES_NO, False),
+    ),
     ({"email": "Please cancel my subscription immediately."}, _c("Does the customer want to cancel?", YES_NO, True)),
     ({"email": "I love the product, keep up the good work."}, _c("Does the customer want to cancel?", YES_NO, False)),
     ({"order": {"status": "delivered", "date": "2024-05-02"}}, _c("Has the order been delivered?", YES_NO, True)),
@@ -59,63 +67,115 @@ ITEMS: list[tuple[Any, tuple[dict, Any]]] = [
     ({"person": {"age": 45}}, _c("Is this person an adult?", YES_NO, True)),
     ({"email_subject": "You WON a free iPhone!!! Click here now"}, _c("Is this email spam?", YES_NO, True)),
     ({"email_subject": "Minutes of Tuesday's team meeting"}, _c("Is this email spam?", YES_NO, False)),
-    ({"review": "Terrible, it broke after one day."},
-     _c("What is the sentiment of the review?", ["positive", "negative"], "negative")),
-    ({"review": "Absolutely wonderful, works perfectly."},
-     _c("What is the sentiment of the review?", ["positive", "negative"], "positive")),
-    ({"text": "Bonjour, je voudrais réserver une table pour deux."}, _c("Which language is the text in?", LANGS,
-                                                                       "French")),
+    (
+        {"review": "Terrible, it broke after one day."},
+        _c("What is the sentiment of the review?", ["positive", "negative"], "negative"),
+    ),
+    (
+        {"review": "Absolutely wonderful, works perfectly."},
+        _c("What is the sentiment of the review?", ["positive", "negative"], "positive"),
+    ),
+    (
+        {"text": "Bonjour, je voudrais réserver une table pour deux."},
+        _c("Which language is the text in?", LANGS, "French"),
+    ),
     ({"text": "Guten Morgen, wie geht es Ihnen?"}, _c("Which language is the text in?", LANGS, "German")),
     ({"text": "今日はいい天気ですね。"}, _c("Which language is the text in?", LANGS, "Japanese")),
     ({"text": "Where is the nearest train station?"}, _c("Which language is the text in?", LANGS, "English")),
-    ({"ticket": "I was charged twice for my last invoice."}, _c("Which department should handle the ticket?",
-                                                               DEPTS, "Billing")),
-    ({"ticket": "The login page shows error 500 and I cannot sign in."},
-     _c("Which department should handle the ticket?", DEPTS, "Technical support")),
-    ({"ticket": "Can I get a price quote for 50 licenses?"}, _c("Which department should handle the ticket?", DEPTS,
-                                                               "Sales")),
+    (
+        {"ticket": "I was charged twice for my last invoice."},
+        _c("Which department should handle the ticket?", DEPTS, "Billing"),
+    ),
+    (
+        {"ticket": "The login page shows error 500 and I cannot sign in."},
+        _c("Which department should handle the ticket?", DEPTS, "Technical support"),
+    ),
+    (
+        {"ticket": "Can I get a price quote for 50 licenses?"},
+        _c("Which department should handle the ticket?", DEPTS, "Sales"),
+    ),
     ({"animal": "It barks and wags its tail."}, _c("Which animal is described?", ["dog", "cat", "bird"], "dog")),
-    ({"animal": "It has feathers and sings in the morning."},
-     _c("Which animal is described?", ["dog", "cat", "bird"], "bird")),
+    (
+        {"animal": "It has feathers and sings in the morning."},
+        _c("Which animal is described?", ["dog", "cat", "bird"], "bird"),
+    ),
     ({"city": "Paris"}, _c("Which country is the city in?", ["France", "Japan", "Brazil"], "France")),
     ({"city": "Tokyo"}, _c("Which country is the city in?", ["France", "Japan", "Brazil"], "Japan")),
-    ({"message": "URGENT: the payment server is down and no customer can pay!"},
-     _c("What priority does this message have?", ["low", "high"], "high")),
-    ({"message": "Small typo on the about page, fix it whenever you have time."},
-     _c("What priority does this message have?", ["low", "high"], "low")),
+    (
+        {"message": "URGENT: the payment server is down and no customer can pay!"},
+        _c("What priority does this message have?", ["low", "high"], "high"),
+    ),
+    (
+        {"message": "Small typo on the about page, fix it whenever you have time."},
+        _c("What priority does this message have?", ["low", "high"], "low"),
+    ),
     ({"review": "Worst purchase ever. Completely useless."}, _s("Rate the customer's opinion.", RATING, "Bad")),
     ({"review": "Excellent quality, I am delighted with it."}, _s("Rate the customer's opinion.", RATING, "Great")),
-    ({"task": "Write the quarterly report", "progress": "The report is finished and was sent to the board."},
-     _s("How complete is the task?", DONE, "Complete")),
-    ({"task": "Write the quarterly report", "progress": "I have not started it yet."},
-     _s("How complete is the task?", DONE, "Incomplete")),
-    ({"symptoms": "a mild headache since this morning"},
-     _s("How severe is the situation?", [("Mild", 1), ("Severe", 3)], "Mild")),
-    ({"symptoms": "unconscious and not breathing"},
-     _s("How severe is the situation?", [("Mild", 1), ("Severe", 3)], "Severe")),
-    ({"question": "What is the capital of France?", "answer": "The capital of France is Paris."},
-     _s("Is the answer correct?", [("Wrong", 0), ("Correct", 1)], "Correct")),
-    ({"question": "What is 2 + 2?", "answer": "2 + 2 = 5"},
-     _s("Is the answer correct?", [("Wrong", 0), ("Correct", 1)], "Wrong")),
+    (
+        {"task": "Write the quarterly report", "progress": "The report is finished and was sent to the board."},
+        _s("How complete is the task?", DONE, "Complete"),
+    ),
+    (
+        {"task": "Write the quarterly report", "progress": "I have not started it yet."},
+        _s("How complete is the task?", DONE, "Incomplete"),
+    ),
+    (
+        {"symptoms": "a mild headache since this morning"},
+        _s("How severe is the situation?", [("Mild", 1), ("Severe", 3)], "Mild"),
+    ),
+    (
+        {"symptoms": "unconscious and not breathing"},
+        _s("How severe is the situation?", [("Mild", 1), ("Severe", 3)], "Severe"),
+    ),
+    (
+        {"question": "What is the capital of France?", "answer": "The capital of France is Paris."},
+        _s("Is the answer correct?", [("Wrong", 0), ("Correct", 1)], "Correct"),
+    ),
+    (
+        {"question": "What is 2 + 2?", "answer": "2 + 2 = 5"},
+        _s("Is the answer correct?", [("Wrong", 0), ("Correct", 1)], "Wrong"),
+    ),
     # sessions
-    ([("user", "My package never arrived."), ("assistant", "I have shipped a replacement."),
-      ("user", "Got it today, all good now, thanks!")],
-     _c("Has the user confirmed the issue is resolved?", YES_NO, True)),
-    ([("user", "The app keeps crashing."), ("assistant", "Please try reinstalling it."),
-      ("user", "I did, and it is still crashing.")],
-     _c("Has the user confirmed the issue is resolved?", YES_NO, False)),
-    ([("user", "I would like to book a flight to Rome next Friday.")],
-     _c("What does the user want?", ["booking", "complaint", "cancellation"], "booking")),
-    ([("user", "This is unacceptable, my order was wrong twice!")],
-     _c("What does the user want?", ["booking", "complaint", "cancellation"], "complaint")),
-    ([("user", "Please cancel my hotel reservation for tomorrow.")],
-     _c("What does the user want?", ["booking", "complaint", "cancellation"], "cancellation")),
-    ([("user", "You solved everything, you are amazing!")],
-     _s("How satisfied is the user?", [("Unhappy", 0), ("Happy", 1)], "Happy")),
-    ([("user", "This support is useless, I am furious.")],
-     _s("How satisfied is the user?", [("Unhappy", 0), ("Happy", 1)], "Unhappy")),
-    ([("user", "Can you translate 'hello' into Spanish?"), ("assistant", "Sure: 'hola'.")],
-     _s("How completely was the user's request fulfilled?", DONE, "Complete")),
+    (
+        [
+            ("user", "My package never arrived."),
+            ("assistant", "I have shipped a replacement."),
+            ("user", "Got it today, all good now, thanks!"),
+        ],
+        _c("Has the user confirmed the issue is resolved?", YES_NO, True),
+    ),
+    (
+        [
+            ("user", "The app keeps crashing."),
+            ("assistant", "Please try reinstalling it."),
+            ("user", "I did, and it is still crashing."),
+        ],
+        _c("Has the user confirmed the issue is resolved?", YES_NO, False),
+    ),
+    (
+        [("user", "I would like to book a flight to Rome next Friday.")],
+        _c("What does the user want?", ["booking", "complaint", "cancellation"], "booking"),
+    ),
+    (
+        [("user", "This is unacceptable, my order was wrong twice!")],
+        _c("What does the user want?", ["booking", "complaint", "cancellation"], "complaint"),
+    ),
+    (
+        [("user", "Please cancel my hotel reservation for tomorrow.")],
+        _c("What does the user want?", ["booking", "complaint", "cancellation"], "cancellation"),
+    ),
+    (
+        [("user", "You solved everything, you are amazing!")],
+        _s("How satisfied is the user?", [("Unhappy", 0), ("Happy", 1)], "Happy"),
+    ),
+    (
+        [("user", "This support is useless, I am furious.")],
+        _s("How satisfied is the user?", [("Unhappy", 0), ("Happy", 1)], "Unhappy"),
+    ),
+    (
+        [("user", "Can you translate 'hello' into Spanish?"), ("assistant", "Sure: 'hola'.")],
+        _s("How completely was the user's request fulfilled?", DONE, "Complete"),
+    ),
 ]
 
 VARIANTS = {"sum": ("sum", False), "mean": ("mean", False), "sum-pmi": ("sum", True), "mean-pmi": ("mean", True)}
@@ -154,8 +214,13 @@ def run(judge, style: str = "auto") -> dict[str, Any]:
                     by_kind[k][0] += hit
                     by_kind[k][1] += 1
     n = len(ITEMS)
-    return {"n": n, "accuracy": {k: v / n for k, v in correct.items()}, "latencies": latencies, "cold": cold,
-            "by_kind": by_kind}
+    return {
+        "n": n,
+        "accuracy": {k: v / n for k, v in correct.items()},
+        "latencies": latencies,
+        "cold": cold,
+        "by_kind": by_kind,
+    }
 
 
 def main() -> None:
@@ -164,7 +229,12 @@ def main() -> None:
     ap.add_argument("--judge", choices=["local", "openai"], default="local")
     ap.add_argument("--url")
     ap.add_argument("--model", default="gemma-3-270m")
-    ap.add_argument("--style", choices=["auto", "nolist", "plain", "chat", "fewshot"], default="auto", help="prompt style (see build_prompt)")
+    ap.add_argument(
+        "--style",
+        choices=["auto", "nolist", "plain", "chat", "fewshot"],
+        default="auto",
+        help="prompt style (see build_prompt)",
+    )
     args = ap.parse_args()
     judge = OpenAIJudge(args.url, args.model) if args.judge == "openai" else LocalJudge()
     started = time.perf_counter()
@@ -178,10 +248,14 @@ def main() -> None:
         print(f"  accuracy {name:9s} {acc:6.1%}")
     for kind, (hit, total) in out["by_kind"].items():
         print(f"  sum-pmi by {kind:8s} {hit}/{total}")
-    print(f"  latency per decision, baseline cached (one pass): median {statistics.median(lat) * 1000:.0f} ms, "
-          f"p95 {lat[int(0.95 * (len(lat) - 1))] * 1000:.0f} ms")
-    print(f"  latency per decision, new question (two passes): median {statistics.median(cold) * 1000:.0f} ms, "
-          f"p95 {cold[int(0.95 * (len(cold) - 1))] * 1000:.0f} ms")
+    print(
+        f"  latency per decision, baseline cached (one pass): median {statistics.median(lat) * 1000:.0f} ms, "
+        f"p95 {lat[int(0.95 * (len(lat) - 1))] * 1000:.0f} ms"
+    )
+    print(
+        f"  latency per decision, new question (two passes): median {statistics.median(cold) * 1000:.0f} ms, "
+        f"p95 {cold[int(0.95 * (len(cold) - 1))] * 1000:.0f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -119,8 +119,15 @@ def _short(rng: random.Random, pool: list[str], japanese: bool, lo: int, hi: int
             return s
 
 
-def recall(pool: list[str], japanese: bool, cases: int, rng: random.Random, lo: int, hi: int,
-           by_jaccard: dict[tuple[float, float], list[int]]) -> dict:
+def recall(
+    pool: list[str],
+    japanese: bool,
+    cases: int,
+    rng: random.Random,
+    lo: int,
+    hi: int,
+    by_jaccard: dict[tuple[float, float], list[int]],
+) -> dict:
     """Share of cases whose three paragraph-bearing passages form one group (old and new rule).
 
     Also counts, per Jaccard band of ``by_jaccard`` (``(lo, hi) → [pairs, merged, least
@@ -150,8 +157,10 @@ def recall(pool: list[str], japanese: bool, cases: int, rng: random.Random, lo: 
                 if max(a, b) >= len(holders):
                     continue
                 sim = jaccard(shingle_keys(text_of[holders[a]]), shingle_keys(text_of[holders[b]]))
-                cov = min(coverage(text_of[holders[a]], text_of[holders[b]])[0],
-                          coverage(text_of[holders[b]], text_of[holders[a]])[0])
+                cov = min(
+                    coverage(text_of[holders[a]], text_of[holders[b]])[0],
+                    coverage(text_of[holders[b]], text_of[holders[a]])[0],
+                )
                 for (jlo, jhi), counts in by_jaccard.items():
                     if jlo <= sim < jhi:
                         counts[0] += 1
@@ -204,9 +213,11 @@ def precision(name: str, passages: list[tuple[str, str]], show: int) -> dict:
     """Count (and print ``show`` of) the pairs merged only by the line rule."""
     pairs = line_rule_pairs(passages)
     multi = sum(len(line_keys(t)) > 1 for _, t in passages)
-    print(f"\n{name}: {len(passages)} passages ({multi} with several lines), "
-          f"{len(passages) * (len(passages) - 1) // 2} pairs; line rule adds {len(pairs)} directed merges "
-          f"({sum(passages[i][0] != passages[j][0] for i, j, *_ in pairs)} across documents)")
+    print(
+        f"\n{name}: {len(passages)} passages ({multi} with several lines), "
+        f"{len(passages) * (len(passages) - 1) // 2} pairs; line rule adds {len(pairs)} directed merges "
+        f"({sum(passages[i][0] != passages[j][0] for i, j, *_ in pairs)} across documents)"
+    )
     for i, j, sim, cov, n in pairs[:show]:
         print(f"  J={sim:.2f} coverage={cov:.2f} ({n} units)  {passages[i][0]} ← {passages[j][0]}")
         print(f"    item: {passages[i][1][:400]!r}")
@@ -224,18 +235,25 @@ def main() -> None:
     rng = random.Random(args.seed)
     sci = scifact_texts()
     jsq = [r["text"] for r in jsquad_rows()]
-    print(f"recall: a paragraph between an intro and an outro in 3 documents, {args.cases} cases each "
-          f"(threshold {DEFAULT_THRESHOLD}, cover {DEFAULT_COVER:.3f}, lines of >= {DEFAULT_MIN_LINE_UNITS} units)")
+    print(
+        f"recall: a paragraph between an intro and an outro in 3 documents, {args.cases} cases each "
+        f"(threshold {DEFAULT_THRESHOLD}, cover {DEFAULT_COVER:.3f}, lines of >= {DEFAULT_MIN_LINE_UNITS} units)"
+    )
     for name, pool, ja in (("SciFact", sci, False), ("JSQuAD", jsq, True)):
-        bands: dict[tuple[float, float], list] = {band: [0, 0, 1.0] for band in
-                                                  ((0.0, 0.5), (0.5, 0.65), (0.65, 0.75), (0.75, 0.8))}
+        bands: dict[tuple[float, float], list] = {
+            band: [0, 0, 1.0] for band in ((0.0, 0.5), (0.5, 0.65), (0.65, 0.75), (0.75, 0.8))
+        }
         for lo, hi in ((4, 15), (16, 30)):
             r = recall(pool, ja, args.cases, rng, lo, hi, bands)
-            print(f"  {name:8} intro/outro {lo:2}-{hi:2} tokens: three passages in one group: "
-                  f"old rule {r['old']:.3f}, new {r['new']:.3f}")
+            print(
+                f"  {name:8} intro/outro {lo:2}-{hi:2} tokens: three passages in one group: "
+                f"old rule {r['old']:.3f}, new {r['new']:.3f}"
+            )
         for (jlo, jhi), (n, merged, least) in bands.items():
-            print(f"  {name:8} passage pairs with Jaccard in [{jlo:.2f}, {jhi:.2f}): {merged}/{n} merged "
-                  f"(least coverage, both ways: {least:.3f})")
+            print(
+                f"  {name:8} passage pairs with Jaccard in [{jlo:.2f}, {jhi:.2f}): {merged}/{n} merged "
+                f"(least coverage, both ways: {least:.3f})"
+            )
     if args.skip_precision:
         return
     corpora = {

@@ -32,8 +32,9 @@ from bench.dedup_quality import chunked, nda_texts
 
 def load_revision(rev: str) -> types.ModuleType:
     """``retrieval/dedup.py`` as of git revision ``rev``, as a separate module."""
-    source = subprocess.run(["git", "show", f"{rev}:retrieval/dedup.py"], check=True, capture_output=True,
-                            text=True).stdout
+    source = subprocess.run(
+        ["git", "show", f"{rev}:retrieval/dedup.py"], check=True, capture_output=True, text=True
+    ).stdout
     module = types.ModuleType(f"dedup_{rev}")
     sys.modules[module.__name__] = module
     exec(compile(source, f"{rev}:retrieval/dedup.py", "exec"), module.__dict__)
@@ -53,13 +54,23 @@ async def pack_candidates(data_dir, dataset: str, queries: int) -> list[list[tup
         idx, out = services.indexes, []
         for qid in qids:
             task = texts[qid]
-            legs = {"lexical": [p for p, _ in idx.lexical.search(task, workspace_id=principal.workspace_id, limit=100)],
-                    "dense": [p for p, _ in idx.vectors.search(idx.embedder.encode_query(task),
-                                                               workspace_id=principal.workspace_id, limit=100)]}
+            legs = {
+                "lexical": [p for p, _ in idx.lexical.search(task, workspace_id=principal.workspace_id, limit=100)],
+                "dense": [
+                    p
+                    for p, _ in idx.vectors.search(
+                        idx.embedder.encode_query(task), workspace_id=principal.workspace_id, limit=100
+                    )
+                ],
+            }
             ids = [f.id for f in rrf(legs)][:200]
             async with services.db.session() as s:
-                rows = {r[0]: r for r in (await s.execute(
-                    select(Passage.id, Passage.text, Passage.sha256).where(Passage.id.in_(ids)))).all()}
+                rows = {
+                    r[0]: r
+                    for r in (
+                        await s.execute(select(Passage.id, Passage.text, Passage.sha256).where(Passage.id.in_(ids)))
+                    ).all()
+                }
             out.append([tuple(rows[i]) for i in ids if i in rows])
         return out
     finally:
@@ -70,10 +81,12 @@ def nda_packs(packs: int, seed: int = 1) -> list[list[tuple[str, str, str]]]:
     """Packs of 200 shuffled Kleister-NDA passages."""
     import hashlib
 
-    passages = [(f"{doc}#{n}", text, hashlib.sha256(text.encode()).hexdigest())
-                for n, (doc, text) in enumerate(chunked(nda_texts()))]
+    passages = [
+        (f"{doc}#{n}", text, hashlib.sha256(text.encode()).hexdigest())
+        for n, (doc, text) in enumerate(chunked(nda_texts()))
+    ]
     random.Random(seed).shuffle(passages)
-    return [passages[i * 200:(i + 1) * 200] for i in range(min(packs, len(passages) // 200))]
+    return [passages[i * 200 : (i + 1) * 200] for i in range(min(packs, len(passages) // 200))]
 
 
 def _clear(module) -> None:
@@ -95,8 +108,9 @@ def time_packs(modules: dict, packs, repeat: int = 5) -> dict[str, tuple[list[fl
                 _clear(module)
                 t = time.perf_counter()
                 for window in (80, 160, len(cands)):
-                    groups = module.dedup(cands[:window], key=lambda c: c[0], text=lambda c: c[1],
-                                          sha256=lambda c: c[2])
+                    groups = module.dedup(
+                        cands[:window], key=lambda c: c[0], text=lambda c: c[1], sha256=lambda c: c[2]
+                    )
                 best[name] = min(best[name], (time.perf_counter() - t) * 1000)
                 merged[name] = sum(len(g.duplicates) for g in groups)
         for name in modules:
@@ -121,13 +135,17 @@ def main() -> None:
     modules = {"current": current}
     if args.rev:
         modules[args.rev] = load_revision(args.rev)
-    print(f"{'data':<14} {'dedup':<10} {'packs':>6} {'cands':>6} {'mean ms':>8} {'p50 ms':>8} {'p95 ms':>8} {'merged':>7}")
+    print(
+        f"{'data':<14} {'dedup':<10} {'packs':>6} {'cands':>6} {'mean ms':>8} {'p50 ms':>8} {'p95 ms':>8} {'merged':>7}"
+    )
     for name, packs in sets.items():
         cands = sum(len(p) for p in packs) / max(1, len(packs))
         for label, (times, merged) in time_packs(modules, packs).items():
             pct = percentiles(times)
-            print(f"{name:<14} {label:<10} {len(packs):>6} {cands:>6.0f} {pct['mean']:>8.2f} {pct['p50']:>8.2f} "
-                  f"{pct['p95']:>8.2f} {merged:>7}")
+            print(
+                f"{name:<14} {label:<10} {len(packs):>6} {cands:>6.0f} {pct['mean']:>8.2f} {pct['p50']:>8.2f} "
+                f"{pct['p95']:>8.2f} {merged:>7}"
+            )
 
 
 if __name__ == "__main__":

@@ -36,23 +36,41 @@ from bench.beir import OUT, open_services, selected_queries
 from bench.common import ndcg_at, ranked_docs, recall_at
 
 OFF_TOPIC = [
-    "What is the best recipe for chocolate chip cookies?", "Who won the football world cup in 1998?",
-    "How do I change a flat tyre on a bicycle?", "What time does the last train to Paris leave?",
-    "Which guitar strings sound warmest for folk music?", "How many goals did the striker score last season?",
-    "Where can I rent a kayak near the lake?", "What is the plot of the new superhero movie?",
-    "How do I reset my router password?", "Which programming language should I learn first?",
-    "What should I pack for a ski holiday?", "How long do you bake sourdough bread?",
-    "Who painted the ceiling of the chapel in Rome?", "What are the rules of cricket?",
-    "How do I fold a paper crane?", "Best hiking trails in the mountains in autumn",
-    "Cheap flights to Lisbon in December", "How to knit a scarf for beginners",
-    "What is the capital of Australia?", "Lyrics of the national anthem",
-    "How do I merge two branches in git?", "Which wine goes with grilled fish?",
-    "When does the hardware store open on Sunday?", "How to tune a piano at home",
-    "Tips for a job interview at a bank", "What is the exchange rate of the yen today?",
-    "How to grow tomatoes on a balcony", "Which board games are fun for six players?",
-    "How do I write a cover letter?", "Where is the nearest petrol station?",
-    "今日の天気はどうですか", "おすすめのラーメン屋を教えて", "東京から大阪までの新幹線の料金",
-    "プログラミングの勉強方法", "週末に映画を見に行きたい",
+    "What is the best recipe for chocolate chip cookies?",
+    "Who won the football world cup in 1998?",
+    "How do I change a flat tyre on a bicycle?",
+    "What time does the last train to Paris leave?",
+    "Which guitar strings sound warmest for folk music?",
+    "How many goals did the striker score last season?",
+    "Where can I rent a kayak near the lake?",
+    "What is the plot of the new superhero movie?",
+    "How do I reset my router password?",
+    "Which programming language should I learn first?",
+    "What should I pack for a ski holiday?",
+    "How long do you bake sourdough bread?",
+    "Who painted the ceiling of the chapel in Rome?",
+    "What are the rules of cricket?",
+    "How do I fold a paper crane?",
+    "Best hiking trails in the mountains in autumn",
+    "Cheap flights to Lisbon in December",
+    "How to knit a scarf for beginners",
+    "What is the capital of Australia?",
+    "Lyrics of the national anthem",
+    "How do I merge two branches in git?",
+    "Which wine goes with grilled fish?",
+    "When does the hardware store open on Sunday?",
+    "How to tune a piano at home",
+    "Tips for a job interview at a bank",
+    "What is the exchange rate of the yen today?",
+    "How to grow tomatoes on a balcony",
+    "Which board games are fun for six players?",
+    "How do I write a cover letter?",
+    "Where is the nearest petrol station?",
+    "今日の天気はどうですか",
+    "おすすめのラーメン屋を教えて",
+    "東京から大阪までの新幹線の料金",
+    "プログラミングの勉強方法",
+    "週末に映画を見に行きたい",
 ]
 
 
@@ -67,11 +85,15 @@ def nonsense_queries(n: int, seed: int = 7) -> list[str]:
             words = []
             for _ in range(rng.randint(1, 4)):
                 i = rng.randrange(len(row) - 3)
-                words.append(row[i:i + rng.randint(3, len(row) - i)])
+                words.append(row[i : i + rng.randint(3, len(row) - i)])
             out.append(" ".join(words))
         else:
-            out.append(" ".join("".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 9)))
-                                for _ in range(rng.randint(1, 4))))
+            out.append(
+                " ".join(
+                    "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 9)))
+                    for _ in range(rng.randint(1, 4))
+                )
+            )
     return out
 
 
@@ -87,14 +109,22 @@ async def measure(data_dir, dataset: str, limit: int | None) -> dict[str, dict]:
     try:
         idx, ws = services.indexes, principal.workspace_id
         async with services.db.session() as s:
-            ext = dict((await s.execute(select(Passage.id, Document.external_id)
-                                        .join(Document, Document.id == Passage.document_id))).all())
+            ext = dict(
+                (
+                    await s.execute(
+                        select(Passage.id, Document.external_id).join(Document, Document.id == Passage.document_id)
+                    )
+                ).all()
+            )
         queries, qrels, qids = selected_queries(dataset, limit)
         real = [(queries[q], qrels[q]) for q in qids]
         if dataset == "jsquad":
             real = [(t, r) for t, r in real if idx.embedder.vocabulary_coverage(t) >= DENSE_MIN_COVERAGE]
-        groups = {"real": real, "nonsense": [(t, {}) for t in nonsense_queries(100)],
-                  "off-topic": [(t, {}) for t in OFF_TOPIC]}
+        groups = {
+            "real": real,
+            "nonsense": [(t, {}) for t in nonsense_queries(100)],
+            "off-topic": [(t, {}) for t in OFF_TOPIC],
+        }
         out = {}
         for name, rows in groups.items():
             top, lexical_hit, dense_only_relevant, legs = [], [], [], []
@@ -107,8 +137,13 @@ async def measure(data_dir, dataset: str, limit: int | None) -> dict[str, dict]:
                 dense_only_relevant += [score for pid, score in dense if pid not in lex and rel.get(ext[pid], 0) > 0]
                 weight = idx.embedder.vocabulary_coverage(text) ** DENSE_COVERAGE_POWER
                 legs.append((lexical, dense, weight, rel))
-            out[name] = {"top": top, "lexical_hit": lexical_hit, "dense_only_relevant": dense_only_relevant,
-                         "queries": len(rows), "legs": legs}
+            out[name] = {
+                "top": top,
+                "lexical_hit": lexical_hit,
+                "dense_only_relevant": dense_only_relevant,
+                "queries": len(rows),
+                "legs": legs,
+            }
         out["fused"] = {}
         for floor in FLOORS_SCREENED:
             sums = [0.0, 0.0, 0.0, 0.0]
@@ -147,26 +182,38 @@ def main() -> None:
             if name == "fused":
                 continue
             t = r["top"]
-            print(f"  {name:10} {r['queries']:4d} queries: {min(t):.3f} / {_q(t, .05):.3f} / {_q(t, .5):.3f} / "
-                  f"{_q(t, .95):.3f} / {max(t):.3f}; BM25 hit {sum(r['lexical_hit']) / len(t):.2f}")
+            print(
+                f"  {name:10} {r['queries']:4d} queries: {min(t):.3f} / {_q(t, 0.05):.3f} / {_q(t, 0.5):.3f} / "
+                f"{_q(t, 0.95):.3f} / {max(t):.3f}; BM25 hit {sum(r['lexical_hit']) / len(t):.2f}"
+            )
             if name == "real":
                 below = {f: sum(1 for t in r["top"] if t < f) for f in floors}
-                print("    real queries whose top-1 cosine is below a floor: " +
-                      ", ".join(f"{f}: {n}" for f, n in below.items()))
+                print(
+                    "    real queries whose top-1 cosine is below a floor: "
+                    + ", ".join(f"{f}: {n}" for f, n in below.items())
+                )
             else:
                 above = {f: sum(1 for t in r["top"] if t >= f) for f in floors}
-                print(f"    {name} queries whose top-1 cosine reaches a floor: " +
-                      ", ".join(f"{f}: {n}" for f, n in above.items()))
+                print(
+                    f"    {name} queries whose top-1 cosine reaches a floor: "
+                    + ", ".join(f"{f}: {n}" for f, n in above.items())
+                )
         screen = res.pop("fused")
-        print("  screen, floor: nDCG@10 / R@100 of the fused ranking — " + ", ".join(
-            f"{f}: {v[0]:.4f} / {v[1]:.4f}" for f, v in screen.items()))
-        print("  screen, floor: nDCG@10 / R@100 of the dense leg alone — " + ", ".join(
-            f"{f}: {v[2]:.4f} / {v[3]:.4f}" for f, v in screen.items()))
+        print(
+            "  screen, floor: nDCG@10 / R@100 of the fused ranking — "
+            + ", ".join(f"{f}: {v[0]:.4f} / {v[1]:.4f}" for f, v in screen.items())
+        )
+        print(
+            "  screen, floor: nDCG@10 / R@100 of the dense leg alone — "
+            + ", ".join(f"{f}: {v[2]:.4f} / {v[3]:.4f}" for f, v in screen.items())
+        )
         rel = res["real"]["dense_only_relevant"]
         if rel:
-            print(f"  relevant passages found by the dense leg only: {len(rel)}; cosine min {min(rel):.3f}, "
-                  f"p5 {_q(rel, .05):.3f}, p50 {_q(rel, .5):.3f}; below a floor: " +
-                  ", ".join(f"{f}: {sum(1 for c in rel if c < f)}" for f in floors))
+            print(
+                f"  relevant passages found by the dense leg only: {len(rel)}; cosine min {min(rel):.3f}, "
+                f"p5 {_q(rel, 0.05):.3f}, p50 {_q(rel, 0.5):.3f}; below a floor: "
+                + ", ".join(f"{f}: {sum(1 for c in rel if c < f)}" for f in floors)
+            )
 
 
 if __name__ == "__main__":

@@ -35,12 +35,34 @@ async def _worker(data_dir: Path, n: int) -> list:
         out = []
         for mode in ("HYBRID", "LEXICAL"):
             for q in qids:
-                pack = await build_pack(services, principal, PackRequest(task=queries[q], max_tokens=4000, retrieval=mode))
-                out.append([mode, q, pack.footer.tokens_used, [
-                    [i.rank, i.citation.document_id, i.citation.version_id, i.citation.passage_id, i.citation.start,
-                     i.citation.end, i.citation.sha256, repr(i.score), i.lexical_rank, i.dense_rank, i.tokens,
-                     hashlib.sha256(i.text.encode()).hexdigest(), [a.passage_id for a in i.alternates]]
-                    for i in pack.items]])
+                pack = await build_pack(
+                    services, principal, PackRequest(task=queries[q], max_tokens=4000, retrieval=mode)
+                )
+                out.append(
+                    [
+                        mode,
+                        q,
+                        pack.footer.tokens_used,
+                        [
+                            [
+                                i.rank,
+                                i.citation.document_id,
+                                i.citation.version_id,
+                                i.citation.passage_id,
+                                i.citation.start,
+                                i.citation.end,
+                                i.citation.sha256,
+                                repr(i.score),
+                                i.lexical_rank,
+                                i.dense_rank,
+                                i.tokens,
+                                hashlib.sha256(i.text.encode()).hexdigest(),
+                                [a.passage_id for a in i.alternates],
+                            ]
+                            for i in pack.items
+                        ],
+                    ]
+                )
         return out
     finally:
         await close()
@@ -59,22 +81,46 @@ def main() -> None:
     outs = []
     for seed in ("1", "2"):
         path = OUT / f"determinism-{seed}.json"
-        subprocess.run([sys.executable, "-m", "bench.determinism", "--queries", str(args.queries),
-                        "--data-dir", str(args.data_dir), "--worker", str(path)],
-                       check=True, cwd=ROOT, env=dict(os.environ, PYTHONHASHSEED=seed))
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "bench.determinism",
+                "--queries",
+                str(args.queries),
+                "--data-dir",
+                str(args.data_dir),
+                "--worker",
+                str(path),
+            ],
+            check=True,
+            cwd=ROOT,
+            env=dict(os.environ, PYTHONHASHSEED=seed),
+        )
         outs.append(path.read_bytes())
     same = outs[0] == outs[1]
     packs = json.loads(outs[0])
     items = sum(len(p[3]) for p in packs)
-    summary = (f"{len(packs)} packs ({args.queries} SciFact queries × HYBRID, LEXICAL; {items} items) built in two "
-               f"processes with PYTHONHASHSEED 1 and 2: {'byte-identical' if same else 'DIFFERENT'} "
-               f"(sha256 {hashlib.sha256(outs[0]).hexdigest()[:16]}"
-               f"{'' if same else ' vs ' + hashlib.sha256(outs[1]).hexdigest()[:16]}).")
+    summary = (
+        f"{len(packs)} packs ({args.queries} SciFact queries × HYBRID, LEXICAL; {items} items) built in two "
+        f"processes with PYTHONHASHSEED 1 and 2: {'byte-identical' if same else 'DIFFERENT'} "
+        f"(sha256 {hashlib.sha256(outs[0]).hexdigest()[:16]}"
+        f"{'' if same else ' vs ' + hashlib.sha256(outs[1]).hexdigest()[:16]})."
+    )
     print(summary)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "determinism.json").write_text(json.dumps({
-        "identical": same, "packs": len(packs), "items": items, "summary": summary,
-        "command": f"python -m bench.determinism --queries {args.queries}"}, indent=2))
+    (RESULTS / "determinism.json").write_text(
+        json.dumps(
+            {
+                "identical": same,
+                "packs": len(packs),
+                "items": items,
+                "summary": summary,
+                "command": f"python -m bench.determinism --queries {args.queries}",
+            },
+            indent=2,
+        )
+    )
     if not same:
         sys.exit(1)
 

@@ -79,26 +79,42 @@ async def build(data_dir: Path, chunk_max_tokens: int) -> dict:
     out: dict = {"chunk_max_tokens": chunk_max_tokens}
     try:
         async with db.session() as s:
-            ws = await identity.get_workspace_by_name(s, "default") or await identity.create_workspace(s, name="default")
+            ws = await identity.get_workspace_by_name(s, "default") or await identity.create_workspace(
+                s, name="default"
+            )
         t = time.perf_counter()
-        report = await ingest_documents(db, indexes, workspace_id=ws.id, collection="growth",
-                                        documents=iter_sources(src), chunk_max_tokens=chunk_max_tokens,
-                                        on_index=lambda st, d, n: print(f"\r{st} {d}/{n}", end="", flush=True))
+        report = await ingest_documents(
+            db,
+            indexes,
+            workspace_id=ws.id,
+            collection="growth",
+            documents=iter_sources(src),
+            chunk_max_tokens=chunk_max_tokens,
+            on_index=lambda st, d, n: print(f"\r{st} {d}/{n}", end="", flush=True),
+        )
         out["ingest_s"] = time.perf_counter() - t
         out["documents"] = report.documents
-        print(f"\ningest (SQL + BM25): {report.documents} documents, {report.new_passages} new passages, "
-              f"{out['ingest_s']:.0f}s")
+        print(
+            f"\ningest (SQL + BM25): {report.documents} documents, {report.new_passages} new passages, "
+            f"{out['ingest_s']:.0f}s"
+        )
     finally:
         indexes.close()
-    vectors = open_vector_index(path=settings.qdrant_dir, url=None, api_key=None,
-                                collection=settings.qdrant_collection, dim=384)
+    vectors = open_vector_index(
+        path=settings.qdrant_dir, url=None, api_key=None, collection=settings.qdrant_collection, dim=384
+    )
     try:
         t = time.perf_counter()
         while True:
             async with db.session() as s:
-                rows = (await s.execute(
-                    select(Passage.id, Passage.workspace_id, Passage.collection_id, Passage.document_id)
-                    .where(Passage.vector_indexed.is_(False)).order_by(Passage.id).limit(5000))).all()
+                rows = (
+                    await s.execute(
+                        select(Passage.id, Passage.workspace_id, Passage.collection_id, Passage.document_id)
+                        .where(Passage.vector_indexed.is_(False))
+                        .order_by(Passage.id)
+                        .limit(5000)
+                    )
+                ).all()
             if not rows:
                 break
             vectors.upsert([VectorPoint(r[0], stand_in_vector(r[0]), r[1], r[2], r[3]) for r in rows])

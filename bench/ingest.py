@@ -47,8 +47,9 @@ async def _ingest(data_dir: Path, docs: list[dict], embedder) -> tuple[float, in
         async with db.session() as s:
             ws = await identity.create_workspace(s, name="bench")
         t = time.perf_counter()
-        report = await ingest_documents(db, indexes, workspace_id=ws.id, collection="scifact",
-                                        documents=iter_sources(src))
+        report = await ingest_documents(
+            db, indexes, workspace_id=ws.id, collection="scifact", documents=iter_sources(src)
+        )
         return time.perf_counter() - t, report.new_passages
     finally:
         indexes.close()
@@ -69,7 +70,7 @@ def _passage_inputs(docs: list[dict], chunk_max_tokens: int) -> list[str]:
 def _raw(embedder, texts: list[str]) -> float:
     t = time.perf_counter()
     for i in range(0, len(texts), 64):
-        embedder.encode(texts[i:i + 64])
+        embedder.encode(texts[i : i + 64])
     return time.perf_counter() - t
 
 
@@ -94,16 +95,24 @@ def main() -> None:
     raw2 = _raw(embedder, texts)
     raw = (raw1 + raw2) / 2
     r = {
-        "machine": machine(), "documents": len(docs), "passages": passages, "raw_passages": len(texts),
-        "ingest_s": wall, "ingest_docs_per_s": len(docs) / wall, "ingest_passages_per_s": passages / wall,
-        "raw_s": [raw1, raw2], "raw_passages_per_s": len(texts) / raw,
+        "machine": machine(),
+        "documents": len(docs),
+        "passages": passages,
+        "raw_passages": len(texts),
+        "ingest_s": wall,
+        "ingest_docs_per_s": len(docs) / wall,
+        "ingest_passages_per_s": passages / wall,
+        "raw_s": [raw1, raw2],
+        "raw_passages_per_s": len(texts) / raw,
         "command": f"python -m bench.ingest --docs {args.docs}",
     }
     r["ratio"] = r["ingest_passages_per_s"] / r["raw_passages_per_s"]
     print(f"SciFact first {len(docs)} documents → {passages} passages ({machine()})")
     print(f"raw encoder:  {r['raw_passages_per_s']:.1f} passages/s (runs {raw1:.1f}s, {raw2:.1f}s)")
-    print(f"cairn ingest: {r['ingest_passages_per_s']:.1f} passages/s, {r['ingest_docs_per_s']:.1f} documents/s "
-          f"({wall:.1f}s end to end: parse, chunk, SQL, BM25, embed, vectors)")
+    print(
+        f"cairn ingest: {r['ingest_passages_per_s']:.1f} passages/s, {r['ingest_docs_per_s']:.1f} documents/s "
+        f"({wall:.1f}s end to end: parse, chunk, SQL, BM25, embed, vectors)"
+    )
     print(f"ingest / raw encoder: {r['ratio']:.2f} (goal ≥ 0.90)")
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "ingest.json").write_text(json.dumps(r, indent=2))

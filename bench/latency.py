@@ -43,13 +43,28 @@ from bench.common import OUT, ROOT, SHARED, load_qrels, load_queries, machine, p
 QUERY = """query($i: ContextPackInput!) { contextPack(input: $i) {
   latencyMs tokensUsed items { rank }
   timings { embedMs lexicalMs vectorMs legsMs fusionMs resolveMs dedupPackMs recheckMs contradictionMs replayMs } } }"""
-STAGES = ("embedMs", "lexicalMs", "vectorMs", "legsMs", "fusionMs", "resolveMs", "dedupPackMs", "recheckMs",
-          "contradictionMs", "replayMs")
+STAGES = (
+    "embedMs",
+    "lexicalMs",
+    "vectorMs",
+    "legsMs",
+    "fusionMs",
+    "resolveMs",
+    "dedupPackMs",
+    "recheckMs",
+    "contradictionMs",
+    "replayMs",
+)
 
 
 def _cairn(*args: str, data_dir: Path) -> dict:
-    out = subprocess.run([sys.executable, "-m", "app.cli", *args, "--data-dir", str(data_dir)],
-                         check=True, capture_output=True, text=True, cwd=ROOT).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "app.cli", *args, "--data-dir", str(data_dir)],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -69,8 +84,13 @@ def peak_rss_mb(pid: int) -> float:
 
 async def _one(client: httpx.AsyncClient, task: str, args) -> tuple[float, dict]:
     t = time.perf_counter()
-    r = await client.post("/graphql", json={"query": QUERY, "variables": {"i": {
-        "task": task, "budget": {"maxTokens": args.max_tokens}, "retrieval": args.retrieval}}})
+    r = await client.post(
+        "/graphql",
+        json={
+            "query": QUERY,
+            "variables": {"i": {"task": task, "budget": {"maxTokens": args.max_tokens}, "retrieval": args.retrieval}},
+        },
+    )
     elapsed = (time.perf_counter() - t) * 1000
     body = r.json()
     if body.get("errors"):
@@ -95,11 +115,15 @@ async def _run_level(base: str, token: str, tasks: list[str], concurrency: int, 
     client_ms = [s[0] for s in samples]
     server_ms = [s[1]["latencyMs"] for s in samples]
     stage = {k: statistics.median([s[1]["timings"][k] or 0.0 for s in samples]) for k in STAGES}
-    legs = [(s[1]["timings"]["lexicalMs"] or 0) + (s[1]["timings"]["embedMs"] or 0) + (s[1]["timings"]["vectorMs"] or 0)
-            for s in samples]
+    legs = [
+        (s[1]["timings"]["lexicalMs"] or 0) + (s[1]["timings"]["embedMs"] or 0) + (s[1]["timings"]["vectorMs"] or 0)
+        for s in samples
+    ]
+
     def staged(t: dict) -> float:  # legsMs: the legs' wall time (they run concurrently)
-        return sum(t[k] or 0.0 for k in ("legsMs", "fusionMs", "resolveMs", "dedupPackMs", "recheckMs",
-                                          "contradictionMs"))
+        return sum(
+            t[k] or 0.0 for k in ("legsMs", "fusionMs", "resolveMs", "dedupPackMs", "recheckMs", "contradictionMs")
+        )
 
     return {
         "concurrency": concurrency,
@@ -109,7 +133,9 @@ async def _run_level(base: str, token: str, tasks: list[str], concurrency: int, 
         "server_ms": percentiles(server_ms),
         "stages_median_ms": stage,
         "legs_sum_median_ms": statistics.median(legs),
-        "other_server_median_ms": statistics.median([sv - staged(s[1]["timings"]) for sv, s in zip(server_ms, samples)]),
+        "other_server_median_ms": statistics.median(
+            [sv - staged(s[1]["timings"]) for sv, s in zip(server_ms, samples)]
+        ),
         "http_graphql_median_ms": statistics.median([c - sv for c, sv in zip(client_ms, server_ms)]),
     }
 
@@ -120,8 +146,11 @@ async def _first_item(base: str, token: str, tasks: list[str], args) -> dict:
     async with httpx.AsyncClient(base_url=base, headers=headers, timeout=120) as client:
         for task in tasks:
             t = time.perf_counter()
-            async with client.stream("POST", "/v1/context-packs/stream", json={
-                    "task": task, "budget": {"maxTokens": args.max_tokens}, "retrieval": args.retrieval}) as r:
+            async with client.stream(
+                "POST",
+                "/v1/context-packs/stream",
+                json={"task": task, "budget": {"maxTokens": args.max_tokens}, "retrieval": args.retrieval},
+            ) as r:
                 first_item = None
                 async for line in r.aiter_lines():
                     if not line:
@@ -134,22 +163,32 @@ async def _first_item(base: str, token: str, tasks: list[str], args) -> dict:
                         first_item = now
                         item_ms.append(now)
                 total_ms.append((time.perf_counter() - t) * 1000)
-    return {"header_ms": percentiles(header_ms), "first_item_ms": percentiles(item_ms),
-            "last_byte_ms": percentiles(total_ms), "streams": len(tasks)}
+    return {
+        "header_ms": percentiles(header_ms),
+        "first_item_ms": percentiles(item_ms),
+        "last_byte_ms": percentiles(total_ms),
+        "streams": len(tasks),
+    }
 
 
 def run(args) -> dict:
     """Start the server, measure, stop it; returns the results dict."""
     data_dir = args.data_dir
     member = _cairn("members", "add", "bench-latency", "--role", "owner", data_dir=data_dir)
-    agent = _cairn("credentials", "create", "--creator", member["memberId"], "--name", "bench-latency",
-                   data_dir=data_dir)
+    agent = _cairn(
+        "credentials", "create", "--creator", member["memberId"], "--name", "bench-latency", data_dir=data_dir
+    )
     port = _free_port()
     env = dict(os.environ, PYTHONHASHSEED="0")
     log_path = OUT / f"latency-{args.label}-server.log"
     log = open(log_path, "wb")  # a file, not a pipe: a full pipe would block the server's logging
-    server = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--data-dir", str(data_dir)],
-                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--data-dir", str(data_dir)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(600):
@@ -170,10 +209,18 @@ def run(args) -> dict:
         need = args.queries * 3 + 40
         tasks = (pool * (need // len(pool) + 1))[:need]
         asyncio.run(_run_level(base, agent["token"], tasks[:10], 1, args))  # warm-up: model, caches
-        results = {"label": args.label, "dataset": args.dataset, "machine": machine(), "retrieval": args.retrieval,
-                   "max_tokens": args.max_tokens, "passages": _passages(data_dir)}
-        results["c1"] = asyncio.run(_run_level(base, agent["token"], tasks[10:10 + args.queries], 1, args))
-        results["c8"] = asyncio.run(_run_level(base, agent["token"], tasks[10 + args.queries:10 + 3 * args.queries], 8, args))
+        results = {
+            "label": args.label,
+            "dataset": args.dataset,
+            "machine": machine(),
+            "retrieval": args.retrieval,
+            "max_tokens": args.max_tokens,
+            "passages": _passages(data_dir),
+        }
+        results["c1"] = asyncio.run(_run_level(base, agent["token"], tasks[10 : 10 + args.queries], 1, args))
+        results["c8"] = asyncio.run(
+            _run_level(base, agent["token"], tasks[10 + args.queries : 10 + 3 * args.queries], 8, args)
+        )
         results["stream"] = asyncio.run(_first_item(base, agent["token"], tasks[-30:], args))
         results["peak_rss_mb"] = peak_rss_mb(server.pid)
         return results
@@ -199,21 +246,32 @@ def _passages(data_dir: Path) -> int:
 
 def print_results(r: dict) -> None:
     """Print one latency result as a small table."""
-    print(f"\ncontextPack over HTTP, {r['dataset']} ({r['passages']} passages), {r['retrieval']}, "
-          f"maxTokens {r['max_tokens']} ({r['machine']})")
+    print(
+        f"\ncontextPack over HTTP, {r['dataset']} ({r['passages']} passages), {r['retrieval']}, "
+        f"maxTokens {r['max_tokens']} ({r['machine']})"
+    )
     for level in ("c1", "c8"):
         x = r[level]
         c = x["client_ms"]
-        print(f"concurrency {x['concurrency']}: p50 {c['p50']:.1f} ms  p95 {c['p95']:.1f}  p99 {c['p99']:.1f}  "
-              f"{x['packs_per_s']:.1f} packs/s  (server p50 {x['server_ms']['p50']:.1f}; legs sum p50 "
-              f"{x['legs_sum_median_ms']:.1f})")
-        print("   stages (median ms): " + ", ".join(f"{k[:-2]} {v:.1f}" for k, v in x["stages_median_ms"].items())
-              + f", other server {x['other_server_median_ms']:.1f}, HTTP+GraphQL {x['http_graphql_median_ms']:.1f}")
+        print(
+            f"concurrency {x['concurrency']}: p50 {c['p50']:.1f} ms  p95 {c['p95']:.1f}  p99 {c['p99']:.1f}  "
+            f"{x['packs_per_s']:.1f} packs/s  (server p50 {x['server_ms']['p50']:.1f}; legs sum p50 "
+            f"{x['legs_sum_median_ms']:.1f})"
+        )
+        print(
+            "   stages (median ms): "
+            + ", ".join(f"{k[:-2]} {v:.1f}" for k, v in x["stages_median_ms"].items())
+            + f", other server {x['other_server_median_ms']:.1f}, HTTP+GraphQL {x['http_graphql_median_ms']:.1f}"
+        )
     s = r["stream"]
-    print(f"NDJSON stream: header p50 {s['header_ms']['p50']:.1f} ms, first item p50 {s['first_item_ms']['p50']:.1f} "
-          f"(p95 {s['first_item_ms']['p95']:.1f}), last byte p50 {s['last_byte_ms']['p50']:.1f}")
+    print(
+        f"NDJSON stream: header p50 {s['header_ms']['p50']:.1f} ms, first item p50 {s['first_item_ms']['p50']:.1f} "
+        f"(p95 {s['first_item_ms']['p95']:.1f}), last byte p50 {s['last_byte_ms']['p50']:.1f}"
+    )
     print(f"peak RSS of the server: {r['peak_rss_mb']:.0f} MiB")
-    ratio = r["c1"]["client_ms"]["p50"] / r["c1"]["legs_sum_median_ms"] if r["c1"]["legs_sum_median_ms"] else float("nan")
+    ratio = (
+        r["c1"]["client_ms"]["p50"] / r["c1"]["legs_sum_median_ms"] if r["c1"]["legs_sum_median_ms"] else float("nan")
+    )
     print(f"p50 at concurrency 1 / sum of legs: {ratio:.2f} (goal ≤ 1.3)")
 
 

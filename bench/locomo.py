@@ -51,6 +51,7 @@ WEIGHTINGS = {
     "rrf default LEG_WEIGHTS (1.5,1,0.5)": None,
 }
 
+
 def turn_text(turn: dict, date: str, fmt: str) -> str:
     """The memory text of one LoCoMo turn in the chosen format (≤ 1,000 characters)."""
     text = turn["text"]
@@ -101,21 +102,35 @@ async def run(limit: int | None, fmt: str, vector_candidates: int | None = None,
             conv = sample["conversation"]
             async with db.session() as s:
                 m, _ = await identity.create_member(s, workspace_id=ws.id, name=sample["sample_id"], role="editor")
-            who = Principal(kind="agent", id=f"{ci:016x}", workspace_id=ws.id, permissions=ROLE_PERMISSIONS["editor"],
-                            member_id=m.id, role="editor", scopes=frozenset({"memory:read", "memory:write"}))
+            who = Principal(
+                kind="agent",
+                id=f"{ci:016x}",
+                workspace_id=ws.id,
+                permissions=ROLE_PERMISSIONS["editor"],
+                member_id=m.id,
+                role="editor",
+                scopes=frozenset({"memory:read", "memory:write"}),
+            )
             start = utcnow() - timedelta(days=30)
             by_memory: dict[str, str] = {}
             n = 0
             t0 = time.perf_counter()
-            sessions = sorted((int(k.split("_")[1]), k) for k, v in conv.items()
-                              if k.startswith("session_") and isinstance(v, list))
+            sessions = sorted(
+                (int(k.split("_")[1]), k) for k, v in conv.items() if k.startswith("session_") and isinstance(v, list)
+            )
             for _, key in sessions:
                 date = conv.get(f"{key}_date_time", "")
                 for turn in conv[key]:
                     try:
                         async with db.session() as s:
-                            out = await mem.remember(s, principal=who, namespace="locomo", text=turn_text(turn, date, fmt),
-                                                     embedder=embedder, now=start + timedelta(seconds=40 * n))
+                            out = await mem.remember(
+                                s,
+                                principal=who,
+                                namespace="locomo",
+                                text=turn_text(turn, date, fmt),
+                                embedder=embedder,
+                                now=start + timedelta(seconds=40 * n),
+                            )
                         by_memory[out.memory.row.id] = turn["dia_id"]
                     except CairnError as exc:
                         if exc.code != "AGENT_MEMORY_EMPTY":
@@ -133,13 +148,35 @@ async def run(limit: int | None, fmt: str, vector_candidates: int | None = None,
                     continue
                 async with db.session() as s:
                     # exactly the resolver's call (resolvers/memory.py recall_memories)
-                    served = await mem.recall(s, principal=who, query=qa["question"], namespace=None,
-                                              collection_id=None, as_of=None, limit=10, embedder=embedder,
-                                              **extra)
-                    window = await mem.recall(s, principal=who, query=qa["question"], limit=mem.RECALL_CANDIDATES,
-                                              embedder=embedder, **extra)
-                    lifted = (await mem.recall(s, principal=who, query=qa["question"], limit=10, embedder=embedder,
-                                               candidate_limit=10_000, vector_candidates=10_000)) if full else None
+                    served = await mem.recall(
+                        s,
+                        principal=who,
+                        query=qa["question"],
+                        namespace=None,
+                        collection_id=None,
+                        as_of=None,
+                        limit=10,
+                        embedder=embedder,
+                        **extra,
+                    )
+                    window = await mem.recall(
+                        s, principal=who, query=qa["question"], limit=mem.RECALL_CANDIDATES, embedder=embedder, **extra
+                    )
+                    lifted = (
+                        (
+                            await mem.recall(
+                                s,
+                                principal=who,
+                                query=qa["question"],
+                                limit=10,
+                                embedder=embedder,
+                                candidate_limit=10_000,
+                                vector_candidates=10_000,
+                            )
+                        )
+                        if full
+                        else None
+                    )
                 if any(lg.status != "USED" for lg in window.legs):
                     skipped_vector += 1
                 candidates.append(window.candidates)
@@ -155,7 +192,8 @@ async def run(limit: int | None, fmt: str, vector_candidates: int | None = None,
                     return len({by_memory[i] for i in ids[:10]} & gold) / len(gold)
 
                 scores.setdefault("served: recallMemories (default fusion)", []).append(
-                    recall10([v.row.id for v, _, _ in served.items]))
+                    recall10([v.row.id for v, _, _ in served.items])
+                )
                 for leg in ("bm25", "vector", "entity"):
                     scores.setdefault(f"{leg} only (same candidates)", []).append(recall10(legs.get(leg, [])))
                 for name, w in WEIGHTINGS.items():
@@ -164,32 +202,46 @@ async def run(limit: int | None, fmt: str, vector_candidates: int | None = None,
                     scores.setdefault(name, []).append(recall10([f.id for f in fused]))
                 if lifted is not None:
                     scores.setdefault("reference: every memory a candidate (no window)", []).append(
-                        recall10([v.row.id for v, _, _ in lifted.items]))
+                        recall10([v.row.id for v, _, _ in lifted.items])
+                    )
             recall_s += time.perf_counter() - t0
-            print(f"  {sample['sample_id']}: {n} turns stored, "
-                  f"{len(scores['bm25 only (same candidates)'])} questions so far", flush=True)
+            print(
+                f"  {sample['sample_id']}: {n} turns stored, "
+                f"{len(scores['bm25 only (same candidates)'])} questions so far",
+                flush=True,
+            )
     finally:
         await db.dispose()
         shutil.rmtree(tmp, ignore_errors=True)
     n_q = len(scores.get("bm25 only (same candidates)", []))
-    print(f"\nLoCoMo evidence recall@10, {len(samples)} conversations, {n_q} questions (categories 1-4), "
-          f"memory text format '{fmt}', vector candidates "
-          f"{vector_candidates if vector_candidates is not None else mem.VECTOR_CANDIDATES}")
+    print(
+        f"\nLoCoMo evidence recall@10, {len(samples)} conversations, {n_q} questions (categories 1-4), "
+        f"memory text format '{fmt}', vector candidates "
+        f"{vector_candidates if vector_candidates is not None else mem.VECTOR_CANDIDATES}"
+    )
     for name, values in scores.items():
         print(f"  {name:<48} {statistics.fmean(values):.3f}")
-    print(f"store: {store_s:.0f} s; recall: "
-          f"{recall_s:.0f} s for {n_q} questions x {3 if full else 2} recalls; vector leg skipped on "
-          f"{skipped_vector} questions; {empty} turns refused as AGENT_MEMORY_EMPTY")
+    print(
+        f"store: {store_s:.0f} s; recall: "
+        f"{recall_s:.0f} s for {n_q} questions x {3 if full else 2} recalls; vector leg skipped on "
+        f"{skipped_vector} questions; {empty} turns refused as AGENT_MEMORY_EMPTY"
+    )
     if candidates:
-        print(f"candidates per recall: mean {statistics.fmean(candidates):.0f}, max {max(candidates)}; "
-              f"served top 10 != second call's top 10 on {mismatched} questions")
+        print(
+            f"candidates per recall: mean {statistics.fmean(candidates):.0f}, max {max(candidates)}; "
+            f"served top 10 != second call's top 10 on {mismatched} questions"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--limit", type=int, default=None, help="first N conversations (default: all 10)")
-    parser.add_argument("--vector-candidates", type=int, default=None,
-                        help="cosine candidates joining the word matches (default: the served value)")
+    parser.add_argument(
+        "--vector-candidates",
+        type=int,
+        default=None,
+        help="cosine candidates joining the word matches (default: the served value)",
+    )
     parser.add_argument("--full", action="store_true", help="also rank with every memory a candidate")
     parser.add_argument("--format", choices=("plain", "speaker", "speaker_date"), default="speaker_date")
     args = parser.parse_args()

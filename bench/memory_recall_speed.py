@@ -59,8 +59,10 @@ async def run(url: str | None) -> None:
     texts, questions = [], []
     for sample in samples:
         conv = sample["conversation"]
-        for key in sorted((k for k, v in conv.items() if k.startswith("session_") and isinstance(v, list)),
-                          key=lambda k: int(k.split("_")[1])):
+        for key in sorted(
+            (k for k, v in conv.items() if k.startswith("session_") and isinstance(v, list)),
+            key=lambda k: int(k.split("_")[1]),
+        ):
             texts += [f"{t['speaker']}: {t['text']}"[:1000] for t in conv[key]]
         questions += [qa["question"] for qa in sample["qa"] if qa.get("category") in (1, 2, 3, 4)][:3]
     texts = texts[:N_MEMORIES]
@@ -77,24 +79,43 @@ async def run(url: str | None) -> None:
             ws.memory_enabled, ws.memory_retention_days = True, 365
             s.add(ws)
             m, _ = await identity.create_member(s, workspace_id=ws.id, name="bench", role="editor")
-        who = Principal(kind="agent", id=new_id("ck")[:16], workspace_id=ws.id,
-                        permissions=ROLE_PERMISSIONS["editor"], member_id=m.id, role="editor",
-                        scopes=frozenset({"memory:read", "memory:write"}))
+        who = Principal(
+            kind="agent",
+            id=new_id("ck")[:16],
+            workspace_id=ws.id,
+            permissions=ROLE_PERMISSIONS["editor"],
+            member_id=m.id,
+            role="editor",
+            scopes=frozenset({"memory:read", "memory:write"}),
+        )
         start = utcnow() - timedelta(days=30)
         rows, terms = [], []
         for i, text in enumerate(texts):
             v = rng.standard_normal(384).astype(np.float32)
             mid = new_id("mem")
-            rows.append(dict(id=mid, workspace_id=ws.id, owner_member_id=m.id, writer_id=who.id, namespace="bench",
-                             key=None, collection_id=None, version=1, text=text, entities=[],
-                             embedding=pack_vector(v / np.linalg.norm(v)), embedding_model=embedder.name,
-                             recorded_at=start + timedelta(seconds=40 * i)))
+            rows.append(
+                dict(
+                    id=mid,
+                    workspace_id=ws.id,
+                    owner_member_id=m.id,
+                    writer_id=who.id,
+                    namespace="bench",
+                    key=None,
+                    collection_id=None,
+                    version=1,
+                    text=text,
+                    entities=[],
+                    embedding=pack_vector(v / np.linalg.norm(v)),
+                    embedding_model=embedder.name,
+                    recorded_at=start + timedelta(seconds=40 * i),
+                )
+            )
             terms += [dict(memory_id=mid, term=t, workspace_id=ws.id, owner_member_id=m.id) for t in memory_terms(text)]
         async with db.session() as s:
             for i in range(0, len(rows), 1000):
-                await s.execute(insert(AgentMemory), rows[i:i + 1000])
+                await s.execute(insert(AgentMemory), rows[i : i + 1000])
             for i in range(0, len(terms), 5000):
-                await s.execute(insert(MemoryTerm), terms[i:i + 5000])
+                await s.execute(insert(MemoryTerm), terms[i : i + 5000])
         if url.startswith("postgresql"):
             # what autovacuum's auto-analyze does after a bulk load; without statistics the
             # planner filters the term index by owner only (measured ~1 s per recall)
@@ -111,10 +132,14 @@ async def run(url: str | None) -> None:
             vector_ms += [lg.ms for lg in out.legs if lg.name == "vector"]
             cands.append(out.candidates)
             skipped += sum(1 for lg in out.legs if lg.status != "USED")
-        print(f"{len(texts)} memories of one member, {len(terms)} term rows, {len(questions)} recalls "
-              f"({url.split(':', 1)[0]})")
-        print(f"  vector stage (encode + load 5,000 vectors + cosine): {_stats(vector_ms)}; "
-              f"skipped past 800 ms on {skipped} recalls")
+        print(
+            f"{len(texts)} memories of one member, {len(terms)} term rows, {len(questions)} recalls "
+            f"({url.split(':', 1)[0]})"
+        )
+        print(
+            f"  vector stage (encode + load 5,000 vectors + cosine): {_stats(vector_ms)}; "
+            f"skipped past 800 ms on {skipped} recalls"
+        )
         print(f"  whole recall: {_stats(total_ms)}; candidates mean {statistics.fmean(cands):.0f}")
     finally:
         await db.dispose()

@@ -34,7 +34,7 @@ def tuned_tokens(text: str) -> list[str]:
     out: list[str] = []
     for word in _WORD.findall(text.lower()):
         if _CJK.search(word) and len(word) > 1:
-            out.extend(word[i:i + 2] for i in range(len(word) - 1))
+            out.extend(word[i : i + 2] for i in range(len(word) - 1))
         else:
             out.append(word)
     return out
@@ -97,7 +97,9 @@ class Peer:
         return list(seen)
 
 
-async def load_passages(services, workspace_id: str, progress: Callable[[int, int], None] | None = None) -> list[PeerPassage]:
+async def load_passages(
+    services, workspace_id: str, progress: Callable[[int, int], None] | None = None
+) -> list[PeerPassage]:
     """Cairn's passages of a workspace with their stored vectors and external document ids.
 
     Raises:
@@ -108,16 +110,18 @@ async def load_passages(services, workspace_id: str, progress: Callable[[int, in
     from app.core.models import Document, Passage
 
     async with services.db.session() as s:
-        rows = (await s.execute(
-            select(Passage.id, Document.external_id, Document.title, Passage.text)
-            .join(Document, Document.id == Passage.document_id)
-            .where(Passage.workspace_id == workspace_id, Document.deleted_at.is_(None))
-            .order_by(Passage.id)
-        )).all()
+        rows = (
+            await s.execute(
+                select(Passage.id, Document.external_id, Document.title, Passage.text)
+                .join(Document, Document.id == Passage.document_id)
+                .where(Passage.workspace_id == workspace_id, Document.deleted_at.is_(None))
+                .order_by(Passage.id)
+            )
+        ).all()
     idx = services.indexes
     out: list[PeerPassage] = []
     for start in range(0, len(rows), 1000):
-        chunk = rows[start:start + 1000]
+        chunk = rows[start : start + 1000]
         vectors = idx.vectors.vectors([r[0] for r in chunk])
         for pid, ext, title, text in chunk:
             if pid not in vectors:

@@ -35,9 +35,11 @@ def main() -> None:
     from tests.unit.memory.pii_cases import EXACT, NEGATIVE, POSITIVE
 
     # warm up every detector (their stdnum modules are imported on first use)
-    mask_pii("warm up +972-52-123-4567 2001:db8::1 IBAN DE89370400440532013000 身份证 11010519491231002X "
-             "ISBN 978-0-306-40615-7 SIN 130 692 544 TFN 876 543 210 NHS 943 476 5919 SSN 536-90-4399 "
-             "aadhaar 2341 2341 2346 account 12345678 4111 1111 1111 1111")
+    mask_pii(
+        "warm up +972-52-123-4567 2001:db8::1 IBAN DE89370400440532013000 身份证 11010519491231002X "
+        "ISBN 978-0-306-40615-7 SIN 130 692 544 TFN 876 543 210 NHS 943 476 5919 SSN 536-90-4399 "
+        "aadhaar 2341 2341 2346 account 12345678 4111 1111 1111 1111"
+    )
     masked = kind_ok = 0
     misses: list[str] = []
     times: list[float] = []
@@ -65,12 +67,24 @@ def main() -> None:
         times.append((time.perf_counter() - t) * 1000)
         if out.text != text:
             false_pos.append(f"  FALSE POSITIVE: {text!r} -> {out.text!r}")
-    exact_bad = [f"  EXACT: {text!r} -> {mask_pii(text).text!r} (want {want!r})"
-                 for text, want in EXACT if mask_pii(text).text != want]
+    exact_bad = [
+        f"  EXACT: {text!r} -> {mask_pii(text).text!r} (want {want!r})"
+        for text, want in EXACT
+        if mask_pii(text).text != want
+    ]
     # worst cases: 1,000-character texts (the memory text cap) built to make the patterns work
-    adversarial = {"digits": "1" * 1000, "1 1 1": "1 " * 500, "1234 groups": "1234 " * 200, "1.1.1": "1." * 500,
-                   "1:1:1": "1:" * 500, "ab12 ab12": "ab12 " * 200, "IBAN groups": "de44" + " 5001" * 199,
-                   "IPv4 list": "10.0.0.1 " * 112, "ids": "ID 039337423 " * 77, "CJK + digits": "号1" * 500}
+    adversarial = {
+        "digits": "1" * 1000,
+        "1 1 1": "1 " * 500,
+        "1234 groups": "1234 " * 200,
+        "1.1.1": "1." * 500,
+        "1:1:1": "1:" * 500,
+        "ab12 ab12": "ab12 " * 200,
+        "IBAN groups": "de44" + " 5001" * 199,
+        "IPv4 list": "10.0.0.1 " * 112,
+        "ids": "ID 039337423 " * 77,
+        "CJK + digits": "号1" * 500,
+    }
     worst = []
     for name, text in adversarial.items():
         t = time.perf_counter()
@@ -84,11 +98,15 @@ def main() -> None:
         print(f"  {kind:<13} {hit:>3}/{total:<3} {right:>3}/{total}")
     print(f"false positives: {len(false_pos)}/{len(NEGATIVE)}")
     print(f"exact cases wrong: {len(exact_bad)}/{len(EXACT)}")
-    print(f"time per string: median {statistics.median(times):.2f} ms, max {max(times):.2f} ms; "
-          f"library import {import_ms:.0f} ms")
+    print(
+        f"time per string: median {statistics.median(times):.2f} ms, max {max(times):.2f} ms; "
+        f"library import {import_ms:.0f} ms"
+    )
     ms, name = max(worst)
-    print(f"adversarial 1,000-character texts: max {ms:.1f} ms ({name}), median "
-          f"{statistics.median(w for w, _ in worst):.1f} ms over {len(worst)}")
+    print(
+        f"adversarial 1,000-character texts: max {ms:.1f} ms ({name}), median "
+        f"{statistics.median(w for w, _ in worst):.1f} ms over {len(worst)}"
+    )
     for line in misses + false_pos + exact_bad:
         print(line)
     sys.exit(0)

@@ -27,7 +27,7 @@ from app.governance.registry import RATE_CLASSES
 async def measure(url: str, calls: int) -> list[float]:
     """Seconds per check for ``calls`` sequential checks (after 50 warm-up checks)."""
     db = Database(url)
-    limiter = RateLimiter(dict.fromkeys(RATE_CLASSES, 10 ** 9))
+    limiter = RateLimiter(dict.fromkeys(RATE_CLASSES, 10**9))
     subjects = [f"agent:{i:016x}" for i in range(20)]
     try:
         for i in range(50):

@@ -49,10 +49,16 @@ def expected_sets() -> list[tuple[str, set[tuple[str, str]]]]:
 
     return [
         ("seafood suppliers in Scandinavia", {("supplier", "17"), ("supplier", "21")}),
-        ("orders shipped late to France", orders_where(
-            lambda o: o["ShipCountry"] == "France" and o["ShippedDate"] and o["ShippedDate"] > o["RequiredDate"])),
-        ("cheese made in Italy", products_where(
-            lambda p: p["CategoryID"] == "4" and suppliers[p["SupplierID"]]["Country"] == "Italy")),
+        (
+            "orders shipped late to France",
+            orders_where(
+                lambda o: o["ShipCountry"] == "France" and o["ShippedDate"] and o["ShippedDate"] > o["RequiredDate"]
+            ),
+        ),
+        (
+            "cheese made in Italy",
+            products_where(lambda p: p["CategoryID"] == "4" and suppliers[p["SupplierID"]]["Country"] == "Italy"),
+        ),
         ("who is the sales manager", {("employee", "5")}),
         ("soft drinks and coffee category", {("category", "1")}),
         ("customer in Berlin", {("customer", c["CustomerID"]) for c in customers if c["City"] == "Berlin"}),
@@ -66,10 +72,16 @@ def expected_sets() -> list[tuple[str, set[tuple[str, str]]]]:
         ("chocolate and sweets", {("category", "3")} | products_where(lambda p: p["CategoryID"] == "3")),
         ("employee fluent in French and Italian", {("employee", "2")}),
         ("sales territory Boston", {("territory", "02116")}),
-        ("suppliers from Australia", {("supplier", s) for s, row in suppliers.items() if row["Country"] == "Australia"}),
+        (
+            "suppliers from Australia",
+            {("supplier", s) for s, row in suppliers.items() if row["Country"] == "Australia"},
+        ),
         ("tofu", products_where(lambda p: "Tofu" in p["ProductName"])),
         ("western sales region", {("region", "2")}),
-        ("orders to Germany not shipped yet", orders_where(lambda o: o["ShipCountry"] == "Germany" and not o["ShippedDate"])),
+        (
+            "orders to Germany not shipped yet",
+            orders_where(lambda o: o["ShipCountry"] == "Germany" and not o["ShippedDate"]),
+        ),
     ]
 
 
@@ -80,17 +92,34 @@ def heldout_sets() -> list[tuple[str, set[tuple[str, str]]]]:
     suppliers = {s["SupplierID"]: s for s in _table("suppliers.csv")}
     customers, employees = _table("customers.csv"), _table("employees.csv")
     return [
-        ("Norwegian cheese", {("product", p["ProductID"]) for p in products
-                              if p["CategoryID"] == "4" and suppliers[p["SupplierID"]]["Country"] == "Norway"}),
-        ("sauces and condiments", {("category", "2")} | {("product", p["ProductID"]) for p in products
-                                                         if p["CategoryID"] == "2"}),
+        (
+            "Norwegian cheese",
+            {
+                ("product", p["ProductID"])
+                for p in products
+                if p["CategoryID"] == "4" and suppliers[p["SupplierID"]]["Country"] == "Norway"
+            },
+        ),
+        (
+            "sauces and condiments",
+            {("category", "2")} | {("product", p["ProductID"]) for p in products if p["CategoryID"] == "2"},
+        ),
         ("meat pies from Australia", {("product", "53")}),
         ("sales representative in Seattle", {("employee", "1")}),
-        ("orders shipped by United Package to Brazil", {("order", o["OrderID"]) for o in orders if o["ShipVia"] == "2"
-                                                        and o["ShipCountry"] == "Brazil" and o["ShippedDate"]}),
+        (
+            "orders shipped by United Package to Brazil",
+            {
+                ("order", o["OrderID"])
+                for o in orders
+                if o["ShipVia"] == "2" and o["ShipCountry"] == "Brazil" and o["ShippedDate"]
+            },
+        ),
         ("who reports to Steven Buchanan", {("employee", e["EmployeeID"]) for e in employees if e["ReportsTo"] == "5"}),
         ("expensive wine", {("product", "38")}),
-        ("customers in Buenos Aires", {("customer", c["CustomerID"]) for c in customers if c["City"] == "Buenos Aires"}),
+        (
+            "customers in Buenos Aires",
+            {("customer", c["CustomerID"]) for c in customers if c["City"] == "Buenos Aires"},
+        ),
         ("pasta suppliers", {("supplier", "26")}),
         ("discontinued products", {("product", p["ProductID"]) for p in products if p["Discontinued"] == "1"}),
     ]
@@ -120,10 +149,17 @@ async def run(top: int, verbose: bool) -> dict[str, float]:
                 ws = (await identity.create_workspace(s, name="bench")).id
             embedder = load_embedder("local")
             started = time.perf_counter()
-            report = await load_network(db, embedder, workspace_id=ws, source_dir=CSV_DIR,
-                                        mapping=read_mapping_file(ROOT / "app" / "ontology" / "northwind.yaml"))
-            print(f"load: {sum(report.instances.values())} instances, {report.embedded} strings embedded, "
-                  f"{time.perf_counter() - started:.1f} s")
+            report = await load_network(
+                db,
+                embedder,
+                workspace_id=ws,
+                source_dir=CSV_DIR,
+                mapping=read_mapping_file(ROOT / "app" / "ontology" / "northwind.yaml"),
+            )
+            print(
+                f"load: {sum(report.instances.values())} instances, {report.embedded} strings embedded, "
+                f"{time.perf_counter() - started:.1f} s"
+            )
             store = OntologyStore(embedder)
             await semantic_recall(store, db, workspace_id=ws, r=RecallRequest("northwind", "warm up"))
             summary = {}
@@ -149,13 +185,22 @@ async def _ask(store, db, ws, questions, top, verbose, semantic_recall, RecallRe
         print(f"{'HIT ' if rank else 'MISS'} rank={rank or '-':<2} {latencies[-1]:6.0f} ms  {question}")
         if verbose or not rank:
             for n in result.nodes[:top]:
-                label = n.properties.get("Summary") or n.properties.get("CompanyName") or n.properties.get("ProductName")
+                label = (
+                    n.properties.get("Summary") or n.properties.get("CompanyName") or n.properties.get("ProductName")
+                )
                 print(f"        {n.object_type_id}:{_node_key(n)[1]} {n.score:.4f} {label}")
     n = len(questions)
-    print(f"hit@{top} {hits}/{n} = {hits / n:.2f}   hit@1 {firsts}/{n}   MRR@{top} {rr / n:.3f}   "
-          f"p50 {statistics.median(latencies):.0f} ms")
-    return {"questions": n, f"hit@{top}": hits / n, "hit@1": firsts / n, f"mrr@{top}": rr / n,
-            "p50_ms": statistics.median(latencies)}
+    print(
+        f"hit@{top} {hits}/{n} = {hits / n:.2f}   hit@1 {firsts}/{n}   MRR@{top} {rr / n:.3f}   "
+        f"p50 {statistics.median(latencies):.0f} ms"
+    )
+    return {
+        "questions": n,
+        f"hit@{top}": hits / n,
+        "hit@1": firsts / n,
+        f"mrr@{top}": rr / n,
+        "p50_ms": statistics.median(latencies),
+    }
 
 
 def main() -> None:

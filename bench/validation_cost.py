@@ -65,8 +65,10 @@ def main() -> None:
     ratio = (measured[last] / measured[last - 2]) ** 0.5 if last - 2 in measured else 2.0
     for n in (24, 30):
         if n > last:
-            print(f"before {n:3d} {len(nested_fragments(n)):6d} {measured[last] * ratio ** (n - last):11.0f}"
-                  f"  (extrapolated, x{ratio:.2f} per level)")
+            print(
+                f"before {n:3d} {len(nested_fragments(n)):6d} {measured[last] * ratio ** (n - last):11.0f}"
+                f"  (extrapolated, x{ratio:.2f} per level)"
+            )
     for n in (18, 24, 30, 60):
         ms, message = time_after(n)
         print(f"after  {n:3d} {len(nested_fragments(n)):6d} {ms:11.1f}  {message[:70]}")

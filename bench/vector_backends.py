@@ -81,7 +81,9 @@ def upsert(index: VectorIndex, points: list[VectorPoint]) -> float:
     return time.perf_counter() - start
 
 
-def run_queries(index: VectorIndex, queries: list[tuple[np.ndarray, str, list[str]]]) -> tuple[list[float], list[list[str]]]:
+def run_queries(
+    index: VectorIndex, queries: list[tuple[np.ndarray, str, list[str]]]
+) -> tuple[list[float], list[list[str]]]:
     """Run the queries; return per-query milliseconds and result ids."""
     index.search(queries[0][0], workspace_id=queries[0][1], collection_ids=queries[0][2], limit=100)  # warm-up
     times, results = [], []
@@ -120,14 +122,34 @@ def main() -> None:
         start = time.perf_counter()
         edge = EdgeVectorIndex(Path(tmp) / "edge", dim=DIM)
         reopen = time.perf_counter() - start
-        rows.append(("edge", edge_upsert, percentile(edge_times, 50), percentile(edge_times, 95), len(queries), f"reopen {reopen:.2f} s"))
+        rows.append(
+            (
+                "edge",
+                edge_upsert,
+                percentile(edge_times, 50),
+                percentile(edge_times, 95),
+                len(queries),
+                f"reopen {reopen:.2f} s",
+            )
+        )
 
         start = time.perf_counter()
         edge.optimize()
         optimize = time.perf_counter() - start
         hnsw_times, hnsw_results = run_queries(edge, queries)
-        overlap = statistics.mean(len(set(a) & set(b)) / max(1, len(a)) for a, b in zip(hnsw_results, edge_results, strict=True))
-        rows.append(("edge+hnsw", optimize, percentile(hnsw_times, 50), percentile(hnsw_times, 95), len(queries), f"write s = optimize(); overlap@100 with exact {overlap:.3f}"))
+        overlap = statistics.mean(
+            len(set(a) & set(b)) / max(1, len(a)) for a, b in zip(hnsw_results, edge_results, strict=True)
+        )
+        rows.append(
+            (
+                "edge+hnsw",
+                optimize,
+                percentile(hnsw_times, 50),
+                percentile(hnsw_times, 95),
+                len(queries),
+                f"write s = optimize(); overlap@100 with exact {overlap:.3f}",
+            )
+        )
         edge.close()
 
         client = ClientVectorIndex(path=Path(tmp) / "client", dim=DIM)
@@ -135,7 +157,16 @@ def main() -> None:
         client_queries = queries[: args.client_queries]
         client_times, client_results = run_queries(client, client_queries)
         same = sum(a == b for a, b in zip(client_results, edge_results, strict=False))
-        rows.append(("client-local", client_upsert, percentile(client_times, 50), percentile(client_times, 95), len(client_queries), f"same ids+order as edge: {same}/{len(client_queries)}"))
+        rows.append(
+            (
+                "client-local",
+                client_upsert,
+                percentile(client_times, 50),
+                percentile(client_times, 95),
+                len(client_queries),
+                f"same ids+order as edge: {same}/{len(client_queries)}",
+            )
+        )
         client.close()
 
     print(f"{args.points} points x {DIM}-d, filtered queries (workspace + 2 collections), limit 100")

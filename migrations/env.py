@@ -33,8 +33,9 @@ async def _online() -> None:
 
 
 if context.is_offline_mode():
-    context.configure(url=context.config.get_main_option("sqlalchemy.url"), target_metadata=target_metadata,
-                      literal_binds=True)
+    context.configure(
+        url=context.config.get_main_option("sqlalchemy.url"), target_metadata=target_metadata, literal_binds=True
+    )
     with context.begin_transaction():
         context.run_migrations()
 else:

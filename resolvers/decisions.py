@@ -141,20 +141,43 @@ def _to_decision(d: dict[str, Any]) -> Decision:
     ctx = d.get("context") or {}
     answers = []
     for a in d.get("answers") or []:
-        answers.append(DecisionAnswer(
-            type=a["type"], name=a.get("name"), value=a.get("value"), score=a.get("score"), label=a.get("label"),
-            probabilities=[DecisionOptionProbability(value=p.get("value"), label=p.get("label"), score=p.get("score"),
-                                                     probability=p["probability"]) for p in a.get("probabilities", [])]))
+        answers.append(
+            DecisionAnswer(
+                type=a["type"],
+                name=a.get("name"),
+                value=a.get("value"),
+                score=a.get("score"),
+                label=a.get("label"),
+                probabilities=[
+                    DecisionOptionProbability(
+                        value=p.get("value"), label=p.get("label"), score=p.get("score"), probability=p["probability"]
+                    )
+                    for p in a.get("probabilities", [])
+                ],
+            )
+        )
     err = d.get("error")
     return Decision(
-        id=d["id"], session_id=d.get("sessionId"), source=d["source"], status=d["status"], questions=d["questions"],
-        answers=answers, context=DecisionContext(mode=ctx.get("mode", ""), tokens=ctx.get("tokens"),
-                                                 messages=ctx.get("messages"),
-                                                 omitted_messages=ctx.get("omittedMessages")),
-        error=DecisionError(code=err["code"], message=err["message"]) if err else None, judge=d.get("judge", ""),
-        judge_runs=d.get("judgeRuns", 0), created_at=datetime.fromisoformat(d["createdAt"].replace("Z", "+00:00")),
-        completed_at=(datetime.fromisoformat(d["completedAt"].replace("Z", "+00:00")) if d.get("completedAt")
-                      else None))
+        id=d["id"],
+        session_id=d.get("sessionId"),
+        source=d["source"],
+        status=d["status"],
+        questions=d["questions"],
+        answers=answers,
+        context=DecisionContext(
+            mode=ctx.get("mode", ""),
+            tokens=ctx.get("tokens"),
+            messages=ctx.get("messages"),
+            omitted_messages=ctx.get("omittedMessages"),
+        ),
+        error=DecisionError(code=err["code"], message=err["message"]) if err else None,
+        judge=d.get("judge", ""),
+        judge_runs=d.get("judgeRuns", 0),
+        created_at=datetime.fromisoformat(d["createdAt"].replace("Z", "+00:00")),
+        completed_at=(
+            datetime.fromisoformat(d["completedAt"].replace("Z", "+00:00")) if d.get("completedAt") else None
+        ),
+    )
 
 
 def _present(obj: Any, names: dict[str, str]) -> dict[str, Any]:
@@ -172,14 +195,24 @@ def input_as_dict(input: CreateDecisionInput) -> dict[str, Any]:
     if isinstance(body.get("questions"), list):
         qs = []
         for q in body["questions"]:
-            d = _present(q, {"type": "type", "name": "name", "instructions": "instructions", "choices": "choices",
-                             "levels": "levels"})
+            d = _present(
+                q,
+                {
+                    "type": "type",
+                    "name": "name",
+                    "instructions": "instructions",
+                    "choices": "choices",
+                    "levels": "levels",
+                },
+            )
             d["type"] = q.type.value
             if isinstance(d.get("choices"), list):
                 d["choices"] = [_present(c, {"value": "value", "description": "description"}) for c in d["choices"]]
             if isinstance(d.get("levels"), list):
-                d["levels"] = [_present(lv, {"label": "label", "score": "score", "description": "description"})
-                               for lv in d["levels"]]
+                d["levels"] = [
+                    _present(lv, {"label": "label", "score": "score", "description": "description"})
+                    for lv in d["levels"]
+                ]
             qs.append(d)
         body["questions"] = qs
     return body
@@ -212,22 +245,33 @@ def _validate_append(session_id: str, messages: list[SessionMessageInput]) -> No
 def _validate_session_read(id: str, last_messages: int = 50) -> None:
     validate_session_id(id, "id", error=BadInput)
     if not 0 <= last_messages <= session_service.MAX_READ:
-        raise BadInput(f"lastMessages must be 0–{session_service.MAX_READ}", field="lastMessages",
-                       limit=f"0-{session_service.MAX_READ}")
+        raise BadInput(
+            f"lastMessages must be 0–{session_service.MAX_READ}",
+            field="lastMessages",
+            limit=f"0-{session_service.MAX_READ}",
+        )
 
 
 def _validate_sessions(include_archived: bool = False, limit: int = 50) -> None:
     if not 1 <= limit <= session_service.MAX_READ:
-        raise BadInput(f"limit must be 1–{session_service.MAX_READ}", field="limit",
-                       limit=f"1-{session_service.MAX_READ}")
+        raise BadInput(
+            f"limit must be 1–{session_service.MAX_READ}", field="limit", limit=f"1-{session_service.MAX_READ}"
+        )
 
 
 def _to_session(row: SessionRow, messages: list[MessageRow]) -> AgentSession:
-    return AgentSession(id=row.id, title=row.title, message_count=row.message_count,
-                        archived=row.archived_at is not None, created_at=row.created_at, updated_at=row.updated_at,
-                        archived_at=row.archived_at,
-                        messages=[SessionMessage(ordinal=m.ordinal, role=m.role, content=m.content,
-                                                 created_at=m.created_at) for m in messages])
+    return AgentSession(
+        id=row.id,
+        title=row.title,
+        message_count=row.message_count,
+        archived=row.archived_at is not None,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        archived_at=row.archived_at,
+        messages=[
+            SessionMessage(ordinal=m.ordinal, role=m.role, content=m.content, created_at=m.created_at) for m in messages
+        ],
+    )
 
 
 @strawberry.type
@@ -239,19 +283,27 @@ class DecisionQuery:
 
     @strawberry.field(description="One of your agent sessions with its newest messages (0–200, default 50).")
     @governed("session", validate=_validate_session_read)
-    async def session(self, info: Info, id: strawberry.ID, principal: Principal, last_messages: int = 50) -> AgentSession:
+    async def session(
+        self, info: Info, id: strawberry.ID, principal: Principal, last_messages: int = 50
+    ) -> AgentSession:
         async with info.context.services.db.session() as s:
             row = await session_service.get_session(s, principal=principal, session_id=id, field="id")
-            msgs = await session_service.recent_messages(s, session_id=row.id, limit=last_messages) if last_messages else []
+            msgs = (
+                await session_service.recent_messages(s, session_id=row.id, limit=last_messages)
+                if last_messages
+                else []
+            )
         return _to_session(row, msgs)
 
     @strawberry.field(description="Your agent sessions, most recently updated first (no messages).")
     @governed("sessions", validate=_validate_sessions)
-    async def sessions(self, info: Info, principal: Principal, include_archived: bool = False,
-                       limit: int = 50) -> list[AgentSession]:
+    async def sessions(
+        self, info: Info, principal: Principal, include_archived: bool = False, limit: int = 50
+    ) -> list[AgentSession]:
         async with info.context.services.db.session() as s:
-            rows = await session_service.list_sessions(s, principal=principal, include_archived=include_archived,
-                                                       limit=limit)
+            rows = await session_service.list_sessions(
+                s, principal=principal, include_archived=include_archived, limit=limit
+            )
         return [_to_session(r, []) for r in rows]
 
 
@@ -259,21 +311,28 @@ class DecisionQuery:
 class DecisionMutation:
     @strawberry.mutation(description="Run a structured decision over state or a session (SPEC §8).")
     @governed("createDecision", validate=_validate_create)
-    async def create_decision(self, info: Info, input: CreateDecisionInput, principal: Principal,
-                              idempotency_key: str | None = None) -> Decision:
+    async def create_decision(
+        self, info: Info, input: CreateDecisionInput, principal: Principal, idempotency_key: str | None = None
+    ) -> Decision:
         body = input_as_dict(input)
         sha = body_sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode("utf-8"))
         key = validate_idempotency_key([idempotency_key]) if idempotency_key is not None else None
         outcome = await info.context.services.decisions.create(
-            principal, prepare=lambda: validate_request(body), sha=sha, key=key, source="graphql")
+            principal, prepare=lambda: validate_request(body), sha=sha, key=key, source="graphql"
+        )
         if outcome.error is not None:
             raise outcome.error
         return _to_decision(outcome.decision or {})
 
     @strawberry.mutation(description="Start an agent session, optionally with its first messages.")
     @governed("createSession", validate=_validate_session_create)
-    async def create_session(self, info: Info, principal: Principal, title: str | None = None,
-                             messages: list[SessionMessageInput] | None = None) -> AgentSession:
+    async def create_session(
+        self,
+        info: Info,
+        principal: Principal,
+        title: str | None = None,
+        messages: list[SessionMessageInput] | None = None,
+    ) -> AgentSession:
         msgs = [session_service.MessageIn(m.role, m.content) for m in messages or []]
         async with info.context.services.db.session() as s:
             row = await session_service.create_session(s, principal=principal, title=title, messages=msgs)
@@ -282,8 +341,9 @@ class DecisionMutation:
 
     @strawberry.mutation(description="Append 1–100 messages to an unarchived session of yours.")
     @governed("appendSessionMessages", validate=_validate_append)
-    async def append_session_messages(self, info: Info, session_id: strawberry.ID,
-                                      messages: list[SessionMessageInput], principal: Principal) -> AgentSession:
+    async def append_session_messages(
+        self, info: Info, session_id: strawberry.ID, messages: list[SessionMessageInput], principal: Principal
+    ) -> AgentSession:
         msgs = [session_service.MessageIn(m.role, m.content) for m in messages]
         async with info.context.services.db.session() as s:
             row = await session_service.append_messages(s, principal=principal, session_id=session_id, messages=msgs)

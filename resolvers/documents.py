@@ -45,7 +45,9 @@ class Document:
     media_type: str
     created_at: datetime
     versions: list[DocumentVersion]
-    current_version_id: strawberry.ID | None = strawberry.field(description="The version visible at asOf (null: none then).")
+    current_version_id: strawberry.ID | None = strawberry.field(
+        description="The version visible at asOf (null: none then)."
+    )
 
 
 @strawberry.type
@@ -85,14 +87,26 @@ def to_document(read: DocumentRead) -> Document:
     """Service read → GraphQL document."""
     d: DocumentRow = read.document
     return Document(
-        id=d.id, collection_id=d.collection_id, external_id=d.external_id, title=d.title,
-        media_type=d.media_type, created_at=d.created_at, current_version_id=read.chosen_version_id,
+        id=d.id,
+        collection_id=d.collection_id,
+        external_id=d.external_id,
+        title=d.title,
+        media_type=d.media_type,
+        created_at=d.created_at,
+        current_version_id=read.chosen_version_id,
         versions=[
             DocumentVersion(
-                id=v.id, number=v.number, text=v.text, content_sha256=v.content_sha256,
-                valid_from=v.valid_from, valid_to=v.valid_to, recorded_at=v.recorded_at,
-                passages=[PassageSpan(passage_id=p[0], ordinal=p[1], start=p[2], end=p[3])
-                          for p in read.passages.get(v.id, [])],
+                id=v.id,
+                number=v.number,
+                text=v.text,
+                content_sha256=v.content_sha256,
+                valid_from=v.valid_from,
+                valid_to=v.valid_to,
+                recorded_at=v.recorded_at,
+                passages=[
+                    PassageSpan(passage_id=p[0], ordinal=p[1], start=p[2], end=p[3])
+                    for p in read.passages.get(v.id, [])
+                ],
             )
             for v in read.versions
         ],
@@ -125,11 +139,14 @@ def _validate_upsert(input: UpsertDocumentInput) -> None:
 class DocumentQuery:
     @strawberry.field(description="A document with its versions (text included) as of a bitemporal point.")
     @governed("document", validate=_validate_read)
-    async def document(self, info: Info, id: strawberry.ID, principal: Principal,
-                       as_of: AsOfInput | None = None) -> Document:
+    async def document(
+        self, info: Info, id: strawberry.ID, principal: Principal, as_of: AsOfInput | None = None
+    ) -> Document:
         async with info.context.services.db.session() as s:
             read = await read_document(
-                s, workspace_id=principal.workspace_id, document_id=id,
+                s,
+                workspace_id=principal.workspace_id,
+                document_id=id,
                 valid_time=as_of.valid_time if as_of else None,
                 system_time=as_of.system_time if as_of else None,
             )
@@ -152,22 +169,33 @@ class DocumentMutation:
             c = await docs.get_or_create_collection(s, workspace_id=principal.workspace_id, name=name)
         return Collection(id=c.id, name=c.name, document_count=0, created_at=c.created_at)
 
-    @strawberry.mutation(description="Create a document or record a new version (document:write). Indexed before returning.")
+    @strawberry.mutation(
+        description="Create a document or record a new version (document:write). Indexed before returning."
+    )
     @governed("upsertDocument", validate=_validate_upsert)
-    async def upsert_document(self, info: Info, input: UpsertDocumentInput, principal: Principal) -> UpsertDocumentResult:
+    async def upsert_document(
+        self, info: Info, input: UpsertDocumentInput, principal: Principal
+    ) -> UpsertDocumentResult:
         services = info.context.services
         async with services.db.session() as s:
             await docs.get_collection(s, workspace_id=principal.workspace_id, collection_id=input.collection_id)
             r = await docs.upsert_document(
-                s, workspace_id=principal.workspace_id, collection_id=input.collection_id,
-                external_id=input.external_id, title=input.title, text=input.text, media_type=input.media_type,
-                valid_from=input.valid_from, valid_to=input.valid_to,
+                s,
+                workspace_id=principal.workspace_id,
+                collection_id=input.collection_id,
+                external_id=input.external_id,
+                title=input.title,
+                text=input.text,
+                media_type=input.media_type,
+                valid_from=input.valid_from,
+                valid_to=input.valid_to,
                 chunk_max_tokens=services.settings.chunk_max_tokens,
             )
         if r.new_passage_ids:
             await services.indexes.index_pending(services.db)
-        return UpsertDocumentResult(document_id=r.document_id, version_id=r.version_id, status=r.status,
-                                    new_passages=len(r.new_passage_ids))
+        return UpsertDocumentResult(
+            document_id=r.document_id, version_id=r.version_id, status=r.status, new_passages=len(r.new_passage_ids)
+        )
 
     @strawberry.mutation(description="Delete a document (recorded at the current system time; history kept).")
     @governed("deleteDocument", validate=_validate_id)

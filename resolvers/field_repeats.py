@@ -97,5 +97,7 @@ def repeat_errors(document: DocumentNode) -> list[str]:
     if n <= MAX_REPEATS:
         return []
     more = "over " if n >= _CAP else ""
-    return [f"'{key}' is selected {more}{n:,} times in one selection set once fragments are merged; "
-            f"the limit is {MAX_REPEATS}: select each field once"]
+    return [
+        f"'{key}' is selected {more}{n:,} times in one selection set once fragments are merged; "
+        f"the limit is {MAX_REPEATS}: select each field once"
+    ]

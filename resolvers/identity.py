@@ -47,7 +47,8 @@ class RegisteredOperation:
     effect: str
     rate_class: str | None = strawberry.field(
         description="Rate-limit class the call counts against per credential: packs, decisions, writes, "
-                    "reads (null: no credential).")
+        "reads (null: no credential)."
+    )
 
 
 @strawberry.type(description="The five responsibility lists of an agent credential.")
@@ -59,7 +60,9 @@ class ResponsibilityProfile:
     hard_boundaries: list[str]
 
 
-@strawberry.input(description="Responsibility lists; an omitted list keeps its value (on create: empty, granted = the scopes' capabilities).")
+@strawberry.input(
+    description="Responsibility lists; an omitted list keeps its value (on create: empty, granted = the scopes' capabilities)."
+)
 class ResponsibilityProfileInput:
     granted_capabilities: list[str] | None = None
     natural_avoidances: list[str] | None = None
@@ -74,8 +77,10 @@ class CredentialStatus(enum.Enum):
     REVOKED = "REVOKED"
     EXPIRED = "EXPIRED"
     AUTHORITY_LOST = strawberry.enum_value(
-        "AUTHORITY_LOST", description="Its creator was removed (every call fails) or no longer holds what any of its "
-                                      "scopes needs (every scoped call fails), with AGENT_CREDENTIAL_AUTHORITY_LOST.")
+        "AUTHORITY_LOST",
+        description="Its creator was removed (every call fails) or no longer holds what any of its "
+        "scopes needs (every scoped call fails), with AGENT_CREDENTIAL_AUTHORITY_LOST.",
+    )
 
 
 @strawberry.type
@@ -92,7 +97,8 @@ class AgentCredential:
     status: CredentialStatus
     lost_scopes: list[str] = strawberry.field(
         description="Scopes whose permissions its creator no longer holds (all of them once the creator is removed); "
-                    "calls needing them fail with AGENT_CREDENTIAL_AUTHORITY_LOST.")
+        "calls needing them fail with AGENT_CREDENTIAL_AUTHORITY_LOST."
+    )
     profile: ResponsibilityProfile
 
 
@@ -106,7 +112,9 @@ class NewAgentCredential:
 class CreateAgentCredentialInput:
     name: str
     expires_in_days: int = strawberry.field(description="1–365.")
-    scopes: list[str] | None = strawberry.field(default=None, description="Default: context:read, queries:run, replay:run.")
+    scopes: list[str] | None = strawberry.field(
+        default=None, description="Default: context:read, queries:run, replay:run."
+    )
     context_set_id: strawberry.ID | None = None
     profile: ResponsibilityProfileInput | None = None
 
@@ -129,8 +137,11 @@ def _profile_dict(p: ResponsibilityProfileInput | None) -> dict | None:
     if p is None:
         return None
     pairs = {
-        "grantedCapabilities": p.granted_capabilities, "naturalAvoidances": p.natural_avoidances,
-        "suggestOnly": p.suggest_only, "reconfirmBefore": p.reconfirm_before, "hardBoundaries": p.hard_boundaries,
+        "grantedCapabilities": p.granted_capabilities,
+        "naturalAvoidances": p.natural_avoidances,
+        "suggestOnly": p.suggest_only,
+        "reconfirmBefore": p.reconfirm_before,
+        "hardBoundaries": p.hard_boundaries,
     }
     return {k: v for k, v in pairs.items() if v is not None}
 
@@ -139,12 +150,22 @@ def to_credential(c: CredentialRow, state: CredentialState) -> AgentCredential:
     """Row and its :class:`~app.identity.credential_state.CredentialState` → GraphQL type (never the secret)."""
     prof = c.profile or {}
     return AgentCredential(
-        id=c.id, name=c.name, creator_id=c.creator_id, scopes=list(c.scopes), context_set_id=c.context_set_id,
-        created_at=c.created_at, expires_at=c.expires_at, revoked_at=c.revoked_at, active=state.active,
-        status=CredentialStatus(state.status), lost_scopes=list(state.lost_scopes),
+        id=c.id,
+        name=c.name,
+        creator_id=c.creator_id,
+        scopes=list(c.scopes),
+        context_set_id=c.context_set_id,
+        created_at=c.created_at,
+        expires_at=c.expires_at,
+        revoked_at=c.revoked_at,
+        active=state.active,
+        status=CredentialStatus(state.status),
+        lost_scopes=list(state.lost_scopes),
         profile=ResponsibilityProfile(
-            granted_capabilities=prof.get("grantedCapabilities", []), natural_avoidances=prof.get("naturalAvoidances", []),
-            suggest_only=prof.get("suggestOnly", []), reconfirm_before=prof.get("reconfirmBefore", []),
+            granted_capabilities=prof.get("grantedCapabilities", []),
+            natural_avoidances=prof.get("naturalAvoidances", []),
+            suggest_only=prof.get("suggestOnly", []),
+            reconfirm_before=prof.get("reconfirmBefore", []),
             hard_boundaries=prof.get("hardBoundaries", []),
         ),
     )
@@ -161,8 +182,9 @@ def _validate_create(input: CreateAgentCredentialInput) -> None:
     if input.scopes is not None:
         unknown = [s for s in input.scopes if s not in SCOPE_PERMISSIONS]
         if unknown:
-            raise BadInput(f"input.scopes has unknown {unknown}; allowed: {', '.join(SCOPE_PERMISSIONS)}",
-                           field="input.scopes")
+            raise BadInput(
+                f"input.scopes has unknown {unknown}; allowed: {', '.join(SCOPE_PERMISSIONS)}", field="input.scopes"
+            )
     validate_name(input.name, "input.name", 120)
     if input.context_set_id is not None:
         validate_identifier(input.context_set_id, "input.contextSetId")
@@ -195,16 +217,32 @@ class IdentityQuery:
         permissions = principal.permissions
         if principal.is_agent:  # what the agent can use: its scopes' share of its creator's rights
             permissions = permissions & frozenset().union(*(SCOPE_PERMISSIONS[s] for s in principal.scopes))
-        return Viewer(kind=principal.kind, id=principal.id, workspace_id=principal.workspace_id, role=principal.role,
-                      permissions=sorted(permissions), scopes=sorted(principal.scopes),
-                      context_set_id=principal.context_set_id, expires_at=principal.expires_at)
+        return Viewer(
+            kind=principal.kind,
+            id=principal.id,
+            workspace_id=principal.workspace_id,
+            role=principal.role,
+            permissions=sorted(permissions),
+            scopes=sorted(principal.scopes),
+            context_set_id=principal.context_set_id,
+            expires_at=principal.expires_at,
+        )
 
     @strawberry.field(description="Every registered operation with its coordinate and capability.")
     @governed("operations")
     async def operations(self, info: Info) -> list[RegisteredOperation]:
-        return [RegisteredOperation(name=o.name, kind=o.kind, coordinate=o.coordinate, capability=o.capability,
-                                    scope=o.scope, effect=o.effect, rate_class=o.rate_class)
-                for o in REGISTRY.values()]
+        return [
+            RegisteredOperation(
+                name=o.name,
+                kind=o.kind,
+                coordinate=o.coordinate,
+                capability=o.capability,
+                scope=o.scope,
+                effect=o.effect,
+                rate_class=o.rate_class,
+            )
+            for o in REGISTRY.values()
+        ]
 
     @strawberry.field(description="Members of your workspace (admins and owners).")
     @governed("members")
@@ -226,15 +264,22 @@ class IdentityQuery:
 class IdentityMutation:
     @strawberry.mutation(description="Create an agent credential (owners/admins). The token is returned once.")
     @governed("createAgentCredential", validate=_validate_create)
-    async def create_agent_credential(self, info: Info, input: CreateAgentCredentialInput,
-                                      principal: Principal) -> NewAgentCredential:
+    async def create_agent_credential(
+        self, info: Info, input: CreateAgentCredentialInput, principal: Principal
+    ) -> NewAgentCredential:
         scopes = input.scopes
         async with info.context.services.db.session() as s:
             cred, issued = await identity.create_credential(
-                s, creator=principal, name=input.name, scopes=scopes, expires_in_days=input.expires_in_days,
-                context_set_id=input.context_set_id, profile=_profile_dict(input.profile),
-                default_capabilities=capabilities_for_scopes(set(scopes) if scopes is not None else
-                                                             {"context:read", "queries:run", "replay:run"}),
+                s,
+                creator=principal,
+                name=input.name,
+                scopes=scopes,
+                expires_in_days=input.expires_in_days,
+                context_set_id=input.context_set_id,
+                profile=_profile_dict(input.profile),
+                default_capabilities=capabilities_for_scopes(
+                    set(scopes) if scopes is not None else {"context:read", "queries:run", "replay:run"}
+                ),
             )
             states = await credential_states(s, [cred])
         return NewAgentCredential(credential=to_credential(cred, states[cred.id]), token=issued.token)
@@ -249,11 +294,13 @@ class IdentityMutation:
 
     @strawberry.mutation(description="Replace lists of an agent credential's responsibility profile.")
     @governed("setAgentProfile", validate=_validate_credential_id)
-    async def set_agent_profile(self, info: Info, id: strawberry.ID, profile: ResponsibilityProfileInput,
-                                principal: Principal) -> AgentCredential:
+    async def set_agent_profile(
+        self, info: Info, id: strawberry.ID, profile: ResponsibilityProfileInput, principal: Principal
+    ) -> AgentCredential:
         async with info.context.services.db.session() as s:
-            cred = await identity.set_credential_profile(s, workspace_id=principal.workspace_id, credential_id=id,
-                                                         profile=_profile_dict(profile) or {})
+            cred = await identity.set_credential_profile(
+                s, workspace_id=principal.workspace_id, credential_id=id, profile=_profile_dict(profile) or {}
+            )
             states = await credential_states(s, [cred])
         return to_credential(cred, states[cred.id])
 
@@ -268,8 +315,9 @@ class IdentityMutation:
     @governed("removeMember", validate=_validate_member_id)
     async def remove_member(self, info: Info, member_id: strawberry.ID, principal: Principal) -> Member:
         async with info.context.services.db.session() as s:
-            m = await identity.remove_member(s, workspace_id=principal.workspace_id, member_id=member_id,
-                                             by_member_id=principal.member_id)
+            m = await identity.remove_member(
+                s, workspace_id=principal.workspace_id, member_id=member_id, by_member_id=principal.member_id
+            )
         return to_member(m)
 
     @strawberry.mutation(description="Change a member's role (owners). Their agents act with the new role at once.")

@@ -20,7 +20,9 @@ class TraceInput:
     interaction_id: str | None = None
 
 
-@strawberry.type(description="What the server recorded for a managed (trace) or idempotent (X-Client-Invocation-Id) call.")
+@strawberry.type(
+    description="What the server recorded for a managed (trace) or idempotent (X-Client-Invocation-Id) call."
+)
 class OperationReceipt:
     id: str
     operation: str
@@ -61,9 +63,15 @@ async def traced(info: Info, principal: Principal, op: str, trace: TraceInput | 
         ``(JSON result, receipt or None)``.
     """
     return await tracing.run_traced(
-        info.context.services.db, workspace_id=principal.workspace_id, principal_id=principal.id, operation=op,
-        trace=trace_dict(trace), headers=info.context.headers,
-        normalized_input={k: plain(v) for k, v in sorted(args.items())}, run=run)
+        info.context.services.db,
+        workspace_id=principal.workspace_id,
+        principal_id=principal.id,
+        operation=op,
+        trace=trace_dict(trace),
+        headers=info.context.headers,
+        normalized_input={k: plain(v) for k, v in sorted(args.items())},
+        run=run,
+    )
 
 
 def _validate_start(conversation_id: str | None = None) -> None:
@@ -73,11 +81,19 @@ def _validate_start(conversation_id: str | None = None) -> None:
 
 @strawberry.type
 class TraceMutation:
-    @strawberry.mutation(description="Open an interaction: server-issued conversationId + interactionId for trace inputs.")
+    @strawberry.mutation(
+        description="Open an interaction: server-issued conversationId + interactionId for trace inputs."
+    )
     @governed("startInteraction", validate=_validate_start)
-    async def start_interaction(self, info: Info, principal: Principal,
-                                conversation_id: str | None = None) -> Interaction:
-        row = await tracing.start_interaction(info.context.services.db, workspace_id=principal.workspace_id,
-                                              principal_id=principal.id, conversation_id=conversation_id)
-        return Interaction(conversation_id=row.conversation_id, interaction_id=row.interaction_id,
-                           created_at=row.created_at)
+    async def start_interaction(
+        self, info: Info, principal: Principal, conversation_id: str | None = None
+    ) -> Interaction:
+        row = await tracing.start_interaction(
+            info.context.services.db,
+            workspace_id=principal.workspace_id,
+            principal_id=principal.id,
+            conversation_id=conversation_id,
+        )
+        return Interaction(
+            conversation_id=row.conversation_id, interaction_id=row.interaction_id, created_at=row.created_at
+        )

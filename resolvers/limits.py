@@ -62,8 +62,12 @@ class Cost:
 
     def plus(self, other: Cost) -> Cost:
         """Sum of counts, max of depths (siblings)."""
-        return Cost(self.selections + other.selections, max(self.depth, other.depth),
-                    self.aliases + other.aliases, self.packs + other.packs)
+        return Cost(
+            self.selections + other.selections,
+            max(self.depth, other.depth),
+            self.aliases + other.aliases,
+            self.packs + other.packs,
+        )
 
 
 _CAP = MAX_SELECTIONS * 1000
@@ -112,9 +116,14 @@ class DocumentCost:
                 # depth as Strawberry's limiter measured it: a leaf is 0, a field with a
                 # selection set 1 + its deepest child, introspection (``__``) fields 0
                 nested = sel.selection_set is not None and not sel.name.value.startswith("__")
-                total = total.plus(Cost(1 + child.selections, 1 + child.depth if nested else 0,
-                                        child.aliases + (1 if sel.alias else 0),
-                                        child.packs + (1 if sel.name.value in EXPENSIVE_FIELDS else 0)))
+                total = total.plus(
+                    Cost(
+                        1 + child.selections,
+                        1 + child.depth if nested else 0,
+                        child.aliases + (1 if sel.alias else 0),
+                        child.packs + (1 if sel.name.value in EXPENSIVE_FIELDS else 0),
+                    )
+                )
             elif isinstance(sel, InlineFragmentNode):
                 total = total.plus(self.selection_set(sel.selection_set))
             elif isinstance(sel, FragmentSpreadNode):
@@ -134,13 +143,16 @@ def limit_errors(document: DocumentNode) -> list[str]:
         name = f"operation '{op.name.value}'" if op.name else "the operation"
         if c.selections > MAX_SELECTIONS:
             more = "over " if c.selections >= _CAP else ""
-            errors.append(f"{name} selects {more}{c.selections:,} fields once fragments are expanded; the limit is "
-                          f"{MAX_SELECTIONS:,}: select fewer fields or spread fragments fewer times")
+            errors.append(
+                f"{name} selects {more}{c.selections:,} fields once fragments are expanded; the limit is "
+                f"{MAX_SELECTIONS:,}: select fewer fields or spread fragments fewer times"
+            )
         if c.depth > MAX_DEPTH:
             errors.append(f"{name} is {c.depth} fields deep; the depth limit is {MAX_DEPTH}")
         if c.aliases > MAX_ALIASES:
             errors.append(f"{name} uses {c.aliases} aliases; the limit is {MAX_ALIASES}")
         if c.packs > MAX_PACKS:
-            errors.append(f"at most {MAX_PACKS} contextPack fields per request ({name} has {c.packs}); "
-                          "send separate requests")
+            errors.append(
+                f"at most {MAX_PACKS} contextPack fields per request ({name} has {c.packs}); send separate requests"
+            )
     return errors

@@ -15,20 +15,26 @@ from app.governance import Principal, governed
 from resolvers.packs import Trust
 
 
-@strawberry.enum(description="CURRENT = every cited source unchanged; CHANGED = a cited passage changed or its document has a newer version.")
+@strawberry.enum(
+    description="CURRENT = every cited source unchanged; CHANGED = a cited passage changed or its document has a newer version."
+)
 class MemorySourceState(Enum):
     CURRENT = "CURRENT"
     CHANGED = "CHANGED"
 
 
-@strawberry.type(description="A cited passage: its id and the SHA-256 recorded when the memory was written (never its text).")
+@strawberry.type(
+    description="A cited passage: its id and the SHA-256 recorded when the memory was written (never its text)."
+)
 class MemoryCitation:
     passage_id: strawberry.ID
     passage_sha256: str
     source_state: MemorySourceState
 
 
-@strawberry.type(description="A private note kept for the member behind the credential. Never evidence: type 'memory', evidence false, trust UNTRUSTED; never used in packs. Text is PII-masked ([EMAIL_1], [PHONE_1] …).")
+@strawberry.type(
+    description="A private note kept for the member behind the credential. Never evidence: type 'memory', evidence false, trust UNTRUSTED; never used in packs. Text is PII-masked ([EMAIL_1], [PHONE_1] …)."
+)
 class Memory:
     id: strawberry.ID
     namespace: str
@@ -54,7 +60,9 @@ class MaskedCount:
 @strawberry.type
 class RememberMemoryResult:
     memory: Memory
-    superseded: int = strawberry.field(description="1 when this replaced the previous version of the same namespace + key, else 0.")
+    superseded: int = strawberry.field(
+        description="1 when this replaced the previous version of the same namespace + key, else 0."
+    )
     masked: list[MaskedCount]
 
 
@@ -83,8 +91,12 @@ class RecallLeg:
 @strawberry.type
 class RecallMemoriesResult:
     memories: list[RecalledMemory]
-    hidden: int = strawberry.field(description="Memories left out because a cited source is deleted, expired or unreadable.")
-    candidates: int = strawberry.field(description="Memories ranked: the newest 300 at most of those matching the query by word or among the 100 most cosine-similar.")
+    hidden: int = strawberry.field(
+        description="Memories left out because a cited source is deleted, expired or unreadable."
+    )
+    candidates: int = strawberry.field(
+        description="Memories ranked: the newest 300 at most of those matching the query by word or among the 100 most cosine-similar."
+    )
     legs: list[RecallLeg]
 
 
@@ -116,7 +128,9 @@ class DeleteAllMemoriesResult:
 class RememberMemoryInput:
     namespace: str = strawberry.field(description="1–64 characters, no personal data.")
     text: str = strawberry.field(description="1–1,000 characters; personal data is masked before storage.")
-    key: str | None = strawberry.field(default=None, description="≤ 120 characters, no personal data; same namespace + key supersedes.")
+    key: str | None = strawberry.field(
+        default=None, description="≤ 120 characters, no personal data; same namespace + key supersedes."
+    )
     collection_id: strawberry.ID | None = None
     citations: list[strawberry.ID] | None = strawberry.field(default=None, description="At most 20 passage ids.")
 
@@ -126,7 +140,9 @@ class RecallMemoriesInput:
     query: str = strawberry.field(description="1–1,000 characters.")
     namespace: str | None = None
     collection_id: strawberry.ID | None = None
-    as_of: datetime | None = strawberry.field(default=None, description="Recall what was valid at this system time (ISO-8601 with zone).")
+    as_of: datetime | None = strawberry.field(
+        default=None, description="Recall what was valid at this system time (ISO-8601 with zone)."
+    )
     limit: int = strawberry.field(default=mem.RECALL_LIMIT, description="1–50.")
 
 
@@ -151,11 +167,19 @@ def to_memory(view: mem.MemoryView) -> Memory:
     """Service view → GraphQL memory."""
     r = view.row
     return Memory(
-        id=r.id, namespace=r.namespace, key=r.key, text=r.text, collection_id=r.collection_id, version=r.version,
-        recorded_at=r.recorded_at, superseded_at=r.superseded_at,
+        id=r.id,
+        namespace=r.namespace,
+        key=r.key,
+        text=r.text,
+        collection_id=r.collection_id,
+        version=r.version,
+        recorded_at=r.recorded_at,
+        superseded_at=r.superseded_at,
         source_state=MemorySourceState(view.source.state),
-        citations=[MemoryCitation(passage_id=p, passage_sha256=h, source_state=MemorySourceState(st))
-                   for p, h, st in view.source.citations],
+        citations=[
+            MemoryCitation(passage_id=p, passage_sha256=h, source_state=MemorySourceState(st))
+            for p, h, st in view.source.citations
+        ],
     )
 
 
@@ -180,15 +204,15 @@ def _validate_remember(input: RememberMemoryInput) -> None:
     _id(input.collection_id, "input.collectionId")
     for i, c in enumerate(input.citations or []):
         _id(c, f"input.citations[{i}]")
-    mem.validate_fields(namespace=input.namespace, key=input.key, text=input.text, citations=input.citations or [],
-                        prefix="input.")
+    mem.validate_fields(
+        namespace=input.namespace, key=input.key, text=input.text, citations=input.citations or [], prefix="input."
+    )
 
 
 def _validate_recall(input: RecallMemoriesInput) -> None:
     require_storable(input.query, "input.query")
     if not 1 <= len(input.query) <= 1_000 or not input.query.strip():
-        raise BadInput("input.query must be 1–1,000 characters, not only spaces", field="input.query",
-                       limit="1-1000")
+        raise BadInput("input.query must be 1–1,000 characters, not only spaces", field="input.query", limit="1-1000")
     if not 1 <= input.limit <= mem.MAX_RECALL_LIMIT:
         raise BadInput("input.limit must be 1–50", field="input.limit", limit="1-50")
     _id(input.collection_id, "input.collectionId")
@@ -230,28 +254,56 @@ def _settings(ws) -> MemorySettings:
 
 @strawberry.type
 class MemoryQuery:
-    @strawberry.field(description="Rank your own memories for a query: BM25 + cosine (800 ms budget) + entities, RRF k=60 over the newest 300 matching (memory:read).")
+    @strawberry.field(
+        description="Rank your own memories for a query: BM25 + cosine (800 ms budget) + entities, RRF k=60 over the newest 300 matching (memory:read)."
+    )
     @governed("recallMemories", validate=_validate_recall)
-    async def recall_memories(self, info: Info, input: RecallMemoriesInput, principal: Principal) -> RecallMemoriesResult:
+    async def recall_memories(
+        self, info: Info, input: RecallMemoriesInput, principal: Principal
+    ) -> RecallMemoriesResult:
         services = info.context.services
         async with services.db.session() as s:
-            out = await mem.recall(s, principal=principal, query=input.query, namespace=input.namespace,
-                                   collection_id=input.collection_id, as_of=input.as_of, limit=input.limit,
-                                   embedder=services.indexes.embedder)
+            out = await mem.recall(
+                s,
+                principal=principal,
+                query=input.query,
+                namespace=input.namespace,
+                collection_id=input.collection_id,
+                as_of=input.as_of,
+                limit=input.limit,
+                embedder=services.indexes.embedder,
+            )
         return RecallMemoriesResult(
-            memories=[RecalledMemory(memory=to_memory(v), score=score,
-                                     ranks=MemoryRanks(bm25=r.get("bm25"), vector=r.get("vector"), entity=r.get("entity")))
-                      for v, score, r in out.items],
-            hidden=out.hidden, candidates=out.candidates,
-            legs=[RecallLeg(name=lg.name, status=lg.status, detail=lg.detail, ms=lg.ms) for lg in out.legs])
+            memories=[
+                RecalledMemory(
+                    memory=to_memory(v),
+                    score=score,
+                    ranks=MemoryRanks(bm25=r.get("bm25"), vector=r.get("vector"), entity=r.get("entity")),
+                )
+                for v, score, r in out.items
+            ],
+            hidden=out.hidden,
+            candidates=out.candidates,
+            legs=[RecallLeg(name=lg.name, status=lg.status, detail=lg.detail, ms=lg.ms) for lg in out.legs],
+        )
 
     @strawberry.field(description="Your own memories, newest first (memory:read; members may always list their own).")
     @governed("listMemories", validate=_validate_list)
-    async def list_memories(self, info: Info, principal: Principal, input: ListMemoriesInput | None = None) -> MemoryPage:
+    async def list_memories(
+        self, info: Info, principal: Principal, input: ListMemoriesInput | None = None
+    ) -> MemoryPage:
         i = input or ListMemoriesInput()
         async with info.context.services.db.session() as s:
-            out = await mem.list_memories(s, principal=principal, namespace=i.namespace, key=i.key,
-                                          collection_id=i.collection_id, as_of=i.as_of, limit=i.limit, cursor=i.cursor)
+            out = await mem.list_memories(
+                s,
+                principal=principal,
+                namespace=i.namespace,
+                key=i.key,
+                collection_id=i.collection_id,
+                as_of=i.as_of,
+                limit=i.limit,
+                cursor=i.cursor,
+            )
         return MemoryPage(memories=[to_memory(v) for v in out.items], hidden=out.hidden, next_cursor=out.next_cursor)
 
     @strawberry.field(description="The memory switch and retention of this workspace (owner).")
@@ -265,32 +317,53 @@ class MemoryQuery:
 
 @strawberry.type
 class MemoryMutation:
-    @strawberry.mutation(description="Keep a note for the member behind this credential (memory:write). PII is masked first.")
+    @strawberry.mutation(
+        description="Keep a note for the member behind this credential (memory:write). PII is masked first."
+    )
     @governed("rememberMemory", validate=_validate_remember)
-    async def remember_memory(self, info: Info, input: RememberMemoryInput, principal: Principal) -> RememberMemoryResult:
+    async def remember_memory(
+        self, info: Info, input: RememberMemoryInput, principal: Principal
+    ) -> RememberMemoryResult:
         services = info.context.services
         async with services.db.session() as s:
-            out = await mem.remember(s, principal=principal, namespace=input.namespace, text=input.text, key=input.key,
-                                     collection_id=input.collection_id, citations=input.citations or [],
-                                     embedder=services.indexes.embedder)
-        return RememberMemoryResult(memory=to_memory(out.memory), superseded=out.superseded,
-                                    masked=[MaskedCount(kind=k, count=n) for k, n in sorted(out.masked.items())])
+            out = await mem.remember(
+                s,
+                principal=principal,
+                namespace=input.namespace,
+                text=input.text,
+                key=input.key,
+                collection_id=input.collection_id,
+                citations=input.citations or [],
+                embedder=services.indexes.embedder,
+            )
+        return RememberMemoryResult(
+            memory=to_memory(out.memory),
+            superseded=out.superseded,
+            masked=[MaskedCount(kind=k, count=n) for k, n in sorted(out.masked.items())],
+        )
 
-    @strawberry.mutation(description="Delete a memory and every version of its key (memory:write; members may always delete their own).")
+    @strawberry.mutation(
+        description="Delete a memory and every version of its key (memory:write; members may always delete their own)."
+    )
     @governed("forgetMemory", validate=_validate_forget)
     async def forget_memory(self, info: Info, input: ForgetMemoryInput, principal: Principal) -> ForgetMemoryResult:
         async with info.context.services.db.session() as s:
-            n = await mem.forget(s, principal=principal, memory_id=input.memory_id, namespace=input.namespace,
-                                 key=input.key)
+            n = await mem.forget(
+                s, principal=principal, memory_id=input.memory_id, namespace=input.namespace, key=input.key
+            )
         return ForgetMemoryResult(deleted=n)
 
     @strawberry.mutation(description="Owner: turn 'let agents keep memories' on/off and set retention (1–365 days).")
     @governed("setMemorySettings", validate=_validate_settings)
-    async def set_memory_settings(self, info: Info, principal: Principal, enabled: bool | None = None,
-                                  retention_days: int | None = None) -> MemorySettings:
+    async def set_memory_settings(
+        self, info: Info, principal: Principal, enabled: bool | None = None, retention_days: int | None = None
+    ) -> MemorySettings:
         async with info.context.services.db.session() as s:
-            return _settings(await mem.set_settings(s, workspace_id=principal.workspace_id, enabled=enabled,
-                                                    retention_days=retention_days))
+            return _settings(
+                await mem.set_settings(
+                    s, workspace_id=principal.workspace_id, enabled=enabled, retention_days=retention_days
+                )
+            )
 
     @strawberry.mutation(description="Owner: delete every memory of the workspace without reading any.")
     @governed("deleteAllMemories")

@@ -55,16 +55,22 @@ class ValueFrom(enum.Enum):
     CONST = "const"
 
 
-@strawberry.input(description="A condition tree: and/or with subConditions, or a leaf (field, operation, value + valueFrom).")
+@strawberry.input(
+    description="A condition tree: and/or with subConditions, or a leaf (field, operation, value + valueFrom)."
+)
 class ConditionInput:
-    operation: str = strawberry.field(description="and | or | ==, !=, >, >=, <, <=, range, in, not_in, like, not_like, prefix, exist, not_exist, match, multi_match, knn")
+    operation: str = strawberry.field(
+        description="and | or | ==, !=, >, >=, <, <=, range, in, not_in, like, not_like, prefix, exist, not_exist, match, multi_match, knn"
+    )
     field: str | None = None
     value: JSON | None = None
     value_from: ValueFrom | None = None
     sub_conditions: list[ConditionInput] | None = None
     limit_key: str | None = strawberry.field(default=None, description='knn only: "k".')
     limit_value: int | None = strawberry.field(default=None, description="knn only: number of neighbours, 1–1,000.")
-    fields: list[str] | None = strawberry.field(default=None, description="multi_match only: full-text properties (default: field).")
+    fields: list[str] | None = strawberry.field(
+        default=None, description="multi_match only: full-text properties (default: field)."
+    )
 
 
 @strawberry.input(description="Flat filter (ANDed with the others); valueFrom is CONST implicitly.")
@@ -129,10 +135,14 @@ class KnowledgeNetworkInfo:
 
 @strawberry.type(description="A page of instances. rows (JSON) or toon (TOON text) by responseFormat.")
 class ObjectInstancesResult:
-    rows: JSON | None = strawberry.field(description="Rows: properties, _instanceIdentity, and _score only when match/knn is in the query.")
+    rows: JSON | None = strawberry.field(
+        description="Rows: properties, _instanceIdentity, and _score only when match/knn is in the query."
+    )
     toon: str | None = strawberry.field(description="With responseFormat TOON: the same rows as TOON ({rows: [...]}).")
     response_format: ResponseFormat
-    total_count: int | None = strawberry.field(description="Matches ignoring limit; 0 = none; null = not computed (cursor pages).")
+    total_count: int | None = strawberry.field(
+        description="Matches ignoring limit; 0 = none; null = not computed (cursor pages)."
+    )
     cursor: str | None = strawberry.field(description="Opaque; pass it back for the next page. Absent: no next page.")
     condition_source: str = strawberry.field(description="condition | filters | none: what was applied.")
     filters_ignored: bool
@@ -145,7 +155,9 @@ class RecallNode:
     object_type_id: str
     instance_identity: JSON
     properties: JSON
-    score: float = strawberry.field(description="Fused score: RRF (k=60) over knn and match, times (1 + type relevance).")
+    score: float = strawberry.field(
+        description="Fused score: RRF (k=60) over knn and match, times (1 + type relevance)."
+    )
     reranker_score: float | None
     matched_by: list[str]
 
@@ -177,32 +189,70 @@ def _validate_kn(kn_id: str, trace: TraceInput | None = None, **_: Any) -> None:
 
 def _instance_query(kn_id, ot_id, filters, condition, limit, offset, cursor, sort, properties) -> InstanceQuery:
     return InstanceQuery(
-        kn_id=kn_id, ot_id=ot_id, condition=plain(condition) if condition is not None else None,
-        filters=[plain(f) for f in filters] if filters is not None else None, limit=limit, offset=offset,
-        cursor=cursor, sort=[{"field": s.field, "direction": s.direction.value} for s in sort] if sort else None,
-        properties=properties)
+        kn_id=kn_id,
+        ot_id=ot_id,
+        condition=plain(condition) if condition is not None else None,
+        filters=[plain(f) for f in filters] if filters is not None else None,
+        limit=limit,
+        offset=offset,
+        cursor=cursor,
+        sort=[{"field": s.field, "direction": s.direction.value} for s in sort] if sort else None,
+        properties=properties,
+    )
 
 
-def _validate_instances(kn_id: str, ot_id: str, filters=None, condition=None, limit: int = 10, offset=None,
-                        cursor=None, sort=None, properties=None, response_format=None, search_after=None,
-                        trace=None) -> None:
+def _validate_instances(
+    kn_id: str,
+    ot_id: str,
+    filters=None,
+    condition=None,
+    limit: int = 10,
+    offset=None,
+    cursor=None,
+    sort=None,
+    properties=None,
+    response_format=None,
+    search_after=None,
+    trace=None,
+) -> None:
     _validate_kn(kn_id, trace)
     check_identifier(ot_id, "otId")
     if search_after is not None:
-        raise BadInput("searchAfter is no longer accepted (it was silently ignored before); page with the "
-                       "opaque cursor of the previous response, or with offset", field="searchAfter")
+        raise BadInput(
+            "searchAfter is no longer accepted (it was silently ignored before); page with the "
+            "opaque cursor of the previous response, or with offset",
+            field="searchAfter",
+        )
     if sort is not None and len(sort) == 0:
         raise BadInput("sort takes 1–8 keys (omit it for the default order)", field="sort")
     check_shape(_instance_query(kn_id, ot_id, filters, condition, limit, offset, cursor, sort, properties))
 
 
-def _validate_recall(kn_id: str, query: str, concept_groups=None, object_types=None, exclude_object_types=None,
-                     max_object_types: int = 10, max_instances_per_type: int = 5, rerank: bool = False,
-                     include_object_types: bool = True, response_format=None, trace=None) -> None:
+def _validate_recall(
+    kn_id: str,
+    query: str,
+    concept_groups=None,
+    object_types=None,
+    exclude_object_types=None,
+    max_object_types: int = 10,
+    max_instances_per_type: int = 5,
+    rerank: bool = False,
+    include_object_types: bool = True,
+    response_format=None,
+    trace=None,
+) -> None:
     _validate_kn(kn_id, trace)
-    check_request(RecallRequest(kn_id=kn_id, query=query, concept_groups=concept_groups, object_types=object_types,
-                                exclude_object_types=exclude_object_types, max_object_types=max_object_types,
-                                max_instances_per_type=max_instances_per_type))
+    check_request(
+        RecallRequest(
+            kn_id=kn_id,
+            query=query,
+            concept_groups=concept_groups,
+            object_types=object_types,
+            exclude_object_types=exclude_object_types,
+            max_object_types=max_object_types,
+            max_instances_per_type=max_instances_per_type,
+        )
+    )
 
 
 def _validate_load(mapping: str, source_dir: str | None = None, files=None, trace=None) -> None:
@@ -229,13 +279,25 @@ def _allowed_dir(settings, source_dir: str) -> Path:
 def _type_def(ot, store) -> ObjectTypeDefinition:
     available = store.vectors_available(ot)
     return ObjectTypeDefinition(
-        id=ot.ot_id, name=ot.name, description=ot.description, concept_groups=list(ot.concept_groups),
-        primary_key=list(ot.primary_key), instance_count=ot.instance_count,
+        id=ot.ot_id,
+        name=ot.name,
+        description=ot.description,
+        concept_groups=list(ot.concept_groups),
+        primary_key=list(ot.primary_key),
+        instance_count=ot.instance_count,
         vector_model=ot.vector_model if available else None,
-        properties=[PropertyDefinition(
-            name=p["name"], type=p["type"], description=p.get("description", ""), full_text_index=bool(p.get("fullText")),
-            vector_index=bool(p.get("vector")) and available,
-            condition_operations=condition_operations(p, vectors_available=available)) for p in ot.properties])
+        properties=[
+            PropertyDefinition(
+                name=p["name"],
+                type=p["type"],
+                description=p.get("description", ""),
+                full_text_index=bool(p.get("fullText")),
+                vector_index=bool(p.get("vector")) and available,
+                condition_operations=condition_operations(p, vectors_available=available),
+            )
+            for p in ot.properties
+        ],
+    )
 
 
 @strawberry.type
@@ -245,13 +307,18 @@ class OntologyQuery:
     async def knowledge_networks(self, info: Info, principal: Principal) -> list[KnowledgeNetworkInfo]:
         async with info.context.services.db.session() as s:
             rows = await list_networks(s, workspace_id=principal.workspace_id)
-        return [KnowledgeNetworkInfo(id=k.kn_id, name=k.name, description=k.description, generation=k.generation,
-                                     loaded_at=k.loaded_at) for k in rows]
+        return [
+            KnowledgeNetworkInfo(
+                id=k.kn_id, name=k.name, description=k.description, generation=k.generation, loaded_at=k.loaded_at
+            )
+            for k in rows
+        ]
 
     @strawberry.field(description="Object types of a knowledge network with properties and their conditionOperations.")
     @governed("objectTypes", validate=_validate_kn)
-    async def object_types(self, info: Info, kn_id: str, principal: Principal,
-                           trace: TraceInput | None = None) -> ObjectTypesResult:
+    async def object_types(
+        self, info: Info, kn_id: str, principal: Principal, trace: TraceInput | None = None
+    ) -> ObjectTypesResult:
         store = get_store(info.context.services)
 
         async def run():
@@ -260,105 +327,214 @@ class OntologyQuery:
             return [strawberry.asdict(_type_def(ot, store)) for ot in types]
 
         result, receipt = await traced(info, principal, "objectTypes", trace, {"knId": kn_id}, run)
-        return ObjectTypesResult(kn_id=kn_id, receipt=receipt_of(receipt), object_types=[
-            ObjectTypeDefinition(**{**t, "properties": [PropertyDefinition(**p) for p in t["properties"]]})
-            for t in result])
+        return ObjectTypesResult(
+            kn_id=kn_id,
+            receipt=receipt_of(receipt),
+            object_types=[
+                ObjectTypeDefinition(**{**t, "properties": [PropertyDefinition(**p) for p in t["properties"]]})
+                for t in result
+            ],
+        )
 
-    @strawberry.field(description="Instances of one object type: filters or condition, sort, cursor/offset paging. "
-                                  "Without sort the order has no meaning: 'top N' needs sort.")
+    @strawberry.field(
+        description="Instances of one object type: filters or condition, sort, cursor/offset paging. "
+        "Without sort the order has no meaning: 'top N' needs sort."
+    )
     @governed("objectInstances", validate=_validate_instances)
     async def object_instances(
-        self, info: Info, kn_id: str, ot_id: str, principal: Principal,
-        filters: list[FilterInput] | None = None, condition: ConditionInput | None = None, limit: int = 10,
-        offset: int | None = None, cursor: str | None = None, sort: list[SortInput] | None = None,
-        properties: list[str] | None = None, response_format: ResponseFormat = ResponseFormat.JSON,
-        search_after: Annotated[JSON | None, strawberry.argument(description="Refused (legacy): page with cursor.")] = None,
+        self,
+        info: Info,
+        kn_id: str,
+        ot_id: str,
+        principal: Principal,
+        filters: list[FilterInput] | None = None,
+        condition: ConditionInput | None = None,
+        limit: int = 10,
+        offset: int | None = None,
+        cursor: str | None = None,
+        sort: list[SortInput] | None = None,
+        properties: list[str] | None = None,
+        response_format: ResponseFormat = ResponseFormat.JSON,
+        search_after: Annotated[
+            JSON | None, strawberry.argument(description="Refused (legacy): page with cursor.")
+        ] = None,
         trace: TraceInput | None = None,
     ) -> ObjectInstancesResult:
         services = info.context.services
         q = _instance_query(kn_id, ot_id, filters, condition, limit, offset, cursor, sort, properties)
-        args = {"knId": kn_id, "otId": ot_id, "filters": q.filters, "condition": q.condition, "limit": limit,
-                "offset": offset, "cursor": cursor, "sort": q.sort, "properties": properties,
-                "responseFormat": response_format.value}
+        args = {
+            "knId": kn_id,
+            "otId": ot_id,
+            "filters": q.filters,
+            "condition": q.condition,
+            "limit": limit,
+            "offset": offset,
+            "cursor": cursor,
+            "sort": q.sort,
+            "properties": properties,
+            "responseFormat": response_format.value,
+        }
 
         async def run():
             page = await query_instances(get_store(services), services.db, workspace_id=principal.workspace_id, q=q)
-            return {"rows": page.rows, "totalCount": page.total_count, "cursor": page.cursor,
-                    "conditionSource": page.condition_source, "messages": page.messages,
-                    "filtersIgnored": page.condition_source == "condition" and bool(q.filters)}
+            return {
+                "rows": page.rows,
+                "totalCount": page.total_count,
+                "cursor": page.cursor,
+                "conditionSource": page.condition_source,
+                "messages": page.messages,
+                "filtersIgnored": page.condition_source == "condition" and bool(q.filters),
+            }
 
         result, receipt = await traced(info, principal, "objectInstances", trace, args, run)
         toon = response_format is ResponseFormat.TOON
         return ObjectInstancesResult(
-            rows=None if toon else result["rows"], toon=toon_rows(result["rows"]) if toon else None,
-            response_format=response_format, total_count=result["totalCount"], cursor=result["cursor"],
-            condition_source=result["conditionSource"], filters_ignored=result["filtersIgnored"],
-            messages=result["messages"], receipt=receipt_of(receipt))
+            rows=None if toon else result["rows"],
+            toon=toon_rows(result["rows"]) if toon else None,
+            response_format=response_format,
+            total_count=result["totalCount"],
+            cursor=result["cursor"],
+            condition_source=result["conditionSource"],
+            filters_ignored=result["filtersIgnored"],
+            messages=result["messages"],
+            receipt=receipt_of(receipt),
+        )
 
-    @strawberry.field(description="One natural-language query → relevant instances across object types "
-                                  "(phase 1 picks types, phase 2 fuses knn and match by RRF).")
+    @strawberry.field(
+        description="One natural-language query → relevant instances across object types "
+        "(phase 1 picks types, phase 2 fuses knn and match by RRF)."
+    )
     @governed("semanticRecall", validate=_validate_recall)
     async def semantic_recall(
-        self, info: Info, kn_id: str, query: str, principal: Principal,
-        concept_groups: list[str] | None = None, object_types: list[str] | None = None,
-        exclude_object_types: list[str] | None = None, max_object_types: int = 10, max_instances_per_type: int = 5,
-        rerank: bool = False, include_object_types: bool = True,
-        response_format: ResponseFormat = ResponseFormat.JSON, trace: TraceInput | None = None,
+        self,
+        info: Info,
+        kn_id: str,
+        query: str,
+        principal: Principal,
+        concept_groups: list[str] | None = None,
+        object_types: list[str] | None = None,
+        exclude_object_types: list[str] | None = None,
+        max_object_types: int = 10,
+        max_instances_per_type: int = 5,
+        rerank: bool = False,
+        include_object_types: bool = True,
+        response_format: ResponseFormat = ResponseFormat.JSON,
+        trace: TraceInput | None = None,
     ) -> SemanticRecallResult:
         services = info.context.services
-        req = RecallRequest(kn_id=kn_id, query=query, concept_groups=concept_groups, object_types=object_types,
-                            exclude_object_types=exclude_object_types, max_object_types=max_object_types,
-                            max_instances_per_type=max_instances_per_type, rerank=rerank,
-                            include_object_types=include_object_types)
+        req = RecallRequest(
+            kn_id=kn_id,
+            query=query,
+            concept_groups=concept_groups,
+            object_types=object_types,
+            exclude_object_types=exclude_object_types,
+            max_object_types=max_object_types,
+            max_instances_per_type=max_instances_per_type,
+            rerank=rerank,
+            include_object_types=include_object_types,
+        )
 
         async def run():
             r = await semantic_recall(get_store(services), services.db, workspace_id=principal.workspace_id, r=req)
-            return {"nodes": [{"objectTypeId": n.object_type_id, "instanceIdentity": n.identity,
-                               "properties": n.properties, "score": n.score, "rerankerScore": n.reranker_score,
-                               "matchedBy": n.matched_by} for n in r.nodes],
-                    "objectTypes": r.object_types if include_object_types else None,
-                    "selected": r.type_scores, "message": r.message}
+            return {
+                "nodes": [
+                    {
+                        "objectTypeId": n.object_type_id,
+                        "instanceIdentity": n.identity,
+                        "properties": n.properties,
+                        "score": n.score,
+                        "rerankerScore": n.reranker_score,
+                        "matchedBy": n.matched_by,
+                    }
+                    for n in r.nodes
+                ],
+                "objectTypes": r.object_types if include_object_types else None,
+                "selected": r.type_scores,
+                "message": r.message,
+            }
 
         args = {k: plain(v) for k, v in req.__dict__.items()} | {"responseFormat": response_format.value}
         result, receipt = await traced(info, principal, "semanticRecall", trace, args, run)
         toon = response_format is ResponseFormat.TOON
-        nodes = [RecallNode(object_type_id=n["objectTypeId"], instance_identity=n["instanceIdentity"],
-                            properties=n["properties"], score=n["score"], reranker_score=n["rerankerScore"],
-                            matched_by=n["matchedBy"]) for n in result["nodes"]]
+        nodes = [
+            RecallNode(
+                object_type_id=n["objectTypeId"],
+                instance_identity=n["instanceIdentity"],
+                properties=n["properties"],
+                score=n["score"],
+                reranker_score=n["rerankerScore"],
+                matched_by=n["matchedBy"],
+            )
+            for n in result["nodes"]
+        ]
         return SemanticRecallResult(
-            nodes=None if toon else nodes, toon=toon_rows(result["nodes"]) if toon else None,
-            object_types=result["objectTypes"], selected_object_types=result["selected"], message=result["message"],
-            receipt=receipt_of(receipt))
+            nodes=None if toon else nodes,
+            toon=toon_rows(result["nodes"]) if toon else None,
+            object_types=result["objectTypes"],
+            selected_object_types=result["selected"],
+            message=result["message"],
+            receipt=receipt_of(receipt),
+        )
 
 
 @strawberry.type
 class OntologyMutation:
-    @strawberry.mutation(description="Load (or replace) a knowledge network from a YAML/JSON mapping and CSV files "
-                                     "(inline files, or sourceDir under CAIRN_ONTOLOGY_SOURCE_DIRS). Members only.")
+    @strawberry.mutation(
+        description="Load (or replace) a knowledge network from a YAML/JSON mapping and CSV files "
+        "(inline files, or sourceDir under CAIRN_ONTOLOGY_SOURCE_DIRS). Members only."
+    )
     @governed("loadKnowledgeNetwork", validate=_validate_load)
-    async def load_knowledge_network(self, info: Info, mapping: str, principal: Principal,
-                                     source_dir: str | None = None, files: list[CsvFileInput] | None = None,
-                                     trace: TraceInput | None = None) -> LoadKnowledgeNetworkResult:
+    async def load_knowledge_network(
+        self,
+        info: Info,
+        mapping: str,
+        principal: Principal,
+        source_dir: str | None = None,
+        files: list[CsvFileInput] | None = None,
+        trace: TraceInput | None = None,
+    ) -> LoadKnowledgeNetworkResult:
         services = info.context.services
         spec = parse_mapping(mapping)
         if spec.source.kind != "csv":
-            raise BadInput("over GraphQL a mapping may read CSV files only (source.kind: csv); SQL database sources "
-                           "are loaded by an operator with `cairn ontology load`", field="mapping.source.kind")
+            raise BadInput(
+                "over GraphQL a mapping may read CSV files only (source.kind: csv); SQL database sources "
+                "are loaded by an operator with `cairn ontology load`",
+                field="mapping.source.kind",
+            )
         path = _allowed_dir(services.settings, source_dir) if source_dir is not None else None
         inline = {f.name[:-4]: f.content for f in files} if files is not None else None
         if path is None and inline is None:
             raise BadInput("give the CSV files inline (files) or a sourceDir", field="files")
 
         async def run():
-            rep = await load_network(services.db, services.indexes.embedder, workspace_id=principal.workspace_id,
-                                     mapping=spec, source_dir=path, files=inline,
-                                     allowed_roots=services.settings.ontology_source_dirs)
-            return {"knId": rep.kn_id, "generation": rep.generation, "instances": rep.instances,
-                    "embedded": rep.embedded, "vectorModel": rep.vector_model}
+            rep = await load_network(
+                services.db,
+                services.indexes.embedder,
+                workspace_id=principal.workspace_id,
+                mapping=spec,
+                source_dir=path,
+                files=inline,
+                allowed_roots=services.settings.ontology_source_dirs,
+            )
+            return {
+                "knId": rep.kn_id,
+                "generation": rep.generation,
+                "instances": rep.instances,
+                "embedded": rep.embedded,
+                "vectorModel": rep.vector_model,
+            }
 
-        args = {"mapping": mapping, "sourceDir": source_dir,
-                "files": {f.name: tracing.input_sha256("file", {"c": f.content}) for f in files or []}}
+        args = {
+            "mapping": mapping,
+            "sourceDir": source_dir,
+            "files": {f.name: tracing.input_sha256("file", {"c": f.content}) for f in files or []},
+        }
         result, receipt = await traced(info, principal, "loadKnowledgeNetwork", trace, args, run)
-        return LoadKnowledgeNetworkResult(kn_id=result["knId"], generation=result["generation"],
-                                          instances=result["instances"], embedded=result["embedded"],
-                                          vector_model=result["vectorModel"], receipt=receipt_of(receipt))
+        return LoadKnowledgeNetworkResult(
+            kn_id=result["knId"],
+            generation=result["generation"],
+            instances=result["instances"],
+            embedded=result["embedded"],
+            vector_model=result["vectorModel"],
+            receipt=receipt_of(receipt),
+        )

@@ -58,8 +58,10 @@ def document_limit_errors(document: DocumentNode) -> tuple[str, ...]:
     try:
         return (*limit_errors(document), *repeat_errors(document))
     except RecursionError:
-        return ("the document nests fields and fragment spreads too deeply to measure; "
-                f"the limits are depth {MAX_DEPTH} and {MAX_SELECTIONS:,} selections",)
+        return (
+            "the document nests fields and fragment spreads too deeply to measure; "
+            f"the limits are depth {MAX_DEPTH} and {MAX_SELECTIONS:,} selections",
+        )
 
 
 class LimitedValidation(ValidationCache):
@@ -80,7 +82,8 @@ class LimitedValidation(ValidationCache):
             ctx.pre_execution_errors = [GraphQLError(message) for message in errors]
         else:
             ctx.pre_execution_errors = self.cached_validate_document(
-                ctx.schema._schema, ctx.graphql_document, ctx.validation_rules)
+                ctx.schema._schema, ctx.graphql_document, ctx.validation_rules
+            )
         yield
 
 
@@ -117,8 +120,11 @@ def _operations(query: str) -> tuple[tuple[str | None, str], ...]:
         doc = parse(query, max_tokens=MAX_TOKENS)
     except GraphQLError:
         return ()
-    return tuple((d.name.value if d.name else None, d.operation.value)
-                 for d in doc.definitions if isinstance(d, OperationDefinitionNode))
+    return tuple(
+        (d.name.value if d.name else None, d.operation.value)
+        for d in doc.definitions
+        if isinstance(d, OperationDefinitionNode)
+    )
 
 
 def http_status_of(error: GraphQLError) -> int | None:
@@ -157,7 +163,11 @@ class Envelope(SchemaExtension):
             env["status"] = "ERROR"
         data = getattr(result, "data", None) if result is not None else None
         response = getattr(ctx, "response", None)
-        if errors and isinstance(response, Response) and (data is None or all(v is None for v in (data or {}).values())):
+        if (
+            errors
+            and isinstance(response, Response)
+            and (data is None or all(v is None for v in (data or {}).values()))
+        ):
             status = http_status_of(errors[0])
             if status:
                 response.status_code = status
@@ -172,8 +182,16 @@ class Envelope(SchemaExtension):
 class CairnSchema(strawberry.Schema):
     """Strawberry schema that codes every error and logs without query text."""
 
-    async def execute(self, query, variable_values=None, context_value=None, root_value=None,
-                      operation_name=None, allowed_operation_types=None, operation_extensions=None):
+    async def execute(
+        self,
+        query,
+        variable_values=None,
+        context_value=None,
+        root_value=None,
+        operation_name=None,
+        allowed_operation_types=None,
+        operation_extensions=None,
+    ):
         """Plain (non-streaming) execution: never subscriptions, one operation or a name.
 
         Strawberry lets a subscription through ``POST /graphql`` (for its multipart
@@ -190,12 +208,22 @@ class CairnSchema(strawberry.Schema):
             raise HTTPException(400, "the document has several operations: send operationName to choose one")
         chosen = [kind for name, kind in ops if operation_name is None or name == operation_name]
         if chosen == ["subscription"]:
-            raise HTTPException(400, "subscriptions stream over the graphql-transport-ws WebSocket at /graphql "
-                                     "(or POST /v1/context-packs/stream as NDJSON), not over a POST request")
+            raise HTTPException(
+                400,
+                "subscriptions stream over the graphql-transport-ws WebSocket at /graphql "
+                "(or POST /v1/context-packs/stream as NDJSON), not over a POST request",
+            )
         if allowed_operation_types is not None:
             allowed_operation_types = set(allowed_operation_types) - {OperationType.SUBSCRIPTION}
-        return await super().execute(query, variable_values, context_value, root_value, operation_name,
-                                     allowed_operation_types, operation_extensions)
+        return await super().execute(
+            query,
+            variable_values,
+            context_value,
+            root_value,
+            operation_name,
+            allowed_operation_types,
+            operation_extensions,
+        )
 
     def process_errors(self, errors, execution_context=None) -> None:
         """Give each error an ``extensions.code``; mask unexpected errors; log compactly."""

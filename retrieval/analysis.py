@@ -47,9 +47,7 @@ _CJK_CLASS = (
     "\uf900-\ufaff"  # CJK compatibility ideographs
     "\U00020000-\U0003134f"  # CJK Extensions B–G
 )
-_TOKEN_PATTERN = re.compile(
-    rf"(?P<cjk>[{_CJK_CLASS}]+)|(?P<word>[^\W{_CJK_CLASS}]+(?:\.[^\W{_CJK_CLASS}]+)*)"
-)
+_TOKEN_PATTERN = re.compile(rf"(?P<cjk>[{_CJK_CLASS}]+)|(?P<word>[^\W{_CJK_CLASS}]+(?:\.[^\W{_CJK_CLASS}]+)*)")
 _CJK_CHAR = re.compile(rf"[{_CJK_CLASS}]")
 
 

@@ -208,7 +208,9 @@ class _TextExtractor(HTMLParser):
     def _flush(self) -> None:
         raw = "".join(self._parts)
         self._parts = []
-        lines = [_INLINE_SPACE.sub(" ", line).strip() if self._pre_depth == 0 else line.rstrip() for line in raw.split("\n")]
+        lines = [
+            _INLINE_SPACE.sub(" ", line).strip() if self._pre_depth == 0 else line.rstrip() for line in raw.split("\n")
+        ]
         if self._pre_depth == 0:
             paragraph = "\n".join(line for line in lines if line)
         else:

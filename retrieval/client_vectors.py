@@ -117,8 +117,9 @@ class ClientVectorIndex(VectorChecks):
             except RuntimeError as exc:  # portalocker's lock on the storage folder
                 if "already accessed" not in str(exc):
                     raise
-                raise VectorStoreInUse(f"the qdrant-client storage at {path} is open in another process",
-                                       Path(path)) from None
+                raise VectorStoreInUse(
+                    f"the qdrant-client storage at {path} is open in another process", Path(path)
+                ) from None
         self._client: Any = client
         self._local = type(getattr(client, "_client", None)).__name__ == "QdrantLocal"
         self._lock = threading.Lock()
@@ -136,8 +137,14 @@ class ClientVectorIndex(VectorChecks):
         client = self._client
         if client.collection_exists(self.collection):
             params = client.get_collection(self.collection).config.params.vectors
-            if not isinstance(params, models.VectorParams) or params.size != self.dim or params.distance != models.Distance.COSINE:
-                raise ValueError(f"collection {self.collection!r} exists with {params}, expected size={self.dim} cosine")
+            if (
+                not isinstance(params, models.VectorParams)
+                or params.size != self.dim
+                or params.distance != models.Distance.COSINE
+            ):
+                raise ValueError(
+                    f"collection {self.collection!r} exists with {params}, expected size={self.dim} cosine"
+                )
         else:
             client.create_collection(
                 self.collection, vectors_config=models.VectorParams(size=self.dim, distance=models.Distance.COSINE)
@@ -160,7 +167,10 @@ class ClientVectorIndex(VectorChecks):
             ValueError: As :meth:`EdgeVectorIndex.upsert`.
         """
         models = self._models
-        items = [models.PointStruct(id=point_id(p.passage_id), vector=check_point(p, self.dim), payload=payload_of(p)) for p in latest_points(points)]
+        items = [
+            models.PointStruct(id=point_id(p.passage_id), vector=check_point(p, self.dim), payload=payload_of(p))
+            for p in latest_points(points)
+        ]
         with self._lock:
             for start in range(0, len(items), UPSERT_BATCH):
                 self._client.upsert(self.collection, points=items[start : start + UPSERT_BATCH], wait=True)
@@ -184,7 +194,9 @@ class ClientVectorIndex(VectorChecks):
         models = self._models
         must: list[Any] = [models.FieldCondition(key="workspace_id", match=models.MatchValue(value=workspace_id))]
         if collection_ids is not None:
-            must.append(models.FieldCondition(key="collection_id", match=models.MatchAny(any=sorted(set(collection_ids)))))
+            must.append(
+                models.FieldCondition(key="collection_id", match=models.MatchAny(any=sorted(set(collection_ids))))
+            )
         if document_ids is not None:
             must.append(models.FieldCondition(key="document_id", match=models.MatchAny(any=sorted(set(document_ids)))))
         query_filter = models.Filter(must=must)

@@ -16,7 +16,36 @@ from collections.abc import Sequence
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _STOP = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in", "is", "it", "its", "of", "on", "or", "that", "the", "their", "this", "to", "was", "were", "which", "with"]
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "their",
+        "this",
+        "to",
+        "was",
+        "were",
+        "which",
+        "with",
+    ]
 )
 
 
@@ -26,9 +55,7 @@ def _profile(text: str) -> tuple[frozenset[str], frozenset[str]]:
     return words, numbers
 
 
-def find_contradictions(
-    items: Sequence[tuple[str, str]], *, min_overlap: float = 0.6
-) -> dict[str, set[str]]:
+def find_contradictions(items: Sequence[tuple[str, str]], *, min_overlap: float = 0.6) -> dict[str, set[str]]:
     """Pairs of items that state conflicting numbers about the same thing.
 
     Args:

@@ -172,8 +172,9 @@ def line_keys(text: str) -> tuple[tuple[frozenset, int], ...]:
     return _profile(text)[1]
 
 
-def coverage(item_text: str, kept_text: str, threshold: float = DEFAULT_THRESHOLD,
-             min_line_units: int = DEFAULT_MIN_LINE_UNITS) -> tuple[float, int]:
+def coverage(
+    item_text: str, kept_text: str, threshold: float = DEFAULT_THRESHOLD, min_line_units: int = DEFAULT_MIN_LINE_UNITS
+) -> tuple[float, int]:
     """Coverage of ``item_text`` by ``kept_text``, computed directly (module doc).
 
     Args:
@@ -193,11 +194,19 @@ def coverage(item_text: str, kept_text: str, threshold: float = DEFAULT_THRESHOL
     return (covered / total if total else 0.0), covered
 
 
-def _covered(item_lines: tuple[tuple[frozenset, int], ...], kept_lines: tuple[tuple[frozenset, int], ...], threshold: float,
-             min_line_units: int) -> int:
+def _covered(
+    item_lines: tuple[tuple[frozenset, int], ...],
+    kept_lines: tuple[tuple[frozenset, int], ...],
+    threshold: float,
+    min_line_units: int,
+) -> int:
     """Units of ``item_lines`` in lines that resemble a line of ``kept_lines`` (pairwise)."""
-    return sum(n for sh, n in item_lines if n >= min_line_units and any(
-        jaccard(sh, other) >= threshold for other, m in kept_lines if m >= min_line_units))
+    return sum(
+        n
+        for sh, n in item_lines
+        if n >= min_line_units
+        and any(jaccard(sh, other) >= threshold for other, m in kept_lines if m >= min_line_units)
+    )
 
 
 def _prefix_length(size: int, threshold: float) -> int:
@@ -214,7 +223,7 @@ def _prefix_length(size: int, threshold: float) -> int:
 
 def _prefix(keys: frozenset, threshold: float) -> list[tuple]:
     """The first :func:`_prefix_length` shingles of ``keys`` in the fixed total order."""
-    return sorted(keys, reverse=True)[:_prefix_length(len(keys), threshold)] if keys else []
+    return sorted(keys, reverse=True)[: _prefix_length(len(keys), threshold)] if keys else []
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -258,8 +267,13 @@ class _KeptIndex:
         self.text_postings: dict[tuple, list[int]] = {}
         self.line_postings: dict[tuple, list[tuple[int, int, int]]] = {}  # (kept, line, size)
 
-    def add(self, keys: frozenset, lines: tuple[tuple[frozenset, int], ...], prefix: list[tuple],
-            line_prefixes: list[list[tuple] | None]) -> None:
+    def add(
+        self,
+        keys: frozenset,
+        lines: tuple[tuple[frozenset, int], ...],
+        prefix: list[tuple],
+        line_prefixes: list[list[tuple] | None],
+    ) -> None:
         """Index a new kept item (its index is the number of items added before it).
 
         ``line_prefixes``: each line's prefix where already computed, else None.
@@ -290,8 +304,13 @@ class _KeptIndex:
                 found[k] = sim
         return found
 
-    def covered_units(self, lines: tuple[tuple[frozenset, int], ...], text_prefix: list[tuple], cover: float,
-                      line_prefixes: list[list[tuple] | None]) -> dict[int, int]:
+    def covered_units(
+        self,
+        lines: tuple[tuple[frozenset, int], ...],
+        text_prefix: list[tuple],
+        cover: float,
+        line_prefixes: list[list[tuple] | None],
+    ) -> dict[int, int]:
         """Kept item → units of ``lines`` matched by one of its lines, exact for every kept
         item whose coverage can reach ``cover`` (lines of fewer than ``min_line_units``
         units neither match nor are matched).
@@ -321,8 +340,11 @@ class _KeptIndex:
             pairs = set(chain.from_iterable(self.line_postings.get(sh, ()) for sh in prefix))
             matched: set[int] = set()
             for k, lj, other in pairs:
-                if k not in matched and t * max(size, other) <= min(size, other) \
-                        and _resembles(line, self.lines[k][lj][0], t):
+                if (
+                    k not in matched
+                    and t * max(size, other) <= min(size, other)
+                    and _resembles(line, self.lines[k][lj][0], t)
+                ):
                     matched.add(k)
             if len(lines) > 1:
                 for k in set(chain.from_iterable(self.text_postings.get(sh, ()) for sh in prefix)):
@@ -412,5 +434,9 @@ def dedup(
         kept.append(item)
         members.append([])
         index.add(keys, lines, prefix, line_prefixes)
-    return [DedupGroup(kept=k, duplicates=[d for d, _, _ in m], similarities=[s for _, s, _ in m],
-                       coverages=[c for _, _, c in m]) for k, m in zip(kept, members, strict=True)]
+    return [
+        DedupGroup(
+            kept=k, duplicates=[d for d, _, _ in m], similarities=[s for _, s, _ in m], coverages=[c for _, _, c in m]
+        )
+        for k, m in zip(kept, members, strict=True)
+    ]

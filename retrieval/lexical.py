@@ -242,7 +242,9 @@ class LexicalIndex:
                         "collection_id": passage.collection_id,
                         "document_id": passage.document_id,
                         "title": passage.title,
-                        "body": f"{passage.title}\n\n{passage.text}" if self.title_in_body and passage.title else passage.text,
+                        "body": f"{passage.title}\n\n{passage.text}"
+                        if self.title_in_body and passage.title
+                        else passage.text,
                     }
                     if empty:
                         writer.add_document(**fields)
@@ -358,18 +360,23 @@ class LexicalIndex:
             spec = disjunction_terms(scoring)
             top = None
             if spec is not None:
-                top = bm25_top(searcher, spec[0], spec[1], mask, k1=self.k1, b=self.b, limit=limit,
-                               arrays=self._segment_arrays)
+                top = bm25_top(
+                    searcher, spec[0], spec[1], mask, k1=self.k1, b=self.b, limit=limit, arrays=self._segment_arrays
+                )
             if top is not None:
-                scored = [(searcher.stored_fields(docnum)["passage_id"], round(score, SCORE_DECIMALS))
-                          for docnum, score in top]
+                scored = [
+                    (searcher.stored_fields(docnum)["passage_id"], round(score, SCORE_DECIMALS))
+                    for docnum, score in top
+                ]
                 scored.sort(key=lambda item: (-item[1], item[0]))
                 return scored[:limit]
             fetch = limit + 16
             while True:
                 results = searcher.search(scoring, limit=fetch, filter=allowed)
-                scored = [(searcher.stored_fields(docnum)["passage_id"], round(float(score), SCORE_DECIMALS))
-                          for docnum, score in results.items()]
+                scored = [
+                    (searcher.stored_fields(docnum)["passage_id"], round(float(score), SCORE_DECIMALS))
+                    for docnum, score in results.items()
+                ]
                 # Grow until every document tied with the last kept score is in view.
                 if len(scored) < fetch or scored[-1][1] != scored[min(limit, len(scored)) - 1][1]:
                     break
@@ -377,8 +384,13 @@ class LexicalIndex:
         scored.sort(key=lambda item: (-item[1], item[0]))
         return scored[:limit]
 
-    def _allowed_docs(self, searcher: Searcher, workspace_id: str, collection_ids: Sequence[str] | None,
-                      document_ids: Sequence[str] | None) -> tuple[Any, Any]:
+    def _allowed_docs(
+        self,
+        searcher: Searcher,
+        workspace_id: str,
+        collection_ids: Sequence[str] | None,
+        document_ids: Sequence[str] | None,
+    ) -> tuple[Any, Any]:
         """The filter's document-number set and its boolean mask (deleted documents off),
         cached until the next commit (caller holds the lock).
 
@@ -386,8 +398,11 @@ class LexicalIndex:
         search — O(passages in the workspace), ~20 ms at 10k passages on this machine; the
         set only changes when the index does, so it is kept per filter until :meth:`_refresh`.
         """
-        key = (workspace_id, tuple(sorted(set(collection_ids))) if collection_ids is not None else None,
-               tuple(sorted(set(document_ids))) if document_ids is not None else None)
+        key = (
+            workspace_id,
+            tuple(sorted(set(collection_ids))) if collection_ids is not None else None,
+            tuple(sorted(set(document_ids))) if document_ids is not None else None,
+        )
         docs = self._filter_cache.get(key)
         if docs is None:
             if len(self._filter_cache) >= FILTER_CACHE_SIZE:

@@ -32,12 +32,26 @@ def member_principal(member: Member, *, role: str | None = None) -> Principal:
         role: Overrides ``member.role`` (e.g. to act with a role the row no longer has).
     """
     r = role or member.role
-    return Principal(kind="member", id=member.id, workspace_id=member.workspace_id,
-                     permissions=ROLE_PERMISSIONS[r], member_id=member.id, role=r)
+    return Principal(
+        kind="member",
+        id=member.id,
+        workspace_id=member.workspace_id,
+        permissions=ROLE_PERMISSIONS[r],
+        member_id=member.id,
+        role=r,
+    )
 
 
-def principal(*, workspace_id: str, member_id: str = "m", role: str = "viewer", kind: str = "member",
-              id: str | None = None, scopes: Iterable[str] = (), **extra) -> Principal:
+def principal(
+    *,
+    workspace_id: str,
+    member_id: str = "m",
+    role: str = "viewer",
+    kind: str = "member",
+    id: str | None = None,
+    scopes: Iterable[str] = (),
+    **extra,
+) -> Principal:
     """A principal that needs no rows (pure functions, packs over a given workspace).
 
     Args:
@@ -51,18 +65,34 @@ def principal(*, workspace_id: str, member_id: str = "m", role: str = "viewer", 
     else:
         pid = id or member_id
         sc = frozenset()
-    return Principal(kind=kind, id=pid, workspace_id=workspace_id, permissions=ROLE_PERMISSIONS[role],
-                     member_id=member_id, role=role, scopes=sc, **extra)
+    return Principal(
+        kind=kind,
+        id=pid,
+        workspace_id=workspace_id,
+        permissions=ROLE_PERMISSIONS[role],
+        member_id=member_id,
+        role=role,
+        scopes=sc,
+        **extra,
+    )
 
 
 def agent_principal(creator: Principal, *, scopes: Iterable[str], id: str | None = None, **extra) -> Principal:
     """An agent credential's principal acting for ``creator`` (no credential row is written)."""
-    return principal(workspace_id=creator.workspace_id, member_id=creator.member_id, role=creator.role,
-                     kind="agent", id=id, scopes=scopes, **extra)
+    return principal(
+        workspace_id=creator.workspace_id,
+        member_id=creator.member_id,
+        role=creator.role,
+        kind="agent",
+        id=id,
+        scopes=scopes,
+        **extra,
+    )
 
 
-async def workspace(s: AsyncSession, *, name: str | None = None, retaining: bool = True,
-                    memory_enabled: bool | None = None) -> Workspace:
+async def workspace(
+    s: AsyncSession, *, name: str | None = None, retaining: bool = True, memory_enabled: bool | None = None
+) -> Workspace:
     """Create a workspace (a unique name unless given)."""
     ws = await identity.create_workspace(s, name=name or unique_name(), retaining=retaining)
     if memory_enabled is not None:
@@ -71,19 +101,26 @@ async def workspace(s: AsyncSession, *, name: str | None = None, retaining: bool
     return ws
 
 
-async def member(s: AsyncSession, *, workspace_id: str, role: str = "editor",
-                 name: str | None = None) -> tuple[Member, str]:
+async def member(
+    s: AsyncSession, *, workspace_id: str, role: str = "editor", name: str | None = None
+) -> tuple[Member, str]:
     """Create a member; returns ``(row, member token)``."""
     m, issued = await identity.create_member(s, workspace_id=workspace_id, name=name or unique_name(role), role=role)
     return m, issued.token
 
 
-async def credential(s: AsyncSession, *, creator: Principal, scopes: Iterable[str] | None = None,
-                     days: int = 5, name: str | None = None) -> tuple[AgentCredential, str]:
+async def credential(
+    s: AsyncSession, *, creator: Principal, scopes: Iterable[str] | None = None, days: int = 5, name: str | None = None
+) -> tuple[AgentCredential, str]:
     """Create an agent credential for ``creator`` (owner/admin) with the capabilities its scopes
     open; returns ``(row, ck_ token)``. ``scopes=None`` means the default scopes."""
     sc = list(scopes) if scopes is not None else None
     cred, issued = await identity.create_credential(
-        s, creator=creator, name=name or unique_name("agent"), scopes=sc, expires_in_days=days,
-        default_capabilities=capabilities_for_scopes(set(sc or DEFAULT_SCOPES)))
+        s,
+        creator=creator,
+        name=name or unique_name("agent"),
+        scopes=sc,
+        expires_in_days=days,
+        default_capabilities=capabilities_for_scopes(set(sc or DEFAULT_SCOPES)),
+    )
     return cred, issued.token

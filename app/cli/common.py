@@ -73,8 +73,9 @@ def _settings(data_dir: Path | None, *, require_store: bool = False) -> Settings
         except Exception as exc:  # noqa: BLE001 - an unreachable database: one line, not a traceback
             _fail(f"cannot open the database {_where(settings)}: {exc}")
         if not exists:
-            _fail(f"no Cairn data in {_where(settings)}: run `cairn ingest` or `cairn serve` first, "
-                  "or check --data-dir")
+            _fail(
+                f"no Cairn data in {_where(settings)}: run `cairn ingest` or `cairn serve` first, or check --data-dir"
+            )
     return settings
 
 
@@ -132,8 +133,14 @@ def _run(coro):
 
 
 def _progress() -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    TimeRemainingColumn(), console=console)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+    )
 
 
 def index_progress(progress: Progress):
@@ -159,14 +166,21 @@ WorkspaceOpt = typer.Option("default", "--workspace", "-w", help="Workspace name
 
 @cli.callback()
 def _main_options(
-    _version: bool = typer.Option(False, "--version", "-V", callback=_show_version, is_eager=True,
-                                  help="Print the version and exit."),
+    _version: bool = typer.Option(
+        False, "--version", "-V", callback=_show_version, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
     """Cairn: governed context for AI agents over GraphQL."""
 
 
-def _admin(data_dir: Path | None, action, *, workspace: str | None = None, create_workspace: bool = False,
-           require_store: bool = True):
+def _admin(
+    data_dir: Path | None,
+    action,
+    *,
+    workspace: str | None = None,
+    create_workspace: bool = False,
+    require_store: bool = True,
+):
     """Run ``await action(session, workspace_row)`` on the database, then close it.
 
     ``require_store`` (default): refuse a data dir without a store; False for commands that
@@ -221,8 +235,12 @@ def _embedder(settings: Settings):
     if settings.embedder == "none":
         return None
     if settings.embedder == "openai":
-        return load_embedder("openai", base_url=settings.embedding_url, model=settings.embedding_model,
-                             api_key=settings.embedding_api_key)
+        return load_embedder(
+            "openai",
+            base_url=settings.embedding_url,
+            model=settings.embedding_model,
+            api_key=settings.embedding_api_key,
+        )
     return load_embedder("local")
 
 
@@ -241,7 +259,8 @@ async def _load_ontology(settings: Settings, mapping: Path, source_dir: Path | N
                     tasks[stage] = progress.add_task(stage, total=total)
                 progress.update(tasks[stage], completed=done)
 
-            return await load_network(db, _embedder(settings), workspace_id=ws.id, mapping=spec,
-                                      source_dir=source_dir, progress=on_progress)
+            return await load_network(
+                db, _embedder(settings), workspace_id=ws.id, mapping=spec, source_dir=source_dir, progress=on_progress
+            )
     finally:
         await db.dispose()

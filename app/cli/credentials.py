@@ -20,8 +20,16 @@ def credentials_create(
 ) -> None:
     """Create an agent credential and print its token (shown once)."""
     cred, issued = _admin(data_dir, lambda s, _: _create_credential(s, creator, scope or None, days, name))
-    typer.echo(json.dumps({"credentialId": cred.id, "scopes": cred.scopes, "expiresAt": cred.expires_at.isoformat(),
-                           "token": issued.token}))
+    typer.echo(
+        json.dumps(
+            {
+                "credentialId": cred.id,
+                "scopes": cred.scopes,
+                "expiresAt": cred.expires_at.isoformat(),
+                "token": issued.token,
+            }
+        )
+    )
 
 
 @credentials_cli.command("revoke")
@@ -29,8 +37,11 @@ def credentials_revoke(credential_id: str, workspace: str = WorkspaceOpt, data_d
     """Revoke an agent credential now."""
     from app import identity
 
-    cred = _admin(data_dir, lambda s, ws: identity.revoke_credential(s, workspace_id=ws.id, credential_id=credential_id),
-                  workspace=workspace)
+    cred = _admin(
+        data_dir,
+        lambda s, ws: identity.revoke_credential(s, workspace_id=ws.id, credential_id=credential_id),
+        workspace=workspace,
+    )
     typer.echo(json.dumps({"credentialId": cred.id, "revokedAt": cred.revoked_at.isoformat()}))
 
 
@@ -48,10 +59,19 @@ def credentials_list(workspace: str = WorkspaceOpt, data_dir: Path | None = Data
 
     creds, states = _admin(data_dir, listed, workspace=workspace)
     for c in creds:
-        typer.echo(json.dumps({"credentialId": c.id, "name": c.name, "scopes": c.scopes,
-                               "status": states[c.id].status, "lostScopes": list(states[c.id].lost_scopes),
-                               "expiresAt": c.expires_at.isoformat(),
-                               "revokedAt": c.revoked_at.isoformat() if c.revoked_at else None}))
+        typer.echo(
+            json.dumps(
+                {
+                    "credentialId": c.id,
+                    "name": c.name,
+                    "scopes": c.scopes,
+                    "status": states[c.id].status,
+                    "lostScopes": list(states[c.id].lost_scopes),
+                    "expiresAt": c.expires_at.isoformat(),
+                    "revokedAt": c.revoked_at.isoformat() if c.revoked_at else None,
+                }
+            )
+        )
 
 
 async def _create_credential(s, creator_id, scopes, days, name):
@@ -63,11 +83,21 @@ async def _create_credential(s, creator_id, scopes, days, name):
     m = await s.get(Member, creator_id)
     if m is None or m.removed_at is not None:
         raise NotFound(f"no member {creator_id!r}")
-    principal = Principal(kind="member", id=m.id, workspace_id=m.workspace_id, permissions=ROLE_PERMISSIONS[m.role],
-                          member_id=m.id, role=m.role)
+    principal = Principal(
+        kind="member",
+        id=m.id,
+        workspace_id=m.workspace_id,
+        permissions=ROLE_PERMISSIONS[m.role],
+        member_id=m.id,
+        role=m.role,
+    )
     if "agent_credential:manage" not in principal.permissions:
         raise Forbidden(f"member {m.id} is {m.role}; creating credentials needs admin or owner")
     return await identity.create_credential(
-        s, creator=principal, name=name, scopes=scopes, expires_in_days=days,
+        s,
+        creator=principal,
+        name=name,
+        scopes=scopes,
+        expires_in_days=days,
         default_capabilities=capabilities_for_scopes(set(scopes or DEFAULT_SCOPES)),
     )

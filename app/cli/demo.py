@@ -30,8 +30,11 @@ def sample_documents() -> list[SourceDocument]:
     """Python's reference topics (``pydoc_data.topics``), one document per topic, sorted."""
     from pydoc_data.topics import topics
 
-    return [SourceDocument(external_id=f"pydoc/{name}", title=f"Python reference: {name}", text=text)
-            for name, text in sorted(topics.items()) if text.strip()]
+    return [
+        SourceDocument(external_id=f"pydoc/{name}", title=f"Python reference: {name}", text=text)
+        for name, text in sorted(topics.items())
+        if text.strip()
+    ]
 
 
 @dataclass
@@ -53,7 +56,9 @@ async def prepare_demo(settings: Settings, *, progress_factory=None) -> DemoInfo
     try:
         ws = await _workspace(db, "default")
         async with db.session() as s:
-            owner = (await s.execute(select(Member).where(Member.workspace_id == ws.id, Member.name == DEMO_OWNER))).scalar_one_or_none()
+            owner = (
+                await s.execute(select(Member).where(Member.workspace_id == ws.id, Member.name == DEMO_OWNER))
+            ).scalar_one_or_none()
             if owner is None:
                 owner, issued = await identity.create_member(s, workspace_id=ws.id, name=DEMO_OWNER, role="owner")
                 member_token = issued.token
@@ -61,20 +66,42 @@ async def prepare_demo(settings: Settings, *, progress_factory=None) -> DemoInfo
                 token_id, sha, member_token = issue_token("cm")
                 owner.token_id, owner.token_sha256 = token_id, sha
                 s.add(owner)
-            for old in (await s.execute(select(AgentCredential).where(
-                    AgentCredential.workspace_id == ws.id, AgentCredential.name == DEMO_AGENT,
-                    AgentCredential.revoked_at.is_(None)))).scalars():
+            for old in (
+                await s.execute(
+                    select(AgentCredential).where(
+                        AgentCredential.workspace_id == ws.id,
+                        AgentCredential.name == DEMO_AGENT,
+                        AgentCredential.revoked_at.is_(None),
+                    )
+                )
+            ).scalars():
                 await identity.revoke_credential(s, workspace_id=ws.id, credential_id=old.id)
-            principal = Principal(kind="member", id=owner.id, workspace_id=ws.id, permissions=ROLE_PERMISSIONS["owner"],
-                                  member_id=owner.id, role="owner")
+            principal = Principal(
+                kind="member",
+                id=owner.id,
+                workspace_id=ws.id,
+                permissions=ROLE_PERMISSIONS["owner"],
+                member_id=owner.id,
+                role="owner",
+            )
             _cred, agent = await identity.create_credential(
-                s, creator=principal, name=DEMO_AGENT, scopes=DEMO_SCOPES, expires_in_days=30,
+                s,
+                creator=principal,
+                name=DEMO_AGENT,
+                scopes=DEMO_SCOPES,
+                expires_in_days=30,
                 default_capabilities=capabilities_for_scopes(set(DEMO_SCOPES)),
             )
         docs = sample_documents()
         if progress_factory is None:
-            report = await ingest_documents(db, indexes, workspace_id=ws.id, collection=DEMO_COLLECTION,
-                                            documents=iter(docs), chunk_max_tokens=settings.chunk_max_tokens)
+            report = await ingest_documents(
+                db,
+                indexes,
+                workspace_id=ws.id,
+                collection=DEMO_COLLECTION,
+                documents=iter(docs),
+                chunk_max_tokens=settings.chunk_max_tokens,
+            )
         else:
             from app.cli.common import index_progress
 
@@ -82,9 +109,15 @@ async def prepare_demo(settings: Settings, *, progress_factory=None) -> DemoInfo
                 t_docs = progress.add_task("documents", total=len(docs))
                 on_index = index_progress(progress)
                 report = await ingest_documents(
-                    db, indexes, workspace_id=ws.id, collection=DEMO_COLLECTION, documents=iter(docs),
+                    db,
+                    indexes,
+                    workspace_id=ws.id,
+                    collection=DEMO_COLLECTION,
+                    documents=iter(docs),
                     chunk_max_tokens=settings.chunk_max_tokens,
-                    on_document=lambda n: progress.advance(t_docs, n), on_index=on_index)
+                    on_document=lambda n: progress.advance(t_docs, n),
+                    on_index=on_index,
+                )
         return DemoInfo(ws.id, member_token, agent.token, DEMO_COLLECTION, report)
     finally:
         indexes.close()
@@ -120,8 +153,10 @@ def print_demo(info: DemoInfo, *, host: str, port: int, serving: bool = True) ->
     """Print the URL, both tokens, a query to paste and curl commands (plain text, never wrapped)."""
     url = f"http://{host}:{port}/graphql"
     r = info.report
-    body = ('{"query":"{ contextPack(input:{task:\\"What does the global statement do?\\", budget:{maxTokens:600}}) '
-            '{ tokensUsed items { rank text citation { documentId start end } } } }"}')
+    body = (
+        '{"query":"{ contextPack(input:{task:\\"What does the global statement do?\\", budget:{maxTokens:600}}) '
+        '{ tokensUsed items { rank text citation { documentId start end } } } }"}'
+    )
     lines = [
         "",
         f"Cairn demo: {r.documents} documents in '{info.collection}' ({r.created} new, {r.updated} updated, "
@@ -142,8 +177,8 @@ def print_demo(info: DemoInfo, *, host: str, port: int, serving: bool = True) ->
         f"  curl -s {url} -H 'Origin: https://example.com' -H \"Authorization: Bearer $CAIRN_AGENT_TOKEN\" "
         f"-H 'Content-Type: application/json' -d '{body}'",
         "Streamed as NDJSON:",
-        f"  curl -sN http://{host}:{port}/v1/context-packs/stream -H \"Authorization: Bearer $CAIRN_AGENT_TOKEN\" "
-        "-H 'Content-Type: application/json' -d '{\"task\":\"What does the global statement do?\",\"budget\":{\"maxTokens\":600}}'",
+        f'  curl -sN http://{host}:{port}/v1/context-packs/stream -H "Authorization: Bearer $CAIRN_AGENT_TOKEN" '
+        '-H \'Content-Type: application/json\' -d \'{"task":"What does the global statement do?","budget":{"maxTokens":600}}\'',
         "",
     ]
     if serving:
@@ -156,8 +191,11 @@ def demo(
     port: int = typer.Option(8000),
     data_dir: Path | None = DataDir,
     no_serve: bool = typer.Option(False, "--no-serve", help="Prepare and print, but do not serve."),
-    northwind: Path | None = typer.Option(None, "--northwind", help="Also load the Northwind knowledge network "
-                                             "from this CSV directory (e.g. ../shared/data/northwind/csv)."),
+    northwind: Path | None = typer.Option(
+        None,
+        "--northwind",
+        help="Also load the Northwind knowledge network from this CSV directory (e.g. ../shared/data/northwind/csv).",
+    ),
 ) -> None:
     """The main job on the embedded default: ingest Python's own docs, print tokens, serve GraphiQL."""
     from app.core.datadir import DataDirInUse, DataDirLock
@@ -172,8 +210,10 @@ def demo(
         if northwind is not None:
             mapping = Path(__file__).resolve().parents[1] / "ontology" / "northwind.yaml"
             report = _run(_load_ontology(settings, mapping, northwind, "default"))
-            console.print(f"knowledge network northwind: {sum(report.instances.values())} instances of "
-                          f"{len(report.instances)} object types")
+            console.print(
+                f"knowledge network northwind: {sum(report.instances.values())} instances of "
+                f"{len(report.instances)} object types"
+            )
         print_demo(info, host=host, port=port, serving=not no_serve)
         if northwind is not None:
             print("Knowledge network (Northwind), in GraphiQL:\n\n" + ONTOLOGY_QUERY + "\n", flush=True)

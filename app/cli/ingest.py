@@ -54,9 +54,15 @@ async def _ingest(settings: Settings, docs, skipped, collection: str, workspace:
             t_docs = progress.add_task("documents", total=len(docs))
             on_index = index_progress(progress)
             report = await ingest_documents(
-                db, indexes, workspace_id=ws.id, collection=collection, documents=iter(docs),
-                chunk_max_tokens=settings.chunk_max_tokens, skipped=skipped,
-                on_document=lambda n: progress.advance(t_docs, n), on_index=on_index,
+                db,
+                indexes,
+                workspace_id=ws.id,
+                collection=collection,
+                documents=iter(docs),
+                chunk_max_tokens=settings.chunk_max_tokens,
+                skipped=skipped,
+                on_document=lambda n: progress.advance(t_docs, n),
+                on_index=on_index,
             )
         return report
     finally:
@@ -69,7 +75,11 @@ def ingest(
     path: Path = typer.Argument(..., help="A file or folder: .txt .md .html .jsonl (BEIR), optionally .gz."),
     collection: str = typer.Option(..., "--collection", "-c", help="Collection name (created if missing)."),
     workspace: str = WorkspaceOpt,
-    lexical_only: bool = typer.Option(False, "--lexical-only", help="Skip embeddings now; the next `cairn serve` start-up (or `cairn reindex`) embeds them."),
+    lexical_only: bool = typer.Option(
+        False,
+        "--lexical-only",
+        help="Skip embeddings now; the next `cairn serve` start-up (or `cairn reindex`) embeds them.",
+    ),
     data_dir: Path | None = DataDir,
 ) -> None:
     """Ingest documents (idempotent: unchanged documents are a no-op).
@@ -84,18 +94,41 @@ def ingest(
     table = Table(title=f"ingest {path} → {collection}")
     for col in ("docs", "created", "updated", "unchanged", "passages+", "bm25+", "vectors+", "skipped", "seconds"):
         table.add_column(col, justify="right")
-    table.add_row(*(str(x) for x in (report.documents, report.created, report.updated, report.unchanged,
-                                     report.new_passages, report.lexical_indexed, report.vector_indexed,
-                                     len(report.skipped), report.seconds)))
+    table.add_row(
+        *(
+            str(x)
+            for x in (
+                report.documents,
+                report.created,
+                report.updated,
+                report.unchanged,
+                report.new_passages,
+                report.lexical_indexed,
+                report.vector_indexed,
+                len(report.skipped),
+                report.seconds,
+            )
+        )
+    )
     console.print(table)
     for sk in report.skipped:
         typer.echo(f"skipped {sk.path}: {sk.reason}", err=True)
-    typer.echo(json.dumps({
-        "documents": report.documents, "created": report.created, "updated": report.updated,
-        "unchanged": report.unchanged, "newPassages": report.new_passages,
-        "lexicalIndexed": report.lexical_indexed, "vectorIndexed": report.vector_indexed,
-        "seconds": report.seconds, "skipped": [{"path": sk.path, "reason": sk.reason} for sk in report.skipped],
-    }, ensure_ascii=False))
+    typer.echo(
+        json.dumps(
+            {
+                "documents": report.documents,
+                "created": report.created,
+                "updated": report.updated,
+                "unchanged": report.unchanged,
+                "newPassages": report.new_passages,
+                "lexicalIndexed": report.lexical_indexed,
+                "vectorIndexed": report.vector_indexed,
+                "seconds": report.seconds,
+                "skipped": [{"path": sk.path, "reason": sk.reason} for sk in report.skipped],
+            },
+            ensure_ascii=False,
+        )
+    )
 
 
 def reindex(

@@ -13,7 +13,9 @@ ontology_cli = _typer("Knowledge networks (ontology): load from a mapping, list.
 @ontology_cli.command("load")
 def ontology_load(
     mapping: Path = typer.Argument(..., help="Mapping file (.yaml/.json), e.g. app/ontology/northwind.yaml."),
-    source_dir: Path | None = typer.Option(None, "--source-dir", "-s", help="Directory of the CSV files (csv sources)."),
+    source_dir: Path | None = typer.Option(
+        None, "--source-dir", "-s", help="Directory of the CSV files (csv sources)."
+    ),
     workspace: str = WorkspaceOpt,
     data_dir: Path | None = DataDir,
 ) -> None:
@@ -42,8 +44,17 @@ def ontology_list(workspace: str = WorkspaceOpt, data_dir: Path | None = DataDir
 
     async def action(s, ws):
         kns = (await s.execute(select(KnowledgeNetwork).where(KnowledgeNetwork.workspace_id == ws.id))).scalars().all()
-        types = (await s.execute(select(ObjectType).where(ObjectType.workspace_id == ws.id)
-                                 .order_by(ObjectType.kn_id, ObjectType.ot_id))).scalars().all()
+        types = (
+            (
+                await s.execute(
+                    select(ObjectType)
+                    .where(ObjectType.workspace_id == ws.id)
+                    .order_by(ObjectType.kn_id, ObjectType.ot_id)
+                )
+            )
+            .scalars()
+            .all()
+        )
         return kns, types
 
     kns, types = _admin(data_dir, action, workspace=workspace)

@@ -11,9 +11,12 @@ def serve(
     host: str = typer.Option("127.0.0.1", help="Bind address."),
     port: int = typer.Option(8000, help="Port."),
     data_dir: Path | None = DataDir,
-    migrate_first: bool = typer.Option(True, "--migrate/--no-migrate",
-                                       help="Bring the schema to the newest revision before serving "
-                                            "(--no-migrate where migrations run as a separate deploy step)."),
+    migrate_first: bool = typer.Option(
+        True,
+        "--migrate/--no-migrate",
+        help="Bring the schema to the newest revision before serving "
+        "(--no-migrate where migrations run as a separate deploy step).",
+    ),
 ) -> None:
     """Serve GraphQL (GraphiQL at /graphql), the NDJSON stream, /healthz and /readyz."""
     _serve(_settings(data_dir), host=host, port=port, migrate_first=migrate_first)

@@ -11,13 +11,15 @@ workspaces_cli = _typer("Workspaces (tenants).")
 
 
 @workspaces_cli.command("create")
-def workspaces_create(name: str, non_retaining: bool = typer.Option(False, "--non-retaining"),
-                      data_dir: Path | None = DataDir) -> None:
+def workspaces_create(
+    name: str, non_retaining: bool = typer.Option(False, "--non-retaining"), data_dir: Path | None = DataDir
+) -> None:
     """Create a workspace."""
     from app import identity
 
-    ws = _admin(data_dir, lambda s, _: identity.create_workspace(s, name=name, retaining=not non_retaining),
-                require_store=False)
+    ws = _admin(
+        data_dir, lambda s, _: identity.create_workspace(s, name=name, retaining=not non_retaining), require_store=False
+    )
     typer.echo(json.dumps({"id": ws.id, "name": ws.name, "retaining": ws.retaining}))
 
 

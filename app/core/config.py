@@ -116,8 +116,10 @@ class Settings(BaseSettings):
         if self.vector_backend == "server" and not self.qdrant_url:
             raise ValueError("CAIRN_QDRANT_URL is required when CAIRN_VECTOR_BACKEND=server")
         if self.vector_backend in ("edge", "local") and self.qdrant_url:
-            raise ValueError(f"CAIRN_VECTOR_BACKEND={self.vector_backend} is the embedded engine but CAIRN_QDRANT_URL "
-                             "is set: unset one of them, or use CAIRN_VECTOR_BACKEND=auto (or server)")
+            raise ValueError(
+                f"CAIRN_VECTOR_BACKEND={self.vector_backend} is the embedded engine but CAIRN_QDRANT_URL "
+                "is set: unset one of them, or use CAIRN_VECTOR_BACKEND=auto (or server)"
+            )
         return self
 
     @property
@@ -209,7 +211,7 @@ def expected_format(name: str) -> str:
     if origin in (list, tuple, set, frozenset):
         return 'a comma-separated list (a,b) or a JSON list (["a","b"])'
     if origin is dict:
-        return 'key=value pairs separated by commas, or a JSON object'
+        return "key=value pairs separated by commas, or a JSON object"
     if origin is Literal:
         return "one of " + " | ".join(str(a) for a in get_args(annotation))
     bounds = []

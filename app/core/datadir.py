@@ -42,8 +42,10 @@ class DataDirInUse(RuntimeError):
         self.path = Path(path)
         self.pid = pid
         who = f"process {pid}" if pid else "another process"
-        self.message = (f"the data dir {self.path} is in use by {who} (cairn serve?); "
-                        "stop it or ingest through the API (upsertDocument)")
+        self.message = (
+            f"the data dir {self.path} is in use by {who} (cairn serve?); "
+            "stop it or ingest through the API (upsertDocument)"
+        )
         super().__init__(self.message)
 
 

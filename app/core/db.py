@@ -112,7 +112,6 @@ async def serialize(s: AsyncSession, *name: str) -> None:
     """
     if s.get_bind().dialect.name == "postgresql":
         digest = hashlib.sha256("\x1f".join(name).encode("utf-8")).digest()
-        await s.execute(text("SELECT pg_advisory_xact_lock(:k)"),
-                        {"k": int.from_bytes(digest[:8], "big", signed=True)})
+        await s.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": int.from_bytes(digest[:8], "big", signed=True)})
     else:
         await s.execute(text("UPDATE workspace SET id = id WHERE 0"))

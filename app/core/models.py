@@ -255,6 +255,8 @@ class OperationReceipt(SQLModel, table=True):
     input_sha256: str = Field(max_length=64)
     result: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
     created_at: datetime
+
+
 # ---------------------------------------------------------------------------------------------
 # Governed agent memory (SPEC §7): private notes an agent keeps for the member who created its
 # credential. Text is PII-masked before it reaches these rows; citations keep only a passage
@@ -334,6 +336,8 @@ class MemoryWrite(SQLModel, table=True):
     credential_id: str = Field(index=True, max_length=40)
     workspace_id: str = Field(max_length=40)
     at: datetime = Field(index=True)
+
+
 # ------------------------------------------------------------------------------------------
 # Decisions and agent sessions (SPEC §8)
 # ------------------------------------------------------------------------------------------

@@ -67,12 +67,12 @@ def _string(value: Any, field: str, error: ErrorFactory) -> str:
 
 def _length(value: str, field: str, min_len: int, max_len: int, error: ErrorFactory, what: str) -> None:
     if not min_len <= len(value) <= max_len:
-        raise error(f"{field} must be {min_len}–{max_len} {what} (got {len(value)})", field=field,
-                    limit=f"{min_len}-{max_len}")
+        raise error(
+            f"{field} must be {min_len}–{max_len} {what} (got {len(value)})", field=field, limit=f"{min_len}-{max_len}"
+        )
 
 
-def validate_name(value: Any, field: str, max_len: int, *, min_len: int = 1,
-                  error: ErrorFactory = BadInput) -> str:
+def validate_name(value: Any, field: str, max_len: int, *, min_len: int = 1, error: ErrorFactory = BadInput) -> str:
     """A name or title: one line of visible text, ``min_len..max_len`` characters (code points).
 
     Returns:
@@ -113,8 +113,7 @@ def validate_path(value: Any, field: str, max_len: int = 4096, *, error: ErrorFa
     return value
 
 
-def validate_text(value: Any, field: str, max_len: int, *, min_len: int = 1,
-                  error: ErrorFactory = BadInput) -> str:
+def validate_text(value: Any, field: str, max_len: int, *, min_len: int = 1, error: ErrorFactory = BadInput) -> str:
     """Free text: tab, line feed and carriage return allowed; other C0/C1 controls, DEL, bidi
     embeddings/overrides/isolates (U+202A–U+202E, U+2066–U+2069), NUL and lone surrogates refused.
 

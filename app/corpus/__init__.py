@@ -17,4 +17,22 @@ from app.corpus.documents import (
 from app.corpus.indexing import SearchIndexes, open_indexes
 from app.corpus.ingest import IngestReport, SkippedFile, SourceDocument, ingest_documents, iter_sources
 
-__all__ = ["DocumentRead", "IngestReport", "SearchIndexes", "SkippedFile", "SourceDocument", "VersionMeta", "_validate_doc_input", "choose_versions", "delete_document", "get_collection", "get_or_create_collection", "ingest_documents", "iter_sources", "list_collections", "open_indexes", "read_document", "upsert_document"]
+__all__ = [
+    "DocumentRead",
+    "IngestReport",
+    "SearchIndexes",
+    "SkippedFile",
+    "SourceDocument",
+    "VersionMeta",
+    "_validate_doc_input",
+    "choose_versions",
+    "delete_document",
+    "get_collection",
+    "get_or_create_collection",
+    "ingest_documents",
+    "iter_sources",
+    "list_collections",
+    "open_indexes",
+    "read_document",
+    "upsert_document",
+]

@@ -68,6 +68,7 @@ def choose_versions(
         by_doc[v.document_id].append(v)
     out: dict[str, VersionView] = {}
     for doc_id, vs in by_doc.items():
+
         def order(v: VersionMeta) -> tuple:
             return (as_utc(v.valid_from), as_utc(v.recorded_at), v.number)
 
@@ -131,9 +132,7 @@ async def visible_versions(
         )
         rows.extend((await s.execute(q)).all())
     live_rows = [
-        r
-        for r in rows
-        if (r[6] is None or as_utc(r[6]) > system_time) and (r[7] is None or as_utc(r[7]) > system_time)
+        r for r in rows if (r[6] is None or as_utc(r[6]) > system_time) and (r[7] is None or as_utc(r[7]) > system_time)
     ]
     versions = [VersionMeta(*r[:6]) for r in live_rows]
     return choose_versions(versions, valid_time=valid_time, system_time=system_time, now=now)
@@ -188,13 +187,20 @@ async def read_document(
     versions = [v for v in versions if as_utc(v.recorded_at) <= system_time]
     chosen = choose_versions(
         [VersionMeta(v.id, v.document_id, v.number, v.valid_from, v.valid_to, v.recorded_at) for v in versions],
-        valid_time=valid_time, system_time=system_time, now=now,
+        valid_time=valid_time,
+        system_time=system_time,
+        now=now,
     ).get(document_id)
     spans: dict[str, list[tuple[str, int, int, int]]] = defaultdict(list)
     if versions:
         rows = await s.execute(
-            select(VersionPassage.version_id, VersionPassage.passage_id, VersionPassage.ordinal,
-                   VersionPassage.start, VersionPassage.end)
+            select(
+                VersionPassage.version_id,
+                VersionPassage.passage_id,
+                VersionPassage.ordinal,
+                VersionPassage.start,
+                VersionPassage.end,
+            )
             .where(VersionPassage.version_id.in_([v.id for v in versions]))
             .order_by(VersionPassage.version_id, VersionPassage.ordinal)
         )

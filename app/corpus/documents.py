@@ -61,9 +61,7 @@ async def get_or_create_collection(s: AsyncSession, *, workspace_id: str, name: 
     validate_name(name, "name", 120)
     await serialize(s, "collection-name", workspace_id, name)  # get-or-create: one creator per name
     row = (
-        await s.execute(
-            select(Collection).where(Collection.workspace_id == workspace_id, Collection.name == name)
-        )
+        await s.execute(select(Collection).where(Collection.workspace_id == workspace_id, Collection.name == name))
     ).scalar_one_or_none()
     if row is not None and row.deleted_at is None:
         return row
@@ -96,8 +94,7 @@ def _validate_doc_input(external_id: str, title: str, text: str, valid_from, val
     if not text.strip():
         raise BadInput("input.text must contain non-whitespace characters", field="input.text")
     if len(text) > MAX_DOCUMENT_CHARS:
-        raise BadInput("input.text must be at most 2,000,000 characters", field="input.text",
-                       limit=MAX_DOCUMENT_CHARS)
+        raise BadInput("input.text must be at most 2,000,000 characters", field="input.text", limit=MAX_DOCUMENT_CHARS)
     for value, name in ((valid_from, "input.validFrom"), (valid_to, "input.validTo")):
         if value is not None and value.tzinfo is None:
             raise BadInput(f"{name} needs a timezone (e.g. 2025-01-01T00:00:00Z)", field=name)
@@ -139,9 +136,7 @@ async def upsert_document(
     now = now or utcnow()
     doc = (
         await s.execute(
-            select(Document).where(
-                Document.collection_id == collection_id, Document.external_id == external_id
-            )
+            select(Document).where(Document.collection_id == collection_id, Document.external_id == external_id)
         )
     ).scalar_one_or_none()
     content_sha = sha256_text(text)
@@ -210,9 +205,7 @@ async def upsert_document(
     existing = set()
     ids = [p[0] for p in planned]
     for i in range(0, len(ids), 500):
-        existing.update(
-            (await s.execute(select(Passage.id).where(Passage.id.in_(ids[i : i + 500])))).scalars()
-        )
+        existing.update((await s.execute(select(Passage.id).where(Passage.id.in_(ids[i : i + 500])))).scalars())
     new_ids: list[str] = []
     for ordinal, (pid, psha, chunk) in enumerate(planned):
         if pid not in existing:

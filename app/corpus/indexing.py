@@ -79,8 +79,12 @@ class SearchIndexes:
         async with db.session() as s:
             rows = await s.execute(
                 select(
-                    Passage.id, Passage.workspace_id, Passage.collection_id, Passage.document_id,
-                    Document.title, Passage.text,
+                    Passage.id,
+                    Passage.workspace_id,
+                    Passage.collection_id,
+                    Passage.document_id,
+                    Document.title,
+                    Passage.text,
                 )
                 .join(Document, Document.id == Passage.document_id)
                 .where(flag.is_(False), Passage.id > after)
@@ -111,9 +115,7 @@ class SearchIndexes:
             else:
                 texts = [self.embedding_input(r[4] or "", r[5]) for r in rows]
                 vectors = await asyncio.to_thread(self.embedder.encode, texts)  # type: ignore[union-attr]
-                points = [
-                    VectorPoint(r[0], vectors[i], r[1], r[2], r[3]) for i, r in enumerate(rows)
-                ]
+                points = [VectorPoint(r[0], vectors[i], r[1], r[2], r[3]) for i, r in enumerate(rows)]
                 if pending_write is not None:
                     await pending_write
                 pending_write = asyncio.create_task(self._write_vectors(db, points))
@@ -128,8 +130,9 @@ class SearchIndexes:
         await asyncio.to_thread(self.vectors.upsert, points)  # type: ignore[union-attr]
         await self._mark(db, "vector", [p.passage_id for p in points])
 
-    async def reindex(self, db: Database, *, progress: Progress | None = None, lexical: bool = True,
-                      vectors: bool = True) -> tuple[int, int]:
+    async def reindex(
+        self, db: Database, *, progress: Progress | None = None, lexical: bool = True, vectors: bool = True
+    ) -> tuple[int, int]:
         """Clear the chosen indexes and rebuild them from SQL.
 
         Args:
@@ -184,7 +187,9 @@ def open_indexes(settings, *, with_vectors: bool = True) -> SearchIndexes:
         if with_vectors and settings.embedder != "none":
             if settings.embedder == "openai":
                 embedder = load_embedder(
-                    "openai", base_url=settings.embedding_url, model=settings.embedding_model,
+                    "openai",
+                    base_url=settings.embedding_url,
+                    model=settings.embedding_model,
                     api_key=settings.embedding_api_key,
                 )
             else:

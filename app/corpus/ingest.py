@@ -39,8 +39,13 @@ from app.core.text_rules import validate_path
 from app.corpus.documents import get_or_create_collection, upsert_document
 from retrieval.chunking import html_to_text
 
-TEXT_SUFFIXES = {".txt": "text/plain", ".md": "text/markdown", ".markdown": "text/markdown",
-                 ".html": "text/html", ".htm": "text/html"}
+TEXT_SUFFIXES = {
+    ".txt": "text/plain",
+    ".md": "text/markdown",
+    ".markdown": "text/markdown",
+    ".html": "text/html",
+    ".htm": "text/html",
+}
 BATCH_DOCS = 200
 log = logging.getLogger("cairn.ingest")
 
@@ -97,8 +102,13 @@ class NotText(ValueError):
     """A file's bytes are not text (``reason`` names what was detected)."""
 
 
-_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
-         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
 
 
 def _detected(head: bytes) -> str | None:
@@ -131,8 +141,10 @@ def decode_text(data: bytes) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise NotText(_detected(data) or f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
-                      "convert it to UTF-8") from None
+        raise NotText(
+            _detected(data)
+            or f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); convert it to UTF-8"
+        ) from None
 
 
 def _read_bytes(path: Path, gz: bool) -> bytes:
@@ -214,8 +226,12 @@ def _files(path: Path, skipped: list[SkippedFile]) -> list[Path]:
         for d in sorted(dirnames):
             if d.startswith("."):
                 n = sum(len(f) for _, _, f in os.walk(here / d))
-                skipped.append(SkippedFile(f"{(here / d).relative_to(path).as_posix()}/",
-                                           f"hidden folder, not read ({n} file{'' if n == 1 else 's'})"))
+                skipped.append(
+                    SkippedFile(
+                        f"{(here / d).relative_to(path).as_posix()}/",
+                        f"hidden folder, not read ({n} file{'' if n == 1 else 's'})",
+                    )
+                )
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         out.extend(here / f for f in filenames if (here / f).is_file())
     return sorted(out)
@@ -315,9 +331,16 @@ async def ingest_documents(
         async with db.session() as s:
             for d in batch:
                 r = await upsert_document(
-                    s, workspace_id=workspace_id, collection_id=coll.id, external_id=d.external_id,
-                    title=d.title, text=d.text, media_type=d.media_type, valid_from=d.valid_from,
-                    valid_to=d.valid_to, chunk_max_tokens=chunk_max_tokens,
+                    s,
+                    workspace_id=workspace_id,
+                    collection_id=coll.id,
+                    external_id=d.external_id,
+                    title=d.title,
+                    text=d.text,
+                    media_type=d.media_type,
+                    valid_from=d.valid_from,
+                    valid_to=d.valid_to,
+                    chunk_max_tokens=chunk_max_tokens,
                 )
                 setattr(report, r.status, getattr(report, r.status) + 1)
                 report.new_passages += len(r.new_passage_ids)

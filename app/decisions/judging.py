@@ -78,8 +78,11 @@ def state_context(state: dict[str, Any], max_tokens: int) -> tuple[str, dict[str
     text = render_state(state)
     tokens = count_tokens(text)
     if tokens > max_tokens:
-        raise JudgeError(f"state renders to {tokens} tokens; the decision context budget is {max_tokens}",
-                         code="decision_context_too_large", http_status=422)
+        raise JudgeError(
+            f"state renders to {tokens} tokens; the decision context budget is {max_tokens}",
+            code="decision_context_too_large",
+            http_status=422,
+        )
     return text, {"tokens": tokens}
 
 
@@ -91,8 +94,11 @@ def session_context(messages: list[tuple[str, str]], max_tokens: int) -> tuple[s
             ``decision_context_too_large`` (the newest message alone is over the budget).
     """
     if not messages:
-        raise JudgeError("the session has no messages to decide on; append messages first",
-                         code="decision_context_unavailable", http_status=422)
+        raise JudgeError(
+            "the session has no messages to decide on; append messages first",
+            code="decision_context_unavailable",
+            http_status=422,
+        )
     kept: list[str] = []
     used = 0
     for role, content in reversed(messages):
@@ -103,8 +109,11 @@ def session_context(messages: list[tuple[str, str]], max_tokens: int) -> tuple[s
         kept.append(line)
         used += cost
     if not kept:
-        raise JudgeError(f"the newest session message alone is over the decision context budget of {max_tokens} "
-                         "tokens", code="decision_context_too_large", http_status=422)
+        raise JudgeError(
+            f"the newest session message alone is over the decision context budget of {max_tokens} tokens",
+            code="decision_context_too_large",
+            http_status=422,
+        )
     kept.reverse()
     return "\n".join(kept), {"tokens": used, "messages": len(kept), "omittedMessages": len(messages) - len(kept)}
 
@@ -155,18 +164,53 @@ def build_prompt(question: Question, context: str, style: str = "auto") -> str:
     kind = "option" if question.type == "CHOICE" else "level"
     options = [f"- {o.text}" + (f" ({o.description.strip()})" if o.description else "") for o in question.options]
     if style == "plain":
-        return "\n".join(["Context:", context.strip(), "", f"Question: {question.instructions.strip()}",
-                          f"{kind.capitalize()}s:", *options, "Answer:"]) + " "
+        return (
+            "\n".join(
+                [
+                    "Context:",
+                    context.strip(),
+                    "",
+                    f"Question: {question.instructions.strip()}",
+                    f"{kind.capitalize()}s:",
+                    *options,
+                    "Answer:",
+                ]
+            )
+            + " "
+        )
     if style == "nolist":
-        return "\n".join(["Context:", context.strip(), "", f"Question: {question.instructions.strip()}",
-                          "Answer:"]) + " "
+        return (
+            "\n".join(["Context:", context.strip(), "", f"Question: {question.instructions.strip()}", "Answer:"]) + " "
+        )
     if style == "fewshot":
-        return FEWSHOT + "\n".join(["Context:", context.strip(), f"Question: {question.instructions.strip()}",
-                                    f"{kind.capitalize()}s:", *options, "Answer:"]) + " "
-    lines = ["<start_of_turn>user", "Read the context, then answer the question with exactly one "
-             f"{kind} from the list.", "", "Context:", context.strip(), "",
-             f"Question: {question.instructions.strip()}", f"{kind.capitalize()}s:", *options,
-             "<end_of_turn>", "<start_of_turn>model", ""]
+        return (
+            FEWSHOT
+            + "\n".join(
+                [
+                    "Context:",
+                    context.strip(),
+                    f"Question: {question.instructions.strip()}",
+                    f"{kind.capitalize()}s:",
+                    *options,
+                    "Answer:",
+                ]
+            )
+            + " "
+        )
+    lines = [
+        "<start_of_turn>user",
+        f"Read the context, then answer the question with exactly one {kind} from the list.",
+        "",
+        "Context:",
+        context.strip(),
+        "",
+        f"Question: {question.instructions.strip()}",
+        f"{kind.capitalize()}s:",
+        *options,
+        "<end_of_turn>",
+        "<start_of_turn>model",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -208,8 +252,11 @@ def answer_question(judge: Judge, question: Question, context: str) -> dict[str,
     scores = judge.score(build_prompt(question, context, PROMPT_STYLE), options)
     baseline = _baseline(judge, question, options) if CALIBRATE else None
     if len(scores) != len(question.options) or (baseline is not None and len(baseline) != len(options)):
-        raise JudgeError("the judge returned a score count that does not match the options",
-                         code="decision_invalid_upstream_response", http_status=502)
+        raise JudgeError(
+            "the judge returned a score count that does not match the options",
+            code="decision_invalid_upstream_response",
+            http_status=502,
+        )
     probs = option_probabilities(scores, normalise=NORMALISE, baseline=baseline)
     best = max(range(len(probs)), key=lambda i: (probs[i], -i))
     chosen = question.options[best]
@@ -229,8 +276,9 @@ def answer_question(judge: Judge, question: Question, context: str) -> dict[str,
     return answer
 
 
-def answer_all(judge: Judge, request: DecisionRequest, context: str,
-               deadline: float | None = None) -> list[dict[str, Any]]:
+def answer_all(
+    judge: Judge, request: DecisionRequest, context: str, deadline: float | None = None
+) -> list[dict[str, Any]]:
     """Answers to every question of ``request`` in order (blocking; run in a worker thread).
 
     Args:

@@ -107,8 +107,9 @@ def _bad(message: str, field: str, **extra: Any) -> DecisionInputError:
 
 def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     if len(pairs) > MAX_MEMBERS:
-        raise _bad(f"a JSON object has {len(pairs)} members; at most {MAX_MEMBERS} are allowed",
-                   "body", limit=MAX_MEMBERS)
+        raise _bad(
+            f"a JSON object has {len(pairs)} members; at most {MAX_MEMBERS} are allowed", "body", limit=MAX_MEMBERS
+        )
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
@@ -142,8 +143,11 @@ def _check_string(s: str, path: str) -> None:
     for i, ch in enumerate(s):
         o = ord(ch)
         if (o < 0x20 or o == 0x7F) and ch not in _ALLOWED_CONTROLS:
-            raise _bad(f"{path} contains control character U+{o:04X} at offset {i}; only \\n, \\r and \\t are "
-                       "allowed in strings", path)
+            raise _bad(
+                f"{path} contains control character U+{o:04X} at offset {i}; only \\n, \\r and \\t are "
+                "allowed in strings",
+                path,
+            )
         if 0xD800 <= o <= 0xDFFF:
             raise _bad(f"{path} contains an unpaired surrogate; strings must be valid Unicode", path)
 
@@ -158,8 +162,9 @@ def _walk(value: Any) -> None:
                 raise _bad(f"JSON nesting is deeper than {MAX_DEPTH} levels at {path}", path, limit=MAX_DEPTH)
             if isinstance(node, list):
                 if len(node) > MAX_MEMBERS:
-                    raise _bad(f"{path} has {len(node)} items; at most {MAX_MEMBERS} are allowed", path,
-                               limit=MAX_MEMBERS)
+                    raise _bad(
+                        f"{path} has {len(node)} items; at most {MAX_MEMBERS} are allowed", path, limit=MAX_MEMBERS
+                    )
                 stack.extend((v, depth + 1, f"{path}[{i}]") for i, v in enumerate(node))
             else:
                 for k, v in node.items():
@@ -183,15 +188,17 @@ def parse_body(raw: bytes) -> dict[str, Any]:
         DecisionInputError: not one UTF-8 JSON object, or outside a structural limit.
     """
     if len(raw) > MAX_BODY_BYTES:
-        raise DecisionBodyTooLarge(f"request body is {len(raw)} bytes; at most {MAX_BODY_BYTES} (1 MiB)",
-                                   field="body", limit=MAX_BODY_BYTES)
+        raise DecisionBodyTooLarge(
+            f"request body is {len(raw)} bytes; at most {MAX_BODY_BYTES} (1 MiB)", field="body", limit=MAX_BODY_BYTES
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise _bad(f"request body is not valid UTF-8 (byte {exc.start})", "body") from None
     try:
-        value = json.loads(text, object_pairs_hook=_pairs_hook, parse_constant=_constant,
-                           parse_float=_float, parse_int=_int)
+        value = json.loads(
+            text, object_pairs_hook=_pairs_hook, parse_constant=_constant, parse_float=_float, parse_int=_int
+        )
     except RecursionError:
         raise _bad(f"JSON nesting is deeper than {MAX_DEPTH} levels", "body", limit=MAX_DEPTH) from None
     except ValueError as exc:
@@ -243,8 +250,11 @@ def _unknown(obj: dict[str, Any], allowed: tuple[str, ...], path: str) -> None:
         if key not in allowed:
             hint = next((a for a in allowed if a.lower() == key.lower()), None)
             more = f" (field names are case-sensitive: did you mean {hint!r}?)" if hint else ""
-            raise _bad(f"{path}{'.' if path else ''}{key} is not a field of this protocol{more}; allowed: "
-                       f"{', '.join(allowed)}", f"{path}{'.' if path else ''}{key}")
+            raise _bad(
+                f"{path}{'.' if path else ''}{key} is not a field of this protocol{more}; allowed: "
+                f"{', '.join(allowed)}",
+                f"{path}{'.' if path else ''}{key}",
+            )
 
 
 def _text(obj: dict[str, Any], key: str, path: str, *, required: bool, max_chars: int) -> str | None:
@@ -254,8 +264,7 @@ def _text(obj: dict[str, Any], key: str, path: str, *, required: bool, max_chars
         return None
     value = obj[key]
     if value is None:
-        raise _bad(f"{path} is null; omit it or send a non-empty string (null is not the same as absent)",
-                   path)
+        raise _bad(f"{path} is null; omit it or send a non-empty string (null is not the same as absent)", path)
     if not isinstance(value, str):
         raise _bad(f"{path} must be a string, not {type(value).__name__}", path)
     if not value.strip():
@@ -271,18 +280,21 @@ def validate_session_id(value: Any, path: str = "sessionId", *, error: ErrorFact
     Raises:
         DecisionInputError (or ``error``): naming ``path``.
     """
+
     def _bad(message: str, field: str, **extra: Any) -> CairnError:
         return error(message, field=field, **extra)
 
     if value is None:
-        raise _bad(f"{path} is null; send a session id or omit it and send state (null is not the same "
-                   "as absent)", path)
+        raise _bad(
+            f"{path} is null; send a session id or omit it and send state (null is not the same as absent)", path
+        )
     if not isinstance(value, str):
         raise _bad(f"{path} must be a string, not {type(value).__name__}", path)
     size = len(value.encode("utf-8", "surrogatepass"))
     if not 1 <= size <= MAX_SESSION_ID_BYTES:
-        raise _bad(f"{path} must be 1–{MAX_SESSION_ID_BYTES} bytes (got {size})", path,
-                   limit=f"1-{MAX_SESSION_ID_BYTES}")
+        raise _bad(
+            f"{path} must be 1–{MAX_SESSION_ID_BYTES} bytes (got {size})", path, limit=f"1-{MAX_SESSION_ID_BYTES}"
+        )
     validate_identifier(value, path, MAX_SESSION_ID_BYTES, error=error)
     for i, ch in enumerate(value):
         if ch in "/\\?#":
@@ -301,8 +313,11 @@ def _options(q: dict[str, Any], qtype: str, qpath: str) -> tuple[Option, ...]:
     if not isinstance(items, list):
         raise _bad(f"{path} must be an array of {MIN_OPTIONS}–{MAX_OPTIONS} objects", path)
     if not MIN_OPTIONS <= len(items) <= MAX_OPTIONS:
-        raise _bad(f"{path} has {len(items)} items; a question needs {MIN_OPTIONS}–{MAX_OPTIONS}", path,
-                   limit=f"{MIN_OPTIONS}-{MAX_OPTIONS}")
+        raise _bad(
+            f"{path} has {len(items)} items; a question needs {MIN_OPTIONS}–{MAX_OPTIONS}",
+            path,
+            limit=f"{MIN_OPTIONS}-{MAX_OPTIONS}",
+        )
     out: list[Option] = []
     seen: set[tuple[type, Any]] = set()
     for i, item in enumerate(items):
@@ -316,23 +331,28 @@ def _options(q: dict[str, Any], qtype: str, qpath: str) -> tuple[Option, ...]:
             value = item["value"]
             if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
                 kind = "null" if value is None else "a number"
-                raise _bad(f"{ipath}.value is {kind}; a choice value is a non-empty string or a boolean",
-                           f"{ipath}.value")
+                raise _bad(
+                    f"{ipath}.value is {kind}; a choice value is a non-empty string or a boolean", f"{ipath}.value"
+                )
             if isinstance(value, str):
                 if not value.strip():
                     raise _bad(f"{ipath}.value must be a non-empty string", f"{ipath}.value")
                 if len(value) > MAX_OPTION_CHARS:
-                    raise _bad(f"{ipath}.value has {len(value)} characters; at most {MAX_OPTION_CHARS}",
-                               f"{ipath}.value", limit=MAX_OPTION_CHARS)
+                    raise _bad(
+                        f"{ipath}.value has {len(value)} characters; at most {MAX_OPTION_CHARS}",
+                        f"{ipath}.value",
+                        limit=MAX_OPTION_CHARS,
+                    )
             elif not isinstance(value, bool):
                 raise _bad(f"{ipath}.value must be a non-empty string or a boolean", f"{ipath}.value")
             ident = (type(value), value)
             if ident in seen:
-                raise _bad(f"{ipath}.value {value!r} repeats an earlier choice; values are unique in a question",
-                           f"{ipath}.value")
+                raise _bad(
+                    f"{ipath}.value {value!r} repeats an earlier choice; values are unique in a question",
+                    f"{ipath}.value",
+                )
             seen.add(ident)
-            desc = _text(item, "description", f"{ipath}.description", required=False,
-                         max_chars=MAX_DESCRIPTION_CHARS)
+            desc = _text(item, "description", f"{ipath}.description", required=False, max_chars=MAX_DESCRIPTION_CHARS)
             text = (BOOL_TEXT[0] if value else BOOL_TEXT[1]) if isinstance(value, bool) else value
             out.append(Option(text=text, value=value, description=desc))
         else:
@@ -347,11 +367,12 @@ def _options(q: dict[str, Any], qtype: str, qpath: str) -> tuple[Option, ...]:
                 raise _bad(f"{ipath}.score must be a finite number", f"{ipath}.score")
             ident = (str, label)
             if ident in seen:
-                raise _bad(f"{ipath}.label {label!r} repeats an earlier level; labels are unique in a question",
-                           f"{ipath}.label")
+                raise _bad(
+                    f"{ipath}.label {label!r} repeats an earlier level; labels are unique in a question",
+                    f"{ipath}.label",
+                )
             seen.add(ident)
-            desc = _text(item, "description", f"{ipath}.description", required=False,
-                         max_chars=MAX_DESCRIPTION_CHARS)
+            desc = _text(item, "description", f"{ipath}.description", required=False, max_chars=MAX_DESCRIPTION_CHARS)
             out.append(Option(text=str(label), score=score, description=desc))
     return tuple(out)
 
@@ -372,16 +393,18 @@ def validate_request(body: dict[str, Any]) -> DecisionRequest:
     _unknown(body, TOP_LEVEL_FIELDS, "")
     has_state, has_session = "state" in body, "sessionId" in body
     if has_state and has_session:
-        raise _bad("send exactly one of state and sessionId, not both (a null value counts as sent)",
-                   "state")
+        raise _bad("send exactly one of state and sessionId, not both (a null value counts as sent)", "state")
     if not has_state and not has_session:
         raise _bad("send exactly one of state (a non-empty JSON object) and sessionId", "state")
     state = session_id = None
     if has_state:
         state = body["state"]
         if state is None:
-            raise _bad("state is null; send a non-empty JSON object, or omit state and send sessionId "
-                       "(null is not the same as absent)", "state")
+            raise _bad(
+                "state is null; send a non-empty JSON object, or omit state and send sessionId "
+                "(null is not the same as absent)",
+                "state",
+            )
         if not isinstance(state, dict):
             raise _bad(f"state must be a JSON object, not {type(state).__name__}", "state")
         if not state:
@@ -396,8 +419,9 @@ def validate_request(body: dict[str, Any]) -> DecisionRequest:
     if not isinstance(questions, list):
         raise _bad("questions must be an array of question objects", "questions")
     if not 1 <= len(questions) <= MAX_QUESTIONS:
-        raise _bad(f"questions has {len(questions)} items; send 1–{MAX_QUESTIONS}", "questions",
-                   limit=f"1-{MAX_QUESTIONS}")
+        raise _bad(
+            f"questions has {len(questions)} items; send 1–{MAX_QUESTIONS}", "questions", limit=f"1-{MAX_QUESTIONS}"
+        )
     out: list[Question] = []
     names: set[str] = set()
     for i, q in enumerate(questions):
@@ -415,8 +439,7 @@ def validate_request(body: dict[str, Any]) -> DecisionRequest:
             name = q["name"]
             npath = f"{qpath}.name"
             if name is None:
-                raise _bad(f"{npath} is null; omit it or send a non-empty name (null is not the same as "
-                           "absent)", npath)
+                raise _bad(f"{npath} is null; omit it or send a non-empty name (null is not the same as absent)", npath)
             if not isinstance(name, str) or not name:
                 raise _bad(f"{npath} must be a non-empty string", npath)
             if len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
@@ -425,11 +448,12 @@ def validate_request(body: dict[str, Any]) -> DecisionRequest:
             if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
                 raise _bad(f"{npath} must not contain control characters", npath)
             if name in names:
-                raise _bad(f"{npath} {name!r} is used by an earlier question; names are unique in a request",
-                           npath)
+                raise _bad(f"{npath} {name!r} is used by an earlier question; names are unique in a request", npath)
             names.add(name)
-        instructions = _text(q, "instructions", f"{qpath}.instructions", required=True,
-                             max_chars=MAX_INSTRUCTIONS_CHARS)
-        out.append(Question(type=qtype, name=name, instructions=instructions or "",
-                            options=_options(q, qtype, qpath), raw=q))
+        instructions = _text(
+            q, "instructions", f"{qpath}.instructions", required=True, max_chars=MAX_INSTRUCTIONS_CHARS
+        )
+        out.append(
+            Question(type=qtype, name=name, instructions=instructions or "", options=_options(q, qtype, qpath), raw=q)
+        )
     return DecisionRequest(state=state, session_id=session_id, questions=tuple(out))

@@ -70,13 +70,17 @@ def validate_idempotency_key(values: list[str]) -> str | None:
     if not values:
         return None
     if len(values) > 1:
-        raise DecisionInputError("the Idempotency-Key header was sent more than once; send it once",
-                                 field="Idempotency-Key")
+        raise DecisionInputError(
+            "the Idempotency-Key header was sent more than once; send it once", field="Idempotency-Key"
+        )
     key = values[0].strip(" \t")
     size = len(key.encode("utf-8", "surrogateescape"))
     if not 1 <= size <= MAX_KEY_BYTES:
-        raise DecisionInputError(f"Idempotency-Key must be 1–{MAX_KEY_BYTES} bytes after trimming (got {size})",
-                                 field="Idempotency-Key", limit=f"1-{MAX_KEY_BYTES}")
+        raise DecisionInputError(
+            f"Idempotency-Key must be 1–{MAX_KEY_BYTES} bytes after trimming (got {size})",
+            field="Idempotency-Key",
+            limit=f"1-{MAX_KEY_BYTES}",
+        )
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in key):
         raise DecisionInputError("Idempotency-Key must not contain control characters", field="Idempotency-Key")
     return key
@@ -98,14 +102,24 @@ class Outcome:
 
 def decision_json(row: Decision) -> dict[str, Any]:
     """The public decision object (camelCase; times ISO-8601 UTC with ``Z``)."""
+
     def iso(v):
         return as_utc(v).isoformat().replace("+00:00", "Z") if v is not None else None
 
-    return {"id": row.id, "sessionId": row.session_id, "source": row.source, "status": row.status,
-            "questions": row.questions, "answers": row.answers or [],
-            "context": {"mode": row.mode, **(row.context_info or {})}, "error": row.error,
-            "judge": row.judge, "judgeRuns": row.judge_runs,
-            "createdAt": iso(row.created_at), "completedAt": iso(row.completed_at)}
+    return {
+        "id": row.id,
+        "sessionId": row.session_id,
+        "source": row.source,
+        "status": row.status,
+        "questions": row.questions,
+        "answers": row.answers or [],
+        "context": {"mode": row.mode, **(row.context_info or {})},
+        "error": row.error,
+        "judge": row.judge,
+        "judgeRuns": row.judge_runs,
+        "createdAt": iso(row.created_at),
+        "completedAt": iso(row.completed_at),
+    }
 
 
 def error_json(exc: CairnError) -> dict[str, Any]:
@@ -127,13 +141,23 @@ def _outcome_from_record(rec: DecisionIdempotency) -> Outcome:
 
 def _conflict(rec: DecisionIdempotency, sha: str) -> Outcome | None:
     if rec.request_sha256 != sha:
-        return Outcome(error=CairnError(
-            "this Idempotency-Key was used with a different request body; use a new key for a new request",
-            code="idempotency_key_reused", http_status=409, field="Idempotency-Key"))
+        return Outcome(
+            error=CairnError(
+                "this Idempotency-Key was used with a different request body; use a new key for a new request",
+                code="idempotency_key_reused",
+                http_status=409,
+                field="Idempotency-Key",
+            )
+        )
     if rec.state == "RUNNING":
-        return Outcome(error=CairnError(
-            f"the decision for this Idempotency-Key is still running; read it later by id {rec.decision_id}",
-            code="decision_in_progress", http_status=409, decisionId=rec.decision_id))
+        return Outcome(
+            error=CairnError(
+                f"the decision for this Idempotency-Key is still running; read it later by id {rec.decision_id}",
+                code="decision_in_progress",
+                http_status=409,
+                decisionId=rec.decision_id,
+            )
+        )
     return _outcome_from_record(rec)
 
 
@@ -147,8 +171,9 @@ class DecisionRunner:
         context_tokens: Context budget in cl100k tokens.
     """
 
-    def __init__(self, db, get_judge: Callable[[], Any], *, timeout_seconds: float = 60.0,
-                 context_tokens: int = 1500) -> None:
+    def __init__(
+        self, db, get_judge: Callable[[], Any], *, timeout_seconds: float = 60.0, context_tokens: int = 1500
+    ) -> None:
         self.db = db
         self.get_judge = get_judge
         self.timeout_seconds = timeout_seconds
@@ -161,18 +186,34 @@ class DecisionRunner:
 
     async def _lookup(self, principal: Principal, key: str) -> DecisionIdempotency | None:
         async with self.db.session() as s:
-            rec = (await s.execute(select(DecisionIdempotency).where(
-                DecisionIdempotency.principal_id == principal.id, DecisionIdempotency.key == key))).scalar_one_or_none()
+            rec = (
+                await s.execute(
+                    select(DecisionIdempotency).where(
+                        DecisionIdempotency.principal_id == principal.id, DecisionIdempotency.key == key
+                    )
+                )
+            ).scalar_one_or_none()
             if rec is not None and rec.state == "RUNNING":
                 stale = utcnow() - as_utc(rec.created_at) > timedelta(seconds=self.timeout_seconds + 60)
                 if stale:  # its process died: fail the decision, free the key
-                    await s.execute(update(Decision).where(Decision.id == rec.decision_id, Decision.status == "RUNNING")
-                                    .values(status="FAILED", completed_at=utcnow(), error={
-                                        "code": "decision_internal_error",
-                                        "message": "the process running this decision stopped"}))
+                    await s.execute(
+                        update(Decision)
+                        .where(Decision.id == rec.decision_id, Decision.status == "RUNNING")
+                        .values(
+                            status="FAILED",
+                            completed_at=utcnow(),
+                            error={
+                                "code": "decision_internal_error",
+                                "message": "the process running this decision stopped",
+                            },
+                        )
+                    )
                     # by id and state: of two concurrent takeovers one deletes, both then race the insert
-                    await s.execute(delete(DecisionIdempotency).where(DecisionIdempotency.id == rec.id,
-                                                                      DecisionIdempotency.state == "RUNNING"))
+                    await s.execute(
+                        delete(DecisionIdempotency).where(
+                            DecisionIdempotency.id == rec.id, DecisionIdempotency.state == "RUNNING"
+                        )
+                    )
                     return None
             return rec
 
@@ -180,18 +221,28 @@ class DecisionRunner:
         now = utcnow()
         try:
             async with self.db.session() as s:
-                s.add(DecisionIdempotency(id=new_id("idem"), principal_id=principal.id, key=key, request_sha256=sha,
-                                          state="DONE", response_status=exc.http_status,
-                                          response_body={"error": error_json(exc)}, created_at=now,
-                                          expires_at=now + IDEMPOTENCY_TTL))
+                s.add(
+                    DecisionIdempotency(
+                        id=new_id("idem"),
+                        principal_id=principal.id,
+                        key=key,
+                        request_sha256=sha,
+                        state="DONE",
+                        response_status=exc.http_status,
+                        response_body={"error": error_json(exc)},
+                        created_at=now,
+                        expires_at=now + IDEMPOTENCY_TTL,
+                    )
+                )
         except IntegrityError:
             rec = await self._lookup(principal, key)
             if rec is not None:
                 return _conflict(rec, sha) or Outcome(error=exc)
         return Outcome(error=exc)
 
-    async def create(self, principal: Principal, *, prepare: Callable[[], DecisionRequest], sha: str,
-                     key: str | None, source: str) -> Outcome:
+    async def create(
+        self, principal: Principal, *, prepare: Callable[[], DecisionRequest], sha: str, key: str | None, source: str
+    ) -> Outcome:
         """Create and run one decision (module doc, steps 1–5).
 
         Args:
@@ -223,22 +274,45 @@ class DecisionRunner:
         async with self.db.session() as s:
             ws = await s.get(Workspace, principal.workspace_id)
             retention = RETENTION_RETAINING if ws is not None and ws.retaining else RETENTION_NON_RETAINING
-        row = Decision(id=new_id("dec"), workspace_id=principal.workspace_id, principal_id=principal.id,
-                       member_id=principal.member_id, session_id=request.session_id, source=source, status="RUNNING",
-                       mode=request.mode, questions=[dict(q.raw) for q in request.questions], created_at=now,
-                       expires_at=now + retention)
+        row = Decision(
+            id=new_id("dec"),
+            workspace_id=principal.workspace_id,
+            principal_id=principal.id,
+            member_id=principal.member_id,
+            session_id=request.session_id,
+            source=source,
+            status="RUNNING",
+            mode=request.mode,
+            questions=[dict(q.raw) for q in request.questions],
+            created_at=now,
+            expires_at=now + retention,
+        )
         try:
             async with self.db.session() as s:
                 s.add(row)
                 if key is not None:
-                    s.add(DecisionIdempotency(id=new_id("idem"), principal_id=principal.id, key=key, request_sha256=sha,
-                                              decision_id=row.id, state="RUNNING", created_at=now,
-                                              expires_at=now + IDEMPOTENCY_TTL))
+                    s.add(
+                        DecisionIdempotency(
+                            id=new_id("idem"),
+                            principal_id=principal.id,
+                            key=key,
+                            request_sha256=sha,
+                            decision_id=row.id,
+                            state="RUNNING",
+                            created_at=now,
+                            expires_at=now + IDEMPOTENCY_TTL,
+                        )
+                    )
         except IntegrityError:
             rec = await self._lookup(principal, key or "")
             if rec is None:  # the winner released a transient failure in between: report in progress
-                return Outcome(error=CairnError("a concurrent request with this Idempotency-Key just finished; retry",
-                                                code="decision_in_progress", http_status=409))
+                return Outcome(
+                    error=CairnError(
+                        "a concurrent request with this Idempotency-Key just finished; retry",
+                        code="decision_in_progress",
+                        http_status=409,
+                    )
+                )
             return _conflict(rec, sha)  # type: ignore[return-value]
 
         try:
@@ -255,8 +329,11 @@ class DecisionRunner:
     def _key_of(principal: Principal, key: str, decision_id: str) -> tuple:
         # the key record of THIS decision: after a takeover (see _lookup) the key belongs to
         # another decision, which this one must neither finish nor release
-        return (DecisionIdempotency.principal_id == principal.id, DecisionIdempotency.key == key,
-                DecisionIdempotency.decision_id == decision_id)
+        return (
+            DecisionIdempotency.principal_id == principal.id,
+            DecisionIdempotency.key == key,
+            DecisionIdempotency.decision_id == decision_id,
+        )
 
     async def _release_key(self, principal: Principal, key: str, decision_id: str) -> None:
         async with self.db.session() as s:
@@ -272,21 +349,27 @@ class DecisionRunner:
             else:
                 try:
                     async with self.db.session() as s:
-                        msgs = await session_service.recent_messages(s, session_id=row.session_id or "",
-                                                                      limit=SESSION_MESSAGES_READ)
+                        msgs = await session_service.recent_messages(
+                            s, session_id=row.session_id or "", limit=SESSION_MESSAGES_READ
+                        )
                         pairs = [(m.role, m.content) for m in msgs]
                 except Exception:  # noqa: BLE001 - the read itself failed
-                    raise JudgeError("reading the session's messages failed", code="decision_context_read_failed",
-                                     http_status=502) from None
+                    raise JudgeError(
+                        "reading the session's messages failed", code="decision_context_read_failed", http_status=502
+                    ) from None
                 context, info = session_context(pairs, self.context_tokens)
             judge = self.get_judge()
             row.judge = judge.name
             async with self.db.session() as s:
-                await s.execute(update(Decision).where(Decision.id == row.id)
-                                .values(judge_runs=Decision.judge_runs + 1, judge=judge.name))
+                await s.execute(
+                    update(Decision)
+                    .where(Decision.id == row.id)
+                    .values(judge_runs=Decision.judge_runs + 1, judge=judge.name)
+                )
             row.judge_runs += 1
-            work = asyncio.ensure_future(asyncio.to_thread(answer_all, judge, request, context,
-                                                           time.monotonic() + self.timeout_seconds))
+            work = asyncio.ensure_future(
+                asyncio.to_thread(answer_all, judge, request, context, time.monotonic() + self.timeout_seconds)
+            )
             try:
                 answers = await asyncio.wait_for(asyncio.shield(work), timeout=self.timeout_seconds)
             except TimeoutError:
@@ -295,8 +378,9 @@ class DecisionRunner:
                 await asyncio.gather(work, return_exceptions=True)
                 raise timeout_error(self.timeout_seconds) from None
         except asyncio.CancelledError:
-            error = JudgeError("the decision request was cancelled", code="decision_cancelled", http_status=499,
-                               transient=True)
+            error = JudgeError(
+                "the decision request was cancelled", code="decision_cancelled", http_status=499, transient=True
+            )
             await asyncio.shield(self._save(row, info, None, error))
             raise
         except CairnError as exc:
@@ -305,8 +389,11 @@ class DecisionRunner:
             import logging
 
             logging.getLogger("cairn.decisions").exception("decision %s failed", row.id)
-            error = CairnError("the decision failed inside Cairn; quote the decision id when reporting it",
-                               code="decision_internal_error", http_status=500)
+            error = CairnError(
+                "the decision failed inside Cairn; quote the decision id when reporting it",
+                code="decision_internal_error",
+                http_status=500,
+            )
         await self._save(row, info, answers, error)
         if error is not None:
             error.extra["decisionId"] = row.id
@@ -320,9 +407,17 @@ class DecisionRunner:
         row.error = {"code": error.code, "message": error.message} if error is not None else None
         row.completed_at = utcnow()
         async with self.db.session() as s:
-            await s.execute(update(Decision).where(Decision.id == row.id).values(
-                status=row.status, answers=answers, context_info=info, error=row.error,
-                completed_at=row.completed_at))
+            await s.execute(
+                update(Decision)
+                .where(Decision.id == row.id)
+                .values(
+                    status=row.status,
+                    answers=answers,
+                    context_info=info,
+                    error=row.error,
+                    completed_at=row.completed_at,
+                )
+            )
 
     async def _finish_key(self, principal: Principal, key: str, outcome: Outcome, decision_id: str) -> None:
         async with self.db.session() as s:
@@ -330,11 +425,15 @@ class DecisionRunner:
             if outcome.error is not None and getattr(outcome.error, "transient", False):
                 await s.execute(delete(DecisionIdempotency).where(*where))
                 return
-            body = {"decision": outcome.decision} if outcome.decision is not None else {
-                "error": error_json(outcome.error)}  # type: ignore[arg-type]
+            body = (
+                {"decision": outcome.decision} if outcome.decision is not None else {"error": error_json(outcome.error)}
+            )  # type: ignore[arg-type]
             status = 200 if outcome.decision is not None else outcome.error.http_status  # type: ignore[union-attr]
-            await s.execute(update(DecisionIdempotency).where(*where).values(
-                state="DONE", response_status=status, response_body=body))
+            await s.execute(
+                update(DecisionIdempotency)
+                .where(*where)
+                .values(state="DONE", response_status=status, response_body=body)
+            )
 
     async def get(self, principal: Principal, decision_id: str) -> dict[str, Any]:
         """A decision of the caller's workspace made by the same member (failed ones included).

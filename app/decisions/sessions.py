@@ -58,26 +58,32 @@ def validate_messages(messages: list[MessageIn], field: str = "messages") -> Non
         BadInput: naming the message's field path.
     """
     if not 1 <= len(messages) <= MAX_APPEND:
-        raise BadInput(f"{field} must hold 1–{MAX_APPEND} messages (got {len(messages)})", field=field,
-                       limit=f"1-{MAX_APPEND}")
+        raise BadInput(
+            f"{field} must hold 1–{MAX_APPEND} messages (got {len(messages)})", field=field, limit=f"1-{MAX_APPEND}"
+        )
     for i, m in enumerate(messages):
         if m.role not in ROLES:
             raise BadInput(f"{field}[{i}].role must be one of {', '.join(ROLES)}", field=f"{field}[{i}].role")
         validate_text(m.content, f"{field}[{i}].content", MAX_CONTENT)
         if not m.content.strip():
-            raise BadInput(f"{field}[{i}].content must be 1–{MAX_CONTENT} characters of text",
-                           field=f"{field}[{i}].content", limit=f"1-{MAX_CONTENT}")
+            raise BadInput(
+                f"{field}[{i}].content must be 1–{MAX_CONTENT} characters of text",
+                field=f"{field}[{i}].content",
+                limit=f"1-{MAX_CONTENT}",
+            )
 
 
 async def _retaining(s: AsyncSession, workspace_id: str) -> None:
     ws = await s.get(Workspace, workspace_id)
     if ws is None or not ws.retaining:
-        raise Forbidden("this workspace does not retain history, so it keeps no agent sessions",
-                        code="NON_RETAINING_WORKSPACE")
+        raise Forbidden(
+            "this workspace does not retain history, so it keeps no agent sessions", code="NON_RETAINING_WORKSPACE"
+        )
 
 
-async def create_session(s: AsyncSession, *, principal: Principal, title: str | None = None,
-                         messages: list[MessageIn] | None = None) -> AgentSession:
+async def create_session(
+    s: AsyncSession, *, principal: Principal, title: str | None = None, messages: list[MessageIn] | None = None
+) -> AgentSession:
     """Create a session for the caller's member, optionally with first messages.
 
     Raises:
@@ -85,9 +91,15 @@ async def create_session(s: AsyncSession, *, principal: Principal, title: str | 
     """
     await _retaining(s, principal.workspace_id)
     now = utcnow()
-    row = AgentSession(id=new_id("sess"), workspace_id=principal.workspace_id, member_id=principal.member_id,
-                       created_by=principal.id, title=title.strip() if title else None, created_at=now,
-                       updated_at=now)
+    row = AgentSession(
+        id=new_id("sess"),
+        workspace_id=principal.workspace_id,
+        member_id=principal.member_id,
+        created_by=principal.id,
+        title=title.strip() if title else None,
+        created_at=now,
+        updated_at=now,
+    )
     s.add(row)
     await s.flush()
     if messages:
@@ -95,17 +107,20 @@ async def create_session(s: AsyncSession, *, principal: Principal, title: str | 
     return row
 
 
-async def get_session(s: AsyncSession, *, principal: Principal, session_id: str,
-                      field: str = "sessionId", for_update: bool = False) -> AgentSession:
+async def get_session(
+    s: AsyncSession, *, principal: Principal, session_id: str, field: str = "sessionId", for_update: bool = False
+) -> AgentSession:
     """The caller's session ``session_id`` (archived ones included).
 
     Raises:
         BadInput: ``session_id`` is not an id. NotFound: no such session for this member in this workspace.
     """
     validate_identifier(session_id, field, 256)
-    stmt = select(AgentSession).where(AgentSession.id == session_id,
-                                      AgentSession.workspace_id == principal.workspace_id,
-                                      AgentSession.member_id == principal.member_id)
+    stmt = select(AgentSession).where(
+        AgentSession.id == session_id,
+        AgentSession.workspace_id == principal.workspace_id,
+        AgentSession.member_id == principal.member_id,
+    )
     if for_update:
         stmt = stmt.with_for_update()
     row = (await s.execute(stmt)).scalar_one_or_none()
@@ -116,20 +131,26 @@ async def get_session(s: AsyncSession, *, principal: Principal, session_id: str,
 
 async def _append(s: AsyncSession, row: AgentSession, messages: list[MessageIn]) -> list[SessionMessage]:
     if row.message_count + len(messages) > MAX_MESSAGES:
-        raise Conflict(f"a session holds at most {MAX_MESSAGES} messages ({row.message_count} now); start a "
-                       "new session", code="SESSION_FULL", limit=MAX_MESSAGES)
+        raise Conflict(
+            f"a session holds at most {MAX_MESSAGES} messages ({row.message_count} now); start a new session",
+            code="SESSION_FULL",
+            limit=MAX_MESSAGES,
+        )
     now = utcnow()
     start = row.message_count
     # Compare-and-set on message_count: two appends racing on one session cannot both win.
-    res = await s.execute(update(AgentSession).where(AgentSession.id == row.id,
-                                                     AgentSession.message_count == start)
-                          .values(message_count=start + len(messages), updated_at=now))
+    res = await s.execute(
+        update(AgentSession)
+        .where(AgentSession.id == row.id, AgentSession.message_count == start)
+        .values(message_count=start + len(messages), updated_at=now)
+    )
     if res.rowcount != 1:
         raise Conflict("the session changed while appending; retry", code="SESSION_CONFLICT")
     out = []
     for i, m in enumerate(messages, start=1):
-        msg = SessionMessage(id=new_id("msg"), session_id=row.id, ordinal=start + i, role=m.role,
-                             content=m.content, created_at=now)
+        msg = SessionMessage(
+            id=new_id("msg"), session_id=row.id, ordinal=start + i, role=m.role, content=m.content, created_at=now
+        )
         s.add(msg)
         out.append(msg)
     row.message_count = start + len(messages)
@@ -138,8 +159,9 @@ async def _append(s: AsyncSession, row: AgentSession, messages: list[MessageIn])
     return out
 
 
-async def append_messages(s: AsyncSession, *, principal: Principal, session_id: str,
-                          messages: list[MessageIn]) -> AgentSession:
+async def append_messages(
+    s: AsyncSession, *, principal: Principal, session_id: str, messages: list[MessageIn]
+) -> AgentSession:
     """Append messages to an unarchived session of the caller.
 
     Raises:
@@ -147,8 +169,9 @@ async def append_messages(s: AsyncSession, *, principal: Principal, session_id: 
     """
     row = await get_session(s, principal=principal, session_id=session_id)
     if row.archived_at is not None:
-        raise Conflict(f"session {session_id} is archived; messages cannot be added", code="SESSION_ARCHIVED",
-                       field="sessionId")
+        raise Conflict(
+            f"session {session_id} is archived; messages cannot be added", code="SESSION_ARCHIVED", field="sessionId"
+        )
     await _append(s, row, messages)
     return row
 
@@ -157,25 +180,40 @@ async def archive_session(s: AsyncSession, *, principal: Principal, session_id: 
     """Archive a session (idempotent: archiving an archived session keeps the first time)."""
     row = await get_session(s, principal=principal, session_id=session_id)
     if row.archived_at is None:  # conditional: of concurrent archives the first time stays
-        await s.execute(update(AgentSession).where(AgentSession.id == row.id, AgentSession.archived_at.is_(None))
-                        .values(archived_at=utcnow()))
+        await s.execute(
+            update(AgentSession)
+            .where(AgentSession.id == row.id, AgentSession.archived_at.is_(None))
+            .values(archived_at=utcnow())
+        )
         row = await s.get(AgentSession, row.id, populate_existing=True)
     return row
 
 
 async def recent_messages(s: AsyncSession, *, session_id: str, limit: int) -> list[SessionMessage]:
     """The newest ``limit`` messages of a session, oldest first."""
-    rows = (await s.execute(select(SessionMessage).where(SessionMessage.session_id == session_id)
-                            .order_by(SessionMessage.ordinal.desc()).limit(limit))).scalars().all()
+    rows = (
+        (
+            await s.execute(
+                select(SessionMessage)
+                .where(SessionMessage.session_id == session_id)
+                .order_by(SessionMessage.ordinal.desc())
+                .limit(limit)
+            )
+        )
+        .scalars()
+        .all()
+    )
     return list(reversed(rows))
 
 
-async def list_sessions(s: AsyncSession, *, principal: Principal, include_archived: bool,
-                        limit: int) -> list[AgentSession]:
+async def list_sessions(
+    s: AsyncSession, *, principal: Principal, include_archived: bool, limit: int
+) -> list[AgentSession]:
     """The caller's sessions, most recently updated first."""
-    stmt = select(AgentSession).where(AgentSession.workspace_id == principal.workspace_id,
-                                      AgentSession.member_id == principal.member_id)
+    stmt = select(AgentSession).where(
+        AgentSession.workspace_id == principal.workspace_id, AgentSession.member_id == principal.member_id
+    )
     if not include_archived:
         stmt = stmt.where(AgentSession.archived_at.is_(None))
-    rows = (await s.execute(stmt.order_by(AgentSession.updated_at.desc(), AgentSession.id).limit(limit)))
+    rows = await s.execute(stmt.order_by(AgentSession.updated_at.desc(), AgentSession.id).limit(limit))
     return list(rows.scalars().all())

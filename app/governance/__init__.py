@@ -28,4 +28,33 @@ from app.governance.envelope import CallRecord, EnvelopeState, trace_id_from_hea
 from app.governance.rate_limits import RateLimiter
 from app.governance.registry import PROFILE_LISTS, REGISTRY, capabilities_for_scopes, get_operation
 
-__all__ = ["DEFAULT_SCOPES", "MAX_ACTIVE_CREDENTIALS", "MAX_EXPIRY_DAYS", "MIN_EXPIRY_DAYS", "PROFILE_LISTS", "REGISTRY", "ROLES", "ROLE_PERMISSIONS", "SCOPE_PERMISSIONS", "CallRecord", "EnvelopeState", "Principal", "RateLimiter", "authorize", "bearer_from_headers", "browser_refused", "capabilities_for_scopes", "get_operation", "governed", "is_browser_request", "issue_token", "log_call", "normalized_arguments", "parse_token", "require_scope", "secret_matches", "to_graphql_error", "trace_id_from_headers"]
+__all__ = [
+    "DEFAULT_SCOPES",
+    "MAX_ACTIVE_CREDENTIALS",
+    "MAX_EXPIRY_DAYS",
+    "MIN_EXPIRY_DAYS",
+    "PROFILE_LISTS",
+    "REGISTRY",
+    "ROLES",
+    "ROLE_PERMISSIONS",
+    "SCOPE_PERMISSIONS",
+    "CallRecord",
+    "EnvelopeState",
+    "Principal",
+    "RateLimiter",
+    "authorize",
+    "bearer_from_headers",
+    "browser_refused",
+    "capabilities_for_scopes",
+    "get_operation",
+    "governed",
+    "is_browser_request",
+    "issue_token",
+    "log_call",
+    "normalized_arguments",
+    "parse_token",
+    "require_scope",
+    "secret_matches",
+    "to_graphql_error",
+    "trace_id_from_headers",
+]

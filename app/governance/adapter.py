@@ -93,8 +93,7 @@ def arguments_sha256(op_name: str, arguments: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-async def _consume_confirmation(db, token: str, credential_id: str, operation: str, digest: str,
-                                now: datetime) -> bool:
+async def _consume_confirmation(db, token: str, credential_id: str, operation: str, digest: str, now: datetime) -> bool:
     """Use a confirmation token once: ONE conditional UPDATE, committed before the handler runs.
 
     The row is marked used only if it is still unused, unexpired and bound to this credential,
@@ -105,33 +104,40 @@ async def _consume_confirmation(db, token: str, credential_id: str, operation: s
         True when this call consumed the token.
     """
     async with db.session() as s:
-        res = await s.execute(update(ConfirmationRequest).where(
-            ConfirmationRequest.token == token, ConfirmationRequest.used_at.is_(None),
-            ConfirmationRequest.credential_id == credential_id, ConfirmationRequest.operation == operation,
-            ConfirmationRequest.input_sha256 == digest, ConfirmationRequest.expires_at > now,
-        ).values(used_at=now))
+        res = await s.execute(
+            update(ConfirmationRequest)
+            .where(
+                ConfirmationRequest.token == token,
+                ConfirmationRequest.used_at.is_(None),
+                ConfirmationRequest.credential_id == credential_id,
+                ConfirmationRequest.operation == operation,
+                ConfirmationRequest.input_sha256 == digest,
+                ConfirmationRequest.expires_at > now,
+            )
+            .values(used_at=now)
+        )
         return res.rowcount == 1
 
 
 async def _boundary(ctx, op: Operation, principal: Principal, arguments: dict[str, Any]) -> dict[str, Any]:
     decision = evaluate(op.capability, principal.profile)
-    info: dict[str, Any] = {"decision": decision.boundary.value, "capability": op.capability,
-                            "reason": decision.reason}
+    info: dict[str, Any] = {"decision": decision.boundary.value, "capability": op.capability, "reason": decision.reason}
     if decision.boundary is Boundary.ALLOWED:
         return info
     if decision.boundary is Boundary.BLOCKED:
         raise Rejected(
             f"blocked by this agent's responsibility profile: {op.capability} ({decision.reason}); "
             "nothing was executed",
-            code="BOUNDARY_BLOCKED", boundary=info,
+            code="BOUNDARY_BLOCKED",
+            boundary=info,
         )
     if decision.boundary is Boundary.SUGGEST_ONLY:
         raise Rejected(
             f"{op.capability} is suggest-only for this agent: here is the proposal; a human must "
             "perform it. Nothing was executed.",
-            code="BOUNDARY_SUGGEST_ONLY", boundary=info,
-            proposal={"operation": op.name, "capability": op.capability,
-                      "arguments": normalized_arguments(arguments)},
+            code="BOUNDARY_SUGGEST_ONLY",
+            boundary=info,
+            proposal={"operation": op.name, "capability": op.capability, "arguments": normalized_arguments(arguments)},
         )
     digest = arguments_sha256(op.name, arguments)
     presented = ctx.headers.get(CONFIRMATION_HEADER)
@@ -145,21 +151,31 @@ async def _boundary(ctx, op: Operation, principal: Principal, arguments: dict[st
         return info
     async with ctx.services.db.session() as s:
         token = f"cnf_{secrets.token_urlsafe(24)}"
-        s.add(ConfirmationRequest(token=token, credential_id=principal.id, operation=op.name,
-                                  input_sha256=digest, decision=decision.boundary.value,
-                                  created_at=now, expires_at=now + CONFIRMATION_TTL))
+        s.add(
+            ConfirmationRequest(
+                token=token,
+                credential_id=principal.id,
+                operation=op.name,
+                input_sha256=digest,
+                decision=decision.boundary.value,
+                created_at=now,
+                expires_at=now + CONFIRMATION_TTL,
+            )
+        )
     info.update(confirmationToken=token, expiresAt=(now + CONFIRMATION_TTL).isoformat())
     verb = "prefers to avoid" if decision.boundary is Boundary.AVOID else "must reconfirm before"
     raise Rejected(
         f"This agent {verb} '{op.capability}' ({decision.reason}). Nothing was executed. To go "
         f"ahead, repeat exactly the same call within 10 minutes with the header "
         f"'X-Cairn-Confirmation: {token}'.",
-        code="BOUNDARY_RECONFIRMATION_REQUIRED", boundary=info,
+        code="BOUNDARY_RECONFIRMATION_REQUIRED",
+        boundary=info,
     )
 
 
-async def authorize(ctx, op: Operation, arguments: dict[str, Any],
-                    validate: Callable[..., Any] | None = None) -> tuple[Principal | None, dict | None]:
+async def authorize(
+    ctx, op: Operation, arguments: dict[str, Any], validate: Callable[..., Any] | None = None
+) -> tuple[Principal | None, dict | None]:
     """Steps 2–6 of the module doc for one call.
 
     Returns:
@@ -175,8 +191,9 @@ async def authorize(ctx, op: Operation, arguments: dict[str, Any],
     principal = await ctx.principal()
     if principal.is_agent:
         if op.scope is None:
-            raise Forbidden(f"{op.name} is for workspace members, not agent credentials",
-                            code="AGENT_OPERATION_NOT_ALLOWED")
+            raise Forbidden(
+                f"{op.name} is for workspace members, not agent credentials", code="AGENT_OPERATION_NOT_ALLOWED"
+            )
         if op.scope != "*":
             require_scope(principal, op.scope)
             missing = op.permissions - principal.permissions
@@ -189,8 +206,9 @@ async def authorize(ctx, op: Operation, arguments: dict[str, Any],
     else:
         missing = op.permissions - principal.permissions
         if missing:
-            raise Forbidden(f"{op.name} needs {sorted(missing)}; your role is {principal.role}",
-                            required=sorted(missing))
+            raise Forbidden(
+                f"{op.name} needs {sorted(missing)}; your role is {principal.role}", required=sorted(missing)
+            )
     services = ctx.services
     await services.rate_limiter.check(services.db, subject_of(principal), op.rate_class)
     if validate:
@@ -207,17 +225,28 @@ def to_graphql_error(ctx, exc: BaseException) -> GraphQLError:
         return GraphQLError(exc.message, extensions=exc.extensions(), original_error=exc)
     log.error("internal error", exc_info=exc, extra={"trace_id": getattr(ctx, "trace_id", None)})
     trace = getattr(ctx, "trace_id", "unknown")
-    return GraphQLError(f"internal error; quote trace id {trace} when reporting it",
-                        extensions={"code": "INTERNAL_SERVER_ERROR"})
+    return GraphQLError(
+        f"internal error; quote trace id {trace} when reporting it", extensions={"code": "INTERNAL_SERVER_ERROR"}
+    )
 
 
 def log_call(ctx, record: CallRecord) -> None:
     """One structured line per operation call: operation, status, boundary, trace id, ms."""
     started = getattr(ctx, "started", None)
     ms = round((time.perf_counter() - started) * 1000, 2) if started else None
-    log.info("call %s %s", record.operation, record.status, extra={
-        "trace_id": ctx.trace_id, "operation": record.operation, "coordinate": record.coordinate,
-        "status": record.status, "boundary": (record.boundary or {}).get("decision"), "ms": ms})
+    log.info(
+        "call %s %s",
+        record.operation,
+        record.status,
+        extra={
+            "trace_id": ctx.trace_id,
+            "operation": record.operation,
+            "coordinate": record.coordinate,
+            "status": record.status,
+            "boundary": (record.boundary or {}).get("decision"),
+            "ms": ms,
+        },
+    )
 
 
 def _status_of(exc: BaseException) -> str:
@@ -266,6 +295,7 @@ def governed(op_name: str, *, validate: Callable[..., Any] | None = None):
             return ctx, record, call
 
         if inspect.isasyncgenfunction(fn):
+
             @functools.wraps(fn)
             async def agen(*args, **kwargs):
                 ctx, record, call = await _enter(kwargs)
@@ -280,6 +310,7 @@ def governed(op_name: str, *, validate: Callable[..., Any] | None = None):
 
             wrapper = agen
         else:
+
             @functools.wraps(fn)
             async def wrapper(*args, **kwargs):
                 ctx, record, call = await _enter(kwargs)

@@ -165,11 +165,19 @@ def require_scope(principal: Principal, scope: str, *, field: str | None = None,
     missing = SCOPE_PERMISSIONS[scope] - principal.permissions
     if principal.is_agent:
         if scope not in principal.scopes:
-            raise Forbidden(f"{what or 'this operation'} needs the {scope} scope; this credential has "
-                            f"{sorted(principal.scopes)}", code="AGENT_SCOPE_MISSING", scope=scope, field=field)
+            raise Forbidden(
+                f"{what or 'this operation'} needs the {scope} scope; this credential has {sorted(principal.scopes)}",
+                code="AGENT_SCOPE_MISSING",
+                scope=scope,
+                field=field,
+            )
         if missing:
-            raise Forbidden(f"the member who created this credential no longer holds {sorted(missing)} "
-                            f"(current role: {principal.role})", code="AGENT_CREDENTIAL_AUTHORITY_LOST")
+            raise Forbidden(
+                f"the member who created this credential no longer holds {sorted(missing)} "
+                f"(current role: {principal.role})",
+                code="AGENT_CREDENTIAL_AUTHORITY_LOST",
+            )
     elif missing:
-        raise Forbidden(f"{what or 'this operation'} needs {sorted(missing)}; your role is {principal.role}",
-                        field=field)
+        raise Forbidden(
+            f"{what or 'this operation'} needs {sorted(missing)}; your role is {principal.role}", field=field
+        )

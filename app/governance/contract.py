@@ -21,8 +21,11 @@ _CAPABILITY_RE = re.compile(r"^[a-z_]+:[a-z_*]+$")
 
 
 def _root_fields(schema) -> Iterable[tuple[str, str, object]]:
-    for kind, type_def in (("query", schema.query), ("mutation", schema.mutation),
-                           ("subscription", schema.subscription)):
+    for kind, type_def in (
+        ("query", schema.query),
+        ("mutation", schema.mutation),
+        ("subscription", schema.subscription),
+    ):
         if type_def is None:
             continue
         definition = type_def.__strawberry_definition__

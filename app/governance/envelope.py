@@ -87,8 +87,7 @@ class EnvelopeState:
         }
         if len(self.calls) > 1:
             env["operations"] = [
-                {"operation": c.operation, "coordinate": c.coordinate, "capability": c.capability,
-                 "status": c.status}
+                {"operation": c.operation, "coordinate": c.coordinate, "capability": c.capability, "status": c.status}
                 for c in self.calls
             ]
         return env

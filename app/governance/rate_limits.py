@@ -105,11 +105,14 @@ class RateLimiter:
         window_start = int(now // WINDOW_SECONDS) * WINDOW_SECONDS
         insert = postgresql.insert if db.dialect == "postgresql" else sqlite.insert
         table = RateLimitCounter.__table__
-        stmt = (insert(table)
-                .values(subject=subject, rate_class=rate_class, window_start=window_start, hits=1)
-                .on_conflict_do_update(index_elements=["subject", "rate_class", "window_start"],
-                                       set_={"hits": table.c.hits + 1})
-                .returning(table.c.hits))
+        stmt = (
+            insert(table)
+            .values(subject=subject, rate_class=rate_class, window_start=window_start, hits=1)
+            .on_conflict_do_update(
+                index_elements=["subject", "rate_class", "window_start"], set_={"hits": table.c.hits + 1}
+            )
+            .returning(table.c.hits)
+        )
         async with db.session() as s:
             if db.dialect == "postgresql":  # a counter need not survive a crash: don't wait for the WAL flush
                 await s.execute(_NO_SYNC_COMMIT)
@@ -121,5 +124,9 @@ class RateLimiter:
             retry = max(1, math.ceil(window_start + WINDOW_SECONDS - now))
             raise RateLimited(
                 f"at most {limit} {rate_class} per minute per credential; retry after {retry} s",
-                rateClass=rate_class, limit=limit, window=WINDOW_SECONDS, retryAfter=retry)
+                rateClass=rate_class,
+                limit=limit,
+                window=WINDOW_SECONDS,
+                retryAfter=retry,
+            )
         return hits

@@ -12,4 +12,16 @@ from app.http.graphiql import STATIC_DIR, graphiql_html
 from app.http.stream import make_stream_route
 from app.http.ws import CairnTransportWS
 
-__all__ = ["EXCEPTION_HANDLERS", "STATIC_DIR", "CairnTransportWS", "EnvelopedCORSMiddleware", "GraphQLGate", "deny_websocket", "graphiql_html", "make_create_route", "make_read_route", "make_stream_route", "route_not_found"]
+__all__ = [
+    "EXCEPTION_HANDLERS",
+    "STATIC_DIR",
+    "CairnTransportWS",
+    "EnvelopedCORSMiddleware",
+    "GraphQLGate",
+    "deny_websocket",
+    "graphiql_html",
+    "make_create_route",
+    "make_read_route",
+    "make_stream_route",
+    "route_not_found",
+]

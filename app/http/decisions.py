@@ -47,8 +47,7 @@ def _error(ctx: RequestContext, exc: BaseException, replayed: bool = False) -> J
 
 
 def _ok(ctx: RequestContext, op, decision: dict[str, Any], replayed: bool = False) -> JSONResponse:
-    headers = {"x-cairn-trace": ctx.trace_id, "x-cairn-coordinate": op.coordinate,
-               "x-cairn-capability": op.capability}
+    headers = {"x-cairn-trace": ctx.trace_id, "x-cairn-coordinate": op.coordinate, "x-cairn-capability": op.capability}
     if replayed:
         headers["idempotency-replayed"] = "true"
     return JSONResponse({**decision, "extensions": {"envelope": ctx.envelope.build()}}, headers=headers)
@@ -71,21 +70,30 @@ def make_create_route(get_services):
         ctx = _context(services, request, op)
         try:
             if request.url.query:
-                raise DecisionInputError("this API takes no query parameters; send everything in the JSON body",
-                                         field="query")
+                raise DecisionInputError(
+                    "this API takes no query parameters; send everything in the JSON body", field="query"
+                )
             ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
             if ctype != "application/json":
-                raise CairnError(f"Content-Type must be application/json (got {ctype or 'none'!r})",
-                                 code="unsupported_media_type", http_status=415, field="Content-Type")
+                raise CairnError(
+                    f"Content-Type must be application/json (got {ctype or 'none'!r})",
+                    code="unsupported_media_type",
+                    http_status=415,
+                    field="Content-Type",
+                )
             declared = request.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-                raise DecisionBodyTooLarge(f"request body is {declared} bytes; at most {MAX_BODY_BYTES} (1 MiB)",
-                                           field="body", limit=MAX_BODY_BYTES)
+                raise DecisionBodyTooLarge(
+                    f"request body is {declared} bytes; at most {MAX_BODY_BYTES} (1 MiB)",
+                    field="body",
+                    limit=MAX_BODY_BYTES,
+                )
             try:
                 raw = await read_body(request.receive, MAX_BODY_BYTES)
             except BodyTooLarge:
-                raise DecisionBodyTooLarge(f"request body is over {MAX_BODY_BYTES} bytes (1 MiB)", field="body",
-                                           limit=MAX_BODY_BYTES) from None
+                raise DecisionBodyTooLarge(
+                    f"request body is over {MAX_BODY_BYTES} bytes (1 MiB)", field="body", limit=MAX_BODY_BYTES
+                ) from None
             await ctx.principal()  # authenticate before anything is parsed or stored
             key = validate_idempotency_key(request.headers.getlist("idempotency-key"))
             sha = body_sha256(raw)
@@ -96,7 +104,8 @@ def make_create_route(get_services):
             log_call(ctx, ctx.envelope.calls[-1])
             return response
         outcome = await services.decisions.create(
-            principal, prepare=lambda: validate_request(parse_body(raw)), sha=sha, key=key, source="api")
+            principal, prepare=lambda: validate_request(parse_body(raw)), sha=sha, key=key, source="api"
+        )
         if outcome.error is not None:
             response = _error(ctx, outcome.error, outcome.replayed)
         else:

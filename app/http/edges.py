@@ -43,8 +43,14 @@ def code_for_status(status: int) -> str:
     return _CODE_BY_STATUS.get(status, "BAD_REQUEST")
 
 
-def enveloped_json(headers: Mapping[str, str], exc: CairnError, status: int, *,
-                   record: CallRecord | None = None, extra_headers: Mapping[str, str] | None = None) -> JSONResponse:
+def enveloped_json(
+    headers: Mapping[str, str],
+    exc: CairnError,
+    status: int,
+    *,
+    record: CallRecord | None = None,
+    extra_headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
     """A JSON error response with ``extensions.envelope`` and ``x-cairn-trace``.
 
     Args:
@@ -62,8 +68,11 @@ def enveloped_json(headers: Mapping[str, str], exc: CairnError, status: int, *,
     envelope = state.build(had_errors=True)
     if record is None and status in (401, 403):
         envelope["status"] = "REJECTED"
-    body = {"data": None, "errors": [{"message": exc.message, "extensions": exc.extensions()}],
-            "extensions": {"envelope": envelope}}
+    body = {
+        "data": None,
+        "errors": [{"message": exc.message, "extensions": exc.extensions()}],
+        "extensions": {"envelope": envelope},
+    }
     return JSONResponse(body, status_code=status, headers={**(extra_headers or {}), "x-cairn-trace": state.trace_id})
 
 
@@ -77,23 +86,29 @@ async def http_exception_handler(request: Request, exc: Exception) -> Response:
     status = exc.status_code
     method, path = request.method, request.url.path
     if status == 404:
-        message = (f"no route {method} {path}; Cairn serves /graphql, /v1/context-packs/stream, "
-                   "/api/v1/decisions, /healthz and /readyz")
+        message = (
+            f"no route {method} {path}; Cairn serves /graphql, /v1/context-packs/stream, "
+            "/api/v1/decisions, /healthz and /readyz"
+        )
     elif status == 405:
         allowed = (exc.headers or {}).get("Allow") or (exc.headers or {}).get("allow") or ""
         message = f"{method} is not allowed on {path}; use {allowed or 'another method'}"
     else:
         message = exc.detail
-    return enveloped_json(_headers(request), CairnError(message, code=code_for_status(status)), status,
-                          extra_headers=exc.headers)
+    return enveloped_json(
+        _headers(request), CairnError(message, code=code_for_status(status)), status, extra_headers=exc.headers
+    )
 
 
 async def server_error_handler(request: Request, exc: Exception) -> Response:
     """An unhandled exception: 500 with the trace id to quote; the details go to the log only."""
     trace = trace_id_from_headers(_headers(request))
     log.error("unhandled error trace_id=%s", trace, exc_info=exc)
-    return enveloped_json({"x-cairn-trace": trace}, CairnError(
-        f"internal error; quote trace id {trace} when reporting it", code="INTERNAL_SERVER_ERROR"), 500)
+    return enveloped_json(
+        {"x-cairn-trace": trace},
+        CairnError(f"internal error; quote trace id {trace} when reporting it", code="INTERNAL_SERVER_ERROR"),
+        500,
+    )
 
 
 EXCEPTION_HANDLERS = {HTTPException: http_exception_handler, Exception: server_error_handler}
@@ -119,12 +134,17 @@ class EnvelopedCORSMiddleware(CORSMiddleware):
         if not reasons:
             reasons.append(bytes(response.body).decode("utf-8", "replace"))
         keep = {k: v for k, v in response.headers.items() if k.lower() not in ("content-length", "content-type")}
-        return enveloped_json(dict(request_headers), CairnError("CORS preflight refused: " + "; ".join(reasons),
-                                                                code="FORBIDDEN"), 403, extra_headers=keep)
+        return enveloped_json(
+            dict(request_headers),
+            CairnError("CORS preflight refused: " + "; ".join(reasons), code="FORBIDDEN"),
+            403,
+            extra_headers=keep,
+        )
 
 
-async def deny_websocket(websocket: WebSocket, exc: CairnError, status: int, *,
-                         record: CallRecord | None = None) -> None:
+async def deny_websocket(
+    websocket: WebSocket, exc: CairnError, status: int, *, record: CallRecord | None = None
+) -> None:
     """Refuse a WebSocket handshake with an enveloped JSON HTTP response (see module doc)."""
     response = enveloped_json(_headers(websocket), exc, status, record=record)
     if "websocket.http.response" in websocket.scope.get("extensions", {}):
@@ -140,5 +160,10 @@ async def route_not_found(scope, receive, send) -> None:
     if scope["type"] != "websocket":
         raise HTTPException(status_code=404)
     websocket = WebSocket(scope, receive, send)
-    await deny_websocket(websocket, NotFound(f"no WebSocket endpoint at {websocket.url.path}; "
-                                             "GraphQL subscriptions use /graphql (graphql-transport-ws)"), 404)
+    await deny_websocket(
+        websocket,
+        NotFound(
+            f"no WebSocket endpoint at {websocket.url.path}; GraphQL subscriptions use /graphql (graphql-transport-ws)"
+        ),
+        404,
+    )

@@ -51,8 +51,12 @@ async def read_body(receive, limit: int, timeout: float = BODY_TIMEOUT_SECONDS) 
         async with asyncio.timeout(timeout):
             return await _read_body(receive, limit)
     except TimeoutError:
-        raise CairnError(f"the request body did not arrive within {timeout:.0f} s", code="REQUEST_TIMEOUT",
-                         http_status=408, limit=timeout) from None
+        raise CairnError(
+            f"the request body did not arrive within {timeout:.0f} s",
+            code="REQUEST_TIMEOUT",
+            http_status=408,
+            limit=timeout,
+        ) from None
 
 
 async def _read_body(receive, limit: int) -> bytes:
@@ -95,8 +99,11 @@ async def send_error(send, ctx: RequestContext, exc: BaseException, status: int)
     """Send one enveloped JSON error response (raw ASGI)."""
     body, extra = enveloped_error(ctx, exc, status)
     payload = json.dumps(body).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()),
-               *((k.encode(), v.encode()) for k, v in extra.items())]
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(payload)).encode()),
+        *((k.encode(), v.encode()) for k, v in extra.items()),
+    ]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": payload})
 
@@ -128,8 +135,9 @@ class GraphQLGate:
             if scope["method"] == "POST":
                 declared = headers.get("content-length")
                 if declared and declared.isdigit() and int(declared) > MAX_GRAPHQL_BODY_BYTES:
-                    raise BodyTooLarge(f"request body is over {MAX_GRAPHQL_BODY_BYTES // 1024} KiB",
-                                       limit=MAX_GRAPHQL_BODY_BYTES)
+                    raise BodyTooLarge(
+                        f"request body is over {MAX_GRAPHQL_BODY_BYTES // 1024} KiB", limit=MAX_GRAPHQL_BODY_BYTES
+                    )
                 body = await read_body(receive, MAX_GRAPHQL_BODY_BYTES)
                 _check_shape(body, headers)
             principal = await ctx.principal()
@@ -154,19 +162,28 @@ def _check_shape(body: bytes, headers: dict[str, str]) -> None:
     """One UTF-8 JSON object with a string ``query`` (form/multipart bodies are refused)."""
     ctype = headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype not in ("application/json", "application/graphql-response+json", ""):
-        raise CairnError(f"content type {ctype!r} is not supported; send application/json",
-                         code="BAD_REQUEST", http_status=415)
+        raise CairnError(
+            f"content type {ctype!r} is not supported; send application/json", code="BAD_REQUEST", http_status=415
+        )
     try:
         data = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
-        raise CairnError("the body must be one UTF-8 JSON object {query, variables?, operationName?}",
-                         code="BAD_REQUEST", http_status=400) from None
+        raise CairnError(
+            "the body must be one UTF-8 JSON object {query, variables?, operationName?}",
+            code="BAD_REQUEST",
+            http_status=400,
+        ) from None
     if isinstance(data, list):
-        raise CairnError("batched requests are not supported; send one operation per request",
-                         code="BAD_REQUEST", http_status=400)
+        raise CairnError(
+            "batched requests are not supported; send one operation per request", code="BAD_REQUEST", http_status=400
+        )
     if not isinstance(data, dict) or not isinstance(data.get("query"), str) or not data["query"].strip():
-        raise CairnError("the body must be a JSON object with a non-empty string 'query'",
-                         code="BAD_REQUEST", http_status=400, field="query")
+        raise CairnError(
+            "the body must be a JSON object with a non-empty string 'query'",
+            code="BAD_REQUEST",
+            http_status=400,
+            field="query",
+        )
     if data.get("variables") is not None and not isinstance(data["variables"], dict):
         raise CairnError("'variables' must be a JSON object", code="BAD_REQUEST", http_status=400, field="variables")
 

@@ -45,8 +45,11 @@ def make_stream_route(services: Services):
             await ctx.principal()  # authenticate before parsing anything
             ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
             if ctype != "application/json":
-                raise CairnError(f"content type {ctype or '(none)'!r} is not supported; send the body as "
-                                 "application/json", code="BAD_REQUEST", http_status=415)
+                raise CairnError(
+                    f"content type {ctype or '(none)'!r} is not supported; send the body as application/json",
+                    code="BAD_REQUEST",
+                    http_status=415,
+                )
             body = parse_body(raw)
             req = request_from_json(body)
             principal, boundary = await authorize(ctx, op, {"input": body})
@@ -73,13 +76,17 @@ def make_stream_route(services: Services):
         return StreamingResponse(
             body_iter(),
             media_type="application/x-ndjson",
-            headers={"x-cairn-trace": ctx.trace_id, "x-cairn-coordinate": op.coordinate,
-                     "x-cairn-capability": op.capability},
+            headers={
+                "x-cairn-trace": ctx.trace_id,
+                "x-cairn-coordinate": op.coordinate,
+                "x-cairn-capability": op.capability,
+            },
         )
 
     return route
 
 
 def _line(event, op) -> bytes:
-    return (json.dumps(event_json(event, coordinate=op.coordinate, capability=op.capability),
-                       ensure_ascii=False) + "\n").encode("utf-8")
+    return (
+        json.dumps(event_json(event, coordinate=op.coordinate, capability=op.capability), ensure_ascii=False) + "\n"
+    ).encode("utf-8")

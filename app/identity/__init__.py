@@ -19,4 +19,18 @@ from app.identity.service import (
     set_member_role,
 )
 
-__all__ = ["CredentialState", "authenticate", "create_credential", "create_member", "create_workspace", "credential_states", "get_workspace_by_name", "list_credentials", "list_members", "remove_member", "revoke_credential", "set_credential_profile", "set_member_role"]
+__all__ = [
+    "CredentialState",
+    "authenticate",
+    "create_credential",
+    "create_member",
+    "create_workspace",
+    "credential_states",
+    "get_workspace_by_name",
+    "list_credentials",
+    "list_members",
+    "remove_member",
+    "revoke_credential",
+    "set_credential_profile",
+    "set_member_role",
+]

@@ -74,7 +74,15 @@ async def credential_states(s: AsyncSession, creds: Sequence[AgentCredential]) -
 async def count_active(s: AsyncSession, workspace_id: str) -> int:
     """How many of the workspace's credentials are ``ACTIVE`` (the cap counts these)."""
     now = utcnow()
-    rows = (await s.execute(select(AgentCredential, Member).outerjoin(Member, Member.id == AgentCredential.creator_id)
-                            .where(AgentCredential.workspace_id == workspace_id,
-                                   AgentCredential.revoked_at.is_(None), AgentCredential.expires_at > now))).all()
+    rows = (
+        await s.execute(
+            select(AgentCredential, Member)
+            .outerjoin(Member, Member.id == AgentCredential.creator_id)
+            .where(
+                AgentCredential.workspace_id == workspace_id,
+                AgentCredential.revoked_at.is_(None),
+                AgentCredential.expires_at > now,
+            )
+        )
+    ).all()
     return sum(credential_state(cred, creator, now).active for cred, creator in rows)

@@ -67,9 +67,7 @@ async def get_workspace_by_name(s: AsyncSession, name: str) -> Workspace | None:
     return (await s.execute(select(Workspace).where(Workspace.name == name))).scalar_one_or_none()
 
 
-async def create_member(
-    s: AsyncSession, *, workspace_id: str, name: str, role: str
-) -> tuple[Member, IssuedToken]:
+async def create_member(s: AsyncSession, *, workspace_id: str, name: str, role: str) -> tuple[Member, IssuedToken]:
     """Add a member with a fresh member token.
 
     Raises:
@@ -180,15 +178,11 @@ async def create_credential(
     scope_list = list(DEFAULT_SCOPES) if scopes is None else list(dict.fromkeys(scopes))
     unknown = [sc for sc in scope_list if sc not in SCOPE_PERMISSIONS]
     if unknown:
-        raise BadInput(
-            f"unknown scope(s) {unknown}; allowed: {', '.join(SCOPE_PERMISSIONS)}", field="input.scopes"
-        )
+        raise BadInput(f"unknown scope(s) {unknown}; allowed: {', '.join(SCOPE_PERMISSIONS)}", field="input.scopes")
     if not scope_list:
         raise BadInput("input.scopes must name at least one scope", field="input.scopes")
     if not MIN_EXPIRY_DAYS <= expires_in_days <= MAX_EXPIRY_DAYS:
-        raise BadInput(
-            "expiresInDays must be between 1 and 365", field="expiresInDays", limit="1-365"
-        )
+        raise BadInput("expiresInDays must be between 1 and 365", field="expiresInDays", limit="1-365")
     for sc in scope_list:
         missing = SCOPE_PERMISSIONS[sc] - creator.permissions
         if missing:
@@ -255,8 +249,11 @@ async def revoke_credential(s: AsyncSession, *, workspace_id: str, credential_id
     if cred is None or cred.workspace_id != workspace_id:
         raise NotFound(f"agent credential {credential_id!r} not found", field="credentialId")
     if cred.revoked_at is None:  # conditional: of concurrent revokes the first time stays
-        await s.execute(update(AgentCredential).where(AgentCredential.id == cred.id,
-                                                      AgentCredential.revoked_at.is_(None)).values(revoked_at=utcnow()))
+        await s.execute(
+            update(AgentCredential)
+            .where(AgentCredential.id == cred.id, AgentCredential.revoked_at.is_(None))
+            .values(revoked_at=utcnow())
+        )
         cred = await s.get(AgentCredential, credential_id, populate_existing=True)
     return cred
 
@@ -354,15 +351,20 @@ async def _keep_an_owner(s: AsyncSession, workspace_id: str, *, leaving: str) ->
     """
     others = (
         await s.execute(
-            select(func.count()).select_from(Member).where(
-                Member.workspace_id == workspace_id, Member.role == "owner", Member.removed_at.is_(None),
+            select(func.count())
+            .select_from(Member)
+            .where(
+                Member.workspace_id == workspace_id,
+                Member.role == "owner",
+                Member.removed_at.is_(None),
                 Member.id != leaving,
             )
         )
     ).scalar_one()
     if not others:
-        raise Conflict("this is the workspace's only owner; make another member owner first",
-                       code="LAST_OWNER", field="memberId")
+        raise Conflict(
+            "this is the workspace's only owner; make another member owner first", code="LAST_OWNER", field="memberId"
+        )
 
 
 async def list_members(s: AsyncSession, *, workspace_id: str) -> list[Member]:

@@ -73,8 +73,11 @@ def check_trace(trace: dict[str, Any] | None) -> tuple[str, str] | None:
         return None
     if not conv or not inter:
         missing = "interactionId" if conv else "conversationId"
-        raise BadInput(f"trace needs both conversationId and interactionId (from startInteraction); "
-                       f"{missing} is missing", field=f"trace.{missing}", code="TRACE_CONTEXT_INVALID")
+        raise BadInput(
+            f"trace needs both conversationId and interactionId (from startInteraction); {missing} is missing",
+            field=f"trace.{missing}",
+            code="TRACE_CONTEXT_INVALID",
+        )
     for name, value in (("conversationId", conv), ("interactionId", inter)):
         validate_identifier(value, f"trace.{name}", 40, error=partial(BadInput, code="TRACE_CONTEXT_INVALID"))
     return conv, inter
@@ -90,8 +93,9 @@ def invocation_id(headers: dict[str, str]) -> str | None:
     if value is None:
         return None
     if not _INVOCATION_RE.match(value):
-        raise BadInput("X-Client-Invocation-Id must be 1–128 visible ASCII characters",
-                       field="X-Client-Invocation-Id", limit=128)
+        raise BadInput(
+            "X-Client-Invocation-Id must be 1–128 visible ASCII characters", field="X-Client-Invocation-Id", limit=128
+        )
     return value
 
 
@@ -101,8 +105,9 @@ def input_sha256(operation: str, normalized_input: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-async def start_interaction(db, *, workspace_id: str, principal_id: str,
-                            conversation_id: str | None = None) -> TraceInteraction:
+async def start_interaction(
+    db, *, workspace_id: str, principal_id: str, conversation_id: str | None = None
+) -> TraceInteraction:
     """Issue a new interaction (in a new conversation unless ``conversation_id`` is given).
 
     Raises:
@@ -110,22 +115,44 @@ async def start_interaction(db, *, workspace_id: str, principal_id: str,
     """
     async with db.session() as s:
         if conversation_id is not None:
-            found = (await s.execute(select(TraceInteraction.interaction_id).where(
-                TraceInteraction.conversation_id == conversation_id,
-                TraceInteraction.workspace_id == workspace_id).limit(1))).first()
+            found = (
+                await s.execute(
+                    select(TraceInteraction.interaction_id)
+                    .where(
+                        TraceInteraction.conversation_id == conversation_id,
+                        TraceInteraction.workspace_id == workspace_id,
+                    )
+                    .limit(1)
+                )
+            ).first()
             if found is None:
-                raise NotFound(f"conversation {conversation_id!r} was not issued to your workspace; "
-                               "omit conversationId to start a new one", field="conversationId")
-        row = TraceInteraction(interaction_id=new_id("int"), conversation_id=conversation_id or new_id("conv"),
-                               workspace_id=workspace_id, principal_id=principal_id, created_at=utcnow())
+                raise NotFound(
+                    f"conversation {conversation_id!r} was not issued to your workspace; "
+                    "omit conversationId to start a new one",
+                    field="conversationId",
+                )
+        row = TraceInteraction(
+            interaction_id=new_id("int"),
+            conversation_id=conversation_id or new_id("conv"),
+            workspace_id=workspace_id,
+            principal_id=principal_id,
+            created_at=utcnow(),
+        )
         s.add(row)
     return row
 
 
 def _receipt(row: OperationReceipt, replayed: bool) -> Receipt:
-    return Receipt(id=row.id, operation=row.operation, conversation_id=row.conversation_id,
-                   interaction_id=row.interaction_id, invocation_id=row.invocation_id,
-                   input_sha256=row.input_sha256, replayed=replayed, recorded_at=row.created_at)
+    return Receipt(
+        id=row.id,
+        operation=row.operation,
+        conversation_id=row.conversation_id,
+        interaction_id=row.interaction_id,
+        invocation_id=row.invocation_id,
+        input_sha256=row.input_sha256,
+        replayed=replayed,
+        recorded_at=row.created_at,
+    )
 
 
 async def _claim(db, claim: OperationReceipt) -> tuple[Any, Receipt] | None:
@@ -146,27 +173,48 @@ async def _claim(db, claim: OperationReceipt) -> tuple[Any, Receipt] | None:
         except IntegrityError:
             pass
         async with db.session() as s:
-            row = (await s.execute(select(OperationReceipt).where(
-                OperationReceipt.workspace_id == claim.workspace_id, OperationReceipt.principal_id == claim.principal_id,
-                OperationReceipt.invocation_id == claim.invocation_id))).scalar_one_or_none()
+            row = (
+                await s.execute(
+                    select(OperationReceipt).where(
+                        OperationReceipt.workspace_id == claim.workspace_id,
+                        OperationReceipt.principal_id == claim.principal_id,
+                        OperationReceipt.invocation_id == claim.invocation_id,
+                    )
+                )
+            ).scalar_one_or_none()
             if row is None:  # the holder failed and released it in between: claim again
                 continue
             if row.operation != claim.operation or row.input_sha256 != claim.input_sha256:
-                raise Conflict(f"X-Client-Invocation-Id {claim.invocation_id!r} was already used for a different "
-                               f"call ({row.operation}); use a new invocation id for a new call",
-                               code="IDEMPOTENCY_KEY_REUSED", field="X-Client-Invocation-Id")
+                raise Conflict(
+                    f"X-Client-Invocation-Id {claim.invocation_id!r} was already used for a different "
+                    f"call ({row.operation}); use a new invocation id for a new call",
+                    code="IDEMPOTENCY_KEY_REUSED",
+                    field="X-Client-Invocation-Id",
+                )
             if row.result != PENDING:
                 return row.result, _receipt(row, True)
-            taken = await s.execute(update(OperationReceipt).where(
-                OperationReceipt.id == row.id, OperationReceipt.created_at < claim.created_at - STALE_CLAIM,
-            ).values(created_at=claim.created_at, conversation_id=claim.conversation_id,
-                     interaction_id=claim.interaction_id))
+            taken = await s.execute(
+                update(OperationReceipt)
+                .where(
+                    OperationReceipt.id == row.id,
+                    OperationReceipt.created_at < claim.created_at - STALE_CLAIM,
+                )
+                .values(
+                    created_at=claim.created_at,
+                    conversation_id=claim.conversation_id,
+                    interaction_id=claim.interaction_id,
+                )
+            )
             if taken.rowcount == 1:  # its holder stopped (process ended) long ago: this call runs it
                 claim.id = row.id
                 return None
         break
-    raise Conflict(f"the call with X-Client-Invocation-Id {claim.invocation_id!r} is still running; retry in a "
-                   "moment to get its result", code="INVOCATION_IN_PROGRESS", field="X-Client-Invocation-Id")
+    raise Conflict(
+        f"the call with X-Client-Invocation-Id {claim.invocation_id!r} is still running; retry in a "
+        "moment to get its result",
+        code="INVOCATION_IN_PROGRESS",
+        field="X-Client-Invocation-Id",
+    )
 
 
 async def _release(db, receipt_id: str) -> None:
@@ -174,9 +222,17 @@ async def _release(db, receipt_id: str) -> None:
         await s.execute(delete(OperationReceipt).where(OperationReceipt.id == receipt_id))
 
 
-async def run_traced(db, *, workspace_id: str, principal_id: str, operation: str, trace: dict[str, Any] | None,
-                     headers: dict[str, str], normalized_input: dict[str, Any],
-                     run: Callable[[], Awaitable[Any]]) -> tuple[Any, Receipt | None]:
+async def run_traced(
+    db,
+    *,
+    workspace_id: str,
+    principal_id: str,
+    operation: str,
+    trace: dict[str, Any] | None,
+    headers: dict[str, str],
+    normalized_input: dict[str, Any],
+    run: Callable[[], Awaitable[Any]],
+) -> tuple[Any, Receipt | None]:
     """Run ``run()`` under the trace/idempotency rules of the module doc.
 
     With an invocation id the receipt is inserted *before* ``run()`` as a claim (result
@@ -202,13 +258,23 @@ async def run_traced(db, *, workspace_id: str, principal_id: str, operation: str
         async with db.session() as s:
             row = await s.get(TraceInteraction, ids[1])
             if row is None or row.workspace_id != workspace_id or row.conversation_id != ids[0]:
-                raise NotFound("trace names an interaction that this server did not issue to your workspace "
-                               "(or with another conversationId); call startInteraction",
-                               field="trace.interactionId")
-    receipt = OperationReceipt(id=new_id("rcpt"), workspace_id=workspace_id, principal_id=principal_id,
-                               conversation_id=ids[0] if ids else None, interaction_id=ids[1] if ids else None,
-                               invocation_id=invocation, operation=operation, input_sha256=sha,
-                               result=PENDING if invocation is not None else None, created_at=utcnow())
+                raise NotFound(
+                    "trace names an interaction that this server did not issue to your workspace "
+                    "(or with another conversationId); call startInteraction",
+                    field="trace.interactionId",
+                )
+    receipt = OperationReceipt(
+        id=new_id("rcpt"),
+        workspace_id=workspace_id,
+        principal_id=principal_id,
+        conversation_id=ids[0] if ids else None,
+        interaction_id=ids[1] if ids else None,
+        invocation_id=invocation,
+        operation=operation,
+        input_sha256=sha,
+        result=PENDING if invocation is not None else None,
+        created_at=utcnow(),
+    )
     if invocation is not None:
         found = await _claim(db, receipt)
         if found is not None:

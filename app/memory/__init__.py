@@ -19,4 +19,21 @@ from app.memory.service import (
     validate_fields,
 )
 
-__all__ = ["LIST_LIMIT", "MAX_LIST_LIMIT", "MAX_RECALL_LIMIT", "MAX_RETENTION", "MIN_RETENTION", "RECALL_LIMIT", "MemoryView", "delete_all", "forget", "list_memories", "purge_expired", "purge_for_documents", "recall", "remember", "set_settings", "validate_fields"]
+__all__ = [
+    "LIST_LIMIT",
+    "MAX_LIST_LIMIT",
+    "MAX_RECALL_LIMIT",
+    "MAX_RETENTION",
+    "MIN_RETENTION",
+    "RECALL_LIMIT",
+    "MemoryView",
+    "delete_all",
+    "forget",
+    "list_memories",
+    "purge_expired",
+    "purge_for_documents",
+    "recall",
+    "remember",
+    "set_settings",
+    "validate_fields",
+]

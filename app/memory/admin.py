@@ -20,8 +20,9 @@ from app.core.models import AgentMemory, MemoryCitation, MemoryTerm, MemoryWrite
 MIN_RETENTION, MAX_RETENTION = 1, 365
 
 
-async def set_settings(s: AsyncSession, *, workspace_id: str, enabled: bool | None,
-                       retention_days: int | None) -> Workspace:
+async def set_settings(
+    s: AsyncSession, *, workspace_id: str, enabled: bool | None, retention_days: int | None
+) -> Workspace:
     """Owner settings: the memory switch and the retention (1–365 days); purges at once.
 
     Raises:
@@ -46,7 +47,7 @@ async def _delete_memories(s: AsyncSession, where) -> int:
     """Delete the memories matching ``where``, their citations and analysed terms, by id (text never read)."""
     ids = list((await s.execute(select(AgentMemory.id).where(where))).scalars())
     for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
+        chunk = ids[i : i + 500]
         await s.execute(delete(MemoryCitation).where(MemoryCitation.memory_id.in_(chunk)))
         await s.execute(delete(MemoryTerm).where(MemoryTerm.memory_id.in_(chunk)))
         await s.execute(delete(AgentMemory).where(AgentMemory.id.in_(chunk)))
@@ -89,5 +90,3 @@ async def purge_for_collection(s: AsyncSession, *, collection_id: str) -> int:
 async def delete_all(s: AsyncSession, *, workspace_id: str) -> int:
     """The owner's bulk delete: every memory of the workspace, by id, without reading text."""
     return await _delete_memories(s, AgentMemory.workspace_id == workspace_id)
-
-

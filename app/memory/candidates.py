@@ -90,15 +90,22 @@ def memory_terms(text: str) -> list[str]:
 
 def term_rows(row: AgentMemory) -> list[MemoryTerm]:
     """The :class:`MemoryTerm` rows of a stored memory (its masked text)."""
-    return [MemoryTerm(memory_id=row.id, term=t, workspace_id=row.workspace_id, owner_member_id=row.owner_member_id)
-            for t in memory_terms(row.text)]
+    return [
+        MemoryTerm(memory_id=row.id, term=t, workspace_id=row.workspace_id, owner_member_id=row.owner_member_id)
+        for t in memory_terms(row.text)
+    ]
 
 
-def owned_conditions(principal: Principal, *, namespace: str | None = None, key: str | None = None,
-                     collection_id: str | None = None, as_of: datetime | None = None) -> list:
+def owned_conditions(
+    principal: Principal,
+    *,
+    namespace: str | None = None,
+    key: str | None = None,
+    collection_id: str | None = None,
+    as_of: datetime | None = None,
+) -> list:
     """SQL conditions: the caller's own memories in their workspace, current (at ``as_of``)."""
-    conds = [AgentMemory.workspace_id == principal.workspace_id,
-             AgentMemory.owner_member_id == principal.member_id]
+    conds = [AgentMemory.workspace_id == principal.workspace_id, AgentMemory.owner_member_id == principal.member_id]
     if namespace is not None:
         conds.append(AgentMemory.namespace == namespace)
     if key is not None:
@@ -108,13 +115,16 @@ def owned_conditions(principal: Principal, *, namespace: str | None = None, key:
     if as_of is None:
         conds.append(AgentMemory.superseded_at.is_(None))
     else:
-        conds += [AgentMemory.recorded_at <= as_of,
-                  AgentMemory.superseded_at.is_(None) | (AgentMemory.superseded_at > as_of)]
+        conds += [
+            AgentMemory.recorded_at <= as_of,
+            AgentMemory.superseded_at.is_(None) | (AgentMemory.superseded_at > as_of),
+        ]
     return conds
 
 
-async def _vector_stage(s: AsyncSession, embedder, query: str, conds: Sequence
-                        ) -> tuple[list[tuple[str, datetime, float]] | None, LegReport]:
+async def _vector_stage(
+    s: AsyncSession, embedder, query: str, conds: Sequence
+) -> tuple[list[tuple[str, datetime, float]] | None, LegReport]:
     started = time.perf_counter()
 
     def elapsed() -> float:
@@ -128,10 +138,17 @@ async def _vector_stage(s: AsyncSession, embedder, query: str, conds: Sequence
         return None, LegReport("vector", "SKIPPED", "query encoding exceeded the 800 ms budget", elapsed())
     model = getattr(embedder, "name", "embedder")
     width = qv.size * 4
-    rows = [r for r in (await s.execute(
-        select(AgentMemory.id, AgentMemory.recorded_at, AgentMemory.embedding).where(
-            *conds, AgentMemory.embedding_model == model, AgentMemory.embedding.is_not(None)))).all()
-        if len(r.embedding) == width]
+    rows = [
+        r
+        for r in (
+            await s.execute(
+                select(AgentMemory.id, AgentMemory.recorded_at, AgentMemory.embedding).where(
+                    *conds, AgentMemory.embedding_model == model, AgentMemory.embedding.is_not(None)
+                )
+            )
+        ).all()
+        if len(r.embedding) == width
+    ]
     if rows:
         matrix = np.frombuffer(b"".join(r.embedding for r in rows), dtype="<f4").reshape(len(rows), qv.size)
         sims = matrix @ np.asarray(qv, dtype=np.float32)
@@ -144,19 +161,27 @@ async def _vector_stage(s: AsyncSession, embedder, query: str, conds: Sequence
     return scored, LegReport("vector", "USED", f"{len(rows)} memories with vectors", ms)
 
 
-async def _word_matches(s: AsyncSession, principal: Principal, terms: Sequence[str], conds: Sequence,
-                        limit: int, seed: set[str]) -> dict[str, datetime]:
+async def _word_matches(
+    s: AsyncSession, principal: Principal, terms: Sequence[str], conds: Sequence, limit: int, seed: set[str]
+) -> dict[str, datetime]:
     """Step 1: id → recorded_at of the newest ``limit`` memories holding a taken query term.
 
     ``seed``: step 2's ids; a term is taken while ``seed`` ∪ its matches fit in ``limit``.
     """
     if not terms:
         return {}
-    pairs = (await s.execute(
-        select(MemoryTerm.term, AgentMemory.id, AgentMemory.recorded_at)
-        .join(AgentMemory, AgentMemory.id == MemoryTerm.memory_id)
-        .where(MemoryTerm.workspace_id == principal.workspace_id, MemoryTerm.owner_member_id == principal.member_id,
-               MemoryTerm.term.in_(terms), *conds))).all()
+    pairs = (
+        await s.execute(
+            select(MemoryTerm.term, AgentMemory.id, AgentMemory.recorded_at)
+            .join(AgentMemory, AgentMemory.id == MemoryTerm.memory_id)
+            .where(
+                MemoryTerm.workspace_id == principal.workspace_id,
+                MemoryTerm.owner_member_id == principal.member_id,
+                MemoryTerm.term.in_(terms),
+                *conds,
+            )
+        )
+    ).all()
     postings: dict[str, set[str]] = {}
     at: dict[str, datetime] = {}
     for term, mid, recorded in pairs:
@@ -172,8 +197,16 @@ async def _word_matches(s: AsyncSession, principal: Principal, terms: Sequence[s
     return {mid: at[mid] for mid in newest}
 
 
-async def select_candidates(s: AsyncSession, principal: Principal, query: str, conds: Sequence, *, embedder=None,
-                            limit: int = RECALL_CANDIDATES, vector_candidates: int = VECTOR_CANDIDATES) -> Candidates:
+async def select_candidates(
+    s: AsyncSession,
+    principal: Principal,
+    query: str,
+    conds: Sequence,
+    *,
+    embedder=None,
+    limit: int = RECALL_CANDIDATES,
+    vector_candidates: int = VECTOR_CANDIDATES,
+) -> Candidates:
     """The newest ``limit`` memories matching ``query`` by word or by meaning (module doc).
 
     Args:
@@ -196,7 +229,8 @@ async def select_candidates(s: AsyncSession, principal: Principal, query: str, c
     ids = [mid for mid, _ in sorted(found.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:limit]]
     rows: list[AgentMemory] = []
     if ids:
-        by_id = {r.id: r for r in (await s.execute(
-            select(AgentMemory).where(*conds, AgentMemory.id.in_(ids)))).scalars()}
+        by_id = {
+            r.id: r for r in (await s.execute(select(AgentMemory).where(*conds, AgentMemory.id.in_(ids)))).scalars()
+        }
         rows = [by_id[i] for i in ids if i in by_id]
     return Candidates(rows, sims, report, word, len(top))

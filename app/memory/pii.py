@@ -64,8 +64,26 @@ from dataclasses import dataclass, field
 
 from app.memory.pii_ids import BANK_WORDS, ip_spans, national_id_spans
 
-KINDS = ("EMAIL", "IBAN", "CARD", "PHONE", "IL_ID", "BANK_ACCOUNT", "NUMBER", "IP", "MY_NUMBER", "CN_ID",
-         "TW_ID", "HK_ID", "US_SSN", "UK_NINO", "UK_NHS", "CA_SIN", "AU_TFN", "IN_AADHAAR")
+KINDS = (
+    "EMAIL",
+    "IBAN",
+    "CARD",
+    "PHONE",
+    "IL_ID",
+    "BANK_ACCOUNT",
+    "NUMBER",
+    "IP",
+    "MY_NUMBER",
+    "CN_ID",
+    "TW_ID",
+    "HK_ID",
+    "US_SSN",
+    "UK_NINO",
+    "UK_NHS",
+    "CA_SIN",
+    "AU_TFN",
+    "IN_AADHAAR",
+)
 """Every placeholder kind :func:`mask_pii` produces."""
 
 PLACEHOLDER_RE = re.compile(rf"\[({'|'.join(KINDS)})_\d+\]")
@@ -79,22 +97,28 @@ _CARD = re.compile(r"(?<![\w+.,/-])(?!00)\d(?:[ ._/-]{0,2}\d){12,18}(?![\w.,/-]?
 _THOUSANDS = re.compile(r"\d{1,3}([ .,'])\d{3}(?:\1\d{3})*")
 _INTL_PHONE = re.compile(r"(?<![\w+])(?:\+|00)\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,6}(?![\w.-]?\d)", _A)
 _IL_MOBILE = re.compile(r"(?<![\w.-])05\d[ -]?\d{3}[ -]?\d{4}(?![\w.-]?\d)", _A)
-_NANP = re.compile(r"(?<![\w.-])(?:1[-. ])?(?:\(\d{3}\) ?|\d{3}[-. ])\d{3}[-. ]\d{4}"
-                   r"(?:\s?(?:x|ext\.?)\s?\d{1,5})?(?![\w.-]?\d)", _A)
+_NANP = re.compile(
+    r"(?<![\w.-])(?:1[-. ])?(?:\(\d{3}\) ?|\d{3}[-. ])\d{3}[-. ]\d{4}"
+    r"(?:\s?(?:x|ext\.?)\s?\d{1,5})?(?![\w.-]?\d)",
+    _A,
+)
 _CN_MOBILE = re.compile(r"(?<![\w.+-])1[3-9]\d([ -]?)\d{4}\1\d{4}(?![\w]|[.-]?\d)", _A)
 _IL_BANK = re.compile(r"(?<![\w.-])\d{2}-\d{3}-\d{4,9}(?![\w.-]?\d)", _A)
-_BANK_KEYWORD = re.compile(rf"(?:{BANK_WORDS})[^\d\n]{{0,25}}?(\d[\d -]{{4,24}}\d)(?![\w.-]?\d)",
-                           re.IGNORECASE | _A)
+_BANK_KEYWORD = re.compile(rf"(?:{BANK_WORDS})[^\d\n]{{0,25}}?(\d[\d -]{{4,24}}\d)(?![\w.-]?\d)", re.IGNORECASE | _A)
 _DIGITS10 = re.compile(r"\d{10,}", _A)
 _GROUPED = re.compile(r"(?<![\w.,/:+-])(?<!\d[ .-])\d+([ .-])\d+(?:\1\d+)*(?![\w]|[.,/:-]?\d)", _A)
 _PROTECTED = re.compile(
     r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b0x[0-9a-f]+\b"
-    r"|\b(?=[0-9]*[a-f])[0-9a-f]{32,}\b", re.IGNORECASE | _A)
-_ISBN = re.compile(r"\bISBN(?:-1[03])?:?\s*((?:\d[ -]?){9,12}[\dX])(?![\w-])"
-                   r"|(?<![\w-])(97[89]-\d{1,5}-\d{1,7}-\d{1,7}-\d)(?![\w-])", re.IGNORECASE | _A)
+    r"|\b(?=[0-9]*[a-f])[0-9a-f]{32,}\b",
+    re.IGNORECASE | _A,
+)
+_ISBN = re.compile(
+    r"\bISBN(?:-1[03])?:?\s*((?:\d[ -]?){9,12}[\dX])(?![\w-])"
+    r"|(?<![\w-])(97[89]-\d{1,5}-\d{1,7}-\d{1,7}-\d)(?![\w-])",
+    re.IGNORECASE | _A,
+)
 _PHONE_REGIONS = ("IL", "GB", "US", "DE", "FR", "JP", "IN", "AU")
-_SPACES = frozenset("\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
-                    "\u202f\u205f\u3000")
+_SPACES = frozenset("\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000")
 _DASHES = frozenset("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63")
 _LONG_MARKS = frozenset("\u30fc\uff70")  # ー typed as a dash between digits (03ー1234ー5678)
 
@@ -138,9 +162,12 @@ def fold(text: str) -> str:
             out[i] = chr(ord(ch) - 0xFEE0)
         elif ch in _SPACES:
             out[i] = " "
-        elif ch in _DASHES or (ch in _LONG_MARKS and 0 < i < len(text) - 1
-                               and unicodedata.decimal(text[i - 1], None) is not None
-                               and unicodedata.decimal(text[i + 1], None) is not None):
+        elif ch in _DASHES or (
+            ch in _LONG_MARKS
+            and 0 < i < len(text) - 1
+            and unicodedata.decimal(text[i - 1], None) is not None
+            and unicodedata.decimal(text[i + 1], None) is not None
+        ):
             out[i] = "-"
     return "".join(out)
 
@@ -173,13 +200,16 @@ def _iban_spans(text: str) -> list[tuple[int, int, str]]:
         ends = [m.start() + i + 1 for i, ch in enumerate(m.group(0)) if _alnum(ch)]
         compact = "".join(ch for ch in m.group(0) if _alnum(ch)).upper()
         # candidate lengths: prefixes that end a group (the next character is not a letter/digit)
-        lengths = [n for n in range(len(compact), 14, -1) if not _alnum(text[ends[n - 1]:ends[n - 1] + 1] or " ")]
+        lengths = [n for n in range(len(compact), 14, -1) if not _alnum(text[ends[n - 1] : ends[n - 1] + 1] or " ")]
         hit = next((n for n in lengths if iban.is_valid(compact[:n])), None)
         if hit is None and _IBAN_KEYWORD.search(text, max(0, m.start() - 8), m.start()):
             want = _iban_length(compact[:2])
             groups = list(zip(lengths, [*lengths[1:], 4]))
-            hit = want if want in lengths else next(
-                (n for n, prev in groups if any(c.isdigit() for c in compact[prev:n])), None)
+            hit = (
+                want
+                if want in lengths
+                else next((n for n, prev in groups if any(c.isdigit() for c in compact[prev:n])), None)
+            )
         if hit is None:
             pos = m.start() + 1
             continue
@@ -216,8 +246,11 @@ def _bank_keyword_spans(text: str) -> list[tuple[int, int, str]]:
 
 
 def _card_spans(text: str) -> list[tuple[int, int, str]]:
-    return [(m.start(), m.end(), "CARD") for m in _CARD.finditer(text)
-            if not _THOUSANDS.fullmatch(m.group(0)) and _card_groups(re.split(r"[ ._/-]+", m.group(0)))]
+    return [
+        (m.start(), m.end(), "CARD")
+        for m in _CARD.finditer(text)
+        if not _THOUSANDS.fullmatch(m.group(0)) and _card_groups(re.split(r"[ ._/-]+", m.group(0)))
+    ]
 
 
 def _card_groups(groups: list[str]) -> bool:
@@ -229,11 +262,14 @@ def _number_spans(text: str) -> list[tuple[int, int, str]]:
     out = [(m.start(), m.end(), "NUMBER") for m in _DIGITS10.finditer(text)]
     for m in _GROUPED.finditer(text):
         groups = m.group(0).split(m.group(1))
-        if (sum(map(len, groups)) < 10
-                or (m.group(1) == "." and len(groups) < 3)  # a decimal
-                or (m.group(1) in " ." and len(groups[0]) <= 3 and all(len(g) == 3 for g in groups[1:]))
-                or all(len(g) == 4 and 1900 <= int(g) <= 2099 for g in groups)
-                or min(len(groups[0]), len(groups[-1])) < 2 or any(len(g) < 3 for g in groups[1:-1])):
+        if (
+            sum(map(len, groups)) < 10
+            or (m.group(1) == "." and len(groups) < 3)  # a decimal
+            or (m.group(1) in " ." and len(groups[0]) <= 3 and all(len(g) == 3 for g in groups[1:]))
+            or all(len(g) == 4 and 1900 <= int(g) <= 2099 for g in groups)
+            or min(len(groups[0]), len(groups[-1])) < 2
+            or any(len(g) < 3 for g in groups[1:-1])
+        ):
             continue
         out.append((m.start(), m.end(), "NUMBER"))
     return out

@@ -55,8 +55,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-BANK_WORDS = (r"account|acct|a/c|routing|sort[- ]code|bank|kontonummer|konto|compte|cuenta|חשבון|口座|账户"
-              r"|帳戶")
+BANK_WORDS = (
+    r"account|acct|a/c|routing|sort[- ]code|bank|kontonummer|konto|compte|cuenta|חשבון|口座|账户"
+    r"|帳戶"
+)
 """Regex alternatives of the banking cue words (shared with the BANK_ACCOUNT detector)."""
 
 _CUE = re.compile(
@@ -78,6 +80,7 @@ _G333 = re.compile(_B + r"\d{3}([ .-]?)\d{3}\1\d{3}" + _E, re.ASCII)
 def _stdnum(module: str) -> Callable[[str], bool]:
     def valid(value: str) -> bool:
         return importlib.import_module(f"stdnum.{module}").is_valid(value)
+
     return valid
 
 
@@ -95,7 +98,7 @@ def _hk_valid(value: str) -> bool:
     """Hong Kong id: letters A=10…Z=35 (space=36 pads one-letter prefixes), 6 digits, check
     digit or A (=10); weights 9…1 over the padded 9 characters; sum ≡ 0 (mod 11)."""
     body = value.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-    letters = value[:len(value) - len(body)]
+    letters = value[: len(value) - len(body)]
     vals = ([36] if len(letters) == 1 else []) + [ord(c) - 55 for c in letters]
     vals += [int(c) for c in body[:6]] + [10 if body[6] == "A" else int(body[6])]
     return len(vals) == 9 and sum(v * w for v, w in zip(vals, range(9, 0, -1))) % 11 == 0
@@ -122,8 +125,7 @@ def _kw(words: str) -> re.Pattern:
 
 
 _RULES = (
-    _Rule("CN_ID", re.compile(_B + r"\d{6}([ .-]?)\d{4}[ .-]?\d{4}\1\d{3}[0-9Xx]" + _E, re.ASCII),
-          _stdnum("cn.ric")),
+    _Rule("CN_ID", re.compile(_B + r"\d{6}([ .-]?)\d{4}[ .-]?\d{4}\1\d{3}[0-9Xx]" + _E, re.ASCII), _stdnum("cn.ric")),
     _Rule("IN_AADHAAR", _G444, _stdnum("in_.aadhaar"), _kw(r"aadhaa?r|आधार|uidai")),
     _Rule("MY_NUMBER", _G444, _stdnum("jp.in_")),
     _Rule("IN_AADHAAR", _G444, _stdnum("in_.aadhaar")),
@@ -134,11 +136,14 @@ _RULES = (
     _Rule("US_SSN", re.compile(_B + r"\d{3}([ .-])\d{2}\1\d{4}" + _E, re.ASCII), _stdnum("us.ssn")),
     _Rule("US_SSN", re.compile(_B + r"\d{9}" + _E, re.ASCII), _stdnum("us.ssn"), _kw(r"\bssn\b|social security")),
     _Rule("CA_SIN", _G333, _stdnum("ca.sin"), _kw(r"\b(?:sin|nas)\b|social insurance|assurance sociale")),
-    _Rule("AU_TFN", re.compile(_B + r"\d{3}([ .-]?)\d{3}\1\d{2,3}" + _E, re.ASCII), _stdnum("au.tfn"),
-          _kw(r"\btfn\b|tax file")),
+    _Rule(
+        "AU_TFN",
+        re.compile(_B + r"\d{3}([ .-]?)\d{3}\1\d{2,3}" + _E, re.ASCII),
+        _stdnum("au.tfn"),
+        _kw(r"\btfn\b|tax file"),
+    ),
     _Rule("UK_NHS", re.compile(_B + r"\d{3}([ .-]?)\d{3}\1\d{4}" + _E, re.ASCII), _stdnum("gb.nhs"), _kw(r"\bnhs\b")),
-    _Rule("IL_ID", re.compile(_B + r"\d{5,8}-?\d" + _E, re.ASCII), _stdnum("il.idnr"),
-          _kw(r"ת[.\"'״׳]?ז|זהות|zehut")),
+    _Rule("IL_ID", re.compile(_B + r"\d{5,8}-?\d" + _E, re.ASCII), _stdnum("il.idnr"), _kw(r"ת[.\"'״׳]?ז|זהות|zehut")),
     _Rule("IL_ID", re.compile(r"(?<![\w.,/-])\d{8}-?\d(?![\w.,/-]?\d)", re.ASCII), _stdnum("il.idnr")),
 )
 
@@ -175,12 +180,17 @@ def national_id_spans(text: str) -> tuple[list[list[tuple[int, int, str]]], list
     return first, deferred
 
 
-_V4 = re.compile(r"(?<![A-Za-z0-9_.])(\d{1,3}(?:\.\d{1,3}){3})(/\d{1,2}(?!\d))?(?![A-Za-z0-9_]|\.\d|-[A-Za-z])",
-                 re.ASCII)
-_VERSION_CUE = re.compile(r"(?:\bv|version|ver\.?|release|rel\.?|build|rev(?:ision)?\.?|firmware|fw)\s*[-:#]?\s*$",
-                          re.IGNORECASE | re.ASCII)
-_V6 = re.compile(r"(?<![A-Za-z0-9_:.])(?:[0-9A-Fa-f]{1,4}|(?=:))(?::[0-9A-Fa-f]{0,4}){2,8}(?:\.\d{1,3}){0,3}"
-                 r"(?:%[A-Za-z0-9_.-]+)?", re.ASCII)
+_V4 = re.compile(
+    r"(?<![A-Za-z0-9_.])(\d{1,3}(?:\.\d{1,3}){3})(/\d{1,2}(?!\d))?(?![A-Za-z0-9_]|\.\d|-[A-Za-z])", re.ASCII
+)
+_VERSION_CUE = re.compile(
+    r"(?:\bv|version|ver\.?|release|rel\.?|build|rev(?:ision)?\.?|firmware|fw)\s*[-:#]?\s*$", re.IGNORECASE | re.ASCII
+)
+_V6 = re.compile(
+    r"(?<![A-Za-z0-9_:.])(?:[0-9A-Fa-f]{1,4}|(?=:))(?::[0-9A-Fa-f]{0,4}){2,8}(?:\.\d{1,3}){0,3}"
+    r"(?:%[A-Za-z0-9_.-]+)?",
+    re.ASCII,
+)
 
 
 def _host(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
@@ -202,7 +212,7 @@ def ip_spans(text: str) -> list[tuple[int, int, str]]:
             value = value[:-1]
         value = value.rstrip(".")
         end = m.start() + len(value)
-        if re.match(r"[A-Za-z0-9_]", text[end:end + 1]) or not any(c.isdigit() for c in value):
+        if re.match(r"[A-Za-z0-9_]", text[end : end + 1]) or not any(c.isdigit() for c in value):
             continue
         try:
             address = ipaddress.IPv6Address(value)

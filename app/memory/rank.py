@@ -54,7 +54,97 @@ memory of a conversation; over the served candidates, :mod:`app.memory.candidate
 the same weights give 0.646 vs (1, 1) 0.621.)"""
 
 _WORD = re.compile(r"[^\W_][\w'’.-]*[^\W_]|[^\W_]", re.UNICODE)
-_STOP_CAPS = frozenset(["a", "an", "and", "are", "as", "at", "be", "but", "by", "do", "did", "does", "for", "from", "had", "has", "have", "he", "her", "hers", "him", "his", "how", "i", "if", "in", "is", "it", "its", "just", "let", "me", "my", "no", "not", "of", "oh", "ok", "okay", "on", "or", "our", "she", "so", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "too", "us", "was", "we", "well", "were", "what", "when", "where", "which", "who", "why", "will", "with", "yes", "yeah", "you", "your", "hey", "hi", "hello", "thanks", "thank", "wow", "sure", "also", "maybe", "really", "great", "good", "nice", "sounds"])
+_STOP_CAPS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "do",
+        "did",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "he",
+        "her",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "is",
+        "it",
+        "its",
+        "just",
+        "let",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "oh",
+        "ok",
+        "okay",
+        "on",
+        "or",
+        "our",
+        "she",
+        "so",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "to",
+        "too",
+        "us",
+        "was",
+        "we",
+        "well",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "yes",
+        "yeah",
+        "you",
+        "your",
+        "hey",
+        "hi",
+        "hello",
+        "thanks",
+        "thank",
+        "wow",
+        "sure",
+        "also",
+        "maybe",
+        "really",
+        "great",
+        "good",
+        "nice",
+        "sounds",
+    ]
+)
 
 
 def extract_entities(text: str) -> list[str]:
@@ -85,7 +175,7 @@ def extract_entities(text: str) -> list[str]:
             close()
             continue
         between = text[m.start() - 1] if m.start() else " "
-        if between not in " \t" or (run and text[m.start() - 2:m.start() - 1] in {".", "!", "?", ","}):
+        if between not in " \t" or (run and text[m.start() - 2 : m.start() - 1] in {".", "!", "?", ","}):
             close()
         if any(ch.isdigit() for ch in word):
             close()
@@ -109,7 +199,7 @@ def query_ngrams(query: str, n: int = 4) -> set[str]:
     grams = set()
     for size in range(1, n + 1):
         for i in range(len(words) - size + 1):
-            grams.add(" ".join(words[i:i + size]))
+            grams.add(" ".join(words[i : i + size]))
     return grams
 
 

@@ -73,8 +73,14 @@ RECALL_LIMIT, MAX_RECALL_LIMIT = 10, 50
 LIST_LIMIT, MAX_LIST_LIMIT = 20, 100
 
 
-def validate_fields(*, namespace: str | None = None, key: str | None = None, text: str | None = None,
-                    citations: Sequence[str] | None = None, prefix: str = "") -> None:
+def validate_fields(
+    *,
+    namespace: str | None = None,
+    key: str | None = None,
+    text: str | None = None,
+    citations: Sequence[str] | None = None,
+    prefix: str = "",
+) -> None:
     """Length and personal-data rules of memory fields (``prefix`` = GraphQL input path).
 
     Raises:
@@ -97,9 +103,12 @@ def validate_fields(*, namespace: str | None = None, key: str | None = None, tex
     for name, value in (("namespace", namespace), ("key", key)):
         if value is not None and mask_pii(value).changed:
             kinds = ", ".join(sorted(mask_pii(value).counts))
-            raise BadInput(f"{prefix}{name} contains personal data ({kinds}); namespaces and keys are not "
-                           "masked, so choose one without it", code="AGENT_MEMORY_PERSONAL_DATA",
-                           field=f"{prefix}{name}")
+            raise BadInput(
+                f"{prefix}{name} contains personal data ({kinds}); namespaces and keys are not "
+                "masked, so choose one without it",
+                code="AGENT_MEMORY_PERSONAL_DATA",
+                field=f"{prefix}{name}",
+            )
 
 
 @dataclass
@@ -152,8 +161,11 @@ async def gate(s: AsyncSession, principal: Principal, *, own_admin: bool = False
     if ws is None or not ws.retaining:
         raise Forbidden("this workspace is non-retaining: it keeps no memories", code="NON_RETAINING_WORKSPACE")
     if not ws.memory_enabled and not (own_admin and not principal.is_agent):
-        raise Forbidden("agent memory is off in this workspace; the owner can turn on 'let agents keep memories' "
-                        "(setMemorySettings)", code="AGENT_MEMORY_DISABLED")
+        raise Forbidden(
+            "agent memory is off in this workspace; the owner can turn on 'let agents keep memories' "
+            "(setMemorySettings)",
+            code="AGENT_MEMORY_DISABLED",
+        )
     return ws
 
 
@@ -171,17 +183,32 @@ async def _check_collection(s: AsyncSession, principal: Principal, collection_id
 async def _rate_limit(s: AsyncSession, principal: Principal, now: datetime) -> None:
     window = now - timedelta(hours=1)
     q = select(func.count(), func.min(MemoryWrite.at)).where(
-        MemoryWrite.credential_id == principal.id, MemoryWrite.at > window)
+        MemoryWrite.credential_id == principal.id, MemoryWrite.at > window
+    )
     count, oldest = (await s.execute(q)).one()
     if count >= RATE_PER_HOUR:
         retry = max(1, math.ceil((as_utc(oldest) + timedelta(hours=1) - now).total_seconds()))
-        raise CairnError(f"at most {RATE_PER_HOUR} remembers per credential per hour; retry in {retry} s",
-                         code="AGENT_MEMORY_RATE_LIMITED", http_status=429, retryAfter=retry, limit=RATE_PER_HOUR)
+        raise CairnError(
+            f"at most {RATE_PER_HOUR} remembers per credential per hour; retry in {retry} s",
+            code="AGENT_MEMORY_RATE_LIMITED",
+            http_status=429,
+            retryAfter=retry,
+            limit=RATE_PER_HOUR,
+        )
 
 
-async def remember(s: AsyncSession, *, principal: Principal, namespace: str, text: str, key: str | None = None,
-                   collection_id: str | None = None, citations: Sequence[str] = (), embedder=None,
-                   now: datetime | None = None) -> RememberOutcome:
+async def remember(
+    s: AsyncSession,
+    *,
+    principal: Principal,
+    namespace: str,
+    text: str,
+    key: str | None = None,
+    collection_id: str | None = None,
+    citations: Sequence[str] = (),
+    embedder=None,
+    now: datetime | None = None,
+) -> RememberOutcome:
     """Store a memory for ``principal.member_id`` (module doc for every rule).
 
     Args:
@@ -200,8 +227,11 @@ async def remember(s: AsyncSession, *, principal: Principal, namespace: str, tex
         raise BadInput("text has no words or numbers; nothing to remember", field="text")
     masked = mask_pii(text)
     if only_placeholders(masked.text):
-        raise BadInput("text holds nothing but personal data (all of it was masked); nothing to remember",
-                       code="AGENT_MEMORY_EMPTY", field="text")
+        raise BadInput(
+            "text holds nothing but personal data (all of it was masked); nothing to remember",
+            code="AGENT_MEMORY_EMPTY",
+            field="text",
+        )
     await _check_collection(s, principal, collection_id)
     cites = await resolve_citations(s, principal, citations)
     # the rate and version counts, the current version of the key and the insert are one
@@ -210,11 +240,19 @@ async def remember(s: AsyncSession, *, principal: Principal, namespace: str, tex
     await serialize(s, "memory", ws.id, principal.member_id)
     await purge_expired(s, workspace_id=ws.id, now=now)
     await _rate_limit(s, principal, now)
-    stored = (await s.execute(select(func.count()).where(
-        AgentMemory.workspace_id == ws.id, AgentMemory.owner_member_id == principal.member_id))).scalar_one()
+    stored = (
+        await s.execute(
+            select(func.count()).where(
+                AgentMemory.workspace_id == ws.id, AgentMemory.owner_member_id == principal.member_id
+            )
+        )
+    ).scalar_one()
     if stored >= MAX_VERSIONS:
-        raise Conflict(f"at most {MAX_VERSIONS} memory versions per member per workspace; forget some first",
-                       code="AGENT_MEMORY_FULL", limit=MAX_VERSIONS)
+        raise Conflict(
+            f"at most {MAX_VERSIONS} memory versions per member per workspace; forget some first",
+            code="AGENT_MEMORY_FULL",
+            limit=MAX_VERSIONS,
+        )
     vector = model = None
     if embedder is not None:
         # one short text: the single-thread query path (all-MiniLM-L6-v2 is symmetric, so the
@@ -223,18 +261,35 @@ async def remember(s: AsyncSession, *, principal: Principal, namespace: str, tex
         model = getattr(embedder, "name", "embedder")
     previous = None
     if key is not None:
-        previous = (await s.execute(select(AgentMemory).where(
-            AgentMemory.workspace_id == ws.id, AgentMemory.owner_member_id == principal.member_id,
-            AgentMemory.namespace == namespace, AgentMemory.key == key, AgentMemory.superseded_at.is_(None),
-        ))).scalar_one_or_none()
+        previous = (
+            await s.execute(
+                select(AgentMemory).where(
+                    AgentMemory.workspace_id == ws.id,
+                    AgentMemory.owner_member_id == principal.member_id,
+                    AgentMemory.namespace == namespace,
+                    AgentMemory.key == key,
+                    AgentMemory.superseded_at.is_(None),
+                )
+            )
+        ).scalar_one_or_none()
     if previous is not None:
         previous.superseded_at = now
         s.add(previous)
     row = AgentMemory(
-        id=new_id("mem"), workspace_id=ws.id, owner_member_id=principal.member_id, writer_id=principal.id,
-        namespace=namespace, key=key, collection_id=collection_id,
-        version=(previous.version + 1) if previous else 1, text=masked.text,
-        entities=rank.extract_entities(masked.text), embedding=vector, embedding_model=model, recorded_at=now)
+        id=new_id("mem"),
+        workspace_id=ws.id,
+        owner_member_id=principal.member_id,
+        writer_id=principal.id,
+        namespace=namespace,
+        key=key,
+        collection_id=collection_id,
+        version=(previous.version + 1) if previous else 1,
+        text=masked.text,
+        entities=rank.extract_entities(masked.text),
+        embedding=vector,
+        embedding_model=model,
+        recorded_at=now,
+    )
     s.add(row)
     await s.flush()
     s.add_all(term_rows(row))
@@ -248,14 +303,26 @@ async def remember(s: AsyncSession, *, principal: Principal, namespace: str, tex
 
 
 def _owned(principal: Principal, *, namespace=None, key=None, collection_id=None, as_of=None):
-    return select(AgentMemory).where(*owned_conditions(principal, namespace=namespace, key=key,
-                                                       collection_id=collection_id, as_of=as_of))
+    return select(AgentMemory).where(
+        *owned_conditions(principal, namespace=namespace, key=key, collection_id=collection_id, as_of=as_of)
+    )
 
 
-async def recall(s: AsyncSession, *, principal: Principal, query: str, namespace: str | None = None,
-                 collection_id: str | None = None, as_of: datetime | None = None, limit: int = RECALL_LIMIT,
-                 embedder=None, now: datetime | None = None, candidate_limit: int = RECALL_CANDIDATES,
-                 vector_candidates: int = VECTOR_CANDIDATES, weights: dict[str, float] | None = None) -> RecallOutcome:
+async def recall(
+    s: AsyncSession,
+    *,
+    principal: Principal,
+    query: str,
+    namespace: str | None = None,
+    collection_id: str | None = None,
+    as_of: datetime | None = None,
+    limit: int = RECALL_LIMIT,
+    embedder=None,
+    now: datetime | None = None,
+    candidate_limit: int = RECALL_CANDIDATES,
+    vector_candidates: int = VECTOR_CANDIDATES,
+    weights: dict[str, float] | None = None,
+) -> RecallOutcome:
     """Rank the newest ``candidate_limit`` (SPEC: 300) memories of the caller matching ``query``.
 
     Candidates (:mod:`app.memory.candidates`): the caller's memories passing the
@@ -273,8 +340,9 @@ async def recall(s: AsyncSession, *, principal: Principal, query: str, namespace
     await _check_collection(s, principal, collection_id)
     await purge_expired(s, workspace_id=ws.id, now=now)
     conds = owned_conditions(principal, namespace=namespace, collection_id=collection_id, as_of=as_of)
-    cands = await select_candidates(s, principal, query, conds, embedder=embedder, limit=candidate_limit,
-                                    vector_candidates=vector_candidates)
+    cands = await select_candidates(
+        s, principal, query, conds, embedder=embedder, limit=candidate_limit, vector_candidates=vector_candidates
+    )
     rows = cands.rows
     checks = await check_sources(s, principal, [r.id for r in rows], now)
     visible = [r for r in rows if checks[r.id].state != HIDDEN]
@@ -282,19 +350,24 @@ async def recall(s: AsyncSession, *, principal: Principal, query: str, namespace
     reports = []
     started = time.perf_counter()
     legs["bm25"] = rank.bm25_rank(query, [(r.id, r.text) for r in visible])
-    reports.append(LegReport("bm25", "USED", f"{len(legs['bm25'])} matched",
-                             round((time.perf_counter() - started) * 1000, 1)))
+    reports.append(
+        LegReport("bm25", "USED", f"{len(legs['bm25'])} matched", round((time.perf_counter() - started) * 1000, 1))
+    )
     reports.append(cands.vector_report)
     if cands.sims is not None:
         sims = cands.sims
         order = sorted((i for i, r in enumerate(visible) if r.id in sims), key=lambda i: (-sims[visible[i].id], i))
         legs["vector"] = [visible[i].id for i in order]
     started = time.perf_counter()
-    ents = [(r.id, set().union(*(rank.extract_entities(t) for t in checks[r.id].passage_texts)))
-            for r in visible if checks[r.id].passage_texts]
+    ents = [
+        (r.id, set().union(*(rank.extract_entities(t) for t in checks[r.id].passage_texts)))
+        for r in visible
+        if checks[r.id].passage_texts
+    ]
     legs["entity"] = rank.entity_rank(query, ents)
-    reports.append(LegReport("entity", "USED", f"{len(legs['entity'])} matched",
-                             round((time.perf_counter() - started) * 1000, 1)))
+    reports.append(
+        LegReport("entity", "USED", f"{len(legs['entity'])} matched", round((time.perf_counter() - started) * 1000, 1))
+    )
     by_id = {r.id: r for r in visible}
     fused = rank.fuse(legs, weights)[:limit]
     items = [(MemoryView(by_id[f.id], checks[f.id]), f.score, f.ranks) for f in fused]
@@ -305,9 +378,18 @@ def _cursor(row: AgentMemory) -> str:
     return f"{as_utc(row.recorded_at).isoformat()}|{row.id}"
 
 
-async def list_memories(s: AsyncSession, *, principal: Principal, namespace: str | None = None,
-                        key: str | None = None, collection_id: str | None = None, as_of: datetime | None = None,
-                        limit: int = LIST_LIMIT, cursor: str | None = None, now: datetime | None = None) -> ListOutcome:
+async def list_memories(
+    s: AsyncSession,
+    *,
+    principal: Principal,
+    namespace: str | None = None,
+    key: str | None = None,
+    collection_id: str | None = None,
+    as_of: datetime | None = None,
+    limit: int = LIST_LIMIT,
+    cursor: str | None = None,
+    now: datetime | None = None,
+) -> ListOutcome:
     """The caller's own memories, newest first, ``limit`` per page (keyset cursor).
 
     Raises:
@@ -328,8 +410,11 @@ async def list_memories(s: AsyncSession, *, principal: Principal, namespace: str
         except (ValueError, OverflowError):
             raise BadInput("cursor is malformed; pass nextCursor from the previous page", field="cursor") from None
         q = q.where((AgentMemory.recorded_at < at) | ((AgentMemory.recorded_at == at) & (AgentMemory.id < last_id)))
-    rows = (await s.execute(q.order_by(AgentMemory.recorded_at.desc(), AgentMemory.id.desc())
-                            .limit(limit + 1))).scalars().all()
+    rows = (
+        (await s.execute(q.order_by(AgentMemory.recorded_at.desc(), AgentMemory.id.desc()).limit(limit + 1)))
+        .scalars()
+        .all()
+    )
     more = len(rows) > limit
     rows = rows[:limit]
     checks = await check_sources(s, principal, [r.id for r in rows], now)
@@ -337,8 +422,14 @@ async def list_memories(s: AsyncSession, *, principal: Principal, namespace: str
     return ListOutcome(items, len(rows) - len(items), _cursor(rows[-1]) if more and rows else None)
 
 
-async def forget(s: AsyncSession, *, principal: Principal, memory_id: str | None = None,
-                 namespace: str | None = None, key: str | None = None) -> int:
+async def forget(
+    s: AsyncSession,
+    *,
+    principal: Principal,
+    memory_id: str | None = None,
+    namespace: str | None = None,
+    key: str | None = None,
+) -> int:
     """Delete a memory and every version of its key (or every version of ``namespace+key``).
 
     Returns:

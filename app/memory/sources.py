@@ -48,7 +48,10 @@ def check_context_set(principal: Principal, collection_id: str | None, field_nam
     if collection_id is None or collection_id not in context_set_collections(principal.context_set_id):
         raise Forbidden(
             f"this credential is bound to context set {principal.context_set_id}; {field_name} must be one of "
-            "its collections", code="AGENT_CONTEXT_SET_SCOPE_REFUSED", field=field_name)
+            "its collections",
+            code="AGENT_CONTEXT_SET_SCOPE_REFUSED",
+            field=field_name,
+        )
 
 
 @dataclass
@@ -71,8 +74,9 @@ async def _latest_versions(s: AsyncSession, doc_ids: Sequence[str]) -> dict[str,
         .subquery()
     )
     rows = await s.execute(
-        select(DocumentVersion.document_id, DocumentVersion.number, DocumentVersion.valid_to)
-        .join(latest, (latest.c.document_id == DocumentVersion.document_id) & (latest.c.n == DocumentVersion.number))
+        select(DocumentVersion.document_id, DocumentVersion.number, DocumentVersion.valid_to).join(
+            latest, (latest.c.document_id == DocumentVersion.document_id) & (latest.c.n == DocumentVersion.number)
+        )
     )
     return {r[0]: (int(r[1]), r[2]) for r in rows.all()}
 
@@ -89,13 +93,22 @@ async def resolve_citations(s: AsyncSession, principal: Principal, passage_ids: 
     ids = list(dict.fromkeys(passage_ids))
     if not ids:
         return []
-    rows = (await s.execute(
-        select(Passage.id, Passage.sha256, Passage.document_id, Passage.collection_id, Passage.workspace_id,
-               Document.deleted_at, Collection.deleted_at)
-        .join(Document, Document.id == Passage.document_id)
-        .join(Collection, Collection.id == Passage.collection_id)
-        .where(Passage.id.in_(ids))
-    )).all()
+    rows = (
+        await s.execute(
+            select(
+                Passage.id,
+                Passage.sha256,
+                Passage.document_id,
+                Passage.collection_id,
+                Passage.workspace_id,
+                Document.deleted_at,
+                Collection.deleted_at,
+            )
+            .join(Document, Document.id == Passage.document_id)
+            .join(Collection, Collection.id == Passage.collection_id)
+            .where(Passage.id.in_(ids))
+        )
+    ).all()
     found = {r[0]: r for r in rows}
     latest = await _latest_versions(s, list({r[2] for r in rows}))
     out = []
@@ -104,17 +117,34 @@ async def resolve_citations(s: AsyncSession, principal: Principal, passage_ids: 
     for i, pid in enumerate(ids):
         r = found.get(pid)
         valid_to = latest.get(r[2], (0, None))[1] if r is not None else None
-        if (r is None or r[4] != principal.workspace_id or r[5] is not None or r[6] is not None or not readable
-                or (valid_to is not None and as_utc(valid_to) <= now)):
-            raise BadInput(f"citations[{i}]: passage {pid!r} not found, expired or not readable", field=f"citations[{i}]")
+        if (
+            r is None
+            or r[4] != principal.workspace_id
+            or r[5] is not None
+            or r[6] is not None
+            or not readable
+            or (valid_to is not None and as_utc(valid_to) <= now)
+        ):
+            raise BadInput(
+                f"citations[{i}]: passage {pid!r} not found, expired or not readable", field=f"citations[{i}]"
+            )
         check_context_set(principal, r[3], f"citations[{i}]")
-        out.append(MemoryCitation(memory_id="", passage_id=pid, passage_sha256=r[1], document_id=r[2],
-                                  collection_id=r[3], document_version=latest.get(r[2], (0, None))[0]))
+        out.append(
+            MemoryCitation(
+                memory_id="",
+                passage_id=pid,
+                passage_sha256=r[1],
+                document_id=r[2],
+                collection_id=r[3],
+                document_version=latest.get(r[2], (0, None))[0],
+            )
+        )
     return out
 
 
-async def check_sources(s: AsyncSession, principal: Principal, memory_ids: Sequence[str],
-                        now: datetime) -> dict[str, SourceCheck]:
+async def check_sources(
+    s: AsyncSession, principal: Principal, memory_ids: Sequence[str], now: datetime
+) -> dict[str, SourceCheck]:
     """Re-check the cited sources of ``memory_ids`` (see module doc).
 
     Returns:
@@ -124,19 +154,32 @@ async def check_sources(s: AsyncSession, principal: Principal, memory_ids: Seque
     cites: list[MemoryCitation] = []
     ids = list(memory_ids)
     for i in range(0, len(ids), 500):
-        cites += (await s.execute(select(MemoryCitation).where(MemoryCitation.memory_id.in_(ids[i:i + 500])))).scalars().all()
+        cites += (
+            (await s.execute(select(MemoryCitation).where(MemoryCitation.memory_id.in_(ids[i : i + 500]))))
+            .scalars()
+            .all()
+        )
     if not cites:
         return out
     pids = list({c.passage_id for c in cites})
     prow = {}
     for i in range(0, len(pids), 500):
-        for r in (await s.execute(
-            select(Passage.id, Passage.sha256, Passage.text, Passage.workspace_id, Document.deleted_at,
-                   Collection.deleted_at, Passage.collection_id)
-            .join(Document, Document.id == Passage.document_id)
-            .join(Collection, Collection.id == Passage.collection_id)
-            .where(Passage.id.in_(pids[i:i + 500]))
-        )).all():
+        for r in (
+            await s.execute(
+                select(
+                    Passage.id,
+                    Passage.sha256,
+                    Passage.text,
+                    Passage.workspace_id,
+                    Document.deleted_at,
+                    Collection.deleted_at,
+                    Passage.collection_id,
+                )
+                .join(Document, Document.id == Passage.document_id)
+                .join(Collection, Collection.id == Passage.collection_id)
+                .where(Passage.id.in_(pids[i : i + 500]))
+            )
+        ).all():
             prow[r[0]] = r
     latest = await _latest_versions(s, list({c.document_id for c in cites}))
     readable = "document:read" in principal.permissions
@@ -145,9 +188,15 @@ async def check_sources(s: AsyncSession, principal: Principal, memory_ids: Seque
         check = out[c.memory_id]
         r = prow.get(c.passage_id)
         version, valid_to = latest.get(c.document_id, (0, None))
-        gone = (r is None or r[3] != principal.workspace_id or r[4] is not None or r[5] is not None
-                or (valid_to is not None and as_utc(valid_to) <= now) or not readable
-                or (allowed is not None and r[6] not in allowed))
+        gone = (
+            r is None
+            or r[3] != principal.workspace_id
+            or r[4] is not None
+            or r[5] is not None
+            or (valid_to is not None and as_utc(valid_to) <= now)
+            or not readable
+            or (allowed is not None and r[6] not in allowed)
+        )
         if gone:
             check.state = HIDDEN
             continue

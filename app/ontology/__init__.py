@@ -12,4 +12,20 @@ from app.ontology.recall import RecallRequest, check_request, semantic_recall
 from app.ontology.store import get_store
 from app.ontology.types import check_identifier, condition_operations
 
-__all__ = ["InstanceQuery", "RecallRequest", "allowed_source_dir", "check_identifier", "check_request", "check_shape", "condition_operations", "get_store", "list_networks", "load_network", "parse_mapping", "query_instances", "read_mapping_file", "semantic_recall", "toon_rows"]
+__all__ = [
+    "InstanceQuery",
+    "RecallRequest",
+    "allowed_source_dir",
+    "check_identifier",
+    "check_request",
+    "check_shape",
+    "condition_operations",
+    "get_store",
+    "list_networks",
+    "load_network",
+    "parse_mapping",
+    "query_instances",
+    "read_mapping_file",
+    "semantic_recall",
+    "toon_rows",
+]

@@ -66,8 +66,9 @@ def _bad(msg: str, *, field: str | None = None, operation: str | None = None) ->
     return InvalidCondition(f"{msg} [{suffix}]" if suffix else msg, field=field, operation=operation)
 
 
-def parse_condition(raw: dict[str, Any], props: dict[str, dict], *, vectors_available: bool,
-                    path: str = "condition") -> Node:
+def parse_condition(
+    raw: dict[str, Any], props: dict[str, dict], *, vectors_available: bool, path: str = "condition"
+) -> Node:
     """Validate a condition tree (plain dict with camelCase keys) against the type's properties.
 
     Raises:
@@ -102,17 +103,23 @@ def parse_condition(raw: dict[str, Any], props: dict[str, dict], *, vectors_avai
         if not isinstance(name, str) or not name:
             raise _bad(f"{where}.field is required for operator {op!r}", operation=op)
         if op not in ALL_OPS:
-            raise _bad(f"{where}: unknown operator {op!r} on field {name!r}; operators: {', '.join(ALL_OPS)}",
-                       field=name, operation=op)
+            raise _bad(
+                f"{where}: unknown operator {op!r} on field {name!r}; operators: {', '.join(ALL_OPS)}",
+                field=name,
+                operation=op,
+            )
         if name not in props:
             raise _bad(f"{where}: field {name!r} is not a property of this object type", field=name, operation=op)
         prop = props[name]
         allowed = condition_operations(prop, vectors_available=vectors_available)
         if op not in allowed:
-            raise _bad(f"{where}: operator {op!r} is not supported on field {name!r} (type {prop['type']}"
-                       f"{', full-text index' if prop.get('fullText') else ''}"
-                       f"{', vector index' if prop.get('vector') else ''}); supported: {', '.join(allowed)}",
-                       field=name, operation=op)
+            raise _bad(
+                f"{where}: operator {op!r} is not supported on field {name!r} (type {prop['type']}"
+                f"{', full-text index' if prop.get('fullText') else ''}"
+                f"{', vector index' if prop.get('vector') else ''}); supported: {', '.join(allowed)}",
+                field=name,
+                operation=op,
+            )
         has_value, has_from = "value" in node and node["value"] is not None, node.get("valueFrom") is not None
         if has_value != has_from:
             raise _bad(f"{where}: value and valueFrom go together (valueFrom: CONST)", field=name, operation=op)
@@ -127,7 +134,7 @@ def parse_condition(raw: dict[str, Any], props: dict[str, dict], *, vectors_avai
         k = None
         if op == "knn":
             if limit_key != "k" or not isinstance(limit_value, int) or not 1 <= limit_value <= MAX_K:
-                raise _bad(f"{where}: knn needs limitKey \"k\" and limitValue 1–{MAX_K}", field=name, operation=op)
+                raise _bad(f'{where}: knn needs limitKey "k" and limitValue 1–{MAX_K}', field=name, operation=op)
             k = limit_value
         elif limit_key is not None or limit_value is not None:
             raise _bad(f"{where}: limitKey/limitValue apply only to knn", field=name, operation=op)
@@ -135,7 +142,9 @@ def parse_condition(raw: dict[str, Any], props: dict[str, dict], *, vectors_avai
         if op == "multi_match":
             fields = list(node.get("fields") or [name])
             for f in fields:
-                if f not in props or "multi_match" not in condition_operations(props[f], vectors_available=vectors_available):
+                if f not in props or "multi_match" not in condition_operations(
+                    props[f], vectors_available=vectors_available
+                ):
                     raise _bad(f"{where}: multi_match field {f!r} has no full-text index", field=f, operation=op)
         elif node.get("fields"):
             raise _bad(f"{where}: fields applies only to multi_match", field=name, operation=op)
@@ -161,8 +170,9 @@ def _value(value: Any, prop: dict, name: str, op: str, where: str) -> Any:
         return [low, high]
     if op in ("match", "multi_match", "knn", "like", "not_like", "prefix"):
         if not isinstance(value, str) or not value.strip() or len(value) > MAX_TEXT:
-            raise _bad(f"{where}: {op} needs a non-empty text value of at most {MAX_TEXT} characters",
-                       field=name, operation=op)
+            raise _bad(
+                f"{where}: {op} needs a non-empty text value of at most {MAX_TEXT} characters", field=name, operation=op
+            )
         return value
     return coerce_query_value(value, prop["type"], field=name, operation=op)
 

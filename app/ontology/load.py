@@ -76,32 +76,46 @@ def type_rows(spec, source: SourceRows) -> list[tuple[str, dict[str, Any]]]:
         columns = set(source.rows[0])
         missing = [p.column or p.name for p in spec.properties if (p.column or p.name) not in columns]
         if missing:
-            raise BadInput(f"object type {spec.id}: source has no column(s) {missing}; it has {sorted(columns)}",
-                           field=f"mapping.object_types.{spec.id}")
+            raise BadInput(
+                f"object type {spec.id}: source has no column(s) {missing}; it has {sorted(columns)}",
+                field=f"mapping.object_types.{spec.id}",
+            )
     out: list[tuple[str, dict[str, Any]]] = []
     seen: set[str] = set()
     for n, row in enumerate(source.rows, start=1):
-        data = {p.name: coerce_stored(row.get(p.column or p.name), p.type,
-                                      field=f"{spec.id}.{p.name} (row {n})") for p in spec.properties}
+        data = {
+            p.name: coerce_stored(row.get(p.column or p.name), p.type, field=f"{spec.id}.{p.name} (row {n})")
+            for p in spec.properties
+        }
         key_values = [data[k] for k in spec.primary_key]
         if any(v is None for v in key_values):
-            raise BadInput(f"object type {spec.id}: row {n} has a null primary key {spec.primary_key}",
-                           field=f"mapping.object_types.{spec.id}.primary_key")
+            raise BadInput(
+                f"object type {spec.id}: row {n} has a null primary key {spec.primary_key}",
+                field=f"mapping.object_types.{spec.id}.primary_key",
+            )
         key = instance_key(key_values)
         if len(key) > MAX_KEY_CHARS:
-            raise BadInput(f"object type {spec.id}: row {n} has a primary key over {MAX_KEY_CHARS} characters",
-                           field=f"mapping.object_types.{spec.id}.primary_key", limit=MAX_KEY_CHARS)
+            raise BadInput(
+                f"object type {spec.id}: row {n} has a primary key over {MAX_KEY_CHARS} characters",
+                field=f"mapping.object_types.{spec.id}.primary_key",
+                limit=MAX_KEY_CHARS,
+            )
         if key in seen:
-            raise BadInput(f"object type {spec.id}: duplicate primary key {key} (row {n})",
-                           field=f"mapping.object_types.{spec.id}.primary_key")
+            raise BadInput(
+                f"object type {spec.id}: duplicate primary key {key} (row {n})",
+                field=f"mapping.object_types.{spec.id}.primary_key",
+            )
         seen.add(key)
         out.append((key, data))
     return out
 
 
-async def read_source(mapping: MappingSpec, source_dir: Path | None,
-                      files: dict[str, str] | None = None,
-                      allowed_roots: Sequence[Path] | None = None) -> list[SourceRows]:
+async def read_source(
+    mapping: MappingSpec,
+    source_dir: Path | None,
+    files: dict[str, str] | None = None,
+    allowed_roots: Sequence[Path] | None = None,
+) -> list[SourceRows]:
     """Source rows of every type (CSV needs ``source_dir`` or inline ``files``).
 
     Args:
@@ -114,22 +128,32 @@ async def read_source(mapping: MappingSpec, source_dir: Path | None,
     if mapping.source.kind == "csv":
         if files is None:
             if source_dir is None:
-                raise BadInput("this mapping reads CSV files: give the directory holding them (or the files)",
-                               field="sourceDir")
+                raise BadInput(
+                    "this mapping reads CSV files: give the directory holding them (or the files)", field="sourceDir"
+                )
             validate_path(str(source_dir), "sourceDir")
             if not Path(source_dir).is_dir():
                 raise BadInput(f"source directory {source_dir} does not exist", field="sourceDir")
             files = await asyncio.to_thread(csv_files_of, Path(source_dir), allowed_roots)
         return await asyncio.to_thread(read_csv_rows, mapping, files)
     if files is not None or source_dir is not None:
-        raise BadInput("this mapping reads a SQL database (source.kind: sql); CSV files do not apply",
-                       field="sourceDir")
+        raise BadInput(
+            "this mapping reads a SQL database (source.kind: sql); CSV files do not apply", field="sourceDir"
+        )
     return await read_sql_rows(mapping)
 
 
-async def load_network(db, embedder, *, workspace_id: str, mapping: MappingSpec,
-                       source_dir: Path | None = None, files: dict[str, str] | None = None,
-                       progress: Progress | None = None, allowed_roots: Sequence[Path] | None = None) -> LoadReport:
+async def load_network(
+    db,
+    embedder,
+    *,
+    workspace_id: str,
+    mapping: MappingSpec,
+    source_dir: Path | None = None,
+    files: dict[str, str] | None = None,
+    progress: Progress | None = None,
+    allowed_roots: Sequence[Path] | None = None,
+) -> LoadReport:
     """Load (or replace) a knowledge network from its mapping.
 
     Args:
@@ -167,13 +191,14 @@ async def load_network(db, embedder, *, workspace_id: str, mapping: MappingSpec,
     if embedder is not None and texts:
         parts = []
         for start in range(0, len(texts), 64):
-            parts.append(await asyncio.to_thread(embedder.encode, texts[start:start + 64]))
+            parts.append(await asyncio.to_thread(embedder.encode, texts[start : start + 64]))
             if progress:
                 progress("embed", min(start + 64, len(texts)), len(texts))
         matrix = np.concatenate(parts, axis=0)
     model = getattr(embedder, "name", None) if matrix is not None else None
-    report = LoadReport(kn_id=mapping.id, generation=1, embedded=len(texts) if matrix is not None else 0,
-                        vector_model=model)
+    report = LoadReport(
+        kn_id=mapping.id, generation=1, embedded=len(texts) if matrix is not None else 0, vector_model=model
+    )
     now = utcnow()
     async with db.session() as s:
         # read-generation-then-replace: concurrent loads of one network take turns
@@ -181,41 +206,80 @@ async def load_network(db, embedder, *, workspace_id: str, mapping: MappingSpec,
         old = await s.get(KnowledgeNetwork, (workspace_id, mapping.id), populate_existing=True)
         generation = (old.generation + 1) if old else 1
         report.generation = generation
-        await s.execute(delete(ObjectInstance).where(ObjectInstance.workspace_id == workspace_id,
-                                                     ObjectInstance.kn_id == mapping.id))
-        await s.execute(delete(ObjectType).where(ObjectType.workspace_id == workspace_id,
-                                                 ObjectType.kn_id == mapping.id))
+        await s.execute(
+            delete(ObjectInstance).where(
+                ObjectInstance.workspace_id == workspace_id, ObjectInstance.kn_id == mapping.id
+            )
+        )
+        await s.execute(
+            delete(ObjectType).where(ObjectType.workspace_id == workspace_id, ObjectType.kn_id == mapping.id)
+        )
         if old:
             old.name, old.description, old.generation, old.loaded_at = (
-                mapping.name, mapping.description, generation, now)
+                mapping.name,
+                mapping.description,
+                generation,
+                now,
+            )
             s.add(old)
         else:
-            s.add(KnowledgeNetwork(workspace_id=workspace_id, kn_id=mapping.id, name=mapping.name,
-                                   description=mapping.description, generation=generation, loaded_at=now))
+            s.add(
+                KnowledgeNetwork(
+                    workspace_id=workspace_id,
+                    kn_id=mapping.id,
+                    name=mapping.name,
+                    description=mapping.description,
+                    generation=generation,
+                    loaded_at=now,
+                )
+            )
         for spec in mapping.object_types:
             rows = typed[spec.id]
             vector_props = [p.name for p in spec.properties if p.vector]
-            s.add(ObjectType(
-                workspace_id=workspace_id, kn_id=mapping.id, ot_id=spec.id, name=spec.name,
-                description=spec.description, primary_key=list(spec.primary_key),
-                properties=[{"name": p.name, "type": p.type, "description": p.description,
-                             "fullText": p.full_text, "vector": p.vector and matrix is not None}
-                            for p in spec.properties],
-                concept_groups=list(spec.concept_groups),
-                vector_model=model if vector_props else None, instance_count=len(rows), generation=generation,
-            ))
+            s.add(
+                ObjectType(
+                    workspace_id=workspace_id,
+                    kn_id=mapping.id,
+                    ot_id=spec.id,
+                    name=spec.name,
+                    description=spec.description,
+                    primary_key=list(spec.primary_key),
+                    properties=[
+                        {
+                            "name": p.name,
+                            "type": p.type,
+                            "description": p.description,
+                            "fullText": p.full_text,
+                            "vector": p.vector and matrix is not None,
+                        }
+                        for p in spec.properties
+                    ],
+                    concept_groups=list(spec.concept_groups),
+                    vector_model=model if vector_props else None,
+                    instance_count=len(rows),
+                    generation=generation,
+                )
+            )
             await s.flush()
             for start in range(0, len(rows), INSERT_CHUNK):
                 batch = []
-                for key, data in rows[start:start + INSERT_CHUNK]:
+                for key, data in rows[start : start + INSERT_CHUNK]:
                     vectors = {}
                     if matrix is not None:
                         for name in vector_props:
                             value = data.get(name)
                             if value:
                                 vectors[name] = vector_b64(matrix[index[value]])
-                    batch.append({"workspace_id": workspace_id, "kn_id": mapping.id, "ot_id": spec.id,
-                                  "key": key, "data": data, "vectors": vectors})
+                    batch.append(
+                        {
+                            "workspace_id": workspace_id,
+                            "kn_id": mapping.id,
+                            "ot_id": spec.id,
+                            "key": key,
+                            "data": data,
+                            "vectors": vectors,
+                        }
+                    )
                 await s.execute(insert(ObjectInstance), batch)
             report.instances[spec.id] = len(rows)
             if progress:
@@ -225,6 +289,7 @@ async def load_network(db, embedder, *, workspace_id: str, mapping: MappingSpec,
 
 async def list_networks(s, *, workspace_id: str) -> list[KnowledgeNetwork]:
     """The workspace's knowledge networks, by id."""
-    rows = await s.execute(select(KnowledgeNetwork).where(KnowledgeNetwork.workspace_id == workspace_id)
-                           .order_by(KnowledgeNetwork.kn_id))
+    rows = await s.execute(
+        select(KnowledgeNetwork).where(KnowledgeNetwork.workspace_id == workspace_id).order_by(KnowledgeNetwork.kn_id)
+    )
     return list(rows.scalars().all())

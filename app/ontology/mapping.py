@@ -191,8 +191,9 @@ def _check_texts(spec: MappingSpec) -> None:
         validate_name(t.name, f"mapping.object_types[{i}].name", MAX_NAME_CHARS)
         validate_text(t.description, f"mapping.object_types[{i}].description", MAX_MAPPING_BYTES, min_len=0)
         for j, p in enumerate(t.properties):
-            validate_text(p.description, f"mapping.object_types[{i}].properties[{j}].description",
-                          MAX_MAPPING_BYTES, min_len=0)
+            validate_text(
+                p.description, f"mapping.object_types[{i}].properties[{j}].description", MAX_MAPPING_BYTES, min_len=0
+            )
     if spec.source.url is not None:
         validate_path(spec.source.url, "mapping.source.url")
 
@@ -219,8 +220,12 @@ class SourceRows:
     rows: list[dict[str, Any]]
 
 
-_ALLOWED_SQLITE_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
-                           getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
+_ALLOWED_SQLITE_ACTIONS = {
+    sqlite3.SQLITE_SELECT,
+    sqlite3.SQLITE_READ,
+    sqlite3.SQLITE_FUNCTION,
+    getattr(sqlite3, "SQLITE_RECURSIVE", 33),
+}
 
 
 NOT_ALLOWED = "SOURCE_PATH_NOT_ALLOWED"
@@ -247,13 +252,18 @@ def allowed_source_dir(source_dir: str | Path, roots: Sequence[Path | str]) -> P
     try:
         real = Path(source_dir).resolve()
     except (OSError, RuntimeError, ValueError):  # a link loop, or a NUL in the path
-        raise BadInput(f"sourceDir {str(source_dir)!r} cannot be resolved to a directory", field="sourceDir",
-                       path=str(source_dir)) from None
+        raise BadInput(
+            f"sourceDir {str(source_dir)!r} cannot be resolved to a directory", field="sourceDir", path=str(source_dir)
+        ) from None
     if not _inside(real, _real_roots(roots)):
-        raise BadInput(f"sourceDir {str(source_dir)!r} is not under a directory this server allows "
-                       "(CAIRN_ONTOLOGY_SOURCE_DIRS; symbolic links count where they point); send the CSV files "
-                       "inline with files, or load with `cairn ontology load`", code=NOT_ALLOWED, field="sourceDir",
-                       path=str(source_dir))
+        raise BadInput(
+            f"sourceDir {str(source_dir)!r} is not under a directory this server allows "
+            "(CAIRN_ONTOLOGY_SOURCE_DIRS; symbolic links count where they point); send the CSV files "
+            "inline with files, or load with `cairn ontology load`",
+            code=NOT_ALLOWED,
+            field="sourceDir",
+            path=str(source_dir),
+        )
     if not real.is_dir():
         raise BadInput(f"source directory {str(source_dir)!r} does not exist", field="sourceDir", path=str(source_dir))
     return real
@@ -280,12 +290,17 @@ def csv_files_of(source_dir: Path, roots: Sequence[Path | str] | None = None) ->
         try:
             real = f.resolve(strict=True)
         except (OSError, RuntimeError):
-            raise BadInput(f"{f} cannot be read: a broken symbolic link (or a link loop)", field="sourceDir",
-                           path=str(f)) from None
+            raise BadInput(
+                f"{f} cannot be read: a broken symbolic link (or a link loop)", field="sourceDir", path=str(f)
+            ) from None
         if real_roots is not None and not _inside(real, real_roots):
-            raise BadInput(f"{f} is a symbolic link to a file outside the directories this server allows "
-                           "(CAIRN_ONTOLOGY_SOURCE_DIRS); copy the file in, or send it inline with files",
-                           code=NOT_ALLOWED, field="sourceDir", path=str(f))
+            raise BadInput(
+                f"{f} is a symbolic link to a file outside the directories this server allows "
+                "(CAIRN_ONTOLOGY_SOURCE_DIRS); copy the file in, or send it inline with files",
+                code=NOT_ALLOWED,
+                field="sourceDir",
+                path=str(f),
+            )
         if not real.is_file():
             raise BadInput(f"{f} is not a regular file", field="sourceDir", path=str(f))
         try:  # the checked real path, not the link, and no link at its last step
@@ -314,8 +329,9 @@ def _csv_database(files: dict[str, str]) -> sqlite3.Connection:
         except (sqlite3.Error, csv.Error) as exc:
             raise BadInput(f"CSV {table_name}: {exc}", field=f"files.{table_name}") from None
     conn.commit()
-    conn.set_authorizer(lambda action, *_: sqlite3.SQLITE_OK if action in _ALLOWED_SQLITE_ACTIONS
-                        else sqlite3.SQLITE_DENY)
+    conn.set_authorizer(
+        lambda action, *_: sqlite3.SQLITE_OK if action in _ALLOWED_SQLITE_ACTIONS else sqlite3.SQLITE_DENY
+    )
     return conn
 
 
@@ -343,11 +359,15 @@ def read_csv_rows(mapping: MappingSpec, files: dict[str, str]) -> list[SourceRow
                 names = [d[0] for d in cur.description]
                 rows = cur.fetchmany(MAX_ROWS_PER_TYPE + 1)
             except sqlite3.Error as exc:
-                raise BadInput(f"object type {spec.id}: source query failed: {exc}",
-                               field=f"mapping.object_types.{spec.id}") from None
+                raise BadInput(
+                    f"object type {spec.id}: source query failed: {exc}", field=f"mapping.object_types.{spec.id}"
+                ) from None
             if len(rows) > MAX_ROWS_PER_TYPE:
-                raise BadInput(f"object type {spec.id} has over {MAX_ROWS_PER_TYPE} rows",
-                               field=f"mapping.object_types.{spec.id}", limit=MAX_ROWS_PER_TYPE)
+                raise BadInput(
+                    f"object type {spec.id} has over {MAX_ROWS_PER_TYPE} rows",
+                    field=f"mapping.object_types.{spec.id}",
+                    limit=MAX_ROWS_PER_TYPE,
+                )
             out.append(SourceRows(spec.id, [dict(zip(names, r)) for r in rows]))
     finally:
         conn.close()
@@ -373,11 +393,15 @@ async def read_sql_rows(mapping: MappingSpec) -> list[SourceRows]:
                     names = list(result.keys())
                     rows = result.fetchmany(MAX_ROWS_PER_TYPE + 1)
                 except Exception as exc:  # noqa: BLE001 - any driver error is the mapping's problem
-                    raise BadInput(f"object type {spec.id}: source query failed: {exc}",
-                                   field=f"mapping.object_types.{spec.id}") from None
+                    raise BadInput(
+                        f"object type {spec.id}: source query failed: {exc}", field=f"mapping.object_types.{spec.id}"
+                    ) from None
                 if len(rows) > MAX_ROWS_PER_TYPE:
-                    raise BadInput(f"object type {spec.id} has over {MAX_ROWS_PER_TYPE} rows",
-                                   field=f"mapping.object_types.{spec.id}", limit=MAX_ROWS_PER_TYPE)
+                    raise BadInput(
+                        f"object type {spec.id} has over {MAX_ROWS_PER_TYPE} rows",
+                        field=f"mapping.object_types.{spec.id}",
+                        limit=MAX_ROWS_PER_TYPE,
+                    )
                 out.append(SourceRows(spec.id, [dict(zip(names, r)) for r in rows]))
     except BadInput:
         raise
@@ -391,4 +415,3 @@ async def read_sql_rows(mapping: MappingSpec) -> list[SourceRows]:
 def mapping_json(mapping: MappingSpec) -> str:
     """Canonical JSON of a mapping (for receipts and idempotency)."""
     return json.dumps(mapping.model_dump(), sort_keys=True)
-

@@ -86,8 +86,9 @@ def check_shape(q: InstanceQuery) -> None:
             raise BadInput(f"sort takes 1–{MAX_SORT_KEYS} keys", field="sort", limit=MAX_SORT_KEYS)
         for i, s in enumerate(q.sort):
             if s.get("direction") not in ("asc", "desc"):
-                raise BadInput(f"sort[{i}].direction must be asc or desc, got {s.get('direction')!r}",
-                               field=f"sort[{i}].direction")
+                raise BadInput(
+                    f"sort[{i}].direction must be asc or desc, got {s.get('direction')!r}", field=f"sort[{i}].direction"
+                )
     if q.properties is not None and not 1 <= len(q.properties) <= 500:
         raise BadInput("properties lists 1–500 property names (omit it for all)", field="properties")
     if q.filters is not None and len(q.filters) > 100:
@@ -152,14 +153,25 @@ def decode_cursor(secret: bytes, token: str, query_hash: str) -> list[Any]:
         payload = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
         data = json.loads(payload)
     except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise BadInput("cursor is not a cursor issued by this server; pass the previous response's cursor as is",
-                       field="cursor", code="INVALID_CURSOR") from None
+        raise BadInput(
+            "cursor is not a cursor issued by this server; pass the previous response's cursor as is",
+            field="cursor",
+            code="INVALID_CURSOR",
+        ) from None
     if not hmac.compare_digest(sig, _sign(secret, payload)) or not isinstance(data, dict):
-        raise BadInput("cursor was altered or was issued by another server (set CAIRN_CURSOR_SECRET on every "
-                       "worker); start again without a cursor", field="cursor", code="INVALID_CURSOR")
+        raise BadInput(
+            "cursor was altered or was issued by another server (set CAIRN_CURSOR_SECRET on every "
+            "worker); start again without a cursor",
+            field="cursor",
+            code="INVALID_CURSOR",
+        )
     if data.get("q") != query_hash:
-        raise BadInput("cursor belongs to a different query (condition, filters, sort or properties changed); "
-                       "a cursor only continues the query that produced it", field="cursor", code="INVALID_CURSOR")
+        raise BadInput(
+            "cursor belongs to a different query (condition, filters, sort or properties changed); "
+            "a cursor only continues the query that produced it",
+            field="cursor",
+            code="INVALID_CURSOR",
+        )
     return list(data.get("k") or [])
 
 
@@ -177,8 +189,12 @@ async def query_instances(store, db, *, workspace_id: str, q: InstanceQuery) -> 
     raw, source, messages = _applied_condition(q)
     node: Node | None = None
     if raw is not None:
-        node = parse_condition(raw, props, vectors_available=store.vectors_available(tindex.ot),
-                               path="condition" if source == "condition" else "filters")
+        node = parse_condition(
+            raw,
+            props,
+            vectors_available=store.vectors_available(tindex.ot),
+            path="condition" if source == "condition" else "filters",
+        )
     scored = node is not None and node.scoring()
     sort_specs: list[tuple[str, bool]] = []
     for i, s in enumerate(q.sort or []):
@@ -186,8 +202,10 @@ async def query_instances(store, db, *, workspace_id: str, q: InstanceQuery) -> 
         if name == SCORE and not scored:
             raise BadInput(f"sort[{i}].field _score needs a match or knn condition", field=f"sort[{i}].field")
         if name != SCORE and name not in props:
-            raise BadInput(f"sort[{i}].field {name!r} is not a property of {q.ot_id}; properties: "
-                           f"{', '.join(props)}", field=f"sort[{i}].field")
+            raise BadInput(
+                f"sort[{i}].field {name!r} is not a property of {q.ot_id}; properties: {', '.join(props)}",
+                field=f"sort[{i}].field",
+            )
         sort_specs.append((name, s["direction"] == "desc"))
     if not sort_specs and scored:
         sort_specs.append((SCORE, True))
@@ -210,9 +228,13 @@ async def query_instances(store, db, *, workspace_id: str, q: InstanceQuery) -> 
         return tuple(_part(v, desc) for v, (_n, desc) in zip(values, sort_specs))
 
     ordered = sorted(matches, key=lambda pos: key_of(values_of(pos)))
-    qhash = hashlib.sha256(json.dumps(
-        [workspace_id, q.kn_id, q.ot_id, node.canonical() if node else None, sort_specs, q.properties],
-        sort_keys=True, default=str).encode()).hexdigest()[:32]
+    qhash = hashlib.sha256(
+        json.dumps(
+            [workspace_id, q.kn_id, q.ot_id, node.canonical() if node else None, sort_specs, q.properties],
+            sort_keys=True,
+            default=str,
+        ).encode()
+    ).hexdigest()[:32]
     secret = store.cursor_secret
     if q.cursor is not None:
         values = decode_cursor(secret, q.cursor, qhash)
@@ -225,7 +247,7 @@ async def query_instances(store, db, *, workspace_id: str, q: InstanceQuery) -> 
             raise BadInput("cursor does not fit this query", field="cursor", code="INVALID_CURSOR") from None
     else:
         start = q.offset or 0
-    page = ordered[start:start + q.limit]
+    page = ordered[start : start + q.limit]
     pk = tindex.ot.primary_key
     wanted = q.properties if q.properties is not None else list(props)
     rows = []
@@ -239,8 +261,9 @@ async def query_instances(store, db, *, workspace_id: str, q: InstanceQuery) -> 
     more = start + q.limit < len(ordered)
     cursor = encode_cursor(secret, qhash, values_of(page[-1])) if more and page else None
     total = None if q.cursor is not None else len(ordered)
-    return InstancePage(rows=rows, total_count=total, cursor=cursor, condition_source=source, scored=scored,
-                        messages=messages)
+    return InstancePage(
+        rows=rows, total_count=total, cursor=cursor, condition_source=source, scored=scored, messages=messages
+    )
 
 
 def toon_rows(rows: list[dict[str, Any]]) -> str:

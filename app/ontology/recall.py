@@ -121,11 +121,19 @@ def descriptor(ot) -> str:
 def compact_type(ot, *, vectors_available: bool) -> dict[str, Any]:
     """The compact definition returned with nodes: id, name, key, properties with operators."""
     return {
-        "id": ot.ot_id, "name": ot.name, "description": ot.description, "primaryKey": list(ot.primary_key),
+        "id": ot.ot_id,
+        "name": ot.name,
+        "description": ot.description,
+        "primaryKey": list(ot.primary_key),
         "conceptGroups": list(ot.concept_groups),
-        "properties": [{"name": p["name"], "type": p["type"],
-                        "conditionOperations": condition_operations(p, vectors_available=vectors_available)}
-                       for p in ot.properties],
+        "properties": [
+            {
+                "name": p["name"],
+                "type": p["type"],
+                "conditionOperations": condition_operations(p, vectors_available=vectors_available),
+            }
+            for p in ot.properties
+        ],
     }
 
 
@@ -172,7 +180,7 @@ async def _recall_type(store, db, workspace_id: str, ot, query: str, qvec, use_v
     results = await asyncio.gather(*jobs)
     for name, hits in zip(names, results):
         order = sorted(hits, key=lambda pos: (-hits[pos], pos))
-        legs[name] = [tindex.keys[pos] for pos in order[:MATCH_DEPTH if name == "match" else KNN_DEPTH]]
+        legs[name] = [tindex.keys[pos] for pos in order[: MATCH_DEPTH if name == "match" else KNN_DEPTH]]
     n_legs = max(1, len(legs))
     position = {k: i for i, k in enumerate(tindex.keys)}
     qterms = set(_terms(query))
@@ -211,33 +219,51 @@ async def semantic_recall(store, db, *, workspace_id: str, r: RecallRequest) -> 
     if r.exclude_object_types:
         excluded = set(r.exclude_object_types)
         scope = [ot for ot in scope if ot.ot_id not in excluded]
-    scope = [ot for ot in scope if any(p.get("fullText") or (p.get("vector") and store.vectors_available(ot))
-                                       for p in ot.properties)]
+    scope = [
+        ot
+        for ot in scope
+        if any(p.get("fullText") or (p.get("vector") and store.vectors_available(ot)) for p in ot.properties)
+    ]
     if not scope:
-        return RecallResult(message="no object type in scope has a full-text or vector index; nothing to recall"
-                            + (f" ({note})" if note else ""))
+        return RecallResult(
+            message="no object type in scope has a full-text or vector index; nothing to recall"
+            + (f" ({note})" if note else "")
+        )
     use_vectors = any(store.vectors_available(ot) for ot in scope)
     qvec = await store.encode_query(r.query) if use_vectors else None
     relevance = await _type_relevance(store, scope, r.query, qvec)
-    chosen = sorted(scope, key=lambda ot: (-relevance[ot.ot_id], ot.ot_id))[:r.max_object_types]
-    results = await asyncio.gather(*[
-        _recall_type(store, db, workspace_id, ot, r.query, qvec, store.vectors_available(ot), r.max_instances_per_type)
-        for ot in chosen])
+    chosen = sorted(scope, key=lambda ot: (-relevance[ot.ot_id], ot.ot_id))[: r.max_object_types]
+    results = await asyncio.gather(
+        *[
+            _recall_type(
+                store, db, workspace_id, ot, r.query, qvec, store.vectors_available(ot), r.max_instances_per_type
+            )
+            for ot in chosen
+        ]
+    )
     nodes: list[RecallNode] = []
     defs = {}
     for ot, (_tindex, fused) in zip(chosen, results):
         for score, f, row in fused:
-            nodes.append(RecallNode(
-                object_type_id=ot.ot_id, identity={k: row.get(k) for k in ot.primary_key}, properties=dict(row),
-                score=round(score * (1.0 + relevance[ot.ot_id]), 8), matched_by=sorted(f.ranks)))
+            nodes.append(
+                RecallNode(
+                    object_type_id=ot.ot_id,
+                    identity={k: row.get(k) for k in ot.primary_key},
+                    properties=dict(row),
+                    score=round(score * (1.0 + relevance[ot.ot_id]), 8),
+                    matched_by=sorted(f.ranks),
+                )
+            )
             defs[ot.ot_id] = ot
     nodes.sort(key=lambda n: (-n.score, n.object_type_id, str(n.identity)))
     messages = [note] if note else []
     if r.rerank and nodes:
         reranker, why = await store.reranker()
         if reranker is None:
-            messages.append(f"rerank requested but no cross-encoder is available ({why}); "
-                            "nodes keep the fused order (rerankerScore is null)")
+            messages.append(
+                f"rerank requested but no cross-encoder is available ({why}); "
+                "nodes keep the fused order (rerankerScore is null)"
+            )
         else:
             texts = [" ".join(str(v) for v in n.properties.values() if isinstance(v, str)) for n in nodes]
             scores = await asyncio.to_thread(reranker.score, r.query, texts)
@@ -246,9 +272,13 @@ async def semantic_recall(store, db, *, workspace_id: str, r: RecallRequest) -> 
             nodes.sort(key=lambda n: -(n.reranker_score or 0.0))
     if not nodes:
         messages.append(f"no instance of {', '.join(ot.ot_id for ot in chosen)} matches {r.query!r}")
-    result = RecallResult(nodes=nodes, type_scores={ot.ot_id: round(relevance[ot.ot_id], 6) for ot in chosen},
-                          message="; ".join(messages) or None)
+    result = RecallResult(
+        nodes=nodes,
+        type_scores={ot.ot_id: round(relevance[ot.ot_id], 6) for ot in chosen},
+        message="; ".join(messages) or None,
+    )
     if r.include_object_types:
-        result.object_types = [compact_type(defs[i], vectors_available=store.vectors_available(defs[i]))
-                               for i in sorted(defs)]
+        result.object_types = [
+            compact_type(defs[i], vectors_available=store.vectors_available(defs[i])) for i in sorted(defs)
+        ]
     return result

@@ -196,8 +196,11 @@ class OntologyStore:
         """
         await self.network(s, workspace_id=workspace_id, kn_id=kn_id)
         await self.check_model()
-        rows = await s.execute(select(ObjectType).where(ObjectType.workspace_id == workspace_id,
-                                                        ObjectType.kn_id == kn_id).order_by(ObjectType.ot_id))
+        rows = await s.execute(
+            select(ObjectType)
+            .where(ObjectType.workspace_id == workspace_id, ObjectType.kn_id == kn_id)
+            .order_by(ObjectType.ot_id)
+        )
         return list(rows.scalars().all())
 
     async def type_index(self, db, *, workspace_id: str, kn_id: str, ot_id: str) -> TypeIndex:
@@ -210,8 +213,7 @@ class OntologyStore:
             await self.network(s, workspace_id=workspace_id, kn_id=kn_id)
             ot = await s.get(ObjectType, (workspace_id, kn_id, ot_id))
             if ot is None:
-                raise NotFound(f"object type {ot_id!r} does not exist in knowledge network {kn_id!r}",
-                               field="otId")
+                raise NotFound(f"object type {ot_id!r} does not exist in knowledge network {kn_id!r}", field="otId")
         await self.check_model()
         cache_key = (workspace_id, kn_id, ot_id)
         hit = self._cache.get(cache_key)
@@ -225,9 +227,13 @@ class OntologyStore:
             async with db.session() as s:
                 result = await s.execute(
                     select(ObjectInstance.key, ObjectInstance.data, ObjectInstance.vectors)
-                    .where(ObjectInstance.workspace_id == workspace_id, ObjectInstance.kn_id == kn_id,
-                           ObjectInstance.ot_id == ot_id)
-                    .order_by(ObjectInstance.key))
+                    .where(
+                        ObjectInstance.workspace_id == workspace_id,
+                        ObjectInstance.kn_id == kn_id,
+                        ObjectInstance.ot_id == ot_id,
+                    )
+                    .order_by(ObjectInstance.key)
+                )
                 records = [(r[0], r[1], r[2] or {}) for r in result.all()]
             built = await asyncio.to_thread(_build, ot, records)
             self._cache[cache_key] = built
@@ -240,7 +246,8 @@ def get_store(services) -> OntologyStore:
     """The process's store, made on first use from ``services.indexes.embedder``."""
     store = getattr(services, "ontology", None)
     if store is None:
-        store = OntologyStore(services.indexes.embedder, services.settings.cursor_secret,
-                              services.settings.reranker_path)
+        store = OntologyStore(
+            services.indexes.embedder, services.settings.cursor_secret, services.settings.reranker_path
+        )
         services.ontology = store
     return store

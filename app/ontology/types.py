@@ -62,8 +62,11 @@ def check_identifier(value: str, field: str) -> str:
         BadInput: naming ``field`` and the pattern.
     """
     if not isinstance(value, str) or not _ID_RE.match(value):
-        raise BadInput(f"{field} must match [A-Za-z][A-Za-z0-9_-]{{0,63}}, got {value!r}",
-                       field=field, limit="[A-Za-z][A-Za-z0-9_-]{0,63}")
+        raise BadInput(
+            f"{field} must match [A-Za-z][A-Za-z0-9_-]{{0,63}}, got {value!r}",
+            field=field,
+            limit="[A-Za-z][A-Za-z0-9_-]{0,63}",
+        )
     return value
 
 
@@ -136,8 +139,7 @@ def coerce_stored(value: Any, ptype: str, *, field: str) -> Any:
             return dt.astimezone(UTC).isoformat(timespec="microseconds")
     except (ValueError, TypeError):
         raise BadInput(f"{field}: {value!r} is not a valid {ptype}", field=field) from None
-    raise BadInput(f"{field}: unknown property type {ptype!r}; use one of {', '.join(PROPERTY_TYPES)}",
-                   field=field)
+    raise BadInput(f"{field}: unknown property type {ptype!r}; use one of {', '.join(PROPERTY_TYPES)}", field=field)
 
 
 def coerce_query_value(value: Any, ptype: str, *, field: str, operation: str) -> Any:
@@ -149,9 +151,9 @@ def coerce_query_value(value: Any, ptype: str, *, field: str, operation: str) ->
     Raises:
         InvalidCondition: the value does not fit the property, naming field and operator.
     """
+
     def bad(why: str) -> InvalidCondition:
-        return InvalidCondition(f"condition on {field!r} with {operation!r}: {why}", field=field,
-                                operation=operation)
+        return InvalidCondition(f"condition on {field!r} with {operation!r}: {why}", field=field, operation=operation)
 
     if value is None:
         raise bad("value is null; use exist / not_exist to test for missing values")

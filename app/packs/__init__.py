@@ -18,4 +18,18 @@ from app.packs.types import (
     validate_pack_request,
 )
 
-__all__ = ["DEFAULT_LATENCY_MS", "DEFAULT_TOKENS", "Citation", "PackFooter", "PackHeader", "PackItem", "PackRequest", "build_pack", "event_json", "parse_body", "request_from_json", "stream_pack", "validate_pack_request"]
+__all__ = [
+    "DEFAULT_LATENCY_MS",
+    "DEFAULT_TOKENS",
+    "Citation",
+    "PackFooter",
+    "PackHeader",
+    "PackItem",
+    "PackRequest",
+    "build_pack",
+    "event_json",
+    "parse_body",
+    "request_from_json",
+    "stream_pack",
+    "validate_pack_request",
+]

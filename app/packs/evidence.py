@@ -65,8 +65,14 @@ def apply_floor(fused: Sequence[Fused], cosine: Mapping[str, float], floor: floa
     return [f for f in fused if "lexical" in f.ranks or cosine.get(f.id, 0.0) >= floor]
 
 
-def evidence_notes(retrieval: str, results: Mapping[str, Sequence[str]], cosine: Mapping[str, float],
-                   floor: float | None, kept_dense_only: int, model: str) -> list[str]:
+def evidence_notes(
+    retrieval: str,
+    results: Mapping[str, Sequence[str]],
+    cosine: Mapping[str, float],
+    floor: float | None,
+    kept_dense_only: int,
+    model: str,
+) -> list[str]:
     """Notes for a pack with no lexical evidence and weak (or no) dense evidence.
 
     Args:
@@ -85,8 +91,11 @@ def evidence_notes(retrieval: str, results: Mapping[str, Sequence[str]], cosine:
     """
     best = max(cosine.values(), default=None)
     floor_text = f"floor {floor:.2f} for {model}" if floor is not None else f"no floor is known for {model}"
-    weak = (f"no passage is similar enough to the task (best cosine similarity {best:.2f}, under the {floor_text})"
-            if best is not None else "the dense leg found no passage")
+    weak = (
+        f"no passage is similar enough to the task (best cosine similarity {best:.2f}, under the {floor_text})"
+        if best is not None
+        else "the dense leg found no passage"
+    )
     if retrieval == "DENSE":
         return [f"{weak}: no items"] if "dense" in results and not kept_dense_only else []
     if "lexical" not in results or results["lexical"]:
@@ -95,6 +104,10 @@ def evidence_notes(retrieval: str, results: Mapping[str, Sequence[str]], cosine:
     if retrieval == "LEXICAL" or "dense" not in results:
         return [f"{lexical} (BM25); try other words" + (" or HYBRID" if retrieval == "LEXICAL" else "")]
     if kept_dense_only:
-        return [(f"{lexical}: every item comes from dense similarity alone (best cosine similarity {best:.2f}; "
-                 f"{floor_text}) — check that the items are relevant")]
+        return [
+            (
+                f"{lexical}: every item comes from dense similarity alone (best cosine similarity {best:.2f}; "
+                f"{floor_text}) — check that the items are relevant"
+            )
+        ]
     return [f"{lexical}, and {weak}: no items"]

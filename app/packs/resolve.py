@@ -59,17 +59,32 @@ async def fetch_rows(services, principal, ids: list[str]) -> dict[str, list[tupl
     async with services.db.session() as s:
         for i in range(0, len(ids), 500):
             q = (
-                select(Passage.id, Passage.document_id, Passage.text, Passage.sha256, Passage.token_count,
-                       Passage.collection_id, Document.title,
-                       DocumentVersion.id, DocumentVersion.number, DocumentVersion.valid_from,
-                       DocumentVersion.valid_to, DocumentVersion.recorded_at,
-                       Document.deleted_at, Collection.deleted_at, VersionPassage.start, VersionPassage.end)
+                select(
+                    Passage.id,
+                    Passage.document_id,
+                    Passage.text,
+                    Passage.sha256,
+                    Passage.token_count,
+                    Passage.collection_id,
+                    Document.title,
+                    DocumentVersion.id,
+                    DocumentVersion.number,
+                    DocumentVersion.valid_from,
+                    DocumentVersion.valid_to,
+                    DocumentVersion.recorded_at,
+                    Document.deleted_at,
+                    Collection.deleted_at,
+                    VersionPassage.start,
+                    VersionPassage.end,
+                )
                 .join(Document, Document.id == Passage.document_id)
                 .join(Collection, Collection.id == Document.collection_id)
                 .join(DocumentVersion, DocumentVersion.document_id == Passage.document_id)
-                .outerjoin(VersionPassage, and_(VersionPassage.version_id == DocumentVersion.id,
-                                                VersionPassage.passage_id == Passage.id))
-                .where(Passage.id.in_(ids[i:i + 500]), Passage.workspace_id == principal.workspace_id)
+                .outerjoin(
+                    VersionPassage,
+                    and_(VersionPassage.version_id == DocumentVersion.id, VersionPassage.passage_id == Passage.id),
+                )
+                .where(Passage.id.in_(ids[i : i + 500]), Passage.workspace_id == principal.workspace_id)
             )
             for r in (await s.execute(q)).all():
                 out[r[0]].append(tuple(r))
@@ -103,7 +118,9 @@ async def resolve(services, principal, fused, req, valid_time, system_time, cach
     metas: dict[str, VersionMeta] = {}
     for f in fused:
         for r in cache.get(f.id, ()):
-            if (r[12] is not None and as_utc(r[12]) <= system_time) or (r[13] is not None and as_utc(r[13]) <= system_time):
+            if (r[12] is not None and as_utc(r[12]) <= system_time) or (
+                r[13] is not None and as_utc(r[13]) <= system_time
+            ):
                 continue  # document or collection deleted by systemTime
             prow.setdefault(r[0], r[:7])
             metas.setdefault(r[7], VersionMeta(r[7], r[1], r[8], r[9], r[10], r[11]))

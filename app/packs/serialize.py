@@ -19,37 +19,73 @@ def _iso(value: datetime | None) -> str | None:
 
 
 def _citation(c: pt.Citation) -> dict[str, Any]:
-    return {"documentId": c.document_id, "versionId": c.version_id, "passageId": c.passage_id,
-            "start": c.start, "end": c.end, "sha256": c.sha256}
+    return {
+        "documentId": c.document_id,
+        "versionId": c.version_id,
+        "passageId": c.passage_id,
+        "start": c.start,
+        "end": c.end,
+        "sha256": c.sha256,
+    }
 
 
 def event_json(event: pt.PackEvent, *, coordinate: str = "", capability: str = "") -> dict[str, Any]:
     """One pack event as a JSON-ready dict."""
     if isinstance(event, pt.PackHeader):
-        return {"type": "header", "packId": event.pack_id, "replayId": event.replay_id,
-                "maxTokens": event.max_tokens, "maxLatencyMs": event.max_latency_ms, "coverage": event.coverage,
-                "retrieval": event.retrieval,
-                "asOf": {"validTime": _iso(event.valid_time), "systemTime": _iso(event.system_time)},
-                "tokenizer": event.tokenizer, "traceId": event.trace_id, "coordinate": coordinate,
-                "capability": capability}
+        return {
+            "type": "header",
+            "packId": event.pack_id,
+            "replayId": event.replay_id,
+            "maxTokens": event.max_tokens,
+            "maxLatencyMs": event.max_latency_ms,
+            "coverage": event.coverage,
+            "retrieval": event.retrieval,
+            "asOf": {"validTime": _iso(event.valid_time), "systemTime": _iso(event.system_time)},
+            "tokenizer": event.tokenizer,
+            "traceId": event.trace_id,
+            "coordinate": coordinate,
+            "capability": capability,
+        }
     if isinstance(event, pt.PackItem):
-        return {"type": "item", "rank": event.rank, "kind": event.kind, "text": event.text, "tokens": event.tokens,
-                "trust": event.trust, "score": event.score,
-                "ranks": {"lexical": event.lexical_rank, "dense": event.dense_rank},
-                "citation": _citation(event.citation),
-                "alternateCitations": [_citation(a) for a in event.alternates],
-                "documentTitle": event.document_title, "collectionId": event.collection_id,
-                "validity": {"validFrom": _iso(event.valid_from), "validTo": _iso(event.valid_to)},
-                "superseded": event.superseded, "contradiction": event.contradiction,
-                "contradicts": list(event.contradicts)}
+        return {
+            "type": "item",
+            "rank": event.rank,
+            "kind": event.kind,
+            "text": event.text,
+            "tokens": event.tokens,
+            "trust": event.trust,
+            "score": event.score,
+            "ranks": {"lexical": event.lexical_rank, "dense": event.dense_rank},
+            "citation": _citation(event.citation),
+            "alternateCitations": [_citation(a) for a in event.alternates],
+            "documentTitle": event.document_title,
+            "collectionId": event.collection_id,
+            "validity": {"validFrom": _iso(event.valid_from), "validTo": _iso(event.valid_to)},
+            "superseded": event.superseded,
+            "contradiction": event.contradiction,
+            "contradicts": list(event.contradicts),
+        }
     t = event.timings
-    return {"type": "footer", "tokensUsed": event.tokens_used, "itemCount": event.item_count,
-            "truncated": event.truncated, "complete": event.complete,
-            "incompleteReasons": list(event.incomplete_reasons), "latencyMs": event.latency_ms,
-            "timings": {"embedMs": t.get("embedMs"), "lexicalMs": t.get("lexicalMs"), "vectorMs": t.get("vectorMs"),
-                        "fusionMs": t.get("fusionMs"), "resolveMs": t.get("resolveMs"),
-                        "dedupPackMs": t.get("dedupPackMs")},
-            "candidates": event.candidates, "duplicatesMerged": event.duplicates_merged, "notes": list(event.notes)}
+    return {
+        "type": "footer",
+        "tokensUsed": event.tokens_used,
+        "itemCount": event.item_count,
+        "truncated": event.truncated,
+        "complete": event.complete,
+        "incompleteReasons": list(event.incomplete_reasons),
+        "latencyMs": event.latency_ms,
+        "timings": {
+            "embedMs": t.get("embedMs"),
+            "lexicalMs": t.get("lexicalMs"),
+            "vectorMs": t.get("vectorMs"),
+            "fusionMs": t.get("fusionMs"),
+            "resolveMs": t.get("resolveMs"),
+            "dedupPackMs": t.get("dedupPackMs"),
+        },
+        "candidates": event.candidates,
+        "duplicatesMerged": event.duplicates_merged,
+        "notes": list(event.notes),
+    }
 
 
 _INPUT_KEYS = {"task", "budget", "asOf", "filters", "retrieval", "contextSetId"}

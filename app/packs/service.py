@@ -74,7 +74,9 @@ def retrieval_depth(max_tokens: int) -> int:
 
 async def _require_in_workspace(s, model, ids: list[str], workspace_id: str, field: str, noun: str) -> None:
     """Raise NotFound naming ``field`` unless every id is a ``model`` row of the workspace."""
-    found = set((await s.execute(select(model.id).where(model.id.in_(ids), model.workspace_id == workspace_id))).scalars())
+    found = set(
+        (await s.execute(select(model.id).where(model.id.in_(ids), model.workspace_id == workspace_id))).scalars()
+    )
     missing = [i for i in ids if i not in found]
     if missing:
         raise NotFound(f"{field}: no {noun} {missing} in this workspace", field=field)
@@ -86,11 +88,13 @@ async def _scope(services, principal: Principal, req: PackRequest) -> tuple[list
     docs = list(req.document_ids) if req.document_ids else None
     async with services.db.session() as s:
         if colls:
-            await _require_in_workspace(s, Collection, colls, principal.workspace_id,
-                                        "input.filters.collectionIds", "collection")
+            await _require_in_workspace(
+                s, Collection, colls, principal.workspace_id, "input.filters.collectionIds", "collection"
+            )
         if docs:
-            await _require_in_workspace(s, Document, docs, principal.workspace_id,
-                                        "input.filters.documentIds", "document")
+            await _require_in_workspace(
+                s, Document, docs, principal.workspace_id, "input.filters.documentIds", "document"
+            )
     return colls, docs
 
 
@@ -108,8 +112,9 @@ async def _legs(services, principal, req, colls, docs, deadline, timings, notes,
 
     def lexical() -> list[tuple[str, float]]:
         t = loop_t()
-        out = idx.lexical.search(req.task, workspace_id=principal.workspace_id,
-                                 collection_ids=colls, document_ids=docs, limit=depth)
+        out = idx.lexical.search(
+            req.task, workspace_id=principal.workspace_id, collection_ids=colls, document_ids=docs, limit=depth
+        )
         timings["lexicalMs"] = round((loop_t() - t) * 1000, 2)
         return out
 
@@ -120,19 +125,24 @@ async def _legs(services, principal, req, colls, docs, deadline, timings, notes,
             coverage = coverage_of(req.task)
             if req.retrieval == "DENSE":
                 if coverage < DENSE_MIN_COVERAGE:
-                    notes.append(f"the embedding model knows only {coverage:.0%} of the task's word pieces; "
-                                 "DENSE results may be poor (HYBRID would rely on BM25 here)")
+                    notes.append(
+                        f"the embedding model knows only {coverage:.0%} of the task's word pieces; "
+                        "DENSE results may be poor (HYBRID would rely on BM25 here)"
+                    )
             elif coverage < DENSE_MIN_COVERAGE:
                 weights["dense"] = 0.0
-                notes.append(f"dense leg skipped: the embedding model knows {coverage:.0%} of the task's word "
-                             f"pieces (< {DENSE_MIN_COVERAGE:.0%}); BM25 only")
+                notes.append(
+                    f"dense leg skipped: the embedding model knows {coverage:.0%} of the task's word "
+                    f"pieces (< {DENSE_MIN_COVERAGE:.0%}); BM25 only"
+                )
                 return []
-            weights["dense"] = round(coverage ** DENSE_COVERAGE_POWER, 6)
+            weights["dense"] = round(coverage**DENSE_COVERAGE_POWER, 6)
         vec = idx.embedder.encode_query(req.task)
         t2 = loop_t()
         timings["embedMs"] = round((t2 - t) * 1000, 2)
-        out = idx.vectors.search(vec, workspace_id=principal.workspace_id,
-                                 collection_ids=colls, document_ids=docs, limit=depth)
+        out = idx.vectors.search(
+            vec, workspace_id=principal.workspace_id, collection_ids=colls, document_ids=docs, limit=depth
+        )
         timings["vectorMs"] = round((loop_t() - t2) * 1000, 2)
         return out
 
@@ -142,8 +152,11 @@ async def _legs(services, principal, req, colls, docs, deadline, timings, notes,
     if req.retrieval in ("HYBRID", "DENSE"):
         if idx.embedder is None or idx.vectors is None:
             if req.retrieval == "DENSE":
-                raise BadInput("input.retrieval DENSE needs an embedding model; this server runs without one "
-                               "(CAIRN_EMBEDDER=none): use HYBRID or LEXICAL", field="input.retrieval")
+                raise BadInput(
+                    "input.retrieval DENSE needs an embedding model; this server runs without one "
+                    "(CAIRN_EMBEDDER=none): use HYBRID or LEXICAL",
+                    field="input.retrieval",
+                )
             notes.append("dense leg unavailable (no embedding model configured): LEXICAL only")
         else:
             tasks["dense"] = asyncio.ensure_future(asyncio.to_thread(dense))
@@ -152,10 +165,11 @@ async def _legs(services, principal, req, colls, docs, deadline, timings, notes,
         # Pipelining: if BM25 returns first (the usual case: it takes ~8 ms, the query
         # embedding ~15–20 ms), read its top candidates' rows and shingles while the dense
         # leg is still encoding; the as-of resolution then finds most rows already there.
-        first, _ = await asyncio.wait(tasks.values(), timeout=max(0.0, deadline - time.monotonic()),
-                                      return_when=asyncio.FIRST_COMPLETED)
+        first, _ = await asyncio.wait(
+            tasks.values(), timeout=max(0.0, deadline - time.monotonic()), return_when=asyncio.FIRST_COMPLETED
+        )
         if tasks["lexical"] in first and tasks["dense"] not in first and not tasks["lexical"].exception():
-            ids = [pid for pid, _ in tasks["lexical"].result()[:first_window(req.max_tokens)]]
+            ids = [pid for pid, _ in tasks["lexical"].result()[: first_window(req.max_tokens)]]
             warming = asyncio.ensure_future(prefetch(services, principal, ids, cache))
     timeout = max(0.0, deadline - time.monotonic())
     done, _pending = await asyncio.wait(tasks.values(), timeout=timeout)
@@ -184,8 +198,12 @@ async def _readable_now(services, principal: Principal, doc_ids: set[str]) -> se
         rows = await s.execute(
             select(Document.id)
             .join(Collection, Collection.id == Document.collection_id)
-            .where(Document.id.in_(sorted(doc_ids)), Document.workspace_id == principal.workspace_id,
-                   Document.deleted_at.is_(None), Collection.deleted_at.is_(None))
+            .where(
+                Document.id.in_(sorted(doc_ids)),
+                Document.workspace_id == principal.workspace_id,
+                Document.deleted_at.is_(None),
+                Collection.deleted_at.is_(None),
+            )
         )
         return set(rows.scalars())
 
@@ -200,8 +218,9 @@ async def _whole_documents(services, chosen_docs: list, limit_tokens: int) -> li
         return []
     async with services.db.session() as s:
         rows = await s.execute(
-            select(DocumentVersion.id, DocumentVersion.text, DocumentVersion.content_sha256)
-            .where(DocumentVersion.id.in_([c.version for c in chosen_docs]))
+            select(DocumentVersion.id, DocumentVersion.text, DocumentVersion.content_sha256).where(
+                DocumentVersion.id.in_([c.version for c in chosen_docs])
+            )
         )
         texts = {r[0]: (r[1], r[2]) for r in rows.all()}
     out = []
@@ -211,7 +230,9 @@ async def _whole_documents(services, chosen_docs: list, limit_tokens: int) -> li
     return out
 
 
-async def stream_pack(services, principal: Principal, req: PackRequest, *, trace_id: str = "") -> AsyncIterator[PackEvent]:
+async def stream_pack(
+    services, principal: Principal, req: PackRequest, *, trace_id: str = ""
+) -> AsyncIterator[PackEvent]:
     """Build a pack as a stream of events (see module doc).
 
     Raises:
@@ -224,8 +245,12 @@ async def stream_pack(services, principal: Principal, req: PackRequest, *, trace
     if req.context_set_id is not None or principal.context_set_id is not None:
         raise BadInput("context sets are not available yet on this server", field="input.contextSetId")
     if "DOCUMENTS" in req.sources:
-        require_scope(principal, "queries:run", field="input.filters.sources",
-                      what="input.filters.sources DOCUMENTS (whole documents)")
+        require_scope(
+            principal,
+            "queries:run",
+            field="input.filters.sources",
+            what="input.filters.sources DOCUMENTS (whole documents)",
+        )
     started = time.monotonic()
     perf0 = time.perf_counter()
     deadline = started + req.max_latency_ms / 1000.0
@@ -233,8 +258,18 @@ async def stream_pack(services, principal: Principal, req: PackRequest, *, trace
     valid_time = req.valid_time or now
     system_time = min(req.system_time or now, now)
     colls, docs = await _scope(services, principal, req)
-    header = PackHeader(new_id("pack"), new_id("rpl"), req.max_tokens, req.max_latency_ms, req.coverage,
-                        req.retrieval, valid_time, system_time, TOKENIZER_NAME, trace_id)
+    header = PackHeader(
+        new_id("pack"),
+        new_id("rpl"),
+        req.max_tokens,
+        req.max_latency_ms,
+        req.coverage,
+        req.retrieval,
+        valid_time,
+        system_time,
+        TOKENIZER_NAME,
+        trace_id,
+    )
     timings: dict[str, float] = {}
     notes: list[str] = []
     incomplete: list[str] = []
@@ -244,8 +279,7 @@ async def stream_pack(services, principal: Principal, req: PackRequest, *, trace
     t = time.perf_counter()
     cache: dict[str, list[tuple]] = {}
     cosine: dict[str, float] = {}
-    results, late = await _legs(services, principal, req, colls, docs, deadline, timings, notes, weights, cache,
-                                cosine)
+    results, late = await _legs(services, principal, req, colls, docs, deadline, timings, notes, weights, cache, cosine)
     timings["legsMs"] = round((time.perf_counter() - t) * 1000, 2)
     if late:
         incomplete.append("LATENCY")
@@ -257,13 +291,24 @@ async def stream_pack(services, principal: Principal, req: PackRequest, *, trace
     embedder, ran = services.indexes.embedder, {k: v for k, v in results.items() if weights.get(k, 1.0) > 0}
     if "dense" in ran:
         fused = apply_floor(fused, cosine, similarity_floor(embedder))
-    notes.extend(evidence_notes(req.retrieval, ran, cosine, similarity_floor(embedder),
-                                sum(1 for f in fused if "lexical" not in f.ranks), getattr(embedder, "name", "none")))
+    notes.extend(
+        evidence_notes(
+            req.retrieval,
+            ran,
+            cosine,
+            similarity_floor(embedder),
+            sum(1 for f in fused if "lexical" not in f.ranks),
+            getattr(embedder, "name", "none"),
+        )
+    )
     if 0.0 < weights.get("dense", 1.0) < 1.0 and "dense" in results:
-        notes.append(f"dense leg weighted {weights['dense']:.2f} (the embedding model reads part of the task as unknown words)")
+        notes.append(
+            f"dense leg weighted {weights['dense']:.2f} (the embedding model reads part of the task as unknown words)"
+        )
     timings["fusionMs"] = round((time.perf_counter() - t) * 1000, 2)
-    cands, groups, unresolved = await resolve_windows(services, principal, fused, req, valid_time, system_time,
-                                                       timings, cache)
+    cands, groups, unresolved = await resolve_windows(
+        services, principal, fused, req, valid_time, system_time, timings, cache
+    )
     t = time.perf_counter()
     merged = sum(len(g.duplicates) for g in groups)
     entries: list[dict] = []
@@ -299,8 +344,11 @@ async def stream_pack(services, principal: Principal, req: PackRequest, *, trace
     timings["recheckMs"] = round((time.perf_counter() - t) * 1000, 2)
     if req.coverage == "REQUIRE_COMPLETE":
         yield header
-    kept = [e for e in packed.included
-            if (e["group"].kept.doc if e["kind"] == "EVIDENCE" else e["whole"]["cand"].doc) in readable]
+    kept = [
+        e
+        for e in packed.included
+        if (e["group"].kept.doc if e["kind"] == "EVIDENCE" else e["whole"]["cand"].doc) in readable
+    ]
     t = time.perf_counter()
     flags = find_contradictions([(e["group"].kept.id, e["group"].kept.text) for e in kept if e["kind"] == "EVIDENCE"])
     timings["contradictionMs"] = round((time.perf_counter() - t) * 1000, 2)
@@ -316,9 +364,25 @@ async def stream_pack(services, principal: Principal, req: PackRequest, *, trace
             cit = Citation(c.doc, c.version, None, 0, len(text), e["whole"]["sha"])
             alts, score = (), c.score
         others = tuple(sorted(flags.get(c.id, ()))) if e["kind"] == "EVIDENCE" else ()
-        item = PackItem(rank, e["kind"], text, e["tokens"], "UNTRUSTED", round(score, 8),
-                        c.ranks.get("lexical"), c.ranks.get("dense"), cit, alts, c.title, c.collection,
-                        c.valid_from, c.valid_to, c.superseded, bool(others), others)
+        item = PackItem(
+            rank,
+            e["kind"],
+            text,
+            e["tokens"],
+            "UNTRUSTED",
+            round(score, 8),
+            c.ranks.get("lexical"),
+            c.ranks.get("dense"),
+            cit,
+            alts,
+            c.title,
+            c.collection,
+            c.valid_from,
+            c.valid_to,
+            c.superseded,
+            bool(others),
+            others,
+        )
         items.append(item)
     # The replay record is written while the items stream out; the footer waits for it, so
     # a client that has the footer can replay.
@@ -345,8 +409,9 @@ async def stream_pack(services, principal: Principal, req: PackRequest, *, trace
     )
 
 
-async def _record_replay(services, principal, header: PackHeader, req: PackRequest, items,
-                         timings: dict[str, float] | None = None) -> None:
+async def _record_replay(
+    services, principal, header: PackHeader, req: PackRequest, items, timings: dict[str, float] | None = None
+) -> None:
     """Store the pack's ids and hashes (never text) for replay, expiring after 30 days."""
     t = time.perf_counter()
     now = utcnow()
@@ -368,9 +433,16 @@ async def _record_replay(services, principal, header: PackHeader, req: PackReque
             "sources": list(req.sources),
         },
         items=[
-            {"rank": i.rank, "kind": i.kind, "documentId": i.citation.document_id,
-             "versionId": i.citation.version_id, "passageId": i.citation.passage_id,
-             "start": i.citation.start, "end": i.citation.end, "sha256": i.citation.sha256}
+            {
+                "rank": i.rank,
+                "kind": i.kind,
+                "documentId": i.citation.document_id,
+                "versionId": i.citation.version_id,
+                "passageId": i.citation.passage_id,
+                "start": i.citation.start,
+                "end": i.citation.end,
+                "sha256": i.citation.sha256,
+            }
             for i in items
         ],
         created_at=now,

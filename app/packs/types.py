@@ -67,17 +67,20 @@ def validate_pack_request(req: PackRequest) -> None:
     if len(req.task) > TASK_MAX_CHARS:
         raise BadInput(
             f"input.task is {len(req.task)} characters; the limit is 4,000",
-            field="input.task", limit=TASK_MAX_CHARS,
+            field="input.task",
+            limit=TASK_MAX_CHARS,
         )
     if not MIN_TOKENS <= req.max_tokens <= MAX_TOKENS:
         raise BadInput(
             f"input.budget.maxTokens must be between 256 and 32,000 (got {req.max_tokens})",
-            field="input.budget.maxTokens", limit="256-32000",
+            field="input.budget.maxTokens",
+            limit="256-32000",
         )
     if not MIN_LATENCY_MS <= req.max_latency_ms <= MAX_LATENCY_MS:
         raise BadInput(
             f"input.budget.maxLatencyMs must be between 1,000 and 60,000 (got {req.max_latency_ms})",
-            field="input.budget.maxLatencyMs", limit="1000-60000",
+            field="input.budget.maxLatencyMs",
+            limit="1000-60000",
         )
     if req.coverage not in COVERAGES:
         raise BadInput(f"input.budget.coverage must be one of {COVERAGES}", field="input.budget.coverage")
@@ -86,15 +89,18 @@ def validate_pack_request(req: PackRequest) -> None:
     _check_id_filter(req.collection_ids, "input.filters.collectionIds", MAX_COLLECTION_FILTERS)
     _check_id_filter(req.document_ids, "input.filters.documentIds", MAX_DOCUMENT_FILTERS)
     if not req.sources:
-        raise BadInput("input.filters.sources, when given, must name at least one source",
-                       field="input.filters.sources")
+        raise BadInput(
+            "input.filters.sources, when given, must name at least one source", field="input.filters.sources"
+        )
     bad = [s for s in req.sources if s not in SOURCES]
     if bad:
         raise BadInput(f"input.filters.sources has unknown {bad}; allowed {SOURCES}", field="input.filters.sources")
     if len(set(req.sources)) != len(req.sources):
         raise BadInput("input.filters.sources lists a source twice", field="input.filters.sources")
     if req.valid_time is not None and req.valid_time.tzinfo is None:
-        raise BadInput("input.asOf.validTime needs a timezone (e.g. 2025-01-01T00:00:00Z)", field="input.asOf.validTime")
+        raise BadInput(
+            "input.asOf.validTime needs a timezone (e.g. 2025-01-01T00:00:00Z)", field="input.asOf.validTime"
+        )
     if req.system_time is not None and req.system_time.tzinfo is None:
         raise BadInput("input.asOf.systemTime needs a timezone", field="input.asOf.systemTime")
 

@@ -67,8 +67,9 @@ def test_registry_coordinates_are_unique_and_parseable():
 
 
 def test_profiles_need_all_five_lists():
-    good = {k: [] for k in ("grantedCapabilities", "naturalAvoidances", "suggestOnly", "reconfirmBefore",
-                            "hardBoundaries")}
+    good = {
+        k: [] for k in ("grantedCapabilities", "naturalAvoidances", "suggestOnly", "reconfirmBefore", "hardBoundaries")
+    }
     assert contract_violations(schema, profiles=[good]) == []
     bad = dict(good)
     del bad["suggestOnly"]
@@ -76,10 +77,17 @@ def test_profiles_need_all_five_lists():
 
 
 def test_committed_schema_equals_served_schema():
-    served = subprocess.run([sys.executable, "-m", "strawberry", "export-schema", "resolvers.schema:schema"],
-                            capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    served = subprocess.run(
+        [sys.executable, "-m", "strawberry", "export-schema", "resolvers.schema:schema"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    ).stdout
     committed = (ROOT / "schema.graphql").read_text()
-    assert served.strip() == committed.strip(), "schema.graphql is stale: run `python -m strawberry export-schema resolvers.schema:schema > schema.graphql`"
+    assert served.strip() == committed.strip(), (
+        "schema.graphql is stale: run `python -m strawberry export-schema resolvers.schema:schema > schema.graphql`"
+    )
 
 
 def test_every_operation_has_a_valid_rate_class(monkeypatch):
@@ -90,15 +98,30 @@ def test_every_operation_has_a_valid_rate_class(monkeypatch):
             assert op.rate_class in RATE_CLASSES, op.name
         else:
             assert op.rate_class is None, op.name
-    expected = {"contextPack": "packs", "contextPackStream": "packs", "POST /v1/context-packs/stream": "packs",
-                "createDecision": "decisions", "POST /api/v1/decisions": "decisions",
-                "upsertDocument": "writes", "rememberMemory": "writes", "decision": "reads",
-                "GET /api/v1/decisions/{decision_id}": "reads", "viewer": "reads", "GET /healthz": None}
+    expected = {
+        "contextPack": "packs",
+        "contextPackStream": "packs",
+        "POST /v1/context-packs/stream": "packs",
+        "createDecision": "decisions",
+        "POST /api/v1/decisions": "decisions",
+        "upsertDocument": "writes",
+        "rememberMemory": "writes",
+        "decision": "reads",
+        "GET /api/v1/decisions/{decision_id}": "reads",
+        "viewer": "reads",
+        "GET /healthz": None,
+    }
     assert {n: REGISTRY[n].rate_class for n in expected} == expected
-    monkeypatch.setitem(REGISTRY, "viewer", Operation("viewer", "query", "G1.U1.P5.Z1.A1", "identity:read",
-                                                      frozenset(), "*", rate_class="bulk"))  # type: ignore[arg-type]
-    monkeypatch.setitem(REGISTRY, "GET /healthz", Operation("GET /healthz", "http", "G1.U2.P8.Z1.A1",
-                                                            "system:health", auth="none", rate_class="reads"))
+    monkeypatch.setitem(
+        REGISTRY,
+        "viewer",
+        Operation("viewer", "query", "G1.U1.P5.Z1.A1", "identity:read", frozenset(), "*", rate_class="bulk"),
+    )  # type: ignore[arg-type]
+    monkeypatch.setitem(
+        REGISTRY,
+        "GET /healthz",
+        Operation("GET /healthz", "http", "G1.U2.P8.Z1.A1", "system:health", auth="none", rate_class="reads"),
+    )
     problems = contract_violations(schema)
     assert "viewer: rate class 'bulk' is not one of ['packs', 'decisions', 'writes', 'reads']" in problems
     assert "GET /healthz: takes no credential, so it cannot have rate class 'reads'" in problems

@@ -14,8 +14,14 @@ ROOT = Path(__file__).resolve().parents[2]
 def cairn(*args: str, data_dir: Path | None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run ``python -m app.cli ARGS --data-dir DATA_DIR`` (no ``--data-dir`` when None)."""
     extra = ["--data-dir", str(data_dir)] if data_dir is not None else []
-    return subprocess.run([sys.executable, "-m", "app.cli", *args, *extra], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300, env=dict(os.environ, **(env or {})))
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args, *extra],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        env=dict(os.environ, **(env or {})),
+    )
 
 
 def one_line_error(r: subprocess.CompletedProcess) -> str:
@@ -23,7 +29,7 @@ def one_line_error(r: subprocess.CompletedProcess) -> str:
     assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
     lines = r.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
-    return lines[0][len("error: "):]
+    return lines[0][len("error: ") :]
 
 
 def test_ingest_members_and_credentials(tmp_path):
@@ -47,8 +53,19 @@ def test_ingest_members_and_credentials(tmp_path):
     viewer = json.loads(cairn("members", "add", "vic", "--role", "viewer", data_dir=data).stdout)
     r = cairn("credentials", "create", "--creator", viewer["memberId"], data_dir=data)
     assert r.returncode == 2 and "admin or owner" in r.stderr
-    cred = json.loads(cairn("credentials", "create", "--creator", owner["memberId"], "--scope", "context:read",
-                            "--days", "7", data_dir=data).stdout)
+    cred = json.loads(
+        cairn(
+            "credentials",
+            "create",
+            "--creator",
+            owner["memberId"],
+            "--scope",
+            "context:read",
+            "--days",
+            "7",
+            data_dir=data,
+        ).stdout
+    )
     assert cred["token"].startswith("ck_") and cred["scopes"] == ["context:read"]
     r = cairn("credentials", "create", "--creator", owner["memberId"], "--days", "400", data_dir=data)
     assert r.returncode == 2 and "between 1 and 365" in r.stderr
@@ -80,8 +97,13 @@ def start_server(data: Path) -> subprocess.Popen:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = dict(os.environ, CAIRN_EMBEDDER="none")
-    server = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--data-dir", str(data)],
-                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--data-dir", str(data)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     ready = None
     for _ in range(240):
         try:
@@ -126,10 +148,17 @@ def test_index_commands_on_a_data_dir_held_by_cairn_serve_stop_in_one_line(tmp_p
     (docs / "one.txt").write_text("Granite is an igneous rock.")
     server = start_server(data)
     try:
-        expected = (f"the data dir {data} is in use by process {server.pid} (cairn serve?); "
-                    "stop it or ingest through the API (upsertDocument)")
-        for args in (["ingest", str(docs), "-c", "rocks"], ["ingest", str(docs), "-c", "rocks", "--lexical-only"],
-                     ["reindex"], ["serve", "--port", "9"], ["demo", "--no-serve"]):
+        expected = (
+            f"the data dir {data} is in use by process {server.pid} (cairn serve?); "
+            "stop it or ingest through the API (upsertDocument)"
+        )
+        for args in (
+            ["ingest", str(docs), "-c", "rocks"],
+            ["ingest", str(docs), "-c", "rocks", "--lexical-only"],
+            ["reindex"],
+            ["serve", "--port", "9"],
+            ["demo", "--no-serve"],
+        ):
             assert one_line_error(cairn(*args, data_dir=data)) == expected, args
         listed = cairn("workspaces", "list", data_dir=data)  # SQL only: fine beside the server
         assert listed.returncode == 0, listed.stderr
@@ -145,16 +174,21 @@ def test_an_embedded_engine_held_by_another_program_is_one_line(tmp_path):
     data, docs = tmp_path / "data", tmp_path / "docs"
     docs.mkdir()
     (docs / "one.txt").write_text("Granite is an igneous rock.")
-    hold = ("import sys, time; from retrieval.vectors import open_vector_index\n"
-            "i = open_vector_index(path=sys.argv[1], collection='cairn_passages', dim=384)\n"
-            "print('held', flush=True); time.sleep(120)")
-    holder = subprocess.Popen([sys.executable, "-c", hold, str(data / "qdrant")], cwd=ROOT, stdout=subprocess.PIPE,
-                              text=True)
+    hold = (
+        "import sys, time; from retrieval.vectors import open_vector_index\n"
+        "i = open_vector_index(path=sys.argv[1], collection='cairn_passages', dim=384)\n"
+        "print('held', flush=True); time.sleep(120)"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", hold, str(data / "qdrant")], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         r = cairn("ingest", str(docs), "-c", "rocks", data_dir=data)
-        assert one_line_error(r) == (f"the data dir {data} is in use by another process (cairn serve?); "
-                                     "stop it or ingest through the API (upsertDocument)")
+        assert one_line_error(r) == (
+            f"the data dir {data} is in use by another process (cairn serve?); "
+            "stop it or ingest through the API (upsertDocument)"
+        )
     finally:
         holder.kill()
         holder.wait(timeout=30)
@@ -162,9 +196,16 @@ def test_an_embedded_engine_held_by_another_program_is_one_line(tmp_path):
 
 
 READ_ONLY = [
-    ["workspaces", "list"], ["members", "list"], ["members", "set-role", "m_x", "--role", "viewer"],
-    ["credentials", "list"], ["credentials", "revoke", "c_x"], ["credentials", "create", "--creator", "m_x"],
-    ["ontology", "list"], ["memory", "purge"], ["reindex"], ["reindex", "--lexical-only"],
+    ["workspaces", "list"],
+    ["members", "list"],
+    ["members", "set-role", "m_x", "--role", "viewer"],
+    ["credentials", "list"],
+    ["credentials", "revoke", "c_x"],
+    ["credentials", "create", "--creator", "m_x"],
+    ["ontology", "list"],
+    ["memory", "purge"],
+    ["reindex"],
+    ["reindex", "--lexical-only"],
 ]
 
 
@@ -172,7 +213,8 @@ def test_read_only_commands_refuse_a_missing_store_and_create_nothing(tmp_path):
     typo = tmp_path / "cairn-dta"
     for args in READ_ONLY:
         assert one_line_error(cairn(*args, data_dir=typo)) == (
-            f"no Cairn data in {typo}: run `cairn ingest` or `cairn serve` first, or check --data-dir"), args
+            f"no Cairn data in {typo}: run `cairn ingest` or `cairn serve` first, or check --data-dir"
+        ), args
         assert not typo.exists(), args
     created = cairn("workspaces", "create", "team", data_dir=typo)  # creating commands still create
     assert created.returncode == 0 and json.loads(created.stdout)["name"] == "team", created.stderr
@@ -182,15 +224,29 @@ def test_read_only_commands_refuse_a_missing_store_and_create_nothing(tmp_path):
 
 def test_a_bad_setting_is_one_line_and_exit_2_for_every_command(tmp_path):
     data = tmp_path / "data"
-    for env, says in (({"CAIRN_CORS_ORIGINS": '["http://localhost:3000"'}, "invalid CAIRN_CORS_ORIGINS="),
-                      ({"CAIRN_CHUNK_MAX_TOKENS": "9"}, "invalid CAIRN_CHUNK_MAX_TOKENS='9'"),
-                      ({"CAIRN_VECTOR_BACKEND": "client"}, "invalid CAIRN_VECTOR_BACKEND='client'")):
-        for args in (["serve"], ["ingest", str(tmp_path), "-c", "x"], ["workspaces", "list"], ["members", "add", "a"],
-                     ["migrate"], ["demo", "--no-serve"], ["ontology", "list"]):
+    for env, says in (
+        ({"CAIRN_CORS_ORIGINS": '["http://localhost:3000"'}, "invalid CAIRN_CORS_ORIGINS="),
+        ({"CAIRN_CHUNK_MAX_TOKENS": "9"}, "invalid CAIRN_CHUNK_MAX_TOKENS='9'"),
+        ({"CAIRN_VECTOR_BACKEND": "client"}, "invalid CAIRN_VECTOR_BACKEND='client'"),
+    ):
+        for args in (
+            ["serve"],
+            ["ingest", str(tmp_path), "-c", "x"],
+            ["workspaces", "list"],
+            ["members", "add", "a"],
+            ["migrate"],
+            ["demo", "--no-serve"],
+            ["ontology", "list"],
+        ):
             assert one_line_error(cairn(*args, data_dir=data, env=env)).startswith(says), (env, args)
     assert not data.exists()
-    ok = cairn("workspaces", "create", "w", data_dir=data,
-               env={"CAIRN_CORS_ORIGINS": "http://localhost:3000,https://ui.example"})  # a comma list is fine
+    ok = cairn(
+        "workspaces",
+        "create",
+        "w",
+        data_dir=data,
+        env={"CAIRN_CORS_ORIGINS": "http://localhost:3000,https://ui.example"},
+    )  # a comma list is fine
     assert ok.returncode == 0, ok.stderr
 
 
@@ -203,16 +259,24 @@ def test_output_does_not_depend_on_terminal_width(tmp_path):
     for columns in ("20", "300"):
         data = tmp_path / f"data{columns}"
         env = {"COLUMNS": columns}
-        missing = one_line_error(cairn("ingest", str(tmp_path / "no-such-folder-with-a-long-name"), "-c", "rocks",
-                                       data_dir=data, env=env))
+        missing = one_line_error(
+            cairn("ingest", str(tmp_path / "no-such-folder-with-a-long-name"), "-c", "rocks", data_dir=data, env=env)
+        )
         usage = cairn("ingest", str(docs), data_dir=data, env=env)
         assert usage.returncode == 2 and "Error: Missing option '--collection' / '-c'." in usage.stderr.splitlines()
         r = cairn("ingest", str(docs), "-c", "rocks", "--lexical-only", data_dir=data, env=env)
         assert r.returncode == 0, r.stderr
         skipped_line = [line for line in r.stderr.splitlines() if line.startswith("skipped ")]
         seen[columns] = (missing, json.loads(r.stdout)["created"], skipped_line)
-    assert seen["20"] == seen["300"] == (f"{tmp_path / 'no-such-folder-with-a-long-name'} does not exist", 1,
-                                         ["skipped scan.txt: not text: a PDF file (application/pdf)"])
+    assert (
+        seen["20"]
+        == seen["300"]
+        == (
+            f"{tmp_path / 'no-such-folder-with-a-long-name'} does not exist",
+            1,
+            ["skipped scan.txt: not text: a PDF file (application/pdf)"],
+        )
+    )
 
 
 def test_version():
@@ -237,10 +301,13 @@ def test_folder_ingest_reports_every_skipped_file(tmp_path):
     assert report["skipped"] == [
         {"path": "paper.txt", "reason": "not text: a PDF file (application/pdf)"},
         {"path": "photo.md", "reason": "not text: a PNG file (image/png)"},
-        {"path": "slides.pptx", "reason": "unsupported type .pptx; supported: .txt .md .markdown .html .htm .jsonl "
-                                          "(optionally .gz)"},
+        {
+            "path": "slides.pptx",
+            "reason": "unsupported type .pptx; supported: .txt .md .markdown .html .htm .jsonl (optionally .gz)",
+        },
     ]
     assert [line for line in r.stderr.splitlines() if line.startswith("skipped ")] == [
-        f"skipped {s['path']}: {s['reason']}" for s in report["skipped"]]
+        f"skipped {s['path']}: {s['reason']}" for s in report["skipped"]
+    ]
     r = cairn("ingest", str(docs / "paper.txt"), "-c", "geo", data_dir=data)
     assert one_line_error(r) == "paper.txt: not text: a PDF file (application/pdf)"

@@ -16,8 +16,10 @@ from app.decisions.service import DecisionRunner
 from app.governance.auth import Principal
 from tests import factories
 
-REQ = {"state": {"message": "resolved"}, "questions": [
-    {"type": "CHOICE", "instructions": "Resolved?", "choices": [{"value": True}, {"value": False}]}]}
+REQ = {
+    "state": {"message": "resolved"},
+    "questions": [{"type": "CHOICE", "instructions": "Resolved?", "choices": [{"value": True}, {"value": False}]}],
+}
 
 
 async def _principal(db) -> Principal:
@@ -37,14 +39,15 @@ async def test_transient_upstream_failures_release_the_key_and_are_readable(db):
     principal = await _principal(db)
     judge = OpenAIJudge(f"http://127.0.0.1:{_closed_port()}/v1", "m", timeout=5)
     runner = DecisionRunner(db, lambda: judge, timeout_seconds=10)
-    first = await runner.create(principal, prepare=lambda: validate_request(REQ), sha="a" * 64, key="k1",
-                                source="api")
+    first = await runner.create(principal, prepare=lambda: validate_request(REQ), sha="a" * 64, key="k1", source="api")
     assert (first.error.code, first.error.http_status) == ("decision_upstream_unavailable", 503)
     failed = await runner.get(principal, first.error.extra["decisionId"])
-    assert (failed["status"], failed["error"]["code"], failed["judgeRuns"]) == \
-        ("FAILED", "decision_upstream_unavailable", 1)
-    again = await runner.create(principal, prepare=lambda: validate_request(REQ), sha="a" * 64, key="k1",
-                                source="api")
+    assert (failed["status"], failed["error"]["code"], failed["judgeRuns"]) == (
+        "FAILED",
+        "decision_upstream_unavailable",
+        1,
+    )
+    again = await runner.create(principal, prepare=lambda: validate_request(REQ), sha="a" * 64, key="k1", source="api")
     assert not again.replayed and again.error.extra["decisionId"] != first.error.extra["decisionId"]
 
 
@@ -52,11 +55,9 @@ async def test_deterministic_failures_are_replayed_with_the_same_decision(db):
     principal = await _principal(db)
     runner = DecisionRunner(db, lambda: None, timeout_seconds=10, context_tokens=64)
     big = {"state": {"text": "word " * 200}, "questions": REQ["questions"]}
-    first = await runner.create(principal, prepare=lambda: validate_request(big), sha="b" * 64, key="k2",
-                                source="api")
+    first = await runner.create(principal, prepare=lambda: validate_request(big), sha="b" * 64, key="k2", source="api")
     assert (first.error.code, first.error.http_status) == ("decision_context_too_large", 422)
-    again = await runner.create(principal, prepare=lambda: validate_request(big), sha="b" * 64, key="k2",
-                                source="api")
+    again = await runner.create(principal, prepare=lambda: validate_request(big), sha="b" * 64, key="k2", source="api")
     assert again.replayed and again.error.code == "decision_context_too_large"
     assert again.error.extra["decisionId"] == first.error.extra["decisionId"]
     assert await runner.judge_runs(first.error.extra["decisionId"]) == 0
@@ -84,17 +85,20 @@ def test_a_silent_upstream_is_a_timeout():
         srv.close()
 
 
-@pytest.mark.parametrize("status,headers,text,code,http", [
-    (429, {"Retry-After": "7"}, '{"error":"slow down"}', "decision_rate_limited", 429),
-    (429, {}, '{"error":{"code":"insufficient_quota"}}', "decision_quota_exhausted", 402),
-    (402, {}, "payment required", "decision_quota_exhausted", 402),
-    (413, {}, "too large", "decision_context_too_large", 422),
-    (400, {}, '{"error":"This model\'s maximum context length is 2048 tokens"}', "decision_context_too_large", 422),
-    (503, {}, "overloaded", "decision_upstream_unavailable", 503),
-    (504, {}, "gateway timeout", "decision_timeout", 504),
-    (500, {}, "boom", "decision_upstream_error", 502),
-    (200, {}, "<html>not json</html>", "decision_invalid_upstream_response", 502),
-])
+@pytest.mark.parametrize(
+    "status,headers,text,code,http",
+    [
+        (429, {"Retry-After": "7"}, '{"error":"slow down"}', "decision_rate_limited", 429),
+        (429, {}, '{"error":{"code":"insufficient_quota"}}', "decision_quota_exhausted", 402),
+        (402, {}, "payment required", "decision_quota_exhausted", 402),
+        (413, {}, "too large", "decision_context_too_large", 422),
+        (400, {}, '{"error":"This model\'s maximum context length is 2048 tokens"}', "decision_context_too_large", 422),
+        (503, {}, "overloaded", "decision_upstream_unavailable", 503),
+        (504, {}, "gateway timeout", "decision_timeout", 504),
+        (500, {}, "boom", "decision_upstream_error", 502),
+        (200, {}, "<html>not json</html>", "decision_invalid_upstream_response", 502),
+    ],
+)
 def test_upstream_status_mapping(status, headers, text, code, http):
     response = httpx.Response(status, headers=headers, text=text)
     with pytest.raises(JudgeError) as e:
@@ -130,13 +134,21 @@ async def test_a_cancelled_decision_is_failed_499_and_frees_its_key(db):
     try:
         judge = OpenAIJudge(f"http://127.0.0.1:{port}/v1", "m", timeout=30)
         runner = DecisionRunner(db, lambda: judge, timeout_seconds=30)
-        task = asyncio.create_task(runner.create(principal, prepare=lambda: validate_request(REQ), sha="d" * 64,
-                                                 key="k-cancel", source="api"))
+        task = asyncio.create_task(
+            runner.create(principal, prepare=lambda: validate_request(REQ), sha="d" * 64, key="k-cancel", source="api")
+        )
         for _ in range(100):
             await asyncio.sleep(0.05)
             async with db.session() as s:
-                running = (await s.execute(select(Decision).where(Decision.principal_id == principal.id,
-                                                                  Decision.judge_runs == 1))).scalars().all()
+                running = (
+                    (
+                        await s.execute(
+                            select(Decision).where(Decision.principal_id == principal.id, Decision.judge_runs == 1)
+                        )
+                    )
+                    .scalars()
+                    .all()
+                )
             if running:
                 break
         task.cancel()
@@ -144,8 +156,11 @@ async def test_a_cancelled_decision_is_failed_499_and_frees_its_key(db):
             await task
         async with db.session() as s:
             row = (await s.execute(select(Decision).where(Decision.principal_id == principal.id))).scalar_one()
-            keys = (await s.execute(select(DecisionIdempotency).where(
-                DecisionIdempotency.principal_id == principal.id))).scalars().all()
+            keys = (
+                (await s.execute(select(DecisionIdempotency).where(DecisionIdempotency.principal_id == principal.id)))
+                .scalars()
+                .all()
+            )
         assert (row.status, row.error["code"]) == ("FAILED", "decision_cancelled")
         assert keys == []
     finally:
@@ -161,16 +176,37 @@ async def test_a_key_left_running_by_a_dead_process_is_taken_over(db):
     principal = await _principal(db)
     old = utcnow() - timedelta(seconds=200)
     async with db.session() as s:
-        s.add(Decision(id="dec_dead", workspace_id=principal.workspace_id, principal_id=principal.id,
-                       member_id=principal.member_id, source="api", status="RUNNING", mode="STATE", questions=[],
-                       created_at=old, expires_at=old + timedelta(days=1)))
-        s.add(DecisionIdempotency(id="idem_dead", principal_id=principal.id, key="k-dead", request_sha256="e" * 64,
-                                  decision_id="dec_dead", state="RUNNING", created_at=old,
-                                  expires_at=old + timedelta(days=1)))
+        s.add(
+            Decision(
+                id="dec_dead",
+                workspace_id=principal.workspace_id,
+                principal_id=principal.id,
+                member_id=principal.member_id,
+                source="api",
+                status="RUNNING",
+                mode="STATE",
+                questions=[],
+                created_at=old,
+                expires_at=old + timedelta(days=1),
+            )
+        )
+        s.add(
+            DecisionIdempotency(
+                id="idem_dead",
+                principal_id=principal.id,
+                key="k-dead",
+                request_sha256="e" * 64,
+                decision_id="dec_dead",
+                state="RUNNING",
+                created_at=old,
+                expires_at=old + timedelta(days=1),
+            )
+        )
     runner = DecisionRunner(db, lambda: None, timeout_seconds=10, context_tokens=64)
     big = {"state": {"text": "word " * 200}, "questions": REQ["questions"]}
-    out = await runner.create(principal, prepare=lambda: validate_request(big), sha="e" * 64, key="k-dead",
-                              source="api")
+    out = await runner.create(
+        principal, prepare=lambda: validate_request(big), sha="e" * 64, key="k-dead", source="api"
+    )
     assert out.error.code == "decision_context_too_large" and out.error.extra["decisionId"] != "dec_dead"
     dead = await runner.get(principal, "dec_dead")
     assert (dead["status"], dead["error"]["code"]) == ("FAILED", "decision_internal_error")
@@ -196,8 +232,9 @@ async def test_a_timed_out_decision_stops_judging_before_its_key_is_freed(db):
         judge = OpenAIJudge(f"http://127.0.0.1:{port}/v1", "m", timeout=1.5)
         runner = DecisionRunner(db, lambda: judge, timeout_seconds=0.3)
         req = {"state": {"m": "x"}, "questions": [dict(REQ["questions"][0], name=f"q{i}") for i in range(3)]}
-        first = await runner.create(principal, prepare=lambda: validate_request(req), sha="e" * 64, key="k-slow",
-                                    source="api")
+        first = await runner.create(
+            principal, prepare=lambda: validate_request(req), sha="e" * 64, key="k-slow", source="api"
+        )
         assert first.error.code == "decision_timeout" and first.error.http_status == 504
         # when the runner answers, its worker has finished: the upstream call is closed, not in flight
         conn = accepted[0][0]
@@ -232,21 +269,29 @@ async def test_a_decision_whose_key_was_taken_over_leaves_the_new_holders_key_al
     try:
         judge = OpenAIJudge(f"http://127.0.0.1:{port}/v1", "m", timeout=30)
         slow = DecisionRunner(db, lambda: judge, timeout_seconds=30)
-        task = asyncio.create_task(slow.create(principal, prepare=lambda: validate_request(REQ), sha="f" * 64,
-                                               key="k-over", source="api"))
+        task = asyncio.create_task(
+            slow.create(principal, prepare=lambda: validate_request(REQ), sha="f" * 64, key="k-over", source="api")
+        )
         for _ in range(100):
             await asyncio.sleep(0.05)
             async with db.session() as s:
-                if (await s.execute(select(Decision).where(Decision.principal_id == principal.id,
-                                                           Decision.judge_runs == 1))).first():
+                if (
+                    await s.execute(
+                        select(Decision).where(Decision.principal_id == principal.id, Decision.judge_runs == 1)
+                    )
+                ).first():
                     break
         async with db.session() as s:  # as if it had been running for 200 s
-            await s.execute(update(DecisionIdempotency).where(DecisionIdempotency.key == "k-over")
-                            .values(created_at=utcnow() - timedelta(seconds=200)))
+            await s.execute(
+                update(DecisionIdempotency)
+                .where(DecisionIdempotency.key == "k-over")
+                .values(created_at=utcnow() - timedelta(seconds=200))
+            )
         fast = DecisionRunner(db, lambda: None, timeout_seconds=10, context_tokens=64)
         big = {"state": {"text": "word " * 200}, "questions": REQ["questions"]}
-        second = await fast.create(principal, prepare=lambda: validate_request(big), sha="9" * 64, key="k-over",
-                                   source="api")
+        second = await fast.create(
+            principal, prepare=lambda: validate_request(big), sha="9" * 64, key="k-over", source="api"
+        )
         assert second.error.code == "decision_context_too_large"
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -254,8 +299,9 @@ async def test_a_decision_whose_key_was_taken_over_leaves_the_new_holders_key_al
         async with db.session() as s:
             rec = (await s.execute(select(DecisionIdempotency).where(DecisionIdempotency.key == "k-over"))).scalar_one()
         assert (rec.decision_id, rec.state) == (second.error.extra["decisionId"], "DONE")
-        third = await fast.create(principal, prepare=lambda: validate_request(big), sha="9" * 64, key="k-over",
-                                  source="api")
+        third = await fast.create(
+            principal, prepare=lambda: validate_request(big), sha="9" * 64, key="k-over", source="api"
+        )
         assert third.replayed and third.error.extra["decisionId"] == second.error.extra["decisionId"]
     finally:
         srv.close()

@@ -79,8 +79,15 @@ async def test_packs_are_identical_across_processes_and_hash_seeds(tmp_path, emb
     outputs = []
     for seed in ("1", "4242"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        r = await asyncio.to_thread(subprocess.run, [sys.executable, "-c", SCRIPT, str(tmp_path), ws_id],
-                                    capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+        r = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-c", SCRIPT, str(tmp_path), ws_id],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=env,
+            timeout=300,
+        )
         assert r.returncode == 0, r.stderr[-2000:]
         outputs.append(r.stdout)
     assert outputs[0] == outputs[1]

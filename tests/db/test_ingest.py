@@ -25,11 +25,22 @@ def _corpus(tmp_path):
     (root / "sub").mkdir(parents=True)
     (root / "a.txt").write_text("Plain text about glaciers and moraines.\n\nA second paragraph on fjords.")
     (root / "b.md").write_text("# Heading\n\nMarkdown about *volcanoes* and lava.")
-    (root / "sub" / "c.html").write_text("<html><head><style>x{}</style><script>evil()</script></head>"
-                                         "<body><h1>Deserts</h1><p>Dunes &amp; oases.</p></body></html>")
+    (root / "sub" / "c.html").write_text(
+        "<html><head><style>x{}</style><script>evil()</script></head>"
+        "<body><h1>Deserts</h1><p>Dunes &amp; oases.</p></body></html>"
+    )
     with gzip.open(root / "d.jsonl.gz", "wt") as fh:
-        fh.write(json.dumps({"_id": "j1", "title": "Rivers", "text": "Deltas form where rivers meet the sea.",
-                             "validFrom": "2021-01-01T00:00:00Z"}) + "\n")
+        fh.write(
+            json.dumps(
+                {
+                    "_id": "j1",
+                    "title": "Rivers",
+                    "text": "Deltas form where rivers meet the sea.",
+                    "validFrom": "2021-01-01T00:00:00Z",
+                }
+            )
+            + "\n"
+        )
         fh.write("\n")
         fh.write(json.dumps({"_id": "j2", "title": "海", "text": "東京湾は太平洋につながっています。"}) + "\n")
     (root / "ignored.bin").write_bytes(b"\x00\x01")
@@ -46,14 +57,25 @@ def _zip(members: dict[str, str]) -> bytes:
 
 # Binary files whatever their extension: (name, bytes, the reason reported)
 BINARY = [
-    ("paper.txt", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj << /Type /Catalog >>", "not text: a PDF file (application/pdf)"),
+    (
+        "paper.txt",
+        b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj << /Type /Catalog >>",
+        "not text: a PDF file (application/pdf)",
+    ),
     ("ascii-pdf.md", b"%PDF-1.4\n1 0 obj << >> endobj\n", "not text: a PDF file (application/pdf)"),
-    ("report.md", _zip({"[Content_Types].xml": "<Types/>", "_rels/.rels": "<R/>", "word/document.xml": "<w:d/>"}),
-     "not text: a DOCX file (application/vnd.openxmlformats-officedocument.wordprocessingml.document)"),
+    (
+        "report.md",
+        _zip({"[Content_Types].xml": "<Types/>", "_rels/.rels": "<R/>", "word/document.xml": "<w:d/>"}),
+        "not text: a DOCX file (application/vnd.openxmlformats-officedocument.wordprocessingml.document)",
+    ),
     ("archive.txt", _zip({"a.txt": "hello"}), "not text: a ZIP file (application/zip)"),
     ("logo.html", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", "not text: a PNG file (image/png)"),
     ("blob.txt", b"abc\x00\x01\x02def", "not text: binary data (NUL bytes)"),
-    ("latin1.txt", "café crème".encode("latin-1"), "not text: not UTF-8 text (byte 0xe9 at offset 3); convert it to UTF-8"),
+    (
+        "latin1.txt",
+        "café crème".encode("latin-1"),
+        "not text: not UTF-8 text (byte 0xe9 at offset 3); convert it to UTF-8",
+    ),
     ("fake.txt.gz", b"plain, not gzip", "not text: not gzip data (Not a gzipped file (b'pl'))"),
     ("rows.jsonl", b"%PDF-1.5\n\x00\x00binary", "not text: a PDF file (application/pdf)"),
 ]
@@ -65,7 +87,8 @@ def test_sources_cover_every_format(tmp_path):
     by_id = {d.external_id: d for d in docs}
     assert sorted(by_id) == ["a.txt", "b.md", "j1", "j2", "sub/c.html"]
     assert [(s.path, s.reason) for s in skipped] == [
-        ("ignored.bin", "unsupported type .bin; supported: .txt .md .markdown .html .htm .jsonl (optionally .gz)")]
+        ("ignored.bin", "unsupported type .bin; supported: .txt .md .markdown .html .htm .jsonl (optionally .gz)")
+    ]
     assert by_id["sub/c.html"].text.split() == ["Deserts", "Dunes", "&", "oases."]
     assert by_id["j1"].valid_from.year == 2021 and by_id["j1"].title == "Rivers"
     assert by_id["b.md"].media_type == "text/markdown"
@@ -83,12 +106,15 @@ async def test_ingest_is_idempotent_and_repairs_indexes_after_a_crash(db, tmp_pa
     first = await ingest_documents(db, None, workspace_id=ws, collection="geo", documents=iter_sources(corpus))
     assert (first.created, first.updated, first.unchanged, first.new_passages) == (5, 0, 0, 5)
     async with db.session() as s:
-        pending = (await s.execute(select(func.count()).where(Passage.workspace_id == ws,
-                                                               Passage.lexical_indexed.is_(False)))).scalar_one()
+        pending = (
+            await s.execute(select(func.count()).where(Passage.workspace_id == ws, Passage.lexical_indexed.is_(False)))
+        ).scalar_one()
     assert pending == first.new_passages
-    indexes = SearchIndexes(lexical=LexicalIndex(tmp_path / "whoosh"),
-                            vectors=open_vector_index(path=tmp_path / "qdrant", dim=embedder.dim),
-                            embedder=embedder)
+    indexes = SearchIndexes(
+        lexical=LexicalIndex(tmp_path / "whoosh"),
+        vectors=open_vector_index(path=tmp_path / "qdrant", dim=embedder.dim),
+        embedder=embedder,
+    )
     try:
         lex, vec = await indexes.index_pending(db)  # what start-up runs
         assert lex >= first.new_passages and vec >= first.new_passages
@@ -123,7 +149,8 @@ def test_binary_content_is_skipped_and_reported_whatever_the_extension(tmp_path)
     assert docs == {"notes.txt": "BMW is a car maker.", "bom.md": "Café au lait", "utf16.txt": "Grüße aus Köln"}
     assert sorted((s.path, s.reason) for s in skipped) == sorted(
         [(name, reason) for name, _, reason in BINARY]
-        + [(".git/", "hidden folder, not read (2 files)"), ("blank.txt", "no text"), ("empty.html", "no text")])
+        + [(".git/", "hidden folder, not read (2 files)"), ("blank.txt", "no text"), ("empty.html", "no text")]
+    )
     # one file named explicitly: refused with the same reason
     for name, _, reason in BINARY:
         with pytest.raises(BadInput) as exc:

@@ -23,8 +23,9 @@ async def _setup(db, *, enabled=True, retaining=True):
         people = {}
         for name in ("alice", "bob"):
             m, _ = await factories.member(s, workspace_id=ws.id, name=name, role="editor")
-            people[name] = factories.agent_principal(factories.member_principal(m), id=new_id("ck")[:16],
-                                                     scopes={"memory:read", "memory:write"})
+            people[name] = factories.agent_principal(
+                factories.member_principal(m), id=new_id("ck")[:16], scopes={"memory:read", "memory:write"}
+            )
     return ws.id, people
 
 
@@ -33,25 +34,44 @@ async def test_rate_limit_per_credential_per_hour_with_retry_after(db):
     start = utcnow() - timedelta(minutes=30)
     async with db.session() as s:
         for i in range(mem.RATE_PER_HOUR):
-            await mem.remember(s, principal=p["alice"], namespace="n", text=f"note {i}", now=start + timedelta(seconds=i))
+            await mem.remember(
+                s, principal=p["alice"], namespace="n", text=f"note {i}", now=start + timedelta(seconds=i)
+            )
     with pytest.raises(CairnError) as err:
         async with db.session() as s:
-            await mem.remember(s, principal=p["alice"], namespace="n", text="one too many", now=start + timedelta(minutes=5))
+            await mem.remember(
+                s, principal=p["alice"], namespace="n", text="one too many", now=start + timedelta(minutes=5)
+            )
     assert err.value.code == "AGENT_MEMORY_RATE_LIMITED" and err.value.http_status == 429
     # the oldest write (at start) leaves the window at start + 1 h: 55 minutes from "now"
     assert err.value.extra["retryAfter"] == 55 * 60
     async with db.session() as s:  # another credential of the same member is not limited
         other = Principal(**{**p["alice"].__dict__, "id": "0123456789abcdef"})
-        out = await mem.remember(s, principal=other, namespace="n", text="other credential", now=start + timedelta(minutes=5))
+        out = await mem.remember(
+            s, principal=other, namespace="n", text="other credential", now=start + timedelta(minutes=5)
+        )
     assert out.memory.row.owner_member_id == p["alice"].member_id
 
 
 async def test_versions_per_member_are_capped(db):
     ws_id, p = await _setup(db)
     now = utcnow()
-    rows = [dict(id=new_id("mem"), workspace_id=ws_id, owner_member_id=p["alice"].member_id, writer_id="x",
-                 namespace="bulk", key=None, collection_id=None, version=1, text="x", entities=[],
-                 recorded_at=now - timedelta(seconds=i)) for i in range(mem.MAX_VERSIONS)]
+    rows = [
+        dict(
+            id=new_id("mem"),
+            workspace_id=ws_id,
+            owner_member_id=p["alice"].member_id,
+            writer_id="x",
+            namespace="bulk",
+            key=None,
+            collection_id=None,
+            version=1,
+            text="x",
+            entities=[],
+            recorded_at=now - timedelta(seconds=i),
+        )
+        for i in range(mem.MAX_VERSIONS)
+    ]
     async with db.session() as s:
         await s.execute(insert(AgentMemory), rows)
     with pytest.raises(CairnError) as err:
@@ -106,9 +126,17 @@ async def test_versions_as_of_and_forget_in_sql(db):
     ws_id, p = await _setup(db)
     t0 = utcnow() - timedelta(hours=2)
     async with db.session() as s:
-        one = await mem.remember(s, principal=p["alice"], namespace="prefs", key="lunch", text="Alice likes sushi", now=t0)
-        two = await mem.remember(s, principal=p["alice"], namespace="prefs", key="lunch", text="Alice likes ramen",
-                                 now=t0 + timedelta(hours=1))
+        one = await mem.remember(
+            s, principal=p["alice"], namespace="prefs", key="lunch", text="Alice likes sushi", now=t0
+        )
+        two = await mem.remember(
+            s,
+            principal=p["alice"],
+            namespace="prefs",
+            key="lunch",
+            text="Alice likes ramen",
+            now=t0 + timedelta(hours=1),
+        )
     assert (one.superseded, two.superseded, two.memory.row.version) == (0, 1, 2)
     async with db.session() as s:
         then = await mem.list_memories(s, principal=p["alice"], as_of=t0 + timedelta(minutes=30))
@@ -140,14 +168,15 @@ async def test_vector_leg_is_used_with_the_real_model_and_skipped_past_its_budge
         await mem.remember(s, principal=p["alice"], namespace="n", text="The cat sat on the mat", embedder=embedder)
         await mem.remember(s, principal=p["alice"], namespace="n", text="Quarterly revenue grew", embedder=embedder)
         used = await mem.recall(s, principal=p["alice"], query="a kitten resting on a rug", embedder=embedder)
-        slow = await mem.recall(s, principal=p["alice"], query="a kitten resting on a rug", embedder=_SlowModel(embedder))
+        slow = await mem.recall(
+            s, principal=p["alice"], query="a kitten resting on a rug", embedder=_SlowModel(embedder)
+        )
     legs = {lg.name: lg for lg in used.legs}
     assert legs["vector"].status == "USED" and legs["bm25"].detail == "0 matched"
     assert [v.row.text for v, _, _ in used.items][0] == "The cat sat on the mat"
     slow_legs = {lg.name: lg for lg in slow.legs}
     assert slow_legs["vector"].status == "SKIPPED" and "800 ms" in slow_legs["vector"].detail
     assert slow.items == []  # no word matches and no vector leg: nothing ranked
-
 
 
 async def test_concurrent_remembers_of_one_key_leave_one_current_version(db):
@@ -161,15 +190,28 @@ async def test_concurrent_remembers_of_one_key_leave_one_current_version(db):
     outs = await asyncio.gather(*(write(i) for i in range(4)))
     assert sorted(o.memory.row.version for o in outs) == [1, 2, 3, 4]
     async with db.session() as s:
-        current = (await s.execute(select(AgentMemory).where(
-            AgentMemory.owner_member_id == p["alice"].member_id, AgentMemory.namespace == "race",
-            AgentMemory.key == "k", AgentMemory.superseded_at.is_(None)))).scalars().all()
+        current = (
+            (
+                await s.execute(
+                    select(AgentMemory).where(
+                        AgentMemory.owner_member_id == p["alice"].member_id,
+                        AgentMemory.namespace == "race",
+                        AgentMemory.key == "k",
+                        AgentMemory.superseded_at.is_(None),
+                    )
+                )
+            )
+            .scalars()
+            .all()
+        )
         assert len(current) == 1 and current[0].version == 4
         again = await mem.remember(s, principal=p["alice"], namespace="race", key="k", text="after the race")
     assert again.superseded == 1 and again.memory.row.version == 5
 
 
-@pytest.mark.parametrize("cursor", ["2024-01-01T00:00:00|mem_x", "0001-01-01T00:00:00+14:00|mem_x", "2024-01-01T00:00:00+00:00|"])
+@pytest.mark.parametrize(
+    "cursor", ["2024-01-01T00:00:00|mem_x", "0001-01-01T00:00:00+14:00|mem_x", "2024-01-01T00:00:00+00:00|"]
+)
 async def test_bad_list_cursors_are_coded(db, cursor):
     _, p = await _setup(db)
     with pytest.raises(CairnError) as err:

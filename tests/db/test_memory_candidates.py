@@ -22,11 +22,27 @@ async def _fill(db, ws_id: str, member_id: str, n: int, *, after, vector: bytes 
     rows, terms = [], []
     for i in range(n):
         mid = new_id("mem")
-        rows.append(dict(id=mid, workspace_id=ws_id, owner_member_id=member_id, writer_id="x", namespace="n",
-                         key=None, collection_id=None, version=1, text=f"{FILLER} {i}", entities=[],
-                         embedding=vector, embedding_model=model, recorded_at=after + timedelta(seconds=i + 1)))
-        terms += [dict(memory_id=mid, term=t, workspace_id=ws_id, owner_member_id=member_id)
-                  for t in memory_terms(f"{FILLER} {i}")]
+        rows.append(
+            dict(
+                id=mid,
+                workspace_id=ws_id,
+                owner_member_id=member_id,
+                writer_id="x",
+                namespace="n",
+                key=None,
+                collection_id=None,
+                version=1,
+                text=f"{FILLER} {i}",
+                entities=[],
+                embedding=vector,
+                embedding_model=model,
+                recorded_at=after + timedelta(seconds=i + 1),
+            )
+        )
+        terms += [
+            dict(memory_id=mid, term=t, workspace_id=ws_id, owner_member_id=member_id)
+            for t in memory_terms(f"{FILLER} {i}")
+        ]
     async with db.session() as s:
         await s.execute(insert(AgentMemory), rows)
         await s.execute(insert(MemoryTerm), terms)
@@ -44,8 +60,9 @@ async def test_old_word_match_is_recalled_behind_newer_memories_and_terms_follow
     ws_id, p = await _setup(db)
     t0 = utcnow() - timedelta(hours=3)
     async with db.session() as s:
-        old = await mem.remember(s, principal=p["alice"], namespace="n", now=t0,
-                                 text="Alice's passport renewals are booked at the embassy")
+        old = await mem.remember(
+            s, principal=p["alice"], namespace="n", now=t0, text="Alice's passport renewals are booked at the embassy"
+        )
         await mem.remember(s, principal=p["bob"], namespace="n", now=t0, text="Bob's passport renewal is in May")
     old_id = old.memory.row.id
     # stored analysed terms: distinct Porter2 stems, stop words out ("renewals" -> "renew")
@@ -65,7 +82,8 @@ async def test_old_word_match_is_recalled_behind_newer_memories_and_terms_follow
     assert rare.candidates == 1 and rare.items[0][0].row.text == f"{FILLER} 7"
     # only over-common terms: the rarest is taken alone and its newest 300 memories are ranked
     assert common.candidates == 300 and [v.row.text for v, _, _ in common.items] == [
-        f"{FILLER} {i}" for i in (319, 318, 317)]
+        f"{FILLER} {i}" for i in (319, 318, 317)
+    ]
     # forget removes the memory and its term rows; bob's are untouched
     async with db.session() as s:
         assert await mem.forget(s, principal=p["alice"], memory_id=old_id) == 1
@@ -83,8 +101,9 @@ async def test_old_meaning_match_is_recalled_behind_300_newer_memories(db, embed
     ws_id, p = await _setup(db)
     t0 = utcnow() - timedelta(hours=3)
     async with db.session() as s:
-        old = await mem.remember(s, principal=p["alice"], namespace="n", text="The cat sat on the mat",
-                                 embedder=embedder, now=t0)
+        old = await mem.remember(
+            s, principal=p["alice"], namespace="n", text="The cat sat on the mat", embedder=embedder, now=t0
+        )
     filler_vector = pack_vector(embedder.encode_query(FILLER))
     await _fill(db, ws_id, p["alice"].member_id, 300, after=t0, vector=filler_vector, model=embedder.name)
     async with db.session() as s:

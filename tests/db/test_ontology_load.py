@@ -43,10 +43,16 @@ async def _workspace(db, name):
 async def _items(db, rows):
     async with db.engine.begin() as conn:
         await conn.execute(text("DROP TABLE IF EXISTS onto_test_items"))
-        await conn.execute(text("CREATE TABLE onto_test_items (sku VARCHAR(20), lot INTEGER, title VARCHAR(100), "
-                                "price VARCHAR(20), active VARCHAR(5), added VARCHAR(10))"))
+        await conn.execute(
+            text(
+                "CREATE TABLE onto_test_items (sku VARCHAR(20), lot INTEGER, title VARCHAR(100), "
+                "price VARCHAR(20), active VARCHAR(5), added VARCHAR(10))"
+            )
+        )
         for r in rows:
-            await conn.execute(text("INSERT INTO onto_test_items VALUES (:sku, :lot, :title, :price, :active, :added)"), r)
+            await conn.execute(
+                text("INSERT INTO onto_test_items VALUES (:sku, :lot, :title, :price, :active, :added)"), r
+            )
 
 
 ROWS = [
@@ -63,17 +69,34 @@ async def test_sql_table_source_with_composite_key_and_reload(db, db_url):
     report = await load_network(db, None, workspace_id=ws, mapping=mapping)
     assert report.instances == {"item": 3} and report.generation == 1 and report.embedded == 0
     store = OntologyStore(None)
-    page = await query_instances(store, db, workspace_id=ws, q=InstanceQuery(
-        "shop", "item", sort=[{"field": "price", "direction": "desc"}], limit=10))
-    assert [r["_instanceIdentity"] for r in page.rows] == [{"sku": "A7", "lot": 1}, {"sku": "05", "lot": 1},
-                                                           {"sku": "05", "lot": 2}]
+    page = await query_instances(
+        store,
+        db,
+        workspace_id=ws,
+        q=InstanceQuery("shop", "item", sort=[{"field": "price", "direction": "desc"}], limit=10),
+    )
+    assert [r["_instanceIdentity"] for r in page.rows] == [
+        {"sku": "A7", "lot": 1},
+        {"sku": "05", "lot": 1},
+        {"sku": "05", "lot": 2},
+    ]
     assert page.rows[0]["added"] is None and page.rows[1]["active"] is True and page.rows[2]["active"] is False
     assert page.rows[1]["sku"] == "05" and page.rows[1]["price"] == 12.5
-    hits = await query_instances(store, db, workspace_id=ws, q=InstanceQuery(
-        "shop", "item", condition={"field": "title", "operation": "match", "value": "teapot", "valueFrom": "const"}))
+    hits = await query_instances(
+        store,
+        db,
+        workspace_id=ws,
+        q=InstanceQuery(
+            "shop", "item", condition={"field": "title", "operation": "match", "value": "teapot", "valueFrom": "const"}
+        ),
+    )
     assert hits.total_count == 2 and all(r["_score"] > 0 for r in hits.rows)
-    older = await query_instances(store, db, workspace_id=ws, q=InstanceQuery(
-        "shop", "item", filters=[{"field": "added", "operation": "<", "value": "2024-02-15"}]))
+    older = await query_instances(
+        store,
+        db,
+        workspace_id=ws,
+        q=InstanceQuery("shop", "item", filters=[{"field": "added", "operation": "<", "value": "2024-02-15"}]),
+    )
     assert [r["_instanceIdentity"] for r in older.rows] == [{"sku": "05", "lot": 1}]
     await _items(db, ROWS[:1])
     again = await load_network(db, None, workspace_id=ws, mapping=mapping)
@@ -82,13 +105,16 @@ async def test_sql_table_source_with_composite_key_and_reload(db, db_url):
     assert page.total_count == 1  # the cached index was rebuilt for the new generation
 
 
-@pytest.mark.parametrize("rows, message", [
-    ([{**ROWS[0], "lot": None}], "null primary key"),
-    ([ROWS[0], ROWS[0]], "duplicate primary key"),
-    ([{**ROWS[0], "price": "cheap"}], "not a valid float"),
-    ([{**ROWS[0], "price": "NaN"}], "not a valid float"),
-    ([{**ROWS[0], "active": "maybe"}], "not a valid boolean"),
-])
+@pytest.mark.parametrize(
+    "rows, message",
+    [
+        ([{**ROWS[0], "lot": None}], "null primary key"),
+        ([ROWS[0], ROWS[0]], "duplicate primary key"),
+        ([{**ROWS[0], "price": "cheap"}], "not a valid float"),
+        ([{**ROWS[0], "price": "NaN"}], "not a valid float"),
+        ([{**ROWS[0], "active": "maybe"}], "not a valid boolean"),
+    ],
+)
 async def test_bad_source_rows_are_refused_naming_the_row(db, db_url, rows, message):
     ws = await _workspace(db, f"onto-bad-{db.dialect}-{secrets.token_hex(4)}")
     await _items(db, rows)
@@ -112,22 +138,37 @@ object_types:
 async def test_csv_database_is_read_only(db, sql):
     ws = await _workspace(db, f"onto-ro-{db.dialect}-{sql.split()[0]}")
     with pytest.raises(BadInput, match="source query failed"):
-        await load_network(db, None, workspace_id=ws, mapping=parse_mapping(CSV_MAPPING.format(sql=sql)),
-                           files={"a": "x\n1\n"})
+        await load_network(
+            db, None, workspace_id=ws, mapping=parse_mapping(CSV_MAPPING.format(sql=sql)), files={"a": "x\n1\n"}
+        )
 
 
-@pytest.mark.parametrize("text_, field", [
-    ("id: 9bad\nname: x\nobject_types: []", "mapping"),
-    ("id: ok\nname: x\nobject_types: [{id: a, name: A, table: a, primary_key: [y], properties: [{name: x, type: integer}]}]",
-     "mapping.object_types.0"),
-    ("id: ok\nname: x\nobject_types: [{id: a, name: A, table: a, sql: 'select 1', primary_key: [x], "
-     "properties: [{name: x, type: integer}]}]", "mapping.object_types.0"),
-    ("id: ok\nname: x\nobject_types: [{id: a, name: A, table: a, primary_key: [x], "
-     "properties: [{name: x, type: integer, vector: true}]}]", "mapping.object_types.0.properties.0"),
-    ("id: ok\nname: x\nextra: 1\nobject_types: [{id: a, name: A, table: a, primary_key: [x], "
-     "properties: [{name: x, type: integer}]}]", "mapping.extra"),
-    ("[not, a, mapping]", "mapping"),
-])
+@pytest.mark.parametrize(
+    "text_, field",
+    [
+        ("id: 9bad\nname: x\nobject_types: []", "mapping"),
+        (
+            "id: ok\nname: x\nobject_types: [{id: a, name: A, table: a, primary_key: [y], properties: [{name: x, type: integer}]}]",
+            "mapping.object_types.0",
+        ),
+        (
+            "id: ok\nname: x\nobject_types: [{id: a, name: A, table: a, sql: 'select 1', primary_key: [x], "
+            "properties: [{name: x, type: integer}]}]",
+            "mapping.object_types.0",
+        ),
+        (
+            "id: ok\nname: x\nobject_types: [{id: a, name: A, table: a, primary_key: [x], "
+            "properties: [{name: x, type: integer, vector: true}]}]",
+            "mapping.object_types.0.properties.0",
+        ),
+        (
+            "id: ok\nname: x\nextra: 1\nobject_types: [{id: a, name: A, table: a, primary_key: [x], "
+            "properties: [{name: x, type: integer}]}]",
+            "mapping.extra",
+        ),
+        ("[not, a, mapping]", "mapping"),
+    ],
+)
 def test_mapping_errors_name_the_field(text_, field):
     with pytest.raises(BadInput) as info:
         parse_mapping(text_)
@@ -136,9 +177,22 @@ def test_mapping_errors_name_the_field(text_, field):
 
 def test_a_json_mapping_keeps_escaped_astral_characters():
     # PyYAML reads "\ud83c\udf70" as two lone surrogates (a 500 when stored); JSON reads 🍰.
-    text = json.dumps({"id": "cafe", "name": "Caf\u00e9 \U0001F370", "source": {"kind": "csv"},
-                       "object_types": [{"id": "cake", "name": "\U0001F370 cakes", "table": "cakes",
-                                         "primary_key": ["id"], "properties": [{"name": "id", "type": "string"}]}]})
+    text = json.dumps(
+        {
+            "id": "cafe",
+            "name": "Caf\u00e9 \U0001f370",
+            "source": {"kind": "csv"},
+            "object_types": [
+                {
+                    "id": "cake",
+                    "name": "\U0001f370 cakes",
+                    "table": "cakes",
+                    "primary_key": ["id"],
+                    "properties": [{"name": "id", "type": "string"}],
+                }
+            ],
+        }
+    )
     assert "\\ud83c\\udf70" in text
     spec = parse_mapping(text)
-    assert spec.name == "Caf\u00e9 \U0001F370" and spec.object_types[0].name == "\U0001F370 cakes"
+    assert spec.name == "Caf\u00e9 \U0001f370" and spec.object_types[0].name == "\U0001f370 cakes"

@@ -29,8 +29,13 @@ async def test_counts_refuse_over_the_limit_and_reset_in_the_next_window(db):
         await limiter.check(db, "agent:a", "packs")
     err = exc.value
     assert (err.http_status, err.code) == (429, "RATE_LIMITED")
-    assert err.extensions() == {"code": "RATE_LIMITED", "rateClass": "packs", "limit": 3, "window": 60,
-                                "retryAfter": 47}
+    assert err.extensions() == {
+        "code": "RATE_LIMITED",
+        "rateClass": "packs",
+        "limit": 3,
+        "window": 60,
+        "retryAfter": 47,
+    }
     assert err.message == "at most 3 packs per minute per credential; retry after 47 s"
     assert await limiter.check(db, "agent:b", "packs") == 1  # another credential
     assert await limiter.check(db, "member:a", "packs") == 1  # a member with the same id is another subject
@@ -53,8 +58,9 @@ async def test_a_concurrent_burst_passes_exactly_the_limit(db):
     results = await asyncio.gather(*(one() for _ in range(9)))
     assert sorted(results) == ["limited"] * 5 + ["ok"] * 4
     async with db.session() as s:
-        hits = (await s.execute(select(RateLimitCounter.hits).where(RateLimitCounter.subject == "agent:burst"))
-                ).scalar_one()
+        hits = (
+            await s.execute(select(RateLimitCounter.hits).where(RateLimitCounter.subject == "agent:burst"))
+        ).scalar_one()
     assert hits == 9  # every call counted once, none lost
 
 
@@ -65,9 +71,17 @@ async def test_windows_older_than_the_previous_one_are_deleted(db):
         await limiter.check(db, "agent:old", "reads")
         clock.now += 60
     async with db.session() as s:
-        starts = (await s.execute(select(RateLimitCounter.window_start)
-                                  .where(RateLimitCounter.subject == "agent:old")
-                                  .order_by(RateLimitCounter.window_start))).scalars().all()
+        starts = (
+            (
+                await s.execute(
+                    select(RateLimitCounter.window_start)
+                    .where(RateLimitCounter.subject == "agent:old")
+                    .order_by(RateLimitCounter.window_start)
+                )
+            )
+            .scalars()
+            .all()
+        )
     last = int((clock.now - 60) // 60) * 60
     assert starts == [last - 60, last]  # the current window and the previous one are kept
 

@@ -28,27 +28,68 @@ from tests.conftest import drop_postgres_database, postgres_database
 
 CORPUS = [
     # (collection, externalId, title, text, validFrom, validTo)
-    ("handbook", "packs", "Context packs",
-     "A context pack is ranked, deduplicated, cited evidence packed into a token budget.\n\n"
-     "Reciprocal rank fusion combines the BM25 ranking and the dense vector ranking with k = 60.", None, None),
-    ("handbook", "dedup-a", "Release notes A",
-     "The billing service moved to the Frankfurt region in March to reduce latency for European customers "
-     "and to keep their invoice data inside the European Union.\n\n"
-     "Invoices are generated nightly at two o'clock and emailed to the billing contact.", None, None),
-    ("handbook", "dedup-b", "Release notes B",
-     "The billing service moved to the Frankfurt region in March to reduce latency for European customers, "
-     "and to keep their invoice data inside the European Union!\n\n"
-     "Support tickets are answered within one business day by the customer success team in Lisbon.", None, None),
-    ("handbook", "exact-copy", "Copied invoice note",
-     "Invoices are generated nightly at two o'clock and emailed to the billing contact.", None, None),
-    ("handbook", "ja-search", "ベクトル検索",
-     "ベクトル検索は文章の意味の近さで文書を探す方法です。東京のチームが開発しました。", None, None),
-    ("handbook", "zh-db", "数据库",
-     "数据库索引可以加快查询速度。我们使用倒排索引进行全文检索。", None, None),
-    ("finance", "cfo", "Chief financial officer",
-     "The chief financial officer of Example Corp is Alice Smith.", "2020-01-01T00:00:00Z", None),
-    ("finance", "volcano", "Volcano facts",
-     "Mount Etna is an active stratovolcano on the east coast of Sicily.", None, None),
+    (
+        "handbook",
+        "packs",
+        "Context packs",
+        "A context pack is ranked, deduplicated, cited evidence packed into a token budget.\n\n"
+        "Reciprocal rank fusion combines the BM25 ranking and the dense vector ranking with k = 60.",
+        None,
+        None,
+    ),
+    (
+        "handbook",
+        "dedup-a",
+        "Release notes A",
+        "The billing service moved to the Frankfurt region in March to reduce latency for European customers "
+        "and to keep their invoice data inside the European Union.\n\n"
+        "Invoices are generated nightly at two o'clock and emailed to the billing contact.",
+        None,
+        None,
+    ),
+    (
+        "handbook",
+        "dedup-b",
+        "Release notes B",
+        "The billing service moved to the Frankfurt region in March to reduce latency for European customers, "
+        "and to keep their invoice data inside the European Union!\n\n"
+        "Support tickets are answered within one business day by the customer success team in Lisbon.",
+        None,
+        None,
+    ),
+    (
+        "handbook",
+        "exact-copy",
+        "Copied invoice note",
+        "Invoices are generated nightly at two o'clock and emailed to the billing contact.",
+        None,
+        None,
+    ),
+    (
+        "handbook",
+        "ja-search",
+        "ベクトル検索",
+        "ベクトル検索は文章の意味の近さで文書を探す方法です。東京のチームが開発しました。",
+        None,
+        None,
+    ),
+    ("handbook", "zh-db", "数据库", "数据库索引可以加快查询速度。我们使用倒排索引进行全文检索。", None, None),
+    (
+        "finance",
+        "cfo",
+        "Chief financial officer",
+        "The chief financial officer of Example Corp is Alice Smith.",
+        "2020-01-01T00:00:00Z",
+        None,
+    ),
+    (
+        "finance",
+        "volcano",
+        "Volcano facts",
+        "Mount Etna is an active stratovolcano on the east coast of Sicily.",
+        None,
+        None,
+    ),
 ]
 CFO_V2 = "The chief financial officer of Example Corp is Bob Jones."
 
@@ -64,14 +105,16 @@ class Live:
     tokens: dict[str, str] = field(default_factory=dict)
     ids: dict[str, str] = field(default_factory=dict)
 
-    def gql(self, query: str, variables: dict | None = None, token: str | None = None,
-            headers: dict | None = None) -> httpx.Response:
+    def gql(
+        self, query: str, variables: dict | None = None, token: str | None = None, headers: dict | None = None
+    ) -> httpx.Response:
         """POST a GraphQL request (sync), returning the raw response."""
         h = {"Content-Type": "application/json", **(headers or {})}
         if token:
             h["Authorization"] = f"Bearer {token}"
-        return httpx.post(f"{self.url}/graphql", json={"query": query, "variables": variables or {}},
-                          headers=h, timeout=120)
+        return httpx.post(
+            f"{self.url}/graphql", json={"query": query, "variables": variables or {}}, headers=h, timeout=120
+        )
 
     def data(self, query: str, variables: dict | None = None, token: str | None = None) -> dict:
         """POST and return ``data``, failing on any error."""
@@ -103,7 +146,8 @@ async def _bootstrap(url: str) -> tuple[dict[str, str], dict[str, str]]:
             m, t = await identity.create_member(s, workspace_id=ws_b.id, name="owner-b", role="owner")
             tokens["ownerB"], ids["member:ownerB"] = t.token, m.id
             _c, tokens["agentB"] = await factories.credential(
-                s, creator=factories.member_principal(m), name="agent-b", scopes=["context:read"])
+                s, creator=factories.member_principal(m), name="agent-b", scopes=["context:read"]
+            )
             ws_c = await identity.create_workspace(s, name="capco")
             ids["wsC"] = ws_c.id
             m, t = await identity.create_member(s, workspace_id=ws_c.id, name="owner-c", role="owner")
@@ -117,8 +161,9 @@ def _start(settings: Settings):
     from app.main import create_app
 
     port = _free_port()
-    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning",
-                            ws="websockets-sansio", lifespan="on")
+    config = uvicorn.Config(
+        create_app(settings), host="127.0.0.1", port=port, log_level="warning", ws="websockets-sansio", lifespan="on"
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -139,26 +184,48 @@ def _ingest_corpus(live: Live) -> None:
     colls: dict[str, str] = {}
     for name in ("handbook", "finance"):
         colls[name] = live.data("mutation($n:String!){createCollection(name:$n){id}}", {"n": name}, owner)[
-            "createCollection"]["id"]
+            "createCollection"
+        ]["id"]
         live.ids[f"coll:{name}"] = colls[name]
     for coll, ext, title, text, vf, vt in CORPUS:
         r = live.data(
             "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId versionId status}}",
-            {"i": {"collectionId": colls[coll], "externalId": ext, "title": title, "text": text,
-                   "validFrom": vf, "validTo": vt}}, owner)["upsertDocument"]
+            {
+                "i": {
+                    "collectionId": colls[coll],
+                    "externalId": ext,
+                    "title": title,
+                    "text": text,
+                    "validFrom": vf,
+                    "validTo": vt,
+                }
+            },
+            owner,
+        )["upsertDocument"]
         live.ids[f"doc:{ext}"] = r["documentId"]
         live.ids[f"ver:{ext}"] = r["versionId"]
     r = live.data(
         "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId versionId status}}",
-        {"i": {"collectionId": colls["finance"], "externalId": "cfo", "title": "Chief financial officer",
-               "text": CFO_V2, "validFrom": "2023-07-01T00:00:00Z"}}, owner)["upsertDocument"]
+        {
+            "i": {
+                "collectionId": colls["finance"],
+                "externalId": "cfo",
+                "title": "Chief financial officer",
+                "text": CFO_V2,
+                "validFrom": "2023-07-01T00:00:00Z",
+            }
+        },
+        owner,
+    )["upsertDocument"]
     live.ids["ver:cfo2"] = r["versionId"]
 
 
 def _agent(live: Live, name: str, scopes: list[str], profile: dict | None = None, token: str | None = None) -> str:
     r = live.data(
         "mutation($i:CreateAgentCredentialInput!){createAgentCredential(input:$i){token credential{id}}}",
-        {"i": {"name": name, "scopes": scopes, "expiresInDays": 30, "profile": profile}}, token or live.tokens["owner"])
+        {"i": {"name": name, "scopes": scopes, "expiresInDays": 30, "profile": profile}},
+        token or live.tokens["owner"],
+    )
     live.ids[f"cred:{name}"] = r["createAgentCredential"]["credential"]["id"]
     return r["createAgentCredential"]["token"]
 
@@ -171,8 +238,12 @@ def live(request, tmp_path_factory, embedder) -> Live:
     pg_url = postgres_database() if backend == "postgres" else None
     # rate limits off: the input matrices send hundreds of calls a minute per credential;
     # limits are tested by test_rate_limits.py on a server of their own
-    settings = Settings(data_dir=data_dir, database_url=pg_url, chunk_max_tokens=40,
-                        **{f"rate_limit_{c}_per_minute": 0 for c in RATE_CLASSES})
+    settings = Settings(
+        data_dir=data_dir,
+        database_url=pg_url,
+        chunk_max_tokens=40,
+        **{f"rate_limit_{c}_per_minute": 0 for c in RATE_CLASSES},
+    )
     upgrade_database(settings.resolved_database_url)
     tokens, ids = asyncio.run(_bootstrap(settings.resolved_database_url))
     server, thread, port = _start(settings)

@@ -34,14 +34,18 @@ LOAD = """mutation($m:String!, $f:[CsvFileInput!]){loadKnowledgeNetwork(mapping:
 MEM_SCOPES = ["context:read", "memory:read", "memory:write"]
 
 
-async def together(live, token: str, query: str, variables: list[dict] | dict, n: int | None = None,
-                   headers: dict | None = None) -> list[httpx.Response]:
+async def together(
+    live, token: str, query: str, variables: list[dict] | dict, n: int | None = None, headers: dict | None = None
+) -> list[httpx.Response]:
     """Send the requests at once (one connection each); ``variables`` is one dict for all, or one per request."""
     batch = variables if isinstance(variables, list) else [variables] * (n or 1)
     h = {"Content-Type": "application/json", "Authorization": f"Bearer {token}", **(headers or {})}
     async with httpx.AsyncClient(timeout=180, limits=httpx.Limits(max_connections=len(batch))) as client:
-        return list(await asyncio.gather(*(client.post(f"{live.url}/graphql", json={"query": query, "variables": v},
-                                                       headers=h) for v in batch)))
+        return list(
+            await asyncio.gather(
+                *(client.post(f"{live.url}/graphql", json={"query": query, "variables": v}, headers=h) for v in batch)
+            )
+        )
 
 
 def outcome(r: httpx.Response) -> str:
@@ -59,8 +63,9 @@ async def scalar(live, stmt):
         await db.dispose()
 
 
-async def new_workspace(live, *, owners: int = 1, admins: int = 0, credentials: int = 0,
-                        memory: bool = False) -> dict[str, str]:
+async def new_workspace(
+    live, *, owners: int = 1, admins: int = 0, credentials: int = 0, memory: bool = False
+) -> dict[str, str]:
     """A fresh workspace (its own caps) with member tokens ``owner0…``, ``admin0…`` and
     ``credentials`` live agent credentials made by ``owner0``."""
     db = Database(live.settings.resolved_database_url)
@@ -74,12 +79,23 @@ async def new_workspace(live, *, owners: int = 1, admins: int = 0, credentials: 
                 for i in range(count):
                     m, t = await identity.create_member(s, workspace_id=ws.id, name=f"{role}{i}", role=role)
                     out[f"{role}{i}"], out[f"id:{role}{i}"] = t.token, m.id
-            owner = Principal(kind="member", id=out["id:owner0"], workspace_id=ws.id,
-                              permissions=ROLE_PERMISSIONS["owner"], member_id=out["id:owner0"], role="owner")
+            owner = Principal(
+                kind="member",
+                id=out["id:owner0"],
+                workspace_id=ws.id,
+                permissions=ROLE_PERMISSIONS["owner"],
+                member_id=out["id:owner0"],
+                role="owner",
+            )
             for i in range(credentials):
-                await identity.create_credential(s, creator=owner, name=f"pre-{i}", scopes=["context:read"],
-                                                 expires_in_days=5,
-                                                 default_capabilities=capabilities_for_scopes({"context:read"}))
+                await identity.create_credential(
+                    s,
+                    creator=owner,
+                    name=f"pre-{i}",
+                    scopes=["context:read"],
+                    expires_in_days=5,
+                    default_capabilities=capabilities_for_scopes({"context:read"}),
+                )
     finally:
         await db.dispose()
     return out
@@ -101,8 +117,10 @@ async def test_one_confirmation_token_executes_once_under_20_concurrent_reuses(l
         assert set(codes) <= {"OK", "BOUNDARY_RECONFIRMATION_REQUIRED"}, Counter(codes)
         after = live.gql(PACK, v, token, headers={"X-Cairn-Confirmation": cnf}).json()
         assert after["errors"][0]["extensions"]["code"] == "BOUNDARY_RECONFIRMATION_REQUIRED"
-    executed = await scalar(live, select(func.count()).select_from(ReplayRecord)
-                            .where(ReplayRecord.principal_id == live.ids[f"cred:{name}"]))
+    executed = await scalar(
+        live,
+        select(func.count()).select_from(ReplayRecord).where(ReplayRecord.principal_id == live.ids[f"cred:{name}"]),
+    )
     assert (per_round, executed) == ([1, 1, 1], 3), f"executions per token of 20 reuses: {per_round}"
 
 
@@ -119,8 +137,11 @@ async def test_an_expired_or_foreign_confirmation_token_is_not_consumed(live):
     db = Database(live.settings.resolved_database_url)
     try:
         async with db.session() as s:
-            await s.execute(update(ConfirmationRequest).where(ConfirmationRequest.token == cnf)
-                            .values(expires_at=utcnow() - timedelta(seconds=1)))
+            await s.execute(
+                update(ConfirmationRequest)
+                .where(ConfirmationRequest.token == cnf)
+                .values(expires_at=utcnow() - timedelta(seconds=1))
+            )
     finally:
         await db.dispose()
     expired = live.gql(PACK, v, token, headers={"X-Cairn-Confirmation": cnf}).json()
@@ -130,12 +151,17 @@ async def test_an_expired_or_foreign_confirmation_token_is_not_consumed(live):
 async def test_credential_cap_lets_exactly_the_missing_five_through(live):
     """10 concurrent creates at 45 active. Before: 10 succeeded on SQLite, 9 on PostgreSQL."""
     w = await new_workspace(live, credentials=45)
-    results = await together(live, w["owner0"], CREATE_CRED,
-                             [{"i": {"name": f"burst-{i}", "expiresInDays": 3}} for i in range(10)])
+    results = await together(
+        live, w["owner0"], CREATE_CRED, [{"i": {"name": f"burst-{i}", "expiresInDays": 3}} for i in range(10)]
+    )
     codes = [outcome(r) for r in results]
     assert (codes.count("OK"), codes.count("AGENT_CREDENTIAL_LIMIT")) == (5, 5), Counter(codes)
-    active = await scalar(live, select(func.count()).select_from(AgentCredential).where(
-        AgentCredential.workspace_id == w["ws"], AgentCredential.revoked_at.is_(None)))
+    active = await scalar(
+        live,
+        select(func.count())
+        .select_from(AgentCredential)
+        .where(AgentCredential.workspace_id == w["ws"], AgentCredential.revoked_at.is_(None)),
+    )
     assert active == 50
 
 
@@ -154,18 +180,35 @@ async def test_memory_version_cap_holds_under_concurrent_remembers(live):
     db = Database(live.settings.resolved_database_url)
     try:
         async with db.session() as s:
-            await s.execute(insert(AgentMemory), [
-                {"id": new_id("mem"), "workspace_id": w["ws"], "owner_member_id": w["id:admin0"], "writer_id": "seed",
-                 "namespace": "seed", "text": f"seed note {i}", "entities": [], "recorded_at": now}
-                for i in range(4995)])
+            await s.execute(
+                insert(AgentMemory),
+                [
+                    {
+                        "id": new_id("mem"),
+                        "workspace_id": w["ws"],
+                        "owner_member_id": w["id:admin0"],
+                        "writer_id": "seed",
+                        "namespace": "seed",
+                        "text": f"seed note {i}",
+                        "entities": [],
+                        "recorded_at": now,
+                    }
+                    for i in range(4995)
+                ],
+            )
     finally:
         await db.dispose()
-    results = await together(live, agent, REMEMBER,
-                             [{"i": {"namespace": "burst", "text": f"burst note {i}"}} for i in range(10)])
+    results = await together(
+        live, agent, REMEMBER, [{"i": {"namespace": "burst", "text": f"burst note {i}"}} for i in range(10)]
+    )
     codes = [outcome(r) for r in results]
     assert (codes.count("OK"), codes.count("AGENT_MEMORY_FULL")) == (5, 5), Counter(codes)
-    stored = await scalar(live, select(func.count()).select_from(AgentMemory).where(
-        AgentMemory.workspace_id == w["ws"], AgentMemory.owner_member_id == w["id:admin0"]))
+    stored = await scalar(
+        live,
+        select(func.count())
+        .select_from(AgentMemory)
+        .where(AgentMemory.workspace_id == w["ws"], AgentMemory.owner_member_id == w["id:admin0"]),
+    )
     assert stored == 5000
 
 
@@ -177,19 +220,27 @@ async def test_memory_rate_limit_holds_under_concurrent_remembers(live):
     db = Database(live.settings.resolved_database_url)
     try:
         async with db.session() as s:
-            await s.execute(insert(MemoryWrite), [{"credential_id": cred_id, "workspace_id": w["ws"],
-                                                   "at": now - timedelta(minutes=30)} for _ in range(115)])
+            await s.execute(
+                insert(MemoryWrite),
+                [
+                    {"credential_id": cred_id, "workspace_id": w["ws"], "at": now - timedelta(minutes=30)}
+                    for _ in range(115)
+                ],
+            )
     finally:
         await db.dispose()
-    results = await together(live, agent, REMEMBER,
-                             [{"i": {"namespace": "rate", "text": f"rate note {i}"}} for i in range(10)])
+    results = await together(
+        live, agent, REMEMBER, [{"i": {"namespace": "rate", "text": f"rate note {i}"}} for i in range(10)]
+    )
     codes = [outcome(r) for r in results]
     assert (codes.count("OK"), codes.count("AGENT_MEMORY_RATE_LIMITED")) == (5, 5), Counter(codes)
 
 
 def _mapping(kn: str) -> str:
-    return (f"{{id: {kn}, name: Race, object_types: [{{id: a, name: A, table: a, primary_key: [x], "
-            "properties: [{name: x, type: integer}]}]}")
+    return (
+        f"{{id: {kn}, name: Race, object_types: [{{id: a, name: A, table: a, primary_key: [x], "
+        "properties: [{name: x, type: integer}]}]}"
+    )
 
 
 async def test_one_invocation_id_runs_one_load(live):
@@ -233,8 +284,9 @@ async def test_get_or_create_collection_returns_one_collection(live):
     """10 concurrent createCollection of one new name. Before: 4 (SQLite) and 9 (PostgreSQL)
     INTERNAL_SERVER_ERROR."""
     name = f"race-{secrets.token_hex(3)}"
-    results = await together(live, live.tokens["owner"], "mutation($n:String!){createCollection(name:$n){id}}",
-                             {"n": name}, 10)
+    results = await together(
+        live, live.tokens["owner"], "mutation($n:String!){createCollection(name:$n){id}}", {"n": name}, 10
+    )
     codes = [outcome(r) for r in results]
     assert codes == ["OK"] * 10, Counter(codes)
     assert len({r.json()["data"]["createCollection"]["id"] for r in results}) == 1
@@ -245,9 +297,21 @@ async def test_concurrent_versions_of_one_document_all_recorded(live):
     INTERNAL_SERVER_ERROR (same document or version number inserted twice)."""
     ext = f"race-{secrets.token_hex(3)}"
     m = "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId versionId status}}"
-    results = await together(live, live.tokens["owner"], m, [
-        {"i": {"collectionId": live.ids["coll:handbook"], "externalId": ext, "text": f"Race version {i} of the note."}}
-        for i in range(8)])
+    results = await together(
+        live,
+        live.tokens["owner"],
+        m,
+        [
+            {
+                "i": {
+                    "collectionId": live.ids["coll:handbook"],
+                    "externalId": ext,
+                    "text": f"Race version {i} of the note.",
+                }
+            }
+            for i in range(8)
+        ],
+    )
     codes = [outcome(r) for r in results]
     assert codes == ["OK"] * 8, Counter(codes)
     done = [r.json()["data"]["upsertDocument"] for r in results]
@@ -269,8 +333,12 @@ async def test_a_workspace_keeps_an_owner_when_owners_demote_each_other(live, ho
         return (await together(live, w[f"owner{i}"], m, [{"m": w[f"id:owner{(i + 1) % 6}"]}]))[0]
 
     codes = [outcome(r) for r in await asyncio.gather(*(one(i) for i in range(6)))]
-    owners = await scalar(live, select(func.count()).select_from(Member).where(
-        Member.workspace_id == w["ws"], Member.role == "owner", Member.removed_at.is_(None)))
+    owners = await scalar(
+        live,
+        select(func.count())
+        .select_from(Member)
+        .where(Member.workspace_id == w["ws"], Member.role == "owner", Member.removed_at.is_(None)),
+    )
     assert owners == 6 - codes.count("OK") and owners >= 1, (owners, Counter(codes))
 
 
@@ -281,13 +349,21 @@ async def test_concurrent_profile_edits_all_land(live):
     name = f"prof-race-{secrets.token_hex(3)}"
     _agent(live, name, ["context:read"])
     cid = live.ids[f"cred:{name}"]
-    lists = {"grantedCapabilities": ["context:pack"], "naturalAvoidances": ["document:read"],
-             "suggestOnly": ["ontology:read"], "reconfirmBefore": ["ontology:query"], "hardBoundaries": ["memory:write"]}
+    lists = {
+        "grantedCapabilities": ["context:pack"],
+        "naturalAvoidances": ["document:read"],
+        "suggestOnly": ["ontology:read"],
+        "reconfirmBefore": ["ontology:query"],
+        "hardBoundaries": ["memory:write"],
+    }
     m = "mutation($id:ID!, $p:ResponsibilityProfileInput!){setAgentProfile(id:$id, profile:$p){id}}"
     results = await together(live, live.tokens["owner"], m, [{"id": cid, "p": {k: v}} for k, v in lists.items()])
     assert [outcome(r) for r in results] == ["OK"] * 5
-    creds = live.data("{agentCredentials{id profile{grantedCapabilities naturalAvoidances suggestOnly "
-                      "reconfirmBefore hardBoundaries}}}", token=live.tokens["owner"])["agentCredentials"]
+    creds = live.data(
+        "{agentCredentials{id profile{grantedCapabilities naturalAvoidances suggestOnly "
+        "reconfirmBefore hardBoundaries}}}",
+        token=live.tokens["owner"],
+    )["agentCredentials"]
     assert next(c["profile"] for c in creds if c["id"] == cid) == lists
 
 
@@ -296,8 +372,13 @@ async def test_concurrent_revokes_keep_the_first_time(live):
     answers (and the stored time) disagreed (4–5 distinct times)."""
     name = f"rev-race-{secrets.token_hex(3)}"
     _agent(live, name, ["decisions:run"])
-    revoked = await together(live, live.tokens["owner"], "mutation($id:ID!){revokeAgentCredential(id:$id){revokedAt}}",
-                             {"id": live.ids[f"cred:{name}"]}, 10)
+    revoked = await together(
+        live,
+        live.tokens["owner"],
+        "mutation($id:ID!){revokeAgentCredential(id:$id){revokedAt}}",
+        {"id": live.ids[f"cred:{name}"]},
+        10,
+    )
     assert len({r.json()["data"]["revokeAgentCredential"]["revokedAt"] for r in revoked}) == 1
 
 
@@ -307,9 +388,11 @@ async def test_concurrent_archives_keep_the_first_time(live):
     member = live.tokens["editor"]
     distinct = []
     for i in range(3):
-        sid = live.data("mutation($t:String){createSession(title:$t){id}}", {"t": f"race {i}"},
-                        token=member)["createSession"]["id"]
-        archived = await together(live, member, "mutation($id:ID!){archiveSession(id:$id){archivedAt}}",
-                                  {"id": sid}, 20)
+        sid = live.data("mutation($t:String){createSession(title:$t){id}}", {"t": f"race {i}"}, token=member)[
+            "createSession"
+        ]["id"]
+        archived = await together(
+            live, member, "mutation($id:ID!){archiveSession(id:$id){archivedAt}}", {"id": sid}, 20
+        )
         distinct.append(len({r.json()["data"]["archiveSession"]["archivedAt"] for r in archived}))
     assert distinct == [1, 1, 1], f"distinct archive times per session: {distinct}"

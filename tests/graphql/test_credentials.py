@@ -56,14 +56,18 @@ async def test_revoked_and_expired_credentials_say_so(live):
     owner = w["owner0"]
     rows = live.data("{agentCredentials{id name}}", token=owner)["agentCredentials"]
     ids = {r["name"]: r["id"] for r in rows}
-    revoked = live.data("mutation($id:ID!){revokeAgentCredential(id:$id){active status lostScopes}}",
-                        {"id": ids["pre-0"]}, owner)["revokeAgentCredential"]
+    revoked = live.data(
+        "mutation($id:ID!){revokeAgentCredential(id:$id){active status lostScopes}}", {"id": ids["pre-0"]}, owner
+    )["revokeAgentCredential"]
     assert revoked == {"active": False, "status": "REVOKED", "lostScopes": []}
     db = Database(live.settings.resolved_database_url)
     try:
         async with db.session() as s:
-            await s.execute(update(AgentCredential).where(AgentCredential.id == ids["pre-1"])
-                            .values(expires_at=utcnow() - timedelta(minutes=1)))
+            await s.execute(
+                update(AgentCredential)
+                .where(AgentCredential.id == ids["pre-1"])
+                .values(expires_at=utcnow() - timedelta(minutes=1))
+            )
     finally:
         await db.dispose()
     assert _states(live, owner)["pre-1"] == (False, "EXPIRED", [])

@@ -12,8 +12,12 @@ import pytest
 
 from tests.graphql.conftest import _agent
 
-Q_BOOL = {"type": "CHOICE", "name": "resolved", "instructions": "Has the user confirmed the issue is resolved?",
-          "choices": [{"value": True}, {"value": False}]}
+Q_BOOL = {
+    "type": "CHOICE",
+    "name": "resolved",
+    "instructions": "Has the user confirmed the issue is resolved?",
+    "choices": [{"value": True}, {"value": False}],
+}
 
 
 def decider(live) -> str:
@@ -24,8 +28,15 @@ def decider(live) -> str:
     return live.tokens["decider"]
 
 
-def post(live, body: bytes | dict, *, token: str | None = None, headers: list | None = None,
-         path: str = "/api/v1/decisions", ctype: str = "application/json") -> httpx.Response:
+def post(
+    live,
+    body: bytes | dict,
+    *,
+    token: str | None = None,
+    headers: list | None = None,
+    path: str = "/api/v1/decisions",
+    ctype: str = "application/json",
+) -> httpx.Response:
     raw = body if isinstance(body, bytes) else json.dumps(body).encode()
     h = [("Content-Type", ctype)]
     if token:
@@ -63,91 +74,217 @@ MATRIX = [
     ("state and sessionId", body(sessionId="sess_x"), 400, "invalid_decision_input", "state"),
     ("neither state nor sessionId", {"questions": [Q_BOOL]}, 400, "invalid_decision_input", "state"),
     ("state null is not absent", {"state": None, "questions": [Q_BOOL]}, 400, "invalid_decision_input", "state"),
-    ("state null beside sessionId", {"state": None, "sessionId": "s", "questions": [Q_BOOL]}, 400,
-     "invalid_decision_input", "state"),
+    (
+        "state null beside sessionId",
+        {"state": None, "sessionId": "s", "questions": [Q_BOOL]},
+        400,
+        "invalid_decision_input",
+        "state",
+    ),
     ("sessionId null", {"sessionId": None, "questions": [Q_BOOL]}, 400, "invalid_decision_input", "sessionId"),
     ("empty state", body(state={}), 400, "invalid_decision_input", "state"),
     ("state not an object", body(state=["a"]), 400, "invalid_decision_input", "state"),
-    ("reserved state.session_context", body(state={"session_context": 1}), 400, "invalid_decision_input",
-     "state.session_context"),
-    ("case-sensitive SessionId", {"SessionId": "s", "questions": [Q_BOOL]}, 400, "invalid_decision_input",
-     "SessionId"),
-    ("case-sensitive Questions", {"state": {"a": 1}, "Questions": [Q_BOOL]}, 400, "invalid_decision_input",
-     "Questions"),
+    (
+        "reserved state.session_context",
+        body(state={"session_context": 1}),
+        400,
+        "invalid_decision_input",
+        "state.session_context",
+    ),
+    ("case-sensitive SessionId", {"SessionId": "s", "questions": [Q_BOOL]}, 400, "invalid_decision_input", "SessionId"),
+    (
+        "case-sensitive Questions",
+        {"state": {"a": 1}, "Questions": [Q_BOOL]},
+        400,
+        "invalid_decision_input",
+        "Questions",
+    ),
     ("unknown protocol field model", body(model="gpt"), 400, "invalid_decision_input", "model"),
     ("unknown protocol field identity_id", body(identity_id="i"), 400, "invalid_decision_input", "identity_id"),
-    ("session_id in snake case", {"session_id": "s", "questions": [Q_BOOL]}, 400, "invalid_decision_input",
-     "session_id"),
-    ("sessionId with slash", {"sessionId": "a/b", "questions": [Q_BOOL]}, 400, "invalid_decision_input",
-     "sessionId"),
-    ("sessionId with whitespace", {"sessionId": " s", "questions": [Q_BOOL]}, 400, "invalid_decision_input",
-     "sessionId"),
-    ("sessionId over 256 bytes", {"sessionId": "s" * 257, "questions": [Q_BOOL]}, 400, "invalid_decision_input",
-     "sessionId"),
+    (
+        "session_id in snake case",
+        {"session_id": "s", "questions": [Q_BOOL]},
+        400,
+        "invalid_decision_input",
+        "session_id",
+    ),
+    ("sessionId with slash", {"sessionId": "a/b", "questions": [Q_BOOL]}, 400, "invalid_decision_input", "sessionId"),
+    (
+        "sessionId with whitespace",
+        {"sessionId": " s", "questions": [Q_BOOL]},
+        400,
+        "invalid_decision_input",
+        "sessionId",
+    ),
+    (
+        "sessionId over 256 bytes",
+        {"sessionId": "s" * 257, "questions": [Q_BOOL]},
+        400,
+        "invalid_decision_input",
+        "sessionId",
+    ),
     ("sessionId a number", {"sessionId": 5, "questions": [Q_BOOL]}, 400, "invalid_decision_input", "sessionId"),
     ("questions missing", {"state": {"a": 1}}, 400, "invalid_decision_input", "questions"),
     ("questions empty", body(questions=[]), 400, "invalid_decision_input", "questions"),
     ("questions not an array", body(questions={"a": 1}), 400, "invalid_decision_input", "questions"),
     ("type lower case", body(questions=[q(type="choice")]), 400, "invalid_decision_input", "questions[0].type"),
     ("type missing", body(questions=[q(type=...)]), 400, "invalid_decision_input", "questions[0].type"),
-    ("unknown question field", body(questions=[q(model="x")]), 400, "invalid_decision_input",
-     "questions[0].model"),
-    ("instructions missing", body(questions=[q(instructions=...)]), 400, "invalid_decision_input",
-     "questions[0].instructions"),
-    ("instructions empty", body(questions=[q(instructions="  ")]), 400, "invalid_decision_input",
-     "questions[0].instructions"),
-    ("instructions null", body(questions=[q(instructions=None)]), 400, "invalid_decision_input",
-     "questions[0].instructions"),
+    ("unknown question field", body(questions=[q(model="x")]), 400, "invalid_decision_input", "questions[0].model"),
+    (
+        "instructions missing",
+        body(questions=[q(instructions=...)]),
+        400,
+        "invalid_decision_input",
+        "questions[0].instructions",
+    ),
+    (
+        "instructions empty",
+        body(questions=[q(instructions="  ")]),
+        400,
+        "invalid_decision_input",
+        "questions[0].instructions",
+    ),
+    (
+        "instructions null",
+        body(questions=[q(instructions=None)]),
+        400,
+        "invalid_decision_input",
+        "questions[0].instructions",
+    ),
     ("name empty", body(questions=[q(name="")]), 400, "invalid_decision_input", "questions[0].name"),
     ("name null", body(questions=[q(name=None)]), 400, "invalid_decision_input", "questions[0].name"),
-    ("name over 128 bytes", body(questions=[q(name="é" * 65)]), 400, "invalid_decision_input",
-     "questions[0].name"),
-    ("name with control char", body(questions=[q(name="a\tb")]), 400, "invalid_decision_input",
-     "questions[0].name"),
+    ("name over 128 bytes", body(questions=[q(name="é" * 65)]), 400, "invalid_decision_input", "questions[0].name"),
+    ("name with control char", body(questions=[q(name="a\tb")]), 400, "invalid_decision_input", "questions[0].name"),
     ("duplicate names", body(questions=[q(), q()]), 400, "invalid_decision_input", "questions[1].name"),
-    ("choices on a score question", body(questions=[q(type="SCORE", levels=[{"label": "a", "score": 0},
-                                                                             {"label": "b", "score": 1}])]),
-     400, "invalid_decision_input", "questions[0].choices"),
-    ("levels on a choice question", body(questions=[q(levels=[{"label": "a", "score": 0}])]), 400,
-     "invalid_decision_input", "questions[0].levels"),
+    (
+        "choices on a score question",
+        body(questions=[q(type="SCORE", levels=[{"label": "a", "score": 0}, {"label": "b", "score": 1}])]),
+        400,
+        "invalid_decision_input",
+        "questions[0].choices",
+    ),
+    (
+        "levels on a choice question",
+        body(questions=[q(levels=[{"label": "a", "score": 0}])]),
+        400,
+        "invalid_decision_input",
+        "questions[0].levels",
+    ),
     ("choices missing", body(questions=[q(choices=...)]), 400, "invalid_decision_input", "questions[0].choices"),
-    ("one choice", body(questions=[q(choices=_choices(1))]), 400, "invalid_decision_input",
-     "questions[0].choices"),
-    ("33 choices", body(questions=[q(choices=_choices(33))]), 400, "invalid_decision_input",
-     "questions[0].choices"),
-    ("number as choice value", body(questions=[q(choices=[{"value": 1}, {"value": "b"}])]), 400,
-     "invalid_decision_input", "questions[0].choices[0].value"),
-    ("null as choice value", body(questions=[q(choices=[{"value": "a"}, {"value": None}])]), 400,
-     "invalid_decision_input", "questions[0].choices[1].value"),
-    ("empty choice value", body(questions=[q(choices=[{"value": ""}, {"value": "b"}])]), 400,
-     "invalid_decision_input", "questions[0].choices[0].value"),
-    ("duplicate choice value", body(questions=[q(choices=[{"value": "a"}, {"value": "a"}])]), 400,
-     "invalid_decision_input", "questions[0].choices[1].value"),
-    ("unknown choice field", body(questions=[q(choices=[{"value": "a", "label": "x"}, {"value": "b"}])]), 400,
-     "invalid_decision_input", "questions[0].choices[0].label"),
-    ("choice description null", body(questions=[q(choices=[{"value": "a", "description": None}, {"value": "b"}])]),
-     400, "invalid_decision_input", "questions[0].choices[0].description"),
-    ("level score a string", body(questions=[{"type": "SCORE", "instructions": "x", "levels": [
-        {"label": "a", "score": "0"}, {"label": "b", "score": 1}]}]), 400, "invalid_decision_input",
-     "questions[0].levels[0].score"),
-    ("level score boolean", body(questions=[{"type": "SCORE", "instructions": "x", "levels": [
-        {"label": "a", "score": True}, {"label": "b", "score": 1}]}]), 400, "invalid_decision_input",
-     "questions[0].levels[0].score"),
-    ("level label missing", body(questions=[{"type": "SCORE", "instructions": "x", "levels": [
-        {"score": 0}, {"label": "b", "score": 1}]}]), 400, "invalid_decision_input", "questions[0].levels[0].label"),
-    ("one level", body(questions=[{"type": "SCORE", "instructions": "x", "levels": [{"label": "b", "score": 1}]}]),
-     400, "invalid_decision_input", "questions[0].levels"),
+    ("one choice", body(questions=[q(choices=_choices(1))]), 400, "invalid_decision_input", "questions[0].choices"),
+    ("33 choices", body(questions=[q(choices=_choices(33))]), 400, "invalid_decision_input", "questions[0].choices"),
+    (
+        "number as choice value",
+        body(questions=[q(choices=[{"value": 1}, {"value": "b"}])]),
+        400,
+        "invalid_decision_input",
+        "questions[0].choices[0].value",
+    ),
+    (
+        "null as choice value",
+        body(questions=[q(choices=[{"value": "a"}, {"value": None}])]),
+        400,
+        "invalid_decision_input",
+        "questions[0].choices[1].value",
+    ),
+    (
+        "empty choice value",
+        body(questions=[q(choices=[{"value": ""}, {"value": "b"}])]),
+        400,
+        "invalid_decision_input",
+        "questions[0].choices[0].value",
+    ),
+    (
+        "duplicate choice value",
+        body(questions=[q(choices=[{"value": "a"}, {"value": "a"}])]),
+        400,
+        "invalid_decision_input",
+        "questions[0].choices[1].value",
+    ),
+    (
+        "unknown choice field",
+        body(questions=[q(choices=[{"value": "a", "label": "x"}, {"value": "b"}])]),
+        400,
+        "invalid_decision_input",
+        "questions[0].choices[0].label",
+    ),
+    (
+        "choice description null",
+        body(questions=[q(choices=[{"value": "a", "description": None}, {"value": "b"}])]),
+        400,
+        "invalid_decision_input",
+        "questions[0].choices[0].description",
+    ),
+    (
+        "level score a string",
+        body(
+            questions=[
+                {
+                    "type": "SCORE",
+                    "instructions": "x",
+                    "levels": [{"label": "a", "score": "0"}, {"label": "b", "score": 1}],
+                }
+            ]
+        ),
+        400,
+        "invalid_decision_input",
+        "questions[0].levels[0].score",
+    ),
+    (
+        "level score boolean",
+        body(
+            questions=[
+                {
+                    "type": "SCORE",
+                    "instructions": "x",
+                    "levels": [{"label": "a", "score": True}, {"label": "b", "score": 1}],
+                }
+            ]
+        ),
+        400,
+        "invalid_decision_input",
+        "questions[0].levels[0].score",
+    ),
+    (
+        "level label missing",
+        body(questions=[{"type": "SCORE", "instructions": "x", "levels": [{"score": 0}, {"label": "b", "score": 1}]}]),
+        400,
+        "invalid_decision_input",
+        "questions[0].levels[0].label",
+    ),
+    (
+        "one level",
+        body(questions=[{"type": "SCORE", "instructions": "x", "levels": [{"label": "b", "score": 1}]}]),
+        400,
+        "invalid_decision_input",
+        "questions[0].levels",
+    ),
     ("duplicate keys", b'{"state":{"a":1},"state":{"b":2},"questions":[]}', 400, "invalid_decision_input", "body"),
     ("NaN", b'{"state":{"a":NaN},"questions":[]}', 400, "invalid_decision_input", "body"),
     ("Infinity", b'{"state":{"a":Infinity},"questions":[]}', 400, "invalid_decision_input", "body"),
     ("number over the double range", b'{"state":{"a":1e999},"questions":[]}', 400, "invalid_decision_input", "body"),
     ("control character", b'{"state":{"a":"x\\u0007"},"questions":[]}', 400, "invalid_decision_input", "state.a"),
-    ("nesting 17", json.dumps({"state": json.loads('{"a":' * 16 + "1" + "}" * 16), "questions": []}).encode(),
-     400, "invalid_decision_input", "state"),
-    ("1,001 members", json.dumps(body(state={f"k{i}": i for i in range(1001)})).encode(), 400,
-     "invalid_decision_input", "body"),
-    ("1,001 array items", json.dumps(body(state={"a": list(range(1001))})).encode(), 400, "invalid_decision_input",
-     "state.a"),
+    (
+        "nesting 17",
+        json.dumps({"state": json.loads('{"a":' * 16 + "1" + "}" * 16), "questions": []}).encode(),
+        400,
+        "invalid_decision_input",
+        "state",
+    ),
+    (
+        "1,001 members",
+        json.dumps(body(state={f"k{i}": i for i in range(1001)})).encode(),
+        400,
+        "invalid_decision_input",
+        "body",
+    ),
+    (
+        "1,001 array items",
+        json.dumps(body(state={"a": list(range(1001))})).encode(),
+        400,
+        "invalid_decision_input",
+        "state.a",
+    ),
     ("not UTF-8", b'{"state":{"a":"\xff"}}', 400, "invalid_decision_input", "body"),
     ("not an object", b'[{"state":{}}]', 400, "invalid_decision_input", "body"),
     ("not JSON", b'{"state":', 400, "invalid_decision_input", "body"),
@@ -166,17 +303,44 @@ def test_validation_matrix(live, label, req, status, code, field):
     assert r.json()["extensions"]["envelope"]["coordinate"] == "G1.U2.P2.Z1.A1"
 
 
-@pytest.mark.parametrize("label,headers,path,ctype,status,code", [
-    ("query parameter", [], "/api/v1/decisions?model=x", "application/json", 400, "invalid_decision_input"),
-    ("empty Idempotency-Key", [("Idempotency-Key", "")], "/api/v1/decisions", "application/json", 400,
-     "invalid_decision_input"),
-    ("Idempotency-Key over 256 bytes", [("Idempotency-Key", "k" * 257)], "/api/v1/decisions", "application/json",
-     400, "invalid_decision_input"),
-    ("Idempotency-Key sent twice", [("Idempotency-Key", "a"), ("Idempotency-Key", "a")], "/api/v1/decisions",
-     "application/json", 400, "invalid_decision_input"),
-    ("form content type", [], "/api/v1/decisions", "application/x-www-form-urlencoded", 415,
-     "unsupported_media_type"),
-])
+@pytest.mark.parametrize(
+    "label,headers,path,ctype,status,code",
+    [
+        ("query parameter", [], "/api/v1/decisions?model=x", "application/json", 400, "invalid_decision_input"),
+        (
+            "empty Idempotency-Key",
+            [("Idempotency-Key", "")],
+            "/api/v1/decisions",
+            "application/json",
+            400,
+            "invalid_decision_input",
+        ),
+        (
+            "Idempotency-Key over 256 bytes",
+            [("Idempotency-Key", "k" * 257)],
+            "/api/v1/decisions",
+            "application/json",
+            400,
+            "invalid_decision_input",
+        ),
+        (
+            "Idempotency-Key sent twice",
+            [("Idempotency-Key", "a"), ("Idempotency-Key", "a")],
+            "/api/v1/decisions",
+            "application/json",
+            400,
+            "invalid_decision_input",
+        ),
+        (
+            "form content type",
+            [],
+            "/api/v1/decisions",
+            "application/x-www-form-urlencoded",
+            415,
+            "unsupported_media_type",
+        ),
+    ],
+)
 def test_request_level_refusals(live, label, headers, path, ctype, status, code):
     r = post(live, body(), token=decider(live), headers=headers, path=path, ctype=ctype)
     assert (r.status_code, code_of(r)) == (status, code), (label, r.text[:300])
@@ -199,18 +363,24 @@ SESSION_CREATE = """mutation($t:String,$m:[SessionMessageInput!]){createSession(
 
 def test_sessions_create_append_archive_read_and_privacy(live):
     token = decider(live)
-    s = live.data(SESSION_CREATE, {"t": "support chat", "m": [{"role": "user", "content": "Hello"}]},
-                  token)["createSession"]
+    s = live.data(SESSION_CREATE, {"t": "support chat", "m": [{"role": "user", "content": "Hello"}]}, token)[
+        "createSession"
+    ]
     assert s["messageCount"] == 1 and s["messages"] == [{"ordinal": 1, "role": "user", "content": "Hello"}]
-    a = live.data("""mutation($s:ID!,$m:[SessionMessageInput!]!){appendSessionMessages(sessionId:$s,messages:$m){
+    a = live.data(
+        """mutation($s:ID!,$m:[SessionMessageInput!]!){appendSessionMessages(sessionId:$s,messages:$m){
         messageCount messages{ordinal role content}}}""",
-                  {"s": s["id"], "m": [{"role": "assistant", "content": "Hi!"}, {"role": "user", "content": "Bye"}]},
-                  token)["appendSessionMessages"]
+        {"s": s["id"], "m": [{"role": "assistant", "content": "Hi!"}, {"role": "user", "content": "Bye"}]},
+        token,
+    )["appendSessionMessages"]
     assert a["messageCount"] == 3 and [m["ordinal"] for m in a["messages"]] == [1, 2, 3]
     got = live.data("query($s:ID!){session(id:$s,lastMessages:2){messages{content}}}", {"s": s["id"]}, token)
     assert [m["content"] for m in got["session"]["messages"]] == ["Hi!", "Bye"]
-    bad = live.gql("""mutation($s:ID!,$m:[SessionMessageInput!]!){appendSessionMessages(sessionId:$s,messages:$m){id}}""",
-                   {"s": s["id"], "m": [{"role": "robot", "content": "x"}]}, token).json()
+    bad = live.gql(
+        """mutation($s:ID!,$m:[SessionMessageInput!]!){appendSessionMessages(sessionId:$s,messages:$m){id}}""",
+        {"s": s["id"], "m": [{"role": "robot", "content": "x"}]},
+        token,
+    ).json()
     assert bad["errors"][0]["extensions"]["field"] == "messages[0].role"
     # the same member's other credential sees it; another member's agent does not
     other = live.data("query{sessions{id}}", None, live.tokens["decider2"])["sessions"]
@@ -222,8 +392,11 @@ def test_sessions_create_append_archive_read_and_privacy(live):
     assert (r.status_code, ext_of(r)["field"]) == (404, "sessionId")
     arch = live.data("mutation($s:ID!){archiveSession(id:$s){archived}}", {"s": s["id"]}, token)
     assert arch["archiveSession"]["archived"] is True
-    r = live.gql("""mutation($s:ID!,$m:[SessionMessageInput!]!){appendSessionMessages(sessionId:$s,messages:$m){id}}""",
-                 {"s": s["id"], "m": [{"role": "user", "content": "x"}]}, token).json()
+    r = live.gql(
+        """mutation($s:ID!,$m:[SessionMessageInput!]!){appendSessionMessages(sessionId:$s,messages:$m){id}}""",
+        {"s": s["id"], "m": [{"role": "user", "content": "x"}]},
+        token,
+    ).json()
     assert r["errors"][0]["extensions"]["code"] == "SESSION_ARCHIVED"
     r = post(live, {"sessionId": s["id"], "questions": [Q_BOOL]}, token=token)
     assert r.status_code == 404 and "archived" in r.json()["errors"][0]["message"]
@@ -239,16 +412,25 @@ def test_failure_after_acceptance_carries_decision_id_and_reads_back_failed(live
     got = httpx.get(f"{live.url}/api/v1/decisions/{dec_id}", headers={"Authorization": f"Bearer {token}"}, timeout=30)
     assert got.status_code == 200
     d = got.json()
-    assert (d["status"], d["error"]["code"], d["sessionId"], d["context"]["mode"], d["judgeRuns"]) == \
-        ("FAILED", "decision_context_unavailable", sid, "SESSION", 0)
+    assert (d["status"], d["error"]["code"], d["sessionId"], d["context"]["mode"], d["judgeRuns"]) == (
+        "FAILED",
+        "decision_context_unavailable",
+        sid,
+        "SESSION",
+        0,
+    )
     r = post(live, body(state={"text": "word " * 2000}), token=token)
     assert (r.status_code, code_of(r)) == (422, "decision_context_too_large")
-    g = live.data("query($i:ID!){decision(id:$i){status error{code} context{mode}}}",
-                  {"i": ext_of(r)["decisionId"]}, token)["decision"]
+    g = live.data(
+        "query($i:ID!){decision(id:$i){status error{code} context{mode}}}", {"i": ext_of(r)["decisionId"]}, token
+    )["decision"]
     assert g == {"status": "FAILED", "error": {"code": "decision_context_too_large"}, "context": {"mode": "STATE"}}
     # another member's agent cannot read it
-    r = httpx.get(f"{live.url}/api/v1/decisions/{dec_id}",
-                  headers={"Authorization": f"Bearer {live.tokens['ownerB']}"}, timeout=30)
+    r = httpx.get(
+        f"{live.url}/api/v1/decisions/{dec_id}",
+        headers={"Authorization": f"Bearer {live.tokens['ownerB']}"},
+        timeout=30,
+    )
     assert r.status_code in (403, 404)
 
 
@@ -263,8 +445,9 @@ def test_idempotency_replays_validation_errors_and_detects_reuse(live):
     r3 = post(live, bad.replace(b'"x"', b'"y"'), token=token, headers=[("Idempotency-Key", "idem-bad-1")])
     assert (r3.status_code, code_of(r3)) == (409, "idempotency_key_reused")
     # keys are scoped per credential: the other credential's same key is a fresh request
-    r4 = post(live, bad.replace(b'"x"', b'"y"'), token=live.tokens["decider2"],
-              headers=[("Idempotency-Key", "idem-bad-1")])
+    r4 = post(
+        live, bad.replace(b'"x"', b'"y"'), token=live.tokens["decider2"], headers=[("Idempotency-Key", "idem-bad-1")]
+    )
     assert (r4.status_code, code_of(r4)) == (400, "invalid_decision_input")
 
 
@@ -273,10 +456,20 @@ def test_idempotency_replays_validation_errors_and_detects_reuse(live):
 
 def test_state_decision_with_the_embedded_judge_replay_and_reuse(live):
     token = decider(live)
-    raw = json.dumps({"state": {"message": "Thanks, my issue is resolved now. Everything works."},
-                      "questions": [Q_BOOL, {"type": "SCORE", "name": "mood", "instructions": "How happy is the user?",
-                                             "levels": [{"label": "Angry", "score": 0},
-                                                        {"label": "Happy", "score": 1}]}]}).encode()
+    raw = json.dumps(
+        {
+            "state": {"message": "Thanks, my issue is resolved now. Everything works."},
+            "questions": [
+                Q_BOOL,
+                {
+                    "type": "SCORE",
+                    "name": "mood",
+                    "instructions": "How happy is the user?",
+                    "levels": [{"label": "Angry", "score": 0}, {"label": "Happy", "score": 1}],
+                },
+            ],
+        }
+    ).encode()
     r = post(live, raw, token=token, headers=[("Idempotency-Key", "idem-ok-1")])
     assert r.status_code == 200, r.text[:500]
     d = r.json()
@@ -296,16 +489,27 @@ def test_state_decision_with_the_embedded_judge_replay_and_reuse(live):
     # one changed byte (whitespace) → reuse
     r3 = post(live, raw.replace(b'", "', b'","', 1), token=token, headers=[("Idempotency-Key", "idem-ok-1")])
     assert (r3.status_code, code_of(r3)) == (409, "idempotency_key_reused")
-    read = httpx.get(f"{live.url}/api/v1/decisions/{d['id']}", headers={"Authorization": f"Bearer {token}"},
-                     timeout=30).json()
+    read = httpx.get(
+        f"{live.url}/api/v1/decisions/{d['id']}", headers={"Authorization": f"Bearer {token}"}, timeout=30
+    ).json()
     assert read["judgeRuns"] == 1 and read["answers"] == d["answers"]
 
 
 def test_twenty_concurrent_identical_requests_run_the_judge_once(live):
     token = decider(live)
-    raw = json.dumps({"state": {"ticket": "Printer on floor 3 is jammed again."},
-                      "questions": [{"type": "CHOICE", "name": "team", "instructions": "Which team handles it?",
-                                     "choices": [{"value": "IT support"}, {"value": "Finance"}]}]}).encode()
+    raw = json.dumps(
+        {
+            "state": {"ticket": "Printer on floor 3 is jammed again."},
+            "questions": [
+                {
+                    "type": "CHOICE",
+                    "name": "team",
+                    "instructions": "Which team handles it?",
+                    "choices": [{"value": "IT support"}, {"value": "Finance"}],
+                }
+            ],
+        }
+    ).encode()
     key = [("Idempotency-Key", "idem-race-1")]
     with ThreadPoolExecutor(max_workers=20) as pool:
         results = list(pool.map(lambda _: post(live, raw, token=token, headers=key), range(20)))
@@ -318,33 +522,67 @@ def test_twenty_concurrent_identical_requests_run_the_judge_once(live):
     dec_id = ids.pop()
     final = post(live, raw, token=token, headers=key)
     assert final.status_code == 200 and final.json()["id"] == dec_id
-    read = httpx.get(f"{live.url}/api/v1/decisions/{dec_id}", headers={"Authorization": f"Bearer {token}"},
-                     timeout=30).json()
+    read = httpx.get(
+        f"{live.url}/api/v1/decisions/{dec_id}", headers={"Authorization": f"Bearer {token}"}, timeout=30
+    ).json()
     assert read["judgeRuns"] == 1 and read["status"] == "COMPLETED"
 
 
 def test_session_decision_over_graphql(live):
     token = decider(live)
-    sid = live.data(SESSION_CREATE, {"t": "refund", "m": [
-        {"role": "user", "content": "I want a refund for order 42, the blender arrived broken."},
-        {"role": "assistant", "content": "Sorry! I have issued a full refund for order 42."},
-        {"role": "user", "content": "Great, the refund is all I needed. Thank you!"}]}, token)["createSession"]["id"]
-    d = live.data("""mutation($i:CreateDecisionInput!){createDecision(input:$i){id status sessionId source
+    sid = live.data(
+        SESSION_CREATE,
+        {
+            "t": "refund",
+            "m": [
+                {"role": "user", "content": "I want a refund for order 42, the blender arrived broken."},
+                {"role": "assistant", "content": "Sorry! I have issued a full refund for order 42."},
+                {"role": "user", "content": "Great, the refund is all I needed. Thank you!"},
+            ],
+        },
+        token,
+    )["createSession"]["id"]
+    d = live.data(
+        """mutation($i:CreateDecisionInput!){createDecision(input:$i){id status sessionId source
         context{mode messages} answers{type name value probabilities{value probability}} judgeRuns}}""",
-                  {"i": {"sessionId": sid, "questions": [{"type": "CHOICE", "name": "topic",
-                                                          "instructions": "What is the conversation about?",
-                                                          "choices": [{"value": "refund"}, {"value": "weather"}]}]}},
-                  token)["createDecision"]
-    assert (d["status"], d["sessionId"], d["source"], d["context"]) == \
-        ("COMPLETED", sid, "graphql", {"mode": "SESSION", "messages": 3})
+        {
+            "i": {
+                "sessionId": sid,
+                "questions": [
+                    {
+                        "type": "CHOICE",
+                        "name": "topic",
+                        "instructions": "What is the conversation about?",
+                        "choices": [{"value": "refund"}, {"value": "weather"}],
+                    }
+                ],
+            }
+        },
+        token,
+    )["createDecision"]
+    assert (d["status"], d["sessionId"], d["source"], d["context"]) == (
+        "COMPLETED",
+        sid,
+        "graphql",
+        {"mode": "SESSION", "messages": 3},
+    )
     assert d["judgeRuns"] == 1 and d["answers"][0]["value"] in ("refund", "weather")
-    r = live.gql("mutation($i:CreateDecisionInput!){createDecision(input:$i){id}}",
-                 {"i": {"state": {"a": "x\u0001"}, "questions": [{"type": "CHOICE", "instructions": "x",
-                                                                  "choices": [{"value": 1}, {"value": "b"}]}]}},
-                 token).json()
+    r = live.gql(
+        "mutation($i:CreateDecisionInput!){createDecision(input:$i){id}}",
+        {
+            "i": {
+                "state": {"a": "x\u0001"},
+                "questions": [{"type": "CHOICE", "instructions": "x", "choices": [{"value": 1}, {"value": "b"}]}],
+            }
+        },
+        token,
+    ).json()
     assert r["errors"][0]["extensions"]["code"] == "invalid_decision_input"
-    r = live.gql("mutation($i:CreateDecisionInput!){createDecision(input:$i){id}}",
-                 {"i": {"state": None, "sessionId": sid, "questions": [Q_BOOL]}}, token).json()
+    r = live.gql(
+        "mutation($i:CreateDecisionInput!){createDecision(input:$i){id}}",
+        {"i": {"state": None, "sessionId": sid, "questions": [Q_BOOL]}},
+        token,
+    ).json()
     assert r["errors"][0]["extensions"]["field"] == "state"
 
 
@@ -361,5 +599,7 @@ def test_graphql_idempotency_key_replays_the_stored_failure(live):
     other = live.gql(mutation, {"i": {**inp, "questions": [q(name="other")]}, "k": "gql-idem-1"}, token)
     assert other.json()["errors"][0]["extensions"]["code"] == "idempotency_key_reused"
     bad = live.gql(mutation, {"i": inp, "k": "x" * 300}, token).json()
-    assert (bad["errors"][0]["extensions"]["code"], bad["errors"][0]["extensions"]["field"]) == \
-        ("invalid_decision_input", "Idempotency-Key")
+    assert (bad["errors"][0]["extensions"]["code"], bad["errors"][0]["extensions"]["field"]) == (
+        "invalid_decision_input",
+        "Idempotency-Key",
+    )

@@ -13,8 +13,10 @@ import websockets
 from tests.graphql.test_packs import error_of
 
 LIMIT_MESSAGE = "fields once fragments are expanded; the limit is 10,000"
-FRAGMENTS_QUERY = ("fragment Who on Viewer { kind workspaceId } fragment Me on Query { viewer { ...Who } } "
-                   "query Q { ...Me v2: viewer { ...Who } }")
+FRAGMENTS_QUERY = (
+    "fragment Who on Viewer { kind workspaceId } fragment Me on Query { viewer { ...Who } } "
+    "query Q { ...Me v2: viewer { ...Who } }"
+)
 
 
 def nested_fragments(n: int) -> str:
@@ -35,8 +37,9 @@ async def ws_session(live, payload: dict | None = None, **connect):
 async def ws_call(ws, op_id: str, query: str, variables: dict | None = None) -> list[dict]:
     """Send one operation and return its messages up to ``complete`` or ``error`` (10 s deadline
     per message: an exponential validation turns into a failure, not a hang)."""
-    await ws.send(json.dumps({"id": op_id, "type": "subscribe",
-                              "payload": {"query": query, "variables": variables or {}}}))
+    await ws.send(
+        json.dumps({"id": op_id, "type": "subscribe", "payload": {"query": query, "variables": variables or {}}})
+    )
     messages = []
     while True:
         msg = json.loads(await asyncio.wait_for(ws.recv(), 10))
@@ -103,15 +106,20 @@ def test_a_field_repeated_hundreds_of_times_is_refused_before_the_quadratic_rule
 # ------------------------------------------------------------------ 3. authentication first
 
 
-@pytest.mark.parametrize("payload", [{}, {"Authorization": "Bearer ck_0000000000000000_" + "A" * 43},
-                                     {"Authorization": "Bearer nonsense"}])
+@pytest.mark.parametrize(
+    "payload", [{}, {"Authorization": "Bearer ck_0000000000000000_" + "A" * 43}, {"Authorization": "Bearer nonsense"}]
+)
 async def test_unauthenticated_websocket_operations_are_refused_before_their_document_is_read(live, payload):
     ws = await ws_session(live, payload)
     try:
-        for i, query in enumerate(["{ __schema { types { name fields { name } } } }",
-                                   "{ viewr { kind } }",  # would be answered "Did you mean 'viewer'?"
-                                   nested_fragments(30),
-                                   "subscription { contextPackStream(input: {task: \"x\"}) { __typename } }"]):
+        for i, query in enumerate(
+            [
+                "{ __schema { types { name fields { name } } } }",
+                "{ viewr { kind } }",  # would be answered "Did you mean 'viewer'?"
+                nested_fragments(30),
+                'subscription { contextPackStream(input: {task: "x"}) { __typename } }',
+            ]
+        ):
             [msg] = await ws_call(ws, str(i), query)
             assert msg["type"] == "error", msg
             [err] = msg["payload"]
@@ -128,8 +136,9 @@ async def test_http_and_websocket_refuse_the_unauthenticated_alike(live):
     assert r.status_code == 401 and error_of(r)["extensions"]["code"] == "UNAUTHENTICATED"
     assert "Did you mean" not in r.text
     # with a credential, both channels validate and may suggest
-    r = await asyncio.to_thread(httpx.post, f"{live.url}/graphql", json={"query": "{ viewr { kind } }"},
-                                headers=auth(live), timeout=10)
+    r = await asyncio.to_thread(
+        httpx.post, f"{live.url}/graphql", json={"query": "{ viewr { kind } }"}, headers=auth(live), timeout=10
+    )
     assert "Did you mean 'viewer'" in error_of(r)["message"]
     ws = await ws_session(live, auth(live))
     try:
@@ -148,8 +157,12 @@ async def test_a_credential_revoked_on_an_open_socket_stops_at_the_next_operatio
     try:
         ok = await ws_call(ws, "1", "{ viewer { kind } }")
         assert ok[0]["payload"]["data"]["viewer"]["kind"] == "agent"
-        await asyncio.to_thread(live.data, "mutation($id:ID!){revokeAgentCredential(id:$id){active}}",
-                                {"id": live.ids["cred:ws-revoked"]}, live.tokens["owner"])
+        await asyncio.to_thread(
+            live.data,
+            "mutation($id:ID!){revokeAgentCredential(id:$id){active}}",
+            {"id": live.ids["cred:ws-revoked"]},
+            live.tokens["owner"],
+        )
         [msg] = await ws_call(ws, "2", "{ viewer { kind } }")
         assert msg["type"] == "error"
         assert msg["payload"][0]["extensions"]["code"] == "AGENT_CREDENTIAL_REVOKED"
@@ -225,11 +238,14 @@ def test_unknown_routes_are_enveloped_404s(live):
     _assert_enveloped(r, 404, "NOT_FOUND")
 
 
-@pytest.mark.parametrize("method,path,allowed", [
-    ("GET", "/v1/context-packs/stream", "POST"),
-    ("DELETE", "/graphql", "GET"),
-    ("PUT", "/api/v1/decisions", "POST"),
-])
+@pytest.mark.parametrize(
+    "method,path,allowed",
+    [
+        ("GET", "/v1/context-packs/stream", "POST"),
+        ("DELETE", "/graphql", "GET"),
+        ("PUT", "/api/v1/decisions", "POST"),
+    ],
+)
 def test_wrong_methods_are_enveloped_405s(live, method, path, allowed):
     r = httpx.request(method, f"{live.url}{path}", timeout=10)
     body = _assert_enveloped(r, 405, "METHOD_NOT_ALLOWED")
@@ -248,7 +264,10 @@ async def test_refused_websocket_handshakes_carry_an_envelope(live):
     response = refused.value.response
     assert response.status_code == 403
     body = json.loads(response.body)
-    assert body["errors"][0]["extensions"]["code"] == "FORBIDDEN" and "https://evil.example" in body["errors"][0]["message"]
+    assert (
+        body["errors"][0]["extensions"]["code"] == "FORBIDDEN"
+        and "https://evil.example" in body["errors"][0]["message"]
+    )
     env = body["extensions"]["envelope"]
     assert env["status"] == "REJECTED" and env["capability"] == "graphql:subscribe"
     assert response.headers["x-cairn-trace"] == env["traceId"]
@@ -264,15 +283,18 @@ async def test_cors_preflight_refusals_are_enveloped(tmp_path):
 
     app = create_app(Settings(data_dir=tmp_path, cors_origins=["https://app.example"]))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://cairn") as client:
-        ok = await client.options("/graphql", headers={"origin": "https://app.example",
-                                                       "access-control-request-method": "POST"})
+        ok = await client.options(
+            "/graphql", headers={"origin": "https://app.example", "access-control-request-method": "POST"}
+        )
         assert ok.status_code == 200 and ok.headers["access-control-allow-origin"] == "https://app.example"
-        r = await client.options("/graphql", headers={"origin": "https://evil.example",
-                                                      "access-control-request-method": "POST"})
+        r = await client.options(
+            "/graphql", headers={"origin": "https://evil.example", "access-control-request-method": "POST"}
+        )
         body = _assert_enveloped(r, 403, "FORBIDDEN", env_status="REJECTED")
         assert "origin 'https://evil.example' is not allowed" in body["errors"][0]["message"]
-        r = await client.options("/graphql", headers={"origin": "https://app.example",
-                                                      "access-control-request-method": "DELETE"})
+        r = await client.options(
+            "/graphql", headers={"origin": "https://app.example", "access-control-request-method": "DELETE"}
+        )
         body = _assert_enveloped(r, 403, "FORBIDDEN", env_status="REJECTED")
         assert "method 'DELETE' is not allowed (allowed: GET, POST)" in body["errors"][0]["message"]
 

@@ -23,7 +23,10 @@ from tests.graphql.test_packs import PACK_QUERY, STREAM_QUERY, _stream, error_of
 # (they passed every governance check). Written out by hand, not derived from the registry.
 # ---------------------------------------------------------------------------------------------
 
-PACK = ("query($i:ContextPackInput!){contextPack(input:$i){packId}}", {"i": {"task": "volcano", "retrieval": "LEXICAL"}})
+PACK = (
+    "query($i:ContextPackInput!){contextPack(input:$i){packId}}",
+    {"i": {"task": "volcano", "retrieval": "LEXICAL"}},
+)
 CALLS = {
     "contextPack": PACK,
     "document": ("query($id:ID!){document(id:$id){id}}", {"id": "@doc:volcano"}),
@@ -32,45 +35,70 @@ CALLS = {
     "operations": ("{operations{name}}", {}),
     "members": ("{members{id}}", {}),
     "agentCredentials": ("{agentCredentials{id}}", {}),
-    "createCollection": ("mutation{createCollection(name:\"table-test\"){id}}", {}),
-    "upsertDocument": ("mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){status}}",
-                       {"i": {"collectionId": "@coll:handbook", "externalId": "table-test", "text": "table test document"}}),
-    "deleteDocument": ("mutation{deleteDocument(id:\"doc_missing\"){deletedAt}}", {}),
-    "addMember": ("mutation{addMember(name:\"table-member\", role:\"viewer\"){token}}", {}),
-    "setMemberRole": ("mutation{setMemberRole(memberId:\"usr_missing\", role:\"viewer\"){id}}", {}),
-    "removeMember": ("mutation{removeMember(memberId:\"usr_missing\"){id}}", {}),
-    "createAgentCredential": ("mutation{createAgentCredential(input:{name:\"table\", expiresInDays:1, scopes:[\"context:read\"]}){token}}", {}),
-    "revokeAgentCredential": ("mutation{revokeAgentCredential(id:\"0000000000000000\"){id}}", {}),
-    "setAgentProfile": ("mutation{setAgentProfile(id:\"0000000000000000\", profile:{suggestOnly:[]}){id}}", {}),
+    "createCollection": ('mutation{createCollection(name:"table-test"){id}}', {}),
+    "upsertDocument": (
+        "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){status}}",
+        {"i": {"collectionId": "@coll:handbook", "externalId": "table-test", "text": "table test document"}},
+    ),
+    "deleteDocument": ('mutation{deleteDocument(id:"doc_missing"){deletedAt}}', {}),
+    "addMember": ('mutation{addMember(name:"table-member", role:"viewer"){token}}', {}),
+    "setMemberRole": ('mutation{setMemberRole(memberId:"usr_missing", role:"viewer"){id}}', {}),
+    "removeMember": ('mutation{removeMember(memberId:"usr_missing"){id}}', {}),
+    "createAgentCredential": (
+        'mutation{createAgentCredential(input:{name:"table", expiresInDays:1, scopes:["context:read"]}){token}}',
+        {},
+    ),
+    "revokeAgentCredential": ('mutation{revokeAgentCredential(id:"0000000000000000"){id}}', {}),
+    "setAgentProfile": ('mutation{setAgentProfile(id:"0000000000000000", profile:{suggestOnly:[]}){id}}', {}),
     "knowledgeNetworks": ("{knowledgeNetworks{id}}", {}),
-    "objectTypes": ("{objectTypes(knId:\"missing\"){knId}}", {}),
-    "objectInstances": ("{objectInstances(knId:\"missing\", otId:\"x\"){totalCount}}", {}),
-    "semanticRecall": ("{semanticRecall(knId:\"missing\", query:\"x\"){message}}", {}),
-    "loadKnowledgeNetwork": ("mutation($m:String!){loadKnowledgeNetwork(mapping:$m, files:[{name:\"a.csv\", content:\"x\\n1\\n\"}]){knId}}",
-                             {"m": "{id: tabletest, name: T, object_types: [{id: a, name: A, table: a, primary_key: [x], "
-                                   "properties: [{name: x, type: integer}]}]}"}),
+    "objectTypes": ('{objectTypes(knId:"missing"){knId}}', {}),
+    "objectInstances": ('{objectInstances(knId:"missing", otId:"x"){totalCount}}', {}),
+    "semanticRecall": ('{semanticRecall(knId:"missing", query:"x"){message}}', {}),
+    "loadKnowledgeNetwork": (
+        'mutation($m:String!){loadKnowledgeNetwork(mapping:$m, files:[{name:"a.csv", content:"x\\n1\\n"}]){knId}}',
+        {
+            "m": "{id: tabletest, name: T, object_types: [{id: a, name: A, table: a, primary_key: [x], "
+            "properties: [{name: x, type: integer}]}]}"
+        },
+    ),
     "startInteraction": ("mutation{startInteraction{interactionId}}", {}),
     # memory stays switched off in workspace A (tests/graphql/test_memory.py uses its own workspaces)
-    "rememberMemory": ("mutation{rememberMemory(input:{namespace:\"n\", text:\"table note\"}){superseded}}", {}),
-    "forgetMemory": ("mutation{forgetMemory(input:{memoryId:\"mem_missing\"}){deleted}}", {}),
-    "recallMemories": ("query{recallMemories(input:{query:\"table\"}){hidden}}", {}),
+    "rememberMemory": ('mutation{rememberMemory(input:{namespace:"n", text:"table note"}){superseded}}', {}),
+    "forgetMemory": ('mutation{forgetMemory(input:{memoryId:"mem_missing"}){deleted}}', {}),
+    "recallMemories": ('query{recallMemories(input:{query:"table"}){hidden}}', {}),
     "listMemories": ("{listMemories{hidden}}", {}),
     "memorySettings": ("{memorySettings{enabled}}", {}),
     "setMemorySettings": ("mutation{setMemorySettings(enabled:false){enabled}}", {}),
     "deleteAllMemories": ("mutation{deleteAllMemories{deleted}}", {}),
-    "createDecision": ("mutation{createDecision(input:{sessionId:\"sess_missing\", questions:[{type:CHOICE, "
-                       "instructions:\"ok?\", choices:[{value:true},{value:false}]}]}){id}}", {}),
-    "decision": ("{decision(id:\"dec_missing\"){id}}", {}),
-    "createSession": ("mutation{createSession(title:\"table\"){id}}", {}),
-    "appendSessionMessages": ("mutation{appendSessionMessages(sessionId:\"sess_missing\", "
-                              "messages:[{role:\"user\", content:\"x\"}]){id}}", {}),
-    "archiveSession": ("mutation{archiveSession(id:\"sess_missing\"){id}}", {}),
-    "session": ("{session(id:\"sess_missing\"){id}}", {}),
+    "createDecision": (
+        'mutation{createDecision(input:{sessionId:"sess_missing", questions:[{type:CHOICE, '
+        'instructions:"ok?", choices:[{value:true},{value:false}]}]}){id}}',
+        {},
+    ),
+    "decision": ('{decision(id:"dec_missing"){id}}', {}),
+    "createSession": ('mutation{createSession(title:"table"){id}}', {}),
+    "appendSessionMessages": (
+        'mutation{appendSessionMessages(sessionId:"sess_missing", messages:[{role:"user", content:"x"}]){id}}',
+        {},
+    ),
+    "archiveSession": ('mutation{archiveSession(id:"sess_missing"){id}}', {}),
+    "session": ('{session(id:"sess_missing"){id}}', {}),
     "sessions": ("{sessions{id}}", {}),
 }
-PRINCIPALS = ["none", "viewer", "editor", "admin", "owner",
-              "a:context:read", "a:queries:run", "a:replay:run", "a:gaps:report",
-              "a:memory:read", "a:memory:write", "a:decisions:run"]
+PRINCIPALS = [
+    "none",
+    "viewer",
+    "editor",
+    "admin",
+    "owner",
+    "a:context:read",
+    "a:queries:run",
+    "a:replay:run",
+    "a:gaps:report",
+    "a:memory:read",
+    "a:memory:write",
+    "a:decisions:run",
+]
 U, F, NA, SM, NF = "UNAUTHENTICATED", "FORBIDDEN", "AGENT_OPERATION_NOT_ALLOWED", "AGENT_SCOPE_MISSING", "NOT_FOUND"
 MD = "AGENT_MEMORY_DISABLED"
 READ = ["OK", "OK", "OK", "OK"]
@@ -122,8 +150,15 @@ def tokens(live):
     out = {"none": None}
     for role in ("viewer", "editor", "admin", "owner"):
         out[role] = live.tokens[role]
-    for scope in ("context:read", "queries:run", "replay:run", "gaps:report", "memory:read", "memory:write",
-                  "decisions:run"):
+    for scope in (
+        "context:read",
+        "queries:run",
+        "replay:run",
+        "gaps:report",
+        "memory:read",
+        "memory:write",
+        "decisions:run",
+    ):
         out[f"a:{scope}"] = _agent(live, f"table-{scope}", [scope])
     return out
 
@@ -173,24 +208,33 @@ async def test_subscription_by_principal(live, tokens):
 def test_ndjson_route_by_principal(live, tokens):
     for who, status in {"viewer": 200, "a:context:read": 200, "a:queries:run": 403, "none": 401}.items():
         headers = {"Authorization": f"Bearer {tokens[who]}"} if tokens[who] else {}
-        r = httpx.post(f"{live.url}/v1/context-packs/stream", json={"task": "volcano", "retrieval": "LEXICAL"},
-                       headers=headers, timeout=30)
+        r = httpx.post(
+            f"{live.url}/v1/context-packs/stream",
+            json={"task": "volcano", "retrieval": "LEXICAL"},
+            headers=headers,
+            timeout=30,
+        )
         assert r.status_code == status, (who, r.text)
 
 
 # --------------------------------------------------------------------------- browser refusal
 
 
-@pytest.mark.parametrize("header", [{"Origin": "https://evil.example"}, {"Sec-Fetch-Mode": "cors"},
-                                    {"Sec-Fetch-Site": "cross-site"}])
+@pytest.mark.parametrize(
+    "header", [{"Origin": "https://evil.example"}, {"Sec-Fetch-Mode": "cors"}, {"Sec-Fetch-Site": "cross-site"}]
+)
 def test_agent_credentials_are_refused_from_browsers(live, header):
     q, v = PACK
     r = live.gql(q, v, live.tokens["agent"], headers=header)
     assert r.status_code == 403
     assert error_of(r)["extensions"]["code"] == "AGENT_BROWSER_REQUEST_REFUSED"
     assert r.json()["extensions"]["envelope"]["status"] == "REJECTED"
-    r = httpx.post(f"{live.url}/v1/context-packs/stream", json={"task": "volcano"},
-                   headers={"Authorization": f"Bearer {live.tokens['agent']}", **header}, timeout=30)
+    r = httpx.post(
+        f"{live.url}/v1/context-packs/stream",
+        json={"task": "volcano"},
+        headers={"Authorization": f"Bearer {live.tokens['agent']}", **header},
+        timeout=30,
+    )
     assert r.status_code == 403 and r.json()["errors"][0]["extensions"]["code"] == "AGENT_BROWSER_REQUEST_REFUSED"
     # a member token may come from a browser
     r = live.gql(q, v, live.tokens["viewer"], headers=header)
@@ -199,12 +243,20 @@ def test_agent_credentials_are_refused_from_browsers(live, header):
 
 async def test_agent_credentials_are_refused_from_browser_websockets(live):
     origin = live.url  # same origin: the handshake is accepted, the credential is not
-    async with websockets.connect(live.ws_url, subprotocols=["graphql-transport-ws"],
-                                  origin=origin) as ws:
-        await ws.send(json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {live.tokens['agent']}"}}))
+    async with websockets.connect(live.ws_url, subprotocols=["graphql-transport-ws"], origin=origin) as ws:
+        await ws.send(
+            json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {live.tokens['agent']}"}})
+        )
         await ws.recv()
-        await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {"query": STREAM_QUERY,
-                                  "variables": {"i": {"task": "volcano"}}}}))
+        await ws.send(
+            json.dumps(
+                {
+                    "id": "1",
+                    "type": "subscribe",
+                    "payload": {"query": STREAM_QUERY, "variables": {"i": {"task": "volcano"}}},
+                }
+            )
+        )
         msg = json.loads(await asyncio.wait_for(ws.recv(), 30))
         errors = msg["payload"] if msg["type"] == "error" else msg["payload"]["errors"]
         assert errors[0]["extensions"]["code"] == "AGENT_BROWSER_REQUEST_REFUSED"
@@ -217,8 +269,11 @@ def test_revocation_is_immediate(live):
     token = _agent(live, "to-revoke", ["context:read"])
     q, v = PACK
     assert not live.gql(q, v, token).json().get("errors")
-    live.data("mutation($id:ID!){revokeAgentCredential(id:$id){active revokedAt}}",
-              {"id": live.ids["cred:to-revoke"]}, live.tokens["owner"])
+    live.data(
+        "mutation($id:ID!){revokeAgentCredential(id:$id){active revokedAt}}",
+        {"id": live.ids["cred:to-revoke"]},
+        live.tokens["owner"],
+    )
     r = live.gql(q, v, token)
     assert r.status_code == 401 and error_of(r)["extensions"]["code"] == "AGENT_CREDENTIAL_REVOKED"
 
@@ -228,8 +283,11 @@ async def test_expired_credentials_are_refused(live):
     db = Database(live.settings.resolved_database_url)
     try:
         async with db.session() as s:
-            await s.execute(update(AgentCredential).where(AgentCredential.id == live.ids["cred:to-expire"])
-                            .values(expires_at=utcnow() - timedelta(seconds=1)))
+            await s.execute(
+                update(AgentCredential)
+                .where(AgentCredential.id == live.ids["cred:to-expire"])
+                .values(expires_at=utcnow() - timedelta(seconds=1))
+            )
     finally:
         await db.dispose()
     q, v = PACK
@@ -238,14 +296,16 @@ async def test_expired_credentials_are_refused(live):
 
 
 def test_authority_lost_when_the_creator_is_demoted_or_removed(live):
-    admin_token = live.data("mutation{addMember(name:\"temp-admin\", role:\"admin\"){token member{id}}}",
-                            None, live.tokens["owner"])["addMember"]
+    admin_token = live.data(
+        'mutation{addMember(name:"temp-admin", role:"admin"){token member{id}}}', None, live.tokens["owner"]
+    )["addMember"]
     member_id = admin_token["member"]["id"]
     agent = _agent(live, "from-temp-admin", ["context:read", "queries:run"], token=admin_token["token"])
     docs_pack = {"i": {"task": "volcano", "filters": {"sources": ["DOCUMENTS"]}}}
     assert not live.gql(PACK_QUERY, docs_pack, agent).json().get("errors")
-    live.data("mutation($m:ID!){setMemberRole(memberId:$m, role:\"viewer\"){role}}", {"m": member_id},
-              live.tokens["owner"])
+    live.data(
+        'mutation($m:ID!){setMemberRole(memberId:$m, role:"viewer"){role}}', {"m": member_id}, live.tokens["owner"]
+    )
     r = live.gql(PACK_QUERY, docs_pack, agent)
     assert error_of(r)["extensions"]["code"] == "AGENT_CREDENTIAL_AUTHORITY_LOST"
     q, v = PACK
@@ -267,8 +327,11 @@ def test_creation_rules(live):
     assert error_of(r)["extensions"]["code"] == "NOT_FOUND" and error_of(r)["extensions"]["field"] == "contextSetId"
     # an admin cannot mint what it could not do itself? admins hold every scope's permissions;
     # defaults: context:read queries:run replay:run; memory and decisions off
-    r = live.data(m.replace("{token}", "{token credential{scopes profile{grantedCapabilities hardBoundaries}}}"),
-                  {"i": {"name": "defaults", "expiresInDays": 5}}, live.tokens["admin"])
+    r = live.data(
+        m.replace("{token}", "{token credential{scopes profile{grantedCapabilities hardBoundaries}}}"),
+        {"i": {"name": "defaults", "expiresInDays": 5}},
+        live.tokens["admin"],
+    )
     cred = r["createAgentCredential"]
     assert cred["credential"]["scopes"] == ["context:read", "queries:run", "replay:run"]
     assert "context:pack" in cred["credential"]["profile"]["grantedCapabilities"]
@@ -280,8 +343,12 @@ def test_creation_rules(live):
 
 def test_fifty_active_credentials_per_retaining_workspace(live):
     m = "mutation($i:CreateAgentCredentialInput!){createAgentCredential(input:$i){credential{id}}}"
-    ids = [live.data(m, {"i": {"name": f"cap-{i}", "expiresInDays": 1}}, live.tokens["ownerCap"])
-           ["createAgentCredential"]["credential"]["id"] for i in range(50)]
+    ids = [
+        live.data(m, {"i": {"name": f"cap-{i}", "expiresInDays": 1}}, live.tokens["ownerCap"])["createAgentCredential"][
+            "credential"
+        ]["id"]
+        for i in range(50)
+    ]
     r = live.gql(m, {"i": {"name": "cap-51", "expiresInDays": 1}}, live.tokens["ownerCap"])
     err = error_of(r)
     assert err["extensions"]["code"] == "AGENT_CREDENTIAL_LIMIT" and err["extensions"]["limit"] == 50
@@ -298,8 +365,10 @@ def _profiled(live, name: str, profile: dict) -> str:
 
 def test_boundary_blocked_by_hard_boundary_and_by_not_granted(live):
     q, v = PACK
-    for name, profile in (("hard", {"hardBoundaries": ["context:pack"]}),
-                          ("ungranted", {"grantedCapabilities": ["document:read"]})):
+    for name, profile in (
+        ("hard", {"hardBoundaries": ["context:pack"]}),
+        ("ungranted", {"grantedCapabilities": ["document:read"]}),
+    ):
         r = live.gql(q, v, _profiled(live, name, profile))
         err = error_of(r)
         assert err["extensions"]["code"] == "BOUNDARY_BLOCKED"
@@ -336,9 +405,11 @@ def test_boundary_suggest_only_returns_a_proposal(live):
     r = live.gql(q, v, token)
     err = error_of(r)
     assert err["extensions"]["code"] == "BOUNDARY_SUGGEST_ONLY"
-    assert err["extensions"]["proposal"] == {"operation": "contextPack", "capability": "context:pack",
-                                             "arguments": {"input": {**v["i"], "budget": None, "asOf": None,
-                                                                     "filters": None, "contextSetId": None}}}
+    assert err["extensions"]["proposal"] == {
+        "operation": "contextPack",
+        "capability": "context:pack",
+        "arguments": {"input": {**v["i"], "budget": None, "asOf": None, "filters": None, "contextSetId": None}},
+    }
 
 
 def test_boundary_allowed_is_recorded_in_the_envelope(live):
@@ -356,8 +427,9 @@ def test_trace_ids_are_carried_through(live):
     r = live.gql(q, v, live.tokens["agent"], headers={"x-cairn-trace": "trace_agent-hop-1"})
     assert r.json()["extensions"]["envelope"]["traceId"] == "trace_agent-hop-1"
     assert r.headers["x-cairn-trace"] == "trace_agent-hop-1"
-    r = live.gql(q, v, live.tokens["agent"],
-                 headers={"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"})
+    r = live.gql(
+        q, v, live.tokens["agent"], headers={"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+    )
     assert r.json()["extensions"]["envelope"]["traceId"] == "trace_0af7651916cd43dd8448eb211c80319c"
 
 
@@ -388,8 +460,11 @@ async def test_nothing_of_workspace_a_is_reachable_from_b(live):
         r = live.gql(PACK_QUERY, {"i": {"task": "x", "filters": {"collectionIds": [live.ids["coll:finance"]]}}}, token)
         assert error_of(r)["extensions"]["code"] == "NOT_FOUND"
         assert live.data("{collections{id}}", None, token)["collections"] == []
-    r = live.gql("mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){status}}",
-                 {"i": {"collectionId": live.ids["coll:finance"], "externalId": "x", "text": "intrusion"}}, b_owner)
+    r = live.gql(
+        "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){status}}",
+        {"i": {"collectionId": live.ids["coll:finance"], "externalId": "x", "text": "intrusion"}},
+        b_owner,
+    )
     assert error_of(r)["extensions"]["code"] == "NOT_FOUND"
     r = live.gql("mutation($id:ID!){deleteDocument(id:$id){deletedAt}}", {"id": live.ids["doc:volcano"]}, b_owner)
     assert error_of(r)["extensions"]["code"] == "NOT_FOUND"
@@ -397,9 +472,13 @@ async def test_nothing_of_workspace_a_is_reachable_from_b(live):
     assert error_of(r)["extensions"]["code"] == "NOT_FOUND"
     events = await _stream(live, {"i": {"task": "Mount Etna volcano Sicily"}}, b_agent)
     assert [e["__typename"] for e in events] == ["PackHeader", "PackFooter"]
-    r = await asyncio.to_thread(httpx.post, f"{live.url}/v1/context-packs/stream",
-                                json={"task": "Mount Etna volcano Sicily"},
-                                headers={"Authorization": f"Bearer {b_agent}"}, timeout=30)
+    r = await asyncio.to_thread(
+        httpx.post,
+        f"{live.url}/v1/context-packs/stream",
+        json={"task": "Mount Etna volcano Sicily"},
+        headers={"Authorization": f"Bearer {b_agent}"},
+        timeout=30,
+    )
     assert [json.loads(line)["type"] for line in r.text.splitlines()] == ["header", "footer"]
 
 
@@ -417,12 +496,18 @@ async def test_cors_allow_list_for_member_browsers(tmp_path):
     app = create_app(Settings(data_dir=tmp_path, cors_origins=["https://ui.example"]))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://cairn") as client:
-        ok = await client.options("/graphql", headers={"Origin": "https://ui.example",
-                                                       "Access-Control-Request-Method": "POST",
-                                                       "Access-Control-Request-Headers": "authorization,content-type"})
+        ok = await client.options(
+            "/graphql",
+            headers={
+                "Origin": "https://ui.example",
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization,content-type",
+            },
+        )
         assert ok.headers["access-control-allow-origin"] == "https://ui.example"
-        bad = await client.options("/graphql", headers={"Origin": "https://evil.example",
-                                                        "Access-Control-Request-Method": "POST"})
+        bad = await client.options(
+            "/graphql", headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"}
+        )
         assert "access-control-allow-origin" not in bad.headers
 
 

@@ -17,17 +17,20 @@ def post(live, content: bytes, *, token: str | None = None, ctype: str = "applic
     return httpx.post(f"{live.url}/graphql", content=content, headers=headers, timeout=30)
 
 
-@pytest.mark.parametrize("content,ctype,status", [
-    (b'"x"', "application/json", 400),
-    (b"null", "application/json", 400),
-    (b"{not json", "application/json", 400),
-    (b"\xff\xfe{}", "application/json", 400),
-    (b"[" * 100_000 + b"]" * 100_000, "application/json", 400),
-    (b'[{"query":"{viewer{kind}}"}]', "application/json", 400),
-    (b'{"query":""}', "application/json", 400),
-    (b'{"query":"{viewer{kind}}","variables":[1]}', "application/json", 400),
-    (b"query=%7Bviewer%7Bkind%7D%7D", "application/x-www-form-urlencoded", 415),
-])
+@pytest.mark.parametrize(
+    "content,ctype,status",
+    [
+        (b'"x"', "application/json", 400),
+        (b"null", "application/json", 400),
+        (b"{not json", "application/json", 400),
+        (b"\xff\xfe{}", "application/json", 400),
+        (b"[" * 100_000 + b"]" * 100_000, "application/json", 400),
+        (b'[{"query":"{viewer{kind}}"}]', "application/json", 400),
+        (b'{"query":""}', "application/json", 400),
+        (b'{"query":"{viewer{kind}}","variables":[1]}', "application/json", 400),
+        (b"query=%7Bviewer%7Bkind%7D%7D", "application/x-www-form-urlencoded", 415),
+    ],
+)
 def test_malformed_bodies_are_coded_and_enveloped(live, content, ctype, status):
     r = post(live, content, token=live.tokens["agent"], ctype=ctype)
     assert r.status_code == status, r.text[:300]
@@ -41,8 +44,12 @@ def test_oversized_bodies_are_refused_before_reading_them_whole(live):
     big = b'{"query":"{viewer{kind}}","variables":{"pad":"' + b"x" * (300 * 1024) + b'"}}'
     r = post(live, big, token=live.tokens["agent"])
     assert r.status_code == 413 and error_of(r)["extensions"]["limit"] == 256 * 1024
-    r = httpx.post(f"{live.url}/v1/context-packs/stream", content=b'{"task":"' + b"x" * 70_000 + b'"}',
-                   headers={"Authorization": f"Bearer {live.tokens['agent']}"}, timeout=30)
+    r = httpx.post(
+        f"{live.url}/v1/context-packs/stream",
+        content=b'{"task":"' + b"x" * 70_000 + b'"}',
+        headers={"Authorization": f"Bearer {live.tokens['agent']}"},
+        timeout=30,
+    )
     assert r.status_code == 413
 
 
@@ -57,14 +64,17 @@ def test_unauthenticated_requests_are_refused_before_parsing(live):
     assert r.status_code == 401  # auth before input validation
 
 
-@pytest.mark.parametrize("variables,field_hint", [
-    ({"i": {"task": "x", "budget": {"maxTokens": "300"}}}, "maxTokens"),
-    ({"i": {"task": "x", "budget": {"maxTokens": 300.5}}}, "maxTokens"),
-    ({"i": {"task": "x", "foo": 1}}, "foo"),
-    ({"i": {"task": "x", "retrieval": "SPARSE"}}, "retrieval"),
-    ({"i": {"task": "x", "asOf": {"validTime": "yesterday"}}}, "validTime"),
-    ({}, "$i"),
-])
+@pytest.mark.parametrize(
+    "variables,field_hint",
+    [
+        ({"i": {"task": "x", "budget": {"maxTokens": "300"}}}, "maxTokens"),
+        ({"i": {"task": "x", "budget": {"maxTokens": 300.5}}}, "maxTokens"),
+        ({"i": {"task": "x", "foo": 1}}, "foo"),
+        ({"i": {"task": "x", "retrieval": "SPARSE"}}, "retrieval"),
+        ({"i": {"task": "x", "asOf": {"validTime": "yesterday"}}}, "validTime"),
+        ({}, "$i"),
+    ],
+)
 def test_variable_coercion_errors_are_bad_user_input(live, variables, field_hint):
     r = live.gql(PACK_QUERY, variables, live.tokens["agent"])
     err = error_of(r)
@@ -73,17 +83,34 @@ def test_variable_coercion_errors_are_bad_user_input(live, variables, field_hint
 
 
 def test_unpaired_surrogates_are_refused_up_front(live):
-    r = post(live, b'{"query":"query($i:ContextPackInput!){contextPack(input:$i){packId}}",'
-                   b'"variables":{"i":{"task":"a \\ud800 b"}}}', token=live.tokens["agent"])
+    r = post(
+        live,
+        b'{"query":"query($i:ContextPackInput!){contextPack(input:$i){packId}}",'
+        b'"variables":{"i":{"task":"a \\ud800 b"}}}',
+        token=live.tokens["agent"],
+    )
     assert error_of(r)["extensions"] == {"code": "BAD_USER_INPUT", "field": "input.task"}
-    r = live.gql("mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){status}}",
-                 {"i": {"collectionId": live.ids["coll:finance"], "externalId": "naive", "text": "t",
-                        "validFrom": "2025-01-01T00:00:00"}}, live.tokens["owner"])
+    r = live.gql(
+        "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){status}}",
+        {
+            "i": {
+                "collectionId": live.ids["coll:finance"],
+                "externalId": "naive",
+                "text": "t",
+                "validFrom": "2025-01-01T00:00:00",
+            }
+        },
+        live.tokens["owner"],
+    )
     assert error_of(r)["extensions"]["field"] == "input.validFrom"
 
 
 def test_at_most_two_packs_per_request(live):
-    q = "{ " + " ".join(f'p{i}: contextPack(input:{{task:"x", retrieval: LEXICAL}}) {{ packId }}' for i in range(3)) + " }"
+    q = (
+        "{ "
+        + " ".join(f'p{i}: contextPack(input:{{task:"x", retrieval: LEXICAL}}) {{ packId }}' for i in range(3))
+        + " }"
+    )
     r = live.gql(q, None, live.tokens["agent"])
     err = error_of(r)
     assert err["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED" and "at most 2 contextPack" in err["message"]
@@ -91,14 +118,16 @@ def test_at_most_two_packs_per_request(live):
 
 def test_the_last_owner_cannot_leave_or_step_down(live):
     me = live.data("{viewer{id}}", None, live.tokens["ownerB"])["viewer"]["id"]
-    r = live.gql("mutation($m:ID!){setMemberRole(memberId:$m, role:\"viewer\"){role}}", {"m": me}, live.tokens["ownerB"])
+    r = live.gql('mutation($m:ID!){setMemberRole(memberId:$m, role:"viewer"){role}}', {"m": me}, live.tokens["ownerB"])
     assert error_of(r)["extensions"]["code"] == "LAST_OWNER"
 
 
 def test_profiles_only_name_known_capabilities(live):
-    r = live.gql("mutation($i:CreateAgentCredentialInput!){createAgentCredential(input:$i){token}}",
-                 {"i": {"name": "x", "expiresInDays": 1, "profile": {"suggestOnly": ["context:pakc"]}}},
-                 live.tokens["owner"])
+    r = live.gql(
+        "mutation($i:CreateAgentCredentialInput!){createAgentCredential(input:$i){token}}",
+        {"i": {"name": "x", "expiresInDays": 1, "profile": {"suggestOnly": ["context:pakc"]}}},
+        live.tokens["owner"],
+    )
     err = error_of(r)
     assert err["extensions"]["code"] == "BAD_USER_INPUT" and err["extensions"]["field"] == "profile.suggestOnly"
 
@@ -119,17 +148,24 @@ def test_several_operations_need_an_operation_name_and_nothing_runs(live):
     assert "operationName" in r.json()["errors"][0]["message"]
     names = [c["name"] for c in live.data("{ collections { name } }", token=live.tokens["owner"])["collections"]]
     assert "never-made" not in names
-    named = httpx.post(f"{live.url}/graphql", json={"query": doc, "operationName": "Q"},
-                       headers={"Authorization": f"Bearer {live.tokens['owner']}"}, timeout=30)
+    named = httpx.post(
+        f"{live.url}/graphql",
+        json={"query": doc, "operationName": "Q"},
+        headers={"Authorization": f"Bearer {live.tokens['owner']}"},
+        timeout=30,
+    )
     assert named.json()["data"] == {"__typename": "Query"}
 
 
-@pytest.mark.parametrize("content,ctype,status,field", [
-    (b'{"task":"x","task":"y"}', "application/json", 400, "task"),
-    (b'{"task":"x"}', "text/plain", 415, None),
-    (b'{"task":"x"}', None, 415, None),
-    (b'task=x', "application/x-www-form-urlencoded", 415, None),
-])
+@pytest.mark.parametrize(
+    "content,ctype,status,field",
+    [
+        (b'{"task":"x","task":"y"}', "application/json", 400, "task"),
+        (b'{"task":"x"}', "text/plain", 415, None),
+        (b'{"task":"x"}', None, 415, None),
+        (b"task=x", "application/x-www-form-urlencoded", 415, None),
+    ],
+)
 def test_the_ndjson_route_takes_one_json_object_only(live, content, ctype, status, field):
     headers = {"Authorization": f"Bearer {live.tokens['agent']}"}
     if ctype:
@@ -154,8 +190,12 @@ def test_nested_fragment_documents_are_refused_over_http(live):
     err = error_of(r)
     assert err["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
     assert "the limit is 10,000" in err["message"]
-    r = httpx.get(f"{live.url}/graphql", params={"query": _nested_fragments(30)},
-                  headers={"Authorization": f"Bearer {live.tokens['agent']}"}, timeout=30)
+    r = httpx.get(
+        f"{live.url}/graphql",
+        params={"query": _nested_fragments(30)},
+        headers={"Authorization": f"Bearer {live.tokens['agent']}"},
+        timeout=30,
+    )
     assert r.status_code == 400 and "the limit is 10,000" in error_of(r)["message"]
 
 
@@ -165,7 +205,9 @@ async def test_nested_fragment_documents_are_refused_over_the_websocket(live):
     import websockets
 
     async with websockets.connect(live.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
-        await ws.send(json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {live.tokens['agent']}"}}))
+        await ws.send(
+            json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {live.tokens['agent']}"}})
+        )
         assert json.loads(await ws.recv())["type"] == "connection_ack"
         await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {"query": _nested_fragments(30)}}))
         msg = json.loads(await asyncio.wait_for(ws.recv(), 10))

@@ -20,12 +20,18 @@ from app.identity import service as identity
 from tests import factories
 from tests.graphql.conftest import _agent
 
-REMEMBER = ("mutation($i:RememberMemoryInput!){rememberMemory(input:$i){superseded masked{kind count} "
-            "memory{id namespace key text version type evidence trust sourceState recordedAt "
-            "citations{passageId passageSha256 sourceState}}}}")
-RECALL = ("query($i:RecallMemoriesInput!){recallMemories(input:$i){hidden candidates "
-          "legs{name status detail} memories{score ranks{bm25 vector entity} memory{id text key version}}}}")
-LIST = "query($i:ListMemoriesInput){listMemories(input:$i){hidden nextCursor memories{id text key version sourceState}}}"
+REMEMBER = (
+    "mutation($i:RememberMemoryInput!){rememberMemory(input:$i){superseded masked{kind count} "
+    "memory{id namespace key text version type evidence trust sourceState recordedAt "
+    "citations{passageId passageSha256 sourceState}}}}"
+)
+RECALL = (
+    "query($i:RecallMemoriesInput!){recallMemories(input:$i){hidden candidates "
+    "legs{name status detail} memories{score ranks{bm25 vector entity} memory{id text key version}}}}"
+)
+LIST = (
+    "query($i:ListMemoriesInput){listMemories(input:$i){hidden nextCursor memories{id text key version sourceState}}}"
+)
 FORGET = "mutation($i:ForgetMemoryInput!){forgetMemory(input:$i){deleted}}"
 MEM_SCOPES = ["context:read", "memory:read", "memory:write"]
 
@@ -41,7 +47,8 @@ async def _workspace(url: str, name: str, *, retaining: bool = True) -> dict[str
                 m, t = await identity.create_member(s, workspace_id=ws.id, name=who, role=role)
                 out[who], out[f"id:{who}"] = t.token, m.id
                 _c, out[f"{who}Agent"] = await factories.credential(
-                    s, creator=factories.member_principal(m), name=f"{who}-agent", scopes=MEM_SCOPES)
+                    s, creator=factories.member_principal(m), name=f"{who}-agent", scopes=MEM_SCOPES
+                )
     finally:
         await db.dispose()
     return out
@@ -54,8 +61,9 @@ def mw(live):
     t = asyncio.run(_workspace(url, "memco"))
     t["off"] = asyncio.run(_workspace(url, "memoff"))
     t["nr"] = asyncio.run(_workspace(url, "memnr", retaining=False))
-    data = live.data("mutation{setMemorySettings(enabled:true, retentionDays:30){enabled retentionDays retaining}}",
-                     token=t["owner"])
+    data = live.data(
+        "mutation{setMemorySettings(enabled:true, retentionDays:30){enabled retentionDays retaining}}", token=t["owner"]
+    )
     assert data["setMemorySettings"] == {"enabled": True, "retentionDays": 30, "retaining": True}
     return t
 
@@ -73,41 +81,64 @@ def test_switch_off_by_default_and_non_retaining(live, mw):
     r = live.gql(REMEMBER, {"i": {"namespace": "n", "text": "hello"}}, off["aliceAgent"])
     assert r.status_code == 403 and _code(r) == "AGENT_MEMORY_DISABLED"
     assert live.data("{memorySettings{enabled retentionDays}}", token=off["owner"])["memorySettings"] == {
-        "enabled": False, "retentionDays": 90}
+        "enabled": False,
+        "retentionDays": 90,
+    }
     # a member can always list their own (nothing), an agent cannot while the switch is off
     assert live.data(LIST, {}, off["alice"])["listMemories"]["memories"] == []
     assert _code(live.gql(LIST, {}, off["aliceAgent"])) == "AGENT_MEMORY_DISABLED"
     r = live.gql(RECALL, {"i": {"query": "x"}}, nr["aliceAgent"])
     assert r.status_code == 403 and _code(r) == "NON_RETAINING_WORKSPACE"
-    assert _code(live.gql("mutation{setMemorySettings(enabled:true){enabled}}", token=nr["owner"])) == "NON_RETAINING_WORKSPACE"
+    assert (
+        _code(live.gql("mutation{setMemorySettings(enabled:true){enabled}}", token=nr["owner"]))
+        == "NON_RETAINING_WORKSPACE"
+    )
     r = live.gql("mutation{setMemorySettings(retentionDays:366){enabled}}", token=off["owner"])
     assert _code(r) == "BAD_USER_INPUT" and r.json()["errors"][0]["extensions"]["limit"] == "1-365"
     assert _code(live.gql("mutation{setMemorySettings(enabled:true){enabled}}", token=off["alice"])) == "FORBIDDEN"
 
 
 def test_remember_masks_and_supersedes(live, mw):
-    one = _remember(live, mw["aliceAgent"], namespace="contacts", key="dana",
-                    text="Dana from Globex: dana@globex.example, +972-52-123-4567, card 4111 1111 1111 1111")
+    one = _remember(
+        live,
+        mw["aliceAgent"],
+        namespace="contacts",
+        key="dana",
+        text="Dana from Globex: dana@globex.example, +972-52-123-4567, card 4111 1111 1111 1111",
+    )
     m = one["memory"]
     assert m["text"] == "Dana from Globex: [EMAIL_1], [PHONE_1], card [CARD_1]"
     assert {x["kind"]: x["count"] for x in one["masked"]} == {"CARD": 1, "EMAIL": 1, "PHONE": 1}
-    assert (m["type"], m["evidence"], m["trust"], m["version"], one["superseded"]) == ("memory", False, "UNTRUSTED", 1, 0)
+    assert (m["type"], m["evidence"], m["trust"], m["version"], one["superseded"]) == (
+        "memory",
+        False,
+        "UNTRUSTED",
+        1,
+        0,
+    )
     two = _remember(live, mw["aliceAgent"], namespace="contacts", key="dana", text="Dana moved to Initech")
     assert (two["superseded"], two["memory"]["version"]) == (1, 2)
     page = live.data(LIST, {"i": {"namespace": "contacts", "key": "dana"}}, mw["aliceAgent"])["listMemories"]
     assert [x["text"] for x in page["memories"]] == ["Dana moved to Initech"]
 
 
-@pytest.mark.parametrize("inp,code,field", [
-    ({"namespace": "n", "text": "dana@globex.example +44 20 7946 0958"}, "AGENT_MEMORY_EMPTY", "text"),
-    ({"namespace": "dana@globex.example", "text": "x"}, "AGENT_MEMORY_PERSONAL_DATA", "input.namespace"),
-    ({"namespace": "n", "key": "call 052-123-4567", "text": "x"}, "AGENT_MEMORY_PERSONAL_DATA", "input.key"),
-    ({"namespace": "n", "text": "x" * 1001}, "BAD_USER_INPUT", "input.text"),
-    ({"namespace": "n" * 65, "text": "x"}, "BAD_USER_INPUT", "input.namespace"),
-    ({"namespace": "n", "key": "k" * 121, "text": "x"}, "BAD_USER_INPUT", "input.key"),
-    ({"namespace": "n", "text": "x", "citations": [f"psg_{i}" for i in range(21)]}, "BAD_USER_INPUT", "input.citations"),
-    ({"namespace": "n", "text": "x", "citations": ["psg_missing"]}, "BAD_USER_INPUT", "citations[0]"),
-])
+@pytest.mark.parametrize(
+    "inp,code,field",
+    [
+        ({"namespace": "n", "text": "dana@globex.example +44 20 7946 0958"}, "AGENT_MEMORY_EMPTY", "text"),
+        ({"namespace": "dana@globex.example", "text": "x"}, "AGENT_MEMORY_PERSONAL_DATA", "input.namespace"),
+        ({"namespace": "n", "key": "call 052-123-4567", "text": "x"}, "AGENT_MEMORY_PERSONAL_DATA", "input.key"),
+        ({"namespace": "n", "text": "x" * 1001}, "BAD_USER_INPUT", "input.text"),
+        ({"namespace": "n" * 65, "text": "x"}, "BAD_USER_INPUT", "input.namespace"),
+        ({"namespace": "n", "key": "k" * 121, "text": "x"}, "BAD_USER_INPUT", "input.key"),
+        (
+            {"namespace": "n", "text": "x", "citations": [f"psg_{i}" for i in range(21)]},
+            "BAD_USER_INPUT",
+            "input.citations",
+        ),
+        ({"namespace": "n", "text": "x", "citations": ["psg_missing"]}, "BAD_USER_INPUT", "citations[0]"),
+    ],
+)
 def test_remember_refusals(live, mw, inp, code, field):
     r = live.gql(REMEMBER, {"i": inp}, mw["aliceAgent"])
     err = r.json()["errors"][0]
@@ -116,22 +147,33 @@ def test_remember_refusals(live, mw, inp, code, field):
 
 
 def test_privacy_on_every_operation_and_channel(live, mw):
-    col = live.data("mutation{createCollection(name:\"falcon\"){id}}", token=mw["owner"])["createCollection"]["id"]
-    doc = live.data("mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId}}",
-                    {"i": {"collectionId": col, "externalId": "brief", "text": "Project Falcon is led by Miriam Adler."}},
-                    mw["owner"])["upsertDocument"]["documentId"]
-    pid = live.data("query($id:ID!){document(id:$id){versions{passages{passageId}}}}", {"id": doc},
-                    mw["owner"])["document"]["versions"][0]["passages"][0]["passageId"]
+    col = live.data('mutation{createCollection(name:"falcon"){id}}', token=mw["owner"])["createCollection"]["id"]
+    doc = live.data(
+        "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId}}",
+        {"i": {"collectionId": col, "externalId": "brief", "text": "Project Falcon is led by Miriam Adler."}},
+        mw["owner"],
+    )["upsertDocument"]["documentId"]
+    pid = live.data("query($id:ID!){document(id:$id){versions{passages{passageId}}}}", {"id": doc}, mw["owner"])[
+        "document"
+    ]["versions"][0]["passages"][0]["passageId"]
     secret = "Project Falcon codeword is tangerine; Falcon ships in Lisbon"
     mine = _remember(live, mw["aliceAgent"], namespace="work", key="falcon", text=secret, citations=[pid])["memory"]
     # Bob and the owner keep near-identical memories citing the same passage, so every leg
     # (BM25, cosine, entities of the cited passage) has candidates to rank
     for who in ("bobAgent", "ownerAgent"):
-        _remember(live, mw[who], namespace="work", key="falcon", text="Project Falcon codeword is orange; Falcon in Lisbon",
-                  citations=[pid])
+        _remember(
+            live,
+            mw[who],
+            namespace="work",
+            key="falcon",
+            text="Project Falcon codeword is orange; Falcon in Lisbon",
+            citations=[pid],
+        )
     asof = (datetime.now(UTC) + timedelta(seconds=1)).isoformat()
     for who in ("bob", "bobAgent", "owner", "ownerAgent"):
-        rec = live.data(RECALL, {"i": {"query": "Falcon codeword tangerine Lisbon Miriam Adler"}}, mw[who])["recallMemories"]
+        rec = live.data(RECALL, {"i": {"query": "Falcon codeword tangerine Lisbon Miriam Adler"}}, mw[who])[
+            "recallMemories"
+        ]
         assert rec["candidates"] == 1, who  # only their own
         assert {lg["name"]: lg["status"] for lg in rec["legs"]} == {"bm25": "USED", "vector": "USED", "entity": "USED"}
         assert rec["memories"][0]["ranks"] == {"bm25": 1, "vector": 1, "entity": 1}, who  # their own, on every leg
@@ -145,7 +187,9 @@ def test_privacy_on_every_operation_and_channel(live, mw):
         assert all("tangerine" not in x["memory"]["text"] for x in rec["memories"]), who
         assert _code(live.gql(FORGET, {"i": {"memoryId": mine["id"]}}, mw[who])) == "NOT_FOUND"
     # Alice (her agent and her member token) finds it first on every leg
-    rec = live.data(RECALL, {"i": {"query": "Falcon codeword tangerine Lisbon Miriam Adler"}}, mw["aliceAgent"])["recallMemories"]
+    rec = live.data(RECALL, {"i": {"query": "Falcon codeword tangerine Lisbon Miriam Adler"}}, mw["aliceAgent"])[
+        "recallMemories"
+    ]
     top = rec["memories"][0]
     assert top["memory"]["id"] == mine["id"] and top["ranks"] == {"bm25": 1, "vector": 1, "entity": 1}
     assert mine["id"] in {x["id"] for x in live.data(LIST, {}, mw["alice"])["listMemories"]["memories"]}
@@ -158,10 +202,13 @@ def test_as_of_then_forget_leaves_nothing(live, mw):
     _remember(live, mw["aliceAgent"], namespace="travel", key="hotel", text="Hotel in Kyoto moved to Hotel Granvia")
     then = live.data(LIST, {"i": {"namespace": "travel", "asOf": between}}, mw["aliceAgent"])["listMemories"]
     assert [x["text"] for x in then["memories"]] == ["Hotel in Kyoto is the Ryokan Sakura"]
-    rec = live.data(RECALL, {"i": {"query": "Kyoto hotel Sakura", "namespace": "travel", "asOf": between}},
-                   mw["aliceAgent"])["recallMemories"]
+    rec = live.data(
+        RECALL, {"i": {"query": "Kyoto hotel Sakura", "namespace": "travel", "asOf": between}}, mw["aliceAgent"]
+    )["recallMemories"]
     assert [x["memory"]["text"] for x in rec["memories"]] == ["Hotel in Kyoto is the Ryokan Sakura"]
-    assert live.data(FORGET, {"i": {"namespace": "travel", "key": "hotel"}}, mw["alice"])["forgetMemory"]["deleted"] == 2
+    assert (
+        live.data(FORGET, {"i": {"namespace": "travel", "key": "hotel"}}, mw["alice"])["forgetMemory"]["deleted"] == 2
+    )
     for variables in ({"i": {"namespace": "travel"}}, {"i": {"namespace": "travel", "asOf": between}}):
         assert live.data(LIST, variables, mw["aliceAgent"])["listMemories"]["memories"] == []
     for asof in (None, between):
@@ -181,20 +228,33 @@ def test_as_of_then_forget_leaves_nothing(live, mw):
 
 def test_citations_changed_hidden_and_purged_with_the_document(live, mw):
     owner = mw["owner"]
-    col = live.data("mutation{createCollection(name:\"memdocs\"){id}}", token=owner)["createCollection"]["id"]
+    col = live.data('mutation{createCollection(name:"memdocs"){id}}', token=owner)["createCollection"]["id"]
     up = "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId versionId}}"
-    doc = live.data(up, {"i": {"collectionId": col, "externalId": "policy", "text": "Travel policy: Acme Air for flights."}},
-                    owner)["upsertDocument"]
+    doc = live.data(
+        up, {"i": {"collectionId": col, "externalId": "policy", "text": "Travel policy: Acme Air for flights."}}, owner
+    )["upsertDocument"]
     pq = "query($id:ID!){document(id:$id){versions{passages{passageId}}}}"
     pid = live.data(pq, {"id": doc["documentId"]}, owner)["document"]["versions"][0]["passages"][0]["passageId"]
-    m = _remember(live, mw["aliceAgent"], namespace="cite", text="Book Acme Air flights", citations=[pid],
-                  collectionId=col)["memory"]
+    m = _remember(
+        live, mw["aliceAgent"], namespace="cite", text="Book Acme Air flights", citations=[pid], collectionId=col
+    )["memory"]
     assert m["sourceState"] == "CURRENT" and m["citations"][0]["passageId"] == pid
     assert len(m["citations"][0]["passageSha256"]) == 64
     # a document valid for 5 more seconds: cite it, let it expire, and the memory is hidden
     soon = datetime.now(UTC) + timedelta(seconds=5)
-    old = live.data(up, {"i": {"collectionId": col, "externalId": "old", "text": "Old rule about Zeppelin travel.",
-                               "validFrom": "2020-01-01T00:00:00Z", "validTo": soon.isoformat()}}, owner)["upsertDocument"]
+    old = live.data(
+        up,
+        {
+            "i": {
+                "collectionId": col,
+                "externalId": "old",
+                "text": "Old rule about Zeppelin travel.",
+                "validFrom": "2020-01-01T00:00:00Z",
+                "validTo": soon.isoformat(),
+            }
+        },
+        owner,
+    )["upsertDocument"]
     old_pid = live.data(pq, {"id": old["documentId"]}, owner)["document"]["versions"][0]["passages"][0]["passageId"]
     _remember(live, mw["aliceAgent"], namespace="cite", text="Zeppelin rule noted", citations=[old_pid])
     time.sleep(max(0.0, (soon - datetime.now(UTC)).total_seconds()) + 0.2)  # its document expires
@@ -202,9 +262,21 @@ def test_citations_changed_hidden_and_purged_with_the_document(live, mw):
     assert _code(r) == "BAD_USER_INPUT" and "expired" in r.json()["errors"][0]["message"]
     page = live.data(LIST, {"i": {"namespace": "cite"}}, mw["aliceAgent"])["listMemories"]
     assert [x["text"] for x in page["memories"]] == ["Book Acme Air flights"] and page["hidden"] == 1
-    rec = live.data(RECALL, {"i": {"query": "Zeppelin flights", "namespace": "cite"}}, mw["aliceAgent"])["recallMemories"]
+    rec = live.data(RECALL, {"i": {"query": "Zeppelin flights", "namespace": "cite"}}, mw["aliceAgent"])[
+        "recallMemories"
+    ]
     assert rec["hidden"] == 1 and [x["memory"]["text"] for x in rec["memories"]] == ["Book Acme Air flights"]
-    live.data(up, {"i": {"collectionId": col, "externalId": "policy", "text": "Travel policy: Acme Air for flights.\n\nTrains under 4 hours."}}, owner)
+    live.data(
+        up,
+        {
+            "i": {
+                "collectionId": col,
+                "externalId": "policy",
+                "text": "Travel policy: Acme Air for flights.\n\nTrains under 4 hours.",
+            }
+        },
+        owner,
+    )
     page = live.data(LIST, {"i": {"namespace": "cite", "collectionId": col}}, mw["aliceAgent"])["listMemories"]
     assert [x["sourceState"] for x in page["memories"]] == ["CHANGED"]
     live.data("mutation($id:ID!){deleteDocument(id:$id){deletedAt}}", {"id": doc["documentId"]}, owner)
@@ -226,25 +298,34 @@ def test_list_pages_and_owner_bulk_delete(live, mw):
     for i in range(3):
         _remember(live, mw["bobAgent"], namespace="pages", text=f"bob page note {i}")
     first = live.data(LIST, {"i": {"namespace": "pages", "limit": 2}}, mw["bob"])["listMemories"]
-    second = live.data(LIST, {"i": {"namespace": "pages", "limit": 2, "cursor": first["nextCursor"]}}, mw["bob"])["listMemories"]
+    second = live.data(LIST, {"i": {"namespace": "pages", "limit": 2, "cursor": first["nextCursor"]}}, mw["bob"])[
+        "listMemories"
+    ]
     assert [x["text"] for x in first["memories"] + second["memories"]] == [f"bob page note {i}" for i in (2, 1, 0)]
     assert second["nextCursor"] is None
     assert _code(live.gql("mutation{deleteAllMemories{deleted}}", token=mw["alice"])) == "FORBIDDEN"
-    assert _code(live.gql("mutation{deleteAllMemories{deleted}}", token=mw["ownerAgent"])) == "AGENT_OPERATION_NOT_ALLOWED"
+    assert (
+        _code(live.gql("mutation{deleteAllMemories{deleted}}", token=mw["ownerAgent"])) == "AGENT_OPERATION_NOT_ALLOWED"
+    )
     assert live.data("mutation{deleteAllMemories{deleted}}", token=mw["owner"])["deleteAllMemories"]["deleted"] >= 3
     for who in ("alice", "bob", "owner"):
         assert live.data(LIST, {}, mw[who])["listMemories"]["memories"] == []
 
 
 def test_a_memory_never_enters_a_context_pack(live, mw):
-    col = live.data("mutation{createCollection(name:\"packcheck\"){id}}", token=mw["owner"])["createCollection"]["id"]
-    doc = live.data("mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId}}",
-                    {"i": {"collectionId": col, "externalId": "quartz", "text": "The quartz protocol is a messaging standard."}},
-                    mw["owner"])["upsertDocument"]["documentId"]
+    col = live.data('mutation{createCollection(name:"packcheck"){id}}', token=mw["owner"])["createCollection"]["id"]
+    doc = live.data(
+        "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId}}",
+        {"i": {"collectionId": col, "externalId": "quartz", "text": "The quartz protocol is a messaging standard."}},
+        mw["owner"],
+    )["upsertDocument"]["documentId"]
     note = "Zebra quartz protocol listens on port 7311 says Alice"
     _remember(live, mw["aliceAgent"], namespace="proto", text=note, collectionId=col)
-    pack = live.data("query($i:ContextPackInput!){contextPack(input:$i){items{text trust citation{documentId}}}}",
-                     {"i": {"task": note}}, mw["aliceAgent"])["contextPack"]
+    pack = live.data(
+        "query($i:ContextPackInput!){contextPack(input:$i){items{text trust citation{documentId}}}}",
+        {"i": {"task": note}},
+        mw["aliceAgent"],
+    )["contextPack"]
     assert pack["items"], "the document should be found"
     assert all("Zebra" not in i["text"] and "7311" not in i["text"] for i in pack["items"])
     ids = {i["citation"]["documentId"] for i in pack["items"]}
@@ -254,8 +335,11 @@ def test_a_memory_never_enters_a_context_pack(live, mw):
 def test_rate_limit_answers_429_with_retry_after(live, mw):
     token = _agent(live, "mem-rate", MEM_SCOPES, token=mw["owner"])
     for i in range(120):
-        r = live.gql("mutation($t:String!){rememberMemory(input:{namespace:\"rate\", text:$t}){superseded}}",
-                     {"t": f"rate note {i}"}, token)
+        r = live.gql(
+            'mutation($t:String!){rememberMemory(input:{namespace:"rate", text:$t}){superseded}}',
+            {"t": f"rate note {i}"},
+            token,
+        )
         assert not r.json().get("errors"), r.json()
     r = live.gql(REMEMBER, {"i": {"namespace": "rate", "text": "one too many"}}, token)
     err = r.json()["errors"][0]["extensions"]

@@ -57,10 +57,13 @@ def test_pack_is_cited_budgeted_and_reproducible_from_documents(live):
         assert item["tokens"] == count_tokens(item["text"])
         c = item["citation"]
         assert c["sha256"] == hashlib.sha256(item["text"].encode()).hexdigest()
-        doc = live.data("query($id: ID!){ document(id: $id) { versions { id text } } }",
-                        {"id": c["documentId"]}, live.tokens["agent"])["document"]
+        doc = live.data(
+            "query($id: ID!){ document(id: $id) { versions { id text } } }",
+            {"id": c["documentId"]},
+            live.tokens["agent"],
+        )["document"]
         version = next(v for v in doc["versions"] if v["id"] == c["versionId"])
-        assert version["text"][c["start"]:c["end"]] == item["text"]
+        assert version["text"][c["start"] : c["end"]] == item["text"]
     # hybrid: RRF score equals the sum over legs of 1/(60 + rank)
     expected = sum(1 / (60 + r) for r in (top["ranks"]["lexical"], top["ranks"]["dense"]) if r)
     assert top["score"] == pytest.approx(expected, rel=1e-6)
@@ -83,7 +86,11 @@ def test_near_and_exact_duplicates_collapse_with_alternate_citations(live):
     both = {live.ids["doc:dedup-a"], live.ids["doc:dedup-b"]}
     assert {billing[0]["citation"]["documentId"]} | alt_docs == both
     p = pack(live, "When are invoices generated?", budget={"maxTokens": 2000})
-    invoices = [i for i in p["items"] if i["text"] == "Invoices are generated nightly at two o'clock and emailed to the billing contact."]
+    invoices = [
+        i
+        for i in p["items"]
+        if i["text"] == "Invoices are generated nightly at two o'clock and emailed to the billing contact."
+    ]
     assert len(invoices) == 1
     docs = {invoices[0]["citation"]["documentId"]} | {a["documentId"] for a in invoices[0]["alternateCitations"]}
     assert docs == {live.ids["doc:dedup-a"], live.ids["doc:exact-copy"]}
@@ -94,13 +101,23 @@ def test_a_paragraph_repeated_between_different_neighbours_is_one_item(live):
     """The same paragraph between different intro and outro lines: three passages whose
     Jaccard is 0.61–0.63 (< 0.8), one item with two alternate citations."""
     owner, hb = live.tokens["owner"], live.ids["coll:handbook"]
-    para = ("The Oslo data centre switches to heat pumps in May, cutting its cooling power by a third "
-            "and feeding waste heat to nearby homes.")
-    wraps = [("Facilities update.", "Questions to the site team."), ("From the energy report:", "End of excerpt."),
-             ("Board memo, item four.", "Approved unanimously.")]
-    docs = [live.data("mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId}}",
-                      {"i": {"collectionId": hb, "externalId": f"oslo-{n}", "text": f"{intro}\n\n{para}\n\n{outro}"}},
-                      owner)["upsertDocument"]["documentId"] for n, (intro, outro) in enumerate(wraps)]
+    para = (
+        "The Oslo data centre switches to heat pumps in May, cutting its cooling power by a third "
+        "and feeding waste heat to nearby homes."
+    )
+    wraps = [
+        ("Facilities update.", "Questions to the site team."),
+        ("From the energy report:", "End of excerpt."),
+        ("Board memo, item four.", "Approved unanimously."),
+    ]
+    docs = [
+        live.data(
+            "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId}}",
+            {"i": {"collectionId": hb, "externalId": f"oslo-{n}", "text": f"{intro}\n\n{para}\n\n{outro}"}},
+            owner,
+        )["upsertDocument"]["documentId"]
+        for n, (intro, outro) in enumerate(wraps)
+    ]
     try:
         p = pack(live, "Oslo data centre heat pumps cooling power", filters={"documentIds": docs})
         assert len(p["items"]) == 1, [i["text"] for i in p["items"]]
@@ -153,8 +170,10 @@ def test_dense_mode_skips_bm25(live):
     assert p["items"][0]["score"] == pytest.approx(1 / 61)
 
 
-@pytest.mark.parametrize("task,doc", [("ベクトル検索", "ja-search"), ("東京のチーム", "ja-search"),
-                                      ("数据库索引", "zh-db"), ("全文检索", "zh-db")])
+@pytest.mark.parametrize(
+    "task,doc",
+    [("ベクトル検索", "ja-search"), ("東京のチーム", "ja-search"), ("数据库索引", "zh-db"), ("全文检索", "zh-db")],
+)
 def test_japanese_and_chinese_are_searchable_lexically(live, task, doc):
     p = pack(live, task, retrieval="LEXICAL")
     assert p["items"] and p["items"][0]["citation"]["documentId"] == live.ids[f"doc:{doc}"]
@@ -165,32 +184,45 @@ def test_collection_filter_and_budget_truncation(live):
     p = pack(live, "facts", filters={"collectionIds": [fin]})
     assert p["items"] and {i["collectionId"] for i in p["items"]} == {fin}
     owner = live.tokens["owner"]
-    paragraphs = [f"Glacier survey note {n}: the ice front retreated {n * 7} metres along transect {n}, "
-                  f"and meltwater channels widened near the moraine in section {n}." for n in range(1, 25)]
-    doc = live.data("mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId}}",
-                    {"i": {"collectionId": fin, "externalId": "glacier-log", "text": "\n\n".join(paragraphs)}},
-                    owner)["upsertDocument"]["documentId"]
+    paragraphs = [
+        f"Glacier survey note {n}: the ice front retreated {n * 7} metres along transect {n}, "
+        f"and meltwater channels widened near the moraine in section {n}."
+        for n in range(1, 25)
+    ]
+    doc = live.data(
+        "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId}}",
+        {"i": {"collectionId": fin, "externalId": "glacier-log", "text": "\n\n".join(paragraphs)}},
+        owner,
+    )["upsertDocument"]["documentId"]
     try:
-        wide = pack(live, "glacier ice front retreat meltwater moraine", budget={"maxTokens": 256},
-                    filters={"documentIds": [doc]}, retrieval="LEXICAL")
+        wide = pack(
+            live,
+            "glacier ice front retreat meltwater moraine",
+            budget={"maxTokens": 256},
+            filters={"documentIds": [doc]},
+            retrieval="LEXICAL",
+        )
         assert 0 < wide["tokensUsed"] == sum(i["tokens"] for i in wide["items"]) <= 256
         assert wide["truncated"] is True and wide["complete"] is True
     finally:
         live.data("mutation($id:ID!){deleteDocument(id:$id){deletedAt}}", {"id": doc}, owner)
 
 
-@pytest.mark.parametrize("inp,field", [
-    ({"task": ""}, "input.task"),
-    ({"task": "x" * 4001}, "input.task"),
-    ({"task": "ok", "budget": {"maxTokens": 255}}, "input.budget.maxTokens"),
-    ({"task": "ok", "budget": {"maxTokens": 32001}}, "input.budget.maxTokens"),
-    ({"task": "ok", "budget": {"maxLatencyMs": 999}}, "input.budget.maxLatencyMs"),
-    ({"task": "ok", "budget": {"maxLatencyMs": 60001}}, "input.budget.maxLatencyMs"),
-    ({"task": "ok", "filters": {"collectionIds": [f"c{i}" for i in range(9)]}}, "input.filters.collectionIds"),
-    ({"task": "ok", "filters": {"documentIds": [f"d{i}" for i in range(21)]}}, "input.filters.documentIds"),
-    ({"task": "ok", "filters": {"sources": []}}, "input.filters.sources"),
-    ({"task": "ok", "asOf": {"validTime": "2025-01-01T00:00:00"}}, "input.asOf.validTime"),
-])
+@pytest.mark.parametrize(
+    "inp,field",
+    [
+        ({"task": ""}, "input.task"),
+        ({"task": "x" * 4001}, "input.task"),
+        ({"task": "ok", "budget": {"maxTokens": 255}}, "input.budget.maxTokens"),
+        ({"task": "ok", "budget": {"maxTokens": 32001}}, "input.budget.maxTokens"),
+        ({"task": "ok", "budget": {"maxLatencyMs": 999}}, "input.budget.maxLatencyMs"),
+        ({"task": "ok", "budget": {"maxLatencyMs": 60001}}, "input.budget.maxLatencyMs"),
+        ({"task": "ok", "filters": {"collectionIds": [f"c{i}" for i in range(9)]}}, "input.filters.collectionIds"),
+        ({"task": "ok", "filters": {"documentIds": [f"d{i}" for i in range(21)]}}, "input.filters.documentIds"),
+        ({"task": "ok", "filters": {"sources": []}}, "input.filters.sources"),
+        ({"task": "ok", "asOf": {"validTime": "2025-01-01T00:00:00"}}, "input.asOf.validTime"),
+    ],
+)
 def test_limits_are_refused_with_field_and_code(live, inp, field):
     r = live.gql(PACK_QUERY, {"i": inp}, live.tokens["agent"])
     err = error_of(r)
@@ -208,8 +240,9 @@ def test_unknown_filter_ids_are_not_found(live):
 
 
 def test_whole_documents_need_queries_run(live):
-    r = live.gql(PACK_QUERY, {"i": {"task": "volcano", "filters": {"sources": ["DOCUMENTS"]}}},
-                 live.tokens["agentReadOnly"])
+    r = live.gql(
+        PACK_QUERY, {"i": {"task": "volcano", "filters": {"sources": ["DOCUMENTS"]}}}, live.tokens["agentReadOnly"]
+    )
     assert error_of(r)["extensions"]["code"] == "AGENT_SCOPE_MISSING"
     p = pack(live, "Mount Etna volcano", filters={"sources": ["DOCUMENTS"]})
     top = p["items"][0]
@@ -224,9 +257,17 @@ def test_graph_source_is_reported_not_silently_ignored(live):
 
 def test_deleted_document_is_never_returned(live):
     owner = live.tokens["owner"]
-    r = live.data("mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId}}",
-                  {"i": {"collectionId": live.ids["coll:finance"], "externalId": "ephemeral",
-                         "text": "The quarterly zeppelin budget is forty thousand euros."}}, owner)
+    r = live.data(
+        "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId}}",
+        {
+            "i": {
+                "collectionId": live.ids["coll:finance"],
+                "externalId": "ephemeral",
+                "text": "The quarterly zeppelin budget is forty thousand euros.",
+            }
+        },
+        owner,
+    )
     doc_id = r["upsertDocument"]["documentId"]
     before = pack(live, "zeppelin budget", retrieval="LEXICAL")
     assert before["items"][0]["citation"]["documentId"] == doc_id
@@ -243,8 +284,9 @@ async def _stream(live, variables: dict, token: str) -> list[dict]:
     async with websockets.connect(live.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
         await ws.send(json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}}))
         assert json.loads(await ws.recv())["type"] == "connection_ack"
-        await ws.send(json.dumps({"id": "1", "type": "subscribe",
-                                  "payload": {"query": STREAM_QUERY, "variables": variables}}))
+        await ws.send(
+            json.dumps({"id": "1", "type": "subscribe", "payload": {"query": STREAM_QUERY, "variables": variables}})
+        )
         events = []
         while True:
             msg = json.loads(await asyncio.wait_for(ws.recv(), 60))
@@ -280,9 +322,13 @@ async def test_subscription_errors_are_coded_and_need_auth(live):
     events = await _stream(live, {"i": {"task": "x"}}, "ck_0000000000000000_" + "A" * 43)
     assert events[0]["__error__"][0]["extensions"]["code"] == "UNAUTHENTICATED"
     async with websockets.connect(live.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
-        await ws.send(json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {live.tokens['agent']}"}}))
+        await ws.send(
+            json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {live.tokens['agent']}"}})
+        )
         await ws.recv()
-        await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {"query": "subscription { contextPackStream("}}))
+        await ws.send(
+            json.dumps({"id": "1", "type": "subscribe", "payload": {"query": "subscription { contextPackStream("}})
+        )
         with pytest.raises(websockets.exceptions.ConnectionClosedError) as closed:
             await asyncio.wait_for(ws.recv(), 30)
         # graphql-transport-ws: an unparseable subscribe closes the socket with 4400 and the reason
@@ -291,9 +337,16 @@ async def test_subscription_errors_are_coded_and_need_auth(live):
 
 def test_ndjson_stream_equals_the_pack(live):
     body = {"task": "When are invoices generated?", "budget": {"maxTokens": 800}}
-    with httpx.stream("POST", f"{live.url}/v1/context-packs/stream", json=body,
-                      headers={"Authorization": f"Bearer {live.tokens['agent']}", "traceparent":
-                               "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}, timeout=60) as r:
+    with httpx.stream(
+        "POST",
+        f"{live.url}/v1/context-packs/stream",
+        json=body,
+        headers={
+            "Authorization": f"Bearer {live.tokens['agent']}",
+            "traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        },
+        timeout=60,
+    ) as r:
         assert r.status_code == 200
         assert r.headers["content-type"].startswith("application/x-ndjson")
         assert r.headers["x-cairn-trace"] == "trace_4bf92f3577b34da6a3ce929d0e0e4736"
@@ -308,23 +361,40 @@ def test_ndjson_stream_equals_the_pack(live):
 
 
 def test_ndjson_errors_before_the_first_item_are_enveloped(live):
-    r = httpx.post(f"{live.url}/v1/context-packs/stream", json={"task": "x", "budget": {"maxTokens": 5}},
-                   headers={"Authorization": f"Bearer {live.tokens['agent']}"}, timeout=30)
+    r = httpx.post(
+        f"{live.url}/v1/context-packs/stream",
+        json={"task": "x", "budget": {"maxTokens": 5}},
+        headers={"Authorization": f"Bearer {live.tokens['agent']}"},
+        timeout=30,
+    )
     assert r.status_code == 400
     body = r.json()
     assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
     assert body["extensions"]["envelope"]["protocol"] == "cairn.envelope.v1"
-    r = httpx.post(f"{live.url}/v1/context-packs/stream", json={"task": "x", "bogus": 1},
-                   headers={"Authorization": f"Bearer {live.tokens['agent']}"}, timeout=30)
+    r = httpx.post(
+        f"{live.url}/v1/context-packs/stream",
+        json={"task": "x", "bogus": 1},
+        headers={"Authorization": f"Bearer {live.tokens['agent']}"},
+        timeout=30,
+    )
     assert r.status_code == 400 and "bogus" in r.json()["errors"][0]["message"]
 
 
 async def test_client_disconnect_mid_stream_leaves_server_healthy(live):
     async with websockets.connect(live.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
-        await ws.send(json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {live.tokens['agent']}"}}))
+        await ws.send(
+            json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {live.tokens['agent']}"}})
+        )
         await ws.recv()
-        await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {
-            "query": STREAM_QUERY, "variables": {"i": {"task": "billing region"}}}}))
+        await ws.send(
+            json.dumps(
+                {
+                    "id": "1",
+                    "type": "subscribe",
+                    "payload": {"query": STREAM_QUERY, "variables": {"i": {"task": "billing region"}}},
+                }
+            )
+        )
     p = pack(live, "billing region")
     assert p["items"]
 
@@ -339,12 +409,14 @@ def test_dense_leg_steps_aside_for_text_the_model_cannot_read(live):
     assert any(i["ranks"]["dense"] for i in english["items"])
 
 
-
-@pytest.mark.parametrize("mode,note", [
-    ("HYBRID", "no passage matched any query word, and no passage is similar enough to the task"),
-    ("LEXICAL", "no passage matched any query word (BM25)"),
-    ("DENSE", "no passage is similar enough to the task"),
-])
+@pytest.mark.parametrize(
+    "mode,note",
+    [
+        ("HYBRID", "no passage matched any query word, and no passage is similar enough to the task"),
+        ("LEXICAL", "no passage matched any query word (BM25)"),
+        ("DENSE", "no passage is similar enough to the task"),
+    ],
+)
 def test_a_nonsense_task_gets_no_items_and_a_note(live, mode, note):
     p = pack(live, "zzzz qqqq", retrieval=mode)
     assert p["items"] == [] and p["tokensUsed"] == 0

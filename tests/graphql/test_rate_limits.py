@@ -26,8 +26,12 @@ from app.identity import service as identity
 from tests.conftest import drop_postgres_database, postgres_database
 from tests.graphql.conftest import Live, _start
 
-LIMITS = {"rate_limit_packs_per_minute": 3, "rate_limit_decisions_per_minute": 2,
-          "rate_limit_writes_per_minute": 4, "rate_limit_reads_per_minute": 5}
+LIMITS = {
+    "rate_limit_packs_per_minute": 3,
+    "rate_limit_decisions_per_minute": 2,
+    "rate_limit_writes_per_minute": 4,
+    "rate_limit_reads_per_minute": 5,
+}
 PACK = '{ contextPack(input: {task: "billing region", retrieval: LEXICAL}) { packId } }'
 AGENTS = ("a", "b", "burst", "decider", "ws")
 SCOPES = ["context:read", "decisions:run"]
@@ -41,14 +45,25 @@ async def _bootstrap(url: str) -> dict[str, str]:
         async with db.session() as s:
             ws = await identity.create_workspace(s, name="limited")
             m, t = await identity.create_member(s, workspace_id=ws.id, name="owner", role="owner")
-            owner = Principal(kind="member", id=m.id, workspace_id=ws.id, permissions=ROLE_PERMISSIONS["owner"],
-                              member_id=m.id, role="owner")
+            owner = Principal(
+                kind="member",
+                id=m.id,
+                workspace_id=ws.id,
+                permissions=ROLE_PERMISSIONS["owner"],
+                member_id=m.id,
+                role="owner",
+            )
             _m, t = await identity.create_member(s, workspace_id=ws.id, name="admin", role="admin")
             tokens["admin"] = t.token
             for name in AGENTS:
-                _c, t = await identity.create_credential(s, creator=owner, name=name, scopes=SCOPES,
-                                                         expires_in_days=5,
-                                                         default_capabilities=capabilities_for_scopes(set(SCOPES)))
+                _c, t = await identity.create_credential(
+                    s,
+                    creator=owner,
+                    name=name,
+                    scopes=SCOPES,
+                    expires_in_days=5,
+                    default_capabilities=capabilities_for_scopes(set(SCOPES)),
+                )
                 tokens[name] = t.token
     finally:
         await db.dispose()
@@ -59,8 +74,9 @@ async def _bootstrap(url: str) -> dict[str, str]:
 def limited(request, tmp_path_factory) -> Live:
     """A server with limits 3 packs, 2 decisions, 4 writes, 5 reads per minute (no embedder)."""
     pg_url = postgres_database() if request.param == "postgres" else None
-    settings = Settings(data_dir=tmp_path_factory.mktemp(f"limited-{request.param}"), database_url=pg_url,
-                        embedder="none", **LIMITS)
+    settings = Settings(
+        data_dir=tmp_path_factory.mktemp(f"limited-{request.param}"), database_url=pg_url, embedder="none", **LIMITS
+    )
     upgrade_database(settings.resolved_database_url)
     tokens = asyncio.run(_bootstrap(settings.resolved_database_url))
     server, thread, port = _start(settings)
@@ -97,8 +113,12 @@ def assert_limited(r: httpx.Response, rate_class: str, limit: int) -> None:
 
 
 def stream(live: Live, token: str) -> httpx.Response:
-    return httpx.post(f"{live.url}/v1/context-packs/stream", json={"task": "billing region", "retrieval": "LEXICAL"},
-                      headers={"Authorization": f"Bearer {token}"}, timeout=60)
+    return httpx.post(
+        f"{live.url}/v1/context-packs/stream",
+        json={"task": "billing region", "retrieval": "LEXICAL"},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=60,
+    )
 
 
 def test_packs_over_the_limit_are_429_on_graphql_and_the_stream_route(limited):
@@ -133,15 +153,17 @@ def test_the_decisions_route_and_mutation_share_the_decisions_limit(limited):
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     window = fresh_window()
     for _ in range(2):  # counted once authorised, even though the body is then refused
-        r = httpx.post(f"{limited.url}/api/v1/decisions", content=b'{"state": {}, "questions": []}',
-                       headers=headers, timeout=60)
+        r = httpx.post(
+            f"{limited.url}/api/v1/decisions", content=b'{"state": {}, "questions": []}', headers=headers, timeout=60
+        )
         assert r.status_code == 400 and r.json()["errors"][0]["extensions"]["code"] == "invalid_decision_input"
-    r = httpx.post(f"{limited.url}/api/v1/decisions", content=b'{"state": {}, "questions": []}', headers=headers,
-                   timeout=60)
+    r = httpx.post(
+        f"{limited.url}/api/v1/decisions", content=b'{"state": {}, "questions": []}', headers=headers, timeout=60
+    )
     assert_limited(r, "decisions", 2)
     r = limited.gql("mutation { createDecision(input: {state: {a: 1}, questions: []}) { id } }", token=token)
     assert_limited(r, "decisions", 2)
-    sid = limited.data("mutation { createSession(title: \"t\") { id } }", token=token)["createSession"]["id"]
+    sid = limited.data('mutation { createSession(title: "t") { id } }', token=token)["createSession"]["id"]
     assert sid  # writes: own class
     assert int(time.time() // 60) == window
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-LOAD = 'mutation($m:String!, $d:String!){loadKnowledgeNetwork(mapping:$m, sourceDir:$d){knId instances}}'
-MAPPING = ("{id: linked, name: Linked, object_types: [{id: a, name: A, table: a, primary_key: [x], "
-           "properties: [{name: x, type: integer}]}]}")
+LOAD = "mutation($m:String!, $d:String!){loadKnowledgeNetwork(mapping:$m, sourceDir:$d){knId instances}}"
+MAPPING = (
+    "{id: linked, name: Linked, object_types: [{id: a, name: A, table: a, primary_key: [x], "
+    "properties: [{name: x, type: integer}]}]}"
+)
 
 
 @pytest.fixture
@@ -42,6 +44,8 @@ def test_links_out_of_the_allowed_dir_are_refused_naming_the_path(live, allowed)
     err = r.json()["errors"][0]
     assert r.status_code == 400 and err["extensions"]["code"] == "SOURCE_PATH_NOT_ALLOWED"
     assert err["extensions"]["path"] == str(root / "nw" / "a.csv")
-    nets = {n["id"]: n["generation"] for n in live.data("{knowledgeNetworks{id generation}}",
-                                                        token=live.tokens["owner"])["knowledgeNetworks"]}
+    nets = {
+        n["id"]: n["generation"]
+        for n in live.data("{knowledgeNetworks{id generation}}", token=live.tokens["owner"])["knowledgeNetworks"]
+    }
     assert nets["linked"] == 1  # neither refused load replaced the network

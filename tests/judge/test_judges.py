@@ -36,9 +36,27 @@ def llama_server(tmp_path_factory):
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
     with open(log, "wb") as fh:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(gemma_model_path()), "--host", "127.0.0.1",
-             "--port", str(port), "--n_ctx", "512", "--n_threads", "1", "--model_alias", "gemma-3-270m"],
-            stdout=fh, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+            [
+                sys.executable,
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                str(gemma_model_path()),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--n_ctx",
+                "512",
+                "--n_threads",
+                "1",
+                "--model_alias",
+                "gemma-3-270m",
+            ],
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        )
     url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + 180

@@ -36,8 +36,10 @@ def test_notes_by_mode():
     assert evidence_notes("LEXICAL", {"lexical": ["p"]}, {}, 0.3, 0, MODEL) == []
     # nothing lexical, nothing above the floor
     (note,) = evidence_notes("HYBRID", {"lexical": [], "dense": ["x"]}, cos, 0.3, 0, MODEL)
-    assert note == ("no passage matched any query word, and no passage is similar enough to the task "
-                    f"(best cosine similarity 0.21, under the floor 0.30 for {MODEL}): no items")
+    assert note == (
+        "no passage matched any query word, and no passage is similar enough to the task "
+        f"(best cosine similarity 0.21, under the floor 0.30 for {MODEL}): no items"
+    )
     # nothing lexical, dense items above the floor
     (note,) = evidence_notes("HYBRID", {"lexical": [], "dense": ["x"]}, {"x": 0.41}, 0.3, 1, MODEL)
     assert note.startswith("no passage matched any query word: every item comes from dense similarity alone")
@@ -45,10 +47,12 @@ def test_notes_by_mode():
     (note,) = evidence_notes("HYBRID", {"lexical": [], "dense": ["x"]}, cos, None, 1, "m")
     assert "no floor is known for m" in note
     assert evidence_notes("LEXICAL", {"lexical": []}, {}, None, 0, MODEL) == [
-        "no passage matched any query word (BM25); try other words or HYBRID"]
+        "no passage matched any query word (BM25); try other words or HYBRID"
+    ]
     # the dense leg skipped (task unreadable to the model) or unavailable
     assert evidence_notes("HYBRID", {"lexical": []}, {}, 0.3, 0, MODEL) == [
-        "no passage matched any query word (BM25); try other words"]
+        "no passage matched any query word (BM25); try other words"
+    ]
     # BM25 did not finish in time: the latency note speaks, not this one
     assert evidence_notes("HYBRID", {"dense": ["x"]}, cos, 0.3, 0, MODEL) == []
     # DENSE: a note only when nothing clears the floor

@@ -44,16 +44,23 @@ def test_every_list_setting_reads_a_comma_list_and_a_json_list(clean_env):
     assert load_settings().ontology_source_dirs == [Path("/srv/a"), Path("/srv/b")]
 
 
-@pytest.mark.parametrize("var, value, says", [
-    ("CAIRN_CORS_ORIGINS", '["http://a", ', "CAIRN_CORS_ORIGINS='[\"http://a\", ': not valid JSON"),
-    ("CAIRN_ONTOLOGY_SOURCE_DIRS", "[1", "CAIRN_ONTOLOGY_SOURCE_DIRS='[1': not valid JSON"),
-    ("CAIRN_CORS_ORIGINS", "[1]", "CAIRN_CORS_ORIGINS[0]=1: Input should be a valid string"),
-    ("CAIRN_CHUNK_MAX_TOKENS", "5", "CAIRN_CHUNK_MAX_TOKENS='5': Input should be greater than or equal to 32; "
-                                    "expected an integer >= 32 and <= 2000"),
-    ("CAIRN_VECTOR_BACKEND", "faiss", "expected one of auto | edge | local | server"),
-    ("CAIRN_JUDGE_TIMEOUT_SECONDS", "soon", "CAIRN_JUDGE_TIMEOUT_SECONDS='soon'"),
-    ("CAIRN_VECTOR_BACKEND", "server", "CAIRN_QDRANT_URL is required when CAIRN_VECTOR_BACKEND=server"),
-])
+@pytest.mark.parametrize(
+    "var, value, says",
+    [
+        ("CAIRN_CORS_ORIGINS", '["http://a", ', "CAIRN_CORS_ORIGINS='[\"http://a\", ': not valid JSON"),
+        ("CAIRN_ONTOLOGY_SOURCE_DIRS", "[1", "CAIRN_ONTOLOGY_SOURCE_DIRS='[1': not valid JSON"),
+        ("CAIRN_CORS_ORIGINS", "[1]", "CAIRN_CORS_ORIGINS[0]=1: Input should be a valid string"),
+        (
+            "CAIRN_CHUNK_MAX_TOKENS",
+            "5",
+            "CAIRN_CHUNK_MAX_TOKENS='5': Input should be greater than or equal to 32; "
+            "expected an integer >= 32 and <= 2000",
+        ),
+        ("CAIRN_VECTOR_BACKEND", "faiss", "expected one of auto | edge | local | server"),
+        ("CAIRN_JUDGE_TIMEOUT_SECONDS", "soon", "CAIRN_JUDGE_TIMEOUT_SECONDS='soon'"),
+        ("CAIRN_VECTOR_BACKEND", "server", "CAIRN_QDRANT_URL is required when CAIRN_VECTOR_BACKEND=server"),
+    ],
+)
 def test_a_bad_setting_is_one_line_naming_the_variable_and_the_format(clean_env, var, value, says):
     clean_env.setenv(var, value)
     with pytest.raises(SettingsInvalid) as exc:
@@ -101,8 +108,9 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.parametrize("backend, kind", [("auto", EdgeVectorIndex), ("edge", EdgeVectorIndex),
-                                           ("local", ClientVectorIndex)])
+@pytest.mark.parametrize(
+    "backend, kind", [("auto", EdgeVectorIndex), ("edge", EdgeVectorIndex), ("local", ClientVectorIndex)]
+)
 def test_open_indexes_for_every_embedded_setting(tmp_path, backend, kind):
     settings = Settings(data_dir=tmp_path / "d", vector_backend=backend)
     indexes = open_indexes(settings)
@@ -133,13 +141,18 @@ def test_the_data_dir_lock_is_reentrant_in_a_process_and_exclusive_across_proces
 
     first = DataDirLock(tmp_path)
     second = DataDirLock(tmp_path)  # same process (serve holds it while the app opens the indexes)
-    probe = ("import sys; from app.core.datadir import DataDirLock, DataDirInUse\n"
-             "try:\n    DataDirLock(sys.argv[1])\nexcept DataDirInUse as e:\n    print(e.pid, e.message)")
+    probe = (
+        "import sys; from app.core.datadir import DataDirLock, DataDirInUse\n"
+        "try:\n    DataDirLock(sys.argv[1])\nexcept DataDirInUse as e:\n    print(e.pid, e.message)"
+    )
     root = Path(__file__).resolve().parents[3]
-    out = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, cwd=root,
-                         timeout=60).stdout.strip()
-    assert out == (f"{os.getpid()} the data dir {tmp_path} is in use by process {os.getpid()} (cairn serve?); "
-                   "stop it or ingest through the API (upsertDocument)")
+    out = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, cwd=root, timeout=60
+    ).stdout.strip()
+    assert out == (
+        f"{os.getpid()} the data dir {tmp_path} is in use by process {os.getpid()} (cairn serve?); "
+        "stop it or ingest through the API (upsertDocument)"
+    )
     first.release()
     first.release()  # idempotent: does not drop the second holder's reference
     with pytest.raises(BlockingIOError):

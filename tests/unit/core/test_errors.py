@@ -16,10 +16,17 @@ def test_unstorable_text_is_refused(value):
     assert e.value.extra["field"] == "input.task"
 
 
-@pytest.mark.parametrize("value,multiline,bad", [
-    ("pr\x00efs", False, "U+0000"), ("a\x07b", True, "U+0007"), ("\x1b[31mred", True, "U+001B"),
-    ("evil\u202etxt.exe", True, "U+202E"), ("two\nlines", False, "U+000A"), ("c1\x85", True, "U+0085"),
-])
+@pytest.mark.parametrize(
+    "value,multiline,bad",
+    [
+        ("pr\x00efs", False, "U+0000"),
+        ("a\x07b", True, "U+0007"),
+        ("\x1b[31mred", True, "U+001B"),
+        ("evil\u202etxt.exe", True, "U+202E"),
+        ("two\nlines", False, "U+000A"),
+        ("c1\x85", True, "U+0085"),
+    ],
+)
 def test_control_characters_are_refused_with_the_code_point(value, multiline, bad):
     with pytest.raises(BadInput) as e:
         (validate_text if multiline else validate_name)(value, "input.namespace", 100)

@@ -8,15 +8,37 @@ from app.core.errors import BadInput
 from app.core.text_rules import require_storable, validate_identifier, validate_name, validate_path, validate_text
 from app.decisions.request import DecisionInputError
 
-ONE_LINE_BAD = ["\x00", "\x01", "\t", "\n", "\r", "\x1b", "\x7f", "\x85", "\x9f", "\u2028", "\u2029", "\u202a",
-                "\u202e", "\u2066", "\u2069", "\u200e", "\u200f", "\u061c", "\ud800", "\udfff"]
+ONE_LINE_BAD = [
+    "\x00",
+    "\x01",
+    "\t",
+    "\n",
+    "\r",
+    "\x1b",
+    "\x7f",
+    "\x85",
+    "\x9f",
+    "\u2028",
+    "\u2029",
+    "\u202a",
+    "\u202e",
+    "\u2066",
+    "\u2069",
+    "\u200e",
+    "\u200f",
+    "\u061c",
+    "\ud800",
+    "\udfff",
+]
 
 
 @pytest.mark.parametrize("ch", ONE_LINE_BAD)
 @pytest.mark.parametrize("check", [validate_name, validate_identifier, validate_path])
 def test_one_line_kinds_refuse_controls_bidi_and_surrogates_naming_code_point_and_offset(check, ch):
     with pytest.raises(BadInput) as e:
-        check("ab" + ch + "c", "input.name", 100) if check is not validate_path else check("ab" + ch + "c", "input.name")
+        check("ab" + ch + "c", "input.name", 100) if check is not validate_path else check(
+            "ab" + ch + "c", "input.name"
+        )
     assert e.value.code == "BAD_USER_INPUT" and e.value.http_status == 400
     assert e.value.extra["field"] == "input.name"
     assert f"U+{ord(ch):04X} at offset 2" in e.value.message and e.value.message.startswith("input.name ")

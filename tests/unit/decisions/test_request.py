@@ -28,11 +28,27 @@ def ok(**over):
 
 
 def test_a_valid_request_keeps_order_types_and_mode():
-    req = validate_request(parse_body(json.dumps({
-        "sessionId": "sess_1",
-        "questions": [{"type": "SCORE", "name": "completion", "instructions": "How complete?",
-                       "levels": [{"label": "No", "score": 0}, {"label": "Half", "score": 0.5,
-                                                               "description": "part"}]}, Q]}).encode()))
+    req = validate_request(
+        parse_body(
+            json.dumps(
+                {
+                    "sessionId": "sess_1",
+                    "questions": [
+                        {
+                            "type": "SCORE",
+                            "name": "completion",
+                            "instructions": "How complete?",
+                            "levels": [
+                                {"label": "No", "score": 0},
+                                {"label": "Half", "score": 0.5, "description": "part"},
+                            ],
+                        },
+                        Q,
+                    ],
+                }
+            ).encode()
+        )
+    )
     assert req.mode == "SESSION" and req.session_id == "sess_1" and req.state is None
     assert [q.type for q in req.questions] == ["SCORE", "CHOICE"]
     assert [(o.text, o.score) for o in req.questions[0].options] == [("No", 0), ("Half", 0.5)]
@@ -64,20 +80,23 @@ def test_the_body_limit_is_one_mebibyte():
     assert e.value.http_status == 413
 
 
-@pytest.mark.parametrize("raw,needle", [
-    (b'{"state":{"a":1,"a":2},"questions":[]}', "duplicate JSON key 'a'"),
-    (b'{"state":{"a":NaN},"questions":[]}', "NaN"),
-    (b'{"state":{"a":-Infinity},"questions":[]}', "-Infinity"),
-    (b'{"state":{"a":1e400},"questions":[]}', "finite double"),
-    (b'{"state":{"a":1' + b"0" * 400 + b'},"questions":[]}', "finite double"),
-    (b'{"state":{"a":"x\\u0000y"},"questions":[]}', "U+0000"),
-    (b'{"state":{"a\\u001f":"x"},"questions":[]}', "U+001F"),
-    (b'{"state":{"a":"\\ud800"},"questions":[]}', "surrogate"),
-    (b'\xff{"state":{}}', "UTF-8"),
-    (b'[1]', "one JSON object"),
-    (b'{"state":', "not valid JSON"),
-    (b"[" * 50_000 + b"]" * 50_000, "nesting"),
-])
+@pytest.mark.parametrize(
+    "raw,needle",
+    [
+        (b'{"state":{"a":1,"a":2},"questions":[]}', "duplicate JSON key 'a'"),
+        (b'{"state":{"a":NaN},"questions":[]}', "NaN"),
+        (b'{"state":{"a":-Infinity},"questions":[]}', "-Infinity"),
+        (b'{"state":{"a":1e400},"questions":[]}', "finite double"),
+        (b'{"state":{"a":1' + b"0" * 400 + b'},"questions":[]}', "finite double"),
+        (b'{"state":{"a":"x\\u0000y"},"questions":[]}', "U+0000"),
+        (b'{"state":{"a\\u001f":"x"},"questions":[]}', "U+001F"),
+        (b'{"state":{"a":"\\ud800"},"questions":[]}', "surrogate"),
+        (b'\xff{"state":{}}', "UTF-8"),
+        (b"[1]", "one JSON object"),
+        (b'{"state":', "not valid JSON"),
+        (b"[" * 50_000 + b"]" * 50_000, "nesting"),
+    ],
+)
 def test_body_level_refusals_name_the_problem(raw, needle):
     with pytest.raises(DecisionInputError) as e:
         parse_body(raw)
@@ -98,17 +117,27 @@ def test_graphql_state_gets_the_same_limits():
         check_json_value({"a": float("nan")}, "input.state")
 
 
-@pytest.mark.parametrize("values,field_ok", [
-    ([], None), (["  abc  "], "abc"), (["k" * 256], "k" * 256),
-])
+@pytest.mark.parametrize(
+    "values,field_ok",
+    [
+        ([], None),
+        (["  abc  "], "abc"),
+        (["k" * 256], "k" * 256),
+    ],
+)
 def test_idempotency_keys_within_the_rules(values, field_ok):
     assert validate_idempotency_key(values) == field_ok
 
 
-@pytest.mark.parametrize("values,needle", [
-    (["a", "b"], "more than once"), (["   "], "1–256 bytes"), (["é" * 129], "1–256 bytes"),
-    (["a\x01b"], "control"),
-])
+@pytest.mark.parametrize(
+    "values,needle",
+    [
+        (["a", "b"], "more than once"),
+        (["   "], "1–256 bytes"),
+        (["é" * 129], "1–256 bytes"),
+        (["a\x01b"], "control"),
+    ],
+)
 def test_idempotency_key_refusals(values, needle):
     with pytest.raises(DecisionInputError) as e:
         validate_idempotency_key(values)
@@ -116,8 +145,10 @@ def test_idempotency_key_refusals(values, needle):
 
 
 def test_state_rendering_and_context_budgets():
-    assert render_state({"user": {"name": "Ann", "tags": ["a", 2]}, "ok": True}) == \
-        "user:\n  name: Ann\n  tags:\n    - a\n    - 2\nok: true"
+    assert (
+        render_state({"user": {"name": "Ann", "tags": ["a", 2]}, "ok": True})
+        == "user:\n  name: Ann\n  tags:\n    - a\n    - 2\nok: true"
+    )
     text, info = state_context({"m": "hello"}, 100)
     assert text == "m: hello" and info["tokens"] == 3
     with pytest.raises(JudgeError) as e:
@@ -135,9 +166,18 @@ def test_state_rendering_and_context_budgets():
 
 
 def test_prompt_lists_options_with_descriptions_and_ends_in_the_model_turn():
-    q = validate_request({"state": {"a": 1}, "questions": [{
-        "type": "SCORE", "instructions": "Rate it.",
-        "levels": [{"label": "Low", "score": 0, "description": "bad"}, {"label": "High", "score": 1}]}]}).questions[0]
+    q = validate_request(
+        {
+            "state": {"a": 1},
+            "questions": [
+                {
+                    "type": "SCORE",
+                    "instructions": "Rate it.",
+                    "levels": [{"label": "Low", "score": 0, "description": "bad"}, {"label": "High", "score": 1}],
+                }
+            ],
+        }
+    ).questions[0]
     p = build_prompt(q, "a: 1")
     assert p == "Context:\na: 1\n\nQuestion: Rate it.\nLevels:\n- Low (bad)\n- High\nAnswer: "
     assert build_prompt(q, "a: 1", "chat").endswith("- High\n<end_of_turn>\n<start_of_turn>model\n")

@@ -9,8 +9,12 @@ def test_trace_id_sources_in_order():
     assert trace_id_from_headers({"x-cairn-trace": "trace_abc-1", "traceparent": "x"}) == "trace_abc-1"
     tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
     assert trace_id_from_headers({"traceparent": tp}) == "trace_4bf92f3577b34da6a3ce929d0e0e4736"
-    for bad in ({"traceparent": "00-" + "0" * 32 + "-00f067aa0ba902b7-01"}, {"x-cairn-trace": "nope"},
-                {"traceparent": "garbage"}, {}):
+    for bad in (
+        {"traceparent": "00-" + "0" * 32 + "-00f067aa0ba902b7-01"},
+        {"x-cairn-trace": "nope"},
+        {"traceparent": "garbage"},
+        {},
+    ):
         tid = trace_id_from_headers(bad)
         assert tid.startswith("trace_") and len(tid) == 6 + 32 and tid != "trace_" + "0" * 32
 

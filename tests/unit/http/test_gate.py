@@ -19,6 +19,7 @@ def receiver(chunks: list[bytes], stall: bool = False):
             body = queue.pop(0)
             return {"type": "http.request", "body": body, "more_body": bool(queue) or stall}
         await asyncio.Event().wait()  # the client stopped sending
+
     return receive
 
 

@@ -45,7 +45,7 @@ def _refs() -> list[tuple[str, str, str | None]]:
 
 def _asset(url: str) -> Path:
     assert url.startswith(PREFIX), url
-    path = (STATIC_DIR / url[len(PREFIX):]).resolve()
+    path = (STATIC_DIR / url[len(PREFIX) :]).resolve()
     assert path.is_relative_to(STATIC_DIR.resolve()), url
     return path
 
@@ -72,8 +72,14 @@ def test_every_reference_is_a_local_non_empty_asset() -> None:
         path = _asset(url)
         assert path.is_file(), f"{url} is missing from {STATIC_DIR}"
         assert path.stat().st_size > 0, f"{url} is empty"
-    for needed in ("react.production.min.js", "react-dom.production.min.js", "graphiql.min.js",
-                   "graphiql.min.css", "plugin-explorer.umd.js", "plugin-explorer.css"):
+    for needed in (
+        "react.production.min.js",
+        "react-dom.production.min.js",
+        "graphiql.min.js",
+        "graphiql.min.css",
+        "plugin-explorer.umd.js",
+        "plugin-explorer.css",
+    ):
         assert PREFIX + needed in urls, needed
 
 

@@ -77,7 +77,9 @@ def test_a_linked_file_pointing_outside_the_allowed_dirs_is_refused(tmp_path):
     (allowed / "nw" / "secret.csv").symlink_to(outside / "secret.csv")
     with pytest.raises(BadInput) as info:
         csv_files_of(allowed / "nw", [allowed])
-    assert info.value.code == "SOURCE_PATH_NOT_ALLOWED" and info.value.extra["path"] == str(allowed / "nw" / "secret.csv")
+    assert info.value.code == "SOURCE_PATH_NOT_ALLOWED" and info.value.extra["path"] == str(
+        allowed / "nw" / "secret.csv"
+    )
     assert "secret.csv" in info.value.message and "hunter2" not in info.value.message
     assert csv_files_of(allowed / "nw")["secret"] == "password\nhunter2\n"  # the operator's CLI: no roots
     (allowed / "nw" / "secret.csv").unlink()

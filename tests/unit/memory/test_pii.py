@@ -10,9 +10,30 @@ from tests.unit.memory.pii_cases import EXACT, NEGATIVE, POSITIVE
 
 def test_the_set_is_large_and_covers_every_kind():
     assert len(POSITIVE) + len(NEGATIVE) >= 200
-    assert {k for _, k, _ in POSITIVE} == set(KINDS) == {
-        "EMAIL", "PHONE", "IL_ID", "CARD", "IBAN", "BANK_ACCOUNT", "NUMBER", "IP", "MY_NUMBER", "CN_ID",
-        "TW_ID", "HK_ID", "US_SSN", "UK_NINO", "UK_NHS", "CA_SIN", "AU_TFN", "IN_AADHAAR"}
+    assert (
+        {k for _, k, _ in POSITIVE}
+        == set(KINDS)
+        == {
+            "EMAIL",
+            "PHONE",
+            "IL_ID",
+            "CARD",
+            "IBAN",
+            "BANK_ACCOUNT",
+            "NUMBER",
+            "IP",
+            "MY_NUMBER",
+            "CN_ID",
+            "TW_ID",
+            "HK_ID",
+            "US_SSN",
+            "UK_NINO",
+            "UK_NHS",
+            "CA_SIN",
+            "AU_TFN",
+            "IN_AADHAAR",
+        }
+    )
 
 
 @pytest.mark.parametrize("text,kind,secret", POSITIVE, ids=[f"{k}-{i}" for i, (_, k, _) in enumerate(POSITIVE)])
@@ -55,12 +76,19 @@ def test_only_placeholders():
     assert PLACEHOLDER_RE.fullmatch("[IL_ID_3]")
 
 
-@pytest.mark.parametrize("text,kind", [
-    ("card 4111  1111  1111  1111", "CARD"), ("4111\u00a01111\u00a01111\u00a01111", "CARD"),
-    ("4111_1111_1111_1111", "CARD"), ("4111/1111/1111/1111", "CARD"),
-    ("call 1-800-555-0199", "PHONE"), ("1 415 555 2671", "PHONE"), ("415-555-2671x22", "PHONE"),
-    ("415-555-2671 ext. 22", "PHONE"),
-])
+@pytest.mark.parametrize(
+    "text,kind",
+    [
+        ("card 4111  1111  1111  1111", "CARD"),
+        ("4111\u00a01111\u00a01111\u00a01111", "CARD"),
+        ("4111_1111_1111_1111", "CARD"),
+        ("4111/1111/1111/1111", "CARD"),
+        ("call 1-800-555-0199", "PHONE"),
+        ("1 415 555 2671", "PHONE"),
+        ("415-555-2671x22", "PHONE"),
+        ("415-555-2671 ext. 22", "PHONE"),
+    ],
+)
 def test_separator_and_prefix_variants_found_in_review(text, kind):
     out = mask_pii(text)
     assert out.counts == {kind: 1}, out.text

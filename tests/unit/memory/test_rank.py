@@ -18,7 +18,11 @@ def test_query_ngrams():
 
 
 def test_bm25_prefers_rare_terms_and_drops_non_matches():
-    docs = [("new", "the billing service moved"), ("mid", "Frankfurt billing region"), ("old", "Frankfurt Frankfurt office")]
+    docs = [
+        ("new", "the billing service moved"),
+        ("mid", "Frankfurt billing region"),
+        ("old", "Frankfurt Frankfurt office"),
+    ]
     assert rank.bm25_rank("Frankfurt office", docs) == ["old", "mid"]
     assert rank.bm25_rank("nothing here matches", docs) == []
     assert rank.bm25_rank("", docs) == []

@@ -20,8 +20,7 @@ PROPS = {
     "d": {"name": "d", "type": "date"},
     "dt": {"name": "dt", "type": "datetime"},
 }
-SAMPLE = {"s": "x", "ft": "x", "vec": "x", "i": 3, "f": 1.5, "b": True, "d": "1997-01-02",
-          "dt": "1997-01-02T03:04:05Z"}
+SAMPLE = {"s": "x", "ft": "x", "vec": "x", "i": 3, "f": 1.5, "b": True, "d": "1997-01-02", "dt": "1997-01-02T03:04:05Z"}
 COMMON = {"==", "!=", "in", "not_in", "exist", "not_exist"}
 ORDERED = COMMON | {">", ">=", "<", "<=", "range"}
 STRING = COMMON | {"like", "not_like", "prefix"}
@@ -85,23 +84,29 @@ def test_knn_needs_a_loaded_model_and_k():
         parse_condition({**_leaf("i", "=="), "limitKey": "k", "limitValue": 3}, PROPS, vectors_available=True)
 
 
-@pytest.mark.parametrize("leaf, message", [
-    ({"field": "i", "operation": "==", "value": 3}, "go together"),
-    ({"field": "i", "operation": "==", "valueFrom": "CONST"}, "go together"),
-    ({"field": "i", "operation": "==", "value": 3, "valueFrom": "FIELD"}, "CONST"),
-    ({"field": "i", "operation": "==", "value": 1.5, "valueFrom": "CONST"}, "integer"),
-    ({"field": "i", "operation": "==", "value": "3", "valueFrom": "CONST"}, "number"),
-    ({"field": "b", "operation": "==", "value": 1, "valueFrom": "CONST"}, "true or false"),
-    ({"field": "dt", "operation": ">", "value": "1997-01-02T03:04:05", "valueFrom": "CONST"}, "timezone"),
-    ({"field": "d", "operation": ">", "value": "02/01/1997", "valueFrom": "CONST"}, "ISO 8601"),
-    ({"field": "i", "operation": "range", "value": [5, 1], "valueFrom": "CONST"}, "above"),
-    ({"field": "i", "operation": "in", "value": [], "valueFrom": "CONST"}, "list of 1"),
-    ({"field": "i", "operation": "exist", "value": 1, "valueFrom": "CONST"}, "takes no value"),
-    ({"operation": "and", "subConditions": []}, "non-empty"),
-    ({"operation": "or", "field": "i", "subConditions": [{"field": "i", "operation": "exist"}]}, "only subConditions"),
-    ({"field": "nope", "operation": "==", "value": 1, "valueFrom": "CONST"}, "not a property"),
-    ({"field": "i", "operation": "~=", "value": 1, "valueFrom": "CONST"}, "unknown operator"),
-])
+@pytest.mark.parametrize(
+    "leaf, message",
+    [
+        ({"field": "i", "operation": "==", "value": 3}, "go together"),
+        ({"field": "i", "operation": "==", "valueFrom": "CONST"}, "go together"),
+        ({"field": "i", "operation": "==", "value": 3, "valueFrom": "FIELD"}, "CONST"),
+        ({"field": "i", "operation": "==", "value": 1.5, "valueFrom": "CONST"}, "integer"),
+        ({"field": "i", "operation": "==", "value": "3", "valueFrom": "CONST"}, "number"),
+        ({"field": "b", "operation": "==", "value": 1, "valueFrom": "CONST"}, "true or false"),
+        ({"field": "dt", "operation": ">", "value": "1997-01-02T03:04:05", "valueFrom": "CONST"}, "timezone"),
+        ({"field": "d", "operation": ">", "value": "02/01/1997", "valueFrom": "CONST"}, "ISO 8601"),
+        ({"field": "i", "operation": "range", "value": [5, 1], "valueFrom": "CONST"}, "above"),
+        ({"field": "i", "operation": "in", "value": [], "valueFrom": "CONST"}, "list of 1"),
+        ({"field": "i", "operation": "exist", "value": 1, "valueFrom": "CONST"}, "takes no value"),
+        ({"operation": "and", "subConditions": []}, "non-empty"),
+        (
+            {"operation": "or", "field": "i", "subConditions": [{"field": "i", "operation": "exist"}]},
+            "only subConditions",
+        ),
+        ({"field": "nope", "operation": "==", "value": 1, "valueFrom": "CONST"}, "not a property"),
+        ({"field": "i", "operation": "~=", "value": 1, "valueFrom": "CONST"}, "unknown operator"),
+    ],
+)
 def test_value_and_shape_errors(leaf, message):
     with pytest.raises(InvalidCondition, match=message):
         parse_condition(leaf, PROPS, vectors_available=True)
@@ -123,10 +128,29 @@ def test_like_is_sql_like():
 def test_toon_round_trips_awkward_strings():
     from toon_format import decode
 
-    awkward = ["", "true", "false", "null", "05", "1e3", "a:b", "[2]: x", "-lead", "#hash", " padded ", "a,b",
-               'quote"d', "line\nbreak", "tab\tbed", "ünï", "{x}"]
-    rows = [{"k": i, "text": s, "n": None, "f": 1.25, "b": i % 2 == 0, "_instanceIdentity": {"k": i}}
-            for i, s in enumerate(awkward)]
+    awkward = [
+        "",
+        "true",
+        "false",
+        "null",
+        "05",
+        "1e3",
+        "a:b",
+        "[2]: x",
+        "-lead",
+        "#hash",
+        " padded ",
+        "a,b",
+        'quote"d',
+        "line\nbreak",
+        "tab\tbed",
+        "ünï",
+        "{x}",
+    ]
+    rows = [
+        {"k": i, "text": s, "n": None, "f": 1.25, "b": i % 2 == 0, "_instanceIdentity": {"k": i}}
+        for i, s in enumerate(awkward)
+    ]
     text = toon_rows(rows)
     assert decode(text) == {"rows": rows}
     flat = [{"k": i, "text": s} for i, s in enumerate(awkward)]
@@ -140,30 +164,38 @@ EVAL_ROWS = [
     {"k": 3, "s": None, "i": None, "d": None, "b": None},
     {"k": 4, "s": "Beta_1", "i": -2, "d": "1996-12-31", "b": True},
 ]
-EVAL_PROPS = [{"name": "k", "type": "integer"}, {"name": "s", "type": "string", "fullText": True},
-              {"name": "i", "type": "integer"}, {"name": "d", "type": "date"}, {"name": "b", "type": "boolean"}]
+EVAL_PROPS = [
+    {"name": "k", "type": "integer"},
+    {"name": "s", "type": "string", "fullText": True},
+    {"name": "i", "type": "integer"},
+    {"name": "d", "type": "date"},
+    {"name": "b", "type": "boolean"},
+]
 
 
-@pytest.mark.parametrize("leaf, keys", [
-    ({"field": "i", "operation": "==", "value": 5}, {1}),
-    ({"field": "i", "operation": "!=", "value": 5}, {2, 3, 4}),  # null satisfies negations
-    ({"field": "i", "operation": ">", "value": 5}, {2}),
-    ({"field": "i", "operation": ">=", "value": 5}, {1, 2}),
-    ({"field": "i", "operation": "<", "value": 5}, {4}),
-    ({"field": "i", "operation": "<=", "value": 5}, {1, 4}),
-    ({"field": "i", "operation": "range", "value": [-2, 5]}, {1, 4}),
-    ({"field": "i", "operation": "in", "value": [10, 99]}, {2}),
-    ({"field": "i", "operation": "not_in", "value": [10, 99]}, {1, 3, 4}),
-    ({"field": "i", "operation": "exist"}, {1, 2, 4}),
-    ({"field": "i", "operation": "not_exist"}, {3}),
-    ({"field": "s", "operation": "like", "value": "alp%"}, {1, 2}),
-    ({"field": "s", "operation": "like", "value": "Beta\\_1"}, {4}),
-    ({"field": "s", "operation": "not_like", "value": "alp%"}, {3, 4}),
-    ({"field": "s", "operation": "prefix", "value": "Al"}, {1}),
-    ({"field": "s", "operation": "match", "value": "alpha"}, {1}),
-    ({"field": "d", "operation": ">=", "value": "1997-01-01"}, {1, 2}),
-    ({"field": "b", "operation": "==", "value": False}, {2}),
-])
+@pytest.mark.parametrize(
+    "leaf, keys",
+    [
+        ({"field": "i", "operation": "==", "value": 5}, {1}),
+        ({"field": "i", "operation": "!=", "value": 5}, {2, 3, 4}),  # null satisfies negations
+        ({"field": "i", "operation": ">", "value": 5}, {2}),
+        ({"field": "i", "operation": ">=", "value": 5}, {1, 2}),
+        ({"field": "i", "operation": "<", "value": 5}, {4}),
+        ({"field": "i", "operation": "<=", "value": 5}, {1, 4}),
+        ({"field": "i", "operation": "range", "value": [-2, 5]}, {1, 4}),
+        ({"field": "i", "operation": "in", "value": [10, 99]}, {2}),
+        ({"field": "i", "operation": "not_in", "value": [10, 99]}, {1, 3, 4}),
+        ({"field": "i", "operation": "exist"}, {1, 2, 4}),
+        ({"field": "i", "operation": "not_exist"}, {3}),
+        ({"field": "s", "operation": "like", "value": "alp%"}, {1, 2}),
+        ({"field": "s", "operation": "like", "value": "Beta\\_1"}, {4}),
+        ({"field": "s", "operation": "not_like", "value": "alp%"}, {3, 4}),
+        ({"field": "s", "operation": "prefix", "value": "Al"}, {1}),
+        ({"field": "s", "operation": "match", "value": "alpha"}, {1}),
+        ({"field": "d", "operation": ">=", "value": "1997-01-01"}, {1, 2}),
+        ({"field": "b", "operation": "==", "value": False}, {2}),
+    ],
+)
 async def test_operator_semantics(leaf, keys):
     from app.core.models import ObjectType
     from app.ontology.conditions import evaluate
@@ -227,5 +259,5 @@ def test_an_integer_beyond_the_double_range_on_a_float_property_is_an_invalid_co
     from app.ontology.types import coerce_query_value
 
     with pytest.raises(InvalidCondition) as e:
-        coerce_query_value(10 ** 400, "float", field="UnitPrice", operation=">")
+        coerce_query_value(10**400, "float", field="UnitPrice", operation=">")
     assert "UnitPrice" in e.value.message and "double range" in e.value.message

@@ -18,14 +18,19 @@ def test_the_limit_is_inclusive():
     assert MAX_REPEATS == 50
     assert errors("{" + " viewer { kind }" * 50 + "}") == []
     [message] = errors("{" + " viewer { kind }" * 51 + "}")
-    assert message == ("'viewer' is selected 51 times in one selection set once fragments are merged; "
-                       "the limit is 50: select each field once")
+    assert message == (
+        "'viewer' is selected 51 times in one selection set once fragments are merged; "
+        "the limit is 50: select each field once"
+    )
 
 
 def test_fragments_and_inline_fragments_are_merged_into_their_selection_set():
     frag = "fragment V on Query { viewer { kind } viewer { kind } } "
     assert errors(frag + "{" + " ...V" * 25 + "}") == []
-    assert "selected 52 times" in errors(frag + "{" + " ...V" * 25 + " ... on Query { viewer { kind } viewer { kind } } }")[0]
+    assert (
+        "selected 52 times"
+        in errors(frag + "{" + " ...V" * 25 + " ... on Query { viewer { kind } viewer { kind } } }")[0]
+    )
     # the response name counts, not the field name
     assert errors("{" + " ".join(f"a: __typename b{i}: __typename" for i in range(26)) + "}") == []
     assert "'a' is selected 51 times" in errors("{" + " a: __typename" * 51 + "}")[0]
@@ -33,7 +38,9 @@ def test_fragments_and_inline_fragments_are_merged_into_their_selection_set():
 
 def test_nested_selection_sets_and_fragment_definitions_are_checked():
     assert "'kind' is selected 60 times" in errors("{ viewer {" + " kind" * 60 + " } }")[0]
-    assert "'kind' is selected 60 times" in errors("fragment W on Viewer {" + " kind" * 60 + " } { viewer { ...W } }")[0]
+    assert (
+        "'kind' is selected 60 times" in errors("fragment W on Viewer {" + " kind" * 60 + " } { viewer { ...W } }")[0]
+    )
 
 
 def test_doubling_spreads_saturate_and_cycles_add_nothing():

@@ -31,13 +31,16 @@ def test_nested_fragment_spreads_are_refused_without_expanding_them(n):
     expected = f"{2 ** (n - 1):,}" if n <= 24 else "over 10,000,000"
     assert [m for m in errors if "fragments are expanded" in m] == [
         f"the operation selects {expected} fields once fragments are expanded; the limit is 10,000: "
-        "select fewer fields or spread fragments fewer times"]
+        "select fewer fields or spread fragments fewer times"
+    ]
 
 
 def test_counts_equal_a_brute_force_expansion():
-    q = ("fragment A on Query { viewer { kind } x: viewer { kind } } "
-         "fragment B on Query { ...A ... on Query { ...A y: __typename } } "
-         "query { ...B ...A z: viewer { ...C } } fragment C on Viewer { kind }")
+    q = (
+        "fragment A on Query { viewer { kind } x: viewer { kind } } "
+        "fragment B on Query { ...A ... on Query { ...A y: __typename } } "
+        "query { ...B ...A z: viewer { ...C } } fragment C on Viewer { kind }"
+    )
     doc = parse(q)
     op = next(d for d in doc.definitions if d.kind == "operation_definition")
     c = DocumentCost(doc).selection_set(op.selection_set)

@@ -42,7 +42,11 @@ def test_mixed_text_positions_and_nfkc():
 
 
 def test_analyze_runs_groups_terms_by_source_run():
-    assert analyze_runs("東京都の人口 running the fast") == [["東京", "京都", "都の", "の人", "人口"], ["run"], ["fast"]]
+    assert analyze_runs("東京都の人口 running the fast") == [
+        ["東京", "京都", "都の", "の人", "人口"],
+        ["run"],
+        ["fast"],
+    ]
     assert analyze_runs("the of and") == []
 
 

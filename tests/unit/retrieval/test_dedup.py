@@ -178,13 +178,15 @@ def test_prefix_filtered_dedup_equals_brute_force(seed):
     items = [(f"k{i}", t, hashlib.sha256(t.encode()).hexdigest()) for i, t in enumerate(texts)]
     got = dedup(items, key=lambda x: x[0], text=lambda x: x[1], sha256=lambda x: x[2])
     want = _brute_force(items)
-    assert [(g.kept[0], [(d[0], s, c) for d, s, c in zip(g.duplicates, g.similarities, g.coverages)]) for g in got] == \
-        [(k, [(d, pytest.approx(s), pytest.approx(c)) for d, s, c in dups]) for k, dups in want]
+    assert [(g.kept[0], [(d[0], s, c) for d, s, c in zip(g.duplicates, g.similarities, g.coverages)]) for g in got] == [
+        (k, [(d, pytest.approx(s), pytest.approx(c)) for d, s, c in dups]) for k, dups in want
+    ]
     assert sum(len(g.duplicates) for g in got) >= 5
     assert sum(0 < c < 1 and s < 0.8 for g in got for s, c in zip(g.similarities, g.coverages)) >= 1
 
 
 # --- repeated paragraphs between different neighbours (issue 11, item 8) -----------------
+
 
 def _sentences(text: str, japanese: bool) -> list[str]:
     parts = re.split(r"(?<=。)", text) if japanese else re.split(r"(?<=[.!?])\s+(?=[A-Z0-9(])", text)
@@ -217,17 +219,27 @@ def _three_documents(paragraph: str, wraps: list[tuple[str, str]]) -> tuple[list
 def test_a_paragraph_between_different_intros_and_outros_collapses(language):
     if language == "en":  # the first three sentences of a SciFact abstract, different notes around them
         paragraph = " ".join(_sentences(_scifact("4983"), False)[:3])
-        wraps = [("Reading for Thursday's journal club on imaging in preterm infants.",
-                  "Please bring your questions about the diffusion methods to the meeting."),
-                 ("A colleague from the neonatal unit shared this excerpt last week.",
-                  "End of excerpt; the full article is in the shared folder."),
-                 ("Background for Tuesday's lab meeting, quoted from the abstract.",
-                  "The methods section of the article describes the scanner settings.")]
+        wraps = [
+            (
+                "Reading for Thursday's journal club on imaging in preterm infants.",
+                "Please bring your questions about the diffusion methods to the meeting.",
+            ),
+            (
+                "A colleague from the neonatal unit shared this excerpt last week.",
+                "End of excerpt; the full article is in the shared folder.",
+            ),
+            (
+                "Background for Tuesday's lab meeting, quoted from the abstract.",
+                "The methods section of the article describes the scanner settings.",
+            ),
+        ]
     else:  # a JSQuAD paragraph (梅雨), different notes around it
         paragraph = _jsquad("a10336p0")[0]
-        wraps = [("以下は勉強会の資料から引用した段落です。", "出典はウィキペディアです。質問は来週までに。"),
-                 ("参考資料として配布された文章の一部です。", "以上。詳しくは原文を参照してください。"),
-                 ("来週の授業で読む予定の文章です。", "感想を一段落で書いて提出してください。")]
+        wraps = [
+            ("以下は勉強会の資料から引用した段落です。", "出典はウィキペディアです。質問は来週までに。"),
+            ("参考資料として配布された文章の一部です。", "以上。詳しくは原文を参照してください。"),
+            ("来週の授業で読む予定の文章です。", "感想を一段落で書いて提出してください。"),
+        ]
     items, holders = _three_documents(paragraph, wraps)
     assert len(holders) == 3  # one passage per document: intro, paragraph and outro together
     texts = {i.id: i.text for i in items}
@@ -237,7 +249,9 @@ def test_a_paragraph_between_different_intros_and_outros_collapses(language):
     groups = run(items)
     assert [(g.kept.id, [d.id for d in g.duplicates]) for g in groups] == [(holders[0], holders[1:])]
     assert all(0.7 <= c < 0.85 for c in groups[0].coverages)
-    assert groups[0].similarities == [jaccard(shingle_keys(texts[holders[0]]), shingle_keys(texts[h])) for h in holders[1:]]
+    assert groups[0].similarities == [
+        jaccard(shingle_keys(texts[holders[0]]), shingle_keys(texts[h])) for h in holders[1:]
+    ]
 
 
 @pytest.mark.parametrize("ids", [("a10336p23", "a10336p24"), ("a14985p140", "a14985p142")])
@@ -265,14 +279,17 @@ def test_shared_boilerplate_lines_do_not_merge_different_passages():
 
 
 def test_a_text_inside_a_kept_text_joins_it_and_the_reverse_needs_coverage():
-    para = ("The committee reviewed the annual budget and approved the new data retention policy, which "
-            "takes effect in January for every regional office and for the two new branches opened this spring.")
+    para = (
+        "The committee reviewed the annual budget and approved the new data retention policy, which "
+        "takes effect in January for every regional office and for the two new branches opened this spring."
+    )
     long = f"Minutes of the March meeting.\n\n{para}\n\nThe next meeting is in June."
     groups = run([Item("long", long), Item("short", para)])
     assert [(g.kept.id, [d.id for d in g.duplicates], g.coverages) for g in groups] == [("long", ["short"], [1.0])]
     groups = run([Item("short", para), Item("long", long)])  # 31 of the long text's 42 units
-    assert [(g.kept.id, [d.id for d in g.duplicates], g.coverages) for g in groups] == \
-        [("short", ["long"], [pytest.approx(31 / 42)])]
+    assert [(g.kept.id, [d.id for d in g.duplicates], g.coverages) for g in groups] == [
+        ("short", ["long"], [pytest.approx(31 / 42)])
+    ]
     assert len(run([Item("short", para), Item("long", long)], cover=0.75)) == 2
 
 

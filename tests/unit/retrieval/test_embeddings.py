@@ -86,11 +86,19 @@ def _server(requests: list[dict], *, dim: int = 3, status: int = 200):
 def test_openai_compatible_requests_batches_order_and_normalisation():
     seen: list[dict] = []
     embedder = OpenAICompatibleEmbedder(
-        base_url="http://127.0.0.1:9/v1/", model="text-embed", api_key="sk-test", dim=3, batch_size=2, client=_server(seen)
+        base_url="http://127.0.0.1:9/v1/",
+        model="text-embed",
+        api_key="sk-test",
+        dim=3,
+        batch_size=2,
+        client=_server(seen),
     )
     matrix = embedder.encode(["aaaa", "bb", "c"])
     assert [r["url"] for r in seen] == ["http://127.0.0.1:9/v1/embeddings"] * 2
-    assert [r["body"] for r in seen] == [{"model": "text-embed", "input": ["aaaa", "bb"]}, {"model": "text-embed", "input": ["c"]}]
+    assert [r["body"] for r in seen] == [
+        {"model": "text-embed", "input": ["aaaa", "bb"]},
+        {"model": "text-embed", "input": ["c"]},
+    ]
     assert seen[0]["auth"] == "Bearer sk-test"
     # Responses came back in reverse order; rows follow the inputs and are normalised.
     assert matrix.dtype == np.float32

@@ -42,7 +42,12 @@ def test_english_query_is_stemmed_and_disjunctive(index):
 
 @pytest.mark.parametrize(
     "query,expected",
-    [("ベクトル検索", ["ja-vec"]), ("数据库", ["zh-db"]), ("東京", ["ja-tokyo"]), ("日本の首都はどこですか", ["ja-tokyo"])],
+    [
+        ("ベクトル検索", ["ja-vec"]),
+        ("数据库", ["zh-db"]),
+        ("東京", ["ja-tokyo"]),
+        ("日本の首都はどこですか", ["ja-tokyo"]),
+    ],
 )
 def test_cjk_queries_find_only_their_passage(index, query, expected):
     hits = index.search(query, workspace_id="w1")
@@ -112,7 +117,10 @@ def test_persistence_across_reopen(tmp_path):
 
 def test_equal_scores_order_by_passage_id_even_across_the_limit_cut(tmp_path):
     ix = LexicalIndex(tmp_path / "ties")
-    names = [f"p{n:02d}" for n in (37, 5, 12, 29, 1, 33, 8, 20, 14, 3, 25, 18, 31, 9, 22, 16, 27, 2, 35, 11, 6, 30, 24, 19, 4)]
+    names = [
+        f"p{n:02d}"
+        for n in (37, 5, 12, 29, 1, 33, 8, 20, 14, 3, 25, 18, 31, 9, 22, 16, 27, 2, 35, 11, 6, 30, 24, 19, 4)
+    ]
     ix.add([P(name, "identical words here") for name in names])
     hits = ix.search("identical", workspace_id="w1", limit=5)
     assert ids(hits) == ["p01", "p02", "p03", "p04", "p05"]
@@ -147,7 +155,9 @@ def test_concurrent_adds_and_searches(tmp_path):
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
 
-    threads = [threading.Thread(target=writer, args=(n,)) for n in range(2)] + [threading.Thread(target=reader) for _ in range(2)]
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(2)] + [
+        threading.Thread(target=reader) for _ in range(2)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -184,7 +194,12 @@ def test_phrase_mode_requires_the_exact_cjk_string(tmp_path):
 
 def test_title_field_scoring_without_title_in_body(tmp_path):
     ix = LexicalIndex(tmp_path / "t", title_in_body=False, title_boost=2.0)
-    ix.add([P("titled", "Nothing relevant in the body.", title="Photosynthesis"), P("plain", "Photosynthesis in the body.")])
+    ix.add(
+        [
+            P("titled", "Nothing relevant in the body.", title="Photosynthesis"),
+            P("plain", "Photosynthesis in the body."),
+        ]
+    )
     hits = ix.search("photosynthesis", workspace_id="w1")
     assert sorted(ids(hits)) == ["plain", "titled"]
     body_only = LexicalIndex(tmp_path / "b", title_in_body=False)

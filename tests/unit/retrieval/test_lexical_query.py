@@ -45,6 +45,8 @@ def test_max_df_pruning_drops_common_terms_but_never_all(tmp_path):
     ix.add([IndexedPassage(f"p{i}", "w", "c", "d", "", f"common words everywhere item{i}") for i in range(4)])
     searcher = ix._searcher
     assert ix.build_query("common item2", searcher) == wq.Or([wq.Term("body", "item2")])
-    assert ix.build_query("common everywhere", searcher) == wq.Or([wq.Term("body", "common"), wq.Term("body", "everywher")])
+    assert ix.build_query("common everywhere", searcher) == wq.Or(
+        [wq.Term("body", "common"), wq.Term("body", "everywher")]
+    )
     assert [pid for pid, _ in ix.search("common item2", workspace_id="w")] == ["p2"]
     ix.close()

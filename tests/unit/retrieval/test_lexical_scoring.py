@@ -11,7 +11,30 @@ from retrieval.lexical import IndexedPassage, LexicalIndex
 from retrieval.lexical_query import filter_query
 from retrieval.lexical_scoring import disjunction_terms
 
-WORDS = ["cell", "protein", "gene", "expression", "tumour", "patient", "dose", "vaccine", "immune", "response", "virus", "infection", "blood", "pressure", "heart", "muscle", "brain", "neuron", "memory", "sleep", "diet", "sugar"]
+WORDS = [
+    "cell",
+    "protein",
+    "gene",
+    "expression",
+    "tumour",
+    "patient",
+    "dose",
+    "vaccine",
+    "immune",
+    "response",
+    "virus",
+    "infection",
+    "blood",
+    "pressure",
+    "heart",
+    "muscle",
+    "brain",
+    "neuron",
+    "memory",
+    "sleep",
+    "diet",
+    "sugar",
+]
 KANA = "東京大阪検索文書意味細胞遺伝子患者免疫"
 
 
@@ -23,8 +46,9 @@ def whoosh_reference(ix: LexicalIndex, text: str, workspace_id: str, collection_
     if q is None or not comb:
         return []
     r = s.search(q, limit=None, filter=comb)
-    scored = sorted(((s.stored_fields(d)["passage_id"], round(float(x), 9)) for d, x in r.items()),
-                    key=lambda i: (-i[1], i[0]))
+    scored = sorted(
+        ((s.stored_fields(d)["passage_id"], round(float(x), 9)) for d, x in r.items()), key=lambda i: (-i[1], i[0])
+    )
     return scored[:limit]
 
 
@@ -51,8 +75,18 @@ def test_segments_are_several(many_segments):
     assert len(many_segments._searcher.ixreader.leaf_readers()) > 1
 
 
-@pytest.mark.parametrize("text", ["cell protein", "immune response to the vaccine", "brain neuron memory sleep diet",
-                                  "東京 検索 cell", "遺伝子 患者 gene", "virus", "sugar sugar sugar"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cell protein",
+        "immune response to the vaccine",
+        "brain neuron memory sleep diet",
+        "東京 検索 cell",
+        "遺伝子 患者 gene",
+        "virus",
+        "sugar sugar sugar",
+    ],
+)
 @pytest.mark.parametrize("ws,colls", [("w0", None), ("w1", None), ("w1", ["c0", "c2"])])
 def test_term_at_a_time_equals_whoosh(many_segments, text, ws, colls):
     got = many_segments.search(text, workspace_id=ws, collection_ids=colls, limit=20)

@@ -22,10 +22,7 @@ DIM = 16
 def make_points(n: int = 120, seed: int = 7) -> list[VectorPoint]:
     rng = np.random.default_rng(seed)
     vectors = rng.standard_normal((n, DIM)).astype(np.float32)
-    return [
-        VectorPoint(f"p{i:03d}", vectors[i], f"w{i % 2}", f"c{i % 3}", f"d{i % 5}")
-        for i in range(n)
-    ]
+    return [VectorPoint(f"p{i:03d}", vectors[i], f"w{i % 2}", f"c{i % 3}", f"d{i % 5}") for i in range(n)]
 
 
 @pytest.fixture(params=["edge", "local"])
@@ -54,7 +51,9 @@ def test_filtered_search_matches_brute_force_cosine(backend):
     points = make_points()
     backend.upsert(points)
     query = np.random.default_rng(1).standard_normal(DIM)
-    hits = backend.search(query, workspace_id="w0", collection_ids=["c1", "c2"], document_ids=["d0", "d1", "d3"], limit=7)
+    hits = backend.search(
+        query, workspace_id="w0", collection_ids=["c1", "c2"], document_ids=["d0", "d1", "d3"], limit=7
+    )
     keep = lambda p: p.workspace_id == "w0" and p.collection_id in ("c1", "c2") and p.document_id in ("d0", "d1", "d3")  # noqa: E731
     assert [pid for pid, _ in hits] == cosine_ranking(points, query, keep)[:7]
     best = next(p for p in points if p.passage_id == hits[0][0])
