@@ -239,6 +239,12 @@ class CairnSchema(strawberry.Schema):
                     ext["code"] = "GRAPHQL_PARSE_FAILED"
                 elif error.message.startswith("Variable ") or "got invalid value" in error.message:
                     ext["code"] = "BAD_USER_INPUT"
+                elif error.path is not None and isinstance(original, GraphQLError) and original.original_error is None:
+                    # graphql-core's own argument coercion at execution, e.g. a null variable for
+                    # an argument that is non-null with a default ("Argument 'limit' has invalid
+                    # value: Expected variable '$b' … not to be None"): the caller's input
+                    ext["code"] = "BAD_USER_INPUT"
+                    error.message = original.message.split("\n\n")[0]
                 elif error.path is None and (original is None or isinstance(original, GraphQLError)):
                     # request errors found before execution (validation, operation selection)
                     ext["code"] = "GRAPHQL_VALIDATION_FAILED"

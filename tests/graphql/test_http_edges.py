@@ -213,3 +213,16 @@ async def test_nested_fragment_documents_are_refused_over_the_websocket(live):
         msg = json.loads(await asyncio.wait_for(ws.recv(), 10))
         assert msg["type"] == "error" and msg["id"] == "1"
         assert "the limit is 10,000" in msg["payload"][0]["message"]
+
+
+@pytest.mark.parametrize("query", [
+    'query($b:Int){ contextPack(input:{task:"global", budget:{maxTokens:$b}}) { tokensUsed } }',
+    'query($b:RetrievalMode){ contextPack(input:{task:"global", retrieval:$b}) { tokensUsed } }',
+])
+def test_a_null_variable_for_a_non_null_argument_with_a_default_is_bad_input(live, query):
+    # graphql-core raises this while coercing arguments at execution; it was masked as an
+    # INTERNAL_SERVER_ERROR with HTTP 200.
+    r = live.gql(query, {"b": None}, live.tokens["agent"])
+    err = error_of(r)
+    assert r.status_code == 400 and err["extensions"]["code"] == "BAD_USER_INPUT"
+    assert "Expected variable '$b' provided to non-null type" in err["message"] and "not to be None" in err["message"]
