@@ -215,10 +215,13 @@ async def test_nested_fragment_documents_are_refused_over_the_websocket(live):
         assert "the limit is 10,000" in msg["payload"][0]["message"]
 
 
-@pytest.mark.parametrize("query", [
-    'query($b:Int){ contextPack(input:{task:"global", budget:{maxTokens:$b}}) { tokensUsed } }',
-    'query($b:RetrievalMode){ contextPack(input:{task:"global", retrieval:$b}) { tokensUsed } }',
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        'query($b:Int){ contextPack(input:{task:"global", budget:{maxTokens:$b}}) { tokensUsed } }',
+        'query($b:RetrievalMode){ contextPack(input:{task:"global", retrieval:$b}) { tokensUsed } }',
+    ],
+)
 def test_a_null_variable_for_a_non_null_argument_with_a_default_is_bad_input(live, query):
     # graphql-core raises this while coercing arguments at execution; it was masked as an
     # INTERNAL_SERVER_ERROR with HTTP 200.
