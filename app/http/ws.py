@@ -73,6 +73,13 @@ class CairnTransportWS(BaseGraphQLTransportWSHandler):
             return
         await super().run_operation(operation)
 
+    @staticmethod
+    def _get_pre_execution_close_reason(error: Any) -> str | None:
+        """Never close the socket for one operation's document: a syntax error or an
+        unselectable operation becomes that operation's coded ``error`` message (Strawberry
+        closed the whole connection with 4400, losing every other operation on it)."""
+        return None
+
     async def send_message(self, message) -> None:
         """Send, giving each error of an ``error`` message the operation's envelope."""
         if message.get("type") == "error" and isinstance(message.get("payload"), list):

@@ -229,3 +229,23 @@ def test_a_null_variable_for_a_non_null_argument_with_a_default_is_bad_input(liv
     err = error_of(r)
     assert r.status_code == 400 and err["extensions"]["code"] == "BAD_USER_INPUT"
     assert "Expected variable '$b' provided to non-null type" in err["message"] and "not to be None" in err["message"]
+
+
+async def test_a_syntax_error_on_the_websocket_fails_that_operation_only(live):
+    # Strawberry closed the whole socket with 4400 and a bare reason, losing other operations.
+    import json
+
+    import websockets
+
+    async with websockets.connect(live.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
+        init = {"type": "connection_init", "payload": {"Authorization": f"Bearer {live.tokens['agent']}"}}
+        await ws.send(json.dumps(init))
+        assert json.loads(await ws.recv())["type"] == "connection_ack"
+        await ws.send(json.dumps({"id": "2", "type": "subscribe", "payload": {"query": "{"}}))
+        msg = json.loads(await asyncio.wait_for(ws.recv(), 10))
+        assert msg["type"] == "error" and msg["id"] == "2"
+        ext = msg["payload"][0]["extensions"]
+        assert ext["code"] == "GRAPHQL_PARSE_FAILED" and ext["envelope"]["status"] == "ERROR"
+        await ws.send(json.dumps({"id": "3", "type": "subscribe", "payload": {"query": "{ viewer { kind } }"}}))
+        msg = json.loads(await asyncio.wait_for(ws.recv(), 10))
+        assert msg["type"] == "next" and msg["id"] == "3" and msg["payload"]["data"]["viewer"]["kind"] == "agent"
