@@ -131,7 +131,7 @@ def _validate_collection(name: str) -> None:
 
 def _validate_upsert(input: UpsertDocumentInput) -> None:
     validate_identifier(input.collection_id, "input.collectionId")
-    docs._validate_doc_input(input.external_id, input.title, input.text, input.valid_from, input.valid_to)
+    docs.validate_document_input(input.external_id, input.title, input.text, input.valid_from, input.valid_to)
     validate_identifier(input.media_type, "input.mediaType")
 
 

@@ -7,12 +7,12 @@ pyproject.toml).
 
 from app.corpus.as_of import DocumentRead, VersionMeta, choose_versions, read_document
 from app.corpus.documents import (
-    _validate_doc_input,
     delete_document,
     get_collection,
     get_or_create_collection,
     list_collections,
     upsert_document,
+    validate_document_input,
 )
 from app.corpus.indexing import SearchIndexes, open_indexes
 from app.corpus.ingest import IngestReport, SkippedFile, SourceDocument, ingest_documents, iter_sources
@@ -24,7 +24,6 @@ __all__ = [
     "SkippedFile",
     "SourceDocument",
     "VersionMeta",
-    "_validate_doc_input",
     "choose_versions",
     "delete_document",
     "get_collection",
@@ -35,4 +34,5 @@ __all__ = [
     "open_indexes",
     "read_document",
     "upsert_document",
+    "validate_document_input",
 ]

@@ -86,8 +86,12 @@ async def get_collection(s: AsyncSession, *, workspace_id: str, collection_id: s
     return row
 
 
-def _validate_doc_input(external_id: str, title: str, text: str, valid_from, valid_to) -> None:
-    """Document input rules; fields are named by their GraphQL input path (``input.…``)."""
+def validate_document_input(external_id: str, title: str, text: str, valid_from, valid_to) -> None:
+    """Document input rules; fields are named by their GraphQL input path (``input.…``).
+
+    Raises:
+        BadInput: the first rule broken (external id, title, text, valid interval).
+    """
     validate_identifier(external_id, "input.externalId", MAX_EXTERNAL_ID_CHARS)
     validate_name(title, "input.title", MAX_TITLE_CHARS, min_len=0)
     require_storable(text, "input.text")
@@ -129,7 +133,7 @@ async def upsert_document(
     Raises:
         BadInput: empty text, over-long fields, or ``validTo <= validFrom``.
     """
-    _validate_doc_input(external_id, title, text, valid_from, valid_to)
+    validate_document_input(external_id, title, text, valid_from, valid_to)
     # read-latest-then-insert-next: writers of one collection take turns (one lock per
     # collection, not per document, so a batch of upserts cannot deadlock with another)
     await serialize(s, "collection-documents", collection_id)

@@ -36,7 +36,7 @@ import filetype
 from app.core.db import Database
 from app.core.errors import BadInput
 from app.core.text_rules import validate_path
-from app.corpus.documents import get_or_create_collection, upsert_document
+from app.corpus.documents import get_or_create_collection, upsert_document, validate_document_input
 from retrieval.chunking import html_to_text
 
 TEXT_SUFFIXES = {
@@ -351,6 +351,11 @@ async def ingest_documents(
     for doc in documents:
         if not doc.text.strip():
             report.skipped.append(SkippedFile(doc.external_id, "empty text"))
+            continue
+        try:  # one bad name (a control character in a file name) skips that document, not the run
+            validate_document_input(doc.external_id, doc.title, doc.text, doc.valid_from, doc.valid_to)
+        except BadInput as exc:
+            report.skipped.append(SkippedFile(doc.external_id.encode("unicode_escape").decode("ascii"), exc.message))
             continue
         batch.append(doc)
         if len(batch) >= BATCH_DOCS:

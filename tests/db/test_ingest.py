@@ -168,3 +168,17 @@ def test_jsonl_decoding_errors_name_the_line(tmp_path):
     rows = [{"_id": str(i), "text": "é" * 50 + f" row {i}"} for i in range(300)]
     big.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     assert [d.external_id for d in iter_sources(big)] == [str(i) for i in range(300)]
+
+
+async def test_a_file_whose_name_breaks_the_name_rules_is_skipped_not_the_whole_run(db, tmp_path):
+    # A control character in one file name aborted the folder ingest with nothing ingested.
+    ws = await _ws(db)
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "good.txt").write_text("Granite is an igneous rock.")
+    (folder / "a\x1bb.txt").write_text("Escape characters hide in names.")
+    (folder / "line\nbreak.md").write_text("A newline in a file name.")
+    report = await ingest_documents(db, None, workspace_id=ws, collection="names", documents=iter_sources(folder))
+    assert report.created == 1
+    assert sorted(s.path for s in report.skipped) == ["a\\x1bb.txt", "line\\nbreak.md"]
+    assert all("control character" in s.reason and "input.externalId" in s.reason for s in report.skipped)
