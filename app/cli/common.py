@@ -106,13 +106,19 @@ async def _open(settings: Settings, *, with_vectors: bool | None = True):
     return db, indexes
 
 
-async def _workspace(db, name: str, *, create: bool = True):
+async def _workspace(db, name: str, *, create: bool | None = None):
+    """The workspace called ``name``.
+
+    ``create``: True creates it when missing (``members add``); None (default) creates only
+    the implicit ``default`` workspace, so a mistyped ``--workspace`` is refused instead of
+    silently making a new tenant; False creates nothing.
+    """
     from app import identity
 
     async with db.session() as s:
         ws = await identity.get_workspace_by_name(s, name)
         if ws is None:
-            if not create:
+            if create is False or (create is None and name != "default"):
                 _fail(f"no workspace called {name!r}; create it with `cairn workspaces create {name}`")
             ws = await identity.create_workspace(s, name=name)
         return ws

@@ -188,7 +188,7 @@ def print_demo(info: DemoInfo, *, host: str, port: int, serving: bool = True) ->
 
 def demo(
     host: str = typer.Option("127.0.0.1"),
-    port: int = typer.Option(8000),
+    port: int = typer.Option(8000, min=1, max=65535, help="Port (1-65535)."),
     data_dir: Path | None = DataDir,
     no_serve: bool = typer.Option(False, "--no-serve", help="Prepare and print, but do not serve."),
     northwind: Path | None = typer.Option(

@@ -9,7 +9,7 @@ from app.cli.common import DataDir, _serve, _settings
 
 def serve(
     host: str = typer.Option("127.0.0.1", help="Bind address."),
-    port: int = typer.Option(8000, help="Port."),
+    port: int = typer.Option(8000, min=1, max=65535, help="Port (1-65535)."),
     data_dir: Path | None = DataDir,
     migrate_first: bool = typer.Option(
         True,

@@ -71,6 +71,11 @@ class Settings(BaseSettings):
             return value
         return parse_collection(value, cls.model_fields[info.field_name].annotation)
 
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper_level(cls, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
+
     env: Literal["dev", "prod"] = "dev"
     data_dir: Path = Path("./cairn-data")
     database_url: str | None = None
@@ -84,7 +89,7 @@ class Settings(BaseSettings):
     embedding_api_key: str | None = None
     chunk_max_tokens: int = Field(default=200, ge=32, le=2000)
     cors_origins: list[str] = Field(default_factory=list)
-    log_level: str = "INFO"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     cursor_secret: str | None = None
     ontology_source_dirs: list[Path] = Field(default_factory=list)
     reranker_path: Path | None = None

@@ -311,3 +311,19 @@ def test_folder_ingest_reports_every_skipped_file(tmp_path):
     ]
     r = cairn("ingest", str(docs / "paper.txt"), "-c", "geo", data_dir=data)
     assert one_line_error(r) == "paper.txt: not text: a PDF file (application/pdf)"
+
+
+def test_a_mistyped_workspace_or_port_is_refused(tmp_path):
+    docs, data = tmp_path / "docs", tmp_path / "data"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Granite is an igneous rock.")
+    r = cairn("ingest", str(docs), "--collection", "rocks", "--lexical-only", data_dir=data)
+    assert r.returncode == 0, r.stderr  # the implicit 'default' workspace is made on first use
+    # a typo made a new tenant silently
+    r = cairn("ingest", str(docs), "--collection", "rocks", "--lexical-only", "--workspace", "defualt", data_dir=data)
+    assert one_line_error(r) == "no workspace called 'defualt'; create it with `cairn workspaces create defualt`"
+    spaces = [json.loads(line)["name"] for line in cairn("workspaces", "list", data_dir=data).stdout.splitlines()]
+    assert spaces == ["default"]
+    # --port 99999 printed a URL and hung without listening
+    r = cairn("serve", "--port", "99999", data_dir=data)
+    assert r.returncode == 2 and "--port" in r.stderr and "65535" in r.stderr

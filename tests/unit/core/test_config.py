@@ -59,6 +59,7 @@ def test_every_list_setting_reads_a_comma_list_and_a_json_list(clean_env):
         ("CAIRN_VECTOR_BACKEND", "faiss", "expected one of auto | edge | local | server"),
         ("CAIRN_JUDGE_TIMEOUT_SECONDS", "soon", "CAIRN_JUDGE_TIMEOUT_SECONDS='soon'"),
         ("CAIRN_VECTOR_BACKEND", "server", "CAIRN_QDRANT_URL is required when CAIRN_VECTOR_BACKEND=server"),
+        ("CAIRN_LOG_LEVEL", "LOUD", "expected one of DEBUG | INFO | WARNING | ERROR | CRITICAL"),
     ],
 )
 def test_a_bad_setting_is_one_line_naming_the_variable_and_the_format(clean_env, var, value, says):
@@ -69,6 +70,11 @@ def test_a_bad_setting_is_one_line_naming_the_variable_and_the_format(clean_env,
     assert says in message and "\n" not in message
     if get_origin(Settings.model_fields[var[6:].lower()].annotation) is list:
         assert 'expected a comma-separated list (a,b) or a JSON list (["a","b"])' in message
+
+
+def test_the_log_level_is_read_in_any_case(clean_env):
+    clean_env.setenv("CAIRN_LOG_LEVEL", " warning ")
+    assert load_settings().log_level == "WARNING"
 
 
 def test_secrets_are_not_echoed_in_setting_errors(clean_env):
