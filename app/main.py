@@ -35,7 +35,7 @@ from app.core.errors import Forbidden
 from app.core.logs import configure_logging
 from app.core.migrate import upgrade_database
 from app.corpus import open_indexes
-from app.governance import CallRecord, get_operation
+from app.governance import CallRecord, EnvelopeState, get_operation, trace_id_from_headers
 from app.http import (
     EXCEPTION_HANDLERS,
     STATIC_DIR,
@@ -157,11 +157,26 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     async def stream_route(request: Request) -> Response:
         return await make_stream_route(holder["services"])(request)
 
-    async def healthz(_request: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok"})
+    def probe(request: Request, route: str, body: dict[str, Any], status: int) -> JSONResponse:
+        """A probe's JSON with ``extensions.envelope`` and ``x-cairn-trace`` like every response."""
+        op = get_operation(route)
+        state = EnvelopeState(
+            trace_id=trace_id_from_headers({k.lower(): v for k, v in request.headers.items()}), target="cairn.http"
+        )
+        state.calls.append(CallRecord(op.name, op.coordinate, op.capability, status="OK" if status < 400 else "ERROR"))
+        return JSONResponse(
+            {**body, "extensions": {"envelope": state.build()}},
+            status_code=status,
+            headers={"x-cairn-trace": state.trace_id},
+        )
 
-    async def readyz(_request: Request) -> JSONResponse:
-        return JSONResponse({"ready": readiness.ready, **readiness.detail}, status_code=200 if readiness.ready else 503)
+    async def healthz(request: Request) -> JSONResponse:
+        return probe(request, "GET /healthz", {"status": "ok"}, 200)
+
+    async def readyz(request: Request) -> JSONResponse:
+        return probe(
+            request, "GET /readyz", {"ready": readiness.ready, **readiness.detail}, 200 if readiness.ready else 503
+        )
 
     gate = GraphQLGate(view, lambda: holder["services"])
     routes = [

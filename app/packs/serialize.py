@@ -175,6 +175,14 @@ def request_from_json(body: Any) -> pt.PackRequest:
     as_of = _obj(data.get("asOf"), "input.asOf", _ASOF_KEYS)
     filters = _obj(data.get("filters"), "input.filters", _FILTER_KEYS)
     sources = _ids(filters.get("sources"), "input.filters.sources")
+    for obj, key, path, default in (
+        (budget, "maxTokens", "input.budget.maxTokens", pt.DEFAULT_TOKENS),
+        (budget, "maxLatencyMs", "input.budget.maxLatencyMs", pt.DEFAULT_LATENCY_MS),
+        (budget, "coverage", "input.budget.coverage", "BEST_EFFORT"),
+        (data, "retrieval", "input.retrieval", "HYBRID"),
+    ):
+        if key in obj and obj[key] is None:  # non-null with a default in the GraphQL input, as there
+            raise BadInput(f"{path} must not be null; omit it for the default {default}", field=path)
     req = pt.PackRequest(
         task=data["task"],
         max_tokens=_int(budget.get("maxTokens"), "input.budget.maxTokens", pt.DEFAULT_TOKENS),

@@ -238,6 +238,15 @@ def test_unknown_routes_are_enveloped_404s(live):
     _assert_enveloped(r, 404, "NOT_FOUND")
 
 
+def test_health_and_readiness_probes_carry_the_envelope(live):
+    for path, coordinate in (("/healthz", "G1.U2.P8.Z1.A1"), ("/readyz", "G1.U2.P8.Z1.A2")):
+        r = httpx.get(f"{live.url}{path}", headers={"x-cairn-trace": "trace_probe-1"}, timeout=10)
+        env = r.json()["extensions"]["envelope"]
+        assert r.status_code == 200 and r.headers["x-cairn-trace"] == env["traceId"] == "trace_probe-1"
+        assert (env["status"], env["coordinate"]) == ("OK", coordinate)
+    assert httpx.get(f"{live.url}/readyz", timeout=10).json()["ready"] is True
+
+
 @pytest.mark.parametrize(
     "method,path,allowed",
     [

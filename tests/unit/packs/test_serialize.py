@@ -27,6 +27,11 @@ def test_full_body_parses():
     assert req.valid_time.year == 2024 and req.collection_ids == ("c",) and req.sources == ("PASSAGES", "DOCUMENTS")
 
 
+def test_null_budget_and_filters_mean_the_defaults():
+    req = request_from_json({"task": "t", "budget": None, "asOf": None, "filters": None, "contextSetId": None})
+    assert (req.max_tokens, req.retrieval) == (4000, "HYBRID")
+
+
 @pytest.mark.parametrize(
     "body,field",
     [
@@ -41,6 +46,11 @@ def test_full_body_parses():
         ({"task": "t", "filters": {"collectionIds": "c"}}, "input.filters.collectionIds"),
         ({"task": "t", "retrieval": "SPARSE"}, "input.retrieval"),
         ({"task": "t", "extra": 1}, "input"),
+        # null where GraphQL has a non-null field with a default: refused, not silently defaulted
+        ({"task": "t", "budget": {"maxTokens": None}}, "input.budget.maxTokens"),
+        ({"task": "t", "budget": {"maxLatencyMs": None}}, "input.budget.maxLatencyMs"),
+        ({"task": "t", "budget": {"coverage": None}}, "input.budget.coverage"),
+        ({"task": "t", "retrieval": None}, "input.retrieval"),
     ],
 )
 def test_bad_bodies_name_the_field(body, field):
