@@ -28,30 +28,19 @@ from graphql import (
     SelectionSetNode,
 )
 
+from resolvers.limits import FragmentFold
+
 MAX_REPEATS = 50
 _CAP = 1_000_000
 """Counts saturate here so that doubling spreads never build huge integers."""
 
 
-class _Repeats:
-    def __init__(self, document: DocumentNode) -> None:
-        self.fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
-        self._memo: dict[str, Counter[str]] = {}
-        self._active: set[str] = set()
+class _Repeats(FragmentFold[Counter[str]]):
+    def empty(self) -> Counter[str]:
+        return Counter()
 
-    def fragment(self, name: str) -> Counter[str]:
-        if name in self._memo:
-            return self._memo[name]
-        node = self.fragments.get(name)
-        if node is None or name in self._active:
-            return Counter()
-        self._active.add(name)
-        try:
-            counts = self.merged(node.selection_set)
-        finally:
-            self._active.discard(name)
-        self._memo[name] = counts
-        return counts
+    def fold(self, node: SelectionSetNode) -> Counter[str]:
+        return self.merged(node)
 
     def merged(self, node: SelectionSetNode) -> Counter[str]:
         """Fields per response name in ``node`` with its fragments merged in (saturated)."""

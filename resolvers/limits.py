@@ -24,6 +24,7 @@ here a cycle only stops the expansion (it adds nothing).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from graphql import (
     DocumentNode,
@@ -70,6 +71,8 @@ class Cost:
         )
 
 
+T = TypeVar("T")
+
 _CAP = MAX_SELECTIONS * 1000
 """Counts saturate here so that an exponential document never builds huge integers."""
 
@@ -78,8 +81,13 @@ def _saturate(cost: Cost) -> Cost:
     return Cost(min(cost.selections, _CAP), cost.depth, min(cost.aliases, _CAP), min(cost.packs, _CAP))
 
 
-class DocumentCost:
-    """Memoised cost of the fragments of one document (linear in the document size).
+class FragmentFold(Generic[T]):
+    """A per-document fold over selection sets with each fragment's value computed once.
+
+    Subclasses give :meth:`fold` (the value of a selection set, calling :meth:`fragment` for
+    spreads) and :meth:`empty` (the value of an unknown fragment or of a cycle: cycles add
+    nothing here; graphql-core's ``NoFragmentCyclesRule`` reports them). Memoising per
+    fragment keeps the work linear in the document size however often fragments are spread.
 
     Args:
         document: A parsed document.
@@ -87,23 +95,43 @@ class DocumentCost:
 
     def __init__(self, document: DocumentNode) -> None:
         self.fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
-        self._memo: dict[str, Cost] = {}
+        self._memo: dict[str, T] = {}
         self._active: set[str] = set()
 
-    def fragment(self, name: str) -> Cost:
-        """Expanded cost of fragment ``name`` (zero for an unknown name or a cycle)."""
+    def empty(self) -> T:
+        """The value of nothing (an unknown fragment, a cycle)."""
+        raise NotImplementedError
+
+    def fold(self, node: SelectionSetNode) -> T:
+        """The value of one selection set."""
+        raise NotImplementedError
+
+    def fragment(self, name: str) -> T:
+        """The value of fragment ``name`` (:meth:`empty` for an unknown name or a cycle)."""
         if name in self._memo:
             return self._memo[name]
         node = self.fragments.get(name)
         if node is None or name in self._active:
-            return Cost()
+            return self.empty()
         self._active.add(name)
         try:
-            cost = self.selection_set(node.selection_set)
+            value = self.fold(node.selection_set)
         finally:
             self._active.discard(name)
-        self._memo[name] = cost
-        return cost
+        self._memo[name] = value
+        return value
+
+
+class DocumentCost(FragmentFold[Cost]):
+    """Memoised cost of the fragments of one document (linear in the document size)."""
+
+    def empty(self) -> Cost:
+        """No cost."""
+        return Cost()
+
+    def fold(self, node: SelectionSetNode) -> Cost:
+        """The expanded cost of a selection set."""
+        return self.selection_set(node)
 
     def selection_set(self, node: SelectionSetNode | None) -> Cost:
         """Expanded cost of a selection set."""
