@@ -161,6 +161,38 @@ def index_progress(progress: Progress):
     return on_index
 
 
+async def ingest_with_progress(
+    progress: Progress,
+    db,
+    indexes,
+    *,
+    workspace_id: str,
+    collection: str,
+    docs: list,
+    chunk_max_tokens: int,
+    skipped=(),
+):
+    """:func:`app.corpus.ingest_documents` with a documents bar and one bar per index stage.
+
+    Returns:
+        The :class:`~app.corpus.ingest.IngestReport`.
+    """
+    from app.corpus import ingest_documents
+
+    t_docs = progress.add_task("documents", total=len(docs))
+    return await ingest_documents(
+        db,
+        indexes,
+        workspace_id=workspace_id,
+        collection=collection,
+        documents=iter(docs),
+        chunk_max_tokens=chunk_max_tokens,
+        skipped=skipped,
+        on_document=lambda n: progress.advance(t_docs, n),
+        on_index=index_progress(progress),
+    )
+
+
 cli = _typer("Cairn: governed context for AI agents over GraphQL.")
 
 

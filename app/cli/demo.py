@@ -103,20 +103,17 @@ async def prepare_demo(settings: Settings, *, progress_factory=None) -> DemoInfo
                 chunk_max_tokens=settings.chunk_max_tokens,
             )
         else:
-            from app.cli.common import index_progress
+            from app.cli.common import ingest_with_progress
 
             with progress_factory() as progress:
-                t_docs = progress.add_task("documents", total=len(docs))
-                on_index = index_progress(progress)
-                report = await ingest_documents(
+                report = await ingest_with_progress(
+                    progress,
                     db,
                     indexes,
                     workspace_id=ws.id,
                     collection=DEMO_COLLECTION,
-                    documents=iter(docs),
+                    docs=docs,
                     chunk_max_tokens=settings.chunk_max_tokens,
-                    on_document=lambda n: progress.advance(t_docs, n),
-                    on_index=on_index,
                 )
         return DemoInfo(ws.id, member_token, agent.token, DEMO_COLLECTION, report)
     finally:

@@ -17,6 +17,7 @@ from app.cli.common import (
     _workspace,
     console,
     index_progress,
+    ingest_with_progress,
 )
 from app.core.config import Settings
 
@@ -45,26 +46,20 @@ def _check_name(value: str, option: str) -> None:
 
 
 async def _ingest(settings: Settings, docs, skipped, collection: str, workspace: str, lexical_only: bool):
-    from app.corpus import ingest_documents
-
     db, indexes = await _open(settings, with_vectors=not lexical_only)
     try:
         ws = await _workspace(db, workspace)
         with _progress() as progress:
-            t_docs = progress.add_task("documents", total=len(docs))
-            on_index = index_progress(progress)
-            report = await ingest_documents(
+            return await ingest_with_progress(
+                progress,
                 db,
                 indexes,
                 workspace_id=ws.id,
                 collection=collection,
-                documents=iter(docs),
+                docs=docs,
                 chunk_max_tokens=settings.chunk_max_tokens,
                 skipped=skipped,
-                on_document=lambda n: progress.advance(t_docs, n),
-                on_index=on_index,
             )
-        return report
     finally:
         if indexes is not None:
             indexes.close()
