@@ -67,6 +67,12 @@ def test_introspection_and_cycles_are_handled():
 
 
 def test_the_selection_limit_is_inclusive():
-    width = "{ " + " ".join(f"f{i}: __typename" for i in range(30)) + " }"
-    assert limit_errors(parse(width)) == []
+    tens = (
+        "fragment F0 on Query { " + "__typename " * 10 + "} "
+        "fragment F1 on Query { " + "...F0 " * 10 + "} "
+        "fragment F2 on Query { " + "...F1 " * 10 + "} "
+    )
     assert MAX_SELECTIONS == 10_000
+    assert limit_errors(parse(tens + "{ " + "...F2 " * 10 + "}")) == []  # exactly 10,000
+    [message] = limit_errors(parse(tens + "{ " + "...F2 " * 10 + "__typename }"))
+    assert message.startswith("the operation selects 10,001 fields once fragments are expanded")
