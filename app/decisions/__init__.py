@@ -5,16 +5,9 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
+from app.decisions.body import MAX_BODY_BYTES, DecisionBodyTooLarge, DecisionInputError, check_json_value, parse_body
 from app.decisions.judges import LocalJudge, OpenAIJudge
-from app.decisions.request import (
-    MAX_BODY_BYTES,
-    DecisionBodyTooLarge,
-    DecisionInputError,
-    check_json_value,
-    parse_body,
-    validate_request,
-    validate_session_id,
-)
+from app.decisions.request import validate_request, validate_session_id
 from app.decisions.service import DecisionRunner, body_sha256, validate_idempotency_key
 from app.decisions.sessions import (
     MAX_READ,

@@ -46,9 +46,10 @@ from app.core.ids import as_utc, new_id, utcnow
 from app.core.models import Decision, DecisionIdempotency, Workspace
 from app.core.text_rules import validate_identifier
 from app.decisions import sessions as session_service
+from app.decisions.body import DecisionInputError
 from app.decisions.judges import JudgeError, timeout_error
 from app.decisions.judging import answer_all, session_context, state_context
-from app.decisions.request import DecisionInputError, DecisionRequest
+from app.decisions.request import DecisionRequest
 from app.governance import Principal
 
 IDEMPOTENCY_TTL = timedelta(hours=24)

@@ -6,7 +6,7 @@ import pytest
 
 from app.core.errors import BadInput
 from app.core.text_rules import require_storable, validate_identifier, validate_name, validate_path, validate_text
-from app.decisions.request import DecisionInputError
+from app.decisions.body import DecisionInputError
 
 ONE_LINE_BAD = [
     "\x00",

@@ -6,16 +6,10 @@ import json
 
 import pytest
 
+from app.decisions.body import DecisionBodyTooLarge, DecisionInputError, check_json_value, parse_body
 from app.decisions.judges import JudgeError, OptionScore, option_probabilities
 from app.decisions.judging import build_prompt, render_state, session_context, state_context
-from app.decisions.request import (
-    BOOL_TEXT,
-    DecisionBodyTooLarge,
-    DecisionInputError,
-    check_json_value,
-    parse_body,
-    validate_request,
-)
+from app.decisions.request import BOOL_TEXT, validate_request
 from app.decisions.service import validate_idempotency_key
 
 Q = {"type": "CHOICE", "instructions": "Resolved?", "choices": [{"value": True}, {"value": False}]}
