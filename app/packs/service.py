@@ -56,7 +56,7 @@ from retrieval.contradiction import find_contradictions
 from retrieval.dedup import DedupGroup
 from retrieval.fusion import Fused, rrf
 from retrieval.packing import pack_greedy
-from retrieval.pipeline import RETRIEVAL_CONFIGS, Legs, RetrievalConfig, retrieval_depth, run_legs
+from retrieval.pipeline import RETRIEVAL_CONFIGS, Legs, Ranked, RetrievalConfig, retrieval_depth, run_legs
 from retrieval.tokens import TOKENIZER_NAME
 
 
@@ -90,15 +90,16 @@ async def _legs(
             field="input.retrieval",
         )
     ws = principal.workspace_id
-    legs = Legs(
-        lexical=lambda: idx.lexical.search(
-            req.task, workspace_id=ws, collection_ids=colls, document_ids=docs, limit=depth
-        ),
-    )
-    if embedder is not None and vectors is not None:
+
+    def lexical() -> Ranked:
+        return idx.lexical.search(req.task, workspace_id=ws, collection_ids=colls, document_ids=docs, limit=depth)
+
+    if embedder is None or vectors is None:
+        legs = Legs(lexical)  # HYBRID: the pipeline notes the missing dense leg
+    else:
         coverage_of = getattr(embedder, "vocabulary_coverage", None)
         legs = Legs(
-            lexical=legs.lexical,
+            lexical,
             encode=lambda: embedder.encode_query(req.task),
             search_vectors=lambda vec: vectors.search(
                 vec, workspace_id=ws, collection_ids=colls, document_ids=docs, limit=depth
