@@ -29,13 +29,15 @@ from app.decisions import (
     MAX_BODY_BYTES,
     DecisionBodyTooLarge,
     DecisionInputError,
+    DecisionUnsupportedMediaType,
     body_sha256,
     parse_body,
     validate_idempotency_key,
     validate_request,
 )
 from app.governance import CallRecord, authorize, get_operation, log_call
-from app.http.gate import BodyTooLarge, enveloped_error, read_body
+from app.http.errors import BodyTooLarge
+from app.http.gate import enveloped_error, read_body
 
 
 def _error(ctx: RequestContext, exc: BaseException, replayed: bool = False) -> JSONResponse:
@@ -75,11 +77,8 @@ def make_create_route(get_services):
                 )
             ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
             if ctype != "application/json":
-                raise CairnError(
-                    f"Content-Type must be application/json (got {ctype or 'none'!r})",
-                    code="unsupported_media_type",
-                    http_status=415,
-                    field="Content-Type",
+                raise DecisionUnsupportedMediaType(
+                    f"Content-Type must be application/json (got {ctype or 'none'!r})", field="Content-Type"
                 )
             declared = request.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > MAX_BODY_BYTES:

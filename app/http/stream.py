@@ -11,7 +11,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from app.context import RequestContext, Services
 from app.core.errors import CairnError
 from app.governance import CallRecord, authorize, get_operation, log_call, to_graphql_error
-from app.http.gate import BodyTooLarge, enveloped_error, read_body
+from app.http.errors import BodyTooLarge, UnsupportedMediaType
+from app.http.gate import enveloped_error, read_body
 from app.packs import event_json, parse_body, request_from_json, stream_pack
 
 MAX_STREAM_BODY_BYTES = 64 * 1024
@@ -45,10 +46,8 @@ def make_stream_route(services: Services):
             await ctx.principal()  # authenticate before parsing anything
             ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
             if ctype != "application/json":
-                raise CairnError(
-                    f"content type {ctype or '(none)'!r} is not supported; send the body as application/json",
-                    code="BAD_REQUEST",
-                    http_status=415,
+                raise UnsupportedMediaType(
+                    f"content type {ctype or '(none)'!r} is not supported; send the body as application/json"
                 )
             body = parse_body(raw)
             req = request_from_json(body)

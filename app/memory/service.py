@@ -38,7 +38,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.db import serialize
-from app.core.errors import BadInput, CairnError, Conflict, Forbidden, NotFound
+from app.core.errors import BadInput, Conflict, Forbidden, NotFound
 from app.core.ids import as_utc, new_id, utcnow
 from app.core.models import AgentMemory, Collection, MemoryWrite, Workspace
 from app.core.text_rules import validate_name, validate_text
@@ -63,6 +63,7 @@ from app.memory.candidates import (  # noqa: F401 - re-exported
     select_candidates,
     term_rows,
 )
+from app.memory.errors import MemoryRateLimited
 from app.memory.pii import mask_pii, only_placeholders
 from app.memory.sources import HIDDEN, SourceCheck, check_context_set, check_sources, resolve_citations
 
@@ -188,10 +189,8 @@ async def _rate_limit(s: AsyncSession, principal: Principal, now: datetime) -> N
     count, oldest = (await s.execute(q)).one()
     if count >= RATE_PER_HOUR:
         retry = max(1, math.ceil((as_utc(oldest) + timedelta(hours=1) - now).total_seconds()))
-        raise CairnError(
+        raise MemoryRateLimited(
             f"at most {RATE_PER_HOUR} remembers per credential per hour; retry in {retry} s",
-            code="AGENT_MEMORY_RATE_LIMITED",
-            http_status=429,
             retryAfter=retry,
             limit=RATE_PER_HOUR,
         )
