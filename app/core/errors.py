@@ -122,6 +122,19 @@ class Gone(CairnError):
     http_status = 410
 
 
+class AgentCredentialAuthorityLost(Forbidden):
+    """The member who created an agent credential no longer holds what the call needs, or left
+    the workspace (403 ``AGENT_CREDENTIAL_AUTHORITY_LOST``)."""
+
+    code = "AGENT_CREDENTIAL_AUTHORITY_LOST"
+
+
+class NonRetainingWorkspace(Forbidden):
+    """The workspace keeps no history, so no sessions or memories (403 ``NON_RETAINING_WORKSPACE``)."""
+
+    code = "NON_RETAINING_WORKSPACE"
+
+
 class PackIncomplete(CairnError):
     """``coverage: REQUIRE_COMPLETE`` could not be met (422 ``CONTEXT_PACK_INCOMPLETE``)."""
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.core.errors import CairnError
+from app.core.errors import CairnError, Conflict
 
 
 class DecisionInputError(CairnError):
@@ -51,6 +51,24 @@ class DecisionInternalError(CairnError):
 
     code = "decision_internal_error"
     http_status = 500
+
+
+class SessionFull(Conflict):
+    """A session holds the most messages allowed (409 ``SESSION_FULL``, ``limit``)."""
+
+    code = "SESSION_FULL"
+
+
+class SessionConflict(Conflict):
+    """The session changed while appending (409 ``SESSION_CONFLICT``); retry."""
+
+    code = "SESSION_CONFLICT"
+
+
+class SessionArchived(Conflict):
+    """Messages cannot be added to an archived session (409 ``SESSION_ARCHIVED``)."""
+
+    code = "SESSION_ARCHIVED"
 
 
 class JudgeError(CairnError):
