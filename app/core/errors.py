@@ -29,12 +29,17 @@ class CairnError(Exception):
             declares a subclass instead.
         extra: More ``extensions`` members (e.g. ``field``, ``limit``, ``retryAfter``); None
             values are dropped.
+
+    Raises:
+        TypeError: ``http_status=`` passed (it is fixed per class).
     """
 
     code: ClassVar[str] = INTERNAL_CODE
     http_status: ClassVar[int] = 500
 
     def __init__(self, message: str, *, code: str | None = None, **extra: Any) -> None:
+        if "http_status" in extra:  # would otherwise become an extensions member silently
+            raise TypeError(f"{type(self).__name__}: the HTTP status is a class attribute; declare a subclass")
         super().__init__(message)
         self.message = message
         if code is not None:

@@ -73,3 +73,8 @@ def test_error_class_finds_the_declared_class_or_makes_one_per_pair():
     made = error_class("SOMETHING_NEW", 418)
     assert made is error_class("SOMETHING_NEW", 418)
     assert to_response(made("m")) == (418, {"code": "SOMETHING_NEW"})
+
+
+def test_the_status_is_not_an_instance_keyword():
+    with pytest.raises(TypeError, match="class attribute"):
+        CairnError("m", http_status=415)
