@@ -154,9 +154,6 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         allowed_origins=tuple(settings.cors_origins),
     )
 
-    async def stream_route(request: Request) -> Response:
-        return await make_stream_route(holder["services"])(request)
-
     def probe(request: Request, route: str, body: dict[str, Any], status: int) -> JSONResponse:
         """A probe's JSON with ``extensions.envelope`` and ``x-cairn-trace`` like every response."""
         op = get_operation(route)
@@ -182,7 +179,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     routes = [
         Route("/graphql", gate, methods=["GET", "POST"]),
         WebSocketRoute("/graphql", view),
-        Route("/v1/context-packs/stream", stream_route, methods=["POST"]),
+        Route("/v1/context-packs/stream", make_stream_route(lambda: holder["services"]), methods=["POST"]),
         Route("/api/v1/decisions", make_create_route(lambda: holder["services"]), methods=["POST"]),
         Route("/api/v1/decisions/{decision_id}", make_read_route(lambda: holder["services"]), methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),

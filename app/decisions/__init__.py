@@ -5,7 +5,8 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.decisions.body import MAX_BODY_BYTES, DecisionBodyTooLarge, DecisionInputError, check_json_value, parse_body
+from app.decisions.body import MAX_BODY_BYTES, check_json_value, parse_body
+from app.decisions.errors import DecisionBodyTooLarge, DecisionInputError, DecisionUnsupportedMediaType
 from app.decisions.judges import LocalJudge, OpenAIJudge
 from app.decisions.request import validate_request, validate_session_id
 from app.decisions.service import DecisionRunner, body_sha256, validate_idempotency_key
@@ -28,6 +29,7 @@ __all__ = [
     "DecisionBodyTooLarge",
     "DecisionInputError",
     "DecisionRunner",
+    "DecisionUnsupportedMediaType",
     "LocalJudge",
     "MessageIn",
     "OpenAIJudge",

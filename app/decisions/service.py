@@ -41,13 +41,20 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.core.errors import CairnError, NotFound
+from app.core.errors import CairnError, NotFound, error_class
 from app.core.ids import as_utc, new_id, utcnow
 from app.core.models import Decision, DecisionIdempotency, Workspace
 from app.core.text_rules import validate_identifier
 from app.decisions import sessions as session_service
-from app.decisions.body import DecisionInputError
-from app.decisions.judges import JudgeError, timeout_error
+from app.decisions.errors import (
+    DecisionCancelled,
+    DecisionContextReadFailed,
+    DecisionInProgress,
+    DecisionInputError,
+    DecisionInternalError,
+    IdempotencyKeyReused,
+)
+from app.decisions.judges import timeout_error
 from app.decisions.judging import answer_all, session_context, state_context
 from app.decisions.request import DecisionRequest
 from app.governance import Principal
@@ -130,7 +137,8 @@ def error_json(exc: CairnError) -> dict[str, Any]:
 
 def error_from_json(data: dict[str, Any]) -> CairnError:
     """The :class:`CairnError` stored by :func:`error_json`."""
-    return CairnError(data["message"], code=data["code"], http_status=data["httpStatus"], **data.get("extensions", {}))
+    cls = error_class(data["code"], data["httpStatus"])
+    return cls(data["message"], **data.get("extensions", {}))
 
 
 def _outcome_from_record(rec: DecisionIdempotency) -> Outcome:
@@ -143,19 +151,15 @@ def _outcome_from_record(rec: DecisionIdempotency) -> Outcome:
 def _conflict(rec: DecisionIdempotency, sha: str) -> Outcome | None:
     if rec.request_sha256 != sha:
         return Outcome(
-            error=CairnError(
+            error=IdempotencyKeyReused(
                 "this Idempotency-Key was used with a different request body; use a new key for a new request",
-                code="idempotency_key_reused",
-                http_status=409,
                 field="Idempotency-Key",
             )
         )
     if rec.state == "RUNNING":
         return Outcome(
-            error=CairnError(
+            error=DecisionInProgress(
                 f"the decision for this Idempotency-Key is still running; read it later by id {rec.decision_id}",
-                code="decision_in_progress",
-                http_status=409,
                 decisionId=rec.decision_id,
             )
         )
@@ -308,11 +312,7 @@ class DecisionRunner:
             rec = await self._lookup(principal, key or "")
             if rec is None:  # the winner released a transient failure in between: report in progress
                 return Outcome(
-                    error=CairnError(
-                        "a concurrent request with this Idempotency-Key just finished; retry",
-                        code="decision_in_progress",
-                        http_status=409,
-                    )
+                    error=DecisionInProgress("a concurrent request with this Idempotency-Key just finished; retry")
                 )
             return _conflict(rec, sha)  # type: ignore[return-value]
 
@@ -355,9 +355,7 @@ class DecisionRunner:
                         )
                         pairs = [(m.role, m.content) for m in msgs]
                 except Exception:  # noqa: BLE001 - the read itself failed
-                    raise JudgeError(
-                        "reading the session's messages failed", code="decision_context_read_failed", http_status=502
-                    ) from None
+                    raise DecisionContextReadFailed("reading the session's messages failed") from None
                 context, info = session_context(pairs, self.context_tokens)
             judge = self.get_judge()
             row.judge = judge.name
@@ -379,9 +377,7 @@ class DecisionRunner:
                 await asyncio.gather(work, return_exceptions=True)
                 raise timeout_error(self.timeout_seconds) from None
         except asyncio.CancelledError:
-            error = JudgeError(
-                "the decision request was cancelled", code="decision_cancelled", http_status=499, transient=True
-            )
+            error = DecisionCancelled("the decision request was cancelled", transient=True)
             await asyncio.shield(self._save(row, info, None, error))
             raise
         except CairnError as exc:
@@ -390,11 +386,7 @@ class DecisionRunner:
             import logging
 
             logging.getLogger("cairn.decisions").exception("decision %s failed", row.id)
-            error = CairnError(
-                "the decision failed inside Cairn; quote the decision id when reporting it",
-                code="decision_internal_error",
-                http_status=500,
-            )
+            error = DecisionInternalError("the decision failed inside Cairn; quote the decision id when reporting it")
         await self._save(row, info, answers, error)
         if error is not None:
             error.extra["decisionId"] = row.id

@@ -38,7 +38,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.db import serialize
-from app.core.errors import BadInput, CairnError, Conflict, Forbidden, NotFound
+from app.core.errors import BadInput, NonRetainingWorkspace, NotFound
 from app.core.ids import as_utc, new_id, utcnow
 from app.core.models import AgentMemory, Collection, MemoryWrite, Workspace
 from app.core.text_rules import validate_name, validate_text
@@ -63,6 +63,7 @@ from app.memory.candidates import (  # noqa: F401 - re-exported
     select_candidates,
     term_rows,
 )
+from app.memory.errors import MemoryDisabled, MemoryEmpty, MemoryFull, MemoryPersonalData, MemoryRateLimited
 from app.memory.pii import mask_pii, only_placeholders
 from app.memory.sources import HIDDEN, SourceCheck, check_context_set, check_sources, resolve_citations
 
@@ -103,10 +104,9 @@ def validate_fields(
     for name, value in (("namespace", namespace), ("key", key)):
         if value is not None and mask_pii(value).changed:
             kinds = ", ".join(sorted(mask_pii(value).counts))
-            raise BadInput(
+            raise MemoryPersonalData(
                 f"{prefix}{name} contains personal data ({kinds}); namespaces and keys are not "
                 "masked, so choose one without it",
-                code="AGENT_MEMORY_PERSONAL_DATA",
                 field=f"{prefix}{name}",
             )
 
@@ -159,12 +159,11 @@ async def gate(s: AsyncSession, principal: Principal, *, own_admin: bool = False
     """
     ws = await s.get(Workspace, principal.workspace_id)
     if ws is None or not ws.retaining:
-        raise Forbidden("this workspace is non-retaining: it keeps no memories", code="NON_RETAINING_WORKSPACE")
+        raise NonRetainingWorkspace("this workspace is non-retaining: it keeps no memories")
     if not ws.memory_enabled and not (own_admin and not principal.is_agent):
-        raise Forbidden(
+        raise MemoryDisabled(
             "agent memory is off in this workspace; the owner can turn on 'let agents keep memories' "
             "(setMemorySettings)",
-            code="AGENT_MEMORY_DISABLED",
         )
     return ws
 
@@ -188,10 +187,8 @@ async def _rate_limit(s: AsyncSession, principal: Principal, now: datetime) -> N
     count, oldest = (await s.execute(q)).one()
     if count >= RATE_PER_HOUR:
         retry = max(1, math.ceil((as_utc(oldest) + timedelta(hours=1) - now).total_seconds()))
-        raise CairnError(
+        raise MemoryRateLimited(
             f"at most {RATE_PER_HOUR} remembers per credential per hour; retry in {retry} s",
-            code="AGENT_MEMORY_RATE_LIMITED",
-            http_status=429,
             retryAfter=retry,
             limit=RATE_PER_HOUR,
         )
@@ -227,9 +224,8 @@ async def remember(
         raise BadInput("text has no words or numbers; nothing to remember", field="text")
     masked = mask_pii(text)
     if only_placeholders(masked.text):
-        raise BadInput(
+        raise MemoryEmpty(
             "text holds nothing but personal data (all of it was masked); nothing to remember",
-            code="AGENT_MEMORY_EMPTY",
             field="text",
         )
     await _check_collection(s, principal, collection_id)
@@ -248,9 +244,8 @@ async def remember(
         )
     ).scalar_one()
     if stored >= MAX_VERSIONS:
-        raise Conflict(
+        raise MemoryFull(
             f"at most {MAX_VERSIONS} memory versions per member per workspace; forget some first",
-            code="AGENT_MEMORY_FULL",
             limit=MAX_VERSIONS,
         )
     vector = model = None
