@@ -23,7 +23,6 @@ from app.ontology import (
     check_request,
     check_shape,
     condition_operations,
-    get_store,
     list_networks,
     load_network,
     parse_mapping,
@@ -187,7 +186,7 @@ class OntologyQuery:
     async def object_types(
         self, info: Info, kn_id: str, principal: Principal, trace: TraceInput | None = None
     ) -> ObjectTypesResult:
-        store = get_store(info.context.services)
+        store = info.context.services.ontology
 
         async def run():
             async with info.context.services.db.session() as s:
@@ -244,7 +243,7 @@ class OntologyQuery:
         }
 
         async def run():
-            page = await query_instances(get_store(services), services.db, workspace_id=principal.workspace_id, q=q)
+            page = await query_instances(services.ontology, services.db, workspace_id=principal.workspace_id, q=q)
             return {
                 "rows": page.rows,
                 "totalCount": page.total_count,
@@ -303,7 +302,7 @@ class OntologyQuery:
         )
 
         async def run():
-            r = await semantic_recall(get_store(services), services.db, workspace_id=principal.workspace_id, r=req)
+            r = await semantic_recall(services.ontology, services.db, workspace_id=principal.workspace_id, r=req)
             return {
                 "nodes": [
                     {

@@ -6,7 +6,7 @@ pyproject.toml).
 """
 
 from app.decisions.body import MAX_BODY_BYTES, DecisionBodyTooLarge, DecisionInputError, check_json_value, parse_body
-from app.decisions.judges import LocalJudge, OpenAIJudge
+from app.decisions.judges import Judge, LocalJudge, OpenAIJudge
 from app.decisions.request import validate_request, validate_session_id
 from app.decisions.service import DecisionRunner, body_sha256, validate_idempotency_key
 from app.decisions.sessions import (
@@ -28,6 +28,7 @@ __all__ = [
     "DecisionBodyTooLarge",
     "DecisionInputError",
     "DecisionRunner",
+    "Judge",
     "LocalJudge",
     "MessageIn",
     "OpenAIJudge",

@@ -9,18 +9,18 @@ from app.ontology.load import list_networks, load_network
 from app.ontology.mapping import allowed_source_dir, parse_mapping, read_mapping_file
 from app.ontology.query import InstanceQuery, check_shape, query_instances, toon_rows
 from app.ontology.recall import RecallRequest, check_request, semantic_recall
-from app.ontology.store import get_store
+from app.ontology.store import OntologyStore
 from app.ontology.types import check_identifier, condition_operations
 
 __all__ = [
     "InstanceQuery",
+    "OntologyStore",
     "RecallRequest",
     "allowed_source_dir",
     "check_identifier",
     "check_request",
     "check_shape",
     "condition_operations",
-    "get_store",
     "list_networks",
     "load_network",
     "parse_mapping",
