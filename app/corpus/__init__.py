@@ -16,7 +16,7 @@ from app.corpus.documents import (
 )
 from app.corpus.indexing import SearchIndexes, open_indexes
 from app.corpus.ingest import IngestReport, SkippedFile, SourceDocument, ingest_documents, iter_sources
-from app.corpus.service import (
+from app.corpus.operations import (
     CollectionInfo,
     DocumentRequest,
     DocumentWrite,
