@@ -31,17 +31,15 @@ finish, it neither finishes nor releases the key record of the decision that too
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.core.errors import CairnError, NotFound, error_class
+from app.core.errors import CairnError, NotFound
 from app.core.ids import as_utc, new_id, utcnow
 from app.core.models import Decision, DecisionIdempotency, Workspace
 from app.core.text_rules import validate_identifier
@@ -52,60 +50,23 @@ from app.decisions.errors import (
     DecisionInProgress,
     DecisionInputError,
     DecisionInternalError,
-    IdempotencyKeyReused,
+)
+from app.decisions.idempotency import (  # noqa: F401 - two names re-exported for tests
+    IDEMPOTENCY_TTL,
+    Outcome,
+    body_sha256,
+    error_json,
+    replay_or_conflict,
+    validate_idempotency_key,
 )
 from app.decisions.judges import timeout_error
 from app.decisions.judging import answer_all, session_context, state_context
 from app.decisions.request import DecisionRequest
 from app.governance import Principal
 
-IDEMPOTENCY_TTL = timedelta(hours=24)
 RETENTION_RETAINING = timedelta(days=30)
 RETENTION_NON_RETAINING = timedelta(hours=24)
-MAX_KEY_BYTES = 256
 SESSION_MESSAGES_READ = 200
-
-
-def validate_idempotency_key(values: list[str]) -> str | None:
-    """The ``Idempotency-Key`` header: absent, or sent once, 1–256 bytes after trimming, no controls.
-
-    Args:
-        values: Every value of the header in the request (0, 1 or more).
-
-    Raises:
-        DecisionInputError: field ``Idempotency-Key``.
-    """
-    if not values:
-        return None
-    if len(values) > 1:
-        raise DecisionInputError(
-            "the Idempotency-Key header was sent more than once; send it once", field="Idempotency-Key"
-        )
-    key = values[0].strip(" \t")
-    size = len(key.encode("utf-8", "surrogateescape"))
-    if not 1 <= size <= MAX_KEY_BYTES:
-        raise DecisionInputError(
-            f"Idempotency-Key must be 1–{MAX_KEY_BYTES} bytes after trimming (got {size})",
-            field="Idempotency-Key",
-            limit=f"1-{MAX_KEY_BYTES}",
-        )
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in key):
-        raise DecisionInputError("Idempotency-Key must not contain control characters", field="Idempotency-Key")
-    return key
-
-
-def body_sha256(raw: bytes) -> str:
-    """Hex SHA-256 of the exact request bytes (the idempotency fingerprint)."""
-    return hashlib.sha256(raw).hexdigest()
-
-
-@dataclass
-class Outcome:
-    """What a create returns: the decision JSON, or the error; ``replayed`` for idempotent replays."""
-
-    decision: dict[str, Any] | None = None
-    error: CairnError | None = None
-    replayed: bool = False
 
 
 def decision_json(row: Decision) -> dict[str, Any]:
@@ -128,42 +89,6 @@ def decision_json(row: Decision) -> dict[str, Any]:
         "createdAt": iso(row.created_at),
         "completedAt": iso(row.completed_at),
     }
-
-
-def error_json(exc: CairnError) -> dict[str, Any]:
-    """A storable form of an error (replayed exactly)."""
-    return {"code": exc.code, "message": exc.message, "httpStatus": exc.http_status, "extensions": exc.extra}
-
-
-def error_from_json(data: dict[str, Any]) -> CairnError:
-    """The :class:`CairnError` stored by :func:`error_json`."""
-    cls = error_class(data["code"], data["httpStatus"])
-    return cls(data["message"], **data.get("extensions", {}))
-
-
-def _outcome_from_record(rec: DecisionIdempotency) -> Outcome:
-    body = rec.response_body or {}
-    if "decision" in body:
-        return Outcome(decision=body["decision"], replayed=True)
-    return Outcome(error=error_from_json(body["error"]), replayed=True)
-
-
-def _conflict(rec: DecisionIdempotency, sha: str) -> Outcome | None:
-    if rec.request_sha256 != sha:
-        return Outcome(
-            error=IdempotencyKeyReused(
-                "this Idempotency-Key was used with a different request body; use a new key for a new request",
-                field="Idempotency-Key",
-            )
-        )
-    if rec.state == "RUNNING":
-        return Outcome(
-            error=DecisionInProgress(
-                f"the decision for this Idempotency-Key is still running; read it later by id {rec.decision_id}",
-                decisionId=rec.decision_id,
-            )
-        )
-    return _outcome_from_record(rec)
 
 
 class DecisionRunner:
@@ -242,7 +167,7 @@ class DecisionRunner:
         except IntegrityError:
             rec = await self._lookup(principal, key)
             if rec is not None:
-                return _conflict(rec, sha) or Outcome(error=exc)
+                return replay_or_conflict(rec, sha) or Outcome(error=exc)
         return Outcome(error=exc)
 
     async def create(
@@ -262,7 +187,7 @@ class DecisionRunner:
                 await self._purge(s)
             rec = await self._lookup(principal, key)
             if rec is not None:
-                return _conflict(rec, sha)  # type: ignore[return-value]
+                return replay_or_conflict(rec, sha)  # type: ignore[return-value]
         try:
             request = prepare()
             if request.session_id is not None:
@@ -314,7 +239,7 @@ class DecisionRunner:
                 return Outcome(
                     error=DecisionInProgress("a concurrent request with this Idempotency-Key just finished; retry")
                 )
-            return _conflict(rec, sha)  # type: ignore[return-value]
+            return replay_or_conflict(rec, sha)  # type: ignore[return-value]
 
         try:
             outcome = await self._run(principal, row, request)
