@@ -1,6 +1,6 @@
 """Who may call what: tokens and principals (auth), the operation registry, responsibility
-boundaries, the governed-call adapter, the response envelope and the registry/schema contract
-check.
+boundaries, the governed-call adapter (the ``Governed`` field extension), the response
+envelope and the registry/schema contract check.
 
 Public surface: other packages import only the names below (import-linter contract in
 pyproject.toml).
@@ -25,6 +25,7 @@ from app.governance.auth import (
     secret_matches,
 )
 from app.governance.envelope import CallRecord, EnvelopeState, trace_id_from_headers
+from app.governance.extension import Governed
 from app.governance.rate_limits import RateLimiter
 from app.governance.registry import PROFILE_LISTS, REGISTRY, capabilities_for_scopes, get_operation
 
@@ -40,6 +41,7 @@ __all__ = [
     "SCOPE_PERMISSIONS",
     "CallRecord",
     "EnvelopeState",
+    "Governed",
     "Principal",
     "RateLimiter",
     "authorize",

@@ -1,7 +1,8 @@
-"""The one adapter: every operation goes through :func:`governed`.
+"""The one adapter: every operation goes through it.
 
-``@governed("contextPack", validate=…)`` wraps a Strawberry resolver (coroutine or async
-generator) so that, in order:
+GraphQL root fields declare ``extensions=[Governed("contextPack", validate=…)]``
+(:class:`app.governance.extension.Governed`, which handles coroutine and async-generator
+resolvers); each call then goes, in order:
 
 1. the operation is looked up in the registry (coordinate, capability, scope);
 2. the caller is authenticated (``UNAUTHENTICATED``, ``AGENT_BROWSER_REQUEST_REFUSED``,
@@ -249,7 +250,8 @@ def log_call(ctx, record: CallRecord) -> None:
     )
 
 
-def _status_of(exc: BaseException) -> str:
+def status_of(exc: BaseException) -> str:
+    """Envelope status of a failed call: ``REJECTED`` for boundaries and 401/403, else ``ERROR``."""
     if isinstance(exc, Rejected):
         return "REJECTED"
     if isinstance(exc, CairnError) and exc.http_status in (401, 403):
@@ -269,7 +271,7 @@ def governed(op_name: str, *, validate: Callable[..., Any] | None = None):
     The resolver must take ``info`` as a keyword argument and may take ``principal``, which
     the adapter fills with the authenticated :class:`~app.governance.auth.Principal`.
     """
-    op = get_operation(op_name)
+    op = get_operation(op_name)  # temporary: removed once every resolver uses Governed
 
     def decorate(fn):
         sig = inspect.signature(fn)
@@ -283,7 +285,7 @@ def governed(op_name: str, *, validate: Callable[..., Any] | None = None):
             try:
                 principal, boundary = await authorize(ctx, op, kwargs, validate)
             except Exception as exc:  # noqa: BLE001 - every failure becomes a coded GraphQL error
-                record.status = _status_of(exc)
+                record.status = status_of(exc)
                 if isinstance(exc, CairnError) and "boundary" in exc.extra:
                     record.boundary = exc.extra["boundary"]
                 log_call(ctx, record)
@@ -303,7 +305,7 @@ def governed(op_name: str, *, validate: Callable[..., Any] | None = None):
                     async for item in fn(*args, **call):
                         yield item
                 except Exception as exc:  # noqa: BLE001 - every failure becomes a coded GraphQL error
-                    record.status = _status_of(exc)
+                    record.status = status_of(exc)
                     raise to_graphql_error(ctx, exc) from None
                 finally:
                     log_call(ctx, record)
@@ -320,7 +322,7 @@ def governed(op_name: str, *, validate: Callable[..., Any] | None = None):
                         result = await result
                     return result
                 except Exception as exc:  # noqa: BLE001 - every failure becomes a coded GraphQL error
-                    record.status = _status_of(exc)
+                    record.status = status_of(exc)
                     raise to_graphql_error(ctx, exc) from None
                 finally:
                     log_call(ctx, record)
