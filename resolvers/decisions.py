@@ -25,7 +25,7 @@ from app.core.models import AgentSession as SessionRow
 from app.core.models import SessionMessage as MessageRow
 from app.core.text_rules import validate_identifier
 from app.decisions import body_sha256, check_json_value, validate_idempotency_key, validate_request, validate_session_id
-from app.governance import Principal, governed
+from app.governance import Governed, Principal
 
 
 @strawberry.enum(description="CHOICE picks one of choices[].value; SCORE picks one of levels[] and returns its score.")
@@ -276,13 +276,17 @@ def _to_session(row: SessionRow, messages: list[MessageRow]) -> AgentSession:
 
 @strawberry.type
 class DecisionQuery:
-    @strawberry.field(description="A decision by id (failed ones too, with status FAILED and error).")
-    @governed("decision", validate=_validate_id)
+    @strawberry.field(
+        description="A decision by id (failed ones too, with status FAILED and error).",
+        extensions=[Governed("decision", validate=_validate_id)],
+    )
     async def decision(self, info: Info, id: strawberry.ID, principal: Principal) -> Decision:
         return _to_decision(await info.context.services.decisions.get(principal, id))
 
-    @strawberry.field(description="One of your agent sessions with its newest messages (0–200, default 50).")
-    @governed("session", validate=_validate_session_read)
+    @strawberry.field(
+        description="One of your agent sessions with its newest messages (0–200, default 50).",
+        extensions=[Governed("session", validate=_validate_session_read)],
+    )
     async def session(
         self, info: Info, id: strawberry.ID, principal: Principal, last_messages: int = 50
     ) -> AgentSession:
@@ -295,8 +299,10 @@ class DecisionQuery:
             )
         return _to_session(row, msgs)
 
-    @strawberry.field(description="Your agent sessions, most recently updated first (no messages).")
-    @governed("sessions", validate=_validate_sessions)
+    @strawberry.field(
+        description="Your agent sessions, most recently updated first (no messages).",
+        extensions=[Governed("sessions", validate=_validate_sessions)],
+    )
     async def sessions(
         self, info: Info, principal: Principal, include_archived: bool = False, limit: int = 50
     ) -> list[AgentSession]:
@@ -309,8 +315,10 @@ class DecisionQuery:
 
 @strawberry.type
 class DecisionMutation:
-    @strawberry.mutation(description="Run a structured decision over state or a session (SPEC §8).")
-    @governed("createDecision", validate=_validate_create)
+    @strawberry.mutation(
+        description="Run a structured decision over state or a session (SPEC §8).",
+        extensions=[Governed("createDecision", validate=_validate_create)],
+    )
     async def create_decision(
         self, info: Info, input: CreateDecisionInput, principal: Principal, idempotency_key: str | None = None
     ) -> Decision:
@@ -324,8 +332,10 @@ class DecisionMutation:
             raise outcome.error
         return _to_decision(outcome.decision or {})
 
-    @strawberry.mutation(description="Start an agent session, optionally with its first messages.")
-    @governed("createSession", validate=_validate_session_create)
+    @strawberry.mutation(
+        description="Start an agent session, optionally with its first messages.",
+        extensions=[Governed("createSession", validate=_validate_session_create)],
+    )
     async def create_session(
         self,
         info: Info,
@@ -339,8 +349,10 @@ class DecisionMutation:
             recent = await session_service.recent_messages(s, session_id=row.id, limit=50)
         return _to_session(row, recent)
 
-    @strawberry.mutation(description="Append 1–100 messages to an unarchived session of yours.")
-    @governed("appendSessionMessages", validate=_validate_append)
+    @strawberry.mutation(
+        description="Append 1–100 messages to an unarchived session of yours.",
+        extensions=[Governed("appendSessionMessages", validate=_validate_append)],
+    )
     async def append_session_messages(
         self, info: Info, session_id: strawberry.ID, messages: list[SessionMessageInput], principal: Principal
     ) -> AgentSession:
@@ -350,8 +362,10 @@ class DecisionMutation:
             recent = await session_service.recent_messages(s, session_id=row.id, limit=50)
         return _to_session(row, recent)
 
-    @strawberry.mutation(description="Archive a session: read-only, and refused as decision context (404).")
-    @governed("archiveSession", validate=_validate_session_read)
+    @strawberry.mutation(
+        description="Archive a session: read-only, and refused as decision context (404).",
+        extensions=[Governed("archiveSession", validate=_validate_session_read)],
+    )
     async def archive_session(self, info: Info, id: strawberry.ID, principal: Principal) -> AgentSession:
         async with info.context.services.db.session() as s:
             row = await session_service.archive_session(s, principal=principal, session_id=id)

@@ -12,7 +12,7 @@ from app.core.errors import BadInput
 from app.core.models import Document as DocumentRow
 from app.core.text_rules import validate_identifier, validate_name
 from app.corpus import DocumentRead, read_document
-from app.governance import Principal, governed
+from app.governance import Governed, Principal
 from resolvers.packs import AsOfInput
 
 
@@ -137,8 +137,10 @@ def _validate_upsert(input: UpsertDocumentInput) -> None:
 
 @strawberry.type
 class DocumentQuery:
-    @strawberry.field(description="A document with its versions (text included) as of a bitemporal point.")
-    @governed("document", validate=_validate_read)
+    @strawberry.field(
+        description="A document with its versions (text included) as of a bitemporal point.",
+        extensions=[Governed("document", validate=_validate_read)],
+    )
     async def document(
         self, info: Info, id: strawberry.ID, principal: Principal, as_of: AsOfInput | None = None
     ) -> Document:
@@ -152,8 +154,7 @@ class DocumentQuery:
             )
         return to_document(read)
 
-    @strawberry.field(description="Live collections of your workspace.")
-    @governed("collections")
+    @strawberry.field(description="Live collections of your workspace.", extensions=[Governed("collections")])
     async def collections(self, info: Info, principal: Principal) -> list[Collection]:
         async with info.context.services.db.session() as s:
             rows = await docs.list_collections(s, workspace_id=principal.workspace_id)
@@ -162,17 +163,19 @@ class DocumentQuery:
 
 @strawberry.type
 class DocumentMutation:
-    @strawberry.mutation(description="Create a collection (collection:write).")
-    @governed("createCollection", validate=_validate_collection)
+    @strawberry.mutation(
+        description="Create a collection (collection:write).",
+        extensions=[Governed("createCollection", validate=_validate_collection)],
+    )
     async def create_collection(self, info: Info, name: str, principal: Principal) -> Collection:
         async with info.context.services.db.session() as s:
             c = await docs.get_or_create_collection(s, workspace_id=principal.workspace_id, name=name)
         return Collection(id=c.id, name=c.name, document_count=0, created_at=c.created_at)
 
     @strawberry.mutation(
-        description="Create a document or record a new version (document:write). Indexed before returning."
+        description="Create a document or record a new version (document:write). Indexed before returning.",
+        extensions=[Governed("upsertDocument", validate=_validate_upsert)],
     )
-    @governed("upsertDocument", validate=_validate_upsert)
     async def upsert_document(
         self, info: Info, input: UpsertDocumentInput, principal: Principal
     ) -> UpsertDocumentResult:
@@ -197,8 +200,10 @@ class DocumentMutation:
             document_id=r.document_id, version_id=r.version_id, status=r.status, new_passages=len(r.new_passage_ids)
         )
 
-    @strawberry.mutation(description="Delete a document (recorded at the current system time; history kept).")
-    @governed("deleteDocument", validate=_validate_id)
+    @strawberry.mutation(
+        description="Delete a document (recorded at the current system time; history kept).",
+        extensions=[Governed("deleteDocument", validate=_validate_id)],
+    )
     async def delete_document(self, info: Info, id: strawberry.ID, principal: Principal) -> DeleteDocumentResult:
         async with info.context.services.db.session() as s:
             at = await docs.delete_document(s, workspace_id=principal.workspace_id, document_id=id)

@@ -18,9 +18,9 @@ from app.governance import (
     MIN_EXPIRY_DAYS,
     REGISTRY,
     SCOPE_PERMISSIONS,
+    Governed,
     Principal,
     capabilities_for_scopes,
-    governed,
 )
 from app.identity import CredentialState, credential_states
 
@@ -211,8 +211,9 @@ def _validate_role(member_id: str, role: str) -> None:
 
 @strawberry.type
 class IdentityQuery:
-    @strawberry.field(description="The caller: member or agent, role, permissions, scopes.")
-    @governed("viewer")
+    @strawberry.field(
+        description="The caller: member or agent, role, permissions, scopes.", extensions=[Governed("viewer")]
+    )
     async def viewer(self, info: Info, principal: Principal) -> Viewer:
         permissions = principal.permissions
         if principal.is_agent:  # what the agent can use: its scopes' share of its creator's rights
@@ -228,8 +229,10 @@ class IdentityQuery:
             expires_at=principal.expires_at,
         )
 
-    @strawberry.field(description="Every registered operation with its coordinate and capability.")
-    @governed("operations")
+    @strawberry.field(
+        description="Every registered operation with its coordinate and capability.",
+        extensions=[Governed("operations")],
+    )
     async def operations(self, info: Info) -> list[RegisteredOperation]:
         return [
             RegisteredOperation(
@@ -244,15 +247,16 @@ class IdentityQuery:
             for o in REGISTRY.values()
         ]
 
-    @strawberry.field(description="Members of your workspace (admins and owners).")
-    @governed("members")
+    @strawberry.field(description="Members of your workspace (admins and owners).", extensions=[Governed("members")])
     async def members(self, info: Info, principal: Principal) -> list[Member]:
         async with info.context.services.db.session() as s:
             rows = await identity.list_members(s, workspace_id=principal.workspace_id)
         return [to_member(m) for m in rows]
 
-    @strawberry.field(description="Agent credentials of your workspace (secrets are never shown again).")
-    @governed("agentCredentials")
+    @strawberry.field(
+        description="Agent credentials of your workspace (secrets are never shown again).",
+        extensions=[Governed("agentCredentials")],
+    )
     async def agent_credentials(self, info: Info, principal: Principal) -> list[AgentCredential]:
         async with info.context.services.db.session() as s:
             rows = await identity.list_credentials(s, workspace_id=principal.workspace_id)
@@ -262,8 +266,10 @@ class IdentityQuery:
 
 @strawberry.type
 class IdentityMutation:
-    @strawberry.mutation(description="Create an agent credential (owners/admins). The token is returned once.")
-    @governed("createAgentCredential", validate=_validate_create)
+    @strawberry.mutation(
+        description="Create an agent credential (owners/admins). The token is returned once.",
+        extensions=[Governed("createAgentCredential", validate=_validate_create)],
+    )
     async def create_agent_credential(
         self, info: Info, input: CreateAgentCredentialInput, principal: Principal
     ) -> NewAgentCredential:
@@ -284,16 +290,20 @@ class IdentityMutation:
             states = await credential_states(s, [cred])
         return NewAgentCredential(credential=to_credential(cred, states[cred.id]), token=issued.token)
 
-    @strawberry.mutation(description="Revoke an agent credential now.")
-    @governed("revokeAgentCredential", validate=_validate_credential_id)
+    @strawberry.mutation(
+        description="Revoke an agent credential now.",
+        extensions=[Governed("revokeAgentCredential", validate=_validate_credential_id)],
+    )
     async def revoke_agent_credential(self, info: Info, id: strawberry.ID, principal: Principal) -> AgentCredential:
         async with info.context.services.db.session() as s:
             cred = await identity.revoke_credential(s, workspace_id=principal.workspace_id, credential_id=id)
             states = await credential_states(s, [cred])
         return to_credential(cred, states[cred.id])
 
-    @strawberry.mutation(description="Replace lists of an agent credential's responsibility profile.")
-    @governed("setAgentProfile", validate=_validate_credential_id)
+    @strawberry.mutation(
+        description="Replace lists of an agent credential's responsibility profile.",
+        extensions=[Governed("setAgentProfile", validate=_validate_credential_id)],
+    )
     async def set_agent_profile(
         self, info: Info, id: strawberry.ID, profile: ResponsibilityProfileInput, principal: Principal
     ) -> AgentCredential:
@@ -304,15 +314,19 @@ class IdentityMutation:
             states = await credential_states(s, [cred])
         return to_credential(cred, states[cred.id])
 
-    @strawberry.mutation(description="Add a member to your workspace (owners). The member token is returned once.")
-    @governed("addMember", validate=_validate_member)
+    @strawberry.mutation(
+        description="Add a member to your workspace (owners). The member token is returned once.",
+        extensions=[Governed("addMember", validate=_validate_member)],
+    )
     async def add_member(self, info: Info, name: str, role: str, principal: Principal) -> NewMember:
         async with info.context.services.db.session() as s:
             m, issued = await identity.create_member(s, workspace_id=principal.workspace_id, name=name, role=role)
         return NewMember(member=to_member(m), token=issued.token)
 
-    @strawberry.mutation(description="Remove a member (owners). Their agent credentials stop working at once.")
-    @governed("removeMember", validate=_validate_member_id)
+    @strawberry.mutation(
+        description="Remove a member (owners). Their agent credentials stop working at once.",
+        extensions=[Governed("removeMember", validate=_validate_member_id)],
+    )
     async def remove_member(self, info: Info, member_id: strawberry.ID, principal: Principal) -> Member:
         async with info.context.services.db.session() as s:
             m = await identity.remove_member(
@@ -320,8 +334,10 @@ class IdentityMutation:
             )
         return to_member(m)
 
-    @strawberry.mutation(description="Change a member's role (owners). Their agents act with the new role at once.")
-    @governed("setMemberRole", validate=_validate_role)
+    @strawberry.mutation(
+        description="Change a member's role (owners). Their agents act with the new role at once.",
+        extensions=[Governed("setMemberRole", validate=_validate_role)],
+    )
     async def set_member_role(self, info: Info, member_id: strawberry.ID, role: str, principal: Principal) -> Member:
         async with info.context.services.db.session() as s:
             m = await identity.set_member_role(s, workspace_id=principal.workspace_id, member_id=member_id, role=role)

@@ -11,7 +11,7 @@ from strawberry.types import Info
 from app import memory as mem
 from app.core.errors import BadInput
 from app.core.text_rules import require_storable, validate_identifier
-from app.governance import Principal, governed
+from app.governance import Governed, Principal
 from resolvers.packs import Trust
 
 
@@ -255,9 +255,9 @@ def _settings(ws) -> MemorySettings:
 @strawberry.type
 class MemoryQuery:
     @strawberry.field(
-        description="Rank your own memories for a query: BM25 + cosine (800 ms budget) + entities, RRF k=60 over the newest 300 matching (memory:read)."
+        description="Rank your own memories for a query: BM25 + cosine (800 ms budget) + entities, RRF k=60 over the newest 300 matching (memory:read).",
+        extensions=[Governed("recallMemories", validate=_validate_recall)],
     )
-    @governed("recallMemories", validate=_validate_recall)
     async def recall_memories(
         self, info: Info, input: RecallMemoriesInput, principal: Principal
     ) -> RecallMemoriesResult:
@@ -287,8 +287,10 @@ class MemoryQuery:
             legs=[RecallLeg(name=lg.name, status=lg.status, detail=lg.detail, ms=lg.ms) for lg in out.legs],
         )
 
-    @strawberry.field(description="Your own memories, newest first (memory:read; members may always list their own).")
-    @governed("listMemories", validate=_validate_list)
+    @strawberry.field(
+        description="Your own memories, newest first (memory:read; members may always list their own).",
+        extensions=[Governed("listMemories", validate=_validate_list)],
+    )
     async def list_memories(
         self, info: Info, principal: Principal, input: ListMemoriesInput | None = None
     ) -> MemoryPage:
@@ -306,8 +308,10 @@ class MemoryQuery:
             )
         return MemoryPage(memories=[to_memory(v) for v in out.items], hidden=out.hidden, next_cursor=out.next_cursor)
 
-    @strawberry.field(description="The memory switch and retention of this workspace (owner).")
-    @governed("memorySettings")
+    @strawberry.field(
+        description="The memory switch and retention of this workspace (owner).",
+        extensions=[Governed("memorySettings")],
+    )
     async def memory_settings(self, info: Info, principal: Principal) -> MemorySettings:
         from app.core.models import Workspace
 
@@ -318,9 +322,9 @@ class MemoryQuery:
 @strawberry.type
 class MemoryMutation:
     @strawberry.mutation(
-        description="Keep a note for the member behind this credential (memory:write). PII is masked first."
+        description="Keep a note for the member behind this credential (memory:write). PII is masked first.",
+        extensions=[Governed("rememberMemory", validate=_validate_remember)],
     )
-    @governed("rememberMemory", validate=_validate_remember)
     async def remember_memory(
         self, info: Info, input: RememberMemoryInput, principal: Principal
     ) -> RememberMemoryResult:
@@ -343,9 +347,9 @@ class MemoryMutation:
         )
 
     @strawberry.mutation(
-        description="Delete a memory and every version of its key (memory:write; members may always delete their own)."
+        description="Delete a memory and every version of its key (memory:write; members may always delete their own).",
+        extensions=[Governed("forgetMemory", validate=_validate_forget)],
     )
-    @governed("forgetMemory", validate=_validate_forget)
     async def forget_memory(self, info: Info, input: ForgetMemoryInput, principal: Principal) -> ForgetMemoryResult:
         async with info.context.services.db.session() as s:
             n = await mem.forget(
@@ -353,8 +357,10 @@ class MemoryMutation:
             )
         return ForgetMemoryResult(deleted=n)
 
-    @strawberry.mutation(description="Owner: turn 'let agents keep memories' on/off and set retention (1–365 days).")
-    @governed("setMemorySettings", validate=_validate_settings)
+    @strawberry.mutation(
+        description="Owner: turn 'let agents keep memories' on/off and set retention (1–365 days).",
+        extensions=[Governed("setMemorySettings", validate=_validate_settings)],
+    )
     async def set_memory_settings(
         self, info: Info, principal: Principal, enabled: bool | None = None, retention_days: int | None = None
     ) -> MemorySettings:
@@ -365,8 +371,10 @@ class MemoryMutation:
                 )
             )
 
-    @strawberry.mutation(description="Owner: delete every memory of the workspace without reading any.")
-    @governed("deleteAllMemories")
+    @strawberry.mutation(
+        description="Owner: delete every memory of the workspace without reading any.",
+        extensions=[Governed("deleteAllMemories")],
+    )
     async def delete_all_memories(self, info: Info, principal: Principal) -> DeleteAllMemoriesResult:
         async with info.context.services.db.session() as s:
             return DeleteAllMemoriesResult(deleted=await mem.delete_all(s, workspace_id=principal.workspace_id))

@@ -11,7 +11,7 @@ import strawberry
 from strawberry.types import Info
 
 from app import packs as pt
-from app.governance import Principal, governed
+from app.governance import Governed, Principal
 from app.packs import build_pack, stream_pack
 
 
@@ -313,9 +313,9 @@ def to_footer(f: pt.PackFooter) -> PackFooter:
 @strawberry.type
 class PackQuery:
     @strawberry.field(
-        description="Build a context pack (scope context:read). Same input over the same data → byte-identical items."
+        description="Build a context pack (scope context:read). Same input over the same data → byte-identical items.",
+        extensions=[Governed("contextPack", validate=validate_input)],
     )
-    @governed("contextPack", validate=validate_input)
     async def context_pack(self, info: Info, input: ContextPackInput, principal: Principal) -> ContextPack:
         pack = await build_pack(info.context.services, principal, to_request(input), trace_id=info.context.trace_id)
         h, f = pack.header, pack.footer
@@ -342,9 +342,9 @@ class PackQuery:
 @strawberry.type
 class PackSubscription:
     @strawberry.subscription(
-        description="Stream a context pack: a PackHeader, the PackItems in final order, then a PackFooter."
+        description="Stream a context pack: a PackHeader, the PackItems in final order, then a PackFooter.",
+        extensions=[Governed("contextPackStream", validate=validate_input)],
     )
-    @governed("contextPackStream", validate=validate_input)
     async def context_pack_stream(
         self, info: Info, input: ContextPackInput, principal: Principal
     ) -> AsyncGenerator[ContextPackEvent, None]:

@@ -6,7 +6,7 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.governance.adapter import authorize, governed, log_call, normalized_arguments, to_graphql_error
+from app.governance.adapter import authorize, log_call, normalized_arguments, to_graphql_error
 from app.governance.auth import (
     DEFAULT_SCOPES,
     MAX_ACTIVE_CREDENTIALS,
@@ -49,7 +49,6 @@ __all__ = [
     "browser_refused",
     "capabilities_for_scopes",
     "get_operation",
-    "governed",
     "is_browser_request",
     "issue_token",
     "log_call",

@@ -15,13 +15,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from strawberry.types.field import StrawberryField
+
 from app.governance.extension import Governed
 from app.governance.registry import COORDINATE_RE, PROFILE_LISTS, RATE_CLASSES, REGISTRY
 
 _CAPABILITY_RE = re.compile(r"^[a-z_]+:[a-z_*]+$")
 
 
-def _root_fields(schema) -> Iterable[tuple[str, str, object]]:
+def _root_fields(schema) -> Iterable[tuple[str, str, StrawberryField]]:
     for kind, type_def in (
         ("query", schema.query),
         ("mutation", schema.mutation),
@@ -49,12 +51,8 @@ def contract_violations(schema, app=None, profiles: Iterable[dict] = ()) -> list
     used: set[str] = set()
     for kind, name, f in _root_fields(schema):
         governed = [e for e in f.extensions if isinstance(e, Governed)]
-        legacy = getattr(getattr(f.base_resolver, "wrapped_func", None), "__cairn_operation__", None)
-        if legacy is not None and not governed:  # temporary: @governed, until every resolver moves
-            func = f.base_resolver.wrapped_func
-            governed = [Governed(legacy, validate=(lambda: None) if func.__cairn_validates__ else None)]
         if not governed:
-            problems.append(f"{kind} field {name} does not go through the adapter (@governed)")
+            problems.append(f"{kind} field {name} does not go through the adapter (no Governed extension)")
             continue
         if len(governed) > 1:
             problems.append(f"{kind} field {name} has {len(governed)} Governed extensions; exactly one is allowed")
