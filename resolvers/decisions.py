@@ -16,7 +16,6 @@ from typing import Any
 
 import strawberry
 from strawberry.scalars import JSON
-from strawberry.types import Info
 from strawberry.types.unset import UNSET
 
 from app import decisions as session_service
@@ -26,6 +25,7 @@ from app.core.models import SessionMessage as MessageRow
 from app.core.text_rules import validate_identifier
 from app.decisions import body_sha256, check_json_value, validate_idempotency_key, validate_request, validate_session_id
 from app.governance import Governed, Principal
+from resolvers.types import Info
 
 
 @strawberry.enum(description="CHOICE picks one of choices[].value; SCORE picks one of levels[] and returns its score.")

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import datetime
 
 import strawberry
-from strawberry.types import Info
 
 from app import corpus as docs
 from app.core.errors import BadInput
@@ -14,6 +13,7 @@ from app.core.text_rules import validate_identifier, validate_name
 from app.corpus import DocumentRead, read_document
 from app.governance import Governed, Principal
 from resolvers.packs import AsOfInput
+from resolvers.types import Info
 
 
 @strawberry.type(description="A span of a version: version.text[start:end] is the passage text.")

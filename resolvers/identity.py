@@ -6,7 +6,6 @@ import enum
 from datetime import datetime
 
 import strawberry
-from strawberry.types import Info
 
 from app import identity
 from app.core.errors import BadInput
@@ -23,6 +22,7 @@ from app.governance import (
     capabilities_for_scopes,
 )
 from app.identity import CredentialState, credential_states
+from resolvers.types import Info
 
 
 @strawberry.type(description="Who is calling.")

@@ -7,11 +7,11 @@ from datetime import datetime
 from typing import Any
 
 import strawberry
-from strawberry.types import Info
 
 from app import interactions as tracing
 from app.core.text_rules import validate_identifier
 from app.governance import Governed, Principal, normalized_arguments
+from resolvers.types import Info
 
 
 @strawberry.input(description="Trace context from startInteraction: both ids, or omit it (ad hoc).")

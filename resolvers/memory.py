@@ -6,13 +6,13 @@ from datetime import UTC, datetime
 from enum import Enum
 
 import strawberry
-from strawberry.types import Info
 
 from app import memory as mem
 from app.core.errors import BadInput
 from app.core.text_rules import require_storable, validate_identifier
 from app.governance import Governed, Principal
 from resolvers.packs import Trust
+from resolvers.types import Info
 
 
 @strawberry.enum(

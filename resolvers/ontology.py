@@ -9,7 +9,6 @@ from typing import Annotated, Any
 
 import strawberry
 from strawberry.scalars import JSON
-from strawberry.types import Info
 
 from app import interactions as tracing
 from app.core.errors import BadInput
@@ -48,6 +47,7 @@ from resolvers.ontology_types import (
     SemanticRecallResult,
     SortInput,
 )
+from resolvers.types import Info
 
 
 def _validate_kn(kn_id: str, trace: TraceInput | None = None, **_: Any) -> None:

@@ -8,11 +8,11 @@ from enum import Enum
 from typing import Annotated
 
 import strawberry
-from strawberry.types import Info
 
 from app import packs as pt
 from app.governance import Governed, Principal
 from app.packs import build_pack, stream_pack
+from resolvers.types import Info
 
 
 @strawberry.enum(
