@@ -95,18 +95,19 @@ class Governed(FieldExtension):
         record.boundary = boundary
         if self.wants_principal:
             kwargs["principal"] = principal
+        streaming = False
         try:
             result = next_(source, info, **kwargs)
-            if inspect.isasyncgen(result):
+            if inspect.isasyncgen(result):  # a subscription: its stream logs the call when it ends
+                streaming = True
                 return self._stream(ctx, record, result)
-            if inspect.isawaitable(result):
-                result = await result
+            return await result if inspect.isawaitable(result) else result
         except Exception as exc:  # noqa: BLE001 - every failure becomes a coded GraphQL error
             record.status = status_of(exc)
-            log_call(ctx, record)
             raise to_graphql_error(ctx, exc) from None
-        log_call(ctx, record)
-        return result
+        finally:
+            if not streaming:
+                log_call(ctx, record)
 
     @staticmethod
     async def _stream(ctx: Any, record: CallRecord, agen: AsyncGenerator[Any, None]) -> AsyncIterator[Any]:
