@@ -16,7 +16,6 @@ from typing import Any
 
 import strawberry
 from strawberry.scalars import JSON
-from strawberry.types import Info
 from strawberry.types.unset import UNSET
 
 from app import decisions as session_service
@@ -35,7 +34,8 @@ from app.decisions import (
     validate_request,
     validate_session_id,
 )
-from app.governance import Principal, governed
+from app.governance import Governed, Principal
+from resolvers.types import Info
 
 
 @strawberry.enum(description="CHOICE picks one of choices[].value; SCORE picks one of levels[] and returns its score.")
@@ -287,21 +287,27 @@ def _to_session(view: SessionView) -> AgentSession:
 
 @strawberry.type
 class DecisionQuery:
-    @strawberry.field(description="A decision by id (failed ones too, with status FAILED and error).")
-    @governed("decision", validate=_validate_id)
+    @strawberry.field(
+        description="A decision by id (failed ones too, with status FAILED and error).",
+        extensions=[Governed("decision", validate=_validate_id)],
+    )
     async def decision(self, info: Info, id: strawberry.ID, principal: Principal) -> Decision:
         return _to_decision(await session_service.read_decision(info.context.services, principal, id))
 
-    @strawberry.field(description="One of your agent sessions with its newest messages (0–200, default 50).")
-    @governed("session", validate=_validate_session_read)
+    @strawberry.field(
+        description="One of your agent sessions with its newest messages (0–200, default 50).",
+        extensions=[Governed("session", validate=_validate_session_read)],
+    )
     async def session(
         self, info: Info, id: strawberry.ID, principal: Principal, last_messages: int = 50
     ) -> AgentSession:
         request = SessionRead(session_id=id, last_messages=last_messages)
         return _to_session(await session_service.read_session(info.context.services, principal, request))
 
-    @strawberry.field(description="Your agent sessions, most recently updated first (no messages).")
-    @governed("sessions", validate=_validate_sessions)
+    @strawberry.field(
+        description="Your agent sessions, most recently updated first (no messages).",
+        extensions=[Governed("sessions", validate=_validate_sessions)],
+    )
     async def sessions(
         self, info: Info, principal: Principal, include_archived: bool = False, limit: int = 50
     ) -> list[AgentSession]:
@@ -313,8 +319,10 @@ class DecisionQuery:
 
 @strawberry.type
 class DecisionMutation:
-    @strawberry.mutation(description="Run a structured decision over state or a session (SPEC §8).")
-    @governed("createDecision", validate=_validate_create)
+    @strawberry.mutation(
+        description="Run a structured decision over state or a session (SPEC §8).",
+        extensions=[Governed("createDecision", validate=_validate_create)],
+    )
     async def create_decision(
         self, info: Info, input: CreateDecisionInput, principal: Principal, idempotency_key: str | None = None
     ) -> Decision:
@@ -327,8 +335,10 @@ class DecisionMutation:
             raise outcome.error
         return _to_decision(outcome.decision or {})
 
-    @strawberry.mutation(description="Start an agent session, optionally with its first messages.")
-    @governed("createSession", validate=_validate_session_create)
+    @strawberry.mutation(
+        description="Start an agent session, optionally with its first messages.",
+        extensions=[Governed("createSession", validate=_validate_session_create)],
+    )
     async def create_session(
         self,
         info: Info,
@@ -340,8 +350,10 @@ class DecisionMutation:
         request = NewSession(title=title, messages=msgs)
         return _to_session(await session_service.start_session(info.context.services, principal, request))
 
-    @strawberry.mutation(description="Append 1–100 messages to an unarchived session of yours.")
-    @governed("appendSessionMessages", validate=_validate_append)
+    @strawberry.mutation(
+        description="Append 1–100 messages to an unarchived session of yours.",
+        extensions=[Governed("appendSessionMessages", validate=_validate_append)],
+    )
     async def append_session_messages(
         self, info: Info, session_id: strawberry.ID, messages: list[SessionMessageInput], principal: Principal
     ) -> AgentSession:
@@ -349,7 +361,9 @@ class DecisionMutation:
         request = SessionAppend(session_id=session_id, messages=msgs)
         return _to_session(await session_service.append_to_session(info.context.services, principal, request))
 
-    @strawberry.mutation(description="Archive a session: read-only, and refused as decision context (404).")
-    @governed("archiveSession", validate=_validate_session_read)
+    @strawberry.mutation(
+        description="Archive a session: read-only, and refused as decision context (404).",
+        extensions=[Governed("archiveSession", validate=_validate_session_read)],
+    )
     async def archive_session(self, info: Info, id: strawberry.ID, principal: Principal) -> AgentSession:
         return _to_session(await session_service.close_session(info.context.services, principal, id))

@@ -5,14 +5,14 @@ from __future__ import annotations
 from datetime import datetime
 
 import strawberry
-from strawberry.types import Info
 
 from app import corpus as docs
 from app.core.errors import BadInput
 from app.core.text_rules import validate_identifier, validate_name
 from app.corpus import CollectionInfo, DocumentRead, DocumentRequest, DocumentWrite
-from app.governance import Principal, governed
+from app.governance import Governed, Principal
 from resolvers.packs import AsOfInput
+from resolvers.types import Info
 
 
 @strawberry.type(description="A span of a version: version.text[start:end] is the passage text.")
@@ -141,8 +141,10 @@ def _validate_upsert(input: UpsertDocumentInput) -> None:
 
 @strawberry.type
 class DocumentQuery:
-    @strawberry.field(description="A document with its versions (text included) as of a bitemporal point.")
-    @governed("document", validate=_validate_read)
+    @strawberry.field(
+        description="A document with its versions (text included) as of a bitemporal point.",
+        extensions=[Governed("document", validate=_validate_read)],
+    )
     async def document(
         self, info: Info, id: strawberry.ID, principal: Principal, as_of: AsOfInput | None = None
     ) -> Document:
@@ -153,23 +155,24 @@ class DocumentQuery:
         )
         return to_document(await docs.get_document(info.context.services, principal, request))
 
-    @strawberry.field(description="Live collections of your workspace.")
-    @governed("collections")
+    @strawberry.field(description="Live collections of your workspace.", extensions=[Governed("collections")])
     async def collections(self, info: Info, principal: Principal) -> list[Collection]:
         return [to_collection(c) for c in await docs.workspace_collections(info.context.services, principal)]
 
 
 @strawberry.type
 class DocumentMutation:
-    @strawberry.mutation(description="Create a collection (collection:write).")
-    @governed("createCollection", validate=_validate_collection)
+    @strawberry.mutation(
+        description="Create a collection (collection:write).",
+        extensions=[Governed("createCollection", validate=_validate_collection)],
+    )
     async def create_collection(self, info: Info, name: str, principal: Principal) -> Collection:
         return to_collection(await docs.create_collection(info.context.services, principal, name))
 
     @strawberry.mutation(
-        description="Create a document or record a new version (document:write). Indexed before returning."
+        description="Create a document or record a new version (document:write). Indexed before returning.",
+        extensions=[Governed("upsertDocument", validate=_validate_upsert)],
     )
-    @governed("upsertDocument", validate=_validate_upsert)
     async def upsert_document(
         self, info: Info, input: UpsertDocumentInput, principal: Principal
     ) -> UpsertDocumentResult:
@@ -187,8 +190,10 @@ class DocumentMutation:
             document_id=r.document_id, version_id=r.version_id, status=r.status, new_passages=len(r.new_passage_ids)
         )
 
-    @strawberry.mutation(description="Delete a document (recorded at the current system time; history kept).")
-    @governed("deleteDocument", validate=_validate_id)
+    @strawberry.mutation(
+        description="Delete a document (recorded at the current system time; history kept).",
+        extensions=[Governed("deleteDocument", validate=_validate_id)],
+    )
     async def delete_document(self, info: Info, id: strawberry.ID, principal: Principal) -> DeleteDocumentResult:
         at = await docs.remove_document(info.context.services, principal, id)
         return DeleteDocumentResult(document_id=id, deleted_at=at)

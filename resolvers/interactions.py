@@ -7,11 +7,11 @@ from datetime import datetime
 from typing import Any
 
 import strawberry
-from strawberry.types import Info
 
 from app import interactions as tracing
 from app.core.text_rules import validate_identifier
-from app.governance import Principal, governed, normalized_arguments
+from app.governance import Governed, Principal, normalized_arguments
+from resolvers.types import Info
 
 
 @strawberry.input(description="Trace context from startInteraction: both ids, or omit it (ad hoc).")
@@ -75,9 +75,9 @@ def _validate_start(conversation_id: str | None = None) -> None:
 @strawberry.type
 class TraceMutation:
     @strawberry.mutation(
-        description="Open an interaction: server-issued conversationId + interactionId for trace inputs."
+        description="Open an interaction: server-issued conversationId + interactionId for trace inputs.",
+        extensions=[Governed("startInteraction", validate=_validate_start)],
     )
-    @governed("startInteraction", validate=_validate_start)
     async def start_interaction(
         self, info: Info, principal: Principal, conversation_id: str | None = None
     ) -> Interaction:

@@ -6,12 +6,11 @@ from datetime import UTC, datetime
 from enum import Enum
 
 import strawberry
-from strawberry.types import Info
 
 from app import memory as mem
 from app.core.errors import BadInput
 from app.core.text_rules import require_storable, validate_identifier
-from app.governance import Principal, governed
+from app.governance import Governed, Principal
 from app.memory import (
     ForgetRequest,
     MemoryListQuery,
@@ -21,6 +20,7 @@ from app.memory import (
     RecallQuery,
 )
 from resolvers.packs import Trust
+from resolvers.types import Info
 
 
 @strawberry.enum(
@@ -263,9 +263,9 @@ def _settings(v: MemorySettingsView) -> MemorySettings:
 @strawberry.type
 class MemoryQuery:
     @strawberry.field(
-        description="Rank your own memories for a query: BM25 + cosine (800 ms budget) + entities, RRF k=60 over the newest 300 matching (memory:read)."
+        description="Rank your own memories for a query: BM25 + cosine (800 ms budget) + entities, RRF k=60 over the newest 300 matching (memory:read).",
+        extensions=[Governed("recallMemories", validate=_validate_recall)],
     )
-    @governed("recallMemories", validate=_validate_recall)
     async def recall_memories(
         self, info: Info, input: RecallMemoriesInput, principal: Principal
     ) -> RecallMemoriesResult:
@@ -291,8 +291,10 @@ class MemoryQuery:
             legs=[RecallLeg(name=lg.name, status=lg.status, detail=lg.detail, ms=lg.ms) for lg in out.legs],
         )
 
-    @strawberry.field(description="Your own memories, newest first (memory:read; members may always list their own).")
-    @governed("listMemories", validate=_validate_list)
+    @strawberry.field(
+        description="Your own memories, newest first (memory:read; members may always list their own).",
+        extensions=[Governed("listMemories", validate=_validate_list)],
+    )
     async def list_memories(
         self, info: Info, principal: Principal, input: ListMemoriesInput | None = None
     ) -> MemoryPage:
@@ -308,8 +310,10 @@ class MemoryQuery:
         out = await mem.list_own_memories(info.context.services, principal, request)
         return MemoryPage(memories=[to_memory(v) for v in out.items], hidden=out.hidden, next_cursor=out.next_cursor)
 
-    @strawberry.field(description="The memory switch and retention of this workspace (owner).")
-    @governed("memorySettings")
+    @strawberry.field(
+        description="The memory switch and retention of this workspace (owner).",
+        extensions=[Governed("memorySettings")],
+    )
     async def memory_settings(self, info: Info, principal: Principal) -> MemorySettings:
         return _settings(await mem.memory_settings(info.context.services, principal))
 
@@ -317,9 +321,9 @@ class MemoryQuery:
 @strawberry.type
 class MemoryMutation:
     @strawberry.mutation(
-        description="Keep a note for the member behind this credential (memory:write). PII is masked first."
+        description="Keep a note for the member behind this credential (memory:write). PII is masked first.",
+        extensions=[Governed("rememberMemory", validate=_validate_remember)],
     )
-    @governed("rememberMemory", validate=_validate_remember)
     async def remember_memory(
         self, info: Info, input: RememberMemoryInput, principal: Principal
     ) -> RememberMemoryResult:
@@ -338,23 +342,27 @@ class MemoryMutation:
         )
 
     @strawberry.mutation(
-        description="Delete a memory and every version of its key (memory:write; members may always delete their own)."
+        description="Delete a memory and every version of its key (memory:write; members may always delete their own).",
+        extensions=[Governed("forgetMemory", validate=_validate_forget)],
     )
-    @governed("forgetMemory", validate=_validate_forget)
     async def forget_memory(self, info: Info, input: ForgetMemoryInput, principal: Principal) -> ForgetMemoryResult:
         request = ForgetRequest(memory_id=input.memory_id, namespace=input.namespace, key=input.key)
         n = await mem.forget_memory(info.context.services, principal, request)
         return ForgetMemoryResult(deleted=n)
 
-    @strawberry.mutation(description="Owner: turn 'let agents keep memories' on/off and set retention (1–365 days).")
-    @governed("setMemorySettings", validate=_validate_settings)
+    @strawberry.mutation(
+        description="Owner: turn 'let agents keep memories' on/off and set retention (1–365 days).",
+        extensions=[Governed("setMemorySettings", validate=_validate_settings)],
+    )
     async def set_memory_settings(
         self, info: Info, principal: Principal, enabled: bool | None = None, retention_days: int | None = None
     ) -> MemorySettings:
         request = MemorySettingsChange(enabled=enabled, retention_days=retention_days)
         return _settings(await mem.change_memory_settings(info.context.services, principal, request))
 
-    @strawberry.mutation(description="Owner: delete every memory of the workspace without reading any.")
-    @governed("deleteAllMemories")
+    @strawberry.mutation(
+        description="Owner: delete every memory of the workspace without reading any.",
+        extensions=[Governed("deleteAllMemories")],
+    )
     async def delete_all_memories(self, info: Info, principal: Principal) -> DeleteAllMemoriesResult:
         return DeleteAllMemoriesResult(deleted=await mem.delete_all_memories(info.context.services, principal))

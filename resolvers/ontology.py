@@ -9,13 +9,12 @@ from typing import Annotated, Any
 
 import strawberry
 from strawberry.scalars import JSON
-from strawberry.types import Info
 
 from app import interactions as tracing
 from app import ontology
 from app.core.errors import BadInput
 from app.core.text_rules import validate_path
-from app.governance import Principal, governed
+from app.governance import Governed, Principal
 from app.ontology import (
     InstanceQuery,
     InstancesRequest,
@@ -47,6 +46,7 @@ from resolvers.ontology_types import (
     SemanticRecallResult,
     SortInput,
 )
+from resolvers.types import Info
 
 
 def _validate_kn(kn_id: str, trace: TraceInput | None = None, **_: Any) -> None:
@@ -145,8 +145,7 @@ def _allowed_dir(settings, source_dir: str) -> Path:
 
 @strawberry.type
 class OntologyQuery:
-    @strawberry.field(description="Knowledge networks of your workspace.")
-    @governed("knowledgeNetworks")
+    @strawberry.field(description="Knowledge networks of your workspace.", extensions=[Governed("knowledgeNetworks")])
     async def knowledge_networks(self, info: Info, principal: Principal) -> list[KnowledgeNetworkInfo]:
         rows = await ontology.list_knowledge_networks(info.context.services, principal)
         return [
@@ -156,8 +155,10 @@ class OntologyQuery:
             for k in rows
         ]
 
-    @strawberry.field(description="Object types of a knowledge network with properties and their conditionOperations.")
-    @governed("objectTypes", validate=_validate_kn)
+    @strawberry.field(
+        description="Object types of a knowledge network with properties and their conditionOperations.",
+        extensions=[Governed("objectTypes", validate=_validate_kn)],
+    )
     async def object_types(
         self, info: Info, kn_id: str, principal: Principal, trace: TraceInput | None = None
     ) -> ObjectTypesResult:
@@ -174,9 +175,9 @@ class OntologyQuery:
 
     @strawberry.field(
         description="Instances of one object type: filters or condition, sort, cursor/offset paging. "
-        "Without sort the order has no meaning: 'top N' needs sort."
+        "Without sort the order has no meaning: 'top N' needs sort.",
+        extensions=[Governed("objectInstances", validate=_validate_instances)],
     )
-    @governed("objectInstances", validate=_validate_instances)
     async def object_instances(
         self,
         info: Info,
@@ -227,9 +228,9 @@ class OntologyQuery:
 
     @strawberry.field(
         description="One natural-language query → relevant instances across object types "
-        "(phase 1 picks types, phase 2 fuses knn and match by RRF)."
+        "(phase 1 picks types, phase 2 fuses knn and match by RRF).",
+        extensions=[Governed("semanticRecall", validate=_validate_recall)],
     )
-    @governed("semanticRecall", validate=_validate_recall)
     async def semantic_recall(
         self,
         info: Info,
@@ -287,9 +288,9 @@ class OntologyQuery:
 class OntologyMutation:
     @strawberry.mutation(
         description="Load (or replace) a knowledge network from a YAML/JSON mapping and CSV files "
-        "(inline files, or sourceDir under CAIRN_ONTOLOGY_SOURCE_DIRS). Members only."
+        "(inline files, or sourceDir under CAIRN_ONTOLOGY_SOURCE_DIRS). Members only.",
+        extensions=[Governed("loadKnowledgeNetwork", validate=_validate_load)],
     )
-    @governed("loadKnowledgeNetwork", validate=_validate_load)
     async def load_knowledge_network(
         self,
         info: Info,

@@ -9,11 +9,11 @@ from enum import Enum
 from typing import Annotated, Any
 
 import strawberry
-from strawberry.types import Info
 
 from app import packs as pt
-from app.governance import Principal, governed
+from app.governance import Governed, Principal
 from app.packs import build_pack, footer_fields, header_fields, item_fields, stream_pack
+from resolvers.types import Info
 
 
 @strawberry.enum(
@@ -285,9 +285,9 @@ def to_footer(f: pt.PackFooter) -> PackFooter:
 @strawberry.type
 class PackQuery:
     @strawberry.field(
-        description="Build a context pack (scope context:read). Same input over the same data → byte-identical items."
+        description="Build a context pack (scope context:read). Same input over the same data → byte-identical items.",
+        extensions=[Governed("contextPack", validate=validate_input)],
     )
-    @governed("contextPack", validate=validate_input)
     async def context_pack(self, info: Info, input: ContextPackInput, principal: Principal) -> ContextPack:
         pack = await build_pack(info.context.services, principal, to_request(input), trace_id=info.context.trace_id)
         h, f = to_header(pack.header, info), to_footer(pack.footer)
@@ -314,9 +314,9 @@ class PackQuery:
 @strawberry.type
 class PackSubscription:
     @strawberry.subscription(
-        description="Stream a context pack: a PackHeader, the PackItems in final order, then a PackFooter."
+        description="Stream a context pack: a PackHeader, the PackItems in final order, then a PackFooter.",
+        extensions=[Governed("contextPackStream", validate=validate_input)],
     )
-    @governed("contextPackStream", validate=validate_input)
     async def context_pack_stream(
         self, info: Info, input: ContextPackInput, principal: Principal
     ) -> AsyncGenerator[ContextPackEvent, None]:
