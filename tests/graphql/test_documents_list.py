@@ -18,7 +18,10 @@ def page(live, coll: str, first: int | None = None, after: str | None = None, to
 
 def test_documents_pages_through_a_collection_in_external_id_order(live):
     coll = live.ids["coll:handbook"]
-    counts = {c["id"]: c["documentCount"] for c in live.data("query{collections{id documentCount}}", None, live.tokens["agent"])["collections"]}
+    counts = {
+        c["id"]: c["documentCount"]
+        for c in live.data("query{collections{id documentCount}}", None, live.tokens["agent"])["collections"]
+    }
     whole = page(live, coll, 200)["data"]["documents"]
     assert whole["totalCount"] == counts[coll] == len(whole["documents"]) >= 3
     assert whole["hasNextPage"] is False and whole["endCursor"] is None
