@@ -98,6 +98,12 @@ class Citation:
     start: int = strawberry.field(description="Character offset (Python str index) into the version text.")
     end: int
     sha256: str
+    external_id: str = strawberry.field(
+        description="The document's external id (your key; `cairn ingest`: the file's relative path)."
+    )
+    document_title: str = strawberry.field(description='The document\'s title ("" when it has none).')
+    collection_id: strawberry.ID
+    collection_name: str
 
 
 @strawberry.type(description="Valid-time interval of the cited version.")
@@ -125,8 +131,12 @@ class PackItem:
     alternate_citations: list[Citation] = strawberry.field(
         description="Exact and near duplicates merged into this item."
     )
+    external_id: str = strawberry.field(
+        description="The document's external id (your key; `cairn ingest`: the file's relative path)."
+    )
     document_title: str
     collection_id: strawberry.ID
+    collection_name: str
     validity: Validity
     superseded: bool = strawberry.field(description="A newer version of the document exists.")
     contradiction: bool = strawberry.field(description="Another item in the pack states a conflicting value.")

@@ -16,23 +16,39 @@ from app.corpus.documents import (
 )
 from app.corpus.indexing import SearchIndexes, open_indexes
 from app.corpus.ingest import IngestReport, SkippedFile, SourceDocument, ingest_documents, iter_sources
+from app.corpus.listing import (
+    MAX_PAGE,
+    DocumentListRequest,
+    DocumentPage,
+    DocumentSummary,
+    InvalidDocumentCursor,
+    PageSizeOutOfRange,
+    validate_list_request,
+)
 from app.corpus.operations import (
     CollectionInfo,
     DocumentRequest,
     DocumentWrite,
     create_collection,
     get_document,
+    list_documents,
     remove_document,
     workspace_collections,
     write_document,
 )
 
 __all__ = [
+    "MAX_PAGE",
     "CollectionInfo",
+    "DocumentListRequest",
+    "DocumentPage",
     "DocumentRead",
     "DocumentRequest",
+    "DocumentSummary",
     "DocumentWrite",
     "IngestReport",
+    "InvalidDocumentCursor",
+    "PageSizeOutOfRange",
     "SearchIndexes",
     "SkippedFile",
     "SourceDocument",
@@ -46,11 +62,13 @@ __all__ = [
     "ingest_documents",
     "iter_sources",
     "list_collections",
+    "list_documents",
     "open_indexes",
     "read_document",
     "remove_document",
     "upsert_document",
     "validate_document_input",
+    "validate_list_request",
     "workspace_collections",
     "write_document",
 ]

@@ -13,9 +13,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from sqlalchemy import func, select
+
+from app.core.models import Document
 from app.corpus import documents as docs
 from app.corpus.as_of import DocumentRead, read_document
 from app.corpus.documents import UpsertResult
+from app.corpus.listing import (
+    DocumentListRequest,
+    DocumentPage,
+    DocumentSummary,
+    decode_cursor,
+    encode_cursor,
+    validate_list_request,
+)
 from app.governance import Principal
 
 
@@ -118,3 +129,30 @@ async def remove_document(services, principal: Principal, document_id: str) -> d
     """
     async with services.db.session() as s:
         return await docs.delete_document(s, workspace_id=principal.workspace_id, document_id=document_id)
+
+
+async def list_documents(services, principal: Principal, request: DocumentListRequest) -> DocumentPage:
+    """One page of the live documents of one of the caller's collections, in ``external_id``
+    order (:mod:`app.corpus.listing`: cursor format and limits).
+
+    Raises:
+        NotFound: no live collection with that id in the caller's workspace.
+        PageSizeOutOfRange, InvalidDocumentCursor: see :func:`validate_list_request`.
+    """
+    validate_list_request(request)
+    after = decode_cursor(request.after, request.collection_id) if request.after is not None else None
+    async with services.db.session() as s:
+        coll = await docs.get_collection(s, workspace_id=principal.workspace_id, collection_id=request.collection_id)
+        live = (Document.collection_id == coll.id, Document.deleted_at.is_(None))  # type: ignore[union-attr]
+        total = int((await s.execute(select(func.count(Document.id)).where(*live))).scalar_one())
+        q = select(Document).where(*live)
+        if after is not None:
+            q = q.where(Document.external_id > after)
+        rows = list((await s.execute(q.order_by(Document.external_id).limit(request.first + 1))).scalars())
+    more = len(rows) > request.first
+    rows = rows[: request.first]
+    page = tuple(
+        DocumentSummary(d.id, d.external_id, d.title, d.media_type, coll.id, coll.name, d.created_at) for d in rows
+    )
+    cursor = encode_cursor(coll.id, rows[-1].external_id) if rows and more else None
+    return DocumentPage(page, total, cursor, more)

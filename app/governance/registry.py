@@ -97,6 +97,7 @@ _OPS = [
     Operation("contextPackStream", "subscription", "G1.U1.P1.Z1.A2", "context:pack", _READ, "context:read"),
     Operation("document", "query", "G1.U1.P1.Z2.A1", "document:read", _READ, "context:read"),
     Operation("collections", "query", "G1.U1.P1.Z2.A2", "collection:read", _READ, "context:read"),
+    Operation("documents", "query", "G1.U1.P1.Z2.A3", "document:read", _READ, "context:read"),
     # P3 ingest — writes (members only)
     Operation(
         "createCollection",

@@ -45,6 +45,10 @@ def citation_fields(c: pt.Citation) -> dict[str, Any]:
         "start": c.start,
         "end": c.end,
         "sha256": c.sha256,
+        "externalId": c.external_id,
+        "documentTitle": c.document_title,
+        "collectionId": c.collection_id,
+        "collectionName": c.collection_name,
     }
 
 
@@ -61,8 +65,10 @@ def item_fields(item: pt.PackItem) -> dict[str, Any]:
         "ranks": {"lexical": item.lexical_rank, "dense": item.dense_rank},
         "citation": citation_fields(item.citation),
         "alternateCitations": [citation_fields(a) for a in item.alternates],
+        "externalId": item.external_id,
         "documentTitle": item.document_title,
         "collectionId": item.collection_id,
+        "collectionName": item.collection_name,
         "validity": {"validFrom": item.valid_from, "validTo": item.valid_to},
         "superseded": item.superseded,
         "contradiction": item.contradiction,

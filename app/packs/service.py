@@ -159,8 +159,29 @@ async def _entries(
     return entries
 
 
-def _citation(c: Candidate) -> Citation:
-    return Citation(c.doc, c.version, c.id, c.start, c.end, c.sha)
+def _citation(
+    c: Candidate,
+    passage_id: str | None = None,
+    start: int | None = None,
+    end: int | None = None,
+    sha: str | None = None,
+    *,
+    whole: bool = False,
+) -> Citation:
+    """A candidate's citation, naming its source (external id, title, collection id and name);
+    ``whole``: the whole chosen version (no passage, ``start``/``end``/``sha`` given)."""
+    return Citation(
+        c.doc,
+        c.version,
+        None if whole else c.id,
+        c.start if start is None else start,
+        c.end if end is None else end,
+        c.sha if sha is None else sha,
+        external_id=c.external_id,
+        document_title=c.title,
+        collection_id=c.collection,
+        collection_name=c.collection_name,
+    )
 
 
 def _item(rank: int, e: PackEntry, readable: set[str], flags: dict[str, set[str]]) -> PackItem:
@@ -173,7 +194,7 @@ def _item(rank: int, e: PackEntry, readable: set[str], flags: dict[str, set[str]
         others = tuple(sorted(flags.get(c.id, ())))
     else:  # WHOLE_DOCUMENT
         text = e.whole.text
-        cit = Citation(c.doc, c.version, None, 0, len(text), e.whole.sha256)
+        cit = _citation(c, None, 0, len(text), e.whole.sha256, whole=True)
         alts, others = (), ()
     return PackItem(
         rank,
@@ -193,6 +214,8 @@ def _item(rank: int, e: PackEntry, readable: set[str], flags: dict[str, set[str]
         c.superseded,
         bool(others),
         others,
+        external_id=c.external_id,
+        collection_name=c.collection_name,
     )
 
 
