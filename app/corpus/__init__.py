@@ -16,14 +16,19 @@ from app.corpus.documents import (
 )
 from app.corpus.indexing import SearchIndexes, open_indexes
 from app.corpus.ingest import IngestReport, SkippedFile, SourceDocument, ingest_documents, iter_sources
+from app.corpus.passages import MAX_NEIGHBOURS, CitationCheck, PassageView, check_citation, read_section, span_sha256
 
 __all__ = [
+    "MAX_NEIGHBOURS",
+    "CitationCheck",
     "DocumentRead",
     "IngestReport",
+    "PassageView",
     "SearchIndexes",
     "SkippedFile",
     "SourceDocument",
     "VersionMeta",
+    "check_citation",
     "choose_versions",
     "delete_document",
     "get_collection",
@@ -33,6 +38,8 @@ __all__ = [
     "list_collections",
     "open_indexes",
     "read_document",
+    "read_section",
+    "span_sha256",
     "upsert_document",
     "validate_document_input",
 ]
