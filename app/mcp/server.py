@@ -27,7 +27,7 @@ from starlette.types import Receive, Scope, Send
 
 from app.context import RequestContext, Services
 from app.core.errors import BadInput, CairnError
-from app.governance import CallRecord, get_operation, log_call
+from app.governance import CallRecord, get_operation, log_call, to_graphql_error
 from app.mcp.governed import CONFIRMATION_META, ENVELOPE_META, error_payload, governed_call
 from app.mcp.tools import TOOLS
 
@@ -131,7 +131,11 @@ class MCPHttp:
         except CairnError as exc:
             record.status = "REJECTED"
             log_call(ctx, record)
-            body = {"errors": [error_payload(ctx, exc)["error"]], "extensions": {"envelope": ctx.envelope.build()}}
+            body = {
+                "data": None,
+                "errors": [to_graphql_error(ctx, exc).formatted],
+                "extensions": {"envelope": ctx.envelope.build()},
+            }
             response = JSONResponse(body, status_code=exc.http_status, headers={"x-cairn-trace": ctx.trace_id})
             await response(scope, receive, send)
             return

@@ -195,7 +195,7 @@ def test_http_needs_a_valid_credential(live, mcpco):
     h = {"Accept": "application/json, text/event-stream"}
     r = httpx.post(f"{live.url}/mcp", json=body, headers=h, timeout=30)
     assert r.status_code == 401
-    assert r.json()["errors"][0]["code"] == "UNAUTHENTICATED"
+    assert r.json()["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
     assert r.json()["extensions"]["envelope"]["coordinate"] == "G1.U2.P8.Z4.A1"
     r = httpx.post(
         f"{live.url}/mcp",
@@ -204,4 +204,4 @@ def test_http_needs_a_valid_credential(live, mcpco):
         timeout=30,
     )
     assert r.status_code == 403
-    assert r.json()["errors"][0]["code"] == "AGENT_BROWSER_REQUEST_REFUSED"
+    assert r.json()["errors"][0]["extensions"]["code"] == "AGENT_BROWSER_REQUEST_REFUSED"
