@@ -20,6 +20,7 @@ from app.governance import REGISTRY
 from app.identity import service as identity
 from app.mcp import ENVELOPE_META, TOOLS
 from tests import factories
+from tests.graphql.conftest import _agent
 
 DOCS = [
     (
@@ -205,3 +206,28 @@ def test_http_needs_a_valid_credential(live, mcpco):
     )
     assert r.status_code == 403
     assert r.json()["errors"][0]["extensions"]["code"] == "AGENT_BROWSER_REQUEST_REFUSED"
+
+
+def test_boundaries_apply_and_confirm_through_meta(live):
+    args = {"task": "reciprocal rank fusion", "retrieval": "LEXICAL"}
+    hard = _agent(live, "mcp-hard", ["context:read"], profile={"hardBoundaries": ["context:pack"]})
+    r = call(live, hard, "context_pack", args)
+    assert r.structuredContent["error"]["code"] == "BOUNDARY_BLOCKED"
+    assert r.meta[ENVELOPE_META]["boundary"]["decision"] == "BLOCKED"
+    token = _agent(live, "mcp-re", ["context:read"], profile={"reconfirmBefore": ["context:pack"]})
+    r = call(live, token, "context_pack", args)
+    err = r.structuredContent["error"]
+    assert err["code"] == "BOUNDARY_RECONFIRMATION_REQUIRED"
+    confirmation = err["boundary"]["confirmationToken"]
+    ok = call(live, token, "context_pack", args, meta={"cairn/confirmation": confirmation})
+    assert not ok.isError and ok.meta[ENVELOPE_META]["boundary"]["confirmed"] is True
+    again = call(live, token, "context_pack", args, meta={"cairn/confirmation": confirmation})
+    assert again.structuredContent["error"]["code"] == "BOUNDARY_RECONFIRMATION_REQUIRED"  # single use
+
+
+def test_unknown_tool_is_a_coded_error(live, mcpco):
+    r = call(live, mcpco["readonly"], "timeline", {})
+    assert r.isError and (r.structuredContent["error"]["code"], r.structuredContent["error"]["field"]) == (
+        "BAD_USER_INPUT",
+        "name",
+    )
