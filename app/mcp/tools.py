@@ -295,6 +295,9 @@ _SECTION_SCHEMA: dict[str, Any] = {
 
 def _prepare_section(args: dict[str, Any]) -> dict[str, Any]:
     validate_identifier(args["passageId"], "passageId")
+    for name in ("before", "after"):
+        if not 0 <= args.get(name, 0) <= MAX_NEIGHBOURS:
+            raise BadInput(f"{name} must be 0–{MAX_NEIGHBOURS}", field=name, limit=f"0-{MAX_NEIGHBOURS}")
     valid_time, system_time = _as_of(args)
     return {
         "passage_id": args["passageId"],
@@ -665,13 +668,25 @@ _SEMANTIC_SCHEMA: dict[str, Any] = {
     "properties": {
         "knId": {"type": "string", "description": "Knowledge network id."},
         "query": {"type": "string", "description": "A natural-language query (see semanticRecall for the limit)."},
-        "conceptGroups": {"type": "array", "items": {"type": "string"}},
-        "objectTypes": {"type": "array", "items": {"type": "string"}},
-        "excludeObjectTypes": {"type": "array", "items": {"type": "string"}},
+        "conceptGroups": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Only object types of these concept groups.",
+        },
+        "objectTypes": {"type": "array", "items": {"type": "string"}, "description": "Only these object types."},
+        "excludeObjectTypes": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Never these object types.",
+        },
         "maxObjectTypes": {"type": "integer", "default": 10, "description": "1–100 object types."},
         "maxInstancesPerType": {"type": "integer", "default": 5, "description": "1–100 instances per type."},
-        "rerank": {"type": "boolean", "default": False},
-        "includeObjectTypes": {"type": "boolean", "default": True},
+        "rerank": {"type": "boolean", "default": False, "description": "Rerank the fused instances."},
+        "includeObjectTypes": {
+            "type": "boolean",
+            "default": True,
+            "description": "Return the object types considered and their scores.",
+        },
     },
 }
 

@@ -231,3 +231,18 @@ def test_unknown_tool_is_a_coded_error(live, mcpco):
         "BAD_USER_INPUT",
         "name",
     )
+
+
+def test_ontology_and_decision_tools_refuse_like_graphql(live, mcpco):
+    token = mcpco["readonly"]
+    r = call(live, token, "object_instances", {"knId": "nope", "otId": "thing"})
+    gql = _gql_error(live, token, '{objectInstances(knId:"nope", otId:"thing"){totalCount}}')
+    assert (r.structuredContent["error"]["code"], r.structuredContent["error"].get("field")) == (
+        gql["code"],
+        gql.get("field"),
+    )
+    r = call(live, token, "semantic_recall", {"knId": "nope", "query": "orders"})
+    gql = _gql_error(live, token, '{semanticRecall(knId:"nope", query:"orders"){message}}')
+    assert r.structuredContent["error"]["code"] == gql["code"]
+    r = call(live, token, "create_decision", {"state": {"a": 1}, "questions": []})
+    assert r.structuredContent["error"]["code"] == "AGENT_SCOPE_MISSING"
