@@ -24,7 +24,7 @@ def mcp(
     """
     if not token:
         _fail("no credential: pass --token ck_… or set CAIRN_TOKEN")
-    settings = _settings(data_dir)
+    settings = _settings(data_dir, require_store=True)
 
     async def go() -> None:
         from app.context import RequestContext, Services

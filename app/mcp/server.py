@@ -118,7 +118,8 @@ class MCPHttp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Authenticate the request (401/403 enveloped JSON, as ``/graphql``), then hand it to
-        the SDK; each tool call authenticates and authorizes again (governed_call)."""
+        the SDK; each tool call of the request is authorized by governed_call with that
+        principal (as the GraphQL gate hands its principal to the resolvers)."""
         request = Request(scope, receive)
         headers = {k.lower(): v for k, v in request.headers.items()}
         ctx = RequestContext(self.get_services(), headers, request)
@@ -127,7 +128,7 @@ class MCPHttp:
         record = CallRecord(op.name, op.coordinate, op.capability)
         ctx.envelope.calls.append(record)
         try:
-            await ctx.principal()
+            principal = await ctx.principal()
         except CairnError as exc:
             record.status = "REJECTED"
             log_call(ctx, record)
@@ -139,6 +140,7 @@ class MCPHttp:
             response = JSONResponse(body, status_code=exc.http_status, headers={"x-cairn-trace": ctx.trace_id})
             await response(scope, receive, send)
             return
+        scope.setdefault("state", {})["cairn_principal"] = principal  # the tool calls of this request reuse it
         if self.manager is None:  # pragma: no cover - the app's lifespan did not run
             raise RuntimeError("the MCP session manager is not running (lifespan not started)")
         await self.manager.handle_request(scope, receive, send)
