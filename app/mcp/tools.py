@@ -610,8 +610,8 @@ _INSTANCES_SCHEMA: dict[str, Any] = {
             "maxItems": 100,
             "description": "At most 100 simple filters (ignored when condition is given).",
         },
-        "limit": {"type": "integer", "default": 10, "description": "Rows per page (see objectInstances)."},
-        "offset": {"type": "integer", "description": "Jump to this row (not with cursor)."},
+        "limit": {"type": "integer", "default": 10, "description": "Rows per page, 1–10,000 (default 10)."},
+        "offset": {"type": "integer", "description": "Jump to this row, 0–1,000,000 (not with cursor)."},
         "cursor": {"type": "string", "description": "The opaque cursor of the previous page."},
         "sort": {
             "type": "array",
@@ -621,9 +621,13 @@ _INSTANCES_SCHEMA: dict[str, Any] = {
                 "required": ["field", "direction"],
                 "properties": {"field": {"type": "string"}, "direction": {"enum": ["asc", "desc"]}},
             },
-            "description": "Sort keys; without sort the order has no meaning.",
+            "description": "1–8 sort keys; without sort the order has no meaning ('top N' needs sort).",
         },
-        "properties": {"type": "array", "items": {"type": "string"}, "description": "Properties to return."},
+        "properties": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "1–500 property names to return (omit for all).",
+        },
     },
 }
 
@@ -667,7 +671,7 @@ _SEMANTIC_SCHEMA: dict[str, Any] = {
     "required": ["knId", "query"],
     "properties": {
         "knId": {"type": "string", "description": "Knowledge network id."},
-        "query": {"type": "string", "description": "A natural-language query (see semanticRecall for the limit)."},
+        "query": {"type": "string", "description": "A natural-language query, 1–1,000 characters."},
         "conceptGroups": {
             "type": "array",
             "items": {"type": "string"},
