@@ -7,7 +7,8 @@ pyproject.toml).
 
 from app.mcp.governed import CONFIRMATION_META, ENVELOPE_META, governed_call
 from app.mcp.server import MCPHttp, build_server, run_stdio
-from app.mcp.tools import TOOLS, ToolSpec
+from app.mcp.spec import ToolSpec
+from app.mcp.tools import TOOLS
 
 __all__ = [
     "CONFIRMATION_META",
