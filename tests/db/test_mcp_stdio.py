@@ -1,6 +1,7 @@
 """``cairn mcp`` over stdio, driven by the official SDK's own client (a subprocess on a temp data
 dir, lexical only): list tools, build a pack, remember + recall, refusals with GraphQL's codes,
-and a bad credential stops the command at start-up."""
+a credential revoked while the process runs stops working at the next call, and a bad
+credential stops the command at start-up."""
 
 from __future__ import annotations
 
@@ -86,6 +87,21 @@ def test_stdio_tools_packs_memory_and_refusals(tmp_path):
     _tools, (limit,) = asyncio.run(go(full["token"], [("recall", {"query": "rock", "limit": 51})]))
     err = limit.structuredContent["error"]
     assert (err["code"], err["field"], err["limit"]) == ("BAD_USER_INPUT", "input.limit", "1-50")
+
+    async def revoked_mid_session():
+        async with stdio_client(_server(data, ro["token"])) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            before = await s.call_tool(
+                "get_citation", {"documentId": "doc_x", "start": 0, "end": 1, "sha256": "a" * 64}
+            )
+            revoked = await asyncio.to_thread(cairn, "credentials", "revoke", ro["credentialId"], data_dir=data)
+            assert revoked.returncode == 0, revoked.stderr
+            after = await s.call_tool("context_pack", {"task": "lava", "retrieval": "LEXICAL"})
+            return before, after
+
+    before, after = asyncio.run(revoked_mid_session())
+    assert before.structuredContent["error"]["code"] == "NOT_FOUND"  # authenticated, nothing there
+    assert after.structuredContent["error"]["code"] == "AGENT_CREDENTIAL_REVOKED"  # checked on every call
 
     r = cairn("mcp", data_dir=data, env={"CAIRN_TOKEN": "ck_0000000000000000_nope", "CAIRN_EMBEDDER": "none"})
     assert r.returncode == 2 and r.stderr.startswith("error: ") and r.stdout == ""
