@@ -16,12 +16,25 @@ from app.corpus.documents import (
 )
 from app.corpus.indexing import SearchIndexes, open_indexes
 from app.corpus.ingest import IngestReport, SkippedFile, SourceDocument, ingest_documents, iter_sources
+from app.corpus.operations import (
+    CollectionInfo,
+    DocumentRequest,
+    DocumentWrite,
+    create_collection,
+    get_document,
+    remove_document,
+    workspace_collections,
+    write_document,
+)
 from app.corpus.passages import MAX_NEIGHBOURS, CitationCheck, PassageView, check_citation, read_section, span_sha256
 
 __all__ = [
     "MAX_NEIGHBOURS",
     "CitationCheck",
+    "CollectionInfo",
     "DocumentRead",
+    "DocumentRequest",
+    "DocumentWrite",
     "IngestReport",
     "PassageView",
     "SearchIndexes",
@@ -30,8 +43,10 @@ __all__ = [
     "VersionMeta",
     "check_citation",
     "choose_versions",
+    "create_collection",
     "delete_document",
     "get_collection",
+    "get_document",
     "get_or_create_collection",
     "ingest_documents",
     "iter_sources",
@@ -39,7 +54,10 @@ __all__ = [
     "open_indexes",
     "read_document",
     "read_section",
+    "remove_document",
     "span_sha256",
     "upsert_document",
     "validate_document_input",
+    "workspace_collections",
+    "write_document",
 ]
