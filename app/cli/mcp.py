@@ -27,13 +27,13 @@ def mcp(
     settings = _settings(data_dir, require_store=True)
 
     async def go() -> None:
-        from app.context import RequestContext, Services
+        from app.context import RequestContext, bootstrap
         from app.core.logs import configure_logging
         from app.mcp import run_stdio
 
         configure_logging(settings.log_level)
         db, indexes = await _open(settings)
-        services = Services(settings=settings, db=db, indexes=indexes)
+        services = bootstrap(settings, db=db, indexes=indexes)  # the same Services as `cairn serve`
         try:
             await indexes.index_pending(db)
             # refuse a bad credential at start-up (each call authenticates again)

@@ -1,11 +1,15 @@
-"""The one governed-call path of MCP tools (kept in this one place so it can be swapped for the
-shared route helper when that lands).
+"""The one governed-call path of MCP tools.
 
-A tool call goes through the same steps as a GraphQL field (:mod:`app.governance.adapter`):
-a call record in a fresh envelope, structural checks of the arguments, then
+A tool call goes through the steps of the GraphQL ``Governed`` extension and of the HTTP
+``governed_route`` helper, with the same governance functions (:mod:`app.governance`): a call
+record in a fresh envelope, structural checks of the arguments, then
 :func:`~app.governance.authorize` (authentication, scope, the creator's current role, the
 tool's input validation, the credential's rate limit, responsibility boundaries), the
-handler, and one :func:`~app.governance.log_call` line. Every outcome is a
+handler, the envelope status of a failure (:func:`~app.governance.status_of`), its code from the
+one error mapper (:func:`~app.core.errors.to_response`, through
+:func:`~app.governance.to_graphql_error`), and one :func:`~app.governance.log_call` line.
+Only the result shape is MCP's own (``governed_route`` answers with a Starlette response,
+``Governed`` with a GraphQL value). Every outcome is a
 ``CallToolResult``: success carries ``structuredContent`` (and the same JSON as text);
 a refusal or failure has ``isError`` and ``structuredContent.error`` = ``{message, code,
 field, limit, traceId, …}`` with the GraphQL error's ``extensions`` (same codes). The
@@ -16,13 +20,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import Any
 
 from mcp import types
 
 from app.context import RequestContext, Services
-from app.core.errors import CairnError
-from app.governance import CallRecord, Principal, authorize, get_operation, log_call, to_graphql_error
+from app.core.errors import CairnError, Unauthenticated
+from app.governance import CallRecord, Principal, authorize, get_operation, log_call, status_of, to_graphql_error
 
 CONFIRMATION_META = "cairn/confirmation"
 """``_meta`` key of a tool call carrying a boundary confirmation token (stdio has no headers;
@@ -33,19 +38,19 @@ ENVELOPE_META = "cairn/envelope"
 status, boundary)."""
 
 
-def _status_of(exc: BaseException) -> str:
-    if isinstance(exc, CairnError) and exc.http_status in (401, 403):
-        return "REJECTED"
-    return "ERROR"
+def _json_default(value: Any) -> Any:
+    """Datetimes as ISO-8601 (as the NDJSON stream writes them); anything else as ``str``."""
+    return value.isoformat() if isinstance(value, datetime) else str(value)
 
 
 def _json_text(value: dict[str, Any]) -> list[types.TextContent]:
-    return [types.TextContent(type="text", text=json.dumps(value, ensure_ascii=False, default=str))]
+    return [types.TextContent(type="text", text=json.dumps(value, ensure_ascii=False, default=_json_default))]
 
 
 def error_payload(ctx: RequestContext, exc: BaseException) -> dict[str, Any]:
-    """``{"error": {message, code, field, limit, …, traceId}}`` for any exception (GraphQL's
-    ``extensions``, so the same code as the GraphQL channel; no stack traces)."""
+    """``{"error": {message, code, field, limit, …, traceId}}`` for any exception: the
+    ``extensions`` of :func:`~app.core.errors.to_response` (the one mapper, so the same code as
+    the GraphQL and HTTP channels); no stack traces (an internal error is logged with the trace id)."""
     err = to_graphql_error(ctx, exc)
     return {"error": {"message": err.message, **(err.extensions or {}), "traceId": ctx.trace_id}}
 
@@ -93,10 +98,10 @@ async def governed_call(
         principal, boundary = await authorize(ctx, op, {"input": arguments}, validate)
         record.boundary = boundary
         if principal is None:  # pragma: no cover - every MCP tool needs a credential
-            raise CairnError("tool operations need a credential", code="UNAUTHENTICATED", http_status=401)
-        result = json.loads(json.dumps(await run(ctx, principal, prepared["request"]), default=str))
+            raise Unauthenticated("tool operations need a credential")
+        result = json.loads(json.dumps(await run(ctx, principal, prepared["request"]), default=_json_default))
     except Exception as exc:  # noqa: BLE001 - every failure becomes a coded error result
-        record.status = _status_of(exc)
+        record.status = status_of(exc)
         if isinstance(exc, CairnError) and "boundary" in exc.extra:
             record.boundary = exc.extra["boundary"]
         payload = error_payload(ctx, exc)

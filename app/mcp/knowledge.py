@@ -10,7 +10,7 @@ from app.core.text_rules import validate_identifier
 from app.corpus import MAX_NEIGHBOURS, PassageView, check_citation, read_section
 from app.governance import Principal
 from app.mcp.spec import AS_OF, ID, ToolSpec, as_of_times, string
-from app.packs import build_pack, event_json, request_from_json
+from app.packs import PackRequest, build_pack, footer_fields, header_fields, item_fields, request_from_json
 
 
 def _passage(v: PassageView) -> dict[str, Any]:
@@ -107,15 +107,15 @@ _PACK_SCHEMA: dict[str, Any] = {
 }
 
 
-async def _run_pack(ctx: RequestContext, principal: Principal, req: Any) -> dict[str, Any]:
+async def _run_pack(ctx: RequestContext, principal: Principal, req: PackRequest) -> dict[str, Any]:
+    """The pack as one object: the header's fields (with the call's coordinate and capability),
+    the footer's and ``items``, each from the one pack serializer (:mod:`app.packs`), so the keys
+    are the GraphQL ``PackHeader``/``PackFooter``/``PackItem`` field names (datetimes become
+    ISO-8601 in :func:`app.mcp.governed.governed_call`)."""
     call = ctx.envelope.calls[-1]
     pack = await build_pack(ctx.services, principal, req, trace_id=ctx.trace_id)
-    header = event_json(pack.header, coordinate=call.coordinate, capability=call.capability)
-    footer = event_json(pack.footer)
-    items = [event_json(i) for i in pack.items]
-    for part in (header, footer, *items):
-        part.pop("type", None)
-    return {**header, **footer, "items": items}
+    header = {**header_fields(pack.header), "coordinate": call.coordinate, "capability": call.capability}
+    return {**header, **footer_fields(pack.footer), "items": [item_fields(i) for i in pack.items]}
 
 
 # --- passages and citations --------------------------------------------------------------

@@ -57,7 +57,7 @@ def _id(value: Any, field: str) -> None:
         validate_identifier(value, field)
 
 
-def _prepare_remember(args: dict[str, Any]) -> dict[str, Any]:
+def _prepare_remember(args: dict[str, Any]) -> mem.MemoryNote:
     for name in ("namespace", "text", "key"):
         require_storable(args.get(name) or "", f"input.{name}")
     _id(args.get("collectionId"), "input.collectionId")
@@ -70,19 +70,17 @@ def _prepare_remember(args: dict[str, Any]) -> dict[str, Any]:
         citations=args.get("citations") or [],
         prefix="input.",
     )
-    return {
-        "namespace": args["namespace"],
-        "text": args["text"],
-        "key": args.get("key"),
-        "collection_id": args.get("collectionId"),
-        "citations": list(args.get("citations") or []),
-    }
+    return mem.MemoryNote(
+        namespace=args["namespace"],
+        text=args["text"],
+        key=args.get("key"),
+        collection_id=args.get("collectionId"),
+        citations=tuple(args.get("citations") or ()),
+    )
 
 
-async def _run_remember(ctx: RequestContext, principal: Principal, req: dict[str, Any]) -> dict[str, Any]:
-    services = ctx.services
-    async with services.db.session() as s:
-        out = await mem.remember(s, principal=principal, embedder=services.indexes.embedder, **req)
+async def _run_remember(ctx: RequestContext, principal: Principal, req: mem.MemoryNote) -> dict[str, Any]:
+    out = await mem.remember_memory(ctx.services, principal, req)
     return {
         "memory": _memory(out.memory),
         "superseded": out.superseded,
@@ -110,7 +108,7 @@ _RECALL_SCHEMA: dict[str, Any] = {
 }
 
 
-def _prepare_recall(args: dict[str, Any]) -> dict[str, Any]:
+def _prepare_recall(args: dict[str, Any]) -> mem.RecallQuery:
     query = args["query"]
     limit = args.get("limit", mem.RECALL_LIMIT)
     require_storable(query, "input.query")
@@ -121,19 +119,17 @@ def _prepare_recall(args: dict[str, Any]) -> dict[str, Any]:
     _id(args.get("collectionId"), "input.collectionId")
     as_of = parse_time(args.get("asOf"), "input.asOf")
     mem.validate_fields(namespace=args.get("namespace"), prefix="input.")
-    return {
-        "query": query,
-        "namespace": args.get("namespace"),
-        "collection_id": args.get("collectionId"),
-        "as_of": as_of,
-        "limit": limit,
-    }
+    return mem.RecallQuery(
+        query=query,
+        namespace=args.get("namespace"),
+        collection_id=args.get("collectionId"),
+        as_of=as_of,
+        limit=limit,
+    )
 
 
-async def _run_recall(ctx: RequestContext, principal: Principal, req: dict[str, Any]) -> dict[str, Any]:
-    services = ctx.services
-    async with services.db.session() as s:
-        out = await mem.recall(s, principal=principal, embedder=services.indexes.embedder, **req)
+async def _run_recall(ctx: RequestContext, principal: Principal, req: mem.RecallQuery) -> dict[str, Any]:
+    out = await mem.recall_memories(ctx.services, principal, req)
     return {
         "memories": [
             {
@@ -161,19 +157,18 @@ _FORGET_SCHEMA: dict[str, Any] = {
 }
 
 
-def _prepare_forget(args: dict[str, Any]) -> dict[str, Any]:
+def _prepare_forget(args: dict[str, Any]) -> mem.ForgetRequest:
     by_id = args.get("memoryId") is not None
     by_key = args.get("namespace") is not None or args.get("key") is not None
     if by_id == by_key or (by_key and (args.get("namespace") is None or args.get("key") is None)):
         raise BadInput("give either input.memoryId, or input.namespace and input.key", field="input")
     _id(args.get("memoryId"), "input.memoryId")
     mem.validate_fields(namespace=args.get("namespace"), key=args.get("key"), prefix="input.")
-    return {"memory_id": args.get("memoryId"), "namespace": args.get("namespace"), "key": args.get("key")}
+    return mem.ForgetRequest(memory_id=args.get("memoryId"), namespace=args.get("namespace"), key=args.get("key"))
 
 
-async def _run_forget(ctx: RequestContext, principal: Principal, req: dict[str, Any]) -> dict[str, Any]:
-    async with ctx.services.db.session() as s:
-        return {"deleted": await mem.forget(s, principal=principal, **req)}
+async def _run_forget(ctx: RequestContext, principal: Principal, req: mem.ForgetRequest) -> dict[str, Any]:
+    return {"deleted": await mem.forget_memory(ctx.services, principal, req)}
 
 
 TOOLS = [

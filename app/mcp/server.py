@@ -22,12 +22,12 @@ from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.requests import Request
-from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
 from app.context import RequestContext, Services
 from app.core.errors import BadInput, CairnError
-from app.governance import CallRecord, get_operation, log_call, to_graphql_error
+from app.governance import CallRecord, get_operation, log_call
+from app.http import error_response
 from app.mcp.governed import CONFIRMATION_META, ENVELOPE_META, error_payload, governed_call
 from app.mcp.tools import TOOLS
 
@@ -130,14 +130,8 @@ class MCPHttp:
         try:
             principal = await ctx.principal()
         except CairnError as exc:
-            record.status = "REJECTED"
+            response = error_response(ctx, exc)  # the routes' enveloped error (status from to_response)
             log_call(ctx, record)
-            body = {
-                "data": None,
-                "errors": [to_graphql_error(ctx, exc).formatted],
-                "extensions": {"envelope": ctx.envelope.build()},
-            }
-            response = JSONResponse(body, status_code=exc.http_status, headers={"x-cairn-trace": ctx.trace_id})
             await response(scope, receive, send)
             return
         scope.setdefault("state", {})["cairn_principal"] = principal  # the tool calls of this request reuse it

@@ -8,18 +8,26 @@ from typing import Any
 
 from app.context import RequestContext
 from app.core.errors import BadInput
-from app.decisions import check_json_value, validate_idempotency_key, validate_request
+from app.decisions import (
+    DecisionSubmission,
+    check_json_value,
+    submit_decision,
+    validate_idempotency_key,
+    validate_request,
+)
 from app.governance import Principal
+from app.interactions import TracedCall
 from app.mcp.spec import ToolSpec
 from app.ontology import (
     InstanceQuery,
+    InstancesRequest,
     RecallRequest,
+    SemanticRecallRequest,
     check_identifier,
     check_request,
     check_shape,
-    get_store,
-    query_instances,
-    semantic_recall,
+    object_instances,
+    recall_instances,
 )
 
 # --- decisions ---------------------------------------------------------------------------
@@ -44,24 +52,22 @@ _DECISION_SCHEMA: dict[str, Any] = {
 }
 
 
-def _prepare_decision(args: dict[str, Any]) -> dict[str, Any]:
+def _prepare_decision(args: dict[str, Any]) -> DecisionSubmission:
     body = {k: v for k, v in args.items() if k != "idempotencyKey"}
     if body.get("state") is not None:
         check_json_value(body["state"], "state")
     validate_request(body)
     key = args.get("idempotencyKey")
-    return {
-        "body": body,
-        "key": validate_idempotency_key([key]) if key is not None else None,
-        "sha": hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest(),
-    }
-
-
-async def _run_decision(ctx: RequestContext, principal: Principal, req: dict[str, Any]) -> dict[str, Any]:
-    body = req["body"]
-    outcome = await ctx.services.decisions.create(
-        principal, prepare=lambda: validate_request(body), sha=req["sha"], key=req["key"], source="mcp"
+    return DecisionSubmission(
+        body=body,
+        sha256=hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest(),
+        idempotency_key=validate_idempotency_key([key]) if key is not None else None,
+        source="mcp",
     )
+
+
+async def _run_decision(ctx: RequestContext, principal: Principal, req: DecisionSubmission) -> dict[str, Any]:
+    outcome = await submit_decision(ctx.services, principal, req)
     if outcome.error is not None:
         raise outcome.error
     return {"decision": outcome.decision or {}}
@@ -108,7 +114,13 @@ _INSTANCES_SCHEMA: dict[str, Any] = {
 }
 
 
-def _prepare_instances(args: dict[str, Any]) -> InstanceQuery:
+def _traced(ctx: RequestContext, operation: str, args: dict[str, Any]) -> TracedCall:
+    """The tool call as an ad-hoc traced call (no ``trace`` input; an ``X-Client-Invocation-Id``
+    header over HTTP makes it idempotent), identified by the tool's registry name and arguments."""
+    return TracedCall(operation=operation, trace=None, headers=ctx.headers, normalized_input=dict(sorted(args.items())))
+
+
+def _prepare_instances(args: dict[str, Any]) -> tuple[InstanceQuery, dict[str, Any]]:
     check_identifier(args["knId"], "knId")
     check_identifier(args["otId"], "otId")
     if args.get("sort") is not None and len(args["sort"]) == 0:
@@ -125,20 +137,16 @@ def _prepare_instances(args: dict[str, Any]) -> InstanceQuery:
         properties=args.get("properties"),
     )
     check_shape(q)
-    return q
+    return q, args
 
 
-async def _run_instances(ctx: RequestContext, principal: Principal, q: InstanceQuery) -> dict[str, Any]:
-    services = ctx.services
-    page = await query_instances(get_store(services), services.db, workspace_id=principal.workspace_id, q=q)
-    return {
-        "rows": page.rows,
-        "totalCount": page.total_count,
-        "cursor": page.cursor,
-        "conditionSource": page.condition_source,
-        "filtersIgnored": page.condition_source == "condition" and bool(q.filters),
-        "messages": page.messages,
-    }
+async def _run_instances(
+    ctx: RequestContext, principal: Principal, req: tuple[InstanceQuery, dict[str, Any]]
+) -> dict[str, Any]:
+    q, args = req
+    call = _traced(ctx, "mcp.object_instances", args)
+    result, _ = await object_instances(ctx.services, principal, InstancesRequest(query=q, call=call))
+    return result
 
 
 _SEMANTIC_SCHEMA: dict[str, Any] = {
@@ -171,7 +179,7 @@ _SEMANTIC_SCHEMA: dict[str, Any] = {
 }
 
 
-def _prepare_semantic(args: dict[str, Any]) -> RecallRequest:
+def _prepare_semantic(args: dict[str, Any]) -> tuple[RecallRequest, dict[str, Any]]:
     check_identifier(args["knId"], "knId")
     r = RecallRequest(
         kn_id=args["knId"],
@@ -185,28 +193,16 @@ def _prepare_semantic(args: dict[str, Any]) -> RecallRequest:
         include_object_types=args.get("includeObjectTypes", True),
     )
     check_request(r)
-    return r
+    return r, args
 
 
-async def _run_semantic(ctx: RequestContext, principal: Principal, r: RecallRequest) -> dict[str, Any]:
-    services = ctx.services
-    out = await semantic_recall(get_store(services), services.db, workspace_id=principal.workspace_id, r=r)
-    return {
-        "nodes": [
-            {
-                "objectTypeId": n.object_type_id,
-                "instanceIdentity": n.identity,
-                "properties": n.properties,
-                "score": n.score,
-                "rerankerScore": n.reranker_score,
-                "matchedBy": n.matched_by,
-            }
-            for n in out.nodes
-        ],
-        "objectTypes": out.object_types if r.include_object_types else None,
-        "selected": out.type_scores,
-        "message": out.message,
-    }
+async def _run_semantic(
+    ctx: RequestContext, principal: Principal, req: tuple[RecallRequest, dict[str, Any]]
+) -> dict[str, Any]:
+    r, args = req
+    call = _traced(ctx, "mcp.semantic_recall", args)
+    result, _ = await recall_instances(ctx.services, principal, SemanticRecallRequest(recall=r, call=call))
+    return result
 
 
 TOOLS = [
