@@ -17,12 +17,16 @@ from app.corpus.documents import (
 from app.corpus.indexing import SearchIndexes, open_indexes
 from app.corpus.ingest import IngestReport, SkippedFile, SourceDocument, ingest_documents, iter_sources
 from app.corpus.operations import (
+    CitationRequest,
     CollectionInfo,
     DocumentRequest,
     DocumentWrite,
+    SectionRequest,
     create_collection,
     get_document,
+    read_passages,
     remove_document,
+    verify_citation,
     workspace_collections,
     write_document,
 )
@@ -31,6 +35,7 @@ from app.corpus.passages import MAX_NEIGHBOURS, CitationCheck, PassageView, chec
 __all__ = [
     "MAX_NEIGHBOURS",
     "CitationCheck",
+    "CitationRequest",
     "CollectionInfo",
     "DocumentRead",
     "DocumentRequest",
@@ -38,6 +43,7 @@ __all__ = [
     "IngestReport",
     "PassageView",
     "SearchIndexes",
+    "SectionRequest",
     "SkippedFile",
     "SourceDocument",
     "VersionMeta",
@@ -53,11 +59,13 @@ __all__ = [
     "list_collections",
     "open_indexes",
     "read_document",
+    "read_passages",
     "read_section",
     "remove_document",
     "span_sha256",
     "upsert_document",
     "validate_document_input",
+    "verify_citation",
     "workspace_collections",
     "write_document",
 ]

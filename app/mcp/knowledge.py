@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from app.context import RequestContext
 from app.core.errors import BadInput
 from app.core.text_rules import validate_identifier
-from app.corpus import MAX_NEIGHBOURS, PassageView, check_citation, read_section
+from app.corpus import (
+    MAX_NEIGHBOURS,
+    CitationRequest,
+    PassageView,
+    SectionRequest,
+    read_passages,
+    verify_citation,
+)
 from app.governance import Principal
 from app.mcp.spec import AS_OF, ID, ToolSpec, as_of_times, string
 from app.packs import PackRequest, build_pack, footer_fields, header_fields, item_fields, request_from_json
@@ -155,37 +163,32 @@ _SECTION_SCHEMA: dict[str, Any] = {
 }
 
 
-def _prepare_section(args: dict[str, Any]) -> dict[str, Any]:
+def _prepare_section(args: dict[str, Any]) -> SectionRequest:
     validate_identifier(args["passageId"], "passageId")
     for name in ("before", "after"):
         if not 0 <= args.get(name, 0) <= MAX_NEIGHBOURS:
             raise BadInput(f"{name} must be 0–{MAX_NEIGHBOURS}", field=name, limit=f"0-{MAX_NEIGHBOURS}")
     valid_time, system_time = as_of_times(args)
-    return {
-        "passage_id": args["passageId"],
-        "before": args.get("before", 2),
-        "after": args.get("after", 2),
-        "valid_time": valid_time,
-        "system_time": system_time,
-    }
+    return SectionRequest(
+        passage_id=args["passageId"],
+        before=args.get("before", 2),
+        after=args.get("after", 2),
+        valid_time=valid_time,
+        system_time=system_time,
+    )
 
 
-def _prepare_passage(args: dict[str, Any]) -> dict[str, Any]:
-    return {**_prepare_section(args), "before": 0, "after": 0}
+def _prepare_passage(args: dict[str, Any]) -> SectionRequest:
+    return replace(_prepare_section(args), before=0, after=0)
 
 
-async def _sections(ctx: RequestContext, principal: Principal, req: dict[str, Any]) -> list[PassageView]:
-    async with ctx.services.db.session() as s:
-        return await read_section(s, workspace_id=principal.workspace_id, **req)
+async def _run_passage(ctx: RequestContext, principal: Principal, req: SectionRequest) -> dict[str, Any]:
+    return {"passage": _passage((await read_passages(ctx.services, principal, req))[0])}
 
 
-async def _run_passage(ctx: RequestContext, principal: Principal, req: dict[str, Any]) -> dict[str, Any]:
-    return {"passage": _passage((await _sections(ctx, principal, req))[0])}
-
-
-async def _run_section(ctx: RequestContext, principal: Principal, req: dict[str, Any]) -> dict[str, Any]:
-    views = await _sections(ctx, principal, req)
-    return {"passageId": req["passage_id"], "passages": [_passage(v) for v in views]}
+async def _run_section(ctx: RequestContext, principal: Principal, req: SectionRequest) -> dict[str, Any]:
+    views = await read_passages(ctx.services, principal, req)
+    return {"passageId": req.passage_id, "passages": [_passage(v) for v in views]}
 
 
 _CITATION_SCHEMA: dict[str, Any] = {
@@ -207,27 +210,26 @@ _CITATION_SCHEMA: dict[str, Any] = {
 }
 
 
-def _prepare_citation(args: dict[str, Any]) -> dict[str, Any]:
+def _prepare_citation(args: dict[str, Any]) -> CitationRequest:
     validate_identifier(args["documentId"], "documentId")
     if args.get("versionId") is not None:
         validate_identifier(args["versionId"], "versionId")
     if not 0 <= args["start"] < args["end"]:
         raise BadInput("start and end must satisfy 0 <= start < end", field="end")
     valid_time, system_time = as_of_times(args)
-    return {
-        "document_id": args["documentId"],
-        "version_id": args.get("versionId"),
-        "start": args["start"],
-        "end": args["end"],
-        "sha256": args["sha256"],
-        "valid_time": valid_time,
-        "system_time": system_time,
-    }
+    return CitationRequest(
+        document_id=args["documentId"],
+        version_id=args.get("versionId"),
+        start=args["start"],
+        end=args["end"],
+        sha256=args["sha256"],
+        valid_time=valid_time,
+        system_time=system_time,
+    )
 
 
-async def _run_citation(ctx: RequestContext, principal: Principal, req: dict[str, Any]) -> dict[str, Any]:
-    async with ctx.services.db.session() as s:
-        c = await check_citation(s, workspace_id=principal.workspace_id, **req)
+async def _run_citation(ctx: RequestContext, principal: Principal, req: CitationRequest) -> dict[str, Any]:
+    c = await verify_citation(ctx.services, principal, req)
     return {
         "status": c.status,
         "verified": c.status == "VERIFIED",
