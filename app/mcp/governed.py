@@ -43,7 +43,7 @@ def _json_default(value: Any) -> Any:
     return value.isoformat() if isinstance(value, datetime) else str(value)
 
 
-def _json_text(value: dict[str, Any]) -> list[types.TextContent]:
+def _json_text(value: dict[str, Any]) -> list[types.ContentBlock]:
     return [types.TextContent(type="text", text=json.dumps(value, ensure_ascii=False, default=_json_default))]
 
 
