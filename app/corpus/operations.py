@@ -27,6 +27,7 @@ from app.corpus.listing import (
     encode_cursor,
     validate_list_request,
 )
+from app.corpus.passages import CitationCheck, PassageView, check_citation, read_section
 from app.governance import Principal
 
 
@@ -156,3 +157,66 @@ async def list_documents(services, principal: Principal, request: DocumentListRe
     )
     cursor = encode_cursor(coll.id, rows[-1].external_id) if rows and more else None
     return DocumentPage(page, total, cursor, more)
+
+
+@dataclass(frozen=True)
+class SectionRequest:
+    """A passage and up to ``before``/``after`` neighbours (0–10 each) as of a bitemporal point."""
+
+    passage_id: str
+    before: int = 0
+    after: int = 0
+    valid_time: datetime | None = None
+    system_time: datetime | None = None
+
+
+@dataclass(frozen=True)
+class CitationRequest:
+    """A cited span (``start``/``end`` character offsets, ``sha256`` of its text) to check
+    against the document text visible at a bitemporal point (``None``: now)."""
+
+    document_id: str
+    start: int
+    end: int
+    sha256: str
+    version_id: str | None = None
+    valid_time: datetime | None = None
+    system_time: datetime | None = None
+
+
+async def read_passages(services, principal: Principal, request: SectionRequest) -> list[PassageView]:
+    """The passage and its neighbours in document order (:func:`app.corpus.passages.read_section`).
+
+    Raises:
+        BadInput: neighbours outside 0–10, a time without a zone. NotFound: see ``read_section``.
+    """
+    async with services.db.session() as s:
+        return await read_section(
+            s,
+            workspace_id=principal.workspace_id,
+            passage_id=request.passage_id,
+            before=request.before,
+            after=request.after,
+            valid_time=request.valid_time,
+            system_time=request.system_time,
+        )
+
+
+async def verify_citation(services, principal: Principal, request: CitationRequest) -> CitationCheck:
+    """VERIFIED / MOVED / CHANGED for a cited span (:func:`app.corpus.passages.check_citation`).
+
+    Raises:
+        BadInput / NotFound: see ``check_citation``.
+    """
+    async with services.db.session() as s:
+        return await check_citation(
+            s,
+            workspace_id=principal.workspace_id,
+            document_id=request.document_id,
+            start=request.start,
+            end=request.end,
+            sha256=request.sha256,
+            version_id=request.version_id,
+            valid_time=request.valid_time,
+            system_time=request.system_time,
+        )
