@@ -49,10 +49,13 @@ class Trust(Enum):
     UNTRUSTED = "UNTRUSTED"
 
 
-@strawberry.enum(description="EVIDENCE = a ranked passage; WHOLE_DOCUMENT = a document's full text.")
+@strawberry.enum(
+    description="EVIDENCE = a ranked passage; WHOLE_DOCUMENT = a document's full text; FACT = a time-scoped statement from the temporal index (sources: GRAPH), its interval in validity."
+)
 class PackItemKind(Enum):
     EVIDENCE = "EVIDENCE"
     WHOLE_DOCUMENT = "WHOLE_DOCUMENT"
+    FACT = "FACT"
 
 
 @strawberry.input(description="Token and time budget of a pack.")
@@ -310,6 +313,29 @@ def to_footer(f: pt.PackFooter) -> PackFooter:
     )
 
 
+def to_pack(pack: pt.Pack) -> ContextPack:
+    """Service pack → GraphQL pack."""
+    h, f = pack.header, pack.footer
+    return ContextPack(
+        pack_id=h.pack_id,
+        replay_id=h.replay_id,
+        max_tokens=h.max_tokens,
+        tokens_used=f.tokens_used,
+        truncated=f.truncated,
+        complete=f.complete,
+        incomplete_reasons=list(f.incomplete_reasons),
+        latency_ms=f.latency_ms,
+        tokenizer=h.tokenizer,
+        retrieval=RetrievalMode(h.retrieval),
+        as_of=AsOf(valid_time=h.valid_time, system_time=h.system_time),
+        items=[to_item(i) for i in pack.items],
+        timings=_timings(f.timings),
+        candidates=f.candidates,
+        duplicates_merged=f.duplicates_merged,
+        notes=list(f.notes),
+    )
+
+
 @strawberry.type
 class PackQuery:
     @strawberry.field(
@@ -318,25 +344,7 @@ class PackQuery:
     @governed("contextPack", validate=validate_input)
     async def context_pack(self, info: Info, input: ContextPackInput, principal: Principal) -> ContextPack:
         pack = await build_pack(info.context.services, principal, to_request(input), trace_id=info.context.trace_id)
-        h, f = pack.header, pack.footer
-        return ContextPack(
-            pack_id=h.pack_id,
-            replay_id=h.replay_id,
-            max_tokens=h.max_tokens,
-            tokens_used=f.tokens_used,
-            truncated=f.truncated,
-            complete=f.complete,
-            incomplete_reasons=list(f.incomplete_reasons),
-            latency_ms=f.latency_ms,
-            tokenizer=h.tokenizer,
-            retrieval=RetrievalMode(h.retrieval),
-            as_of=AsOf(valid_time=h.valid_time, system_time=h.system_time),
-            items=[to_item(i) for i in pack.items],
-            timings=_timings(f.timings),
-            candidates=f.candidates,
-            duplicates_merged=f.duplicates_merged,
-            notes=list(f.notes),
-        )
+        return to_pack(pack)
 
 
 @strawberry.type

@@ -5,12 +5,14 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
+from app.packs.replay_codec import RecordedItem, decode_record, encode_record, legacy_items
 from app.packs.serialize import event_json, parse_body, request_from_json
 from app.packs.service import build_pack, stream_pack
 from app.packs.types import (
     DEFAULT_LATENCY_MS,
     DEFAULT_TOKENS,
     Citation,
+    Pack,
     PackFooter,
     PackHeader,
     PackItem,
@@ -22,12 +24,17 @@ __all__ = [
     "DEFAULT_LATENCY_MS",
     "DEFAULT_TOKENS",
     "Citation",
+    "Pack",
     "PackFooter",
     "PackHeader",
     "PackItem",
     "PackRequest",
+    "RecordedItem",
     "build_pack",
+    "decode_record",
+    "encode_record",
     "event_json",
+    "legacy_items",
     "parse_body",
     "request_from_json",
     "stream_pack",
