@@ -108,6 +108,22 @@ class Validity:
     valid_to: datetime | None
 
 
+@strawberry.enum(description="How precisely the text gave the date: to the DAY, MONTH or YEAR.")
+class TimePrecision(Enum):
+    DAY = "DAY"
+    MONTH = "MONTH"
+    YEAR = "YEAR"
+
+
+@strawberry.type(
+    description="A statement's normalised interval [validFrom, validTo) parsed from the text around it (null: open end)."
+)
+class FactInterval:
+    valid_from: datetime | None
+    valid_to: datetime | None
+    precision: TimePrecision
+
+
 @strawberry.type(description="1-based rank of the item in each retrieval leg (null: not returned by that leg).")
 class LegRanks:
     lexical: int | None
@@ -133,6 +149,9 @@ class PackItem:
     superseded: bool = strawberry.field(description="A newer version of the document exists.")
     contradiction: bool = strawberry.field(description="Another item in the pack states a conflicting value.")
     contradicts: list[strawberry.ID] = strawberry.field(description="Passage ids of the conflicting items.")
+    interval: FactInterval | None = strawberry.field(
+        default=None, description="FACT items: the statement's interval (null for other kinds)."
+    )
 
 
 @strawberry.type(description="Server-side time per stage, ms.")
@@ -261,6 +280,13 @@ def to_item(i: pt.PackItem) -> PackItem:
         superseded=i.superseded,
         contradiction=i.contradiction,
         contradicts=list(i.contradicts),
+        interval=(
+            FactInterval(
+                valid_from=i.interval[0], valid_to=i.interval[1], precision=TimePrecision(i.interval[2].upper())
+            )
+            if i.interval is not None
+            else None
+        ),
     )
 
 

@@ -5,7 +5,7 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.corpus.as_of import DocumentRead, VersionMeta, choose_versions, read_document
+from app.corpus.as_of import DocumentRead, VersionMeta, choose_versions, read_document, visible_versions
 from app.corpus.documents import (
     delete_document,
     get_collection,
@@ -35,4 +35,5 @@ __all__ = [
     "read_document",
     "upsert_document",
     "validate_document_input",
+    "visible_versions",
 ]

@@ -47,7 +47,7 @@ def event_json(event: pt.PackEvent, *, coordinate: str = "", capability: str = "
             "capability": capability,
         }
     if isinstance(event, pt.PackItem):
-        return {
+        item = {
             "type": "item",
             "rank": event.rank,
             "kind": event.kind,
@@ -65,6 +65,13 @@ def event_json(event: pt.PackEvent, *, coordinate: str = "", capability: str = "
             "contradiction": event.contradiction,
             "contradicts": list(event.contradicts),
         }
+        if event.interval is not None:  # FACT items (temporal GRAPH leg)
+            item["interval"] = {
+                "validFrom": _iso(event.interval[0]) if event.interval[0] else None,
+                "validTo": _iso(event.interval[1]) if event.interval[1] else None,
+                "precision": event.interval[2].upper(),
+            }
+        return item
     t = event.timings
     return {
         "type": "footer",

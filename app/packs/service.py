@@ -40,6 +40,7 @@ from app.core.ids import new_id, sha256_text, utcnow
 from app.core.models import Collection, Document, DocumentVersion, ReplayRecord, Workspace
 from app.governance import Principal, require_scope
 from app.packs.evidence import apply_floor, evidence_notes, similarity_floor
+from app.packs.graph_hook import add_fact_items, run_graph_leg
 from app.packs.replay_codec import RecordedItem, encode_record, replay_conditions
 from app.packs.resolve import first_window, prefetch, resolve_windows
 from app.packs.types import (
@@ -285,8 +286,11 @@ async def stream_pack(
     if late:
         incomplete.append("LATENCY")
         notes.append(f"maxLatencyMs reached before the {', '.join(late)} leg finished; used the rest")
+    # --- temporal GRAPH leg (issue 14): app/packs/graph_hook.py; fused by RRF below -------
+    graph = None
     if "GRAPH" in req.sources:
-        notes.append("GRAPH: no entity graph has been built for this workspace; 0 graph items")
+        graph = await run_graph_leg(services, principal, req, valid_time, system_time, colls, docs, results, notes)
+    # --------------------------------------------------------------------------------------
     t = time.perf_counter()
     fused = rrf(results, k=RRF_K, weights=weights) if results else []
     embedder, ran = services.indexes.embedder, {k: v for k, v in results.items() if weights.get(k, 1.0) > 0}
@@ -385,6 +389,7 @@ async def stream_pack(
             others,
         )
         items.append(item)
+    items = add_fact_items(items, graph, req.max_tokens)  # temporal GRAPH leg hook (issue 14)
     # The replay record is written while the items stream out; the footer waits for it, so
     # a client that has the footer can replay.
     replay = asyncio.ensure_future(_record_replay(services, principal, header, req, items, timings))

@@ -138,7 +138,7 @@ class PackItem:
     """One item of evidence, in final pack order (``rank`` from 1)."""
 
     rank: int
-    kind: str  # EVIDENCE | WHOLE_DOCUMENT
+    kind: str  # EVIDENCE | WHOLE_DOCUMENT | FACT
     text: str
     tokens: int
     trust: str
@@ -154,6 +154,8 @@ class PackItem:
     superseded: bool
     contradiction: bool
     contradicts: tuple[str, ...] = ()
+    interval: tuple[datetime | None, datetime | None, str] | None = None
+    """FACT items: the statement's ``(validFrom, validTo, precision)`` (None for other kinds)."""
 
 
 @dataclass(frozen=True)

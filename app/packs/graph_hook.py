@@ -1,0 +1,87 @@
+"""Hook of the temporal GRAPH leg into the pack pipeline (issue 14) — kept in one file so the
+typed-pipeline refactor can move it as a unit.
+
+:func:`run_graph_leg` runs :func:`app.temporal.temporal_leg` after the BM25/dense legs; its
+ranked passages join RRF as the ``graph`` leg. :func:`add_fact_items` then puts, right after
+each packed passage that holds a matching statement, a ``FACT`` item: the statement's exact
+span (cited like any item, its own SHA-256) with its normalised interval. FACT items count
+against the budget: when they do not fit, the lowest-ranked items give way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from app.governance import Principal
+from app.packs.types import Citation, PackItem, PackRequest
+from app.temporal import GraphLeg, temporal_leg
+from retrieval.tokens import count_tokens
+
+
+async def run_graph_leg(
+    services: Any,
+    principal: Principal,
+    req: PackRequest,
+    valid_time: datetime,
+    system_time: datetime,
+    colls: list[str] | None,
+    docs: list[str] | None,
+    results: dict[str, list[str]],
+    notes: list[str],
+) -> GraphLeg:
+    """Run the leg, add its ranking to ``results["graph"]`` and its notes to ``notes``."""
+    leg = await temporal_leg(
+        services,
+        principal,
+        req.task,
+        explicit_valid_time=req.valid_time,
+        valid_time=valid_time,
+        system_time=system_time,
+        collection_ids=colls,
+        document_ids=docs,
+        lexical_ids=results.get("lexical"),
+    )
+    if leg.ranked:
+        results["graph"] = leg.ranked
+    notes.extend(leg.notes)
+    return leg
+
+
+def add_fact_items(items: list[PackItem], leg: GraphLeg | None, max_tokens: int) -> list[PackItem]:
+    """Insert FACT items after their host passages; drop the lowest-ranked items to fit ``max_tokens``."""
+    if leg is None or not leg.facts:
+        return items
+    out: list[PackItem] = []
+    for it in items:
+        out.append(it)
+        hit = leg.facts.get(it.citation.passage_id or "") if it.kind == "EVIDENCE" else None
+        if hit is None or hit[0].version_id != it.citation.version_id:
+            continue
+        f, score = hit
+        out.append(
+            PackItem(
+                0,
+                "FACT",
+                f.text,
+                count_tokens(f.text),
+                "UNTRUSTED",
+                score,
+                None,
+                None,
+                Citation(f.document_id, f.version_id, f.passage_id, f.start, f.end, f.sha256),
+                (),
+                it.document_title,
+                it.collection_id,
+                it.valid_from,
+                it.valid_to,
+                it.superseded,
+                False,
+                (),
+                (f.valid_from, f.valid_to, f.precision),
+            )
+        )
+    while out and sum(i.tokens for i in out) > max_tokens:
+        out.pop()
+    return [replace(i, rank=n) for n, i in enumerate(out, start=1)]

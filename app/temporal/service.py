@@ -1,0 +1,294 @@
+"""The temporal index and its reads: ``timeline``, ``currentFacts``, and the packs' GRAPH leg.
+
+Indexing is lazy and complete: before any read, every version of the workspace not yet in
+``temporal_indexed_version`` is extracted (:mod:`app.temporal.extract`) into
+``temporal_statement`` (ids, span, hash, interval; the statement text is the version's
+text at that span). Reads then take, per document, the version visible at
+``(asOf.validTime, asOf.systemTime)`` (:func:`app.corpus.visible_versions`), and only that
+version's statements.
+
+Invalidation (read time, so it is bitemporal for free): among statements of one subject
+and one role (``relation``), an open-ended statement ends where the next statement giving
+the role to *another* holder starts (``ended_by`` names it). Statements without a role
+never end, and never are ended by, anything; subjects never share statements.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import select
+
+from app.core.errors import BadInput
+from app.core.ids import as_utc, sha256_text, stable_id, utcnow
+from app.core.models import (
+    Document,
+    DocumentVersion,
+    TemporalIndexedVersion,
+    TemporalStatement,
+    VersionPassage,
+)
+from app.core.text_rules import require_storable
+from app.corpus import visible_versions
+from app.governance import Principal
+from app.temporal.extract import extract, subject_key
+
+MAX_LIMIT = 500
+_FAR_PAST = datetime(1, 1, 2, tzinfo=UTC)
+_FAR_FUTURE = datetime(9999, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A statement as read: citation, interval (after invalidation), role and holder."""
+
+    id: str
+    subject: str
+    relation: str
+    holder: str
+    text: str
+    document_id: str
+    version_id: str
+    passage_id: str | None
+    start: int
+    end: int
+    sha256: str
+    valid_from: datetime | None
+    valid_to: datetime | None
+    precision: str
+    time_source: str
+    ended_by: str | None = None
+
+
+@dataclass(frozen=True)
+class TemporalRead:
+    """``timeline`` / ``currentFacts`` input (validated by :func:`validate_read`)."""
+
+    subject: str
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    valid_time: datetime | None = None
+    system_time: datetime | None = None
+    limit: int = 100
+
+
+def validate_read(req: TemporalRead) -> None:
+    """Raises BadInput naming ``subject``, ``from``/``to``, ``asOf.*`` or ``limit``."""
+    require_storable(req.subject, "subject")
+    if not subject_key(req.subject):
+        raise BadInput("subject must contain letters or digits (e.g. a document title)", field="subject")
+    if len(req.subject) > 200:
+        raise BadInput("subject is over 200 characters", field="subject", limit=200)
+    for value, name in (
+        (req.valid_from, "from"),
+        (req.valid_to, "to"),
+        (req.valid_time, "asOf.validTime"),
+        (req.system_time, "asOf.systemTime"),
+    ):
+        if value is not None and value.tzinfo is None:
+            raise BadInput(f"{name} needs a timezone (e.g. 2024-07-01T00:00:00Z)", field=name)
+    if req.valid_from and req.valid_to and req.valid_to <= req.valid_from:
+        raise BadInput("to must be after from", field="to")
+    if not 1 <= req.limit <= MAX_LIMIT:
+        raise BadInput(f"limit must be 1–{MAX_LIMIT} (got {req.limit})", field="limit", limit=f"1-{MAX_LIMIT}")
+
+
+async def ensure_indexed(s, workspace_id: str) -> int:
+    """Extract statements of every version of the workspace not indexed yet; returns how many versions."""
+    done = 0
+    while True:
+        rows = (
+            await s.execute(
+                select(
+                    DocumentVersion.id,
+                    DocumentVersion.document_id,
+                    DocumentVersion.text,
+                    DocumentVersion.valid_from,
+                    DocumentVersion.valid_to,
+                    Document.title,
+                    Document.external_id,
+                )
+                .join(Document, Document.id == DocumentVersion.document_id)
+                .outerjoin(TemporalIndexedVersion, TemporalIndexedVersion.version_id == DocumentVersion.id)
+                .where(DocumentVersion.workspace_id == workspace_id, TemporalIndexedVersion.version_id.is_(None))
+                .order_by(DocumentVersion.id)
+                .limit(200)
+            )
+        ).all()
+        if not rows:
+            return done
+        spans: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
+        for vid, pid, a, b in (
+            await s.execute(
+                select(
+                    VersionPassage.version_id, VersionPassage.passage_id, VersionPassage.start, VersionPassage.end
+                ).where(VersionPassage.version_id.in_([r[0] for r in rows]))
+            )
+        ).all():
+            spans[vid].append((a, b, pid))
+        for vid, doc_id, text, vf, vt, title, ext in rows:
+            subject = title or ext
+            found = extract(text, subject, as_utc(vf) if vf else None, as_utc(vt) if vt else None)
+            for k, st in enumerate(found):
+                host = next((p for a, b, p in spans.get(vid, ()) if a <= st.start < b), None)
+                s.add(
+                    TemporalStatement(
+                        id=stable_id("stm", vid, st.start, k),
+                        workspace_id=workspace_id,
+                        document_id=doc_id,
+                        version_id=vid,
+                        passage_id=host,
+                        subject=subject,
+                        subject_key=subject_key(subject),
+                        relation=st.relation,
+                        holder=st.holder[:200],
+                        text=st.text,
+                        start=st.start,
+                        end=st.end,
+                        sha256=sha256_text(st.text),
+                        valid_from=st.interval.valid_from,
+                        valid_to=st.interval.valid_to,
+                        precision=st.interval.precision,
+                        time_source=st.time_source,
+                    )
+                )
+            s.add(TemporalIndexedVersion(version_id=vid, workspace_id=workspace_id, statements=len(found)))
+            done += 1
+        await s.flush()
+
+
+def _fact(r: TemporalStatement) -> Fact:
+    return Fact(
+        r.id,
+        r.subject,
+        r.relation,
+        r.holder,
+        r.text,
+        r.document_id,
+        r.version_id,
+        r.passage_id,
+        r.start,
+        r.end,
+        r.sha256,
+        as_utc(r.valid_from) if r.valid_from else None,
+        as_utc(r.valid_to) if r.valid_to else None,
+        r.precision,
+        r.time_source,
+    )
+
+
+def invalidate(facts: list[Fact]) -> list[Fact]:
+    """End open role statements at the start of the next one for another holder (module doc)."""
+    by_role: dict[tuple[str, str], list[Fact]] = defaultdict(list)
+    for f in facts:
+        if f.relation:
+            by_role[(subject_key(f.subject), f.relation)].append(f)
+    ended: dict[str, Fact] = {}
+    for group in by_role.values():
+        group.sort(key=lambda f: (f.valid_from or _FAR_PAST, f.document_id, f.start, f.id))
+        for i, f in enumerate(group):
+            if f.valid_to is not None or f.valid_from is None:
+                continue
+            nxt = next(
+                (
+                    g
+                    for g in group[i + 1 :]
+                    if g.valid_from is not None and g.valid_from > f.valid_from and g.holder != f.holder
+                ),
+                None,
+            )
+            if nxt is not None:
+                ended[f.id] = replace(f, valid_to=nxt.valid_from, ended_by=nxt.id)
+    return [ended.get(f.id, f) for f in facts]
+
+
+async def visible_facts(
+    services,
+    principal: Principal,
+    *,
+    subject_keys: list[str] | None,
+    document_ids: list[str] | None,
+    valid_time: datetime,
+    system_time: datetime,
+    collection_ids: list[str] | None = None,
+) -> list[Fact]:
+    """Statements of the given subjects (or documents) from each document's as-of version, invalidated."""
+    async with services.db.session() as s:
+        await ensure_indexed(s, principal.workspace_id)
+        conds = []
+        if subject_keys:
+            conds.append(TemporalStatement.subject_key.in_(subject_keys))
+        if document_ids:
+            conds.append(TemporalStatement.document_id.in_(document_ids))
+        if not conds:
+            return []
+        q = select(TemporalStatement, Document.collection_id).join(
+            Document, Document.id == TemporalStatement.document_id
+        )
+        q = q.where(
+            TemporalStatement.workspace_id == principal.workspace_id,
+            conds[0] if len(conds) == 1 else conds[0] | conds[1],
+        )
+        if collection_ids:
+            q = q.where(Document.collection_id.in_(collection_ids))
+        rows = (await s.execute(q)).all()
+        docs = sorted({r[0].document_id for r in rows})
+        views = await visible_versions(
+            s, workspace_id=principal.workspace_id, document_ids=docs, valid_time=valid_time, system_time=system_time
+        )
+    if "document:read" not in principal.permissions:
+        return []
+    facts = [_fact(r[0]) for r in rows if (v := views.get(r[0].document_id)) is not None and v.id == r[0].version_id]
+    return invalidate(facts)
+
+
+def _times(req: TemporalRead) -> tuple[datetime, datetime]:
+    now = utcnow()
+    return req.valid_time or now, min(req.system_time or now, now)
+
+
+def _overlaps(f: Fact, a: datetime | None, b: datetime | None) -> bool:
+    return (f.valid_from or _FAR_PAST) < (b or _FAR_FUTURE) and (a or _FAR_PAST) < (f.valid_to or _FAR_FUTURE)
+
+
+async def timeline(services, principal: Principal, req: TemporalRead) -> list[Fact]:
+    """Statements about ``subject`` whose interval overlaps ``[from, to)``, ordered by time.
+
+    Order: validFrom (open first), validTo (open last), document id, offset. ``asOf`` picks
+    the document versions (as for every read); at most ``limit`` statements.
+    """
+    validate_read(req)
+    vt, st = _times(req)
+    facts = await visible_facts(
+        services, principal, subject_keys=[subject_key(req.subject)], document_ids=None, valid_time=vt, system_time=st
+    )
+    facts = [f for f in facts if _overlaps(f, req.valid_from, req.valid_to)]
+    facts.sort(key=lambda f: (f.valid_from or _FAR_PAST, f.valid_to or _FAR_FUTURE, f.document_id, f.start, f.id))
+    return facts[: req.limit]
+
+
+async def current_facts(services, principal: Principal, req: TemporalRead) -> list[Fact]:
+    """What holds at ``asOf.validTime`` (default now) about ``subject``: per role the latest
+    statement whose interval contains that time (``validFrom`` = since when), then each
+    role-less statement that holds then. Ordered by relation, then validFrom (newest first)."""
+    validate_read(req)
+    vt, st = _times(req)
+    facts = await visible_facts(
+        services, principal, subject_keys=[subject_key(req.subject)], document_ids=None, valid_time=vt, system_time=st
+    )
+    holding = [f for f in facts if _overlaps(f, vt, vt + timedelta(microseconds=1))]
+    best: dict[str, Fact] = {}
+    rest: list[Fact] = []
+    for f in holding:
+        if not f.relation:
+            rest.append(f)
+        elif f.relation not in best or (f.valid_from or _FAR_PAST, f.id) > (
+            best[f.relation].valid_from or _FAR_PAST,
+            best[f.relation].id,
+        ):
+            best[f.relation] = f
+    out = [best[k] for k in sorted(best)]
+    rest.sort(key=lambda f: (-(f.valid_from or _FAR_PAST).timestamp(), f.document_id, f.start, f.id))
+    return (out + rest)[: req.limit]
