@@ -289,7 +289,9 @@ async def stream_pack(
     # --- temporal GRAPH leg (issue 14): app/packs/graph_hook.py; fused by RRF below -------
     graph = None
     if "GRAPH" in req.sources:
-        graph = await run_graph_leg(services, principal, req, valid_time, system_time, colls, docs, results, notes)
+        graph = await run_graph_leg(
+            services, principal, req, valid_time, system_time, colls, docs, results, notes, weights
+        )
     # --------------------------------------------------------------------------------------
     t = time.perf_counter()
     fused = rrf(results, k=RRF_K, weights=weights) if results else []

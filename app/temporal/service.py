@@ -15,11 +15,13 @@ never end, and never are ended by, anything; subjects never share statements.
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 
 from app.core.errors import BadInput
 from app.core.ids import as_utc, sha256_text, stable_id, utcnow
@@ -93,6 +95,24 @@ def validate_read(req: TemporalRead) -> None:
         raise BadInput("to must be after from", field="to")
     if not 1 <= req.limit <= MAX_LIMIT:
         raise BadInput(f"limit must be 1–{MAX_LIMIT} (got {req.limit})", field="limit", limit=f"1-{MAX_LIMIT}")
+
+
+_LOCKS: dict[tuple[int, str], asyncio.Lock] = {}
+
+
+async def index_workspace(services, workspace_id: str) -> None:
+    """:func:`ensure_indexed` in its own transaction, once at a time per workspace in this
+    process; another worker that indexed the same versions first wins (its rows stand, the
+    duplicate batch is dropped and the rest retried)."""
+    lock = _LOCKS.setdefault((id(services.db), workspace_id), asyncio.Lock())
+    async with lock:
+        for _ in range(3):
+            try:
+                async with services.db.session() as s:
+                    await ensure_indexed(s, workspace_id)
+                return
+            except IntegrityError:
+                continue
 
 
 async def ensure_indexed(s, workspace_id: str) -> int:
@@ -215,8 +235,8 @@ async def visible_facts(
     collection_ids: list[str] | None = None,
 ) -> list[Fact]:
     """Statements of the given subjects (or documents) from each document's as-of version, invalidated."""
+    await index_workspace(services, principal.workspace_id)
     async with services.db.session() as s:
-        await ensure_indexed(s, principal.workspace_id)
         conds = []
         if subject_keys:
             conds.append(TemporalStatement.subject_key.in_(subject_keys))
