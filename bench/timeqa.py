@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import gzip
 import json
+import os
 import time
 from collections import defaultdict
 from datetime import UTC, datetime
@@ -73,11 +74,15 @@ async def ingest(services, principal, pages: list[dict]) -> None:
     print(f"\ningest: {report.documents} docs, {report.new_passages} new passages, {time.perf_counter() - t:.1f}s")
 
 
+RETRIEVAL = "HYBRID"
+
+
 async def ask(services, principal, task: str, graph: bool, max_tokens: int):
     from app.packs import PackRequest, build_pack
 
     sources = ("PASSAGES", "GRAPH") if graph else ("PASSAGES",)
-    pack = await build_pack(services, principal, PackRequest(task=task, max_tokens=max_tokens, sources=sources))
+    req = PackRequest(task=task, max_tokens=max_tokens, sources=sources, retrieval=RETRIEVAL)
+    pack = await build_pack(services, principal, req)
     return [i.text for i in pack.items], [i.text for i in pack.items if i.kind != "FACT"], pack.footer.latency_ms
 
 
@@ -143,8 +148,14 @@ def summarise(rows: list[dict]) -> dict:
 async def main_async(args) -> None:
     from app.packs import graph_hook
 
+    global RETRIEVAL
+    RETRIEVAL = args.retrieval
     data_dir = OUT / f"timeqa-{args.split}{'-' + str(args.pages) if args.pages else ''}"
+    if args.retrieval == "LEXICAL":
+        data_dir = data_dir.with_name(data_dir.name + "-lexical")
     data_dir.mkdir(parents=True, exist_ok=True)
+    if args.retrieval == "LEXICAL":
+        os.environ["CAIRN_EMBEDDER"] = "none"
     services, principal, close = await open_services(data_dir)
     try:
         pages = load(args.split, args.pages)
@@ -159,8 +170,9 @@ async def main_async(args) -> None:
             return
         res = await evaluate(services, principal, pages, args.max_tokens, args.limit)
         res["split"], res["pages"], res["graphWeight"] = args.split, len(pages), graph_hook.GRAPH_WEIGHT
+        res["retrieval"] = args.retrieval
         print(json.dumps(res, indent=1))
-        (OUT / f"timeqa-{args.split}.json").write_text(json.dumps(res, indent=1))
+        (OUT / f"timeqa-{args.split}-{args.retrieval.lower()}.json").write_text(json.dumps(res, indent=1))
     finally:
         await close()
 
@@ -173,6 +185,7 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=2000)
     ap.add_argument("--tune", action="store_true", help="train: hit@1 per graph-leg weight")
     ap.add_argument("--ingest-only", action="store_true")
+    ap.add_argument("--retrieval", choices=("HYBRID", "LEXICAL"), default="HYBRID", help="LEXICAL: no model (quick)")
     asyncio.run(main_async(ap.parse_args()))
 
 

@@ -164,7 +164,10 @@ class TemporalStatement(SQLModel, table=True):
     """
 
     __tablename__ = "temporal_statement"
-    __table_args__ = (Index("ix_temporal_statement_ws_subject", "workspace_id", "subject_key"),)
+    __table_args__ = (
+        Index("ix_temporal_statement_ws_subject", "workspace_id", "subject_key"),
+        Index("ix_temporal_statement_ws_subject_base", "workspace_id", "subject_base"),
+    )
 
     id: str = Field(primary_key=True, max_length=40)
     workspace_id: str = Field(foreign_key="workspace.id", max_length=40)
@@ -173,6 +176,9 @@ class TemporalStatement(SQLModel, table=True):
     passage_id: str | None = Field(default=None, max_length=40)
     subject: str = Field(sa_column=Column(Text, nullable=False))
     subject_key: str = Field(max_length=200)
+    subject_base: str = Field(default="", max_length=200)
+    """``subject_key`` without a trailing disambiguation in brackets ("Council of State ( Greece )"
+    → "council of state"): what the GRAPH leg matches in a task."""
     relation: str = Field(default="", max_length=80)
     holder: str = Field(default="", max_length=200)
     text: str = Field(sa_column=Column(Text, nullable=False))

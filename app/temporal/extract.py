@@ -84,6 +84,11 @@ def subject_key(subject: str) -> str:
     return " ".join(re.sub(r"[\W_]+", " ", subject.lower()).split())[:200]
 
 
+def subject_base(subject: str) -> str:
+    """:func:`subject_key` of the subject without a trailing bracketed disambiguation."""
+    return subject_key(re.sub(r"\s*[(（][^()（）]*[)）]\s*$", "", subject)) or subject_key(subject)
+
+
 def sentences(text: str) -> list[tuple[int, int]]:
     """Sentence spans, trimmed of surrounding whitespace (empty ones dropped)."""
     out = []

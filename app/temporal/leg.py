@@ -5,7 +5,8 @@
 Without one the leg steps aside (a note says so). With one it ranks the statements (of each
 document's as-of version) about subjects the task names (the normalised title appears in
 the task) or of the documents of the top BM25 passages, keeping those whose interval
-overlaps the constraint, by::
+overlaps the constraint (only the named subjects' statements when the task names one; else
+those of the top :data:`TOP_DOCS_WITHOUT_SUBJECT` BM25 documents), by::
 
     score = [subject named in the task] + IoU(interval, constraint) + 0.5 × (share of the
             task's words found in the statement)
@@ -30,6 +31,8 @@ from app.temporal.service import Fact, visible_facts
 from app.temporal.timex import Interval, task_constraint
 
 MAX_RANKED = 200
+TOP_DOCS_WITHOUT_SUBJECT = 3
+"""When the task names no subject, statements come from the documents of this many best BM25 passages."""
 _SPAN = timedelta(days=365 * 30)
 _WORD = re.compile(r"\w+")
 _STOP = frozenset(
@@ -140,13 +143,14 @@ async def temporal_leg(
         async with services.db.session() as s:
             rows = await s.execute(select(Passage.id, Passage.document_id).where(Passage.id.in_(lexical_ids[:30])))
             by_id = dict(rows.all())
-        top_docs = sorted({by_id[p] for p in lexical_ids[:30] if p in by_id})
+        top_docs = list(dict.fromkeys(by_id[p] for p in lexical_ids[:30] if p in by_id))
     if document_ids:
         top_docs = [d for d in top_docs if d in set(document_ids)] or list(document_ids)
     facts = await visible_facts(
         services,
         principal,
         subject_keys=grams,
+        subject_bases=grams,
         document_ids=top_docs,
         valid_time=valid_time,
         system_time=system_time,
@@ -154,8 +158,14 @@ async def temporal_leg(
     )
     if document_ids:
         facts = [f for f in facts if f.document_id in set(document_ids)]
-    words = {w for w in _WORD.findall(task.lower()) if w not in _STOP and not w.isdigit()}
     gram_set = set(grams)
+    named = [f for f in facts if subject_key(f.subject) in gram_set or f.subject_base in gram_set]
+    if named:  # the task names its subject: other documents' statements are noise
+        facts = named
+    else:  # else the documents of the best BM25 passages stand in for the subject
+        keep = set(top_docs[:TOP_DOCS_WITHOUT_SUBJECT])
+        facts = [f for f in facts if f.document_id in keep]
+    words = {w for w in _WORD.findall(task.lower()) if w not in _STOP and not w.isdigit()}
     scored: list[tuple[float, Fact]] = []
     for f in facts:
         iou = _iou(f, constraint)
@@ -163,7 +173,8 @@ async def temporal_leg(
             continue
         fw = set(_WORD.findall(f.text.lower()))
         share = len(words & fw) / len(words) if words else 0.0
-        score = (1.0 if subject_key(f.subject) in gram_set else 0.0) + iou + 0.5 * share
+        named_here = subject_key(f.subject) in gram_set or f.subject_base in gram_set
+        score = (1.0 if named_here else 0.0) + iou + 0.5 * share
         scored.append((score, f))
     scored.sort(key=lambda x: (-x[0], x[1].document_id, x[1].start, x[1].id))
     for score, f in scored:

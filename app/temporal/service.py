@@ -20,7 +20,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.exc import IntegrityError
 
 from app.core.errors import BadInput
@@ -35,7 +35,7 @@ from app.core.models import (
 from app.core.text_rules import require_storable
 from app.corpus import visible_versions
 from app.governance import Principal
-from app.temporal.extract import extract, subject_key
+from app.temporal.extract import extract, subject_base, subject_key
 
 MAX_LIMIT = 500
 _FAR_PAST = datetime(1, 1, 2, tzinfo=UTC)
@@ -62,6 +62,7 @@ class Fact:
     precision: str
     time_source: str
     ended_by: str | None = None
+    subject_base: str = ""
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,7 @@ async def ensure_indexed(s, workspace_id: str) -> int:
                         passage_id=host,
                         subject=subject,
                         subject_key=subject_key(subject),
+                        subject_base=subject_base(subject),
                         relation=st.relation,
                         holder=st.holder[:200],
                         text=st.text,
@@ -196,6 +198,8 @@ def _fact(r: TemporalStatement) -> Fact:
         as_utc(r.valid_to) if r.valid_to else None,
         r.precision,
         r.time_source,
+        None,
+        r.subject_base,
     )
 
 
@@ -233,13 +237,17 @@ async def visible_facts(
     valid_time: datetime,
     system_time: datetime,
     collection_ids: list[str] | None = None,
+    subject_bases: list[str] | None = None,
 ) -> list[Fact]:
-    """Statements of the given subjects (or documents) from each document's as-of version, invalidated."""
+    """Statements of the given subjects (by key or base) or documents, from each document's
+    as-of version, invalidated."""
     await index_workspace(services, principal.workspace_id)
     async with services.db.session() as s:
         conds = []
         if subject_keys:
             conds.append(TemporalStatement.subject_key.in_(subject_keys))
+        if subject_bases:
+            conds.append(TemporalStatement.subject_base.in_(subject_bases))
         if document_ids:
             conds.append(TemporalStatement.document_id.in_(document_ids))
         if not conds:
@@ -247,10 +255,7 @@ async def visible_facts(
         q = select(TemporalStatement, Document.collection_id).join(
             Document, Document.id == TemporalStatement.document_id
         )
-        q = q.where(
-            TemporalStatement.workspace_id == principal.workspace_id,
-            conds[0] if len(conds) == 1 else conds[0] | conds[1],
-        )
+        q = q.where(TemporalStatement.workspace_id == principal.workspace_id, or_(*conds))
         if collection_ids:
             q = q.where(Document.collection_id.in_(collection_ids))
         rows = (await s.execute(q)).all()

@@ -37,7 +37,7 @@ _MON = "|".join(_MONTHS)
 _YEAR = r"(?:1[0-9]{3}|20[0-9]{2})"
 DATE_RE = re.compile(
     rf"(?<![0-9A-Za-z])(?:\d{{4}}-(?:0[1-9]|1[0-2])(?:-\d{{2}})?(?![\d])"
-    rf"|(?:{_DAY}\s+)?(?:{_MON})\.?(?:\s+{_DAY},?)?\s+{_YEAR}"
+    rf"|(?:{_DAY}\s+)?(?:{_MON})\.?(?:\s+{_DAY}\s*,?)?\s+{_YEAR}"
     rf"|{_YEAR})(?![0-9A-Za-z])",
     re.IGNORECASE,
 )

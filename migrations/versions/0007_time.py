@@ -30,6 +30,7 @@ def upgrade() -> None:
         sa.Column("passage_id", sqlmodel.sql.sqltypes.AutoString(length=40), nullable=True),
         sa.Column("subject", sa.Text(), nullable=False),
         sa.Column("subject_key", sqlmodel.sql.sqltypes.AutoString(length=200), nullable=False),
+        sa.Column("subject_base", sqlmodel.sql.sqltypes.AutoString(length=200), nullable=False),
         sa.Column("relation", sqlmodel.sql.sqltypes.AutoString(length=80), nullable=False),
         sa.Column("holder", sqlmodel.sql.sqltypes.AutoString(length=200), nullable=False),
         sa.Column("text", sa.Text(), nullable=False),
@@ -47,6 +48,7 @@ def upgrade() -> None:
     )
     with op.batch_alter_table("temporal_statement", schema=None) as batch_op:
         batch_op.create_index("ix_temporal_statement_ws_subject", ["workspace_id", "subject_key"], unique=False)
+        batch_op.create_index("ix_temporal_statement_ws_subject_base", ["workspace_id", "subject_base"], unique=False)
         batch_op.create_index(batch_op.f("ix_temporal_statement_document_id"), ["document_id"], unique=False)
         batch_op.create_index(batch_op.f("ix_temporal_statement_version_id"), ["version_id"], unique=False)
     op.create_table(
@@ -69,6 +71,7 @@ def downgrade() -> None:
     with op.batch_alter_table("temporal_statement", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_temporal_statement_version_id"))
         batch_op.drop_index(batch_op.f("ix_temporal_statement_document_id"))
+        batch_op.drop_index("ix_temporal_statement_ws_subject_base")
         batch_op.drop_index("ix_temporal_statement_ws_subject")
     op.drop_table("temporal_statement")
     with op.batch_alter_table("replayrecord", schema=None) as batch_op:
