@@ -3,7 +3,7 @@ typed-pipeline refactor can move it as a unit.
 
 :func:`run_graph_leg` runs :func:`app.temporal.temporal_leg` after the BM25/dense legs; its
 ranked passages join RRF as the ``graph`` leg. :func:`add_fact_items` then puts, right after
-each packed passage that holds a matching statement, a ``FACT`` item: the statement's exact
+each packed passage among the leg's best :data:`MAX_FACT_ITEMS` that holds a matching statement, a ``FACT`` item: the statement's exact
 span (cited like any item, its own SHA-256) with its normalised interval. FACT items count
 against the budget: when they do not fit, the lowest-ranked items give way.
 """
@@ -18,6 +18,9 @@ from app.governance import Principal
 from app.packs.types import Citation, PackItem, PackRequest
 from app.temporal import GraphLeg, temporal_leg
 from retrieval.tokens import count_tokens
+
+MAX_FACT_ITEMS = 5
+"""FACT items per pack: the statements of the temporal leg's best-ranked passages only."""
 
 GRAPH_WEIGHT = 0.5
 """RRF weight of the temporal leg: 0.5 from TimeQA train (80 pages, 291 questions, LEXICAL legs:
@@ -60,10 +63,12 @@ def add_fact_items(items: list[PackItem], leg: GraphLeg | None, max_tokens: int)
     """Insert FACT items after their host passages; drop the lowest-ranked items to fit ``max_tokens``."""
     if leg is None or not leg.facts:
         return items
+    best = set(leg.ranked[:MAX_FACT_ITEMS])
     out: list[PackItem] = []
     for it in items:
         out.append(it)
-        hit = leg.facts.get(it.citation.passage_id or "") if it.kind == "EVIDENCE" else None
+        pid = it.citation.passage_id or ""
+        hit = leg.facts.get(pid) if it.kind == "EVIDENCE" and pid in best else None
         if hit is None or hit[0].version_id != it.citation.version_id:
             continue
         f, score = hit
