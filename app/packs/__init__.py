@@ -6,7 +6,15 @@ pyproject.toml).
 """
 
 from app.packs.replay_codec import RecordedItem, decode_record, encode_record, legacy_items
-from app.packs.serialize import event_json, parse_body, request_from_json
+from app.packs.serialize import (
+    citation_fields,
+    event_json,
+    footer_fields,
+    header_fields,
+    item_fields,
+    parse_body,
+    request_from_json,
+)
 from app.packs.service import build_pack, stream_pack
 from app.packs.types import (
     DEFAULT_LATENCY_MS,
@@ -31,9 +39,13 @@ __all__ = [
     "PackRequest",
     "RecordedItem",
     "build_pack",
+    "citation_fields",
     "decode_record",
     "encode_record",
     "event_json",
+    "footer_fields",
+    "header_fields",
+    "item_fields",
     "legacy_items",
     "parse_body",
     "request_from_json",

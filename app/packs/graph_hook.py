@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 from app.governance import Principal
+from app.packs.pipeline_types import LegResults, PackServices
 from app.packs.types import Citation, PackItem, PackRequest
 from app.temporal import GraphLeg, temporal_leg
 from retrieval.tokens import count_tokens
@@ -30,18 +30,29 @@ questions apart; 0.5 keeps the better hit@3 and hit@10 with FACT items: 0.643 / 
 
 
 async def run_graph_leg(
-    services: Any,
+    services: PackServices,
     principal: Principal,
     req: PackRequest,
     valid_time: datetime,
     system_time: datetime,
-    colls: list[str] | None,
-    docs: list[str] | None,
-    results: dict[str, list[str]],
-    notes: list[str],
-    weights: dict[str, float],
+    filters: tuple[list[str] | None, list[str] | None],
+    legs: LegResults,
 ) -> GraphLeg:
-    """Run the leg, add its ranking to ``results["graph"]`` (weight ``GRAPH_WEIGHT``) and its notes."""
+    """Run the temporal leg after the BM25/dense legs and join it to ``legs``.
+
+    Adds ``legs.ranked["graph"]`` (the leg's passages, best first, each with its best
+    statement's score) weighted :data:`GRAPH_WEIGHT` in ``legs.weights``, and the leg's notes
+    to ``legs.notes``; a leg that found nothing adds only its notes.
+
+    Args:
+        filters: ``(collection ids, document ids)`` from :func:`app.packs.store.check_filters`.
+        legs: The BM25/dense legs' results (their BM25 ids pick the documents to read when the
+            task names no subject); updated in place.
+
+    Returns:
+        The :class:`app.temporal.GraphLeg` (its statements become FACT items: :func:`add_fact_items`).
+    """
+    colls, docs = filters
     leg = await temporal_leg(
         services,
         principal,
@@ -51,17 +62,23 @@ async def run_graph_leg(
         system_time=system_time,
         collection_ids=colls,
         document_ids=docs,
-        lexical_ids=results.get("lexical"),
+        lexical_ids=legs.ids().get("lexical"),
     )
     if leg.ranked:
-        results["graph"] = leg.ranked
-        weights["graph"] = GRAPH_WEIGHT
-    notes.extend(leg.notes)
+        legs.ranked["graph"] = [(pid, leg.facts[pid][1] if pid in leg.facts else 0.0) for pid in leg.ranked]
+        legs.weights["graph"] = GRAPH_WEIGHT
+    legs.notes.extend(leg.notes)
     return leg
 
 
 def add_fact_items(items: list[PackItem], leg: GraphLeg | None, max_tokens: int) -> list[PackItem]:
-    """Insert FACT items after their host passages; drop the lowest-ranked items to fit ``max_tokens``."""
+    """Insert FACT items after their host passages; drop the lowest-ranked items to fit ``max_tokens``.
+
+    A FACT item follows an ``EVIDENCE`` item whose passage is among the leg's best
+    :data:`MAX_FACT_ITEMS` and holds the statement in the cited version; it carries the
+    statement's exact span (``kind`` FACT, ``interval`` = ``(validFrom, validTo, precision)``).
+    Items are renumbered from 1. ``leg`` None or without statements: ``items`` unchanged.
+    """
     if leg is None or not leg.facts:
         return items
     best = set(leg.ranked[:MAX_FACT_ITEMS])

@@ -28,6 +28,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from app.packs.types import PackHeader, PackRequest
+
 KINDS = ("EVIDENCE", "WHOLE_DOCUMENT", "FACT")
 _ID_RE = re.compile(r"^([a-z]{1,16})_([0-9a-f]{24})$")
 
@@ -46,7 +48,7 @@ class RecordedItem:
     sha256: str
 
 
-def replay_conditions(header: Any, req: Any) -> dict[str, Any]:
+def replay_conditions(header: PackHeader, req: PackRequest) -> dict[str, Any]:
     """The conditions RECOMPUTE rebuilds a pack under (a :class:`PackHeader` and its request)."""
     return {
         "validTime": header.valid_time.isoformat(),
