@@ -6,11 +6,11 @@ from datetime import datetime
 from enum import Enum
 
 import strawberry
-from strawberry.types import Info
 
 from app import replay as rp
-from app.governance import Principal, governed
+from app.governance import Governed, Principal
 from resolvers.packs import AsOf, Citation, ContextPack, PackItemKind, to_pack
+from resolvers.types import Info
 
 
 @strawberry.enum(description="VERIFY re-checks recorded items against current documents; RECOMPUTE rebuilds the pack.")
@@ -88,7 +88,7 @@ def _rec(i) -> RecordedItem:
     return RecordedItem(rank=i.rank, kind=PackItemKind(i.kind), citation=_cit(i))
 
 
-def to_result(r: rp.ReplayResult) -> ReplayResult:
+def to_result(r: rp.ReplayResult, info: Info) -> ReplayResult:
     """Service result → GraphQL result."""
     return ReplayResult(
         replay_id=r.replay_id,
@@ -110,7 +110,7 @@ def to_result(r: rp.ReplayResult) -> ReplayResult:
             )
             for c in r.checks
         ],
-        pack=to_pack(r.pack) if r.pack is not None else None,
+        pack=to_pack(r.pack, info) if r.pack is not None else None,
         diff=(
             ReplayDiff(
                 added=[_rec(i) for i in r.added],
@@ -136,11 +136,11 @@ def _validate(replay_id: str, mode: ReplayMode, task: str | None = None) -> None
 @strawberry.type
 class ReplayQuery:
     @strawberry.field(
-        description="Replay a pack you made (scope replay:run): VERIFY its items against current documents, or RECOMPUTE it under its recorded conditions (task required: records keep only its SHA-256). Records expire after 30 days (AGENT_REPLAY_EXPIRED, 410); other credentials' packs are NOT_FOUND; non-retaining workspaces keep none (NOT_FOUND, reason NOT_RETAINED)."
+        description="Replay a pack you made (scope replay:run): VERIFY its items against current documents, or RECOMPUTE it under its recorded conditions (task required: records keep only its SHA-256). Records expire after 30 days (AGENT_REPLAY_EXPIRED, 410); other credentials' packs are NOT_FOUND; non-retaining workspaces keep none (NOT_FOUND, reason NOT_RETAINED).",
+        extensions=[Governed("replay", validate=_validate)],
     )
-    @governed("replay", validate=_validate)
     async def replay(
         self, info: Info, replay_id: strawberry.ID, mode: ReplayMode, principal: Principal, task: str | None = None
     ) -> ReplayResult:
         r = await rp.replay_pack(info.context.services, principal, rp.ReplayRequest(replay_id, mode.value, task))
-        return to_result(r)
+        return to_result(r, info)

@@ -6,11 +6,11 @@ from datetime import datetime
 from typing import Annotated
 
 import strawberry
-from strawberry.types import Info
 
 from app import temporal as tm
-from app.governance import Principal, governed
+from app.governance import Governed, Principal
 from resolvers.packs import AsOfInput, Citation, FactInterval, TimePrecision
+from resolvers.types import Info
 
 
 @strawberry.type(description="A time-scoped statement from a document, cited, with its interval.")
@@ -80,9 +80,9 @@ def _validate_current(subject: str, as_of: AsOfInput | None = None, limit: int =
 @strawberry.type
 class TemporalQuery:
     @strawberry.field(
-        description="Statements about a subject (a document title) whose interval overlaps [from, to), ordered by time, each cited (scope context:read). asOf picks the document versions read."
+        description="Statements about a subject (a document title) whose interval overlaps [from, to), ordered by time, each cited (scope context:read). asOf picks the document versions read.",
+        extensions=[Governed("timeline", validate=_validate_timeline)],
     )
-    @governed("timeline", validate=_validate_timeline)
     async def timeline(
         self,
         info: Info,
@@ -97,9 +97,9 @@ class TemporalQuery:
         return [to_fact(f) for f in facts]
 
     @strawberry.field(
-        description="What holds about a subject at asOf.validTime (default now): per role the latest statement and since when, then role-less statements that hold then (scope context:read)."
+        description="What holds about a subject at asOf.validTime (default now): per role the latest statement and since when, then role-less statements that hold then (scope context:read).",
+        extensions=[Governed("currentFacts", validate=_validate_current)],
     )
-    @governed("currentFacts", validate=_validate_current)
     async def current_facts(
         self, info: Info, subject: str, principal: Principal, as_of: AsOfInput | None = None, limit: int = 100
     ) -> list[TemporalFact]:
