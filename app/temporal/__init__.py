@@ -6,7 +6,8 @@ pyproject.toml).
 """
 
 from app.temporal.leg import GraphLeg, temporal_leg
-from app.temporal.service import Fact, TemporalRead, current_facts, ensure_indexed, timeline, validate_read
+from app.temporal.operations import TemporalRead, current_facts, timeline, validate_read
+from app.temporal.service import Fact, ensure_indexed
 from app.temporal.timex import Interval, intervals, task_constraint
 
 __all__ = [

@@ -1,4 +1,5 @@
-"""The temporal index and its reads: ``timeline``, ``currentFacts``, and the packs' GRAPH leg.
+"""The temporal index: statements extracted per version, read per document as of a point
+(:func:`visible_facts`, used by :mod:`app.temporal.operations` and the packs' GRAPH leg).
 
 Indexing is lazy and complete: before any read, every version of the workspace not yet in
 ``temporal_indexed_version`` is extracted (:mod:`app.temporal.extract`) into
@@ -18,13 +19,12 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from sqlalchemy import or_, select
 from sqlalchemy.exc import IntegrityError
 
-from app.core.errors import BadInput
-from app.core.ids import as_utc, sha256_text, stable_id, utcnow
+from app.core.ids import as_utc, sha256_text, stable_id
 from app.core.models import (
     Document,
     DocumentVersion,
@@ -32,14 +32,13 @@ from app.core.models import (
     TemporalStatement,
     VersionPassage,
 )
-from app.core.text_rules import require_storable
 from app.corpus import visible_versions
 from app.governance import Principal
 from app.temporal.extract import extract, subject_base, subject_key
 
-MAX_LIMIT = 500
-_FAR_PAST = datetime(1, 1, 2, tzinfo=UTC)
-_FAR_FUTURE = datetime(9999, 1, 1, tzinfo=UTC)
+FAR_PAST = datetime(1, 1, 2, tzinfo=UTC)
+FAR_FUTURE = datetime(9999, 1, 1, tzinfo=UTC)
+"""Stand-ins for an open interval end when ordering and comparing intervals."""
 
 
 @dataclass(frozen=True)
@@ -63,39 +62,6 @@ class Fact:
     time_source: str
     ended_by: str | None = None
     subject_base: str = ""
-
-
-@dataclass(frozen=True)
-class TemporalRead:
-    """``timeline`` / ``currentFacts`` input (validated by :func:`validate_read`)."""
-
-    subject: str
-    valid_from: datetime | None = None
-    valid_to: datetime | None = None
-    valid_time: datetime | None = None
-    system_time: datetime | None = None
-    limit: int = 100
-
-
-def validate_read(req: TemporalRead) -> None:
-    """Raises BadInput naming ``subject``, ``from``/``to``, ``asOf.*`` or ``limit``."""
-    require_storable(req.subject, "subject")
-    if not subject_key(req.subject):
-        raise BadInput("subject must contain letters or digits (e.g. a document title)", field="subject")
-    if len(req.subject) > 200:
-        raise BadInput("subject is over 200 characters", field="subject", limit=200)
-    for value, name in (
-        (req.valid_from, "from"),
-        (req.valid_to, "to"),
-        (req.valid_time, "asOf.validTime"),
-        (req.system_time, "asOf.systemTime"),
-    ):
-        if value is not None and value.tzinfo is None:
-            raise BadInput(f"{name} needs a timezone (e.g. 2024-07-01T00:00:00Z)", field=name)
-    if req.valid_from and req.valid_to and req.valid_to <= req.valid_from:
-        raise BadInput("to must be after from", field="to")
-    if not 1 <= req.limit <= MAX_LIMIT:
-        raise BadInput(f"limit must be 1–{MAX_LIMIT} (got {req.limit})", field="limit", limit=f"1-{MAX_LIMIT}")
 
 
 _LOCKS: dict[tuple[int, str], asyncio.Lock] = {}
@@ -211,7 +177,7 @@ def invalidate(facts: list[Fact]) -> list[Fact]:
             by_role[(subject_key(f.subject), f.relation)].append(f)
     ended: dict[str, Fact] = {}
     for group in by_role.values():
-        group.sort(key=lambda f: (f.valid_from or _FAR_PAST, f.document_id, f.start, f.id))
+        group.sort(key=lambda f: (f.valid_from or FAR_PAST, f.document_id, f.start, f.id))
         for i, f in enumerate(group):
             if f.valid_to is not None or f.valid_from is None:
                 continue
@@ -267,53 +233,3 @@ async def visible_facts(
         return []
     facts = [_fact(r[0]) for r in rows if (v := views.get(r[0].document_id)) is not None and v.id == r[0].version_id]
     return invalidate(facts)
-
-
-def _times(req: TemporalRead) -> tuple[datetime, datetime]:
-    now = utcnow()
-    return req.valid_time or now, min(req.system_time or now, now)
-
-
-def _overlaps(f: Fact, a: datetime | None, b: datetime | None) -> bool:
-    return (f.valid_from or _FAR_PAST) < (b or _FAR_FUTURE) and (a or _FAR_PAST) < (f.valid_to or _FAR_FUTURE)
-
-
-async def timeline(services, principal: Principal, req: TemporalRead) -> list[Fact]:
-    """Statements about ``subject`` whose interval overlaps ``[from, to)``, ordered by time.
-
-    Order: validFrom (open first), validTo (open last), document id, offset. ``asOf`` picks
-    the document versions (as for every read); at most ``limit`` statements.
-    """
-    validate_read(req)
-    vt, st = _times(req)
-    facts = await visible_facts(
-        services, principal, subject_keys=[subject_key(req.subject)], document_ids=None, valid_time=vt, system_time=st
-    )
-    facts = [f for f in facts if _overlaps(f, req.valid_from, req.valid_to)]
-    facts.sort(key=lambda f: (f.valid_from or _FAR_PAST, f.valid_to or _FAR_FUTURE, f.document_id, f.start, f.id))
-    return facts[: req.limit]
-
-
-async def current_facts(services, principal: Principal, req: TemporalRead) -> list[Fact]:
-    """What holds at ``asOf.validTime`` (default now) about ``subject``: per role the latest
-    statement whose interval contains that time (``validFrom`` = since when), then each
-    role-less statement that holds then. Ordered by relation, then validFrom (newest first)."""
-    validate_read(req)
-    vt, st = _times(req)
-    facts = await visible_facts(
-        services, principal, subject_keys=[subject_key(req.subject)], document_ids=None, valid_time=vt, system_time=st
-    )
-    holding = [f for f in facts if _overlaps(f, vt, vt + timedelta(microseconds=1))]
-    best: dict[str, Fact] = {}
-    rest: list[Fact] = []
-    for f in holding:
-        if not f.relation:
-            rest.append(f)
-        elif f.relation not in best or (f.valid_from or _FAR_PAST, f.id) > (
-            best[f.relation].valid_from or _FAR_PAST,
-            best[f.relation].id,
-        ):
-            best[f.relation] = f
-    out = [best[k] for k in sorted(best)]
-    rest.sort(key=lambda f: (-(f.valid_from or _FAR_PAST).timestamp(), f.document_id, f.start, f.id))
-    return (out + rest)[: req.limit]
