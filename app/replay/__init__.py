@@ -5,7 +5,8 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.replay.service import (
+from app.replay.errors import ReplayExpired
+from app.replay.operations import (
     REPLAY_MODES,
     ItemCheck,
     Moved,
@@ -22,6 +23,7 @@ __all__ = [
     "REPLAY_MODES",
     "ItemCheck",
     "Moved",
+    "ReplayExpired",
     "ReplayRequest",
     "ReplayResult",
     "purge_expired_replays",

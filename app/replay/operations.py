@@ -32,7 +32,7 @@ from typing import Any
 
 from sqlalchemy import delete, select
 
-from app.core.errors import BadInput, Gone, NotFound
+from app.core.errors import BadInput, NotFound
 from app.core.ids import as_utc, sha256_text, utcnow
 from app.core.models import (
     Collection,
@@ -48,6 +48,7 @@ from app.core.text_rules import require_storable, validate_identifier
 from app.corpus import VersionMeta, choose_versions
 from app.governance import Principal
 from app.packs import Pack, PackRequest, RecordedItem, build_pack, decode_record, legacy_items
+from app.replay.errors import ReplayExpired
 
 REPLAY_MODES = ("VERIFY", "RECOMPUTE")
 
@@ -153,9 +154,8 @@ async def _load(services, principal: Principal, replay_id: str) -> ReplayRecord:
                 )
             raise NotFound(f"replay {replay_id!r} not found for this credential", field="replayId")
         if as_utc(rec.expires_at) <= utcnow():
-            raise Gone(
+            raise ReplayExpired(
                 f"replay {replay_id!r} expired at {as_utc(rec.expires_at).isoformat()} (records are kept 30 days)",
-                code="AGENT_REPLAY_EXPIRED",
                 field="replayId",
             )
         s.expunge(rec)
@@ -175,7 +175,7 @@ async def replay_pack(services, principal: Principal, req: ReplayRequest) -> Rep
         BadInput: see :func:`validate_replay_request`; ``task`` whose SHA-256 differs from
             the recorded task's.
         NotFound: no record for this caller (or a non-retaining workspace).
-        Gone: ``AGENT_REPLAY_EXPIRED``.
+        ReplayExpired: ``AGENT_REPLAY_EXPIRED`` (410).
     """
     validate_replay_request(req)
     rec = await _load(services, principal, req.replay_id)
