@@ -8,20 +8,21 @@ from __future__ import annotations
 
 import json
 import secrets
+from dataclasses import dataclass
 from datetime import timedelta
 
 import pytest
 from sqlalchemy import select, update
 
-from app.context import Services
+from app.context import Services, bootstrap
 from app.core.config import Settings
-from app.core.errors import BadInput, Gone, NotFound
+from app.core.errors import BadInput, NotFound
 from app.core.ids import utcnow
 from app.core.models import ReplayRecord
 from app.corpus import SourceDocument, delete_document, ingest_documents, open_indexes
 from app.identity import service as identity
 from app.packs import PackRequest, build_pack, decode_record, event_json
-from app.replay import ReplayRequest, purge_expired_replays, replay_pack
+from app.replay import ReplayExpired, ReplayRequest, purge_expired_replays, replay_pack
 from tests import factories
 
 TOPICS = ["tidal", "solar", "wind", "hydro", "geothermal", "nuclear", "biomass", "wave", "coal", "gas"]
@@ -42,18 +43,24 @@ def _corpus() -> list[SourceDocument]:
     return docs
 
 
+@dataclass(frozen=True)
+class WorkspaceServices(Services):
+    """The process services plus the id of the test's workspace."""
+
+    ws_id: str = ""
+
+
 @pytest.fixture
 async def svc(db, db_url, tmp_path):
     settings = Settings(data_dir=tmp_path, database_url=db_url, embedder="none", chunk_max_tokens=40)
     indexes = open_indexes(settings)
-    services = Services(settings=settings, db=db, indexes=indexes)
+    services = bootstrap(settings, db=db, indexes=indexes)
     async with db.session() as s:
         ws = await identity.create_workspace(s, name=f"ws-{secrets.token_hex(4)}")
     await ingest_documents(
         db, indexes, workspace_id=ws.id, collection="c", documents=iter(_corpus()), chunk_max_tokens=40
     )
-    services.ws_id = ws.id  # type: ignore[attr-defined]
-    yield services
+    yield WorkspaceServices(**vars(services), ws_id=ws.id)
     indexes.close()
 
 
@@ -183,7 +190,7 @@ async def test_only_the_maker_can_replay_and_expired_records_are_gone_then_purge
         await s.execute(
             update(ReplayRecord).where(ReplayRecord.id == rid).values(expires_at=utcnow() - timedelta(seconds=1))
         )
-    with pytest.raises(Gone) as e:
+    with pytest.raises(ReplayExpired) as e:
         await replay_pack(svc, who, ReplayRequest(rid, "VERIFY"))
     assert e.value.code == "AGENT_REPLAY_EXPIRED" and e.value.http_status == 410
     async with db.session() as s:
