@@ -11,6 +11,8 @@ Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
    (:func:`retrieval.pipeline.weigh_dense_leg`);
    passages only the dense leg found must reach the model's cosine floor, and a pack
    without lexical evidence says so in its notes (:mod:`app.packs.evidence`);
+   with ``sources: GRAPH`` the temporal leg (:mod:`app.packs.graph_hook`) runs after the
+   others and joins the fusion as leg ``graph`` (its passages pass the cosine floor);
 4. as-of resolution: only passages of each document's version visible at
    ``(validTime, systemTime)`` survive (see :mod:`app.corpus.documents`);
 5. dedup: exact (same SHA-256) and near duplicates (shingle Jaccard ≥ 0.8, or ≥ 70 % of the
@@ -20,7 +22,9 @@ Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
    the budget is nearly full (see :func:`app.packs.resolve.resolve_windows`);
 6. budget: greedy in rank order with measured cl100k token counts;
 7. re-check: every item's document must still be readable *now* (not deleted, collection
-   live) just before it is emitted; then items, the replay record (ids and hashes only),
+   live) just before it is emitted; with ``sources: GRAPH``, ``FACT`` items (a statement's
+   span and interval) follow their host passages, the lowest-ranked items giving way to fit
+   the budget; then items, the replay record (ids and hashes only),
    and the footer. Database reads and writes besides candidate rows: :mod:`app.packs.store`.
 
 If ``maxLatencyMs`` passes while a leg is still running, the pack uses what has arrived and

@@ -162,3 +162,19 @@ def test_graphql_objects_are_built_from_the_same_fields():
     footer = to_footer(FOOTER)
     assert footer.timings.replay_ms == 10.0 and footer.timings.dedup_pack_ms == 7.0
     assert (footer.incomplete_reasons, footer.notes, footer.duplicates_merged) == (["LATENCY"], ["a note"], 1)
+
+
+def test_fact_items_carry_their_interval_through_the_one_serializer():
+    from dataclasses import replace
+
+    from resolvers.packs import to_item
+
+    fact = replace(ITEM, kind="FACT", interval=(T0, None, "month"))
+    wire = event_json(fact)
+    assert wire["interval"] == {"validFrom": T0.isoformat(), "validTo": None, "precision": "MONTH"}
+    assert set(wire["interval"]) == graphql_fields("FactInterval")
+    assert item_fields(fact)["interval"] == {"validFrom": T0, "validTo": None, "precision": "MONTH"}
+    assert event_json(ITEM)["interval"] is None  # other kinds: null, the key always there
+    item = to_item(fact)
+    assert (item.kind.value, item.interval.valid_from, item.interval.valid_to) == ("FACT", T0, None)
+    assert item.interval.precision.value == "MONTH" and to_item(ITEM).interval is None
