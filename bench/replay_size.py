@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import gzip
 import json
 import sqlite3
@@ -24,7 +25,7 @@ from bench.common import OUT, SHARED
 async def run(n_packs: int, max_tokens: int) -> dict:
     from sqlalchemy import func, select
 
-    from app.context import Services
+    from app.context import bootstrap
     from app.core.config import Settings
     from app.core.db import Database
     from app.core.migrate import upgrade_database
@@ -57,7 +58,7 @@ async def run(n_packs: int, max_tokens: int) -> dict:
             ),
         )
         who = Principal("member", "bench", ws.id, ROLE_PERMISSIONS["owner"], "bench", "owner")
-        services = Services(settings=settings, db=db, indexes=indexes)
+        services = bootstrap(settings, db=db, indexes=indexes)
         questions = [q for p in pages for q, _ in p["questions"]][:n_packs]
         async with db.session() as s:
             await s.execute(ReplayRecord.__table__.delete())
@@ -68,7 +69,7 @@ async def run(n_packs: int, max_tokens: int) -> dict:
         before = con.execute("PRAGMA page_count").fetchone()[0] * con.execute("PRAGMA page_size").fetchone()[0]
         con.close()
         db = Database(settings.resolved_database_url)
-        services.db = db
+        services = dataclasses.replace(services, db=db)
         ids = []
         for q in questions:
             pack = await build_pack(services, who, PackRequest(task=q, max_tokens=max_tokens, retrieval="LEXICAL"))
