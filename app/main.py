@@ -45,11 +45,13 @@ from app.http import (
     graphiql_html,
     make_create_route,
     make_read_route,
+    make_replay_route,
     make_stream_route,
     route_not_found,
 )
 from app.mcp import MCPHttp
 from app.memory import purge_expired as purge_expired_memories
+from app.replay import purge_expired_replays
 from resolvers.schema import schema
 
 log = logging.getLogger("cairn")
@@ -116,6 +118,9 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
             async with svc.db.session() as s:
                 purged = await purge_expired_memories(s)
             readiness.detail["memoryPurge"] = f"done ({purged} expired memory versions deleted)"
+            async with svc.db.session() as s:
+                purged = await purge_expired_replays(s)
+            readiness.detail["replayPurge"] = f"done ({purged} expired replay records deleted)"
             readiness.detail["indexRepair"] = f"done ({lex} lexical, {vec} vector passages indexed)"
             await svc.db.analyze()
             if svc.indexes.embedder is not None:
@@ -184,6 +189,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         Route("/api/v1/decisions", make_create_route(lambda: holder["services"]), methods=["POST"]),
         Route("/api/v1/decisions/{decision_id}", make_read_route(lambda: holder["services"]), methods=["GET"]),
         Route("/mcp", mcp_http, methods=["POST"]),
+        Route("/v1/replays/{replayId}", make_replay_route(lambda: holder["services"]), methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Mount("/static/graphiql", app=StaticFiles(directory=STATIC_DIR), name="graphiql-assets"),

@@ -39,7 +39,9 @@ class DocumentVersion:
     text: str
     content_sha256: str
     valid_from: datetime
-    valid_to: datetime | None
+    valid_to: datetime | None = strawberry.field(
+        description="End of the valid interval as known at asOf.systemTime: an open interval that a later version replaces ends at that version's validFrom."
+    )
     recorded_at: datetime = strawberry.field(description="System time: when Cairn recorded this version.")
     passages: list[PassageSpan]
 
@@ -130,7 +132,7 @@ def to_document(read: DocumentRead) -> Document:
                 text=v.text,
                 content_sha256=v.content_sha256,
                 valid_from=v.valid_from,
-                valid_to=v.valid_to,
+                valid_to=read.valid_to.get(v.id, v.valid_to),
                 recorded_at=v.recorded_at,
                 passages=[
                     PassageSpan(passage_id=p[0], ordinal=p[1], start=p[2], end=p[3])

@@ -5,7 +5,7 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.corpus.as_of import DocumentRead, VersionMeta, choose_versions, read_document
+from app.corpus.as_of import DocumentRead, VersionMeta, choose_versions, read_document, visible_versions
 from app.corpus.documents import (
     delete_document,
     get_collection,
@@ -84,6 +84,7 @@ __all__ = [
     "validate_document_input",
     "validate_list_request",
     "verify_citation",
+    "visible_versions",
     "workspace_collections",
     "write_document",
 ]

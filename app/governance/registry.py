@@ -98,6 +98,9 @@ _OPS = [
     Operation("document", "query", "G1.U1.P1.Z2.A1", "document:read", _READ, "context:read"),
     Operation("collections", "query", "G1.U1.P1.Z2.A2", "collection:read", _READ, "context:read"),
     Operation("documents", "query", "G1.U1.P1.Z2.A3", "document:read", _READ, "context:read"),
+    Operation("replay", "query", "G1.U1.P1.Z3.A1", "context:replay", _DOC_READ, "replay:run"),
+    Operation("timeline", "query", "G1.U1.P1.Z4.A1", "context:temporal", _READ, "context:read"),
+    Operation("currentFacts", "query", "G1.U1.P1.Z4.A2", "context:temporal", _READ, "context:read"),
     # P3 ingest — writes (members only)
     Operation(
         "createCollection",
@@ -265,6 +268,7 @@ _OPS = [
     Operation("sessions", "query", "G1.U1.P2.Z2.A5", "session:list", _DECIDE, "decisions:run"),
     # U2 — HTTP routes
     Operation("POST /v1/context-packs/stream", "http", "G1.U2.P1.Z1.A1", "context:pack", _READ, "context:read"),
+    Operation("POST /v1/replays/{replayId}", "http", "G1.U2.P1.Z3.A1", "context:replay", _DOC_READ, "replay:run"),
     Operation("GET /healthz", "http", "G1.U2.P8.Z1.A1", "system:health", auth="none"),
     Operation("GET /readyz", "http", "G1.U2.P8.Z1.A2", "system:ready", auth="none"),
     Operation("GET /graphql", "http", "G1.U2.P8.Z2.A1", "ide:graphiql", auth="none"),

@@ -147,7 +147,7 @@ class PackItem:
     """One item of evidence, in final pack order (``rank`` from 1)."""
 
     rank: int
-    kind: str  # EVIDENCE | WHOLE_DOCUMENT
+    kind: str  # EVIDENCE | WHOLE_DOCUMENT | FACT
     text: str
     tokens: int
     trust: str
@@ -165,6 +165,8 @@ class PackItem:
     contradicts: tuple[str, ...] = ()
     external_id: str = ""
     collection_name: str = ""
+    interval: tuple[datetime | None, datetime | None, str] | None = None
+    """FACT items: the statement's ``(validFrom, validTo, precision)`` (None for other kinds)."""
 
 
 @dataclass(frozen=True)

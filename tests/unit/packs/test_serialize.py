@@ -174,3 +174,19 @@ def test_items_and_citations_name_their_source():
     assert [item[k] for k in source] == ["notes/release.md", "Release notes", "coll_1", "docs"]
     assert [item["citation"][k] for k in source] == ["notes/release.md", "Release notes", "coll_1", "docs"]
     assert [item["alternateCitations"][0][k] for k in source] == ["notes/copy.md", "Copy", "coll_2", "archive"]
+
+
+def test_fact_items_carry_their_interval_through_the_one_serializer():
+    from dataclasses import replace
+
+    from resolvers.packs import to_item
+
+    fact = replace(ITEM, kind="FACT", interval=(T0, None, "month"))
+    wire = event_json(fact)
+    assert wire["interval"] == {"validFrom": T0.isoformat(), "validTo": None, "precision": "MONTH"}
+    assert set(wire["interval"]) == graphql_fields("FactInterval")
+    assert item_fields(fact)["interval"] == {"validFrom": T0, "validTo": None, "precision": "MONTH"}
+    assert event_json(ITEM)["interval"] is None  # other kinds: null, the key always there
+    item = to_item(fact)
+    assert (item.kind.value, item.interval.valid_from, item.interval.valid_to) == ("FACT", T0, None)
+    assert item.interval.precision.value == "MONTH" and to_item(ITEM).interval is None
