@@ -1,0 +1,58 @@
+"""Query templates (SPEC §4, issue 13 item 5): admin-approved, parameterised SELECTs that belong to
+an active context set, run by agents with typed, bound parameters on the business database.
+
+Modules: ``params`` (typed declarations and value checks), ``approval`` (the sqlglot check),
+``runner`` (read-only, timed, capped execution), ``catalog`` (YAML definitions; the bundled
+``northwind.yaml``), ``northwind`` (build the Northwind database from its CSVs), ``service``
+(create, update, approve, list, run).
+
+Public surface: other packages import only the names below (import-linter contract in
+pyproject.toml).
+"""
+
+from app.templates.approval import QueryTemplateRefused, check_sql, template_digest
+from app.templates.catalog import NORTHWIND_TEMPLATES, TemplateDefinition, definition_from_json, load_catalog
+from app.templates.northwind import load_northwind
+from app.templates.params import (
+    ParameterSpec,
+    QueryParameterInvalid,
+    QueryTemplateInvalid,
+    bind_values,
+    parse_specs,
+    specs_to_json,
+)
+from app.templates.runner import (
+    Notice,
+    QueryDatabase,
+    QueryFailed,
+    QueryResult,
+    QueryTimeout,
+    ResultColumn,
+    TemplatesDatabaseMissing,
+    toon_rows,
+)
+
+__all__ = [
+    "NORTHWIND_TEMPLATES",
+    "Notice",
+    "ParameterSpec",
+    "QueryDatabase",
+    "QueryFailed",
+    "QueryParameterInvalid",
+    "QueryResult",
+    "QueryTemplateInvalid",
+    "QueryTemplateRefused",
+    "QueryTimeout",
+    "ResultColumn",
+    "TemplateDefinition",
+    "TemplatesDatabaseMissing",
+    "bind_values",
+    "check_sql",
+    "definition_from_json",
+    "load_catalog",
+    "load_northwind",
+    "parse_specs",
+    "specs_to_json",
+    "template_digest",
+    "toon_rows",
+]
