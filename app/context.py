@@ -39,6 +39,7 @@ class Services:
     _judge: Any = field(default=None, repr=False)
     _decisions: Any = field(default=None, repr=False)
     _rate_limiter: Any = field(default=None, repr=False)
+    _query_database: Any = field(default=None, repr=False)
 
     def judge(self) -> Any:
         """The decision judge from settings (local Gemma or OpenAI-compatible), built on first use."""
@@ -76,6 +77,31 @@ class Services:
 
             self._rate_limiter = RateLimiter.from_settings(self.settings)
         return self._rate_limiter
+
+    @property
+    def query_database(self) -> Any:
+        """The business database of query templates (:class:`~app.templates.QueryDatabase`),
+        opened on first use from ``templates_database_url``.
+
+        Raises:
+            TemplatesDatabaseMissing: no ``CAIRN_TEMPLATES_DATABASE_URL`` (503).
+        """
+        if self._query_database is None:
+            from app.templates import QueryDatabase, TemplatesDatabaseMissing
+
+            url = self.settings.templates_database_url
+            if not url:
+                raise TemplatesDatabaseMissing(
+                    "no business database is configured for query templates: set CAIRN_TEMPLATES_DATABASE_URL"
+                )
+            self._query_database = QueryDatabase(url)
+        return self._query_database
+
+    async def close_query_database(self) -> None:
+        """Dispose the business database's connections, if it was opened."""
+        if self._query_database is not None:
+            await self._query_database.engine.dispose()
+            self._query_database = None
 
 
 class RequestContext:

@@ -146,6 +146,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
                 await task
             if owned:
                 svc.indexes.close()
+                await svc.close_query_database()
                 await svc.db.dispose()
 
     view = CairnGraphQL(

@@ -37,6 +37,7 @@ from resolvers.limits import MAX_DEPTH, MAX_SELECTIONS, limit_errors
 from resolvers.memory import MemoryMutation, MemoryQuery
 from resolvers.ontology import OntologyMutation, OntologyQuery
 from resolvers.packs import PackQuery, PackSubscription
+from resolvers.templates import TemplateMutation, TemplateQuery
 
 log = logging.getLogger("cairn.graphql")
 
@@ -259,12 +260,20 @@ class CairnSchema(strawberry.Schema):
 
 
 @strawberry.type
-class Query(PackQuery, DocumentQuery, IdentityQuery, OntologyQuery, MemoryQuery, DecisionQuery):
+class Query(PackQuery, DocumentQuery, IdentityQuery, OntologyQuery, MemoryQuery, DecisionQuery, TemplateQuery):
     """Root query."""
 
 
 @strawberry.type
-class Mutation(DocumentMutation, IdentityMutation, OntologyMutation, TraceMutation, MemoryMutation, DecisionMutation):
+class Mutation(
+    DocumentMutation,
+    IdentityMutation,
+    OntologyMutation,
+    TraceMutation,
+    MemoryMutation,
+    DecisionMutation,
+    TemplateMutation,
+):
     """Root mutation."""
 
 

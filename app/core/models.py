@@ -517,3 +517,35 @@ class ContextSetVersion(SQLModel, table=True):
     change: str = Field(max_length=200)
     snapshot: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     changed_at: datetime
+
+
+class QueryTemplate(SQLModel, table=True):
+    """An approved-or-not parameterised SELECT of a context set (:mod:`app.templates`).
+
+    ``digest`` is the SHA-256 of the current SQL and parameter declarations
+    (:func:`app.templates.approval.template_digest`); the template is approved only while
+    ``approved_digest`` equals it, so any change needs a new approval. ``sql_text`` is never
+    shown to agents. ``version`` counts changes (1 at creation).
+    """
+
+    __tablename__ = "query_template"
+    __table_args__ = (UniqueConstraint("context_set_id", "name"),)
+
+    id: str = Field(primary_key=True, max_length=40)
+    workspace_id: str = Field(foreign_key="workspace.id", index=True, max_length=40)
+    context_set_id: str = Field(foreign_key="context_set.id", index=True, max_length=40)
+    name: str = Field(max_length=64)
+    description: str = Field(default="", sa_column=Column(Text, nullable=False))
+    sql_text: str = Field(sa_column=Column(Text, nullable=False))
+    parameters: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    max_rows: int | None = None
+    version: int = 1
+    digest: str = Field(max_length=64)
+    approved_digest: str | None = Field(default=None, max_length=64)
+    approved_dialect: str | None = Field(default=None, max_length=16)
+    approved_by: str | None = Field(default=None, max_length=40)
+    approved_at: datetime | None = None
+    created_at: datetime
+    created_by: str = Field(max_length=40)
+    updated_at: datetime
+    updated_by: str = Field(max_length=40)

@@ -90,6 +90,7 @@ def parse_coordinate(coordinate: str) -> tuple[int, int, int, int, int]:
 _READ = frozenset({"collection:read", "document:read"})
 _DOC_READ = frozenset({"document:read"})
 _DECIDE = frozenset({"agent:run"})
+_QUERIES = frozenset({"document:read", "agent:run"})  # the queries:run scope's permissions (SPEC §1)
 
 _OPS = [
     # P1 knowledge — reads and packs
@@ -262,6 +263,36 @@ _OPS = [
     ),
     Operation("session", "query", "G1.U1.P2.Z2.A4", "session:read", _DECIDE, "decisions:run"),
     Operation("sessions", "query", "G1.U1.P2.Z2.A5", "session:list", _DECIDE, "decisions:run"),
+    # P1 knowledge — query templates of context sets (SPEC §4): list and run (Z4); P3 — admin writes (Z4)
+    Operation("queryTemplates", "query", "G1.U1.P1.Z4.A1", "query_template:list", _QUERIES, "queries:run"),
+    Operation("runQueryTemplate", "query", "G1.U1.P1.Z4.A2", "query_template:run", _QUERIES, "queries:run"),
+    Operation(
+        "createQueryTemplate",
+        "mutation",
+        "G1.U1.P3.Z4.A1",
+        "query_template:create",
+        frozenset({"collection:write"}),
+        None,
+        effect="write",
+    ),
+    Operation(
+        "updateQueryTemplate",
+        "mutation",
+        "G1.U1.P3.Z4.A2",
+        "query_template:update",
+        frozenset({"collection:write"}),
+        None,
+        effect="write",
+    ),
+    Operation(
+        "approveQueryTemplate",
+        "mutation",
+        "G1.U1.P3.Z4.A3",
+        "query_template:approve",
+        frozenset({"collection:write"}),
+        None,
+        effect="write",
+    ),
     # U2 — HTTP routes
     Operation("POST /v1/context-packs/stream", "http", "G1.U2.P1.Z1.A1", "context:pack", _READ, "context:read"),
     Operation("GET /healthz", "http", "G1.U2.P8.Z1.A1", "system:health", auth="none"),
