@@ -28,6 +28,7 @@ from strawberry.extensions import MaxTokensLimiter, ParserCache, SchemaExtension
 from strawberry.types.graphql import OperationType
 
 from app.core.errors import CairnError
+from resolvers.contextsets import ContextSetMutation, ContextSetQuery
 from resolvers.decisions import DecisionMutation, DecisionQuery
 from resolvers.documents import DocumentMutation, DocumentQuery
 from resolvers.field_repeats import repeat_errors
@@ -259,12 +260,20 @@ class CairnSchema(strawberry.Schema):
 
 
 @strawberry.type
-class Query(PackQuery, DocumentQuery, IdentityQuery, OntologyQuery, MemoryQuery, DecisionQuery):
+class Query(PackQuery, DocumentQuery, IdentityQuery, OntologyQuery, MemoryQuery, DecisionQuery, ContextSetQuery):
     """Root query."""
 
 
 @strawberry.type
-class Mutation(DocumentMutation, IdentityMutation, OntologyMutation, TraceMutation, MemoryMutation, DecisionMutation):
+class Mutation(
+    DocumentMutation,
+    IdentityMutation,
+    OntologyMutation,
+    TraceMutation,
+    MemoryMutation,
+    DecisionMutation,
+    ContextSetMutation,
+):
     """Root mutation."""
 
 
