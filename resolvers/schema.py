@@ -28,6 +28,7 @@ from strawberry.extensions import MaxTokensLimiter, ParserCache, SchemaExtension
 from strawberry.types.graphql import OperationType
 
 from app.core.errors import CairnError
+from resolvers.contextsets import ContextSetMutation, ContextSetQuery
 from resolvers.decisions import DecisionMutation, DecisionQuery
 from resolvers.documents import DocumentMutation, DocumentQuery
 from resolvers.field_repeats import repeat_errors
@@ -260,7 +261,9 @@ class CairnSchema(strawberry.Schema):
 
 
 @strawberry.type
-class Query(PackQuery, DocumentQuery, IdentityQuery, OntologyQuery, MemoryQuery, DecisionQuery, TemplateQuery):
+class Query(
+    PackQuery, DocumentQuery, IdentityQuery, OntologyQuery, MemoryQuery, DecisionQuery, ContextSetQuery, TemplateQuery
+):
     """Root query."""
 
 
@@ -272,6 +275,7 @@ class Mutation(
     TraceMutation,
     MemoryMutation,
     DecisionMutation,
+    ContextSetMutation,
     TemplateMutation,
 ):
     """Root mutation."""

@@ -98,6 +98,12 @@ _OPS = [
     Operation("contextPackStream", "subscription", "G1.U1.P1.Z1.A2", "context:pack", _READ, "context:read"),
     Operation("document", "query", "G1.U1.P1.Z2.A1", "document:read", _READ, "context:read"),
     Operation("collections", "query", "G1.U1.P1.Z2.A2", "collection:read", _READ, "context:read"),
+    # P1 knowledge — context sets and library (SPEC §4): reads by word match (Z3), curation (P3.Z3)
+    Operation("contextSets", "query", "G1.U1.P1.Z3.A1", "context_set:list", _READ, "context:read"),
+    Operation("contextSet", "query", "G1.U1.P1.Z3.A2", "context_set:read", _READ, "context:read"),
+    Operation("lookupDefinitions", "query", "G1.U1.P1.Z3.A3", "context_set:definitions", _READ, "context:read"),
+    Operation("matchVerifiedAnswers", "query", "G1.U1.P1.Z3.A4", "context_set:answers", _READ, "context:read"),
+    Operation("contextSetVersions", "query", "G1.U1.P1.Z3.A5", "context_set:history", _READ, "context:read"),
     # P3 ingest — writes (members only)
     Operation(
         "createCollection",
@@ -122,6 +128,24 @@ _OPS = [
         "mutation",
         "G1.U1.P3.Z2.A2",
         "document:delete",
+        frozenset({"document:write"}),
+        None,
+        effect="write",
+    ),
+    Operation(
+        "createContextSet",
+        "mutation",
+        "G1.U1.P3.Z3.A1",
+        "context_set:create",
+        frozenset({"document:write"}),
+        None,
+        effect="write",
+    ),
+    Operation(
+        "updateContextSet",
+        "mutation",
+        "G1.U1.P3.Z3.A2",
+        "context_set:update",
         frozenset({"document:write"}),
         None,
         effect="write",
