@@ -33,7 +33,6 @@ from app.templates.runner import (
 )
 from app.templates.service import (
     ApproveTemplateRequest,
-    ContextSetInactive,
     CreateTemplateRequest,
     ListTemplatesRequest,
     RunTemplateRequest,
@@ -51,7 +50,6 @@ from app.templates.service import (
 __all__ = [
     "NORTHWIND_TEMPLATES",
     "ApproveTemplateRequest",
-    "ContextSetInactive",
     "CreateTemplateRequest",
     "ListTemplatesRequest",
     "Notice",

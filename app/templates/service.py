@@ -13,10 +13,11 @@ Rules:
   admin approves it again. An approval may name the ``version`` it approves (409 if stale).
 * Listing (``queryTemplates``): agents and non-admin members see only approved templates of
   active sets — name, description, parameters — never the SQL; admins also see drafts, the
-  SQL and the approval state.
+  SQL and the approval state (also of a deactivated set).
 * Running (``runQueryTemplate``, scope ``queries:run``): the template must be approved (for
   the configured dialect) and its set active; a credential bound to a context set may run
-  only that set's templates (403 ``AGENT_CONTEXT_SET_SCOPE_REFUSED``). Parameter values are
+  only that set's templates (403 ``AGENT_CONTEXT_SET_SCOPE_REFUSED``); a deactivated set's
+  templates do not run (403 ``AGENT_CONTEXT_SET_INACTIVE``). Parameter values are
   checked before any connection to the business database is made.
 """
 
@@ -28,7 +29,8 @@ from typing import Any
 
 from sqlalchemy import select
 
-from app.core.errors import BadInput, CairnError, Conflict, Forbidden, NotFound
+from app.contextsets import active_set, check_set_access
+from app.core.errors import BadInput, CairnError, Conflict, NotFound
 from app.core.ids import utcnow
 from app.core.models import ContextSet, QueryTemplate
 from app.core.text_rules import validate_identifier
@@ -44,13 +46,6 @@ class TemplateNotApproved(CairnError):
     """The template has no approval for its current content and dialect (409 ``QUERY_TEMPLATE_NOT_APPROVED``)."""
 
     code = "QUERY_TEMPLATE_NOT_APPROVED"
-    http_status = 409
-
-
-class ContextSetInactive(CairnError):
-    """The template's context set is not active (409 ``CONTEXT_SET_INACTIVE``)."""
-
-    code = "CONTEXT_SET_INACTIVE"
     http_status = 409
 
 
@@ -144,19 +139,6 @@ def _view(row: QueryTemplate, *, admin: bool) -> TemplateView:
         approved_at=row.approved_at if admin else None,
         updated_at=row.updated_at if admin else None,
     )
-
-
-def _check_set_binding(principal: Any, context_set_id: str | None) -> str | None:
-    bound = getattr(principal, "context_set_id", None)
-    if bound is None:
-        return context_set_id
-    if context_set_id is not None and context_set_id != bound:
-        raise Forbidden(
-            f"this credential is bound to context set {bound}; contextSetId {context_set_id} is outside it",
-            code="AGENT_CONTEXT_SET_SCOPE_REFUSED",
-            field="contextSetId",
-        )
-    return bound
 
 
 async def _context_set(s, principal: Any, context_set_id: str) -> ContextSet:
@@ -294,17 +276,20 @@ async def list_templates(services: Any, principal: Any, request: ListTemplatesRe
 
     Raises:
         BadInput: no ``contextSetId`` and the credential is not bound to a set.
-        Forbidden: ``AGENT_CONTEXT_SET_SCOPE_REFUSED`` (another set than the bound one).
-        NotFound: no such set.
+        ContextSetScopeRefused: another set than the bound one (403).
+        NotFound: no such set. ContextSetInactive: the set is deactivated (403; admins still see it).
     """
-    set_id = _check_set_binding(principal, request.context_set_id)
-    if set_id is None:
-        raise BadInput("contextSetId is required (this credential is not bound to a context set)", field="contextSetId")
     admin = _is_admin(principal)
     async with services.db.session() as s:
-        cs = await _context_set(s, principal, set_id)
-        if not cs.active and not admin:
-            return []
+        if admin and request.context_set_id is not None:
+            set_id = (await _context_set(s, principal, request.context_set_id)).id
+        else:
+            view = await active_set(s, principal, request.context_set_id, "contextSetId")
+            if view is None:
+                raise BadInput(
+                    "contextSetId is required (this credential is not bound to a context set)", field="contextSetId"
+                )
+            set_id = view.id
         rows = (
             (
                 await s.execute(
@@ -322,27 +307,19 @@ async def run_template(services: Any, principal: Any, request: RunTemplateReques
     """Run an approved template with the caller's parameters (module doc for the rules).
 
     Raises:
-        NotFound: no such template (or not in ``contextSetId``). Forbidden:
-        ``AGENT_CONTEXT_SET_SCOPE_REFUSED``. ContextSetInactive, TemplateNotApproved (409).
+        NotFound: no such template (or not in ``contextSetId``). ContextSetScopeRefused (403):
+        another set than the bound one. ContextSetInactive (403). TemplateNotApproved (409).
         QueryParameterInvalid (400, before the business database is touched).
         TemplatesDatabaseMissing (503), QueryTimeout (504), QueryFailed (500).
     """
-    set_id = _check_set_binding(principal, request.context_set_id)
+    if request.context_set_id is not None:
+        check_set_access(principal, request.context_set_id)
     async with services.db.session() as s:
         row = await _template(s, principal, request.template_id)
-        if set_id is not None and row.context_set_id != set_id:
-            if getattr(principal, "context_set_id", None) is not None:
-                raise Forbidden(
-                    f"template {row.id} is not in context set {set_id}, the one this credential is bound to",
-                    code="AGENT_CONTEXT_SET_SCOPE_REFUSED",
-                    field="templateId",
-                )
-            raise NotFound(f"no query template {row.id} in context set {set_id}", field="templateId")
-        cs = await s.get(ContextSet, row.context_set_id)
-    if cs is None or not cs.active:
-        raise ContextSetInactive(
-            f"template {row.id} belongs to context set {row.context_set_id}, which is not active", field="templateId"
-        )
+        if request.context_set_id is not None and row.context_set_id != request.context_set_id:
+            raise NotFound(f"no query template {row.id} in context set {request.context_set_id}", field="templateId")
+        # the template's own set: a bound credential may use only its set; the set must be active
+        await active_set(s, principal, row.context_set_id, "templateId")
     specs = parse_specs(row.parameters)
     digest = template_digest(row.sql_text, specs)
     database = services.query_database

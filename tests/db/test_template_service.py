@@ -167,8 +167,12 @@ async def test_context_sets_bind_and_must_be_active(services, db):
         s.add(cs)
     with pytest.raises(CairnError) as info:
         await run_template(services, w["agent"], run)
-    assert info.value.code == "CONTEXT_SET_INACTIVE"
-    assert await list_templates(services, w["agent"], ListTemplatesRequest(w["sets"][0])) == []
+    assert info.value.code == "AGENT_CONTEXT_SET_INACTIVE"
+    with pytest.raises(CairnError) as info:
+        await list_templates(services, w["agent"], ListTemplatesRequest(w["sets"][0]))
+    assert info.value.code == "AGENT_CONTEXT_SET_INACTIVE"
+    admin_view = await list_templates(services, w["admin"], ListTemplatesRequest(w["sets"][0]))
+    assert [v.name for v in admin_view] == ["items_since"]
 
 
 async def test_names_are_unique_per_set_and_workspaces_are_separate(services, db):
