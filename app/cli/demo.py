@@ -15,6 +15,7 @@ from sqlalchemy import select
 
 from app import identity
 from app.cli.common import DataDir, _fail, _load_ontology, _progress, _run, _serve, _settings, console
+from app.cli.templates import template_demo_query
 from app.core.config import Settings
 from app.core.models import AgentCredential, Member
 from app.corpus import IngestReport, SourceDocument, ingest_documents
@@ -183,6 +184,21 @@ def print_demo(info: DemoInfo, *, host: str, port: int, serving: bool = True) ->
     print("\n".join(lines), flush=True)
 
 
+async def _template_demo(settings: Settings, csv_dir: Path, workspace_id: str):
+    from app.cli.templates import prepare_template_demo
+    from app.core.db import Database
+
+    db = Database(settings.resolved_database_url)
+    try:
+        async with db.session() as s:
+            owner = (
+                await s.execute(select(Member).where(Member.workspace_id == workspace_id, Member.name == DEMO_OWNER))
+            ).scalar_one()
+    finally:
+        await db.dispose()
+    return await prepare_template_demo(settings, csv_dir, workspace_id, owner.id)
+
+
 def demo(
     host: str = typer.Option("127.0.0.1"),
     port: int = typer.Option(8000, min=1, max=65535, help="Port (1-65535)."),
@@ -191,7 +207,8 @@ def demo(
     northwind: Path | None = typer.Option(
         None,
         "--northwind",
-        help="Also load the Northwind knowledge network from this CSV directory (e.g. ../shared/data/northwind/csv).",
+        help="Also load the Northwind knowledge network from this CSV directory (e.g. ../shared/data/northwind/csv), "
+        "and build a Northwind business database with one approved query template.",
     ),
 ) -> None:
     """The main job on the embedded default: ingest Python's own docs, print tokens, serve GraphiQL."""
@@ -211,9 +228,16 @@ def demo(
                 f"knowledge network northwind: {sum(report.instances.values())} instances of "
                 f"{len(report.instances)} object types"
             )
+            settings, set_id, template_id = _run(_template_demo(settings, northwind, info.workspace_id))
         print_demo(info, host=host, port=port, serving=not no_serve)
         if northwind is not None:
             print("Knowledge network (Northwind), in GraphiQL:\n\n" + ONTOLOGY_QUERY + "\n", flush=True)
+            print(
+                "Query template (approved SQL over the Northwind business database; agents never see the SQL):\n\n"
+                + template_demo_query(set_id, template_id)
+                + "\n",
+                flush=True,
+            )
         if not no_serve:
             _serve(settings, host=host, port=port)
     finally:

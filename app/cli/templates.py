@@ -116,3 +116,92 @@ def load_templates_cmd(
         return out
 
     typer.echo(json.dumps({"contextSet": context_set, "templates": _run(go())}, indent=2))
+
+
+DEMO_SET = "northwind-demo"
+DEMO_TEMPLATE = "top_products_by_revenue"
+
+
+async def prepare_template_demo(settings, csv_dir: Path, workspace_id: str, member_id: str):
+    """The demo's query template: Northwind in ``<data dir>/northwind.db`` (rebuilt) unless
+    ``CAIRN_TEMPLATES_DATABASE_URL`` names a business database already, a context set
+    ``northwind-demo`` and its approved ``top_products_by_revenue`` template.
+
+    Returns:
+        ``(settings with templates_database_url set, context set id, template id)``.
+    """
+    from sqlalchemy import select
+
+    from app import contextsets
+    from app import templates as tpl
+    from app.context import Services
+    from app.core.db import Database
+    from app.core.models import ContextSet, Member, QueryTemplate
+    from app.governance import ROLE_PERMISSIONS, Principal
+
+    url = settings.templates_database_url
+    if not url:
+        url = f"sqlite:///{(settings.data_dir / 'northwind.db').resolve()}"
+        await tpl.load_northwind(url, csv_dir, replace=True)
+        settings = settings.model_copy(update={"templates_database_url": url})
+    definition = next(d for d in tpl.load_catalog(tpl.NORTHWIND_TEMPLATES) if d.name == DEMO_TEMPLATE)
+    db = Database(settings.resolved_database_url)
+    services = Services(settings=settings, db=db, indexes=None)
+    try:
+        async with db.session() as s:
+            m = await s.get(Member, member_id)
+            set_id = (
+                await s.execute(
+                    select(ContextSet.id).where(ContextSet.workspace_id == workspace_id, ContextSet.name == DEMO_SET)
+                )
+            ).scalar_one_or_none()
+        principal = Principal(
+            kind="member",
+            id=m.id,
+            workspace_id=workspace_id,
+            permissions=ROLE_PERMISSIONS[m.role],
+            member_id=m.id,
+            role=m.role,
+        )
+        if set_id is None:
+            write = contextsets.ContextSetWrite(
+                name=DEMO_SET,
+                description="Northwind sales questions answered by approved query templates.",
+                active=True,
+                collection_ids=(),
+                document_ids=(),
+                verified_answers=(),
+                definitions=(),
+                instructions=(),
+                required_evidence=(),
+            )
+            set_id = (await contextsets.create_context_set(services, principal, write)).id
+        async with db.session() as s:
+            template_id = (
+                await s.execute(
+                    select(QueryTemplate.id).where(
+                        QueryTemplate.context_set_id == set_id, QueryTemplate.name == DEMO_TEMPLATE
+                    )
+                )
+            ).scalar_one_or_none()
+        if template_id is None:
+            view = await tpl.create_template(services, principal, tpl.CreateTemplateRequest(set_id, definition))
+        else:
+            view = await tpl.update_template(services, principal, tpl.UpdateTemplateRequest(template_id, definition))
+        if not view.approved:
+            view = await tpl.approve_template(services, principal, tpl.ApproveTemplateRequest(view.id))
+        return settings, set_id, view.id
+    finally:
+        await services.close_query_database()
+        await db.dispose()
+
+
+def template_demo_query(set_id: str, template_id: str) -> str:
+    """The GraphQL the demo prints for its template (agents see no SQL)."""
+    return f"""query {{
+  queryTemplates(contextSetId: "{set_id}") {{ id name description parameters {{ name type default min max }} }}
+  runQueryTemplate(templateId: "{template_id}",
+                   parameters: {{start: "1997-01-01", end: "1997-12-31", top: 5}}) {{
+    columns {{ name type }} rows rowCount truncated notices {{ code message }}
+  }}
+}}"""

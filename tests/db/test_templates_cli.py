@@ -61,3 +61,40 @@ def test_load_northwind_then_load_and_approve_the_ten_templates(tmp_path):
     assert len(loaded) == 10 and all(t["approved"] and t["version"] == 1 for t in loaded)
     r = cairn(*args, "--member", admin["memberId"], data_dir=data, env=env)  # unchanged: still approved
     assert all(t["approved"] for t in json.loads(r.stdout)["templates"])
+
+
+@pytest.mark.shared_data
+async def test_the_demo_template_is_approved_and_runs(tmp_path):
+    from app.cli.templates import prepare_template_demo, template_demo_query
+    from app.context import Services
+    from app.core.config import Settings
+    from app.core.migrate import upgrade_database
+    from app.templates import RunTemplateRequest, run_template
+    from tests import factories
+
+    csv_dir = shared_data("northwind", "csv")
+    settings = Settings(data_dir=tmp_path)
+    await asyncio.to_thread(upgrade_database, settings.resolved_database_url)
+    db = Database(settings.resolved_database_url)
+    async with db.session() as s:
+        ws = await factories.workspace(s)
+        owner, _ = await factories.member(s, workspace_id=ws.id, role="owner")
+    await db.dispose()
+    first = await prepare_template_demo(settings, csv_dir, ws.id, owner.id)
+    configured, set_id, template_id = await prepare_template_demo(settings, csv_dir, ws.id, owner.id)
+    assert (set_id, template_id) == first[1:]  # a second demo run reuses the set and template
+    assert configured.templates_database_url.endswith("northwind.db")
+    assert template_id in template_demo_query(set_id, template_id)
+    db = Database(settings.resolved_database_url)
+    services = Services(settings=configured, db=db, indexes=None)
+    agent = factories.agent_principal(factories.member_principal(owner), scopes={"queries:run"})
+    try:
+        run = await run_template(
+            services,
+            agent,
+            RunTemplateRequest(template_id, {"start": "1997-01-01", "end": "1997-12-31", "top": 5}),
+        )
+    finally:
+        await services.close_query_database()
+        await db.dispose()
+    assert len(run.result.rows) == 5 and run.result.rows[0]["product_name"] == "Côte de Blaye"
