@@ -29,6 +29,7 @@ from app.templates.runner import (
     QueryTimeout,
     ResultColumn,
     TemplatesDatabaseMissing,
+    TemplatesDatabaseUnavailable,
     toon_rows,
 )
 from app.templates.service import (
@@ -68,6 +69,7 @@ __all__ = [
     "TemplateRun",
     "TemplateView",
     "TemplatesDatabaseMissing",
+    "TemplatesDatabaseUnavailable",
     "UpdateTemplateRequest",
     "approve_template",
     "bind_values",

@@ -32,6 +32,7 @@ from datetime import date, datetime
 from datetime import time as dtime
 from decimal import Decimal
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import bindparam, event, text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
@@ -58,6 +59,13 @@ class QueryFailed(CairnError):
 
     code = "QUERY_TEMPLATE_FAILED"
     http_status = 500
+
+
+class TemplatesDatabaseUnavailable(CairnError):
+    """The business database cannot be opened (503 ``TEMPLATES_DATABASE_UNAVAILABLE``; details in the log)."""
+
+    code = "TEMPLATES_DATABASE_UNAVAILABLE"
+    http_status = 503
 
 
 class TemplatesDatabaseMissing(CairnError):
@@ -122,6 +130,19 @@ def async_url(url: str) -> str:
     raise ValueError("the templates database must be PostgreSQL (postgresql://…) or SQLite (sqlite:///path)")
 
 
+def read_only_sqlite_url(url: str) -> str:
+    """``sqlite+aiosqlite:///path`` → the same file opened read-only (``file:…?mode=ro``, SQLite URI).
+
+    A missing file is then an error (SQLite would otherwise create an empty database), and
+    no statement can write. URLs that already carry a query string are left as they are.
+    """
+    prefix = "sqlite+aiosqlite:///"
+    path = url[len(prefix) :] if url.startswith(prefix) else ""
+    if not path or "?" in path or path == ":memory:" or path.startswith("file:"):
+        return url
+    return f"{prefix}file:{quote(path)}?mode=ro&uri=true"
+
+
 def _sqlstate(exc: BaseException | None) -> str | None:
     seen = 0
     while exc is not None and seen < 6:
@@ -181,7 +202,7 @@ class QueryDatabase:
     @staticmethod
     def _make_engine(url: str) -> AsyncEngine:
         if url.startswith("sqlite"):
-            engine = create_async_engine(url, connect_args={"timeout": 5})
+            engine = create_async_engine(read_only_sqlite_url(url), connect_args={"timeout": 5})
 
             @event.listens_for(engine.sync_engine, "connect")
             def _read_only(dbapi_conn, _record) -> None:  # pragma: no cover - driver hook
@@ -231,8 +252,10 @@ class QueryDatabase:
                 return 1
             return 0
 
+        connected = False
         try:
             async with self.engine.connect() as conn:
+                connected = True
                 raw = await conn.get_raw_connection()
                 try:
                     if self.dialect == "sqlite":
@@ -255,6 +278,12 @@ class QueryDatabase:
                     f"the query ran longer than the {timeout_seconds:g} s timeout and was stopped",
                     limit=timeout_seconds,
                     field="timeoutSeconds",
+                ) from None
+            if not connected:
+                log.warning("templates database unavailable: %s", exc.__class__.__name__, exc_info=exc)
+                raise TemplatesDatabaseUnavailable(
+                    f"the business database of query templates cannot be opened ({type(exc).__name__}); "
+                    "check CAIRN_TEMPLATES_DATABASE_URL"
                 ) from None
             log.warning("template statement failed: %s", exc.__class__.__name__, exc_info=exc)
             raise QueryFailed(

@@ -151,3 +151,22 @@ async def test_duplicate_column_names_are_renamed_with_a_notice(qdb):
     result = await run(qdb, "SELECT id, id FROM items ORDER BY id", [], {}, max_rows=1)
     assert [c.name for c in result.columns] == ["id", "id_2"]
     assert "DUPLICATE_COLUMN_RENAMED" in [n.code for n in result.notices]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_an_unreachable_business_database_is_503(tmp_path, backend):
+    from app.templates import TemplatesDatabaseUnavailable
+    from tests.conftest import PG_ADMIN_URL
+
+    if backend == "sqlite":
+        url = f"sqlite:///{tmp_path / 'missing.db'}"
+    else:
+        url = PG_ADMIN_URL.rsplit("/", 1)[0] + "/cairn_no_such_database"
+    qdb = QueryDatabase(url)
+    try:
+        with pytest.raises(TemplatesDatabaseUnavailable) as info:
+            await qdb.run("SELECT 1 AS one", (), {}, timeout_seconds=5, max_rows=1)
+    finally:
+        await qdb.engine.dispose()
+    assert info.value.http_status == 503 and info.value.code == "TEMPLATES_DATABASE_UNAVAILABLE"
+    assert not (tmp_path / "missing.db").exists()  # a SQLite business database is opened read-only
