@@ -8,7 +8,7 @@ import strawberry
 from strawberry.types import Info
 
 from app import corpus as docs
-from app.core.errors import BadInput
+from app.core.errors import BadInput, ContextSetScopeRefused
 from app.core.models import Document as DocumentRow
 from app.core.text_rules import validate_identifier, validate_name
 from app.corpus import DocumentRead, read_document
@@ -150,13 +150,22 @@ class DocumentQuery:
                 valid_time=as_of.valid_time if as_of else None,
                 system_time=as_of.system_time if as_of else None,
             )
+        d = read.document
+        if not principal.may_read(d.collection_id, d.id):  # context-set binding (issue 13)
+            raise ContextSetScopeRefused(
+                f"this credential is bound to context set {principal.context_set_id}; document {id!r} is outside its scope",
+                field="id",
+            )
         return to_document(read)
 
-    @strawberry.field(description="Live collections of your workspace.")
+    @strawberry.field(description="Live collections of your workspace (a bound credential: those of its context set).")
     @governed("collections")
     async def collections(self, info: Info, principal: Principal) -> list[Collection]:
         async with info.context.services.db.session() as s:
             rows = await docs.list_collections(s, workspace_id=principal.workspace_id)
+        scope = principal.context_scope if principal.bound else None
+        if principal.bound:  # context-set binding (issue 13): only the set's collections
+            rows = [(c, n) for c, n in rows if scope is not None and c.id in scope.visible_collection_ids]
         return [Collection(id=c.id, name=c.name, document_count=n, created_at=c.created_at) for c, n in rows]
 
 

@@ -49,8 +49,14 @@ class Trust(Enum):
     UNTRUSTED = "UNTRUSTED"
 
 
-@strawberry.enum(description="EVIDENCE = a ranked passage; WHOLE_DOCUMENT = a document's full text.")
+@strawberry.enum(
+    description="Set-first order (with a context set): VERIFIED_ANSWER, DEFINITION, INSTRUCTION (trust APPROVED, no citation), REQUIRED_EVIDENCE (cited); then EVIDENCE = a ranked passage; WHOLE_DOCUMENT = a document's full text."
+)
 class PackItemKind(Enum):
+    VERIFIED_ANSWER = "VERIFIED_ANSWER"
+    DEFINITION = "DEFINITION"
+    INSTRUCTION = "INSTRUCTION"
+    REQUIRED_EVIDENCE = "REQUIRED_EVIDENCE"
     EVIDENCE = "EVIDENCE"
     WHOLE_DOCUMENT = "WHOLE_DOCUMENT"
 
@@ -111,6 +117,17 @@ class LegRanks:
     dense: int | None
 
 
+@strawberry.type(
+    description="The context-set entry a set item comes from; cited* = the source a verified answer cites."
+)
+class ContextSetEntryRef:
+    context_set_id: strawberry.ID
+    entry_id: strawberry.ID
+    set_version: int
+    cited_document_id: strawberry.ID | None
+    cited_passage_id: strawberry.ID | None
+
+
 @strawberry.type(description="One item of a pack, in final pack order.")
 class PackItem:
     rank: int
@@ -120,16 +137,23 @@ class PackItem:
     trust: Trust
     score: float = strawberry.field(description="RRF score: sum over legs of 1/(60 + rank).")
     ranks: LegRanks
-    citation: Citation
+    citation: Citation | None = strawberry.field(
+        description="Null only for approved context-set entries (VERIFIED_ANSWER, DEFINITION, INSTRUCTION)."
+    )
     alternate_citations: list[Citation] = strawberry.field(
         description="Exact and near duplicates merged into this item."
     )
-    document_title: str
-    collection_id: strawberry.ID
-    validity: Validity
+    document_title: str = strawberry.field(
+        description="The cited document's title; for an approved entry its question, term or 'Instruction n'."
+    )
+    collection_id: strawberry.ID | None = strawberry.field(description="Null for approved entries.")
+    validity: Validity | None = strawberry.field(description="Null for approved entries.")
     superseded: bool = strawberry.field(description="A newer version of the document exists.")
     contradiction: bool = strawberry.field(description="Another item in the pack states a conflicting value.")
     contradicts: list[strawberry.ID] = strawberry.field(description="Passage ids of the conflicting items.")
+    context_set_entry: ContextSetEntryRef | None = strawberry.field(
+        default=None, description="Set items only: the entry and set version they come from."
+    )
 
 
 @strawberry.type(description="Server-side time per stage, ms.")
@@ -144,6 +168,12 @@ class PackTimings:
     recheck_ms: float | None = strawberry.field(description="Read-permission re-check just before items are emitted.")
     contradiction_ms: float | None = strawberry.field(description="Contradiction flags between packed items.")
     replay_ms: float | None = strawberry.field(description="Writing the replay record (overlaps item emission).")
+    first_set_item_ms: float | None = strawberry.field(
+        default=None, description="Server time from the request to the first context-set item emitted."
+    )
+    first_evidence_item_ms: float | None = strawberry.field(
+        default=None, description="Server time from the request to the first retrieved evidence item emitted."
+    )
 
 
 @strawberry.type
@@ -250,14 +280,25 @@ def to_item(i: pt.PackItem) -> PackItem:
         trust=Trust(i.trust),
         score=i.score,
         ranks=LegRanks(lexical=i.lexical_rank, dense=i.dense_rank),
-        citation=_citation(i.citation),
+        citation=_citation(i.citation) if i.citation is not None else None,
         alternate_citations=[_citation(a) for a in i.alternates],
         document_title=i.document_title,
         collection_id=i.collection_id,
-        validity=Validity(valid_from=i.valid_from, valid_to=i.valid_to),
+        validity=Validity(valid_from=i.valid_from, valid_to=i.valid_to) if i.valid_from is not None else None,
         superseded=i.superseded,
         contradiction=i.contradiction,
         contradicts=list(i.contradicts),
+        context_set_entry=(
+            ContextSetEntryRef(
+                context_set_id=r.context_set_id,
+                entry_id=r.entry_id,
+                set_version=r.set_version,
+                cited_document_id=r.cited_document_id,
+                cited_passage_id=r.cited_passage_id,
+            )
+            if (r := i.context_set_entry) is not None
+            else None
+        ),
     )
 
 
@@ -273,6 +314,8 @@ def _timings(t: dict[str, float]) -> PackTimings:
         recheck_ms=t.get("recheckMs"),
         contradiction_ms=t.get("contradictionMs"),
         replay_ms=t.get("replayMs"),
+        first_set_item_ms=t.get("firstSetItemMs"),
+        first_evidence_item_ms=t.get("firstEvidenceItemMs"),
     )
 
 

@@ -25,6 +25,49 @@ DEMO_OWNER = "demo-owner"
 DEMO_AGENT = "demo-agent"
 DEMO_COLLECTION = "python-docs"
 DEMO_SCOPES = ["context:read", "queries:run", "replay:run"]
+DEMO_SET = "Python statements (demo)"
+
+
+def demo_context_set() -> dict:
+    """The demo's context set (issue 13) in the ``cairn sets import`` YAML shape: a few
+    definitions, one verified answer and one instruction over the Python reference."""
+    with_doc = {"collection": DEMO_COLLECTION, "externalId": "pydoc/with"}
+    return {
+        "sets": [
+            {
+                "name": DEMO_SET,
+                "description": "Approved answers and terms for Python's compound statements",
+                "scope": {"collections": [DEMO_COLLECTION]},
+                "definitions": [
+                    {
+                        "term": "context manager",
+                        "definition": "An object that defines __enter__() and __exit__() to set up and tear down "
+                        "the runtime context of a with statement.",
+                        "aliases": ["context managers"],
+                    },
+                    {
+                        "term": "suite",
+                        "definition": "The block of statements controlled by a clause of a compound statement.",
+                    },
+                    {
+                        "term": "decorator",
+                        "definition": "A function returning another function, applied with the @wrapper syntax.",
+                    },
+                ],
+                "verifiedAnswers": [
+                    {
+                        "question": "How does a with statement call __enter__ and __exit__?",
+                        "answer": "The with statement evaluates the context expression to get a context manager, "
+                        "calls its __enter__() (binding the result to the as-target, if any), runs the suite, "
+                        "then always calls __exit__() — with the exception's type, value and traceback if the "
+                        "suite raised, else with three None arguments.",
+                        "citation": {"document": with_doc},
+                    }
+                ],
+                "instructions": ["Quote the Python reference section you rely on, with its citation."],
+            }
+        ]
+    }
 
 
 def sample_documents() -> list[SourceDocument]:
@@ -47,6 +90,7 @@ class DemoInfo:
     agent_token: str
     collection: str
     report: IngestReport
+    context_set_id: str = ""
 
 
 async def prepare_demo(settings: Settings, *, progress_factory=None) -> DemoInfo:
@@ -116,7 +160,14 @@ async def prepare_demo(settings: Settings, *, progress_factory=None) -> DemoInfo
                     docs=docs,
                     chunk_max_tokens=settings.chunk_max_tokens,
                 )
-        return DemoInfo(ws.id, member_token, agent.token, DEMO_COLLECTION, report)
+        from app.contextsets import import_context_sets
+
+        @dataclass
+        class _Db:
+            db: object
+
+        [(_status, demo_set)] = await import_context_sets(_Db(db), principal, demo_context_set())
+        return DemoInfo(ws.id, member_token, agent.token, DEMO_COLLECTION, report, demo_set.id)
     finally:
         indexes.close()
         await db.dispose()
@@ -129,6 +180,17 @@ EXAMPLE_QUERY = """query {
     items { rank score tokens trust text
             ranks { lexical dense }
             citation { documentId versionId passageId start end sha256 } }
+  }
+}"""
+
+
+SET_QUERY = """query {
+  contextPack(input: {task: "How does a with statement call __enter__ and __exit__ on a context manager?",
+                      contextSetId: "%s", budget: {maxTokens: 1200}}) {
+    tokensUsed notes timings { firstSetItemMs firstEvidenceItemMs }
+    items { rank kind trust tokens text
+            contextSetEntry { entryId setVersion citedDocumentId }
+            citation { documentId passageId start end } }
   }
 }"""
 
@@ -167,6 +229,11 @@ def print_demo(info: DemoInfo, *, host: str, port: int, serving: bool = True) ->
         "Then run this query:",
         "",
         EXAMPLE_QUERY,
+        "",
+        f"Context set '{DEMO_SET}' ({info.context_set_id}): its approved items (trust APPROVED: the verified",
+        "answer, then the definitions the task uses, then the instruction) come first, then evidence:",
+        "",
+        SET_QUERY % info.context_set_id,
         "",
         "Agent credential (for servers and scripts; shown once):",
         f"  export CAIRN_AGENT_TOKEN={info.agent_token}",

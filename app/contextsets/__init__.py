@@ -18,6 +18,7 @@ from app.contextsets.library import (
     validate_lookup,
     validate_match,
 )
+from app.contextsets.packing import SetItem, SetPlan, plan_set
 from app.contextsets.store import (
     active_set,
     check_set_access,
@@ -49,6 +50,8 @@ __all__ = [
     "DefinitionInput",
     "Entry",
     "EvidenceRef",
+    "SetItem",
+    "SetPlan",
     "VerifiedAnswerInput",
     "VersionView",
     "active_set",
@@ -60,6 +63,7 @@ __all__ = [
     "list_context_sets",
     "lookup_definitions",
     "match_verified_answers",
+    "plan_set",
     "update_context_set",
     "validate_limit",
     "validate_list",

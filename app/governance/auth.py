@@ -100,6 +100,8 @@ class ContextScope:
 
     collection_ids: frozenset[str] = frozenset()
     document_ids: frozenset[str] = frozenset()
+    visible_collection_ids: frozenset[str] = frozenset()
+    """Collections listed to a bound credential: ``collection_ids`` plus those holding a scoped document."""
 
     def allows(self, collection_id: str | None, document_id: str | None = None) -> bool:
         """True when the document (or, without ``document_id``, the whole collection) is in scope."""

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.core.db import serialize
 from app.core.errors import BadInput, Conflict, ContextSetInactive, Forbidden, NotFound, Unauthenticated
 from app.core.ids import as_utc, new_id, utcnow
-from app.core.models import AgentCredential, ContextSet, Member, Workspace
+from app.core.models import AgentCredential, ContextSet, Document, Member, Workspace
 from app.core.text_rules import validate_identifier, validate_name
 from app.governance import (
     DEFAULT_SCOPES,
@@ -332,7 +332,19 @@ async def authenticate(s: AsyncSession, token: str) -> Principal:
                 f"{'deactivated' if cs is not None else 'gone'}; its reads are refused (a binding never widens): "
                 "an editor can reactivate the set, or create a new credential",
             )
-        scope = ContextScope(frozenset(cs.collection_ids or ()), frozenset(cs.document_ids or ()))
+        doc_colls = set()
+        if cs.document_ids:
+            doc_colls = set(
+                (
+                    await s.execute(
+                        select(Document.collection_id).where(
+                            Document.id.in_(list(cs.document_ids)), Document.workspace_id == cs.workspace_id
+                        )
+                    )
+                ).scalars()
+            )
+        colls = frozenset(cs.collection_ids or ())
+        scope = ContextScope(colls, frozenset(cs.document_ids or ()), colls | frozenset(doc_colls))
     return Principal(
         kind="agent",
         id=cred.id,

@@ -29,6 +29,18 @@ def _citation(c: pt.Citation) -> dict[str, Any]:
     }
 
 
+def _entry_ref(r: pt.ContextSetEntryRef | None) -> dict[str, Any] | None:
+    if r is None:
+        return None
+    return {
+        "contextSetId": r.context_set_id,
+        "entryId": r.entry_id,
+        "setVersion": r.set_version,
+        "citedDocumentId": r.cited_document_id,
+        "citedPassageId": r.cited_passage_id,
+    }
+
+
 def event_json(event: pt.PackEvent, *, coordinate: str = "", capability: str = "") -> dict[str, Any]:
     """One pack event as a JSON-ready dict."""
     if isinstance(event, pt.PackHeader):
@@ -56,14 +68,19 @@ def event_json(event: pt.PackEvent, *, coordinate: str = "", capability: str = "
             "trust": event.trust,
             "score": event.score,
             "ranks": {"lexical": event.lexical_rank, "dense": event.dense_rank},
-            "citation": _citation(event.citation),
+            "citation": _citation(event.citation) if event.citation is not None else None,
             "alternateCitations": [_citation(a) for a in event.alternates],
             "documentTitle": event.document_title,
             "collectionId": event.collection_id,
-            "validity": {"validFrom": _iso(event.valid_from), "validTo": _iso(event.valid_to)},
+            "validity": (
+                {"validFrom": _iso(event.valid_from), "validTo": _iso(event.valid_to)}
+                if event.valid_from is not None
+                else None
+            ),
             "superseded": event.superseded,
             "contradiction": event.contradiction,
             "contradicts": list(event.contradicts),
+            "contextSetEntry": _entry_ref(event.context_set_entry),
         }
     t = event.timings
     return {
@@ -81,6 +98,8 @@ def event_json(event: pt.PackEvent, *, coordinate: str = "", capability: str = "
             "fusionMs": t.get("fusionMs"),
             "resolveMs": t.get("resolveMs"),
             "dedupPackMs": t.get("dedupPackMs"),
+            "firstSetItemMs": t.get("firstSetItemMs"),
+            "firstEvidenceItemMs": t.get("firstEvidenceItemMs"),
         },
         "candidates": event.candidates,
         "duplicatesMerged": event.duplicates_merged,

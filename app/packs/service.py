@@ -35,6 +35,7 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
+from app.contextsets import SetItem, plan_set
 from app.core.errors import BadInput, NotFound, PackIncomplete
 from app.core.ids import new_id, sha256_text, utcnow
 from app.core.models import Collection, Document, DocumentVersion, ReplayRecord
@@ -44,6 +45,7 @@ from app.packs.resolve import first_window, prefetch, resolve_windows
 from app.packs.types import (
     RRF_K,
     Citation,
+    ContextSetEntryRef,
     Pack,
     PackEvent,
     PackFooter,
@@ -242,8 +244,6 @@ async def stream_pack(
         PackIncomplete: ``REQUIRE_COMPLETE`` and the pack is incomplete (before any item).
     """
     validate_pack_request(req)
-    if req.context_set_id is not None or principal.context_set_id is not None:
-        raise BadInput("context sets are not available yet on this server", field="input.contextSetId")
     if "DOCUMENTS" in req.sources:
         require_scope(
             principal,
@@ -258,6 +258,34 @@ async def stream_pack(
     valid_time = req.valid_time or now
     system_time = min(req.system_time or now, now)
     colls, docs = await _scope(services, principal, req)
+    # >>> context-set hook (issue 13) — set-first packing lives in app/contextsets/packing.py;
+    # re-apply after the typed-pipeline refactor: plan before retrieval, retrieval limited to
+    # the set's scope, set items emitted first (BEST_EFFORT: before the legs run), evidence
+    # gets the budget left, REQUIRE_COMPLETE fails on missing required evidence.
+    plan = await plan_set(
+        services,
+        principal,
+        task=req.task,
+        context_set_id=req.context_set_id,
+        collection_ids=colls,
+        document_ids=docs,
+        max_tokens=req.max_tokens,
+        valid_time=valid_time,
+        system_time=system_time,
+    )
+    set_items: list[PackItem] = []
+    if plan is not None:
+        colls, docs = plan.collection_ids, plan.document_ids
+        set_items = [_set_item(rank, i) for rank, i in enumerate(plan.items, start=1)]
+        if plan.missing_required and req.coverage == "REQUIRE_COMPLETE":
+            raise PackIncomplete(
+                "coverage REQUIRE_COMPLETE could not be met (REQUIRED_EVIDENCE): "
+                + "; ".join(plan.missing_required)
+                + ". Raise input.budget.maxTokens, or use BEST_EFFORT",
+                reasons=["REQUIRED_EVIDENCE"],
+                field="input.budget.maxTokens",
+            )
+    # <<< context-set hook
     header = PackHeader(
         new_id("pack"),
         new_id("rpl"),
@@ -275,11 +303,23 @@ async def stream_pack(
     incomplete: list[str] = []
     if req.coverage == "BEST_EFFORT":
         yield header
+        for item in set_items:  # context-set hook: approved items before retrieval runs
+            timings.setdefault("firstSetItemMs", round((time.perf_counter() - perf0) * 1000, 2))
+            yield item
+    if plan is not None:
+        notes.extend(plan.notes)
+        if plan.missing_required:
+            incomplete.append("REQUIRED_EVIDENCE")
     weights: dict[str, float] = {"lexical": 1.0, "dense": 1.0}
     t = time.perf_counter()
     cache: dict[str, list[tuple]] = {}
     cosine: dict[str, float] = {}
-    results, late = await _legs(services, principal, req, colls, docs, deadline, timings, notes, weights, cache, cosine)
+    if colls == [] or docs == []:  # context-set hook: the set's scope leaves nothing to search
+        results, late = {}, []
+    else:
+        results, late = await _legs(
+            services, principal, req, colls, docs, deadline, timings, notes, weights, cache, cosine
+        )
     timings["legsMs"] = round((time.perf_counter() - t) * 1000, 2)
     if late:
         incomplete.append("LATENCY")
@@ -312,6 +352,10 @@ async def stream_pack(
     t = time.perf_counter()
     merged = sum(len(g.duplicates) for g in groups)
     entries: list[dict] = []
+    if plan is not None:  # context-set hook: evidence the required items already quote is dropped
+        groups = [
+            g for g in groups if g.kept.id not in plan.required_passages and g.kept.doc not in plan.required_documents
+        ]
     if "PASSAGES" in req.sources:
         entries.extend({"kind": "EVIDENCE", "group": g, "tokens": g.kept.tokens} for g in groups)
     if "DOCUMENTS" in req.sources:
@@ -322,7 +366,8 @@ async def stream_pack(
                 best_docs.append(g.kept)
         for w in await _whole_documents(services, best_docs[:20], req.max_tokens):
             entries.append({"kind": "WHOLE_DOCUMENT", "whole": w, "tokens": w["tokens"]})
-    packed = pack_greedy(entries, tokens=lambda e: e["tokens"], max_tokens=req.max_tokens)
+    set_tokens = plan.tokens if plan is not None else 0  # context-set hook: set items come first
+    packed = pack_greedy(entries, tokens=lambda e: e["tokens"], max_tokens=req.max_tokens - set_tokens)
     timings["dedupPackMs"] = round(timings.pop("dedupMs") + (time.perf_counter() - t) * 1000, 2)
     if entries and packed.included[:1] != entries[:1]:
         incomplete.append("TOP_ITEM_OVER_BUDGET")
@@ -344,6 +389,9 @@ async def stream_pack(
     timings["recheckMs"] = round((time.perf_counter() - t) * 1000, 2)
     if req.coverage == "REQUIRE_COMPLETE":
         yield header
+        for item in set_items:  # context-set hook
+            timings.setdefault("firstSetItemMs", round((time.perf_counter() - perf0) * 1000, 2))
+            yield item
     kept = [
         e
         for e in packed.included
@@ -353,7 +401,7 @@ async def stream_pack(
     flags = find_contradictions([(e["group"].kept.id, e["group"].kept.text) for e in kept if e["kind"] == "EVIDENCE"])
     timings["contradictionMs"] = round((time.perf_counter() - t) * 1000, 2)
     items: list[PackItem] = []
-    for rank, e in enumerate(kept, start=1):
+    for rank, e in enumerate(kept, start=len(set_items) + 1):
         if e["kind"] == "EVIDENCE":
             c = e["group"].kept
             alts = tuple(_citation(d) for d in e["group"].duplicates if d.doc in readable)
@@ -386,19 +434,20 @@ async def stream_pack(
         items.append(item)
     # The replay record is written while the items stream out; the footer waits for it, so
     # a client that has the footer can replay.
-    replay = asyncio.ensure_future(_record_replay(services, principal, header, req, items, timings))
+    replay = asyncio.ensure_future(_record_replay(services, principal, header, req, set_items + items, timings))
     try:
         for item in items:
+            timings.setdefault("firstEvidenceItemMs", round((time.perf_counter() - perf0) * 1000, 2))
             yield item
     finally:
         if not replay.done():
             await asyncio.shield(replay)
     replay.result()
-    tokens_used = sum(i.tokens for i in items)
+    tokens_used = sum(i.tokens for i in items) + sum(i.tokens for i in set_items)
     yield PackFooter(
         tokens_used=tokens_used,
-        item_count=len(items),
-        truncated=bool(packed.skipped) or unresolved > 0,
+        item_count=len(items) + len(set_items),
+        truncated=bool(packed.skipped) or unresolved > 0 or bool(plan and plan.skipped),
         complete=not incomplete,
         incomplete_reasons=tuple(incomplete),
         latency_ms=round((time.perf_counter() - perf0) * 1000, 2),
@@ -406,6 +455,40 @@ async def stream_pack(
         candidates=len(cands),
         duplicates_merged=merged,
         notes=tuple(notes),
+    )
+
+
+def _set_item(rank: int, i: SetItem) -> PackItem:
+    """Context-set hook: a :class:`~app.contextsets.SetItem` as a pack item at ``rank``."""
+    cit = None
+    if i.version_id is not None and i.document_id is not None and i.sha256 is not None:
+        cit = Citation(i.document_id, i.version_id, i.passage_id, i.start, i.end, i.sha256)
+    ref = ContextSetEntryRef(
+        i.context_set_id,
+        i.entry_id,
+        i.set_version,
+        i.document_id if cit is None else None,
+        i.passage_id if cit is None else None,
+    )
+    return PackItem(
+        rank,
+        i.kind,
+        i.text,
+        i.tokens,
+        i.trust,
+        round(i.score, 8),
+        None,
+        None,
+        cit,
+        (),
+        i.title,
+        i.collection_id,
+        i.valid_from,
+        i.valid_to,
+        i.superseded,
+        False,
+        (),
+        ref,
     )
 
 
@@ -431,6 +514,7 @@ async def _record_replay(
             "collectionIds": list(req.collection_ids or []),
             "documentIds": list(req.document_ids or []),
             "sources": list(req.sources),
+            "contextSetId": next((i.context_set_entry.context_set_id for i in items if i.context_set_entry), None),
         },
         items=[
             {
@@ -442,6 +526,15 @@ async def _record_replay(
                 "start": i.citation.start,
                 "end": i.citation.end,
                 "sha256": i.citation.sha256,
+            }
+            if i.citation is not None
+            else {  # context-set hook: an approved entry, recorded by id and set version
+                "rank": i.rank,
+                "kind": i.kind,
+                "contextSetId": i.context_set_entry.context_set_id if i.context_set_entry else None,
+                "entryId": i.context_set_entry.entry_id if i.context_set_entry else None,
+                "setVersion": i.context_set_entry.set_version if i.context_set_entry else None,
+                "sha256": sha256_text(i.text),
             }
             for i in items
         ],
