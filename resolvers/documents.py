@@ -8,10 +8,9 @@ import strawberry
 from strawberry.types import Info
 
 from app import corpus as docs
-from app.core.errors import BadInput, ContextSetScopeRefused
-from app.core.models import Document as DocumentRow
+from app.core.errors import BadInput
 from app.core.text_rules import validate_identifier, validate_name
-from app.corpus import DocumentRead, read_document
+from app.corpus import CollectionInfo, DocumentRead, DocumentRequest, DocumentWrite
 from app.governance import Principal, governed
 from resolvers.packs import AsOfInput
 
@@ -85,7 +84,7 @@ class DeleteDocumentResult:
 
 def to_document(read: DocumentRead) -> Document:
     """Service read → GraphQL document."""
-    d: DocumentRow = read.document
+    d = read.document
     return Document(
         id=d.id,
         collection_id=d.collection_id,
@@ -111,6 +110,11 @@ def to_document(read: DocumentRead) -> Document:
             for v in read.versions
         ],
     )
+
+
+def to_collection(c: CollectionInfo) -> Collection:
+    """Service collection → GraphQL collection."""
+    return Collection(id=c.id, name=c.name, document_count=c.document_count, created_at=c.created_at)
 
 
 def _validate_id(id: str, **_: object) -> None:
@@ -142,31 +146,17 @@ class DocumentQuery:
     async def document(
         self, info: Info, id: strawberry.ID, principal: Principal, as_of: AsOfInput | None = None
     ) -> Document:
-        async with info.context.services.db.session() as s:
-            read = await read_document(
-                s,
-                workspace_id=principal.workspace_id,
-                document_id=id,
-                valid_time=as_of.valid_time if as_of else None,
-                system_time=as_of.system_time if as_of else None,
-            )
-        d = read.document
-        if not principal.may_read(d.collection_id, d.id):  # context-set binding (issue 13)
-            raise ContextSetScopeRefused(
-                f"this credential is bound to context set {principal.context_set_id}; document {id!r} is outside its scope",
-                field="id",
-            )
-        return to_document(read)
+        request = DocumentRequest(
+            document_id=id,
+            valid_time=as_of.valid_time if as_of else None,
+            system_time=as_of.system_time if as_of else None,
+        )
+        return to_document(await docs.get_document(info.context.services, principal, request))
 
     @strawberry.field(description="Live collections of your workspace (a bound credential: those of its context set).")
     @governed("collections")
     async def collections(self, info: Info, principal: Principal) -> list[Collection]:
-        async with info.context.services.db.session() as s:
-            rows = await docs.list_collections(s, workspace_id=principal.workspace_id)
-        scope = principal.context_scope if principal.bound else None
-        if principal.bound:  # context-set binding (issue 13): only the set's collections
-            rows = [(c, n) for c, n in rows if scope is not None and c.id in scope.visible_collection_ids]
-        return [Collection(id=c.id, name=c.name, document_count=n, created_at=c.created_at) for c, n in rows]
+        return [to_collection(c) for c in await docs.workspace_collections(info.context.services, principal)]
 
 
 @strawberry.type
@@ -174,9 +164,7 @@ class DocumentMutation:
     @strawberry.mutation(description="Create a collection (collection:write).")
     @governed("createCollection", validate=_validate_collection)
     async def create_collection(self, info: Info, name: str, principal: Principal) -> Collection:
-        async with info.context.services.db.session() as s:
-            c = await docs.get_or_create_collection(s, workspace_id=principal.workspace_id, name=name)
-        return Collection(id=c.id, name=c.name, document_count=0, created_at=c.created_at)
+        return to_collection(await docs.create_collection(info.context.services, principal, name))
 
     @strawberry.mutation(
         description="Create a document or record a new version (document:write). Indexed before returning."
@@ -185,23 +173,16 @@ class DocumentMutation:
     async def upsert_document(
         self, info: Info, input: UpsertDocumentInput, principal: Principal
     ) -> UpsertDocumentResult:
-        services = info.context.services
-        async with services.db.session() as s:
-            await docs.get_collection(s, workspace_id=principal.workspace_id, collection_id=input.collection_id)
-            r = await docs.upsert_document(
-                s,
-                workspace_id=principal.workspace_id,
-                collection_id=input.collection_id,
-                external_id=input.external_id,
-                title=input.title,
-                text=input.text,
-                media_type=input.media_type,
-                valid_from=input.valid_from,
-                valid_to=input.valid_to,
-                chunk_max_tokens=services.settings.chunk_max_tokens,
-            )
-        if r.new_passage_ids:
-            await services.indexes.index_pending(services.db)
+        request = DocumentWrite(
+            collection_id=input.collection_id,
+            external_id=input.external_id,
+            text=input.text,
+            title=input.title,
+            media_type=input.media_type,
+            valid_from=input.valid_from,
+            valid_to=input.valid_to,
+        )
+        r = await docs.write_document(info.context.services, principal, request)
         return UpsertDocumentResult(
             document_id=r.document_id, version_id=r.version_id, status=r.status, new_passages=len(r.new_passage_ids)
         )
@@ -209,6 +190,5 @@ class DocumentMutation:
     @strawberry.mutation(description="Delete a document (recorded at the current system time; history kept).")
     @governed("deleteDocument", validate=_validate_id)
     async def delete_document(self, info: Info, id: strawberry.ID, principal: Principal) -> DeleteDocumentResult:
-        async with info.context.services.db.session() as s:
-            at = await docs.delete_document(s, workspace_id=principal.workspace_id, document_id=id)
+        at = await docs.remove_document(info.context.services, principal, id)
         return DeleteDocumentResult(document_id=id, deleted_at=at)

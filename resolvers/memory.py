@@ -12,6 +12,14 @@ from app import memory as mem
 from app.core.errors import BadInput
 from app.core.text_rules import require_storable, validate_identifier
 from app.governance import Principal, governed
+from app.memory import (
+    ForgetRequest,
+    MemoryListQuery,
+    MemoryNote,
+    MemorySettingsChange,
+    MemorySettingsView,
+    RecallQuery,
+)
 from resolvers.packs import Trust
 
 
@@ -248,8 +256,8 @@ def _validate_settings(enabled: bool | None = None, retention_days: int | None =
         raise BadInput("retentionDays must be 1–365", field="retentionDays", limit="1-365")
 
 
-def _settings(ws) -> MemorySettings:
-    return MemorySettings(enabled=ws.memory_enabled, retention_days=ws.memory_retention_days, retaining=ws.retaining)
+def _settings(v: MemorySettingsView) -> MemorySettings:
+    return MemorySettings(enabled=v.enabled, retention_days=v.retention_days, retaining=v.retaining)
 
 
 @strawberry.type
@@ -261,18 +269,14 @@ class MemoryQuery:
     async def recall_memories(
         self, info: Info, input: RecallMemoriesInput, principal: Principal
     ) -> RecallMemoriesResult:
-        services = info.context.services
-        async with services.db.session() as s:
-            out = await mem.recall(
-                s,
-                principal=principal,
-                query=input.query,
-                namespace=input.namespace,
-                collection_id=input.collection_id,
-                as_of=input.as_of,
-                limit=input.limit,
-                embedder=services.indexes.embedder,
-            )
+        request = RecallQuery(
+            query=input.query,
+            namespace=input.namespace,
+            collection_id=input.collection_id,
+            as_of=input.as_of,
+            limit=input.limit,
+        )
+        out = await mem.recall_memories(info.context.services, principal, request)
         return RecallMemoriesResult(
             memories=[
                 RecalledMemory(
@@ -293,26 +297,21 @@ class MemoryQuery:
         self, info: Info, principal: Principal, input: ListMemoriesInput | None = None
     ) -> MemoryPage:
         i = input or ListMemoriesInput()
-        async with info.context.services.db.session() as s:
-            out = await mem.list_memories(
-                s,
-                principal=principal,
-                namespace=i.namespace,
-                key=i.key,
-                collection_id=i.collection_id,
-                as_of=i.as_of,
-                limit=i.limit,
-                cursor=i.cursor,
-            )
+        request = MemoryListQuery(
+            namespace=i.namespace,
+            key=i.key,
+            collection_id=i.collection_id,
+            as_of=i.as_of,
+            limit=i.limit,
+            cursor=i.cursor,
+        )
+        out = await mem.list_own_memories(info.context.services, principal, request)
         return MemoryPage(memories=[to_memory(v) for v in out.items], hidden=out.hidden, next_cursor=out.next_cursor)
 
     @strawberry.field(description="The memory switch and retention of this workspace (owner).")
     @governed("memorySettings")
     async def memory_settings(self, info: Info, principal: Principal) -> MemorySettings:
-        from app.core.models import Workspace
-
-        async with info.context.services.db.session() as s:
-            return _settings(await s.get(Workspace, principal.workspace_id))
+        return _settings(await mem.memory_settings(info.context.services, principal))
 
 
 @strawberry.type
@@ -324,18 +323,14 @@ class MemoryMutation:
     async def remember_memory(
         self, info: Info, input: RememberMemoryInput, principal: Principal
     ) -> RememberMemoryResult:
-        services = info.context.services
-        async with services.db.session() as s:
-            out = await mem.remember(
-                s,
-                principal=principal,
-                namespace=input.namespace,
-                text=input.text,
-                key=input.key,
-                collection_id=input.collection_id,
-                citations=input.citations or [],
-                embedder=services.indexes.embedder,
-            )
+        request = MemoryNote(
+            namespace=input.namespace,
+            text=input.text,
+            key=input.key,
+            collection_id=input.collection_id,
+            citations=tuple(input.citations or []),
+        )
+        out = await mem.remember_memory(info.context.services, principal, request)
         return RememberMemoryResult(
             memory=to_memory(out.memory),
             superseded=out.superseded,
@@ -347,10 +342,8 @@ class MemoryMutation:
     )
     @governed("forgetMemory", validate=_validate_forget)
     async def forget_memory(self, info: Info, input: ForgetMemoryInput, principal: Principal) -> ForgetMemoryResult:
-        async with info.context.services.db.session() as s:
-            n = await mem.forget(
-                s, principal=principal, memory_id=input.memory_id, namespace=input.namespace, key=input.key
-            )
+        request = ForgetRequest(memory_id=input.memory_id, namespace=input.namespace, key=input.key)
+        n = await mem.forget_memory(info.context.services, principal, request)
         return ForgetMemoryResult(deleted=n)
 
     @strawberry.mutation(description="Owner: turn 'let agents keep memories' on/off and set retention (1–365 days).")
@@ -358,15 +351,10 @@ class MemoryMutation:
     async def set_memory_settings(
         self, info: Info, principal: Principal, enabled: bool | None = None, retention_days: int | None = None
     ) -> MemorySettings:
-        async with info.context.services.db.session() as s:
-            return _settings(
-                await mem.set_settings(
-                    s, workspace_id=principal.workspace_id, enabled=enabled, retention_days=retention_days
-                )
-            )
+        request = MemorySettingsChange(enabled=enabled, retention_days=retention_days)
+        return _settings(await mem.change_memory_settings(info.context.services, principal, request))
 
     @strawberry.mutation(description="Owner: delete every memory of the workspace without reading any.")
     @governed("deleteAllMemories")
     async def delete_all_memories(self, info: Info, principal: Principal) -> DeleteAllMemoriesResult:
-        async with info.context.services.db.session() as s:
-            return DeleteAllMemoriesResult(deleted=await mem.delete_all(s, workspace_id=principal.workspace_id))
+        return DeleteAllMemoriesResult(deleted=await mem.delete_all_memories(info.context.services, principal))

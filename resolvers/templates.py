@@ -1,4 +1,4 @@
-"""Query templates (SPEC §4): Strawberry types and resolvers (rules in app.templates.service).
+"""Query templates (SPEC §4): Strawberry types and resolvers (rules in app.templates.operations).
 
 Agents list (``queryTemplates``) and run (``runQueryTemplate``) approved templates with the
 ``queries:run`` scope and never send or see SQL; admins create, change and approve them.

@@ -59,14 +59,13 @@ def load_templates_cmd(
         from sqlalchemy import or_, select
 
         from app import templates as tpl
-        from app.context import Services
         from app.core.errors import Forbidden, NotFound
         from app.core.models import ContextSet, Member, QueryTemplate
         from app.governance import ROLE_PERMISSIONS, Principal
 
         definitions = tpl.load_catalog(file)
         db, _ = await _open(settings, with_vectors=None)
-        services = Services(settings=settings, db=db, indexes=None)
+        services = tpl.TemplateContext(settings, db, tpl.TemplatesDatabase(settings.templates_database_url))
         out = []
         try:
             ws = await _workspace(db, workspace, create=False)
@@ -111,7 +110,7 @@ def load_templates_cmd(
                     view = await tpl.approve_template(services, principal, tpl.ApproveTemplateRequest(view.id))
                 out.append({"id": view.id, "name": view.name, "version": view.version, "approved": view.approved})
         finally:
-            await services.close_query_database()
+            await services.query_database.close()
             await db.dispose()
         return out
 
@@ -134,7 +133,6 @@ async def prepare_template_demo(settings, csv_dir: Path, workspace_id: str, memb
 
     from app import contextsets
     from app import templates as tpl
-    from app.context import Services
     from app.core.db import Database
     from app.core.models import ContextSet, Member, QueryTemplate
     from app.governance import ROLE_PERMISSIONS, Principal
@@ -146,7 +144,7 @@ async def prepare_template_demo(settings, csv_dir: Path, workspace_id: str, memb
         settings = settings.model_copy(update={"templates_database_url": url})
     definition = next(d for d in tpl.load_catalog(tpl.NORTHWIND_TEMPLATES) if d.name == DEMO_TEMPLATE)
     db = Database(settings.resolved_database_url)
-    services = Services(settings=settings, db=db, indexes=None)
+    services = tpl.TemplateContext(settings, db, tpl.TemplatesDatabase(settings.templates_database_url))
     try:
         async with db.session() as s:
             m = await s.get(Member, member_id)
@@ -192,7 +190,7 @@ async def prepare_template_demo(settings, csv_dir: Path, workspace_id: str, memb
             view = await tpl.approve_template(services, principal, tpl.ApproveTemplateRequest(view.id))
         return settings, set_id, view.id
     finally:
-        await services.close_query_database()
+        await services.query_database.close()
         await db.dispose()
 
 

@@ -22,6 +22,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.contextsets.errors import ContextSetLimit, ContextSetNameTaken
 from app.contextsets.types import (
     KINDS,
     MAX_SETS_PER_WORKSPACE,
@@ -33,7 +34,7 @@ from app.contextsets.types import (
     validate_write,
 )
 from app.core.db import serialize
-from app.core.errors import BadInput, Conflict, ContextSetInactive, ContextSetScopeRefused, NotFound
+from app.core.errors import BadInput, ContextSetInactive, ContextSetScopeRefused, NotFound
 from app.core.ids import new_id, stable_id, utcnow
 from app.core.models import Collection, ContextSet, ContextSetEntry, ContextSetVersion, Document, Passage
 from app.core.text_rules import validate_identifier
@@ -353,9 +354,8 @@ async def create_context_set(services, principal: Principal, w: ContextSetWrite)
             )
         ).scalar_one()
         if count >= MAX_SETS_PER_WORKSPACE:
-            raise Conflict(
+            raise ContextSetLimit(
                 f"this workspace has {MAX_SETS_PER_WORKSPACE} context sets (the limit); change or deactivate one",
-                code="CONTEXT_SET_LIMIT",
                 limit=MAX_SETS_PER_WORKSPACE,
             )
         taken = (
@@ -366,9 +366,8 @@ async def create_context_set(services, principal: Principal, w: ContextSetWrite)
             )
         ).scalar_one_or_none()
         if taken is not None:
-            raise Conflict(
+            raise ContextSetNameTaken(
                 f"a context set named {w.name!r} already exists ({taken})",
-                code="CONTEXT_SET_NAME_TAKEN",
                 field="input.name",
             )
         await _check_refs(s, principal.workspace_id, w, None)
@@ -426,9 +425,8 @@ async def update_context_set(services, principal: Principal, set_id: str, w: Con
                 )
             ).scalar_one_or_none()
             if taken is not None:
-                raise Conflict(
+                raise ContextSetNameTaken(
                     f"a context set named {w.name!r} already exists ({taken})",
-                    code="CONTEXT_SET_NAME_TAKEN",
                     field="input.name",
                 )
             row.name = w.name
@@ -462,7 +460,7 @@ async def update_context_set(services, principal: Principal, set_id: str, w: Con
         try:
             await s.flush()
         except IntegrityError as exc:  # pragma: no cover - the name check above runs under the lock
-            raise Conflict("a context set with that name already exists", code="CONTEXT_SET_NAME_TAKEN") from exc
+            raise ContextSetNameTaken("a context set with that name already exists") from exc
         return await _record_version(s, row, actor, ", ".join(changes), now)
 
 

@@ -40,7 +40,7 @@ from graphql import GraphQLError
 from sqlalchemy import update
 from strawberry.utils.str_converters import to_camel_case
 
-from app.core.errors import CairnError, Forbidden
+from app.core.errors import CairnError, Forbidden, to_response
 from app.core.ids import utcnow
 from app.core.models import ConfirmationRequest
 from app.governance.auth import Principal, require_scope
@@ -221,13 +221,12 @@ def to_graphql_error(ctx, exc: BaseException) -> GraphQLError:
     """Shape any exception as a GraphQL error with ``extensions.code`` (no stack traces)."""
     if isinstance(exc, GraphQLError):
         return exc
+    _, extensions = to_response(exc)
     if isinstance(exc, CairnError):
-        return GraphQLError(exc.message, extensions=exc.extensions(), original_error=exc)
+        return GraphQLError(exc.message, extensions=extensions, original_error=exc)
     log.error("internal error", exc_info=exc, extra={"trace_id": getattr(ctx, "trace_id", None)})
     trace = getattr(ctx, "trace_id", "unknown")
-    return GraphQLError(
-        f"internal error; quote trace id {trace} when reporting it", extensions={"code": "INTERNAL_SERVER_ERROR"}
-    )
+    return GraphQLError(f"internal error; quote trace id {trace} when reporting it", extensions=extensions)
 
 
 def log_call(ctx, record: CallRecord) -> None:

@@ -3,42 +3,34 @@ an active context set, run by agents with typed, bound parameters on the busines
 
 Modules: ``params`` (typed declarations and value checks), ``approval`` (the sqlglot check),
 ``runner`` (read-only, timed, capped execution), ``catalog`` (YAML definitions; the bundled
-``northwind.yaml``), ``northwind`` (build the Northwind database from its CSVs), ``service``
+``northwind.yaml``), ``northwind`` (build the Northwind database from its CSVs), ``operations``
 (create, update, approve, list, run).
 
 Public surface: other packages import only the names below (import-linter contract in
 pyproject.toml).
 """
 
-from app.templates.approval import QueryTemplateRefused, check_sql, template_digest
+from app.templates.approval import check_sql, template_digest
 from app.templates.catalog import NORTHWIND_TEMPLATES, TemplateDefinition, definition_from_json, load_catalog
-from app.templates.northwind import load_northwind
-from app.templates.params import (
-    ParameterSpec,
+from app.templates.errors import (
+    QueryFailed,
     QueryParameterInvalid,
     QueryTemplateInvalid,
-    bind_values,
-    parse_specs,
-    specs_to_json,
-)
-from app.templates.runner import (
-    Notice,
-    QueryDatabase,
-    QueryFailed,
-    QueryResult,
+    QueryTemplateRefused,
     QueryTimeout,
-    ResultColumn,
+    TemplateNotApproved,
     TemplatesDatabaseMissing,
     TemplatesDatabaseUnavailable,
-    toon_rows,
 )
-from app.templates.service import (
+from app.templates.northwind import load_northwind
+from app.templates.operations import (
     ApproveTemplateRequest,
     CreateTemplateRequest,
     ListTemplatesRequest,
     RunTemplateRequest,
-    TemplateNotApproved,
+    TemplateContext,
     TemplateRun,
+    TemplateServices,
     TemplateView,
     UpdateTemplateRequest,
     approve_template,
@@ -46,6 +38,20 @@ from app.templates.service import (
     list_templates,
     run_template,
     update_template,
+)
+from app.templates.params import (
+    ParameterSpec,
+    bind_values,
+    parse_specs,
+    specs_to_json,
+)
+from app.templates.runner import (
+    Notice,
+    QueryDatabase,
+    QueryResult,
+    ResultColumn,
+    TemplatesDatabase,
+    toon_rows,
 )
 
 __all__ = [
@@ -64,10 +70,13 @@ __all__ = [
     "QueryTimeout",
     "ResultColumn",
     "RunTemplateRequest",
+    "TemplateContext",
     "TemplateDefinition",
     "TemplateNotApproved",
     "TemplateRun",
+    "TemplateServices",
     "TemplateView",
+    "TemplatesDatabase",
     "TemplatesDatabaseMissing",
     "TemplatesDatabaseUnavailable",
     "UpdateTemplateRequest",

@@ -38,6 +38,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from app.core.errors import BadInput
+from app.templates.errors import QueryTemplateRefused
 from app.templates.params import ParameterSpec, specs_to_json
 
 DIALECTS = {"sqlite": "sqlite", "postgresql": "postgres"}
@@ -110,12 +111,6 @@ _FORBIDDEN_NODES = tuple(
     if hasattr(exp, name)
 )
 _SYSTEM_SCHEMAS = {"pg_catalog", "information_schema", "pg_toast", "sqlite_temp_master"}
-
-
-class QueryTemplateRefused(BadInput):
-    """The SQL breaks an approval rule (400 ``QUERY_TEMPLATE_REFUSED``); ``violations`` lists each."""
-
-    code = "QUERY_TEMPLATE_REFUSED"
 
 
 def template_digest(sql: str, specs: tuple[ParameterSpec, ...]) -> str:

@@ -17,7 +17,8 @@ import yaml
 from app.core.errors import BadInput
 from app.core.text_rules import require_storable
 from app.templates.approval import MAX_SQL_LENGTH
-from app.templates.params import ParameterSpec, QueryTemplateInvalid, parse_specs
+from app.templates.errors import QueryTemplateInvalid
+from app.templates.params import ParameterSpec, parse_specs
 
 NORTHWIND_TEMPLATES = Path(__file__).with_name("northwind.yaml")
 TEMPLATE_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")

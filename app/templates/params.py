@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from app.core.errors import BadInput
+from app.templates.errors import QueryParameterInvalid, QueryTemplateInvalid
 
 TYPES = ("string", "integer", "float", "boolean", "date", "enum", "list")
 SCALAR_TYPES = TYPES[:-1]
@@ -55,22 +55,6 @@ _KEYS = {
     "list": {"items", "minItems", "maxItems"},
 }
 _COMMON = {"name", "type", "description", "required", "default"}
-
-
-class QueryParameterInvalid(BadInput):
-    """A parameter value an agent sent breaks its declaration (400 ``QUERY_PARAMETER_INVALID``).
-
-    ``extensions``: ``field`` (``parameters.<name>`` or ``parameters.<name>[i]``),
-    ``parameter``, ``reason`` (``UNKNOWN``, ``MISSING``, ``WRONG_TYPE``, ``TOO_SHORT``,
-    ``TOO_LONG``, ``TOO_SMALL``, ``TOO_LARGE``, ``TOO_FEW``, ``TOO_MANY``, ``PATTERN``,
-    ``NOT_ALLOWED``, ``BAD_FORMAT``) and, where one applies, ``limit``.
-    """
-
-    code = "QUERY_PARAMETER_INVALID"
-
-
-class QueryTemplateInvalid(BadInput):
-    """A template declaration (parameters, name, SQL text) breaks a rule (400 ``BAD_USER_INPUT``)."""
 
 
 @dataclass(frozen=True)

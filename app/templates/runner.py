@@ -37,42 +37,14 @@ from urllib.parse import quote
 from sqlalchemy import bindparam, event, text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from app.core.errors import CairnError
 from app.templates.approval import DIALECTS
+from app.templates.errors import QueryFailed, QueryTimeout, TemplatesDatabaseMissing, TemplatesDatabaseUnavailable
 from app.templates.params import ParameterSpec
 
 log = logging.getLogger("cairn.templates")
 
 PROGRESS_STEPS = 1_000
 """SQLite virtual-machine instructions between two deadline checks (~10–50 µs)."""
-
-
-class QueryTimeout(CairnError):
-    """The statement ran past the timeout and was stopped (504 ``QUERY_TIMEOUT``)."""
-
-    code = "QUERY_TIMEOUT"
-    http_status = 504
-
-
-class QueryFailed(CairnError):
-    """The business database refused the statement (500 ``QUERY_TEMPLATE_FAILED``; no SQL shown)."""
-
-    code = "QUERY_TEMPLATE_FAILED"
-    http_status = 500
-
-
-class TemplatesDatabaseUnavailable(CairnError):
-    """The business database cannot be opened (503 ``TEMPLATES_DATABASE_UNAVAILABLE``; details in the log)."""
-
-    code = "TEMPLATES_DATABASE_UNAVAILABLE"
-    http_status = 503
-
-
-class TemplatesDatabaseMissing(CairnError):
-    """No business database is configured (503 ``TEMPLATES_DATABASE_NOT_CONFIGURED``)."""
-
-    code = "TEMPLATES_DATABASE_NOT_CONFIGURED"
-    http_status = 503
 
 
 @dataclass(frozen=True)
@@ -342,3 +314,38 @@ def toon_rows(rows: list[dict[str, Any]]) -> str:
     from toon_format import encode
 
     return encode({"rows": rows})
+
+
+class TemplatesDatabase:
+    """The :class:`app.context.Services` member for the business database: holds the configured
+    URL and opens one :class:`QueryDatabase` (its engine) on first use, so start-up connects to
+    nothing and a server without templates never needs the URL.
+
+    Args:
+        url: ``CAIRN_TEMPLATES_DATABASE_URL`` (None or empty: not configured).
+    """
+
+    def __init__(self, url: str | None) -> None:
+        self.url = url or None
+        self._database: QueryDatabase | None = None
+
+    def get(self) -> QueryDatabase:
+        """The business database, opened on the first call.
+
+        Raises:
+            TemplatesDatabaseMissing: no URL configured (503).
+            ValueError: the URL names another kind of database.
+        """
+        if self._database is None:
+            if self.url is None:
+                raise TemplatesDatabaseMissing(
+                    "no business database is configured for query templates: set CAIRN_TEMPLATES_DATABASE_URL"
+                )
+            self._database = QueryDatabase(self.url)
+        return self._database
+
+    async def close(self) -> None:
+        """Dispose the business database's connections, if it was opened (it may open again)."""
+        if self._database is not None:
+            await self._database.engine.dispose()
+            self._database = None

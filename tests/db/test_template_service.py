@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from app.context import Services
 from app.core.config import Settings
 from app.core.errors import CairnError
 from app.core.ids import new_id, utcnow
@@ -17,6 +16,8 @@ from app.templates import (
     QueryParameterInvalid,
     QueryTemplateRefused,
     RunTemplateRequest,
+    TemplateContext,
+    TemplatesDatabase,
     UpdateTemplateRequest,
     approve_template,
     create_template,
@@ -44,9 +45,9 @@ def tiny_sqlite(tmp_path_factory):
 
 @pytest.fixture
 async def services(db, tiny_sqlite, tmp_path):
-    svc = Services(settings=Settings(data_dir=tmp_path, templates_database_url=tiny_sqlite), db=db, indexes=None)
+    svc = TemplateContext(Settings(data_dir=tmp_path), db, TemplatesDatabase(tiny_sqlite))
     yield svc
-    await svc.close_query_database()
+    await svc.query_database.close()
 
 
 async def _world(db, *, active=True):
@@ -193,7 +194,7 @@ async def test_names_are_unique_per_set_and_workspaces_are_separate(services, db
 
 
 async def test_without_a_business_database_approval_and_runs_answer_503(db, tmp_path):
-    services = Services(settings=Settings(data_dir=tmp_path), db=db, indexes=None)
+    services = TemplateContext(Settings(data_dir=tmp_path), db, TemplatesDatabase(None))
     w = await _world(db)
     t = await _created(services, w)
     for call in (

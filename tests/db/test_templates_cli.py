@@ -66,10 +66,9 @@ def test_load_northwind_then_load_and_approve_the_ten_templates(tmp_path):
 @pytest.mark.shared_data
 async def test_the_demo_template_is_approved_and_runs(tmp_path):
     from app.cli.templates import prepare_template_demo, template_demo_query
-    from app.context import Services
     from app.core.config import Settings
     from app.core.migrate import upgrade_database
-    from app.templates import RunTemplateRequest, run_template
+    from app.templates import RunTemplateRequest, TemplateContext, TemplatesDatabase, run_template
     from tests import factories
 
     csv_dir = shared_data("northwind", "csv")
@@ -86,7 +85,7 @@ async def test_the_demo_template_is_approved_and_runs(tmp_path):
     assert configured.templates_database_url.endswith("northwind.db")
     assert template_id in template_demo_query(set_id, template_id)
     db = Database(settings.resolved_database_url)
-    services = Services(settings=configured, db=db, indexes=None)
+    services = TemplateContext(configured, db, TemplatesDatabase(configured.templates_database_url))
     agent = factories.agent_principal(factories.member_principal(owner), scopes={"queries:run"})
     try:
         run = await run_template(
@@ -95,6 +94,6 @@ async def test_the_demo_template_is_approved_and_runs(tmp_path):
             RunTemplateRequest(template_id, {"start": "1997-01-01", "end": "1997-12-31", "top": 5}),
         )
     finally:
-        await services.close_query_database()
+        await services.query_database.close()
         await db.dispose()
     assert len(run.result.rows) == 5 and run.result.rows[0]["product_name"] == "Côte de Blaye"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.templates.approval import QueryTemplateRefused, check_sql, template_digest
+from app.templates import QueryTemplateRefused
+from app.templates.approval import check_sql, template_digest
 from app.templates.params import parse_specs
 
 P = parse_specs(

@@ -25,28 +25,51 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import select
 
 from app.contextsets import active_set, check_set_access
-from app.core.errors import BadInput, CairnError, Conflict, NotFound
+from app.core.config import Settings
+from app.core.db import Database
+from app.core.errors import BadInput, Conflict, NotFound
 from app.core.ids import utcnow
 from app.core.models import ContextSet, QueryTemplate
 from app.core.text_rules import validate_identifier
 from app.templates.approval import check_sql, template_digest
 from app.templates.catalog import TemplateDefinition
+from app.templates.errors import (
+    TemplateNotApproved,
+)
 from app.templates.params import ParameterSpec, bind_values, parse_specs, specs_to_json
-from app.templates.runner import QueryResult
+from app.templates.runner import QueryResult, TemplatesDatabase
+
+
+class TemplateServices(Protocol):
+    """What these functions use of :class:`app.context.Services`: settings, the Cairn database
+    and the business database member."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def query_database(self) -> TemplatesDatabase: ...
+
+
+@dataclass(frozen=True)
+class TemplateContext:
+    """A :class:`TemplateServices` for SQL-only callers (the ``cairn templates`` commands, the
+    demo), which must not open the search indexes a running server holds."""
+
+    settings: Settings
+    db: Database
+    query_database: TemplatesDatabase
+
 
 ADMIN_PERMISSION = "collection:write"
-
-
-class TemplateNotApproved(CairnError):
-    """The template has no approval for its current content and dialect (409 ``QUERY_TEMPLATE_NOT_APPROVED``)."""
-
-    code = "QUERY_TEMPLATE_NOT_APPROVED"
-    http_status = 409
 
 
 @dataclass(frozen=True)
@@ -157,7 +180,7 @@ async def _template(s, principal: Any, template_id: str) -> QueryTemplate:
     return row
 
 
-def _cap_rows(services: Any, definition: TemplateDefinition) -> None:
+def _cap_rows(services: TemplateServices, definition: TemplateDefinition) -> None:
     cap = services.settings.templates_max_rows
     if definition.max_rows is not None and definition.max_rows > cap:
         raise BadInput(
@@ -167,7 +190,7 @@ def _cap_rows(services: Any, definition: TemplateDefinition) -> None:
         )
 
 
-async def create_template(services: Any, principal: Any, request: CreateTemplateRequest) -> TemplateView:
+async def create_template(services: TemplateServices, principal: Any, request: CreateTemplateRequest) -> TemplateView:
     """Store a new, unapproved template in a context set of the caller's workspace.
 
     Raises:
@@ -210,7 +233,7 @@ async def create_template(services: Any, principal: Any, request: CreateTemplate
         return _view(row, admin=True)
 
 
-async def update_template(services: Any, principal: Any, request: UpdateTemplateRequest) -> TemplateView:
+async def update_template(services: TemplateServices, principal: Any, request: UpdateTemplateRequest) -> TemplateView:
     """Replace a template's definition. A changed SQL or declaration needs a new approval;
     an identical definition changes nothing (same version, approval kept).
 
@@ -243,7 +266,7 @@ async def update_template(services: Any, principal: Any, request: UpdateTemplate
         return _view(row, admin=True)
 
 
-async def approve_template(services: Any, principal: Any, request: ApproveTemplateRequest) -> TemplateView:
+async def approve_template(services: TemplateServices, principal: Any, request: ApproveTemplateRequest) -> TemplateView:
     """Run the approval check on the template's current SQL and record the approval.
 
     Raises:
@@ -251,7 +274,7 @@ async def approve_template(services: Any, principal: Any, request: ApproveTempla
         QueryTemplateRefused: the SQL breaks an approval rule (each violation listed).
         TemplatesDatabaseMissing: no business database configured (its dialect decides the check).
     """
-    dialect = services.query_database.dialect
+    dialect = services.query_database.get().dialect
     async with services.db.session() as s:
         row = await _template(s, principal, request.template_id)
         if request.version is not None and request.version != row.version:
@@ -271,7 +294,9 @@ async def approve_template(services: Any, principal: Any, request: ApproveTempla
         return _view(row, admin=True)
 
 
-async def list_templates(services: Any, principal: Any, request: ListTemplatesRequest) -> list[TemplateView]:
+async def list_templates(
+    services: TemplateServices, principal: Any, request: ListTemplatesRequest
+) -> list[TemplateView]:
     """The templates of a context set, by name (see the module doc for who sees what).
 
     Raises:
@@ -303,7 +328,7 @@ async def list_templates(services: Any, principal: Any, request: ListTemplatesRe
     return views if admin else [v for v in views if v.approved]
 
 
-async def run_template(services: Any, principal: Any, request: RunTemplateRequest) -> TemplateRun:
+async def run_template(services: TemplateServices, principal: Any, request: RunTemplateRequest) -> TemplateRun:
     """Run an approved template with the caller's parameters (module doc for the rules).
 
     Raises:
@@ -322,7 +347,7 @@ async def run_template(services: Any, principal: Any, request: RunTemplateReques
         await active_set(s, principal, row.context_set_id, "templateId")
     specs = parse_specs(row.parameters)
     digest = template_digest(row.sql_text, specs)
-    database = services.query_database
+    database = services.query_database.get()
     if row.approved_digest != digest or row.approved_dialect != database.dialect:
         raise TemplateNotApproved(
             f"template {row.id} (version {row.version}) has no approval for its current content"
