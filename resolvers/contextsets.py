@@ -329,7 +329,7 @@ class ContextSetQuery:
     async def context_sets(
         self, info: Info, principal: Principal, query: str | None = None, limit: int = cs.READ_LIMIT_DEFAULT
     ) -> list[ContextSet]:
-        views = await cs.list_context_sets(info.context.services, principal, query, limit)
+        views = await cs.list_context_sets(info.context.services, principal, cs.ListContextSetsRequest(query, limit))
         return [to_context_set(v) for v in views]
 
     @strawberry.field(description="One context set (default: the credential's bound set).")
@@ -337,7 +337,9 @@ class ContextSetQuery:
     async def context_set(
         self, info: Info, principal: Principal, context_set_id: strawberry.ID | None = None
     ) -> ContextSet:
-        return to_context_set(await cs.get_context_set(info.context.services, principal, context_set_id))
+        return to_context_set(
+            await cs.get_context_set(info.context.services, principal, cs.GetContextSetRequest(context_set_id))
+        )
 
     @strawberry.field(
         description="Definitions whose term or alias matches (case and width folded, stemmed; CJK bigrams). Without contextSetId: the bound set, else every active set. term 1–200 characters; limit 1–50."
@@ -351,7 +353,9 @@ class ContextSetQuery:
         context_set_id: strawberry.ID | None = None,
         limit: int = cs.READ_LIMIT_DEFAULT,
     ) -> list[DefinitionMatch]:
-        hits = await cs.lookup_definitions(info.context.services, principal, term, context_set_id, limit)
+        hits = await cs.lookup_definitions(
+            info.context.services, principal, cs.LookupDefinitionsRequest(term, context_set_id, limit)
+        )
         return [
             DefinitionMatch(
                 context_set_id=h.context_set_id,
@@ -374,7 +378,9 @@ class ContextSetQuery:
         context_set_id: strawberry.ID | None = None,
         limit: int = cs.READ_LIMIT_DEFAULT,
     ) -> list[VerifiedAnswerMatch]:
-        hits = await cs.match_verified_answers(info.context.services, principal, question, context_set_id, limit)
+        hits = await cs.match_verified_answers(
+            info.context.services, principal, cs.MatchVerifiedAnswersRequest(question, context_set_id, limit)
+        )
         return [
             VerifiedAnswerMatch(
                 context_set_id=h.context_set_id,
@@ -393,7 +399,9 @@ class ContextSetQuery:
     async def context_set_versions(
         self, info: Info, context_set_id: strawberry.ID, principal: Principal, limit: int = cs.READ_LIMIT_DEFAULT
     ) -> list[ContextSetVersion]:
-        rows = await cs.context_set_versions(info.context.services, principal, context_set_id, limit)
+        rows = await cs.context_set_versions(
+            info.context.services, principal, cs.ContextSetVersionsRequest(context_set_id, limit)
+        )
         return [
             ContextSetVersion(
                 number=r.number, actor_id=r.actor_id, change=r.change, changed_at=r.changed_at, snapshot=r.snapshot
@@ -416,4 +424,6 @@ class ContextSetMutation:
     async def update_context_set(
         self, info: Info, id: strawberry.ID, input: UpdateContextSetInput, principal: Principal
     ) -> ContextSet:
-        return to_context_set(await cs.update_context_set(info.context.services, principal, id, _write(input)))
+        return to_context_set(
+            await cs.update_context_set(info.context.services, principal, cs.UpdateContextSetRequest(id, _write(input)))
+        )

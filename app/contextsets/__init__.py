@@ -6,26 +6,32 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
+from app.contextsets.errors import ContextSetLimit, ContextSetNameTaken
 from app.contextsets.importer import import_context_sets
 from app.contextsets.library import (
     AnswerHit,
     DefinitionHit,
-    get_context_set,
-    list_context_sets,
-    lookup_definitions,
-    match_verified_answers,
     validate_list,
     validate_lookup,
     validate_match,
 )
-from app.contextsets.packing import SetItem, SetPlan, plan_set
-from app.contextsets.store import (
-    active_set,
-    check_set_access,
+from app.contextsets.operations import (
+    ContextSetVersionsRequest,
+    GetContextSetRequest,
+    ListContextSetsRequest,
+    LookupDefinitionsRequest,
+    MatchVerifiedAnswersRequest,
+    UpdateContextSetRequest,
     context_set_versions,
     create_context_set,
+    get_context_set,
+    list_context_sets,
+    lookup_definitions,
+    match_verified_answers,
     update_context_set,
 )
+from app.contextsets.packing import SetItem, SetPlan, plan_set
+from app.contextsets.store import active_set, check_set_access
 from app.contextsets.types import (
     KINDS,
     READ_LIMIT_DEFAULT,
@@ -44,14 +50,22 @@ __all__ = [
     "KINDS",
     "READ_LIMIT_DEFAULT",
     "AnswerHit",
+    "ContextSetLimit",
+    "ContextSetNameTaken",
+    "ContextSetVersionsRequest",
     "ContextSetView",
     "ContextSetWrite",
     "DefinitionHit",
     "DefinitionInput",
     "Entry",
     "EvidenceRef",
+    "GetContextSetRequest",
+    "ListContextSetsRequest",
+    "LookupDefinitionsRequest",
+    "MatchVerifiedAnswersRequest",
     "SetItem",
     "SetPlan",
+    "UpdateContextSetRequest",
     "VerifiedAnswerInput",
     "VersionView",
     "active_set",
