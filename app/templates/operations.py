@@ -274,9 +274,9 @@ async def approve_template(services: TemplateServices, principal: Any, request: 
         QueryTemplateRefused: the SQL breaks an approval rule (each violation listed).
         TemplatesDatabaseMissing: no business database configured (its dialect decides the check).
     """
-    dialect = services.query_database.get().dialect
     async with services.db.session() as s:
         row = await _template(s, principal, request.template_id)
+        dialect = services.query_database.get().dialect  # after the lookup: an unknown id is 404, not 503
         if request.version is not None and request.version != row.version:
             raise Conflict(
                 f"template {row.id} is at version {row.version}, not {request.version}: review the current "
