@@ -27,6 +27,7 @@ from app.governance import (
 )
 from app.identity import authenticate
 from app.ontology import OntologyStore
+from app.templates import TemplatesDatabase
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,8 @@ class Services:
     judge: Judge
     decisions: DecisionRunner
     rate_limiter: RateLimiter
+    query_database: TemplatesDatabase
+    """The business database of query templates; connects on first use (none at start-up)."""
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("cairn"))
 
 
@@ -89,6 +92,7 @@ def bootstrap(settings: Settings, *, db: Database | None = None, indexes: Search
             context_tokens=settings.decision_context_tokens,
         ),
         rate_limiter=RateLimiter.from_settings(settings),
+        query_database=TemplatesDatabase(settings.templates_database_url),
     )
 
 

@@ -151,6 +151,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
                 await task
             if owned:
                 svc.indexes.close()
+                await svc.query_database.close()
                 await svc.db.dispose()
 
     view = CairnGraphQL(

@@ -28,6 +28,7 @@ from strawberry.extensions import MaxTokensLimiter, ParserCache, SchemaExtension
 from strawberry.types.graphql import OperationType
 
 from app.core.errors import CairnError
+from resolvers.contextsets import ContextSetMutation, ContextSetQuery
 from resolvers.decisions import DecisionMutation, DecisionQuery
 from resolvers.documents import DocumentMutation, DocumentQuery
 from resolvers.field_repeats import repeat_errors
@@ -38,6 +39,7 @@ from resolvers.memory import MemoryMutation, MemoryQuery
 from resolvers.ontology import OntologyMutation, OntologyQuery
 from resolvers.packs import PackQuery, PackSubscription
 from resolvers.replay import ReplayQuery
+from resolvers.templates import TemplateMutation, TemplateQuery
 from resolvers.temporal import TemporalQuery
 
 log = logging.getLogger("cairn.graphql")
@@ -262,13 +264,31 @@ class CairnSchema(strawberry.Schema):
 
 @strawberry.type
 class Query(
-    PackQuery, ReplayQuery, TemporalQuery, DocumentQuery, IdentityQuery, OntologyQuery, MemoryQuery, DecisionQuery
+    PackQuery,
+    ReplayQuery,
+    TemporalQuery,
+    DocumentQuery,
+    IdentityQuery,
+    OntologyQuery,
+    MemoryQuery,
+    DecisionQuery,
+    ContextSetQuery,
+    TemplateQuery,
 ):
     """Root query."""
 
 
 @strawberry.type
-class Mutation(DocumentMutation, IdentityMutation, OntologyMutation, TraceMutation, MemoryMutation, DecisionMutation):
+class Mutation(
+    DocumentMutation,
+    IdentityMutation,
+    OntologyMutation,
+    TraceMutation,
+    MemoryMutation,
+    DecisionMutation,
+    ContextSetMutation,
+    TemplateMutation,
+):
     """Root mutation."""
 
 

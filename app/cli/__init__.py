@@ -14,7 +14,21 @@ stderr (at a fixed width when stderr is not a terminal).
 
 from __future__ import annotations
 
-from app.cli import credentials, database, demo, documents, ingest, mcp, members, memory, ontology, serve, workspaces
+from app.cli import (
+    credentials,
+    database,
+    demo,
+    documents,
+    ingest,
+    mcp,
+    members,
+    memory,
+    ontology,
+    serve,
+    sets,
+    templates,
+    workspaces,
+)
 from app.cli.common import cli
 
 # The command tree, in the order `cairn --help` lists it.
@@ -24,6 +38,8 @@ cli.add_typer(credentials.credentials_cli, name="credentials")
 cli.add_typer(ontology.ontology_cli, name="ontology")
 cli.add_typer(memory.memory_cli, name="memory")
 cli.add_typer(documents.documents_cli, name="documents")
+cli.add_typer(sets.sets_cli, name="sets")
+cli.add_typer(templates.templates_cli, name="templates")
 cli.command()(database.migrate)
 cli.command()(ingest.ingest)
 cli.command()(ingest.reindex)

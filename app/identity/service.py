@@ -16,9 +16,17 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.db import serialize
-from app.core.errors import AgentCredentialAuthorityLost, BadInput, Conflict, Forbidden, NotFound, Unauthenticated
+from app.core.errors import (
+    AgentCredentialAuthorityLost,
+    BadInput,
+    Conflict,
+    ContextSetInactive,
+    Forbidden,
+    NotFound,
+    Unauthenticated,
+)
 from app.core.ids import as_utc, new_id, utcnow
-from app.core.models import AgentCredential, Member, Workspace
+from app.core.models import AgentCredential, ContextSet, Document, Member, Workspace
 from app.core.text_rules import validate_identifier, validate_name
 from app.governance import (
     DEFAULT_SCOPES,
@@ -29,6 +37,7 @@ from app.governance import (
     ROLE_PERMISSIONS,
     ROLES,
     SCOPE_PERMISSIONS,
+    ContextScope,
     Principal,
     issue_token,
     parse_token,
@@ -203,10 +212,16 @@ async def create_credential(
                 limit=MAX_ACTIVE_CREDENTIALS,
             )
     if context_set_id is not None:
-        raise NotFound(
-            f"context set {context_set_id!r} not found (this server has no context sets yet); omit contextSetId",
-            field="contextSetId",
-        )
+        # binding (SPEC §1): one *active* set of this workspace
+        validate_identifier(context_set_id, "input.contextSetId")
+        cs = await s.get(ContextSet, context_set_id)
+        if cs is None or cs.workspace_id != creator.workspace_id:
+            raise NotFound(f"context set {context_set_id!r} not found in this workspace", field="input.contextSetId")
+        if not cs.active:
+            raise BadInput(
+                f"context set {context_set_id!r} is deactivated; bind a credential to an active set",
+                field="input.contextSetId",
+            )
     prof = _check_profile(profile)
     if profile is None or "grantedCapabilities" not in profile:
         prof["grantedCapabilities"] = sorted(set(default_capabilities))
@@ -314,6 +329,28 @@ async def authenticate(s: AsyncSession, token: str) -> Principal:
         raise AgentCredentialAuthorityLost(
             "the member who created this credential is no longer in the workspace",
         )
+    scope = None
+    if cred.context_set_id is not None:
+        cs = await s.get(ContextSet, cred.context_set_id)
+        if cs is None or not cs.active:
+            raise ContextSetInactive(
+                f"this credential is bound to context set {cred.context_set_id}, which is "
+                f"{'deactivated' if cs is not None else 'gone'}; its reads are refused (a binding never widens): "
+                "an editor can reactivate the set, or create a new credential",
+            )
+        doc_colls = set()
+        if cs.document_ids:
+            doc_colls = set(
+                (
+                    await s.execute(
+                        select(Document.collection_id).where(
+                            Document.id.in_(list(cs.document_ids)), Document.workspace_id == cs.workspace_id
+                        )
+                    )
+                ).scalars()
+            )
+        colls = frozenset(cs.collection_ids or ())
+        scope = ContextScope(colls, frozenset(cs.document_ids or ()), colls | frozenset(doc_colls))
     return Principal(
         kind="agent",
         id=cred.id,
@@ -325,6 +362,7 @@ async def authenticate(s: AsyncSession, token: str) -> Principal:
         context_set_id=cred.context_set_id,
         profile=dict(cred.profile),
         expires_at=as_utc(cred.expires_at),
+        context_scope=scope,
     )
 
 
