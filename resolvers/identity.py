@@ -30,6 +30,8 @@ class Viewer:
     kind: str = strawberry.field(description="member | agent")
     id: strawberry.ID
     workspace_id: strawberry.ID
+    workspace_name: str
+    name: str = strawberry.field(description="The member's name, or the agent credential's name.")
     role: str = strawberry.field(description="The member's role (for an agent: its creator's current role).")
     permissions: list[str]
     scopes: list[str]
@@ -93,6 +95,9 @@ class AgentCredential:
     created_at: datetime
     expires_at: datetime
     revoked_at: datetime | None
+    last_used_at: datetime | None = strawberry.field(
+        description="When it last authenticated a call, to the minute (null: never used)."
+    )
     active: bool = strawberry.field(description="status is ACTIVE: it works and counts toward the 50-credential cap.")
     status: CredentialStatus
     lost_scopes: list[str] = strawberry.field(
@@ -158,6 +163,7 @@ def to_credential(c: CredentialRow, state: CredentialState) -> AgentCredential:
         created_at=c.created_at,
         expires_at=c.expires_at,
         revoked_at=c.revoked_at,
+        last_used_at=c.last_used_at,
         active=state.active,
         status=CredentialStatus(state.status),
         lost_scopes=list(state.lost_scopes),
@@ -217,10 +223,14 @@ class IdentityQuery:
         permissions = principal.permissions
         if principal.is_agent:  # what the agent can use: its scopes' share of its creator's rights
             permissions = permissions & frozenset().union(*(SCOPE_PERMISSIONS[s] for s in principal.scopes))
+        async with info.context.services.db.session() as s:
+            workspace_name, name = await identity.describe_principal(s, principal)
         return Viewer(
             kind=principal.kind,
             id=principal.id,
             workspace_id=principal.workspace_id,
+            workspace_name=workspace_name,
+            name=name,
             role=principal.role,
             permissions=sorted(permissions),
             scopes=sorted(principal.scopes),
