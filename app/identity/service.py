@@ -36,7 +36,6 @@ from app.governance import (
 )
 from app.identity.credential_state import count_active
 
-
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 """``AgentCredential.last_used_at`` moves only when it is this much older than the call: one
 write per credential per minute at most, not one per call."""

@@ -10,9 +10,7 @@ from tests.graphql.conftest import _agent
 from tests.graphql.test_memory import FORGET, _workspace
 
 CREDS = "{agentCredentials{id name lastUsedAt}}"
-VERSIONS = (
-    "query($i:ListMemoriesInput){listMemories(input:$i){memories{id key text version supersededAt sourceState}}}"
-)
+VERSIONS = "query($i:ListMemoriesInput){listMemories(input:$i){memories{id key text version supersededAt sourceState}}}"
 REMEMBER = "mutation($i:RememberMemoryInput!){rememberMemory(input:$i){memory{id version}}}"
 
 
@@ -52,7 +50,9 @@ def test_a_keys_versions_and_forgetting_one_version(live):
     rows = live.data(VERSIONS, {"i": history}, t["alice"])["listMemories"]["memories"]
     assert [r["version"] for r in rows] == [3, 2, 1]
     assert rows[0]["supersededAt"] is None and rows[1]["supersededAt"] is not None
-    assert [r["version"] for r in live.data(VERSIONS, {"i": {"key": "lunch"}}, t["alice"])["listMemories"]["memories"]] == [3]
+    assert [
+        r["version"] for r in live.data(VERSIONS, {"i": {"key": "lunch"}}, t["alice"])["listMemories"]["memories"]
+    ] == [3]
     # another member sees none of them
     assert live.data(VERSIONS, {"i": history}, t["bob"])["listMemories"]["memories"] == []
 
