@@ -14,9 +14,12 @@ from app.core.models import AgentCredential as CredentialRow
 from app.core.models import Member as MemberRow
 from app.core.text_rules import validate_identifier, validate_name
 from app.governance import (
+    DEFAULT_SCOPES,
     MAX_EXPIRY_DAYS,
     MIN_EXPIRY_DAYS,
     REGISTRY,
+    ROLE_PERMISSIONS,
+    ROLES,
     SCOPE_PERMISSIONS,
     Principal,
     capabilities_for_scopes,
@@ -51,6 +54,32 @@ class RegisteredOperation:
         description="Rate-limit class the call counts against per credential: packs, decisions, writes, "
         "reads (null: no credential)."
     )
+
+
+@strawberry.type(description="An agent scope: whether it is on by default and what its creator must hold.")
+class AgentScope:
+    name: str
+    default: bool = strawberry.field(description="On when createAgentCredential is given no scopes.")
+    permissions: list[str] = strawberry.field(
+        description="Member permissions the creator must hold, at creation and at every call."
+    )
+    minimum_role: str = strawberry.field(
+        description="The lowest role holding them: a creator below it makes the scope fail with "
+        "AGENT_CREDENTIAL_AUTHORITY_LOST."
+    )
+
+
+def agent_scopes() -> list[AgentScope]:
+    """Every agent scope with its default, permissions and the lowest role that holds them."""
+    return [
+        AgentScope(
+            name=name,
+            default=name in DEFAULT_SCOPES,
+            permissions=sorted(perms),
+            minimum_role=next(r for r in ROLES if perms <= ROLE_PERMISSIONS[r]),
+        )
+        for name, perms in SCOPE_PERMISSIONS.items()
+    ]
 
 
 @strawberry.type(description="The five responsibility lists of an agent credential.")
@@ -253,6 +282,11 @@ class IdentityQuery:
             )
             for o in REGISTRY.values()
         ]
+
+    @strawberry.field(description="The agent scopes a credential can hold: defaults and the creator's minimum role.")
+    @governed("agentScopes")
+    async def agent_scopes(self, info: Info) -> list[AgentScope]:
+        return agent_scopes()
 
     @strawberry.field(description="Members of your workspace (admins and owners).")
     @governed("members")

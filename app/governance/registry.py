@@ -182,6 +182,7 @@ _OPS = [
         None,
         effect="write",
     ),
+    Operation("agentScopes", "query", "G1.U1.P5.Z3.A5", "agent_credential:scopes", frozenset(), None),
     Operation(
         "setAgentProfile",
         "mutation",

@@ -69,3 +69,18 @@ def test_a_keys_versions_and_forgetting_one_version(live):
     r = live.gql(FORGET, {"i": {"namespace": "prefs", "key": "lunch", "onlyVersion": True}}, t["alice"])
     err = r.json()["errors"][0]
     assert err["extensions"]["code"] == "BAD_USER_INPUT" and "onlyVersion" in err["message"]
+
+
+def test_agent_scopes_say_defaults_and_the_creators_minimum_role(live):
+    rows = live.data("{agentScopes{name default permissions minimumRole}}", token=live.tokens["viewer"])["agentScopes"]
+    by_name = {r["name"]: r for r in rows}
+    assert [r["name"] for r in rows if r["default"]] == ["context:read", "queries:run", "replay:run"]
+    assert by_name["memory:write"] == {
+        "name": "memory:write",
+        "default": False,
+        "permissions": ["agent:run", "document:read"],
+        "minimumRole": "editor",
+    }
+    assert by_name["context:read"]["minimumRole"] == "viewer"
+    r = live.gql("{agentScopes{name}}", token=live.tokens["agent"])  # members only
+    assert r.json()["errors"][0]["extensions"]["code"] == "AGENT_OPERATION_NOT_ALLOWED"
