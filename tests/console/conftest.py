@@ -50,9 +50,19 @@ ASTRAL_DOC = (
     "Unrelated closing paragraph about weather."
 )
 CORPUS = [
-    ("handbook", "packs", "Context packs", "A context pack is ranked, deduplicated, cited evidence packed into a token budget."),
+    (
+        "handbook",
+        "packs",
+        "Context packs",
+        "A context pack is ranked, deduplicated, cited evidence packed into a token budget.",
+    ),
     ("handbook", "gyudon", "牛丼チェーン", ASTRAL_DOC),
-    ("handbook", "ja", "ベクトル検索", "ベクトル検索は文章の意味の近さで文書を探す方法です。東京のチームが開発しました。"),
+    (
+        "handbook",
+        "ja",
+        "ベクトル検索",
+        "ベクトル検索は文章の意味の近さで文書を探す方法です。東京のチームが開発しました。",
+    ),
 ]
 
 
@@ -114,7 +124,7 @@ def console_server(tmp_path_factory) -> Iterator[ConsoleServer]:
     server, thread, port = _start(settings)
     srv = ConsoleServer(f"http://127.0.0.1:{port}", tokens, ids)
     try:
-        coll = srv.data("mutation{createCollection(name:\"handbook\"){id}}", token=tokens["owner"])
+        coll = srv.data('mutation{createCollection(name:"handbook"){id}}', token=tokens["owner"])
         ids["coll"] = coll["createCollection"]["id"]
         for _coll, ext, title, text in CORPUS:
             r = srv.data(

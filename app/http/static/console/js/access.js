@@ -60,15 +60,23 @@ export async function render(root, ctx) {
     drawCredentials();
   }
 
+  // built once: a redraw of the table keeps the form or the one-time secret on screen
+  const formSlot = h("div");
+  const newBtn = h("button", { type: "button", class: "primary" }, "New agent credential");
+  newBtn.addEventListener("click", () => {
+    formSlot.replaceChildren(createForm(state.data.agentScopes, formSlot));
+    formSlot.querySelector("input").focus();
+  });
+  const tableWrap = h("div", { class: "table-wrap" });
+  credSection.append(
+    h("div", { class: "section-head" }, h("h2", { id: "creds-title" }, "Agent credentials"), newBtn),
+    formSlot,
+    tableWrap,
+  );
+
   function drawCredentials() {
-    const { agentCredentials, members, agentScopes } = state.data;
+    const { agentCredentials, members } = state.data;
     const names = Object.fromEntries(members.map((m) => [m.id, m.name]));
-    const newBtn = h("button", { type: "button", class: "primary" }, "New agent credential");
-    const formSlot = h("div");
-    newBtn.addEventListener("click", () => {
-      formSlot.replaceChildren(createForm(agentScopes, formSlot));
-      formSlot.querySelector("input").focus();
-    });
     const rows = agentCredentials.map((c) => {
       const [label, kind] = STATUS[c.status] || [c.status, ""];
       const actions = h("div", { class: "row-actions" });
@@ -118,11 +126,7 @@ export async function render(root, ctx) {
           h("tbody", {}, rows),
         )
       : h("p", { class: "empty" }, "No agent credentials yet.");
-    credSection.replaceChildren(
-      h("div", { class: "section-head" }, h("h2", { id: "creds-title" }, "Agent credentials"), newBtn),
-      formSlot,
-      h("div", { class: "table-wrap" }, table),
-    );
+    tableWrap.replaceChildren(table);
   }
 
   function createForm(scopes, slot) {

@@ -95,17 +95,6 @@ export async function render(root) {
     h("div", { class: "explorer" }, h("section", { class: "results", "aria-label": "Pack" }, header, items, footer), detail),
   );
 
-  try {
-    const { collections } = await gql("{ collections { id name documentCount } }");
-    for (const c of collections) {
-      const box = h("input", { type: "checkbox", value: c.id, id: `coll-${c.id}` });
-      collBox.append(h("span", { class: "check" }, box, h("label", { for: box.id }, `${c.name} (${c.documentCount})`)));
-    }
-    if (!collections.length) collBox.append(h("span", { class: "hint" }, "No collections yet."));
-  } catch (err) {
-    collBox.append(h("span", { class: "hint" }, errorText(err)));
-  }
-
   function input() {
     const i = { task: task.value, budget: { maxTokens: Number(maxTokens.value) }, retrieval: retrieval.value };
     const vt = isoFromLocal(validTime.value);
@@ -210,6 +199,18 @@ export async function render(root) {
     run.disabled = false;
     stop.disabled = true;
   });
+
+  // collections load last: every handler above is attached before the first await
+  try {
+    const { collections } = await gql("{ collections { id name documentCount } }");
+    for (const c of collections) {
+      const box = h("input", { type: "checkbox", value: c.id, id: `coll-${c.id}` });
+      collBox.append(h("span", { class: "check" }, box, h("label", { for: box.id }, `${c.name} (${c.documentCount})`)));
+    }
+    if (!collections.length) collBox.append(h("span", { class: "hint" }, "No collections yet."));
+  } catch (err) {
+    collBox.append(h("span", { class: "hint" }, errorText(err)));
+  }
 
   function itemView(it, maxTok, usedSoFar, asOf) {
     const flags = [

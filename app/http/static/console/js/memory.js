@@ -35,7 +35,7 @@ export async function render(root) {
   );
 
   let cursor = null;
-  async function load(more = false) {
+  async function load(more = false, note = null) {
     const q = query.value.trim();
     const ns = namespace.value.trim() || null;
     status.show("Loading…");
@@ -57,9 +57,10 @@ export async function render(root) {
         rows = out.memories;
         hidden = out.hidden;
         cursor = out.nextCursor;
-        status.show(rows.length || more ? `${rows.length} memories` : "No memories yet.");
+        status.show(rows.length || more ? `${rows.length} ${rows.length === 1 ? "memory" : "memories"}` : "No memories yet.");
       }
       draw(rows, hidden, more);
+      if (note) status.show(note, "ok");
     } catch (err) {
       status.show(errorText(err), "error");
     }
@@ -125,8 +126,7 @@ export async function render(root) {
       if (!ok) return;
       try {
         const n = (await gql(FORGET, { i: { memoryId: m.id } })).forgetMemory.deleted;
-        status.show(`Forgot ${n} version${n === 1 ? "" : "s"}.`, "ok");
-        await load();
+        await load(false, `Forgot ${n} version${n === 1 ? "" : "s"}.`);
       } catch (err) {
         status.show(errorText(err), "error");
       }
@@ -177,8 +177,7 @@ export async function render(root) {
               if (!ok) return;
               try {
                 await gql(FORGET, { i: { memoryId: v.id, onlyVersion: true } });
-                status.show(`Forgot version ${v.version} of ${m.key}.`, "ok");
-                await load();
+                await load(false, `Forgot version ${v.version} of ${m.key}.`);
               } catch (err) {
                 status.show(errorText(err), "error");
               }
