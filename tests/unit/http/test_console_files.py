@@ -22,7 +22,7 @@ def test_own_files_reference_nothing_outside_the_server(path) -> None:
 
 
 def test_every_module_import_resolves_to_a_shipped_file() -> None:
-    modules = [p for p in CONSOLE_DIR.rglob("*.js")]
+    modules = list(CONSOLE_DIR.rglob("*.js"))
     assert modules
     for module in modules:
         for spec in IMPORT.findall(module.read_text(encoding="utf-8")):
