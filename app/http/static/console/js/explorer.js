@@ -2,7 +2,7 @@
 // (graphql-transport-ws) and show each item the moment it arrives; open an item's document
 // version with the cited span highlighted; copy the request as GraphQL.
 import { gql, subscribe } from "./api.js";
-import { badge, copyText, errorText, field, h, statusLine, when } from "./ui.js";
+import { badge, copyText, errorText, field, fill, h, statusLine, when } from "./ui.js";
 import { sha256Hex, splitByCodePoints } from "./spans.js";
 
 const CITATION = "documentId versionId passageId start end sha256";
@@ -163,7 +163,8 @@ export async function render(root) {
         } else {
           footer.dataset.receivedAt = String(at);
           footer.dataset.itemsShown = String(items.children.length);
-          footer.replaceChildren(
+          fill(
+            footer,
             h(
               "div",
               { class: "budget" },
@@ -174,7 +175,7 @@ export async function render(root) {
             h(
               "div",
               { class: "facts" },
-              `${ev.itemCount} items · ${ev.candidates} candidates · ${ev.duplicatesMerged} duplicates merged · ` +
+              `${ev.itemCount} item${ev.itemCount === 1 ? "" : "s"} · ${ev.candidates} candidates · ${ev.duplicatesMerged} duplicates merged · ` +
                 `${ev.latencyMs.toFixed(0)} ms server · ${(at - started).toFixed(0)} ms here`,
               ev.truncated ? badge("truncated", "warn") : null,
               ev.complete ? badge("complete", "ok") : badge(`incomplete: ${ev.incompleteReasons.join(", ")}`, "warn"),
@@ -278,7 +279,8 @@ export async function render(root) {
       });
       const close = h("button", { type: "button", class: "secondary small" }, "Close");
       close.addEventListener("click", () => (detail.hidden = true));
-      detail.replaceChildren(
+      fill(
+        detail,
         h("div", { class: "section-head" }, h("h2", {}, doc.title || doc.externalId), close),
         h(
           "dl",

@@ -140,7 +140,7 @@ export async function render(root) {
         { class: "memory-head" },
         h("span", { class: "mono" }, m.key ?? "(no key)"),
         badge(`v${m.version}`),
-        sourceBadge(m.sourceState),
+        sourceBadge(m),
         m.score !== undefined ? h("span", { class: "hint" }, `score ${m.score.toFixed(4)}`) : null,
         h("span", { class: "hint" }, when(m.recordedAt)),
       ),
@@ -190,7 +190,7 @@ export async function render(root) {
                 { class: "memory-head" },
                 badge(`v${v.version}`),
                 v.supersededAt ? badge("superseded", "muted") : badge("current", "ok"),
-                sourceBadge(v.sourceState),
+                sourceBadge(v),
                 h("span", { class: "hint" }, `${when(v.recordedAt)}${v.supersededAt ? ` → ${when(v.supersededAt)}` : ""}`),
                 btn,
               ),
@@ -211,8 +211,9 @@ export async function render(root) {
   await load();
 }
 
-function sourceBadge(state) {
-  return state === "CHANGED"
-    ? badge("source CHANGED", "warn")
+function sourceBadge(m) {
+  if (!m.citations || !m.citations.length) return badge("no cited source", "muted");
+  return m.sourceState === "CHANGED"
+    ? badge("source CHANGED: a cited passage changed", "warn")
     : badge("source CURRENT", "ok");
 }

@@ -22,6 +22,11 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+/** Replace `el`'s children, skipping null/false (DOM's replaceChildren would print "null"). */
+export function fill(el, ...children) {
+  el.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+}
+
 let uid = 0;
 /** A unique element id with a readable prefix. */
 export function newId(prefix) {
