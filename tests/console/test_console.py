@@ -29,7 +29,11 @@ def test_pages_load_offline_with_no_console_errors(console):
     page.get_by_label("Member token").fill("ck_0123456789abcdef_" + "a" * 43)
     page.get_by_role("button", name="Sign in").click()
     page.get_by_text("Cairn refuses agent credentials from browsers").wait_for()
-    console.open("owner")
+    # keyboard only: the token field has focus; Enter signs in
+    page.get_by_label("Member token").fill("")
+    page.keyboard.type(console.server.tokens["owner"])
+    page.keyboard.press("Enter")
+    page.locator("#workspace").filter(has_text="acme").wait_for()
     for hash_, heading in (
         ("#/explorer", "Pack explorer"),
         ("#/memory", "My agents' memory"),
@@ -92,6 +96,7 @@ def test_profile_memory_switch_pii_placeholders_and_forgetting(console):
     # responsibility profile: one capability moved to hard boundaries
     page.get_by_role("button", name="Responsibility profile of note-taker").click()
     page.get_by_label("Never: memory:forget").check()
+    console.shot("access-profile")
     page.get_by_role("button", name="Save profile").click()
     page.get_by_role("dialog").wait_for(state="detached")
     cred = next(
@@ -109,8 +114,20 @@ def test_profile_memory_switch_pii_placeholders_and_forgetting(console):
     remember = "mutation($i:RememberMemoryInput!){rememberMemory(input:$i){memory{id}}}"
     for text in ("Write to Dana at dana@example.com about lunch", "Dana (dana@example.com) prefers 野菜 lunches"):
         srv.data(remember, {"i": {"namespace": "prefs", "key": "dana", "text": text}}, agent["token"])
+    # memories citing a passage: one whose document then changes, one whose document is deleted
+    # (a memory citing a deleted document is purged with it; unreadable ones are counted as hidden)
+    for ext, text in (("ramen", "Ramen shops in Osaka open late."), ("soba", "Soba in Nagano is made by hand.")):
+        doc = _upsert(srv, ext, text)
+        pid = srv.data("query($id:ID!){document(id:$id){versions{passages{passageId}}}}", {"id": doc}, owner)[
+            "document"
+        ]["versions"][0]["passages"][0]["passageId"]
+        srv.data(remember, {"i": {"namespace": "sources", "text": f"{ext} list", "citations": [pid]}}, agent["token"])
+    _upsert(srv, "ramen", "Ramen shops in Osaka close at midnight.")
+    srv.data("mutation($id:ID!){deleteDocument(id:$id){__typename}}", {"id": srv.ids["doc:soba"]}, owner)
 
     page.get_by_role("link", name="My agents' memory").click()
+    page.locator("li.memory", has_text="ramen list").get_by_text("source CHANGED").wait_for()
+    assert page.locator("li.memory", has_text="soba list").count() == 0  # purged with its document
     item = page.locator("li.memory", has_text="prefers")
     item.locator("mark.pii", has_text="[EMAIL_1]").wait_for()
     assert "dana@example.com" not in page.content()
@@ -120,10 +137,18 @@ def test_profile_memory_switch_pii_placeholders_and_forgetting(console):
     assert versions.count() == 2
     console.shot("memory-versions")
     # search is the same recall
+    page.get_by_label("Namespace", exact=True).fill("prefs")
     page.get_by_label("Search (the same recall your agents use)").fill("lunch 野菜")
     page.get_by_role("button", name="Search").click()
     page.get_by_text("candidates ranked").wait_for()
     assert page.locator("li.memory").count() == 1
+    # one namespace only
+    page.get_by_label("Search (the same recall your agents use)").fill("")
+    page.get_by_label("Namespace", exact=True).fill("sources")
+    page.get_by_role("button", name="Search").click()
+    page.get_by_text("1 memory", exact=True).wait_for()
+    page.locator("li.memory", has_text="ramen list").wait_for()
+    page.get_by_label("Namespace", exact=True).fill("prefs")
     # forget the old version, then the key
     page.get_by_label("Search (the same recall your agents use)").fill("")
     page.get_by_role("button", name="Search").click()
@@ -137,8 +162,18 @@ def test_profile_memory_switch_pii_placeholders_and_forgetting(console):
     page.get_by_role("dialog").get_by_role("button", name="Forget").click()
     page.get_by_text("Forgot 1 version.").wait_for()
     assert page.locator("li.memory").count() == 0
-    listed = srv.data("query{listMemories(input:{allVersions:true}){memories{id}}}", token=owner)
+    listed = srv.data('query{listMemories(input:{namespace:"prefs", allVersions:true}){memories{id}}}', token=owner)
     assert listed["listMemories"]["memories"] == []
+
+
+def _upsert(srv, ext: str, text: str) -> str:
+    r = srv.data(
+        "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId}}",
+        {"i": {"collectionId": srv.ids["coll"], "externalId": ext, "title": ext, "text": text}},
+        srv.tokens["owner"],
+    )
+    srv.ids[f"doc:{ext}"] = r["upsertDocument"]["documentId"]
+    return srv.ids[f"doc:{ext}"]
 
 
 def _ws_run(url: str, token: str, document: str) -> list[dict]:

@@ -62,7 +62,7 @@ export async function render(root, ctx) {
 
   // built once: a redraw of the table keeps the form or the one-time secret on screen
   const formSlot = h("div");
-  const newBtn = h("button", { type: "button", class: "primary" }, "New agent credential");
+  const newBtn = h("button", { type: "button", class: "primary", disabled: true }, "New agent credential");
   newBtn.addEventListener("click", () => {
     formSlot.replaceChildren(createForm(state.data.agentScopes, formSlot));
     formSlot.querySelector("input").focus();
@@ -76,6 +76,7 @@ export async function render(root, ctx) {
 
   function drawCredentials() {
     const { agentCredentials, members } = state.data;
+    newBtn.disabled = false; // the scopes it offers are loaded now
     const names = Object.fromEntries(members.map((m) => [m.id, m.name]));
     const rows = agentCredentials.map((c) => {
       const [label, kind] = STATUS[c.status] || [c.status, ""];
