@@ -164,6 +164,18 @@ def test_profile_memory_switch_pii_placeholders_and_forgetting(console):
     assert page.locator("li.memory").count() == 0
     listed = srv.data('query{listMemories(input:{namespace:"prefs", allVersions:true}){memories{id}}}', token=owner)
     assert listed["listMemories"]["memories"] == []
+    # delete every memory: the button works only once the workspace name is typed
+    page.get_by_role("link", name="Settings → Agent access").click()
+    page.get_by_role("button", name="Delete all memories…").click()
+    dialog = page.get_by_role("dialog")
+    confirm = dialog.get_by_role("button", name="Delete all memories")
+    assert confirm.is_disabled()
+    dialog.get_by_label("Type acme to confirm").fill("acm")
+    assert confirm.is_disabled()
+    dialog.get_by_label("Type acme to confirm").fill("acme")
+    confirm.click()
+    page.get_by_text("Deleted 1 memory version.").wait_for()
+    assert srv.data("query{listMemories{memories{id}}}", token=owner)["listMemories"]["memories"] == []
 
 
 def _upsert(srv, ext: str, text: str) -> str:

@@ -352,7 +352,7 @@ async function memorySection(ctx) {
     if (!ok) return;
     try {
       const n = (await gql(DELETE_ALL)).deleteAllMemories.deleted;
-      status.show(`Deleted ${n} memory versions.`, "ok");
+      status.show(`Deleted ${n} memory version${n === 1 ? "" : "s"}.`, "ok");
     } catch (err) {
       status.show(errorText(err), "error");
     }
