@@ -110,7 +110,19 @@ async def _bootstrap(url: str) -> tuple[dict[str, str], dict[str, str]]:
 
 
 @pytest.fixture(scope="session")
-def console_server(tmp_path_factory) -> Iterator[ConsoleServer]:
+def chromium() -> str:
+    """The Chromium binary, checked before anything starts (skip or fail with the reason)."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        _require("the playwright package is not installed (pip install -e '.[dev]')")
+    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+        _require(f"no Chromium at {CHROMIUM} (scripts/install --dev installs Debian's chromium where apt can)")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def console_server(tmp_path_factory, chromium) -> Iterator[ConsoleServer]:
     """The live server (uvicorn in a thread, like tests/graphql) with the console corpus."""
     from tests.graphql.conftest import _start
 
@@ -140,20 +152,16 @@ def console_server(tmp_path_factory) -> Iterator[ConsoleServer]:
 
 
 @pytest.fixture(scope="session")
-def browser(console_server):
+def browser(chromium, console_server):
     """Debian's Chromium under Playwright, headless, once per session (never a downloaded browser).
 
     After the server: Playwright's sync API keeps an event loop in this thread, so the server's
     set-up (``asyncio.run``) goes first, and tests run other asyncio code in a thread of its own.
     """
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _require("the playwright package is not installed (pip install -e '.[dev]')")
-    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
-        _require(f"no Chromium at {CHROMIUM} (scripts/install --dev installs Debian's chromium where apt can)")
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        b = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
         try:
             yield b
         finally:
