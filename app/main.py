@@ -6,6 +6,7 @@ Routes (each registered in :mod:`app.governance.registry`):
   ``WS /graphql`` (graphql-transport-ws);
 - ``POST /v1/context-packs/stream`` NDJSON pack stream (header, items, footer);
 - ``POST /api/v1/decisions``, ``GET /api/v1/decisions/{id}`` (:mod:`app.http.decisions`);
+- ``POST /mcp`` the MCP tools over streamable HTTP (:mod:`app.mcp`);
 - ``GET /healthz`` (process up), ``GET /readyz`` (migrated, indexes repaired, model warm).
 
 Start-up: migrate the database (Alembic), open the indexes, then in the background repair
@@ -29,13 +30,11 @@ from starlette.staticfiles import StaticFiles
 from strawberry.asgi import GraphQL
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 
-from app.context import RequestContext, Services
+from app.context import RequestContext, Services, bootstrap
 from app.core.config import Settings, load_settings
-from app.core.db import Database
 from app.core.errors import Forbidden
 from app.core.logs import configure_logging
 from app.core.migrate import upgrade_database
-from app.corpus import open_indexes
 from app.governance import CallRecord, EnvelopeState, get_operation, trace_id_from_headers
 from app.http import (
     CONSOLE_DIR,
@@ -52,6 +51,7 @@ from app.http import (
     make_stream_route,
     route_not_found,
 )
+from app.mcp import MCPHttp
 from app.memory import purge_expired as purge_expired_memories
 from resolvers.schema import schema
 
@@ -136,13 +136,13 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         owned = holder["services"] is None
         if owned:
             await asyncio.to_thread(upgrade_database, settings.resolved_database_url)
-            db = Database(settings.resolved_database_url)
-            holder["services"] = Services(settings=settings, db=db, indexes=open_indexes(settings))
+            holder["services"] = bootstrap(settings)
         svc: Services = holder["services"]
         view.services = svc
         task = asyncio.create_task(startup_work(svc))
         try:
-            yield
+            async with mcp_http.running():
+                yield
         finally:
             task.cancel()
             with contextlib.suppress(BaseException):
@@ -156,9 +156,6 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         graphql_ide="graphiql",
         allowed_origins=tuple(settings.cors_origins),
     )
-
-    async def stream_route(request: Request) -> Response:
-        return await make_stream_route(holder["services"])(request)
 
     def probe(request: Request, route: str, body: dict[str, Any], status: int) -> JSONResponse:
         """A probe's JSON with ``extensions.envelope`` and ``x-cairn-trace`` like every response."""
@@ -182,12 +179,14 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         )
 
     gate = GraphQLGate(view, lambda: holder["services"])
+    mcp_http = MCPHttp(lambda: holder["services"])
     routes = [
         Route("/graphql", gate, methods=["GET", "POST"]),
         WebSocketRoute("/graphql", view),
-        Route("/v1/context-packs/stream", stream_route, methods=["POST"]),
+        Route("/v1/context-packs/stream", make_stream_route(lambda: holder["services"]), methods=["POST"]),
         Route("/api/v1/decisions", make_create_route(lambda: holder["services"]), methods=["POST"]),
         Route("/api/v1/decisions/{decision_id}", make_read_route(lambda: holder["services"]), methods=["GET"]),
+        Route("/mcp", mcp_http, methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Mount("/static/graphiql", app=StaticFiles(directory=STATIC_DIR), name="graphiql-assets"),

@@ -1,0 +1,222 @@
+"""Corpus services: one function per operation, ``fn(services, principal, request)``.
+
+Each opens and commits its own session (``async with services.db.session()``) and returns
+domain objects; the GraphQL layer converts them. The session-level rules live in
+:mod:`app.corpus.documents` and :mod:`app.corpus.as_of`.
+
+``services`` is the process's :class:`app.context.Services` (not imported here: ``app.context``
+imports this package).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, select
+
+from app.core.models import Document
+from app.corpus import documents as docs
+from app.corpus.as_of import DocumentRead, read_document
+from app.corpus.documents import UpsertResult
+from app.corpus.listing import (
+    DocumentListRequest,
+    DocumentPage,
+    DocumentSummary,
+    decode_cursor,
+    encode_cursor,
+    validate_list_request,
+)
+from app.corpus.passages import CitationCheck, PassageView, check_citation, read_section
+from app.governance import Principal
+
+
+@dataclass(frozen=True)
+class CollectionInfo:
+    """A live collection with its live document count."""
+
+    id: str
+    name: str
+    document_count: int
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class DocumentRequest:
+    """Read one document as of a bitemporal point (``None``: now)."""
+
+    document_id: str
+    valid_time: datetime | None = None
+    system_time: datetime | None = None
+
+
+@dataclass(frozen=True)
+class DocumentWrite:
+    """Create a document or record a new version (fields as :func:`app.corpus.documents.upsert_document`)."""
+
+    collection_id: str
+    external_id: str
+    text: str
+    title: str = ""
+    media_type: str = "text/plain"
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+
+
+async def get_document(services, principal: Principal, request: DocumentRequest) -> DocumentRead:
+    """A live document with its versions as of ``request`` (:func:`app.corpus.as_of.read_document`).
+
+    Raises:
+        NotFound: no live document with that id in the caller's workspace.
+    """
+    async with services.db.session() as s:
+        return await read_document(
+            s,
+            workspace_id=principal.workspace_id,
+            document_id=request.document_id,
+            valid_time=request.valid_time,
+            system_time=request.system_time,
+        )
+
+
+async def workspace_collections(services, principal: Principal) -> list[CollectionInfo]:
+    """Live collections of the caller's workspace with live document counts, by name."""
+    async with services.db.session() as s:
+        rows = await docs.list_collections(s, workspace_id=principal.workspace_id)
+    return [CollectionInfo(c.id, c.name, n, c.created_at) for c, n in rows]
+
+
+async def create_collection(services, principal: Principal, name: str) -> CollectionInfo:
+    """Get or create the live collection ``name`` (count 0, as the mutation reports it).
+
+    Raises:
+        BadInput: bad or deleted name.
+    """
+    async with services.db.session() as s:
+        c = await docs.get_or_create_collection(s, workspace_id=principal.workspace_id, name=name)
+    return CollectionInfo(c.id, c.name, 0, c.created_at)
+
+
+async def write_document(services, principal: Principal, request: DocumentWrite) -> UpsertResult:
+    """Upsert a document into a live collection of the caller, then index new passages before returning.
+
+    Raises:
+        NotFound: no such live collection. BadInput: the document input rules.
+    """
+    async with services.db.session() as s:
+        await docs.get_collection(s, workspace_id=principal.workspace_id, collection_id=request.collection_id)
+        r = await docs.upsert_document(
+            s,
+            workspace_id=principal.workspace_id,
+            collection_id=request.collection_id,
+            external_id=request.external_id,
+            title=request.title,
+            text=request.text,
+            media_type=request.media_type,
+            valid_from=request.valid_from,
+            valid_to=request.valid_to,
+            chunk_max_tokens=services.settings.chunk_max_tokens,
+        )
+    if r.new_passage_ids:
+        await services.indexes.index_pending(services.db)
+    return r
+
+
+async def remove_document(services, principal: Principal, document_id: str) -> datetime:
+    """Record the deletion of a document of the caller's workspace; returns its system time.
+
+    Raises:
+        NotFound: no live document with that id.
+    """
+    async with services.db.session() as s:
+        return await docs.delete_document(s, workspace_id=principal.workspace_id, document_id=document_id)
+
+
+async def list_documents(services, principal: Principal, request: DocumentListRequest) -> DocumentPage:
+    """One page of the live documents of one of the caller's collections, in ``external_id``
+    order (:mod:`app.corpus.listing`: cursor format and limits).
+
+    Raises:
+        NotFound: no live collection with that id in the caller's workspace.
+        PageSizeOutOfRange, InvalidDocumentCursor: see :func:`validate_list_request`.
+    """
+    validate_list_request(request)
+    after = decode_cursor(request.after, request.collection_id) if request.after is not None else None
+    async with services.db.session() as s:
+        coll = await docs.get_collection(s, workspace_id=principal.workspace_id, collection_id=request.collection_id)
+        live = (Document.collection_id == coll.id, Document.deleted_at.is_(None))  # type: ignore[union-attr]
+        total = int((await s.execute(select(func.count(Document.id)).where(*live))).scalar_one())
+        q = select(Document).where(*live)
+        if after is not None:
+            q = q.where(Document.external_id > after)
+        rows = list((await s.execute(q.order_by(Document.external_id).limit(request.first + 1))).scalars())
+    more = len(rows) > request.first
+    rows = rows[: request.first]
+    page = tuple(
+        DocumentSummary(d.id, d.external_id, d.title, d.media_type, coll.id, coll.name, d.created_at) for d in rows
+    )
+    cursor = encode_cursor(coll.id, rows[-1].external_id) if rows and more else None
+    return DocumentPage(page, total, cursor, more)
+
+
+@dataclass(frozen=True)
+class SectionRequest:
+    """A passage and up to ``before``/``after`` neighbours (0–10 each) as of a bitemporal point."""
+
+    passage_id: str
+    before: int = 0
+    after: int = 0
+    valid_time: datetime | None = None
+    system_time: datetime | None = None
+
+
+@dataclass(frozen=True)
+class CitationRequest:
+    """A cited span (``start``/``end`` character offsets, ``sha256`` of its text) to check
+    against the document text visible at a bitemporal point (``None``: now)."""
+
+    document_id: str
+    start: int
+    end: int
+    sha256: str
+    version_id: str | None = None
+    valid_time: datetime | None = None
+    system_time: datetime | None = None
+
+
+async def read_passages(services, principal: Principal, request: SectionRequest) -> list[PassageView]:
+    """The passage and its neighbours in document order (:func:`app.corpus.passages.read_section`).
+
+    Raises:
+        BadInput: neighbours outside 0–10, a time without a zone. NotFound: see ``read_section``.
+    """
+    async with services.db.session() as s:
+        return await read_section(
+            s,
+            workspace_id=principal.workspace_id,
+            passage_id=request.passage_id,
+            before=request.before,
+            after=request.after,
+            valid_time=request.valid_time,
+            system_time=request.system_time,
+        )
+
+
+async def verify_citation(services, principal: Principal, request: CitationRequest) -> CitationCheck:
+    """VERIFIED / MOVED / CHANGED for a cited span (:func:`app.corpus.passages.check_citation`).
+
+    Raises:
+        BadInput / NotFound: see ``check_citation``.
+    """
+    async with services.db.session() as s:
+        return await check_citation(
+            s,
+            workspace_id=principal.workspace_id,
+            document_id=request.document_id,
+            start=request.start,
+            end=request.end,
+            sha256=request.sha256,
+            version_id=request.version_id,
+            valid_time=request.valid_time,
+            system_time=request.system_time,
+        )
