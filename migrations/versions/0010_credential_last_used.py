@@ -1,6 +1,6 @@
 """Agent credentials remember when they were last used (the console's Agent access list; issue 17).
 
-Revision ID: 0006
+Revision ID: 0010_credential_last_used
 Revises: 0005
 Create Date: 2026-12-01 04:15:00.000000
 """
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 import sqlmodel
 from alembic import op
 
-revision = "0006"
+revision = "0010_credential_last_used"
 down_revision = "0005"
 branch_labels = None
 depends_on = None
