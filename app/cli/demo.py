@@ -225,6 +225,7 @@ def print_demo(info: DemoInfo, *, host: str, port: int, serving: bool = True) ->
         f"GraphiQL: {url}",
         "In GraphiQL's Headers tab paste (a member token; browsers may use it):",
         f'  {{"Authorization": "Bearer {info.member_token}"}}',
+        f"Console: http://{host}:{port}/console (sign in with the same member token)",
         "",
         "Then run this query:",
         "",

@@ -211,6 +211,7 @@ _OPS = [
         None,
         effect="write",
     ),
+    Operation("agentScopes", "query", "G1.U1.P5.Z3.A5", "agent_credential:scopes", frozenset(), None),
     Operation(
         "setAgentProfile",
         "mutation",
@@ -328,6 +329,8 @@ _OPS = [
     Operation("GET /readyz", "http", "G1.U2.P8.Z1.A2", "system:ready", auth="none"),
     Operation("GET /graphql", "http", "G1.U2.P8.Z2.A1", "ide:graphiql", auth="none"),
     Operation("GET /static/graphiql/{path}", "http", "G1.U2.P8.Z2.A2", "ide:assets", auth="none"),
+    Operation("GET /console", "http", "G1.U2.P8.Z5.A1", "console:page", auth="none"),
+    Operation("GET /console/{path}", "http", "G1.U2.P8.Z5.A2", "console:assets", auth="none"),
     Operation("POST /graphql", "http", "G1.U2.P8.Z3.A1", "graphql:execute", auth="none"),
     Operation("WS /graphql", "http", "G1.U2.P8.Z3.A2", "graphql:subscribe", auth="none"),
     Operation(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -45,6 +45,10 @@ from app.governance import (
 )
 from app.identity.credential_state import count_active
 from app.identity.errors import AgentCredentialExpired, AgentCredentialLimit, AgentCredentialRevoked, LastOwner
+
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+"""``AgentCredential.last_used_at`` moves only when it is this much older than the call: one
+write per credential per minute at most, not one per call."""
 
 
 @dataclass(frozen=True)
@@ -351,6 +355,7 @@ async def authenticate(s: AsyncSession, token: str) -> Principal:
             )
         colls = frozenset(cs.collection_ids or ())
         scope = ContextScope(colls, frozenset(cs.document_ids or ()), colls | frozenset(doc_colls))
+    await _touch(s, cred, now)
     return Principal(
         kind="agent",
         id=cred.id,
@@ -364,6 +369,30 @@ async def authenticate(s: AsyncSession, token: str) -> Principal:
         expires_at=as_utc(cred.expires_at),
         context_scope=scope,
     )
+
+
+async def _touch(s: AsyncSession, cred: AgentCredential, now: datetime) -> None:
+    """Record that ``cred`` authenticated a call at ``now`` (at most once per
+    :data:`LAST_USED_RESOLUTION`; the conditional UPDATE never moves the time backwards)."""
+    last = cred.last_used_at
+    if last is not None and now - as_utc(last) < LAST_USED_RESOLUTION:
+        return
+    stale = AgentCredential.last_used_at.is_(None) | (AgentCredential.last_used_at < now - LAST_USED_RESOLUTION)
+    await s.execute(update(AgentCredential).where(AgentCredential.id == cred.id, stale).values(last_used_at=now))
+
+
+async def describe_principal(s: AsyncSession, principal: Principal) -> tuple[str, str]:
+    """``(workspace name, display name)`` of a principal: the member's name, or the credential's.
+
+    Raises:
+        NotFound: the workspace, member or credential row is gone (a race with removal).
+    """
+    ws = await s.get(Workspace, principal.workspace_id)
+    row: Member | AgentCredential | None
+    row = await s.get(AgentCredential, principal.id) if principal.is_agent else await s.get(Member, principal.id)
+    if ws is None or row is None:
+        raise NotFound("the caller's workspace or identity no longer exists")
+    return ws.name, row.name
 
 
 async def _locked_member(s: AsyncSession, workspace_id: str, member_id: str) -> Member:

@@ -38,6 +38,7 @@ CALLS = {
     "operations": ("{operations{name}}", {}),
     "members": ("{members{id}}", {}),
     "agentCredentials": ("{agentCredentials{id}}", {}),
+    "agentScopes": ("{agentScopes{name}}", {}),
     "createCollection": ('mutation{createCollection(name:"table-test"){id}}', {}),
     "upsertDocument": (
         "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){status}}",
@@ -140,6 +141,7 @@ EXPECTED = {
     "operations": [U] + ["OK"] * 11,
     "members": [U, F, F, "OK", "OK", *MEMBER_ONLY],
     "agentCredentials": [U, F, F, "OK", "OK", *MEMBER_ONLY],
+    "agentScopes": [U, "OK", "OK", "OK", "OK", *MEMBER_ONLY],
     "createCollection": [U, F, F, "OK", "OK", *MEMBER_ONLY],
     "upsertDocument": [U, F, "OK", "OK", "OK", *MEMBER_ONLY],
     "deleteDocument": [U, F, NF, NF, NF, *MEMBER_ONLY],
