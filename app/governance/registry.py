@@ -292,9 +292,9 @@ _OPS = [
     ),
     Operation("session", "query", "G1.U1.P2.Z2.A4", "session:read", _DECIDE, "decisions:run"),
     Operation("sessions", "query", "G1.U1.P2.Z2.A5", "session:list", _DECIDE, "decisions:run"),
-    # P1 knowledge — query templates of context sets (SPEC §4): list and run (Z4); P3 — admin writes (Z4)
-    Operation("queryTemplates", "query", "G1.U1.P1.Z4.A1", "query_template:list", _QUERIES, "queries:run"),
-    Operation("runQueryTemplate", "query", "G1.U1.P1.Z4.A2", "query_template:run", _QUERIES, "queries:run"),
+    # P1 knowledge — query templates of context sets (SPEC §4): list and run (Z7); P3 — admin writes (Z4)
+    Operation("queryTemplates", "query", "G1.U1.P1.Z7.A1", "query_template:list", _QUERIES, "queries:run"),
+    Operation("runQueryTemplate", "query", "G1.U1.P1.Z7.A2", "query_template:run", _QUERIES, "queries:run"),
     Operation(
         "createQueryTemplate",
         "mutation",

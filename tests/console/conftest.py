@@ -121,7 +121,7 @@ def chromium() -> str:
     return CHROMIUM
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def console_server(tmp_path_factory, chromium) -> Iterator[ConsoleServer]:
     """The live server (uvicorn in a thread, like tests/graphql) with the console corpus."""
     from tests.graphql.conftest import _start
@@ -151,9 +151,9 @@ def console_server(tmp_path_factory, chromium) -> Iterator[ConsoleServer]:
         thread.join(timeout=30)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(chromium, console_server):
-    """Debian's Chromium under Playwright, headless, once per session (never a downloaded browser).
+    """Debian's Chromium under Playwright, headless, once for tests/console (package scope: the loop Playwright keeps in this thread is gone before other packages run) (never a downloaded browser).
 
     After the server: Playwright's sync API keeps an event loop in this thread, so the server's
     set-up (``asyncio.run``) goes first, and tests run other asyncio code in a thread of its own.

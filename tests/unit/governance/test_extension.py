@@ -88,6 +88,7 @@ def _context(role: str = "editor") -> RequestContext:
         judge=None,  # type: ignore[arg-type]
         decisions=None,  # type: ignore[arg-type]
         rate_limiter=RateLimiter.from_settings(settings),
+        query_database=None,  # type: ignore[arg-type]
     )
     who = factories.principal(workspace_id="ws_test", member_id="m_1", role=role)
     request = SimpleNamespace(scope={"state": {"cairn_principal": who}})
