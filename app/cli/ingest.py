@@ -67,7 +67,7 @@ async def _ingest(settings: Settings, docs, skipped, collection: str, workspace:
 
 
 def ingest(
-    path: Path = typer.Argument(..., help="A file or folder: .txt .md .html .jsonl (BEIR), optionally .gz."),
+    path: Path = typer.Argument(..., help="A file or folder: .txt .md .html .jsonl (BEIR), optionally .gz; .pdf .docx."),
     collection: str = typer.Option(..., "--collection", "-c", help="Collection name (created if missing)."),
     workspace: str = WorkspaceOpt,
     lexical_only: bool = typer.Option(
