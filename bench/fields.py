@@ -21,12 +21,12 @@ on one core.
 from __future__ import annotations
 
 import argparse
+import json
 import lzma
 import time
 from pathlib import Path
 
-from app.fields import KLEISTER_NDA_FIELDS, doc_features, f1, train_field, verify_span
-from app.fields.ranker import choose
+from app.fields import KLEISTER_NDA_FIELDS, choose, doc_features, f1, train_field, verify_span
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "kleister-nda"
 _ESC = {"n": "\n", "t": "\t", "f": "\f", "\\": "\\"}
@@ -77,12 +77,41 @@ def keys(doc, gold: dict[str, set[str]], name: str) -> set[str]:
     return {c.key for c in doc.candidates if kleister_form(c.key) in truth}
 
 
+SEED_PATH = Path(__file__).resolve().parents[1] / "app" / "fields" / "kleister_nda_model.json"
+
+
+def write_seed(texts: list[str], gold: list[dict[str, set[str]]]) -> None:
+    """Train on all documents and write the shipped seed model (weights |w| >= 1e-3, 4 decimals)."""
+    out: dict = {"_types": {s.name: s.type.value for s in KLEISTER_NDA_FIELDS}, "_source": "bench.fields --write-seed"}
+    for spec in KLEISTER_NDA_FIELDS:
+        docs = [doc_features(t, spec) for t in texts]
+        model = train_field(spec, docs, [keys(d, g, spec.name) for d, g in zip(docs, gold)])
+        out[spec.name] = {
+            "weights": [[i, round(w, 4)] for i, w in sorted(model.weights.items()) if abs(w) >= 1e-3],
+            "intercept": model.intercept,
+            "threshold": model.threshold,
+            "trained": model.trained,
+            "documents": model.documents,
+        }
+        print(f"{spec.name}: {len(out[spec.name]['weights'])} weights, threshold {model.threshold:.2f}")
+    SEED_PATH.write_text(json.dumps(out, separators=(",", ":")) + "\n")
+    print(f"wrote {SEED_PATH} ({SEED_PATH.stat().st_size:,} bytes)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument(
+        "--write-seed",
+        action="store_true",
+        help=f"train on every document and write the shipped model ({SEED_PATH.name}) instead of scoring",
+    )
     args = ap.parse_args()
-    names, texts, gold = load(limit=args.limit)
+    _names, texts, gold = load(limit=args.limit)
+    if args.write_seed:
+        write_seed(texts, gold)
+        return
     n = len(texts)
     print(f"Kleister NDA train: {n} documents, {args.folds}-fold cross-validation by document")
     t0 = time.perf_counter()

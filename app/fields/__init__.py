@@ -1,29 +1,91 @@
 """Learned fields (SPEC §5): typed values extracted from documents, each with a citation.
 
+Finders (:mod:`app.fields.finders`) propose typed candidates with exact spans; the ranker
+(:mod:`app.fields.ranker`) picks each field's value(s) and learns from editors' labels;
+:mod:`app.fields.store` keeps definitions, values (versioned with the document) and labels;
+:mod:`app.fields.query` runs ``queryFields`` plans; :mod:`app.fields.service` is the entry
+point of every operation.
+
 Public surface: other packages import only the names below (import-linter contract in
 pyproject.toml).
 """
 
 from app.fields.finders import find_candidates, text_key, verify_span
 from app.fields.kleister import KLEISTER_NDA_FIELDS
-from app.fields.ranker import DocFeatures, FieldModel, Ranker, doc_features, f1, train, train_field
+from app.fields.query import (
+    MAX_FIELDS,
+    MAX_FILTERS,
+    MAX_GROUPS,
+    MAX_LIMIT,
+    OPS,
+    Aggregate,
+    Filter,
+    Group,
+    Plan,
+    QueryResult,
+    Sort,
+)
+from app.fields.ranker import DocFeatures, FieldModel, Ranker, choose, doc_features, f1, train, train_field
+from app.fields.service import (
+    DefineFieldsRequest,
+    FieldInfo,
+    LabelRequest,
+    define_fields,
+    extract_fields,
+    label_value,
+    list_fields,
+    query_fields,
+    suggest_fields,
+    train_fields,
+    validate_define,
+)
+from app.fields.store import DocValues, ExtractReport, ValueView, extract_collection
+from app.fields.suggest import Suggestion
 from app.fields.types import Candidate, Extracted, FieldSpec, FieldType, Multiplicity
 
 __all__ = [
     "KLEISTER_NDA_FIELDS",
+    "MAX_FIELDS",
+    "MAX_FILTERS",
+    "MAX_GROUPS",
+    "MAX_LIMIT",
+    "OPS",
+    "Aggregate",
     "Candidate",
+    "DefineFieldsRequest",
     "DocFeatures",
+    "DocValues",
+    "ExtractReport",
     "Extracted",
+    "FieldInfo",
     "FieldModel",
     "FieldSpec",
     "FieldType",
+    "Filter",
+    "Group",
+    "LabelRequest",
     "Multiplicity",
+    "Plan",
+    "QueryResult",
     "Ranker",
+    "Sort",
+    "Suggestion",
+    "ValueView",
+    "choose",
+    "define_fields",
     "doc_features",
+    "extract_collection",
+    "extract_fields",
     "f1",
     "find_candidates",
+    "label_value",
+    "list_fields",
+    "query_fields",
+    "suggest_fields",
     "text_key",
     "train",
     "train_field",
+    "train_fields",
+    "validate_define",
     "verify_span",
 ]

@@ -64,11 +64,11 @@ _MONEY_RE = re.compile(
 )
 _MULT = {"thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
 _UNITS = (
-    "%|percent|per cent|shares|employees|days|months|years|hours|miles|kilometers|km|kg|pounds|units|"
+    "percent|per cent|shares|employees|days|months|years|hours|miles|kilometers|km|kg|pounds|units|"
     "copies|pages|persons|people|members|customers|locations|stores|acres|square feet"
 )
 _NUMBER_RE = re.compile(
-    rf"(?<![\w.,$€£])(?P<num>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\w]|[.,]\d)(?:\s?(?P<unit>{_UNITS})\b)?",
+    rf"(?<![\w.,$€£])(?P<num>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\w]|[.,]\d)(?:\s?(?P<unit>%|(?:{_UNITS})\b))?",
     re.IGNORECASE,
 )
 _BOOL_RE = re.compile(r"\b(?P<w>yes|no|true|false)\b|(?P<box>[☒☑✓✔☐])", re.IGNORECASE)

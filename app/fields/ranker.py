@@ -78,6 +78,11 @@ def featurise(text: str, candidates: Sequence[Candidate], spec: FieldSpec) -> li
         f.extend(f"Lb={w}" for w in set(left))
         f.extend(f"Rb={w}" for w in set(right))
         f.extend(f"W={w}" for w in set(own) if w.isalpha())
+        if own:
+            f += [f"Wf={own[0]}", f"Wl={own[-1]}"]
+        f += [f"KL1={c.kind}:{left[-1] if left else '^'}", f"KR1={c.kind}:{right[0] if right else '$'}"]
+        f.append(f"KL2={c.kind}:{' '.join(left[-2:])}")
+        f.append(f"KR2={c.kind}:{' '.join(right[:2])}")
         f.extend(f"H={w}" for w in line_head)
         f.append(f"len={min(len(own), 8)}")
         f.append(f"cnt={min(counts[c.key], 6)}")
