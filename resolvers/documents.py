@@ -8,6 +8,7 @@ import strawberry
 from strawberry.types import Info
 
 from app import corpus as docs
+from app import fields
 from app.core.errors import BadInput
 from app.core.models import Document as DocumentRow
 from app.core.text_rules import validate_identifier, validate_name
@@ -193,6 +194,8 @@ class DocumentMutation:
             )
         if r.new_passage_ids:
             await services.indexes.index_pending(services.db)
+        if r.status != "unchanged":  # a new version re-extracts the collection's learned fields (if any)
+            await fields.extract_fields(services, principal, input.collection_id)
         return UpsertDocumentResult(
             document_id=r.document_id, version_id=r.version_id, status=r.status, new_passages=len(r.new_passage_ids)
         )

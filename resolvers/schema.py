@@ -31,6 +31,7 @@ from app.core.errors import CairnError
 from resolvers.decisions import DecisionMutation, DecisionQuery
 from resolvers.documents import DocumentMutation, DocumentQuery
 from resolvers.field_repeats import repeat_errors
+from resolvers.fields import FieldMutation, FieldQuery
 from resolvers.identity import IdentityMutation, IdentityQuery
 from resolvers.interactions import TraceMutation
 from resolvers.limits import MAX_DEPTH, MAX_SELECTIONS, limit_errors
@@ -259,12 +260,14 @@ class CairnSchema(strawberry.Schema):
 
 
 @strawberry.type
-class Query(PackQuery, DocumentQuery, IdentityQuery, OntologyQuery, MemoryQuery, DecisionQuery):
+class Query(PackQuery, DocumentQuery, IdentityQuery, OntologyQuery, MemoryQuery, DecisionQuery, FieldQuery):
     """Root query."""
 
 
 @strawberry.type
-class Mutation(DocumentMutation, IdentityMutation, OntologyMutation, TraceMutation, MemoryMutation, DecisionMutation):
+class Mutation(
+    DocumentMutation, IdentityMutation, OntologyMutation, TraceMutation, MemoryMutation, DecisionMutation, FieldMutation
+):
     """Root mutation."""
 
 

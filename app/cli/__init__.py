@@ -14,7 +14,7 @@ stderr (at a fixed width when stderr is not a terminal).
 
 from __future__ import annotations
 
-from app.cli import credentials, database, demo, ingest, members, memory, ontology, serve, workspaces
+from app.cli import credentials, database, demo, fields, ingest, members, memory, ontology, serve, workspaces
 from app.cli.common import cli
 
 # The command tree, in the order `cairn --help` lists it.
@@ -23,6 +23,7 @@ cli.add_typer(members.members_cli, name="members")
 cli.add_typer(credentials.credentials_cli, name="credentials")
 cli.add_typer(ontology.ontology_cli, name="ontology")
 cli.add_typer(memory.memory_cli, name="memory")
+cli.add_typer(fields.fields_cli, name="fields")
 cli.command()(database.migrate)
 cli.command()(ingest.ingest)
 cli.command()(ingest.reindex)

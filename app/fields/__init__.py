@@ -24,6 +24,7 @@ from app.fields.query import (
     Plan,
     QueryResult,
     Sort,
+    check_limits,
 )
 from app.fields.ranker import DocFeatures, FieldModel, Ranker, choose, doc_features, f1, train, train_field
 from app.fields.service import (
@@ -71,6 +72,7 @@ __all__ = [
     "Sort",
     "Suggestion",
     "ValueView",
+    "check_limits",
     "choose",
     "define_fields",
     "doc_features",

@@ -384,6 +384,7 @@ def run_plan(plan: Plan, specs_list: Sequence[FieldSpec], docs: list[DocValues])
     groups = None
     if agg is not None:
         by: dict[Any, list[DocValues]] = defaultdict(list)
+        display: dict[Any, Any] = {}  # TEXT groups by key ("DELAWARE"), shown as first written ("Delaware")
         if agg.group_by is None:
             by[None] = matched
         else:
@@ -391,6 +392,8 @@ def run_plan(plan: Plan, specs_list: Sequence[FieldSpec], docs: list[DocValues])
             for d in matched:
                 vals = [v for v in d.values.get(gspec.name, []) if v.value is not None]
                 keys = {_group_key(gspec, v): v for v in vals}
+                for k, v in keys.items():
+                    display.setdefault(k, v.value if gspec.type == FieldType.TEXT else k)
                 if not keys:
                     by[None].append(d)
                 for k in keys:
@@ -402,7 +405,7 @@ def run_plan(plan: Plan, specs_list: Sequence[FieldSpec], docs: list[DocValues])
                     field="plan.aggregate.groupBy",
                     limit=MAX_GROUPS,
                 )
-        groups = [Group(k, len(ds), _aggregate(agg_spec, agg, ds)) for k, ds in by.items()]
+        groups = [Group(display.get(k, k), len(ds), _aggregate(agg_spec, agg, ds)) for k, ds in by.items()]
         groups.sort(key=lambda g: (-g.documents, g.key is None, str(g.key)))
     used = list(plan.fields) + [f.field for f in plan.filters] + [s.field for s in plan.sort]
     if agg is not None:
@@ -434,9 +437,7 @@ def run_plan(plan: Plan, specs_list: Sequence[FieldSpec], docs: list[DocValues])
 
 
 def _group_key(spec: FieldSpec, v: ValueView) -> Any:
-    if spec.type == FieldType.TEXT:
-        return v.value if isinstance(v.value, str) else v.key
-    if spec.type in (FieldType.DURATION, FieldType.MONEY):
+    if spec.type in (FieldType.TEXT, FieldType.DURATION, FieldType.MONEY):
         return v.key
     if spec.type == FieldType.NUMBER:
         return v.value["value"]
