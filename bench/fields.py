@@ -102,6 +102,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--errors", type=int, default=0, help="print up to N wrong documents per field")
     ap.add_argument(
         "--write-seed",
         action="store_true",
@@ -119,6 +120,7 @@ def main() -> None:
     featurise_s = time.perf_counter() - t0
     counts = {spec.name: [0, 0, 0] for spec in KLEISTER_NDA_FIELDS}
     cited = valid = 0
+    shown = {spec.name: 0 for spec in KLEISTER_NDA_FIELDS}
     score_s = 0.0
     for fold in range(args.folds):
         train_idx = [i for i in range(n) if i % args.folds != fold]
@@ -134,6 +136,9 @@ def main() -> None:
                 score_s += time.perf_counter() - t
                 pred = {kleister_form(e.key) for e in chosen}
                 truth = {kleister_form(v) for v in gold[i].get(spec.name, set())}
+                if pred != truth and shown[spec.name] < args.errors:
+                    shown[spec.name] += 1
+                    print(f"    {spec.name} doc {i}: predicted {sorted(pred)} expected {sorted(truth)}")
                 c = counts[spec.name]
                 c[0] += len(pred & truth)
                 c[1] += len(pred)

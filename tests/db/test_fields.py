@@ -71,7 +71,7 @@ async def _setup(db):
         SourceDocument(external_id=k, title=k, text=v, valid_from=datetime(2020, 1, 1, tzinfo=UTC))
         for k, v in NDAS.items()
     ]
-    await ingest_documents(db, None, workspace_id=ws.id, collection="ndas", documents=iter(docs))
+    await ingest_documents(db, None, workspace_id=ws.id, collection="ndas", documents=iter(docs), chunk_max_tokens=40)
     async with db.session() as s:
         from app.corpus import list_collections
 
@@ -138,18 +138,26 @@ async def test_known_at_returns_the_value_known_then_and_changed_text_is_stale(d
             title="acme.txt",
             text=NDAS["acme.txt"].replace("March 1, 2015", "April 2, 2016"),
             valid_from=datetime(2024, 6, 1, tzinfo=UTC),
+            chunk_max_tokens=40,
         )
     assert r.status == "updated"
-    plan = Plan(coll.id, fields=("effective_date",), filters=(Filter("party", "CONTAINS", "acme"),))
-    # not extracted yet: the cited paragraph changed, so the old value is reported stale, not as fact
-    (row,) = (await query_fields(_services(db), editor, plan)).rows
+    plan = Plan(coll.id, fields=("effective_date", "jurisdiction"))
+
+    async def acme(p):
+        return next(r for r in (await query_fields(_services(db), editor, p)).rows if r.external_id == "acme.txt")
+
+    # not extracted yet: the cited paragraph changed, so the old value is reported stale, not as fact;
+    # the unchanged governing-law paragraph still cites its value (offsets moved into the new version)
+    row = await acme(plan)
     (v,) = row.values["effective_date"]
     assert v.value is None and v.stale and v.uncited_reason.startswith("STALE")
+    (j,) = row.values["jurisdiction"]
+    new_text = NDAS["acme.txt"].replace("March 1, 2015", "April 2, 2016")
+    assert j.value == "Delaware" and not j.stale and new_text[j.start : j.end] == "Delaware"
     await extract_fields(_services(db), editor, coll.id)  # what ingest runs
-    (row,) = (await query_fields(_services(db), editor, plan)).rows
-    assert [v.value for v in row.values["effective_date"]] == ["2016-04-02"]
-    before = Plan(coll.id, fields=("effective_date",), filters=plan.filters, known_at="2023-12-31")
-    (row,) = (await query_fields(_services(db), editor, before)).rows
+    row = await acme(plan)
+    assert [v.value for v in row.values["effective_date"]] == ["2016-04-02"] and row.version_number == 2
+    row = await acme(Plan(coll.id, fields=("effective_date",), known_at="2023-12-31"))
     assert [v.value for v in row.values["effective_date"]] == ["2015-03-01"]
     assert row.version_number == 1
     with pytest.raises(BadInput) as exc:
