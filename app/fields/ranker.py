@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from app.fields.finders import find_candidates
-from app.fields.types import Candidate, Extracted, FieldSpec, Multiplicity
+from app.fields.types import Candidate, Extracted, FieldSpec, FieldType, Multiplicity
 
 N_FEATURES = 2**18
 WINDOW = 12
@@ -159,7 +159,9 @@ def _fit(features: list[list[str]], labels: list[int], c: float = 0.5) -> FieldM
 def choose(doc: DocFeatures, scores: np.ndarray, spec: FieldSpec, threshold: float) -> list[Extracted]:
     """The values of one field in one document: candidates grouped by key, a value's score its
     best candidate's, spans in text order; ONE → the best value at or above ``threshold``,
-    MANY → every such value (best first, at most 8)."""
+    MANY → every such value (best first, at most 8), leaving out a value whose key holds (or is
+    held by) a better value's key as whole words ("LOGO WELLS FARGO SECURITIES LLC" after
+    "WELLS FARGO SECURITIES LLC")."""
     best: dict[str, Extracted] = {}
     for c, s in zip(doc.candidates, scores):
         e = best.get(c.key)
@@ -172,7 +174,18 @@ def choose(doc: DocFeatures, scores: np.ndarray, spec: FieldSpec, threshold: flo
             e.spans.insert(0, e.spans.pop())  # the best-scored span is the citation
     ranked = sorted(best.values(), key=lambda e: (-e.score, e.key))
     ranked = [e for e in ranked if e.score >= threshold]
-    return ranked[:1] if spec.multiplicity == Multiplicity.ONE else ranked[:MAX_VALUES]
+    if spec.multiplicity == Multiplicity.ONE:
+        return ranked[:1]
+    kept: list[Extracted] = []
+    for e in ranked:  # one entity once: a value whose words contain (or lie in) a better one's is a variant
+        if spec.type != FieldType.TEXT or not any(_nested(e.key, k.key) for k in kept):
+            kept.append(e)
+    return kept[:MAX_VALUES]
+
+
+def _nested(a: str, b: str) -> bool:
+    wa, wb = f" {a} ", f" {b} "
+    return wa in wb or wb in wa
 
 
 def _labels(doc: DocFeatures, gold: set[str]) -> list[int]:
