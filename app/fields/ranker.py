@@ -12,8 +12,9 @@ value when its score reaches the field's threshold; a MANY field takes every val
 above it (at most 8). Thresholds are tuned by 3-fold cross-validation inside the training
 documents (the F1-maximising one), so no document scores itself.
 
-Without labelled documents a field is scored zero-shot: description/name words in the
-window and how early the candidate is (the same features, fixed weights), threshold 0.5.
+Without labelled documents a field is scored zero-shot: description/name words among the 5
+words before and 2 after the candidate (weight 1.5) and in its 12-word window (0.5), minus
+0.3 per earlier value of the same kind, intercept -1.2, logistic; threshold 0.5.
 
 A trained model is plain JSON (:meth:`Ranker.to_json`: per field its non-zero hashed
 weights, intercept and threshold) — stored in the database, never pickled.
@@ -93,6 +94,8 @@ def featurise(text: str, candidates: Sequence[Candidate], spec: FieldSpec) -> li
         f.append(f"caps={text[c.start : c.end].isupper()}")
         hits = len(desc & (set(left) | set(right)))
         f.append(f"desc={min(hits, 3)}")
+        near = len(desc & (set(left[-5:]) | set(right[:2])))
+        f.append(f"dnear={min(near, 3)}")
         f.extend(f"kdesc={c.kind}:{min(hits, 3)}" for _ in (0,))
         out.append(f)
     return out
@@ -138,8 +141,9 @@ class FieldModel:
 
 def _zero_shot(f: list[str]) -> float:
     desc = next((int(x.split("=")[1]) for x in f if x.startswith("desc=")), 0)
+    near = next((int(x.split("=")[1]) for x in f if x.startswith("dnear=")), 0)
     rank = next((int(x.split("=")[1]) for x in f if x.startswith("rank=")), 5)
-    z = -2.0 + 1.6 * desc - 0.3 * rank
+    z = -1.2 + 1.5 * near + 0.5 * desc - 0.3 * rank
     return 1.0 / (1.0 + math.exp(-z))
 
 
@@ -185,7 +189,7 @@ def choose(doc: DocFeatures, scores: np.ndarray, spec: FieldSpec, threshold: flo
 
 def _nested(a: str, b: str) -> bool:
     wa, wb = f" {a} ", f" {b} "
-    return wa in wb or wb in wa
+    return wa in wb or wb in wa or a.startswith(b) or b.startswith(a)
 
 
 def _labels(doc: DocFeatures, gold: set[str]) -> list[int]:
