@@ -88,6 +88,7 @@ def test_pdf_and_docx_text_is_ingested_and_bad_ones_are_reported(tmp_path):
     assert exc.value.message == "fake.pdf: not a PDF: unrecognised bytes"
 
 
+@pytest.mark.shared_data
 def test_the_kleister_pdfs_are_read(tmp_path):
     src = shared_data("kleister-nda", "pdf")
     root = tmp_path / "pdf"
