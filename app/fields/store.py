@@ -446,7 +446,11 @@ async def read_values(
         doc.values.setdefault(r.field_name, []).append(v)
     for lab in labels:  # an editor's label of the chosen version wins over the model
         if lab.field_name in types and lab.document_id in out:
-            out[lab.document_id].values[lab.field_name] = _label_values(lab, out[lab.document_id], types)
+            vals = _label_values(lab, out[lab.document_id], types)
+            for v in vals:
+                if v.value is None and v.key is not None:  # the model never proposed it: cite where the text states it
+                    await _cite_label(s, v, types[lab.field_name])
+            out[lab.document_id].values[lab.field_name] = vals
     return sorted(out.values(), key=lambda d: (d.external_id, d.document_id))
 
 
@@ -484,6 +488,29 @@ def _label_values(lab: FieldLabel, doc: DocValues, types: dict[str, FieldType]) 
             )
         )
     return out
+
+
+async def _cite_label(s: AsyncSession, v: ValueView, field_type: FieldType) -> None:
+    """Give a labelled value the first span of its version that states it whole inside one
+    passage (value, citation), or leave it null with ``LABEL_UNCITED``."""
+    version = await s.get(DocumentVersion, v.version_id)
+    if version is None:
+        return
+    spans = (
+        await s.execute(
+            select(VersionPassage.passage_id, VersionPassage.start, VersionPassage.end, Passage.sha256)
+            .join(Passage, Passage.id == VersionPassage.passage_id)
+            .where(VersionPassage.version_id == version.id)
+        )
+    ).all()
+    for c in find_candidates(version.text, field_type):
+        if c.key != v.key:
+            continue
+        hit = _passage_of([tuple(r) for r in spans], c.start, c.end)  # type: ignore[misc]
+        if hit:
+            v.value, v.start, v.end, (v.passage_id, v.sha256) = c.value, c.start, c.end, hit
+            v.uncited_reason = None
+            return
 
 
 async def _start_in(s: AsyncSession, version_id: str, passage_id: str | None) -> int | None:

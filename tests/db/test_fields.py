@@ -196,6 +196,12 @@ async def test_labels_train_the_ranker(db):
     assert got["acme.txt"] == ["Delaware"] and got["gamma.txt"] == ["Nevada"]
     assert [v.source for v in result.rows[0].values["company_state"]] == ["LABEL"]
     assert got["omega.txt"] == ["Texas"]  # learned: the state in "a Texas corporation"
+    # a correction the model never proposed is cited where the text states it
+    await label_value(_services(db), editor, LabelRequest(ids["omega.txt"], "jurisdiction", ("texas",)))
+    result = await query_fields(_services(db), editor, Plan(coll.id, fields=("jurisdiction",)))
+    (v,) = next(r for r in result.rows if r.external_id == "omega.txt").values["jurisdiction"]
+    assert (v.value, v.source, v.uncited_reason) == ("Texas", "LABEL", None)
+    assert NDAS["omega.txt"][v.start : v.end] == "Texas" and v.passage_id and v.sha256
 
 
 @pytest.mark.parametrize(
