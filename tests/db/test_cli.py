@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -138,7 +139,8 @@ def test_serve_migrates_an_older_data_dir_before_serving(tmp_path):
         tables = {r[0] for r in con.execute("select name from sqlite_master where type='table'")}
     finally:
         con.close()
-    assert head == sorted(p.name[:4] for p in (ROOT / "migrations" / "versions").glob("0*.py"))[-1]
+    newest = sorted((ROOT / "migrations" / "versions").glob("0*.py"))[-1].read_text()
+    assert head == re.search(r'^revision = "([^"]+)"', newest, re.M).group(1)  # ids may be longer than "0008"
     assert {"agentmemory", "ontology_network", "decision"} <= tables
 
 
