@@ -1,4 +1,4 @@
-"""The Services bundle (built once in ``create_app``) and the per-request context.
+"""The Services bundle (built once by :func:`bootstrap`) and the per-request context.
 
 Resolvers reach everything through ``info.context`` (a :class:`RequestContext`): its
 ``services`` bundle, the lazily authenticated ``principal()``, and the envelope state.
@@ -14,68 +14,82 @@ from typing import Any
 from app.core.config import Settings
 from app.core.db import Database
 from app.core.errors import CairnError, Unauthenticated
-from app.corpus import SearchIndexes
+from app.corpus import SearchIndexes, open_indexes
+from app.decisions import DecisionRunner, Judge, LocalJudge, OpenAIJudge
 from app.governance import (
     EnvelopeState,
     Principal,
+    RateLimiter,
     bearer_from_headers,
     browser_refused,
     is_browser_request,
     trace_id_from_headers,
 )
 from app.identity import authenticate
+from app.ontology import OntologyStore
 
 
-@dataclass
+@dataclass(frozen=True)
 class Services:
-    """Everything a request may use; one instance per process (no globals)."""
+    """Everything a request may use; one instance per process (no globals), made by :func:`bootstrap`.
+
+    Every member is constructed up front; nothing is set on first use. The local judge is
+    built here but loads its model inside :class:`~app.decisions.LocalJudge` on its first
+    decision, so start-up does not load Gemma.
+    """
 
     settings: Settings
     db: Database
     indexes: SearchIndexes
+    ontology: OntologyStore
+    judge: Judge
+    decisions: DecisionRunner
+    rate_limiter: RateLimiter
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("cairn"))
-    ontology: Any = None
-    """The ontology store (:class:`app.ontology.store.OntologyStore`), made on first use."""
-    _judge: Any = field(default=None, repr=False)
-    _decisions: Any = field(default=None, repr=False)
-    _rate_limiter: Any = field(default=None, repr=False)
 
-    def judge(self) -> Any:
-        """The decision judge from settings (local Gemma or OpenAI-compatible), built on first use."""
-        if self._judge is None:
-            from app.decisions import LocalJudge, OpenAIJudge
 
-            st = self.settings
-            if st.judge == "openai":
-                self._judge = OpenAIJudge(
-                    st.judge_url or "", st.judge_model, st.judge_api_key, timeout=st.judge_timeout_seconds
-                )
-            else:
-                self._judge = LocalJudge(st.judge_model_path, n_ctx=st.judge_context_window, n_threads=st.judge_threads)
-        return self._judge
+def make_judge(settings: Settings) -> Judge:
+    """The decision judge named by settings: OpenAI-compatible (``judge = "openai"``) or local Gemma.
 
-    @property
-    def decisions(self) -> Any:
-        """The process's :class:`~app.decisions.service.DecisionRunner`."""
-        if self._decisions is None:
-            from app.decisions import DecisionRunner
+    Neither contacts a server nor loads a model here.
+    """
+    if settings.judge == "openai":
+        return OpenAIJudge(
+            settings.judge_url or "",
+            settings.judge_model,
+            settings.judge_api_key,
+            timeout=settings.judge_timeout_seconds,
+        )
+    return LocalJudge(settings.judge_model_path, n_ctx=settings.judge_context_window, n_threads=settings.judge_threads)
 
-            self._decisions = DecisionRunner(
-                self.db,
-                self.judge,
-                timeout_seconds=self.settings.judge_timeout_seconds,
-                context_tokens=self.settings.decision_context_tokens,
-            )
-        return self._decisions
 
-    @property
-    def rate_limiter(self) -> Any:
-        """The process's :class:`~app.governance.rate_limits.RateLimiter` (limits from settings)."""
-        if self._rate_limiter is None:
-            from app.governance import RateLimiter
+def bootstrap(settings: Settings, *, db: Database | None = None, indexes: SearchIndexes | None = None) -> Services:
+    """Build the process's :class:`Services` once, every member constructed.
 
-            self._rate_limiter = RateLimiter.from_settings(self.settings)
-        return self._rate_limiter
+    Args:
+        settings: The process settings.
+        db: An open database (default: ``Database(settings.resolved_database_url)``; migrations
+            are the caller's business).
+        indexes: Open search indexes (default: :func:`app.corpus.open_indexes` of ``settings``,
+            which takes the data dir's process lock).
+    """
+    db = db if db is not None else Database(settings.resolved_database_url)
+    indexes = indexes if indexes is not None else open_indexes(settings)
+    judge = make_judge(settings)
+    return Services(
+        settings=settings,
+        db=db,
+        indexes=indexes,
+        ontology=OntologyStore(indexes.embedder, settings.cursor_secret, settings.reranker_path),
+        judge=judge,
+        decisions=DecisionRunner(
+            db,
+            lambda: judge,
+            timeout_seconds=settings.judge_timeout_seconds,
+            context_tokens=settings.decision_context_tokens,
+        ),
+        rate_limiter=RateLimiter.from_settings(settings),
+    )
 
 
 class RequestContext:

@@ -28,13 +28,11 @@ from starlette.staticfiles import StaticFiles
 from strawberry.asgi import GraphQL
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 
-from app.context import RequestContext, Services
+from app.context import RequestContext, Services, bootstrap
 from app.core.config import Settings, load_settings
-from app.core.db import Database
 from app.core.errors import Forbidden
 from app.core.logs import configure_logging
 from app.core.migrate import upgrade_database
-from app.corpus import open_indexes
 from app.governance import CallRecord, EnvelopeState, get_operation, trace_id_from_headers
 from app.http import (
     EXCEPTION_HANDLERS,
@@ -133,8 +131,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         owned = holder["services"] is None
         if owned:
             await asyncio.to_thread(upgrade_database, settings.resolved_database_url)
-            db = Database(settings.resolved_database_url)
-            holder["services"] = Services(settings=settings, db=db, indexes=open_indexes(settings))
+            holder["services"] = bootstrap(settings)
         svc: Services = holder["services"]
         view.services = svc
         task = asyncio.create_task(startup_work(svc))
@@ -153,9 +150,6 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         graphql_ide="graphiql",
         allowed_origins=tuple(settings.cors_origins),
     )
-
-    async def stream_route(request: Request) -> Response:
-        return await make_stream_route(holder["services"])(request)
 
     def probe(request: Request, route: str, body: dict[str, Any], status: int) -> JSONResponse:
         """A probe's JSON with ``extensions.envelope`` and ``x-cairn-trace`` like every response."""
@@ -182,7 +176,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     routes = [
         Route("/graphql", gate, methods=["GET", "POST"]),
         WebSocketRoute("/graphql", view),
-        Route("/v1/context-packs/stream", stream_route, methods=["POST"]),
+        Route("/v1/context-packs/stream", make_stream_route(lambda: holder["services"]), methods=["POST"]),
         Route("/api/v1/decisions", make_create_route(lambda: holder["services"]), methods=["POST"]),
         Route("/api/v1/decisions/{decision_id}", make_read_route(lambda: holder["services"]), methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),

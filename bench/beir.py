@@ -73,7 +73,7 @@ def corpus_subset(dataset: str, keep: set[str], extra_docs: int):
 
 async def open_services(data_dir: Path):
     """Migrate and open a bench data dir (no ingest); returns ``(services, principal, close)``."""
-    from app.context import Services
+    from app.context import bootstrap
     from app.core.config import Settings
     from app.core.db import Database
     from app.core.migrate import upgrade_database
@@ -95,7 +95,7 @@ async def open_services(data_dir: Path):
         member_id="bench",
         role="owner",
     )
-    services = Services(settings=settings, db=db, indexes=indexes)
+    services = bootstrap(settings, db=db, indexes=indexes)
 
     async def close() -> None:
         indexes.close()

@@ -102,8 +102,8 @@ async def measure(data_dir, dataset: str, limit: int | None) -> dict[str, dict]:
     from sqlalchemy import select
 
     from app.core.models import Document, Passage
-    from app.packs.service import DENSE_COVERAGE_POWER, DENSE_MIN_COVERAGE
     from retrieval.fusion import rrf
+    from retrieval.pipeline import DENSE_COVERAGE_POWER, DENSE_MIN_COVERAGE
 
     services, principal, close = await open_services(data_dir)
     try:

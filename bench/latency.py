@@ -179,7 +179,10 @@ def run(args) -> dict:
         "credentials", "create", "--creator", member["memberId"], "--name", "bench-latency", data_dir=data_dir
     )
     port = _free_port()
+    # the bench sends ~3 × --queries packs a minute from one credential: no rate limit unless set
     env = dict(os.environ, PYTHONHASHSEED="0")
+    env.setdefault("CAIRN_RATE_LIMIT_PACKS_PER_MINUTE", "0")
+    OUT.mkdir(parents=True, exist_ok=True)
     log_path = OUT / f"latency-{args.label}-server.log"
     log = open(log_path, "wb")  # a file, not a pipe: a full pipe would block the server's logging
     server = subprocess.Popen(

@@ -16,16 +16,26 @@ from typing import Any
 
 import strawberry
 from strawberry.scalars import JSON
-from strawberry.types import Info
 from strawberry.types.unset import UNSET
 
 from app import decisions as session_service
 from app.core.errors import BadInput
-from app.core.models import AgentSession as SessionRow
-from app.core.models import SessionMessage as MessageRow
 from app.core.text_rules import validate_identifier
-from app.decisions import body_sha256, check_json_value, validate_idempotency_key, validate_request, validate_session_id
-from app.governance import Principal, governed
+from app.decisions import (
+    DecisionSubmission,
+    NewSession,
+    SessionAppend,
+    SessionList,
+    SessionRead,
+    SessionView,
+    body_sha256,
+    check_json_value,
+    validate_idempotency_key,
+    validate_request,
+    validate_session_id,
+)
+from app.governance import Governed, Principal
+from resolvers.types import Info
 
 
 @strawberry.enum(description="CHOICE picks one of choices[].value; SCORE picks one of levels[] and returns its score.")
@@ -259,7 +269,8 @@ def _validate_sessions(include_archived: bool = False, limit: int = 50) -> None:
         )
 
 
-def _to_session(row: SessionRow, messages: list[MessageRow]) -> AgentSession:
+def _to_session(view: SessionView) -> AgentSession:
+    row, messages = view.session, view.messages
     return AgentSession(
         id=row.id,
         title=row.title,
@@ -276,56 +287,58 @@ def _to_session(row: SessionRow, messages: list[MessageRow]) -> AgentSession:
 
 @strawberry.type
 class DecisionQuery:
-    @strawberry.field(description="A decision by id (failed ones too, with status FAILED and error).")
-    @governed("decision", validate=_validate_id)
+    @strawberry.field(
+        description="A decision by id (failed ones too, with status FAILED and error).",
+        extensions=[Governed("decision", validate=_validate_id)],
+    )
     async def decision(self, info: Info, id: strawberry.ID, principal: Principal) -> Decision:
-        return _to_decision(await info.context.services.decisions.get(principal, id))
+        return _to_decision(await session_service.read_decision(info.context.services, principal, id))
 
-    @strawberry.field(description="One of your agent sessions with its newest messages (0–200, default 50).")
-    @governed("session", validate=_validate_session_read)
+    @strawberry.field(
+        description="One of your agent sessions with its newest messages (0–200, default 50).",
+        extensions=[Governed("session", validate=_validate_session_read)],
+    )
     async def session(
         self, info: Info, id: strawberry.ID, principal: Principal, last_messages: int = 50
     ) -> AgentSession:
-        async with info.context.services.db.session() as s:
-            row = await session_service.get_session(s, principal=principal, session_id=id, field="id")
-            msgs = (
-                await session_service.recent_messages(s, session_id=row.id, limit=last_messages)
-                if last_messages
-                else []
-            )
-        return _to_session(row, msgs)
+        request = SessionRead(session_id=id, last_messages=last_messages)
+        return _to_session(await session_service.read_session(info.context.services, principal, request))
 
-    @strawberry.field(description="Your agent sessions, most recently updated first (no messages).")
-    @governed("sessions", validate=_validate_sessions)
+    @strawberry.field(
+        description="Your agent sessions, most recently updated first (no messages).",
+        extensions=[Governed("sessions", validate=_validate_sessions)],
+    )
     async def sessions(
         self, info: Info, principal: Principal, include_archived: bool = False, limit: int = 50
     ) -> list[AgentSession]:
-        async with info.context.services.db.session() as s:
-            rows = await session_service.list_sessions(
-                s, principal=principal, include_archived=include_archived, limit=limit
-            )
-        return [_to_session(r, []) for r in rows]
+        request = SessionList(include_archived=include_archived, limit=limit)
+        return [
+            _to_session(v) for v in await session_service.list_agent_sessions(info.context.services, principal, request)
+        ]
 
 
 @strawberry.type
 class DecisionMutation:
-    @strawberry.mutation(description="Run a structured decision over state or a session (SPEC §8).")
-    @governed("createDecision", validate=_validate_create)
+    @strawberry.mutation(
+        description="Run a structured decision over state or a session (SPEC §8).",
+        extensions=[Governed("createDecision", validate=_validate_create)],
+    )
     async def create_decision(
         self, info: Info, input: CreateDecisionInput, principal: Principal, idempotency_key: str | None = None
     ) -> Decision:
         body = input_as_dict(input)
         sha = body_sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode("utf-8"))
         key = validate_idempotency_key([idempotency_key]) if idempotency_key is not None else None
-        outcome = await info.context.services.decisions.create(
-            principal, prepare=lambda: validate_request(body), sha=sha, key=key, source="graphql"
-        )
+        request = DecisionSubmission(body=body, sha256=sha, idempotency_key=key, source="graphql")
+        outcome = await session_service.submit_decision(info.context.services, principal, request)
         if outcome.error is not None:
             raise outcome.error
         return _to_decision(outcome.decision or {})
 
-    @strawberry.mutation(description="Start an agent session, optionally with its first messages.")
-    @governed("createSession", validate=_validate_session_create)
+    @strawberry.mutation(
+        description="Start an agent session, optionally with its first messages.",
+        extensions=[Governed("createSession", validate=_validate_session_create)],
+    )
     async def create_session(
         self,
         info: Info,
@@ -333,26 +346,24 @@ class DecisionMutation:
         title: str | None = None,
         messages: list[SessionMessageInput] | None = None,
     ) -> AgentSession:
-        msgs = [session_service.MessageIn(m.role, m.content) for m in messages or []]
-        async with info.context.services.db.session() as s:
-            row = await session_service.create_session(s, principal=principal, title=title, messages=msgs)
-            recent = await session_service.recent_messages(s, session_id=row.id, limit=50)
-        return _to_session(row, recent)
+        msgs = tuple(session_service.MessageIn(m.role, m.content) for m in messages or [])
+        request = NewSession(title=title, messages=msgs)
+        return _to_session(await session_service.start_session(info.context.services, principal, request))
 
-    @strawberry.mutation(description="Append 1–100 messages to an unarchived session of yours.")
-    @governed("appendSessionMessages", validate=_validate_append)
+    @strawberry.mutation(
+        description="Append 1–100 messages to an unarchived session of yours.",
+        extensions=[Governed("appendSessionMessages", validate=_validate_append)],
+    )
     async def append_session_messages(
         self, info: Info, session_id: strawberry.ID, messages: list[SessionMessageInput], principal: Principal
     ) -> AgentSession:
-        msgs = [session_service.MessageIn(m.role, m.content) for m in messages]
-        async with info.context.services.db.session() as s:
-            row = await session_service.append_messages(s, principal=principal, session_id=session_id, messages=msgs)
-            recent = await session_service.recent_messages(s, session_id=row.id, limit=50)
-        return _to_session(row, recent)
+        msgs = tuple(session_service.MessageIn(m.role, m.content) for m in messages)
+        request = SessionAppend(session_id=session_id, messages=msgs)
+        return _to_session(await session_service.append_to_session(info.context.services, principal, request))
 
-    @strawberry.mutation(description="Archive a session: read-only, and refused as decision context (404).")
-    @governed("archiveSession", validate=_validate_session_read)
+    @strawberry.mutation(
+        description="Archive a session: read-only, and refused as decision context (404).",
+        extensions=[Governed("archiveSession", validate=_validate_session_read)],
+    )
     async def archive_session(self, info: Info, id: strawberry.ID, principal: Principal) -> AgentSession:
-        async with info.context.services.db.session() as s:
-            row = await session_service.archive_session(s, principal=principal, session_id=id)
-        return _to_session(row, [])
+        return _to_session(await session_service.close_session(info.context.services, principal, id))

@@ -5,16 +5,14 @@ from __future__ import annotations
 from datetime import datetime
 
 import strawberry
-from strawberry.types import Info
 
 from app import corpus as docs
-from app import fields
 from app.core.errors import BadInput
-from app.core.models import Document as DocumentRow
 from app.core.text_rules import validate_identifier, validate_name
-from app.corpus import DocumentRead, read_document
-from app.governance import Principal, governed
+from app.corpus import CollectionInfo, DocumentRead, DocumentRequest, DocumentWrite
+from app.governance import Governed, Principal
 from resolvers.packs import AsOfInput
+from resolvers.types import Info
 
 
 @strawberry.type(description="A span of a version: version.text[start:end] is the passage text.")
@@ -86,7 +84,7 @@ class DeleteDocumentResult:
 
 def to_document(read: DocumentRead) -> Document:
     """Service read → GraphQL document."""
-    d: DocumentRow = read.document
+    d = read.document
     return Document(
         id=d.id,
         collection_id=d.collection_id,
@@ -114,6 +112,11 @@ def to_document(read: DocumentRead) -> Document:
     )
 
 
+def to_collection(c: CollectionInfo) -> Collection:
+    """Service collection → GraphQL collection."""
+    return Collection(id=c.id, name=c.name, document_count=c.document_count, created_at=c.created_at)
+
+
 def _validate_id(id: str, **_: object) -> None:
     validate_identifier(id, "id")
 
@@ -138,71 +141,59 @@ def _validate_upsert(input: UpsertDocumentInput) -> None:
 
 @strawberry.type
 class DocumentQuery:
-    @strawberry.field(description="A document with its versions (text included) as of a bitemporal point.")
-    @governed("document", validate=_validate_read)
+    @strawberry.field(
+        description="A document with its versions (text included) as of a bitemporal point.",
+        extensions=[Governed("document", validate=_validate_read)],
+    )
     async def document(
         self, info: Info, id: strawberry.ID, principal: Principal, as_of: AsOfInput | None = None
     ) -> Document:
-        async with info.context.services.db.session() as s:
-            read = await read_document(
-                s,
-                workspace_id=principal.workspace_id,
-                document_id=id,
-                valid_time=as_of.valid_time if as_of else None,
-                system_time=as_of.system_time if as_of else None,
-            )
-        return to_document(read)
+        request = DocumentRequest(
+            document_id=id,
+            valid_time=as_of.valid_time if as_of else None,
+            system_time=as_of.system_time if as_of else None,
+        )
+        return to_document(await docs.get_document(info.context.services, principal, request))
 
-    @strawberry.field(description="Live collections of your workspace.")
-    @governed("collections")
+    @strawberry.field(description="Live collections of your workspace.", extensions=[Governed("collections")])
     async def collections(self, info: Info, principal: Principal) -> list[Collection]:
-        async with info.context.services.db.session() as s:
-            rows = await docs.list_collections(s, workspace_id=principal.workspace_id)
-        return [Collection(id=c.id, name=c.name, document_count=n, created_at=c.created_at) for c, n in rows]
+        return [to_collection(c) for c in await docs.workspace_collections(info.context.services, principal)]
 
 
 @strawberry.type
 class DocumentMutation:
-    @strawberry.mutation(description="Create a collection (collection:write).")
-    @governed("createCollection", validate=_validate_collection)
+    @strawberry.mutation(
+        description="Create a collection (collection:write).",
+        extensions=[Governed("createCollection", validate=_validate_collection)],
+    )
     async def create_collection(self, info: Info, name: str, principal: Principal) -> Collection:
-        async with info.context.services.db.session() as s:
-            c = await docs.get_or_create_collection(s, workspace_id=principal.workspace_id, name=name)
-        return Collection(id=c.id, name=c.name, document_count=0, created_at=c.created_at)
+        return to_collection(await docs.create_collection(info.context.services, principal, name))
 
     @strawberry.mutation(
-        description="Create a document or record a new version (document:write). Indexed before returning."
+        description="Create a document or record a new version (document:write). Indexed before returning.",
+        extensions=[Governed("upsertDocument", validate=_validate_upsert)],
     )
-    @governed("upsertDocument", validate=_validate_upsert)
     async def upsert_document(
         self, info: Info, input: UpsertDocumentInput, principal: Principal
     ) -> UpsertDocumentResult:
-        services = info.context.services
-        async with services.db.session() as s:
-            await docs.get_collection(s, workspace_id=principal.workspace_id, collection_id=input.collection_id)
-            r = await docs.upsert_document(
-                s,
-                workspace_id=principal.workspace_id,
-                collection_id=input.collection_id,
-                external_id=input.external_id,
-                title=input.title,
-                text=input.text,
-                media_type=input.media_type,
-                valid_from=input.valid_from,
-                valid_to=input.valid_to,
-                chunk_max_tokens=services.settings.chunk_max_tokens,
-            )
-        if r.new_passage_ids:
-            await services.indexes.index_pending(services.db)
-        if r.status != "unchanged":  # a new version re-extracts the collection's learned fields (if any)
-            await fields.extract_fields(services, principal, input.collection_id)
+        request = DocumentWrite(
+            collection_id=input.collection_id,
+            external_id=input.external_id,
+            text=input.text,
+            title=input.title,
+            media_type=input.media_type,
+            valid_from=input.valid_from,
+            valid_to=input.valid_to,
+        )
+        r = await docs.write_document(info.context.services, principal, request)
         return UpsertDocumentResult(
             document_id=r.document_id, version_id=r.version_id, status=r.status, new_passages=len(r.new_passage_ids)
         )
 
-    @strawberry.mutation(description="Delete a document (recorded at the current system time; history kept).")
-    @governed("deleteDocument", validate=_validate_id)
+    @strawberry.mutation(
+        description="Delete a document (recorded at the current system time; history kept).",
+        extensions=[Governed("deleteDocument", validate=_validate_id)],
+    )
     async def delete_document(self, info: Info, id: strawberry.ID, principal: Principal) -> DeleteDocumentResult:
-        async with info.context.services.db.session() as s:
-            at = await docs.delete_document(s, workspace_id=principal.workspace_id, document_id=id)
+        at = await docs.remove_document(info.context.services, principal, id)
         return DeleteDocumentResult(document_id=id, deleted_at=at)

@@ -6,23 +6,13 @@ import enum
 from datetime import datetime
 
 import strawberry
-from strawberry.types import Info
 
 from app import identity
 from app.core.errors import BadInput
-from app.core.models import AgentCredential as CredentialRow
-from app.core.models import Member as MemberRow
 from app.core.text_rules import validate_identifier, validate_name
-from app.governance import (
-    MAX_EXPIRY_DAYS,
-    MIN_EXPIRY_DAYS,
-    REGISTRY,
-    SCOPE_PERMISSIONS,
-    Principal,
-    capabilities_for_scopes,
-    governed,
-)
-from app.identity import CredentialState, credential_states
+from app.governance import MAX_EXPIRY_DAYS, MIN_EXPIRY_DAYS, REGISTRY, SCOPE_PERMISSIONS, Governed, Principal
+from app.identity import CredentialRequest, CredentialView, MemberInfo
+from resolvers.types import Info
 
 
 @strawberry.type(description="Who is calling.")
@@ -146,8 +136,9 @@ def _profile_dict(p: ResponsibilityProfileInput | None) -> dict | None:
     return {k: v for k, v in pairs.items() if v is not None}
 
 
-def to_credential(c: CredentialRow, state: CredentialState) -> AgentCredential:
-    """Row and its :class:`~app.identity.credential_state.CredentialState` → GraphQL type (never the secret)."""
+def to_credential(view: CredentialView) -> AgentCredential:
+    """Credential and its :class:`~app.identity.CredentialState` → GraphQL type (never the secret)."""
+    c, state = view.credential, view.state
     prof = c.profile or {}
     return AgentCredential(
         id=c.id,
@@ -171,8 +162,8 @@ def to_credential(c: CredentialRow, state: CredentialState) -> AgentCredential:
     )
 
 
-def to_member(m: MemberRow) -> Member:
-    """Row → GraphQL type (never the token)."""
+def to_member(m: MemberInfo) -> Member:
+    """Service member → GraphQL type (never the token)."""
     return Member(id=m.id, name=m.name, role=m.role, created_at=m.created_at)
 
 
@@ -211,8 +202,9 @@ def _validate_role(member_id: str, role: str) -> None:
 
 @strawberry.type
 class IdentityQuery:
-    @strawberry.field(description="The caller: member or agent, role, permissions, scopes.")
-    @governed("viewer")
+    @strawberry.field(
+        description="The caller: member or agent, role, permissions, scopes.", extensions=[Governed("viewer")]
+    )
     async def viewer(self, info: Info, principal: Principal) -> Viewer:
         permissions = principal.permissions
         if principal.is_agent:  # what the agent can use: its scopes' share of its creator's rights
@@ -228,8 +220,10 @@ class IdentityQuery:
             expires_at=principal.expires_at,
         )
 
-    @strawberry.field(description="Every registered operation with its coordinate and capability.")
-    @governed("operations")
+    @strawberry.field(
+        description="Every registered operation with its coordinate and capability.",
+        extensions=[Governed("operations")],
+    )
     async def operations(self, info: Info) -> list[RegisteredOperation]:
         return [
             RegisteredOperation(
@@ -244,85 +238,72 @@ class IdentityQuery:
             for o in REGISTRY.values()
         ]
 
-    @strawberry.field(description="Members of your workspace (admins and owners).")
-    @governed("members")
+    @strawberry.field(description="Members of your workspace (admins and owners).", extensions=[Governed("members")])
     async def members(self, info: Info, principal: Principal) -> list[Member]:
-        async with info.context.services.db.session() as s:
-            rows = await identity.list_members(s, workspace_id=principal.workspace_id)
-        return [to_member(m) for m in rows]
+        return [to_member(m) for m in await identity.workspace_members(info.context.services, principal)]
 
-    @strawberry.field(description="Agent credentials of your workspace (secrets are never shown again).")
-    @governed("agentCredentials")
+    @strawberry.field(
+        description="Agent credentials of your workspace (secrets are never shown again).",
+        extensions=[Governed("agentCredentials")],
+    )
     async def agent_credentials(self, info: Info, principal: Principal) -> list[AgentCredential]:
-        async with info.context.services.db.session() as s:
-            rows = await identity.list_credentials(s, workspace_id=principal.workspace_id)
-            states = await credential_states(s, rows)
-        return [to_credential(c, states[c.id]) for c in rows]
+        return [to_credential(v) for v in await identity.workspace_credentials(info.context.services, principal)]
 
 
 @strawberry.type
 class IdentityMutation:
-    @strawberry.mutation(description="Create an agent credential (owners/admins). The token is returned once.")
-    @governed("createAgentCredential", validate=_validate_create)
+    @strawberry.mutation(
+        description="Create an agent credential (owners/admins). The token is returned once.",
+        extensions=[Governed("createAgentCredential", validate=_validate_create)],
+    )
     async def create_agent_credential(
         self, info: Info, input: CreateAgentCredentialInput, principal: Principal
     ) -> NewAgentCredential:
-        scopes = input.scopes
-        async with info.context.services.db.session() as s:
-            cred, issued = await identity.create_credential(
-                s,
-                creator=principal,
-                name=input.name,
-                scopes=scopes,
-                expires_in_days=input.expires_in_days,
-                context_set_id=input.context_set_id,
-                profile=_profile_dict(input.profile),
-                default_capabilities=capabilities_for_scopes(
-                    set(scopes) if scopes is not None else {"context:read", "queries:run", "replay:run"}
-                ),
-            )
-            states = await credential_states(s, [cred])
-        return NewAgentCredential(credential=to_credential(cred, states[cred.id]), token=issued.token)
+        request = CredentialRequest(
+            name=input.name,
+            expires_in_days=input.expires_in_days,
+            scopes=tuple(input.scopes) if input.scopes is not None else None,
+            context_set_id=input.context_set_id,
+            profile=_profile_dict(input.profile),
+        )
+        new = await identity.issue_credential(info.context.services, principal, request)
+        return NewAgentCredential(credential=to_credential(new.view), token=new.token)
 
-    @strawberry.mutation(description="Revoke an agent credential now.")
-    @governed("revokeAgentCredential", validate=_validate_credential_id)
+    @strawberry.mutation(
+        description="Revoke an agent credential now.",
+        extensions=[Governed("revokeAgentCredential", validate=_validate_credential_id)],
+    )
     async def revoke_agent_credential(self, info: Info, id: strawberry.ID, principal: Principal) -> AgentCredential:
-        async with info.context.services.db.session() as s:
-            cred = await identity.revoke_credential(s, workspace_id=principal.workspace_id, credential_id=id)
-            states = await credential_states(s, [cred])
-        return to_credential(cred, states[cred.id])
+        return to_credential(await identity.revoke_agent_credential(info.context.services, principal, id))
 
-    @strawberry.mutation(description="Replace lists of an agent credential's responsibility profile.")
-    @governed("setAgentProfile", validate=_validate_credential_id)
+    @strawberry.mutation(
+        description="Replace lists of an agent credential's responsibility profile.",
+        extensions=[Governed("setAgentProfile", validate=_validate_credential_id)],
+    )
     async def set_agent_profile(
         self, info: Info, id: strawberry.ID, profile: ResponsibilityProfileInput, principal: Principal
     ) -> AgentCredential:
-        async with info.context.services.db.session() as s:
-            cred = await identity.set_credential_profile(
-                s, workspace_id=principal.workspace_id, credential_id=id, profile=_profile_dict(profile) or {}
-            )
-            states = await credential_states(s, [cred])
-        return to_credential(cred, states[cred.id])
+        view = await identity.set_agent_profile(info.context.services, principal, id, _profile_dict(profile) or {})
+        return to_credential(view)
 
-    @strawberry.mutation(description="Add a member to your workspace (owners). The member token is returned once.")
-    @governed("addMember", validate=_validate_member)
+    @strawberry.mutation(
+        description="Add a member to your workspace (owners). The member token is returned once.",
+        extensions=[Governed("addMember", validate=_validate_member)],
+    )
     async def add_member(self, info: Info, name: str, role: str, principal: Principal) -> NewMember:
-        async with info.context.services.db.session() as s:
-            m, issued = await identity.create_member(s, workspace_id=principal.workspace_id, name=name, role=role)
-        return NewMember(member=to_member(m), token=issued.token)
+        new = await identity.add_member(info.context.services, principal, name, role)
+        return NewMember(member=to_member(new.member), token=new.token)
 
-    @strawberry.mutation(description="Remove a member (owners). Their agent credentials stop working at once.")
-    @governed("removeMember", validate=_validate_member_id)
+    @strawberry.mutation(
+        description="Remove a member (owners). Their agent credentials stop working at once.",
+        extensions=[Governed("removeMember", validate=_validate_member_id)],
+    )
     async def remove_member(self, info: Info, member_id: strawberry.ID, principal: Principal) -> Member:
-        async with info.context.services.db.session() as s:
-            m = await identity.remove_member(
-                s, workspace_id=principal.workspace_id, member_id=member_id, by_member_id=principal.member_id
-            )
-        return to_member(m)
+        return to_member(await identity.remove_workspace_member(info.context.services, principal, member_id))
 
-    @strawberry.mutation(description="Change a member's role (owners). Their agents act with the new role at once.")
-    @governed("setMemberRole", validate=_validate_role)
+    @strawberry.mutation(
+        description="Change a member's role (owners). Their agents act with the new role at once.",
+        extensions=[Governed("setMemberRole", validate=_validate_role)],
+    )
     async def set_member_role(self, info: Info, member_id: strawberry.ID, role: str, principal: Principal) -> Member:
-        async with info.context.services.db.session() as s:
-            m = await identity.set_member_role(s, workspace_id=principal.workspace_id, member_id=member_id, role=role)
-        return to_member(m)
+        return to_member(await identity.change_member_role(info.context.services, principal, member_id, role))

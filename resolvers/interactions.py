@@ -7,11 +7,11 @@ from datetime import datetime
 from typing import Any
 
 import strawberry
-from strawberry.types import Info
 
 from app import interactions as tracing
 from app.core.text_rules import validate_identifier
-from app.governance import Principal, governed, normalized_arguments
+from app.governance import Governed, Principal, normalized_arguments
+from resolvers.types import Info
 
 
 @strawberry.input(description="Trace context from startInteraction: both ids, or omit it (ad hoc).")
@@ -56,21 +56,14 @@ def trace_dict(trace: TraceInput | None) -> dict[str, Any] | None:
     return None if trace is None else {"conversationId": trace.conversation_id, "interactionId": trace.interaction_id}
 
 
-async def traced(info: Info, principal: Principal, op: str, trace: TraceInput | None, args: dict[str, Any], run):
-    """Run ``run()`` for operation ``op`` under :func:`app.interactions.service.run_traced`.
-
-    Returns:
-        ``(JSON result, receipt or None)``.
-    """
-    return await tracing.run_traced(
-        info.context.services.db,
-        workspace_id=principal.workspace_id,
-        principal_id=principal.id,
+def traced_call(info: Info, op: str, trace: TraceInput | None, args: dict[str, Any]) -> tracing.TracedCall:
+    """The call of operation ``op`` for :func:`app.interactions.run_traced_call`: its trace, the
+    request headers (``X-Client-Invocation-Id``) and its arguments as plain JSON (its identity)."""
+    return tracing.TracedCall(
         operation=op,
         trace=trace_dict(trace),
         headers=info.context.headers,
         normalized_input={k: plain(v) for k, v in sorted(args.items())},
-        run=run,
     )
 
 
@@ -82,18 +75,13 @@ def _validate_start(conversation_id: str | None = None) -> None:
 @strawberry.type
 class TraceMutation:
     @strawberry.mutation(
-        description="Open an interaction: server-issued conversationId + interactionId for trace inputs."
+        description="Open an interaction: server-issued conversationId + interactionId for trace inputs.",
+        extensions=[Governed("startInteraction", validate=_validate_start)],
     )
-    @governed("startInteraction", validate=_validate_start)
     async def start_interaction(
         self, info: Info, principal: Principal, conversation_id: str | None = None
     ) -> Interaction:
-        row = await tracing.start_interaction(
-            info.context.services.db,
-            workspace_id=principal.workspace_id,
-            principal_id=principal.id,
-            conversation_id=conversation_id,
-        )
+        row = await tracing.open_interaction(info.context.services, principal, conversation_id)
         return Interaction(
             conversation_id=row.conversation_id, interaction_id=row.interaction_id, created_at=row.created_at
         )

@@ -6,13 +6,21 @@ from datetime import UTC, datetime
 from enum import Enum
 
 import strawberry
-from strawberry.types import Info
 
 from app import memory as mem
 from app.core.errors import BadInput
 from app.core.text_rules import require_storable, validate_identifier
-from app.governance import Principal, governed
+from app.governance import Governed, Principal
+from app.memory import (
+    ForgetRequest,
+    MemoryListQuery,
+    MemoryNote,
+    MemorySettingsChange,
+    MemorySettingsView,
+    RecallQuery,
+)
 from resolvers.packs import Trust
+from resolvers.types import Info
 
 
 @strawberry.enum(
@@ -248,31 +256,27 @@ def _validate_settings(enabled: bool | None = None, retention_days: int | None =
         raise BadInput("retentionDays must be 1–365", field="retentionDays", limit="1-365")
 
 
-def _settings(ws) -> MemorySettings:
-    return MemorySettings(enabled=ws.memory_enabled, retention_days=ws.memory_retention_days, retaining=ws.retaining)
+def _settings(v: MemorySettingsView) -> MemorySettings:
+    return MemorySettings(enabled=v.enabled, retention_days=v.retention_days, retaining=v.retaining)
 
 
 @strawberry.type
 class MemoryQuery:
     @strawberry.field(
-        description="Rank your own memories for a query: BM25 + cosine (800 ms budget) + entities, RRF k=60 over the newest 300 matching (memory:read)."
+        description="Rank your own memories for a query: BM25 + cosine (800 ms budget) + entities, RRF k=60 over the newest 300 matching (memory:read).",
+        extensions=[Governed("recallMemories", validate=_validate_recall)],
     )
-    @governed("recallMemories", validate=_validate_recall)
     async def recall_memories(
         self, info: Info, input: RecallMemoriesInput, principal: Principal
     ) -> RecallMemoriesResult:
-        services = info.context.services
-        async with services.db.session() as s:
-            out = await mem.recall(
-                s,
-                principal=principal,
-                query=input.query,
-                namespace=input.namespace,
-                collection_id=input.collection_id,
-                as_of=input.as_of,
-                limit=input.limit,
-                embedder=services.indexes.embedder,
-            )
+        request = RecallQuery(
+            query=input.query,
+            namespace=input.namespace,
+            collection_id=input.collection_id,
+            as_of=input.as_of,
+            limit=input.limit,
+        )
+        out = await mem.recall_memories(info.context.services, principal, request)
         return RecallMemoriesResult(
             memories=[
                 RecalledMemory(
@@ -287,55 +291,50 @@ class MemoryQuery:
             legs=[RecallLeg(name=lg.name, status=lg.status, detail=lg.detail, ms=lg.ms) for lg in out.legs],
         )
 
-    @strawberry.field(description="Your own memories, newest first (memory:read; members may always list their own).")
-    @governed("listMemories", validate=_validate_list)
+    @strawberry.field(
+        description="Your own memories, newest first (memory:read; members may always list their own).",
+        extensions=[Governed("listMemories", validate=_validate_list)],
+    )
     async def list_memories(
         self, info: Info, principal: Principal, input: ListMemoriesInput | None = None
     ) -> MemoryPage:
         i = input or ListMemoriesInput()
-        async with info.context.services.db.session() as s:
-            out = await mem.list_memories(
-                s,
-                principal=principal,
-                namespace=i.namespace,
-                key=i.key,
-                collection_id=i.collection_id,
-                as_of=i.as_of,
-                limit=i.limit,
-                cursor=i.cursor,
-            )
+        request = MemoryListQuery(
+            namespace=i.namespace,
+            key=i.key,
+            collection_id=i.collection_id,
+            as_of=i.as_of,
+            limit=i.limit,
+            cursor=i.cursor,
+        )
+        out = await mem.list_own_memories(info.context.services, principal, request)
         return MemoryPage(memories=[to_memory(v) for v in out.items], hidden=out.hidden, next_cursor=out.next_cursor)
 
-    @strawberry.field(description="The memory switch and retention of this workspace (owner).")
-    @governed("memorySettings")
+    @strawberry.field(
+        description="The memory switch and retention of this workspace (owner).",
+        extensions=[Governed("memorySettings")],
+    )
     async def memory_settings(self, info: Info, principal: Principal) -> MemorySettings:
-        from app.core.models import Workspace
-
-        async with info.context.services.db.session() as s:
-            return _settings(await s.get(Workspace, principal.workspace_id))
+        return _settings(await mem.memory_settings(info.context.services, principal))
 
 
 @strawberry.type
 class MemoryMutation:
     @strawberry.mutation(
-        description="Keep a note for the member behind this credential (memory:write). PII is masked first."
+        description="Keep a note for the member behind this credential (memory:write). PII is masked first.",
+        extensions=[Governed("rememberMemory", validate=_validate_remember)],
     )
-    @governed("rememberMemory", validate=_validate_remember)
     async def remember_memory(
         self, info: Info, input: RememberMemoryInput, principal: Principal
     ) -> RememberMemoryResult:
-        services = info.context.services
-        async with services.db.session() as s:
-            out = await mem.remember(
-                s,
-                principal=principal,
-                namespace=input.namespace,
-                text=input.text,
-                key=input.key,
-                collection_id=input.collection_id,
-                citations=input.citations or [],
-                embedder=services.indexes.embedder,
-            )
+        request = MemoryNote(
+            namespace=input.namespace,
+            text=input.text,
+            key=input.key,
+            collection_id=input.collection_id,
+            citations=tuple(input.citations or []),
+        )
+        out = await mem.remember_memory(info.context.services, principal, request)
         return RememberMemoryResult(
             memory=to_memory(out.memory),
             superseded=out.superseded,
@@ -343,30 +342,27 @@ class MemoryMutation:
         )
 
     @strawberry.mutation(
-        description="Delete a memory and every version of its key (memory:write; members may always delete their own)."
+        description="Delete a memory and every version of its key (memory:write; members may always delete their own).",
+        extensions=[Governed("forgetMemory", validate=_validate_forget)],
     )
-    @governed("forgetMemory", validate=_validate_forget)
     async def forget_memory(self, info: Info, input: ForgetMemoryInput, principal: Principal) -> ForgetMemoryResult:
-        async with info.context.services.db.session() as s:
-            n = await mem.forget(
-                s, principal=principal, memory_id=input.memory_id, namespace=input.namespace, key=input.key
-            )
+        request = ForgetRequest(memory_id=input.memory_id, namespace=input.namespace, key=input.key)
+        n = await mem.forget_memory(info.context.services, principal, request)
         return ForgetMemoryResult(deleted=n)
 
-    @strawberry.mutation(description="Owner: turn 'let agents keep memories' on/off and set retention (1–365 days).")
-    @governed("setMemorySettings", validate=_validate_settings)
+    @strawberry.mutation(
+        description="Owner: turn 'let agents keep memories' on/off and set retention (1–365 days).",
+        extensions=[Governed("setMemorySettings", validate=_validate_settings)],
+    )
     async def set_memory_settings(
         self, info: Info, principal: Principal, enabled: bool | None = None, retention_days: int | None = None
     ) -> MemorySettings:
-        async with info.context.services.db.session() as s:
-            return _settings(
-                await mem.set_settings(
-                    s, workspace_id=principal.workspace_id, enabled=enabled, retention_days=retention_days
-                )
-            )
+        request = MemorySettingsChange(enabled=enabled, retention_days=retention_days)
+        return _settings(await mem.change_memory_settings(info.context.services, principal, request))
 
-    @strawberry.mutation(description="Owner: delete every memory of the workspace without reading any.")
-    @governed("deleteAllMemories")
+    @strawberry.mutation(
+        description="Owner: delete every memory of the workspace without reading any.",
+        extensions=[Governed("deleteAllMemories")],
+    )
     async def delete_all_memories(self, info: Info, principal: Principal) -> DeleteAllMemoriesResult:
-        async with info.context.services.db.session() as s:
-            return DeleteAllMemoriesResult(deleted=await mem.delete_all(s, workspace_id=principal.workspace_id))
+        return DeleteAllMemoriesResult(deleted=await mem.delete_all_memories(info.context.services, principal))

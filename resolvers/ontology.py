@@ -9,29 +9,27 @@ from typing import Annotated, Any
 
 import strawberry
 from strawberry.scalars import JSON
-from strawberry.types import Info
 
 from app import interactions as tracing
+from app import ontology
 from app.core.errors import BadInput
 from app.core.text_rules import validate_path
-from app.governance import Principal, governed
+from app.governance import Governed, Principal
 from app.ontology import (
     InstanceQuery,
+    InstancesRequest,
+    LoadRequest,
+    ObjectTypesRequest,
     RecallRequest,
+    SemanticRecallRequest,
     allowed_source_dir,
     check_identifier,
     check_request,
     check_shape,
-    condition_operations,
-    get_store,
-    list_networks,
-    load_network,
     parse_mapping,
-    query_instances,
-    semantic_recall,
     toon_rows,
 )
-from resolvers.interactions import TraceInput, plain, receipt_of, trace_dict, traced
+from resolvers.interactions import TraceInput, plain, receipt_of, trace_dict, traced_call
 from resolvers.ontology_types import (
     MAX_INLINE_FILES,
     ConditionInput,
@@ -48,6 +46,7 @@ from resolvers.ontology_types import (
     SemanticRecallResult,
     SortInput,
 )
+from resolvers.types import Info
 
 
 def _validate_kn(kn_id: str, trace: TraceInput | None = None, **_: Any) -> None:
@@ -144,37 +143,11 @@ def _allowed_dir(settings, source_dir: str) -> Path:
     return allowed_source_dir(source_dir, settings.ontology_source_dirs)
 
 
-def _type_def(ot, store) -> ObjectTypeDefinition:
-    available = store.vectors_available(ot)
-    return ObjectTypeDefinition(
-        id=ot.ot_id,
-        name=ot.name,
-        description=ot.description,
-        concept_groups=list(ot.concept_groups),
-        primary_key=list(ot.primary_key),
-        instance_count=ot.instance_count,
-        vector_model=ot.vector_model if available else None,
-        properties=[
-            PropertyDefinition(
-                name=p["name"],
-                type=p["type"],
-                description=p.get("description", ""),
-                full_text_index=bool(p.get("fullText")),
-                vector_index=bool(p.get("vector")) and available,
-                condition_operations=condition_operations(p, vectors_available=available),
-            )
-            for p in ot.properties
-        ],
-    )
-
-
 @strawberry.type
 class OntologyQuery:
-    @strawberry.field(description="Knowledge networks of your workspace.")
-    @governed("knowledgeNetworks")
+    @strawberry.field(description="Knowledge networks of your workspace.", extensions=[Governed("knowledgeNetworks")])
     async def knowledge_networks(self, info: Info, principal: Principal) -> list[KnowledgeNetworkInfo]:
-        async with info.context.services.db.session() as s:
-            rows = await list_networks(s, workspace_id=principal.workspace_id)
+        rows = await ontology.list_knowledge_networks(info.context.services, principal)
         return [
             KnowledgeNetworkInfo(
                 id=k.kn_id, name=k.name, description=k.description, generation=k.generation, loaded_at=k.loaded_at
@@ -182,19 +155,15 @@ class OntologyQuery:
             for k in rows
         ]
 
-    @strawberry.field(description="Object types of a knowledge network with properties and their conditionOperations.")
-    @governed("objectTypes", validate=_validate_kn)
+    @strawberry.field(
+        description="Object types of a knowledge network with properties and their conditionOperations.",
+        extensions=[Governed("objectTypes", validate=_validate_kn)],
+    )
     async def object_types(
         self, info: Info, kn_id: str, principal: Principal, trace: TraceInput | None = None
     ) -> ObjectTypesResult:
-        store = get_store(info.context.services)
-
-        async def run():
-            async with info.context.services.db.session() as s:
-                types = await store.types(s, workspace_id=principal.workspace_id, kn_id=kn_id)
-            return [strawberry.asdict(_type_def(ot, store)) for ot in types]
-
-        result, receipt = await traced(info, principal, "objectTypes", trace, {"knId": kn_id}, run)
+        request = ObjectTypesRequest(kn_id=kn_id, call=traced_call(info, "objectTypes", trace, {"knId": kn_id}))
+        result, receipt = await ontology.object_types(info.context.services, principal, request)
         return ObjectTypesResult(
             kn_id=kn_id,
             receipt=receipt_of(receipt),
@@ -206,9 +175,9 @@ class OntologyQuery:
 
     @strawberry.field(
         description="Instances of one object type: filters or condition, sort, cursor/offset paging. "
-        "Without sort the order has no meaning: 'top N' needs sort."
+        "Without sort the order has no meaning: 'top N' needs sort.",
+        extensions=[Governed("objectInstances", validate=_validate_instances)],
     )
-    @governed("objectInstances", validate=_validate_instances)
     async def object_instances(
         self,
         info: Info,
@@ -228,7 +197,6 @@ class OntologyQuery:
         ] = None,
         trace: TraceInput | None = None,
     ) -> ObjectInstancesResult:
-        services = info.context.services
         q = _instance_query(kn_id, ot_id, filters, condition, limit, offset, cursor, sort, properties)
         args = {
             "knId": kn_id,
@@ -243,18 +211,8 @@ class OntologyQuery:
             "responseFormat": response_format.value,
         }
 
-        async def run():
-            page = await query_instances(get_store(services), services.db, workspace_id=principal.workspace_id, q=q)
-            return {
-                "rows": page.rows,
-                "totalCount": page.total_count,
-                "cursor": page.cursor,
-                "conditionSource": page.condition_source,
-                "messages": page.messages,
-                "filtersIgnored": page.condition_source == "condition" and bool(q.filters),
-            }
-
-        result, receipt = await traced(info, principal, "objectInstances", trace, args, run)
+        request = InstancesRequest(query=q, call=traced_call(info, "objectInstances", trace, args))
+        result, receipt = await ontology.object_instances(info.context.services, principal, request)
         toon = response_format is ResponseFormat.TOON
         return ObjectInstancesResult(
             rows=None if toon else result["rows"],
@@ -270,9 +228,9 @@ class OntologyQuery:
 
     @strawberry.field(
         description="One natural-language query → relevant instances across object types "
-        "(phase 1 picks types, phase 2 fuses knn and match by RRF)."
+        "(phase 1 picks types, phase 2 fuses knn and match by RRF).",
+        extensions=[Governed("semanticRecall", validate=_validate_recall)],
     )
-    @governed("semanticRecall", validate=_validate_recall)
     async def semantic_recall(
         self,
         info: Info,
@@ -289,7 +247,6 @@ class OntologyQuery:
         response_format: ResponseFormat = ResponseFormat.JSON,
         trace: TraceInput | None = None,
     ) -> SemanticRecallResult:
-        services = info.context.services
         req = RecallRequest(
             kn_id=kn_id,
             query=query,
@@ -302,27 +259,9 @@ class OntologyQuery:
             include_object_types=include_object_types,
         )
 
-        async def run():
-            r = await semantic_recall(get_store(services), services.db, workspace_id=principal.workspace_id, r=req)
-            return {
-                "nodes": [
-                    {
-                        "objectTypeId": n.object_type_id,
-                        "instanceIdentity": n.identity,
-                        "properties": n.properties,
-                        "score": n.score,
-                        "rerankerScore": n.reranker_score,
-                        "matchedBy": n.matched_by,
-                    }
-                    for n in r.nodes
-                ],
-                "objectTypes": r.object_types if include_object_types else None,
-                "selected": r.type_scores,
-                "message": r.message,
-            }
-
         args = {k: plain(v) for k, v in req.__dict__.items()} | {"responseFormat": response_format.value}
-        result, receipt = await traced(info, principal, "semanticRecall", trace, args, run)
+        request = SemanticRecallRequest(recall=req, call=traced_call(info, "semanticRecall", trace, args))
+        result, receipt = await ontology.recall_instances(info.context.services, principal, request)
         toon = response_format is ResponseFormat.TOON
         nodes = [
             RecallNode(
@@ -349,9 +288,9 @@ class OntologyQuery:
 class OntologyMutation:
     @strawberry.mutation(
         description="Load (or replace) a knowledge network from a YAML/JSON mapping and CSV files "
-        "(inline files, or sourceDir under CAIRN_ONTOLOGY_SOURCE_DIRS). Members only."
+        "(inline files, or sourceDir under CAIRN_ONTOLOGY_SOURCE_DIRS). Members only.",
+        extensions=[Governed("loadKnowledgeNetwork", validate=_validate_load)],
     )
-    @governed("loadKnowledgeNetwork", validate=_validate_load)
     async def load_knowledge_network(
         self,
         info: Info,
@@ -361,43 +300,18 @@ class OntologyMutation:
         files: list[CsvFileInput] | None = None,
         trace: TraceInput | None = None,
     ) -> LoadKnowledgeNetworkResult:
-        services = info.context.services
-        spec = parse_mapping(mapping)
-        if spec.source.kind != "csv":
-            raise BadInput(
-                "over GraphQL a mapping may read CSV files only (source.kind: csv); SQL database sources "
-                "are loaded by an operator with `cairn ontology load`",
-                field="mapping.source.kind",
-            )
-        path = _allowed_dir(services.settings, source_dir) if source_dir is not None else None
-        inline = {f.name[:-4]: f.content for f in files} if files is not None else None
-        if path is None and inline is None:
-            raise BadInput("give the CSV files inline (files) or a sourceDir", field="files")
-
-        async def run():
-            rep = await load_network(
-                services.db,
-                services.indexes.embedder,
-                workspace_id=principal.workspace_id,
-                mapping=spec,
-                source_dir=path,
-                files=inline,
-                allowed_roots=services.settings.ontology_source_dirs,
-            )
-            return {
-                "knId": rep.kn_id,
-                "generation": rep.generation,
-                "instances": rep.instances,
-                "embedded": rep.embedded,
-                "vectorModel": rep.vector_model,
-            }
-
         args = {
             "mapping": mapping,
             "sourceDir": source_dir,
             "files": {f.name: tracing.input_sha256("file", {"c": f.content}) for f in files or []},
         }
-        result, receipt = await traced(info, principal, "loadKnowledgeNetwork", trace, args, run)
+        request = LoadRequest(
+            mapping=mapping,
+            call=traced_call(info, "loadKnowledgeNetwork", trace, args),
+            source_dir=source_dir,
+            files={f.name[:-4]: f.content for f in files} if files is not None else None,
+        )
+        result, receipt = await ontology.load_knowledge_network(info.context.services, principal, request)
         return LoadKnowledgeNetworkResult(
             kn_id=result["knId"],
             generation=result["generation"],

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncGenerator
 from datetime import datetime
 from enum import Enum
-from typing import Annotated
+from typing import Annotated, Any
 
 import strawberry
-from strawberry.types import Info
 
 from app import packs as pt
-from app.governance import Principal, governed
-from app.packs import build_pack, stream_pack
+from app.governance import Governed, Principal
+from app.packs import build_pack, footer_fields, header_fields, item_fields, stream_pack
+from resolvers.types import Info
 
 
 @strawberry.enum(
@@ -229,96 +230,67 @@ def validate_input(input: ContextPackInput) -> None:
     pt.validate_pack_request(to_request(input))
 
 
-def _citation(c: pt.Citation) -> Citation:
-    return Citation(
-        document_id=c.document_id,
-        version_id=c.version_id,
-        passage_id=c.passage_id,
-        start=c.start,
-        end=c.end,
-        sha256=c.sha256,
-    )
+_SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _kwargs(fields: dict[str, Any], **typed: Any) -> dict[str, Any]:
+    """Wire fields (:mod:`app.packs.serialize`, camelCase) → keyword arguments of the matching
+    GraphQL type (snake_case); ``typed`` (by wire name) replaces values that need a GraphQL
+    type of their own (enums, nested objects)."""
+    return {_SNAKE.sub("_", k).lower(): typed.get(k, v) for k, v in fields.items()}
+
+
+def _citation(fields: dict[str, Any]) -> Citation:
+    return Citation(**_kwargs(fields))
 
 
 def to_item(i: pt.PackItem) -> PackItem:
-    """Service item → GraphQL item."""
+    """Service item → GraphQL item (fields from :func:`app.packs.item_fields`)."""
+    f = item_fields(i)
     return PackItem(
-        rank=i.rank,
-        kind=PackItemKind(i.kind),
-        text=i.text,
-        tokens=i.tokens,
-        trust=Trust(i.trust),
-        score=i.score,
-        ranks=LegRanks(lexical=i.lexical_rank, dense=i.dense_rank),
-        citation=_citation(i.citation),
-        alternate_citations=[_citation(a) for a in i.alternates],
-        document_title=i.document_title,
-        collection_id=i.collection_id,
-        validity=Validity(valid_from=i.valid_from, valid_to=i.valid_to),
-        superseded=i.superseded,
-        contradiction=i.contradiction,
-        contradicts=list(i.contradicts),
-    )
-
-
-def _timings(t: dict[str, float]) -> PackTimings:
-    return PackTimings(
-        embed_ms=t.get("embedMs"),
-        lexical_ms=t.get("lexicalMs"),
-        vector_ms=t.get("vectorMs"),
-        fusion_ms=t.get("fusionMs"),
-        resolve_ms=t.get("resolveMs"),
-        dedup_pack_ms=t.get("dedupPackMs"),
-        legs_ms=t.get("legsMs"),
-        recheck_ms=t.get("recheckMs"),
-        contradiction_ms=t.get("contradictionMs"),
-        replay_ms=t.get("replayMs"),
+        **_kwargs(
+            f,
+            kind=PackItemKind(f["kind"]),
+            trust=Trust(f["trust"]),
+            ranks=LegRanks(**_kwargs(f["ranks"])),
+            citation=_citation(f["citation"]),
+            alternateCitations=[_citation(a) for a in f["alternateCitations"]],
+            validity=Validity(**_kwargs(f["validity"])),
+        )
     )
 
 
 def to_header(h: pt.PackHeader, info: Info) -> PackHeader:
     """Header event; carries trace, coordinate and capability (the stream's envelope facts)."""
     call = info.context.envelope.calls[-1] if info.context.envelope.calls else None
+    f = header_fields(h)
     return PackHeader(
-        pack_id=h.pack_id,
-        replay_id=h.replay_id,
-        max_tokens=h.max_tokens,
-        max_latency_ms=h.max_latency_ms,
-        coverage=Coverage(h.coverage),
-        retrieval=RetrievalMode(h.retrieval),
-        as_of=AsOf(valid_time=h.valid_time, system_time=h.system_time),
-        tokenizer=h.tokenizer,
-        trace_id=h.trace_id,
+        **_kwargs(
+            f,
+            coverage=Coverage(f["coverage"]),
+            retrieval=RetrievalMode(f["retrieval"]),
+            asOf=AsOf(**_kwargs(f["asOf"])),
+        ),
         coordinate=call.coordinate if call else "",
         capability=call.capability if call else "",
     )
 
 
 def to_footer(f: pt.PackFooter) -> PackFooter:
-    """Footer event."""
-    return PackFooter(
-        tokens_used=f.tokens_used,
-        item_count=f.item_count,
-        truncated=f.truncated,
-        complete=f.complete,
-        incomplete_reasons=list(f.incomplete_reasons),
-        latency_ms=f.latency_ms,
-        timings=_timings(f.timings),
-        candidates=f.candidates,
-        duplicates_merged=f.duplicates_merged,
-        notes=list(f.notes),
-    )
+    """Footer event (fields from :func:`app.packs.footer_fields`)."""
+    fields = footer_fields(f)
+    return PackFooter(**_kwargs(fields, timings=PackTimings(**_kwargs(fields["timings"]))))
 
 
 @strawberry.type
 class PackQuery:
     @strawberry.field(
-        description="Build a context pack (scope context:read). Same input over the same data → byte-identical items."
+        description="Build a context pack (scope context:read). Same input over the same data → byte-identical items.",
+        extensions=[Governed("contextPack", validate=validate_input)],
     )
-    @governed("contextPack", validate=validate_input)
     async def context_pack(self, info: Info, input: ContextPackInput, principal: Principal) -> ContextPack:
         pack = await build_pack(info.context.services, principal, to_request(input), trace_id=info.context.trace_id)
-        h, f = pack.header, pack.footer
+        h, f = to_header(pack.header, info), to_footer(pack.footer)
         return ContextPack(
             pack_id=h.pack_id,
             replay_id=h.replay_id,
@@ -326,25 +298,25 @@ class PackQuery:
             tokens_used=f.tokens_used,
             truncated=f.truncated,
             complete=f.complete,
-            incomplete_reasons=list(f.incomplete_reasons),
+            incomplete_reasons=f.incomplete_reasons,
             latency_ms=f.latency_ms,
             tokenizer=h.tokenizer,
-            retrieval=RetrievalMode(h.retrieval),
-            as_of=AsOf(valid_time=h.valid_time, system_time=h.system_time),
+            retrieval=h.retrieval,
+            as_of=h.as_of,
             items=[to_item(i) for i in pack.items],
-            timings=_timings(f.timings),
+            timings=f.timings,
             candidates=f.candidates,
             duplicates_merged=f.duplicates_merged,
-            notes=list(f.notes),
+            notes=f.notes,
         )
 
 
 @strawberry.type
 class PackSubscription:
     @strawberry.subscription(
-        description="Stream a context pack: a PackHeader, the PackItems in final order, then a PackFooter."
+        description="Stream a context pack: a PackHeader, the PackItems in final order, then a PackFooter.",
+        extensions=[Governed("contextPackStream", validate=validate_input)],
     )
-    @governed("contextPackStream", validate=validate_input)
     async def context_pack_stream(
         self, info: Info, input: ContextPackInput, principal: Principal
     ) -> AsyncGenerator[ContextPackEvent, None]:

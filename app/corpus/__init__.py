@@ -16,23 +16,41 @@ from app.corpus.documents import (
 )
 from app.corpus.indexing import SearchIndexes, open_indexes
 from app.corpus.ingest import IngestReport, SkippedFile, SourceDocument, ingest_documents, iter_sources
+from app.corpus.operations import (
+    CollectionInfo,
+    DocumentRequest,
+    DocumentWrite,
+    create_collection,
+    get_document,
+    remove_document,
+    workspace_collections,
+    write_document,
+)
 
 __all__ = [
+    "CollectionInfo",
     "DocumentRead",
+    "DocumentRequest",
+    "DocumentWrite",
     "IngestReport",
     "SearchIndexes",
     "SkippedFile",
     "SourceDocument",
     "VersionMeta",
     "choose_versions",
+    "create_collection",
     "delete_document",
     "get_collection",
+    "get_document",
     "get_or_create_collection",
     "ingest_documents",
     "iter_sources",
     "list_collections",
     "open_indexes",
     "read_document",
+    "remove_document",
     "upsert_document",
     "validate_document_input",
+    "workspace_collections",
+    "write_document",
 ]

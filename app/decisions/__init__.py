@@ -5,10 +5,27 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.decisions.body import MAX_BODY_BYTES, DecisionBodyTooLarge, DecisionInputError, check_json_value, parse_body
-from app.decisions.judges import LocalJudge, OpenAIJudge
+from app.decisions.body import MAX_BODY_BYTES, check_json_value, parse_body
+from app.decisions.errors import DecisionBodyTooLarge, DecisionInputError, DecisionUnsupportedMediaType
+from app.decisions.idempotency import Outcome, body_sha256, validate_idempotency_key
+from app.decisions.judges import Judge, LocalJudge, OpenAIJudge
+from app.decisions.operations import (
+    DecisionSubmission,
+    NewSession,
+    SessionAppend,
+    SessionList,
+    SessionRead,
+    SessionView,
+    append_to_session,
+    close_session,
+    list_agent_sessions,
+    read_decision,
+    read_session,
+    start_session,
+    submit_decision,
+)
 from app.decisions.request import validate_request, validate_session_id
-from app.decisions.service import DecisionRunner, body_sha256, validate_idempotency_key
+from app.decisions.service import DecisionRunner
 from app.decisions.sessions import (
     MAX_READ,
     MessageIn,
@@ -28,18 +45,34 @@ __all__ = [
     "DecisionBodyTooLarge",
     "DecisionInputError",
     "DecisionRunner",
+    "DecisionSubmission",
+    "DecisionUnsupportedMediaType",
+    "Judge",
     "LocalJudge",
     "MessageIn",
+    "NewSession",
     "OpenAIJudge",
+    "Outcome",
+    "SessionAppend",
+    "SessionList",
+    "SessionRead",
+    "SessionView",
     "append_messages",
+    "append_to_session",
     "archive_session",
     "body_sha256",
     "check_json_value",
+    "close_session",
     "create_session",
     "get_session",
+    "list_agent_sessions",
     "list_sessions",
     "parse_body",
+    "read_decision",
+    "read_session",
     "recent_messages",
+    "start_session",
+    "submit_decision",
     "validate_idempotency_key",
     "validate_messages",
     "validate_request",

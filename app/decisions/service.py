@@ -31,10 +31,8 @@ finish, it neither finishes nor releases the key record of the decision that too
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -46,59 +44,29 @@ from app.core.ids import as_utc, new_id, utcnow
 from app.core.models import Decision, DecisionIdempotency, Workspace
 from app.core.text_rules import validate_identifier
 from app.decisions import sessions as session_service
-from app.decisions.body import DecisionInputError
-from app.decisions.judges import JudgeError, timeout_error
+from app.decisions.errors import (
+    DecisionCancelled,
+    DecisionContextReadFailed,
+    DecisionInProgress,
+    DecisionInputError,
+    DecisionInternalError,
+)
+from app.decisions.idempotency import (  # noqa: F401 - two names re-exported for tests
+    IDEMPOTENCY_TTL,
+    Outcome,
+    body_sha256,
+    error_json,
+    replay_or_conflict,
+    validate_idempotency_key,
+)
+from app.decisions.judges import timeout_error
 from app.decisions.judging import answer_all, session_context, state_context
 from app.decisions.request import DecisionRequest
 from app.governance import Principal
 
-IDEMPOTENCY_TTL = timedelta(hours=24)
 RETENTION_RETAINING = timedelta(days=30)
 RETENTION_NON_RETAINING = timedelta(hours=24)
-MAX_KEY_BYTES = 256
 SESSION_MESSAGES_READ = 200
-
-
-def validate_idempotency_key(values: list[str]) -> str | None:
-    """The ``Idempotency-Key`` header: absent, or sent once, 1–256 bytes after trimming, no controls.
-
-    Args:
-        values: Every value of the header in the request (0, 1 or more).
-
-    Raises:
-        DecisionInputError: field ``Idempotency-Key``.
-    """
-    if not values:
-        return None
-    if len(values) > 1:
-        raise DecisionInputError(
-            "the Idempotency-Key header was sent more than once; send it once", field="Idempotency-Key"
-        )
-    key = values[0].strip(" \t")
-    size = len(key.encode("utf-8", "surrogateescape"))
-    if not 1 <= size <= MAX_KEY_BYTES:
-        raise DecisionInputError(
-            f"Idempotency-Key must be 1–{MAX_KEY_BYTES} bytes after trimming (got {size})",
-            field="Idempotency-Key",
-            limit=f"1-{MAX_KEY_BYTES}",
-        )
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in key):
-        raise DecisionInputError("Idempotency-Key must not contain control characters", field="Idempotency-Key")
-    return key
-
-
-def body_sha256(raw: bytes) -> str:
-    """Hex SHA-256 of the exact request bytes (the idempotency fingerprint)."""
-    return hashlib.sha256(raw).hexdigest()
-
-
-@dataclass
-class Outcome:
-    """What a create returns: the decision JSON, or the error; ``replayed`` for idempotent replays."""
-
-    decision: dict[str, Any] | None = None
-    error: CairnError | None = None
-    replayed: bool = False
 
 
 def decision_json(row: Decision) -> dict[str, Any]:
@@ -121,45 +89,6 @@ def decision_json(row: Decision) -> dict[str, Any]:
         "createdAt": iso(row.created_at),
         "completedAt": iso(row.completed_at),
     }
-
-
-def error_json(exc: CairnError) -> dict[str, Any]:
-    """A storable form of an error (replayed exactly)."""
-    return {"code": exc.code, "message": exc.message, "httpStatus": exc.http_status, "extensions": exc.extra}
-
-
-def error_from_json(data: dict[str, Any]) -> CairnError:
-    """The :class:`CairnError` stored by :func:`error_json`."""
-    return CairnError(data["message"], code=data["code"], http_status=data["httpStatus"], **data.get("extensions", {}))
-
-
-def _outcome_from_record(rec: DecisionIdempotency) -> Outcome:
-    body = rec.response_body or {}
-    if "decision" in body:
-        return Outcome(decision=body["decision"], replayed=True)
-    return Outcome(error=error_from_json(body["error"]), replayed=True)
-
-
-def _conflict(rec: DecisionIdempotency, sha: str) -> Outcome | None:
-    if rec.request_sha256 != sha:
-        return Outcome(
-            error=CairnError(
-                "this Idempotency-Key was used with a different request body; use a new key for a new request",
-                code="idempotency_key_reused",
-                http_status=409,
-                field="Idempotency-Key",
-            )
-        )
-    if rec.state == "RUNNING":
-        return Outcome(
-            error=CairnError(
-                f"the decision for this Idempotency-Key is still running; read it later by id {rec.decision_id}",
-                code="decision_in_progress",
-                http_status=409,
-                decisionId=rec.decision_id,
-            )
-        )
-    return _outcome_from_record(rec)
 
 
 class DecisionRunner:
@@ -238,7 +167,7 @@ class DecisionRunner:
         except IntegrityError:
             rec = await self._lookup(principal, key)
             if rec is not None:
-                return _conflict(rec, sha) or Outcome(error=exc)
+                return replay_or_conflict(rec, sha) or Outcome(error=exc)
         return Outcome(error=exc)
 
     async def create(
@@ -258,7 +187,7 @@ class DecisionRunner:
                 await self._purge(s)
             rec = await self._lookup(principal, key)
             if rec is not None:
-                return _conflict(rec, sha)  # type: ignore[return-value]
+                return replay_or_conflict(rec, sha)  # type: ignore[return-value]
         try:
             request = prepare()
             if request.session_id is not None:
@@ -308,13 +237,9 @@ class DecisionRunner:
             rec = await self._lookup(principal, key or "")
             if rec is None:  # the winner released a transient failure in between: report in progress
                 return Outcome(
-                    error=CairnError(
-                        "a concurrent request with this Idempotency-Key just finished; retry",
-                        code="decision_in_progress",
-                        http_status=409,
-                    )
+                    error=DecisionInProgress("a concurrent request with this Idempotency-Key just finished; retry")
                 )
-            return _conflict(rec, sha)  # type: ignore[return-value]
+            return replay_or_conflict(rec, sha)  # type: ignore[return-value]
 
         try:
             outcome = await self._run(principal, row, request)
@@ -355,9 +280,7 @@ class DecisionRunner:
                         )
                         pairs = [(m.role, m.content) for m in msgs]
                 except Exception:  # noqa: BLE001 - the read itself failed
-                    raise JudgeError(
-                        "reading the session's messages failed", code="decision_context_read_failed", http_status=502
-                    ) from None
+                    raise DecisionContextReadFailed("reading the session's messages failed") from None
                 context, info = session_context(pairs, self.context_tokens)
             judge = self.get_judge()
             row.judge = judge.name
@@ -379,9 +302,7 @@ class DecisionRunner:
                 await asyncio.gather(work, return_exceptions=True)
                 raise timeout_error(self.timeout_seconds) from None
         except asyncio.CancelledError:
-            error = JudgeError(
-                "the decision request was cancelled", code="decision_cancelled", http_status=499, transient=True
-            )
+            error = DecisionCancelled("the decision request was cancelled", transient=True)
             await asyncio.shield(self._save(row, info, None, error))
             raise
         except CairnError as exc:
@@ -390,11 +311,7 @@ class DecisionRunner:
             import logging
 
             logging.getLogger("cairn.decisions").exception("decision %s failed", row.id)
-            error = CairnError(
-                "the decision failed inside Cairn; quote the decision id when reporting it",
-                code="decision_internal_error",
-                http_status=500,
-            )
+            error = DecisionInternalError("the decision failed inside Cairn; quote the decision id when reporting it")
         await self._save(row, info, answers, error)
         if error is not None:
             error.extra["decisionId"] = row.id

@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.errors import BadInput, Conflict, Forbidden, NotFound
+from app.core.errors import BadInput, NonRetainingWorkspace, NotFound
 from app.core.ids import new_id, utcnow
 from app.core.models import AgentSession, SessionMessage, Workspace
 from app.core.text_rules import validate_identifier, validate_name, validate_text
+from app.decisions.errors import SessionArchived, SessionConflict, SessionFull
 from app.governance import Principal
 
 ROLES = ("user", "assistant", "system", "tool")
@@ -76,9 +77,7 @@ def validate_messages(messages: list[MessageIn], field: str = "messages") -> Non
 async def _retaining(s: AsyncSession, workspace_id: str) -> None:
     ws = await s.get(Workspace, workspace_id)
     if ws is None or not ws.retaining:
-        raise Forbidden(
-            "this workspace does not retain history, so it keeps no agent sessions", code="NON_RETAINING_WORKSPACE"
-        )
+        raise NonRetainingWorkspace("this workspace does not retain history, so it keeps no agent sessions")
 
 
 async def create_session(
@@ -131,9 +130,8 @@ async def get_session(
 
 async def _append(s: AsyncSession, row: AgentSession, messages: list[MessageIn]) -> list[SessionMessage]:
     if row.message_count + len(messages) > MAX_MESSAGES:
-        raise Conflict(
+        raise SessionFull(
             f"a session holds at most {MAX_MESSAGES} messages ({row.message_count} now); start a new session",
-            code="SESSION_FULL",
             limit=MAX_MESSAGES,
         )
     now = utcnow()
@@ -145,7 +143,7 @@ async def _append(s: AsyncSession, row: AgentSession, messages: list[MessageIn])
         .values(message_count=start + len(messages), updated_at=now)
     )
     if res.rowcount != 1:
-        raise Conflict("the session changed while appending; retry", code="SESSION_CONFLICT")
+        raise SessionConflict("the session changed while appending; retry")
     out = []
     for i, m in enumerate(messages, start=1):
         msg = SessionMessage(
@@ -169,9 +167,7 @@ async def append_messages(
     """
     row = await get_session(s, principal=principal, session_id=session_id)
     if row.archived_at is not None:
-        raise Conflict(
-            f"session {session_id} is archived; messages cannot be added", code="SESSION_ARCHIVED", field="sessionId"
-        )
+        raise SessionArchived(f"session {session_id} is archived; messages cannot be added", field="sessionId")
     await _append(s, row, messages)
     return row
 

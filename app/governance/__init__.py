@@ -1,12 +1,12 @@
 """Who may call what: tokens and principals (auth), the operation registry, responsibility
-boundaries, the governed-call adapter, the response envelope and the registry/schema contract
-check.
+boundaries, the governed-call adapter (the ``Governed`` field extension), the response
+envelope and the registry/schema contract check.
 
 Public surface: other packages import only the names below (import-linter contract in
 pyproject.toml).
 """
 
-from app.governance.adapter import authorize, governed, log_call, normalized_arguments, to_graphql_error
+from app.governance.adapter import authorize, log_call, normalized_arguments, to_graphql_error
 from app.governance.auth import (
     DEFAULT_SCOPES,
     MAX_ACTIVE_CREDENTIALS,
@@ -25,6 +25,7 @@ from app.governance.auth import (
     secret_matches,
 )
 from app.governance.envelope import CallRecord, EnvelopeState, trace_id_from_headers
+from app.governance.extension import Governed
 from app.governance.rate_limits import RateLimiter
 from app.governance.registry import PROFILE_LISTS, REGISTRY, capabilities_for_scopes, get_operation
 
@@ -40,6 +41,7 @@ __all__ = [
     "SCOPE_PERMISSIONS",
     "CallRecord",
     "EnvelopeState",
+    "Governed",
     "Principal",
     "RateLimiter",
     "authorize",
@@ -47,7 +49,6 @@ __all__ = [
     "browser_refused",
     "capabilities_for_scopes",
     "get_operation",
-    "governed",
     "is_browser_request",
     "issue_token",
     "log_call",

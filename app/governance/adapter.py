@@ -1,7 +1,8 @@
-"""The one adapter: every operation goes through :func:`governed`.
+"""The one adapter: every operation goes through it.
 
-``@governed("contextPack", validate=…)`` wraps a Strawberry resolver (coroutine or async
-generator) so that, in order:
+GraphQL root fields declare ``extensions=[Governed("contextPack", validate=…)]``
+(:class:`app.governance.extension.Governed`, which handles coroutine and async-generator
+resolvers); each call then goes, in order:
 
 1. the operation is looked up in the registry (coordinate, capability, scope);
 2. the caller is authenticated (``UNAUTHENTICATED``, ``AGENT_BROWSER_REQUEST_REFUSED``,
@@ -25,9 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import functools
 import hashlib
-import inspect
 import json
 import logging
 import secrets
@@ -40,14 +39,14 @@ from graphql import GraphQLError
 from sqlalchemy import update
 from strawberry.utils.str_converters import to_camel_case
 
-from app.core.errors import CairnError, Forbidden
+from app.core.errors import CairnError, Forbidden, to_response
 from app.core.ids import utcnow
 from app.core.models import ConfirmationRequest
 from app.governance.auth import Principal, require_scope
 from app.governance.boundaries import Boundary, evaluate
 from app.governance.envelope import CallRecord
 from app.governance.rate_limits import subject_of
-from app.governance.registry import Operation, get_operation
+from app.governance.registry import Operation
 
 log = logging.getLogger("cairn.adapter")
 
@@ -221,13 +220,12 @@ def to_graphql_error(ctx, exc: BaseException) -> GraphQLError:
     """Shape any exception as a GraphQL error with ``extensions.code`` (no stack traces)."""
     if isinstance(exc, GraphQLError):
         return exc
+    _, extensions = to_response(exc)
     if isinstance(exc, CairnError):
-        return GraphQLError(exc.message, extensions=exc.extensions(), original_error=exc)
+        return GraphQLError(exc.message, extensions=extensions, original_error=exc)
     log.error("internal error", exc_info=exc, extra={"trace_id": getattr(ctx, "trace_id", None)})
     trace = getattr(ctx, "trace_id", "unknown")
-    return GraphQLError(
-        f"internal error; quote trace id {trace} when reporting it", extensions={"code": "INTERNAL_SERVER_ERROR"}
-    )
+    return GraphQLError(f"internal error; quote trace id {trace} when reporting it", extensions=extensions)
 
 
 def log_call(ctx, record: CallRecord) -> None:
@@ -249,88 +247,10 @@ def log_call(ctx, record: CallRecord) -> None:
     )
 
 
-def _status_of(exc: BaseException) -> str:
+def status_of(exc: BaseException) -> str:
+    """Envelope status of a failed call: ``REJECTED`` for boundaries and 401/403, else ``ERROR``."""
     if isinstance(exc, Rejected):
         return "REJECTED"
     if isinstance(exc, CairnError) and exc.http_status in (401, 403):
         return "REJECTED"
     return "ERROR"
-
-
-def governed(op_name: str, *, validate: Callable[..., Any] | None = None):
-    """Decorate a resolver so it runs through the adapter (see module doc).
-
-    Args:
-        op_name: The registry name (must equal the GraphQL field name).
-        validate: Called with the resolver's arguments (minus ``info``) before execution;
-            raises :class:`~app.core.errors.BadInput`. Required when the resolver takes arguments
-            (the contract test checks this).
-
-    The resolver must take ``info`` as a keyword argument and may take ``principal``, which
-    the adapter fills with the authenticated :class:`~app.governance.auth.Principal`.
-    """
-    op = get_operation(op_name)
-
-    def decorate(fn):
-        sig = inspect.signature(fn)
-        wants_principal = "principal" in sig.parameters
-        public_sig = sig.replace(parameters=[p for n, p in sig.parameters.items() if n != "principal"])
-
-        async def _enter(kwargs):
-            ctx = kwargs["info"].context
-            record = CallRecord(op.name, op.coordinate, op.capability)
-            ctx.envelope.calls.append(record)
-            try:
-                principal, boundary = await authorize(ctx, op, kwargs, validate)
-            except Exception as exc:  # noqa: BLE001 - every failure becomes a coded GraphQL error
-                record.status = _status_of(exc)
-                if isinstance(exc, CairnError) and "boundary" in exc.extra:
-                    record.boundary = exc.extra["boundary"]
-                log_call(ctx, record)
-                raise to_graphql_error(ctx, exc) from None
-            record.boundary = boundary
-            call = dict(kwargs)
-            if wants_principal:
-                call["principal"] = principal
-            return ctx, record, call
-
-        if inspect.isasyncgenfunction(fn):
-
-            @functools.wraps(fn)
-            async def agen(*args, **kwargs):
-                ctx, record, call = await _enter(kwargs)
-                try:
-                    async for item in fn(*args, **call):
-                        yield item
-                except Exception as exc:  # noqa: BLE001 - every failure becomes a coded GraphQL error
-                    record.status = _status_of(exc)
-                    raise to_graphql_error(ctx, exc) from None
-                finally:
-                    log_call(ctx, record)
-
-            wrapper = agen
-        else:
-
-            @functools.wraps(fn)
-            async def wrapper(*args, **kwargs):
-                ctx, record, call = await _enter(kwargs)
-                try:
-                    result = fn(*args, **call)
-                    if inspect.isawaitable(result):
-                        result = await result
-                    return result
-                except Exception as exc:  # noqa: BLE001 - every failure becomes a coded GraphQL error
-                    record.status = _status_of(exc)
-                    raise to_graphql_error(ctx, exc) from None
-                finally:
-                    log_call(ctx, record)
-
-        wrapper.__signature__ = public_sig  # type: ignore[attr-defined]
-        ann = dict(getattr(fn, "__annotations__", {}))
-        ann.pop("principal", None)
-        wrapper.__annotations__ = ann
-        wrapper.__cairn_operation__ = op_name  # type: ignore[attr-defined]
-        wrapper.__cairn_validates__ = validate is not None  # type: ignore[attr-defined]
-        return wrapper
-
-    return decorate

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from app.core.errors import CairnError, Forbidden, Unauthenticated
+from app.core.errors import AgentCredentialAuthorityLost, CairnError, Forbidden, Unauthenticated
+from app.governance.errors import AgentBrowserRequestRefused, AgentScopeMissing
 
 ROLES = ("viewer", "editor", "admin", "owner")
 
@@ -147,10 +148,9 @@ def is_browser_request(headers: dict[str, str]) -> bool:
 
 def browser_refused() -> CairnError:
     """The 403 for an agent credential presented by a browser."""
-    return Forbidden(
+    return AgentBrowserRequestRefused(
         "agent credentials are refused from browsers (the request carried Origin or Sec-Fetch-* "
         "headers); call from a server, or use a member token in the browser",
-        code="AGENT_BROWSER_REQUEST_REFUSED",
     )
 
 
@@ -165,17 +165,15 @@ def require_scope(principal: Principal, scope: str, *, field: str | None = None,
     missing = SCOPE_PERMISSIONS[scope] - principal.permissions
     if principal.is_agent:
         if scope not in principal.scopes:
-            raise Forbidden(
+            raise AgentScopeMissing(
                 f"{what or 'this operation'} needs the {scope} scope; this credential has {sorted(principal.scopes)}",
-                code="AGENT_SCOPE_MISSING",
                 scope=scope,
                 field=field,
             )
         if missing:
-            raise Forbidden(
+            raise AgentCredentialAuthorityLost(
                 f"the member who created this credential no longer holds {sorted(missing)} "
                 f"(current role: {principal.role})",
-                code="AGENT_CREDENTIAL_AUTHORITY_LOST",
             )
     elif missing:
         raise Forbidden(

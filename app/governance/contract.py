@@ -1,8 +1,8 @@
 """Static contract check (SPEC §9): the registry, the adapter and input validation agree.
 
 :func:`contract_violations` returns human-readable violations (empty = compliant):
-- every GraphQL root field's resolver went through :func:`app.governance.adapter.governed`, under a
-  registry name equal to the field name and of the same kind;
+- every GraphQL root field carries exactly one :class:`app.governance.extension.Governed`
+  extension, under a registry name equal to the field name and of the same kind;
 - every resolver that takes arguments has a ``validate`` hook;
 - every HTTP/WebSocket route of the app is registered (``METHOD path``);
 - every registry entry is used, has a parseable and unique coordinate, and a capability of
@@ -15,12 +15,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from strawberry.types.field import StrawberryField
+
+from app.governance.extension import Governed
 from app.governance.registry import COORDINATE_RE, PROFILE_LISTS, RATE_CLASSES, REGISTRY
 
 _CAPABILITY_RE = re.compile(r"^[a-z_]+:[a-z_*]+$")
 
 
-def _root_fields(schema) -> Iterable[tuple[str, str, object]]:
+def _root_fields(schema) -> Iterable[tuple[str, str, StrawberryField]]:
     for kind, type_def in (
         ("query", schema.query),
         ("mutation", schema.mutation),
@@ -47,12 +50,14 @@ def contract_violations(schema, app=None, profiles: Iterable[dict] = ()) -> list
     problems: list[str] = []
     used: set[str] = set()
     for kind, name, f in _root_fields(schema):
-        resolver = getattr(f, "base_resolver", None)
-        func = getattr(resolver, "wrapped_func", None)
-        op_name = getattr(func, "__cairn_operation__", None)
-        if op_name is None:
-            problems.append(f"{kind} field {name} does not go through the adapter (@governed)")
+        governed = [e for e in f.extensions if isinstance(e, Governed)]
+        if not governed:
+            problems.append(f"{kind} field {name} does not go through the adapter (no Governed extension)")
             continue
+        if len(governed) > 1:
+            problems.append(f"{kind} field {name} has {len(governed)} Governed extensions; exactly one is allowed")
+        ext = governed[0]
+        op_name = ext.op.name
         if op_name != name:
             problems.append(f"{kind} field {name} is governed as {op_name!r}; names must match")
         op = REGISTRY.get(op_name)
@@ -62,7 +67,7 @@ def contract_violations(schema, app=None, profiles: Iterable[dict] = ()) -> list
         used.add(op_name)
         if op.kind != kind:
             problems.append(f"{name} is registered as {op.kind} but served as {kind}")
-        if f.arguments and not getattr(func, "__cairn_validates__", False):
+        if f.arguments and ext.validate is None:
             problems.append(f"{kind} field {name} takes arguments but has no validate hook")
     if app is not None:
         for route in app.routes:

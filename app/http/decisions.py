@@ -17,125 +17,115 @@ HTTP status; ``Retry-After`` on 429. A replay for an Idempotency-Key carries
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from app.context import RequestContext, Services
+from app.context import Services
 from app.core.errors import CairnError
 from app.core.text_rules import validate_identifier
 from app.decisions import (
     MAX_BODY_BYTES,
     DecisionBodyTooLarge,
     DecisionInputError,
+    DecisionUnsupportedMediaType,
     body_sha256,
     parse_body,
     validate_idempotency_key,
     validate_request,
 )
-from app.governance import CallRecord, authorize, get_operation, log_call
-from app.http.gate import BodyTooLarge, enveloped_error, read_body
+from app.http.routes import HttpCall, error_response, governed_route, require_json
+
+_REPLAYED = {"idempotency-replayed": "true"}
 
 
-def _error(ctx: RequestContext, exc: BaseException, replayed: bool = False) -> JSONResponse:
-    status = exc.http_status if isinstance(exc, CairnError) else 500
-    body, headers = enveloped_error(ctx, exc, status)
-    if replayed:
-        headers["idempotency-replayed"] = "true"
-    return JSONResponse(body, status_code=status, headers=headers)
+def _ok(call: HttpCall, decision: dict[str, Any], headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(
+        {**decision, "extensions": {"envelope": call.ctx.envelope.build()}},
+        headers={**call.stream_headers, **(headers or {})},
+    )
 
 
-def _ok(ctx: RequestContext, op, decision: dict[str, Any], replayed: bool = False) -> JSONResponse:
-    headers = {"x-cairn-trace": ctx.trace_id, "x-cairn-coordinate": op.coordinate, "x-cairn-capability": op.capability}
-    if replayed:
-        headers["idempotency-replayed"] = "true"
-    return JSONResponse({**decision, "extensions": {"envelope": ctx.envelope.build()}}, headers=headers)
+def _unsupported(ctype: str) -> CairnError:
+    return DecisionUnsupportedMediaType(
+        f"Content-Type must be application/json (got {ctype or 'none'!r})", field="Content-Type"
+    )
 
 
-def _context(services: Services, request: Request, op) -> RequestContext:
-    headers = {k.lower(): v for k, v in request.headers.items()}
-    ctx = RequestContext(services, headers, request)
-    ctx.envelope.target = "cairn.http"
-    ctx.envelope.calls.append(CallRecord(op.name, op.coordinate, op.capability))
-    return ctx
+def _create_checks(request: Request) -> None:
+    """Before anything is read: no query parameters (400), a JSON content type (415)."""
+    if request.url.query:
+        raise DecisionInputError("this API takes no query parameters; send everything in the JSON body", field="query")
+    require_json(request, _unsupported)
 
 
-def make_create_route(get_services):
-    """``POST /api/v1/decisions`` (see module doc)."""
-    op = get_operation("POST /api/v1/decisions")
-
-    async def route(request: Request) -> Response:
-        services: Services = get_services()
-        ctx = _context(services, request, op)
-        try:
-            if request.url.query:
-                raise DecisionInputError(
-                    "this API takes no query parameters; send everything in the JSON body", field="query"
-                )
-            ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-            if ctype != "application/json":
-                raise CairnError(
-                    f"Content-Type must be application/json (got {ctype or 'none'!r})",
-                    code="unsupported_media_type",
-                    http_status=415,
-                    field="Content-Type",
-                )
-            declared = request.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-                raise DecisionBodyTooLarge(
-                    f"request body is {declared} bytes; at most {MAX_BODY_BYTES} (1 MiB)",
-                    field="body",
-                    limit=MAX_BODY_BYTES,
-                )
-            try:
-                raw = await read_body(request.receive, MAX_BODY_BYTES)
-            except BodyTooLarge:
-                raise DecisionBodyTooLarge(
-                    f"request body is over {MAX_BODY_BYTES} bytes (1 MiB)", field="body", limit=MAX_BODY_BYTES
-                ) from None
-            await ctx.principal()  # authenticate before anything is parsed or stored
-            key = validate_idempotency_key(request.headers.getlist("idempotency-key"))
-            sha = body_sha256(raw)
-            principal, boundary = await authorize(ctx, op, {"bodySha256": sha})
-            ctx.envelope.calls[-1].boundary = boundary
-        except Exception as exc:  # noqa: BLE001 - shaped into an enveloped error
-            response = _error(ctx, exc)
-            log_call(ctx, ctx.envelope.calls[-1])
-            return response
-        outcome = await services.decisions.create(
-            principal, prepare=lambda: validate_request(parse_body(raw)), sha=sha, key=key, source="api"
+def _too_large(declared: str | None) -> CairnError:
+    if declared is not None:
+        return DecisionBodyTooLarge(
+            f"request body is {declared} bytes; at most {MAX_BODY_BYTES} (1 MiB)", field="body", limit=MAX_BODY_BYTES
         )
+    return DecisionBodyTooLarge(
+        f"request body is over {MAX_BODY_BYTES} bytes (1 MiB)", field="body", limit=MAX_BODY_BYTES
+    )
+
+
+def _create_arguments(request: Request, raw: bytes, body: Any) -> dict[str, Any]:
+    """The Idempotency-Key is checked before the rate limit counts the call; the body is bound by its hash."""
+    validate_idempotency_key(request.headers.getlist("idempotency-key"))
+    return {"bodySha256": body_sha256(raw)}
+
+
+def make_create_route(get_services: Callable[[], Services]):
+    """``POST /api/v1/decisions`` (see module doc)."""
+
+    @governed_route(
+        "POST /api/v1/decisions",
+        get_services=get_services,
+        before=_create_checks,
+        body_limit=MAX_BODY_BYTES,
+        too_large=_too_large,
+        arguments=_create_arguments,
+    )
+    async def route(call: HttpCall) -> Response:
+        key = validate_idempotency_key(call.request.headers.getlist("idempotency-key"))  # checked already
+        outcome = await call.ctx.services.decisions.create(
+            call.principal,
+            prepare=lambda: validate_request(parse_body(call.raw)),
+            sha=call.arguments["bodySha256"],
+            key=key,
+            source="api",
+        )
+        replayed = _REPLAYED if outcome.replayed else None
         if outcome.error is not None:
-            response = _error(ctx, outcome.error, outcome.replayed)
-        else:
-            response = _ok(ctx, op, outcome.decision or {}, outcome.replayed)
-        log_call(ctx, ctx.envelope.calls[-1])
-        return response
+            return error_response(call.ctx, outcome.error, replayed)
+        return _ok(call, outcome.decision or {}, replayed)
 
     return route
 
 
-def make_read_route(get_services):
-    """``GET /api/v1/decisions/{decision_id}``: 200 with the decision (``FAILED`` ones too) or 404."""
-    op = get_operation("GET /api/v1/decisions/{decision_id}")
+def _read_checks(request: Request) -> None:
+    if request.url.query:
+        raise DecisionInputError("this API takes no query parameters", field="query")
 
-    async def route(request: Request) -> Response:
-        services: Services = get_services()
-        ctx = _context(services, request, op)
-        try:
-            if request.url.query:
-                raise DecisionInputError("this API takes no query parameters", field="query")
-            decision_id = request.path_params["decision_id"]
-            await ctx.principal()
-            validate_identifier(decision_id, "id", error=DecisionInputError)
-            principal, boundary = await authorize(ctx, op, {"id": decision_id})
-            ctx.envelope.calls[-1].boundary = boundary
-            decision = await services.decisions.get(principal, decision_id)
-            response = _ok(ctx, op, decision)
-        except Exception as exc:  # noqa: BLE001 - shaped into an enveloped error
-            response = _error(ctx, exc)
-        log_call(ctx, ctx.envelope.calls[-1])
-        return response
+
+def _read_arguments(request: Request, raw: bytes, body: Any) -> dict[str, Any]:
+    decision_id = request.path_params["decision_id"]
+    validate_identifier(decision_id, "id", error=DecisionInputError)
+    return {"id": decision_id}
+
+
+def make_read_route(get_services: Callable[[], Services]):
+    """``GET /api/v1/decisions/{decision_id}``: 200 with the decision (``FAILED`` ones too) or 404."""
+
+    @governed_route(
+        "GET /api/v1/decisions/{decision_id}",
+        get_services=get_services,
+        before=_read_checks,
+        arguments=_read_arguments,
+    )
+    async def route(call: HttpCall) -> Response:
+        return _ok(call, await call.ctx.services.decisions.get(call.principal, call.arguments["id"]))
 
     return route

@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.websockets import WebSocket
 
-from app.core.errors import CairnError, NotFound
+from app.core.errors import CairnError, Forbidden, NotFound, error_class
 from app.governance import CallRecord, EnvelopeState, trace_id_from_headers
 
 log = logging.getLogger("cairn.http")
@@ -96,7 +96,7 @@ async def http_exception_handler(request: Request, exc: Exception) -> Response:
     else:
         message = exc.detail
     return enveloped_json(
-        _headers(request), CairnError(message, code=code_for_status(status)), status, extra_headers=exc.headers
+        _headers(request), error_class(code_for_status(status), status)(message), status, extra_headers=exc.headers
     )
 
 
@@ -106,7 +106,7 @@ async def server_error_handler(request: Request, exc: Exception) -> Response:
     log.error("unhandled error trace_id=%s", trace, exc_info=exc)
     return enveloped_json(
         {"x-cairn-trace": trace},
-        CairnError(f"internal error; quote trace id {trace} when reporting it", code="INTERNAL_SERVER_ERROR"),
+        CairnError(f"internal error; quote trace id {trace} when reporting it"),  # INTERNAL_SERVER_ERROR
         500,
     )
 
@@ -136,7 +136,7 @@ class EnvelopedCORSMiddleware(CORSMiddleware):
         keep = {k: v for k, v in response.headers.items() if k.lower() not in ("content-length", "content-type")}
         return enveloped_json(
             dict(request_headers),
-            CairnError("CORS preflight refused: " + "; ".join(reasons), code="FORBIDDEN"),
+            Forbidden("CORS preflight refused: " + "; ".join(reasons)),
             403,
             extra_headers=keep,
         )

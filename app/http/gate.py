@@ -21,19 +21,12 @@ import json
 from typing import Any
 
 from app.context import RequestContext
-from app.core.errors import CairnError
+from app.core.errors import CairnError, error_class, to_response
 from app.governance import CallRecord, get_operation, to_graphql_error
 from app.http.edges import code_for_status
+from app.http.errors import BadRequest, BodyTooLarge, RequestTimeout, UnsupportedMediaType
 
 MAX_GRAPHQL_BODY_BYTES = 256 * 1024
-
-
-class BodyTooLarge(CairnError):
-    """Request body over the limit (413)."""
-
-    code = "BAD_USER_INPUT"
-    http_status = 413
-
 
 BODY_TIMEOUT_SECONDS = 30.0
 """A request body must arrive completely within this time (a stalled upload holds a
@@ -45,18 +38,13 @@ async def read_body(receive, limit: int, timeout: float = BODY_TIMEOUT_SECONDS) 
 
     Raises:
         BodyTooLarge: more than ``limit`` bytes.
-        CairnError: ``REQUEST_TIMEOUT`` (408) when the body has not arrived within ``timeout`` s.
+        RequestTimeout: 408 ``REQUEST_TIMEOUT`` when the body has not arrived within ``timeout`` s.
     """
     try:
         async with asyncio.timeout(timeout):
             return await _read_body(receive, limit)
     except TimeoutError:
-        raise CairnError(
-            f"the request body did not arrive within {timeout:.0f} s",
-            code="REQUEST_TIMEOUT",
-            http_status=408,
-            limit=timeout,
-        ) from None
+        raise RequestTimeout(f"the request body did not arrive within {timeout:.0f} s", limit=timeout) from None
 
 
 async def _read_body(receive, limit: int) -> bytes:
@@ -76,12 +64,14 @@ async def _read_body(receive, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def enveloped_error(ctx: RequestContext, exc: BaseException, status: int) -> tuple[dict, dict[str, str]]:
+def enveloped_error(ctx: RequestContext, exc: BaseException, status: int | None = None) -> tuple[dict, dict[str, str]]:
     """The body and headers of an enveloped JSON error; marks the current call REJECTED/ERROR.
 
-    Headers: ``x-cairn-trace``; ``WWW-Authenticate`` on 401; ``Retry-After`` (the error's
+    ``status`` defaults to the error's own (:func:`~app.core.errors.to_response`). Headers: ``x-cairn-trace``; ``WWW-Authenticate`` on 401; ``Retry-After`` (the error's
     ``extensions.retryAfter``, whole seconds) on 429.
     """
+    if status is None:
+        status, _ = to_response(exc)
     err = to_graphql_error(ctx, exc)
     if ctx.envelope.calls:
         ctx.envelope.calls[-1].status = "REJECTED" if status in (401, 403) else "ERROR"
@@ -162,30 +152,17 @@ def _check_shape(body: bytes, headers: dict[str, str]) -> None:
     """One UTF-8 JSON object with a string ``query`` (form/multipart bodies are refused)."""
     ctype = headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype not in ("application/json", "application/graphql-response+json", ""):
-        raise CairnError(
-            f"content type {ctype!r} is not supported; send application/json", code="BAD_REQUEST", http_status=415
-        )
+        raise UnsupportedMediaType(f"content type {ctype!r} is not supported; send application/json")
     try:
         data = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
-        raise CairnError(
-            "the body must be one UTF-8 JSON object {query, variables?, operationName?}",
-            code="BAD_REQUEST",
-            http_status=400,
-        ) from None
+        raise BadRequest("the body must be one UTF-8 JSON object {query, variables?, operationName?}") from None
     if isinstance(data, list):
-        raise CairnError(
-            "batched requests are not supported; send one operation per request", code="BAD_REQUEST", http_status=400
-        )
+        raise BadRequest("batched requests are not supported; send one operation per request")
     if not isinstance(data, dict) or not isinstance(data.get("query"), str) or not data["query"].strip():
-        raise CairnError(
-            "the body must be a JSON object with a non-empty string 'query'",
-            code="BAD_REQUEST",
-            http_status=400,
-            field="query",
-        )
+        raise BadRequest("the body must be a JSON object with a non-empty string 'query'", field="query")
     if data.get("variables") is not None and not isinstance(data["variables"], dict):
-        raise CairnError("'variables' must be a JSON object", code="BAD_REQUEST", http_status=400, field="variables")
+        raise BadRequest("'variables' must be a JSON object", field="variables")
 
 
 class _EnvelopingSend:
@@ -211,6 +188,6 @@ class _EnvelopingSend:
             if not message.get("more_body", False):
                 text = b"".join(self.buffer).decode("utf-8", "replace")
                 status = self.status or 400
-                await send_error(self.send, self.ctx, CairnError(text, code=code_for_status(status)), status)
+                await send_error(self.send, self.ctx, error_class(code_for_status(status), status)(text), status)
             return
         await self.send(message)

@@ -5,6 +5,21 @@ pyproject.toml).
 """
 
 from app.identity.credential_state import CredentialState, credential_states
+from app.identity.operations import (
+    CredentialRequest,
+    CredentialView,
+    MemberInfo,
+    NewCredential,
+    NewMemberInfo,
+    add_member,
+    change_member_role,
+    issue_credential,
+    remove_workspace_member,
+    revoke_agent_credential,
+    set_agent_profile,
+    workspace_credentials,
+    workspace_members,
+)
 from app.identity.service import (
     authenticate,
     create_credential,
@@ -20,17 +35,30 @@ from app.identity.service import (
 )
 
 __all__ = [
+    "CredentialRequest",
     "CredentialState",
+    "CredentialView",
+    "MemberInfo",
+    "NewCredential",
+    "NewMemberInfo",
+    "add_member",
     "authenticate",
+    "change_member_role",
     "create_credential",
     "create_member",
     "create_workspace",
     "credential_states",
     "get_workspace_by_name",
+    "issue_credential",
     "list_credentials",
     "list_members",
     "remove_member",
+    "remove_workspace_member",
+    "revoke_agent_credential",
     "revoke_credential",
+    "set_agent_profile",
     "set_credential_profile",
     "set_member_role",
+    "workspace_credentials",
+    "workspace_members",
 ]

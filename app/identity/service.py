@@ -16,7 +16,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.db import serialize
-from app.core.errors import BadInput, Conflict, Forbidden, NotFound, Unauthenticated
+from app.core.errors import AgentCredentialAuthorityLost, BadInput, Conflict, Forbidden, NotFound, Unauthenticated
 from app.core.ids import as_utc, new_id, utcnow
 from app.core.models import AgentCredential, Member, Workspace
 from app.core.text_rules import validate_identifier, validate_name
@@ -35,6 +35,7 @@ from app.governance import (
     secret_matches,
 )
 from app.identity.credential_state import count_active
+from app.identity.errors import AgentCredentialExpired, AgentCredentialLimit, AgentCredentialRevoked, LastOwner
 
 
 @dataclass(frozen=True)
@@ -196,10 +197,9 @@ async def create_credential(
         # count-then-insert: serialised per workspace, so N concurrent creates at 49 admit one
         await serialize(s, "credential-cap", creator.workspace_id)
         if await count_active(s, creator.workspace_id) >= MAX_ACTIVE_CREDENTIALS:
-            raise Conflict(
+            raise AgentCredentialLimit(
                 f"this workspace already has {MAX_ACTIVE_CREDENTIALS} active agent credentials "
                 "(the limit); revoke one first",
-                code="AGENT_CREDENTIAL_LIMIT",
                 limit=MAX_ACTIVE_CREDENTIALS,
             )
     if context_set_id is not None:
@@ -304,17 +304,15 @@ async def authenticate(s: AsyncSession, token: str) -> Principal:
     if cred is None or not secret_matches(secret, cred.secret_sha256):
         raise Unauthenticated("unknown or invalid agent credential")
     if cred.revoked_at is not None:
-        raise Unauthenticated("this agent credential was revoked", code="AGENT_CREDENTIAL_REVOKED")
+        raise AgentCredentialRevoked("this agent credential was revoked")
     if as_utc(cred.expires_at) <= now:
-        raise Unauthenticated(
+        raise AgentCredentialExpired(
             f"this agent credential expired at {as_utc(cred.expires_at).isoformat()}; create a new one",
-            code="AGENT_CREDENTIAL_EXPIRED",
         )
     creator = await s.get(Member, cred.creator_id)
     if creator is None or creator.removed_at is not None:
-        raise Forbidden(
+        raise AgentCredentialAuthorityLost(
             "the member who created this credential is no longer in the workspace",
-            code="AGENT_CREDENTIAL_AUTHORITY_LOST",
         )
     return Principal(
         kind="agent",
@@ -362,9 +360,7 @@ async def _keep_an_owner(s: AsyncSession, workspace_id: str, *, leaving: str) ->
         )
     ).scalar_one()
     if not others:
-        raise Conflict(
-            "this is the workspace's only owner; make another member owner first", code="LAST_OWNER", field="memberId"
-        )
+        raise LastOwner("this is the workspace's only owner; make another member owner first", field="memberId")
 
 
 async def list_members(s: AsyncSession, *, workspace_id: str) -> list[Member]:

@@ -4,6 +4,17 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
+from app.interactions.operations import InteractionInfo, TracedCall, open_interaction, run_traced_call
 from app.interactions.service import Receipt, check_trace, input_sha256, run_traced, start_interaction
 
-__all__ = ["Receipt", "check_trace", "input_sha256", "run_traced", "start_interaction"]
+__all__ = [
+    "InteractionInfo",
+    "Receipt",
+    "TracedCall",
+    "check_trace",
+    "input_sha256",
+    "open_interaction",
+    "run_traced",
+    "run_traced_call",
+    "start_interaction",
+]

@@ -27,16 +27,16 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import partial
 from typing import Any
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.core.errors import BadInput, Conflict, NotFound
+from app.core.errors import BadInput, NotFound
 from app.core.ids import new_id, utcnow
 from app.core.models import OperationReceipt, TraceInteraction
 from app.core.text_rules import validate_identifier
+from app.interactions.errors import InvocationIdReused, InvocationInProgress, TraceContextInvalid
 
 INVOCATION_HEADER = "x-client-invocation-id"
 PENDING = {"cairn:pending": True}
@@ -64,7 +64,7 @@ def check_trace(trace: dict[str, Any] | None) -> tuple[str, str] | None:
     """Both ids, or None for an ad-hoc call.
 
     Raises:
-        BadInput: ``TRACE_CONTEXT_INVALID`` when only one id is given (or one is empty).
+        TraceContextInvalid: ``TRACE_CONTEXT_INVALID`` when only one id is given (or one is empty).
     """
     if not trace:
         return None
@@ -73,13 +73,12 @@ def check_trace(trace: dict[str, Any] | None) -> tuple[str, str] | None:
         return None
     if not conv or not inter:
         missing = "interactionId" if conv else "conversationId"
-        raise BadInput(
+        raise TraceContextInvalid(
             f"trace needs both conversationId and interactionId (from startInteraction); {missing} is missing",
             field=f"trace.{missing}",
-            code="TRACE_CONTEXT_INVALID",
         )
     for name, value in (("conversationId", conv), ("interactionId", inter)):
-        validate_identifier(value, f"trace.{name}", 40, error=partial(BadInput, code="TRACE_CONTEXT_INVALID"))
+        validate_identifier(value, f"trace.{name}", 40, error=TraceContextInvalid)
     return conv, inter
 
 
@@ -185,10 +184,9 @@ async def _claim(db, claim: OperationReceipt) -> tuple[Any, Receipt] | None:
             if row is None:  # the holder failed and released it in between: claim again
                 continue
             if row.operation != claim.operation or row.input_sha256 != claim.input_sha256:
-                raise Conflict(
+                raise InvocationIdReused(
                     f"X-Client-Invocation-Id {claim.invocation_id!r} was already used for a different "
                     f"call ({row.operation}); use a new invocation id for a new call",
-                    code="IDEMPOTENCY_KEY_REUSED",
                     field="X-Client-Invocation-Id",
                 )
             if row.result != PENDING:
@@ -209,10 +207,9 @@ async def _claim(db, claim: OperationReceipt) -> tuple[Any, Receipt] | None:
                 claim.id = row.id
                 return None
         break
-    raise Conflict(
+    raise InvocationInProgress(
         f"the call with X-Client-Invocation-Id {claim.invocation_id!r} is still running; retry in a "
         "moment to get its result",
-        code="INVOCATION_IN_PROGRESS",
         field="X-Client-Invocation-Id",
     )
 

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.errors import BadInput, Forbidden
+from app.core.errors import BadInput, NonRetainingWorkspace
 from app.core.ids import utcnow
 from app.core.models import AgentMemory, MemoryCitation, MemoryTerm, MemoryWrite, Workspace
 
@@ -32,7 +32,7 @@ async def set_settings(
         raise BadInput("retentionDays must be 1–365", field="retentionDays", limit="1-365")
     ws = await s.get(Workspace, workspace_id)
     if ws is None or not ws.retaining:
-        raise Forbidden("this workspace is non-retaining: it keeps no memories", code="NON_RETAINING_WORKSPACE")
+        raise NonRetainingWorkspace("this workspace is non-retaining: it keeps no memories")
     if enabled is not None:
         ws.memory_enabled = enabled
     if retention_days is not None:

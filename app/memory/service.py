@@ -31,17 +31,15 @@ import asyncio
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.db import serialize
-from app.core.errors import BadInput, CairnError, Conflict, Forbidden, NotFound
+from app.core.errors import BadInput, NonRetainingWorkspace, NotFound
 from app.core.ids import as_utc, new_id, utcnow
 from app.core.models import AgentMemory, Collection, MemoryWrite, Workspace
-from app.core.text_rules import validate_name, validate_text
 from app.governance import Principal
 from app.memory import rank
 from app.memory.admin import (  # noqa: F401 - re-exported: the service's public surface
@@ -63,89 +61,16 @@ from app.memory.candidates import (  # noqa: F401 - re-exported
     select_candidates,
     term_rows,
 )
+from app.memory.errors import MemoryDisabled, MemoryEmpty, MemoryFull, MemoryRateLimited
+from app.memory.fields import MAX_CITATIONS, MAX_KEY, MAX_NAMESPACE, MAX_TEXT, validate_fields  # noqa: F401
 from app.memory.pii import mask_pii, only_placeholders
-from app.memory.sources import HIDDEN, SourceCheck, check_context_set, check_sources, resolve_citations
+from app.memory.sources import HIDDEN, check_context_set, check_sources, resolve_citations
+from app.memory.views import ListOutcome, MemoryView, RecallOutcome, RememberOutcome
 
-MAX_TEXT, MAX_NAMESPACE, MAX_KEY, MAX_CITATIONS = 1_000, 64, 120, 20
 RATE_PER_HOUR = 120
 MAX_VERSIONS = 5_000
 RECALL_LIMIT, MAX_RECALL_LIMIT = 10, 50
 LIST_LIMIT, MAX_LIST_LIMIT = 20, 100
-
-
-def validate_fields(
-    *,
-    namespace: str | None = None,
-    key: str | None = None,
-    text: str | None = None,
-    citations: Sequence[str] | None = None,
-    prefix: str = "",
-) -> None:
-    """Length and personal-data rules of memory fields (``prefix`` = GraphQL input path).
-
-    Raises:
-        BadInput: a length outside its limit (``BAD_USER_INPUT``), or personal data in
-            ``namespace``/``key`` (``AGENT_MEMORY_PERSONAL_DATA``, 400).
-    """
-    if namespace is not None and not 1 <= len(namespace) <= MAX_NAMESPACE:
-        raise BadInput(f"{prefix}namespace must be 1–64 characters", field=f"{prefix}namespace", limit="1-64")
-    if key is not None and not 1 <= len(key) <= MAX_KEY:
-        raise BadInput(f"{prefix}key must be 1–120 characters", field=f"{prefix}key", limit="1-120")
-    if text is not None and not 1 <= len(text) <= MAX_TEXT:
-        raise BadInput(f"{prefix}text must be 1–1,000 characters", field=f"{prefix}text", limit="1-1000")
-    for name, value in (("namespace", namespace), ("key", key)):
-        if value is not None:
-            validate_name(value, f"{prefix}{name}", MAX_KEY)
-    if text is not None:
-        validate_text(text, f"{prefix}text", MAX_TEXT)
-    if citations is not None and len(citations) > MAX_CITATIONS:
-        raise BadInput(f"{prefix}citations holds at most 20 passage ids", field=f"{prefix}citations", limit=20)
-    for name, value in (("namespace", namespace), ("key", key)):
-        if value is not None and mask_pii(value).changed:
-            kinds = ", ".join(sorted(mask_pii(value).counts))
-            raise BadInput(
-                f"{prefix}{name} contains personal data ({kinds}); namespaces and keys are not "
-                "masked, so choose one without it",
-                code="AGENT_MEMORY_PERSONAL_DATA",
-                field=f"{prefix}{name}",
-            )
-
-
-@dataclass
-class MemoryView:
-    """A memory as returned: masked text, version facts and the source re-check."""
-
-    row: AgentMemory
-    source: SourceCheck
-
-
-@dataclass
-class RememberOutcome:
-    """``superseded`` is 1 when a previous version of the key was replaced; ``masked`` counts
-    the distinct personal values masked per kind."""
-
-    memory: MemoryView
-    superseded: int
-    masked: dict[str, int]
-
-
-@dataclass
-class RecallOutcome:
-    """Ranked memories (``(view, score, ranks)``), hidden count, candidates and leg reports."""
-
-    items: list[tuple[MemoryView, float, dict[str, int]]]
-    hidden: int
-    candidates: int
-    legs: list[LegReport] = field(default_factory=list)
-
-
-@dataclass
-class ListOutcome:
-    """A page of memories, the hidden count on that page and the next cursor (None: end)."""
-
-    items: list[MemoryView]
-    hidden: int
-    next_cursor: str | None
 
 
 async def gate(s: AsyncSession, principal: Principal, *, own_admin: bool = False) -> Workspace:
@@ -159,12 +84,11 @@ async def gate(s: AsyncSession, principal: Principal, *, own_admin: bool = False
     """
     ws = await s.get(Workspace, principal.workspace_id)
     if ws is None or not ws.retaining:
-        raise Forbidden("this workspace is non-retaining: it keeps no memories", code="NON_RETAINING_WORKSPACE")
+        raise NonRetainingWorkspace("this workspace is non-retaining: it keeps no memories")
     if not ws.memory_enabled and not (own_admin and not principal.is_agent):
-        raise Forbidden(
+        raise MemoryDisabled(
             "agent memory is off in this workspace; the owner can turn on 'let agents keep memories' "
             "(setMemorySettings)",
-            code="AGENT_MEMORY_DISABLED",
         )
     return ws
 
@@ -188,10 +112,8 @@ async def _rate_limit(s: AsyncSession, principal: Principal, now: datetime) -> N
     count, oldest = (await s.execute(q)).one()
     if count >= RATE_PER_HOUR:
         retry = max(1, math.ceil((as_utc(oldest) + timedelta(hours=1) - now).total_seconds()))
-        raise CairnError(
+        raise MemoryRateLimited(
             f"at most {RATE_PER_HOUR} remembers per credential per hour; retry in {retry} s",
-            code="AGENT_MEMORY_RATE_LIMITED",
-            http_status=429,
             retryAfter=retry,
             limit=RATE_PER_HOUR,
         )
@@ -227,9 +149,8 @@ async def remember(
         raise BadInput("text has no words or numbers; nothing to remember", field="text")
     masked = mask_pii(text)
     if only_placeholders(masked.text):
-        raise BadInput(
+        raise MemoryEmpty(
             "text holds nothing but personal data (all of it was masked); nothing to remember",
-            code="AGENT_MEMORY_EMPTY",
             field="text",
         )
     await _check_collection(s, principal, collection_id)
@@ -248,9 +169,8 @@ async def remember(
         )
     ).scalar_one()
     if stored >= MAX_VERSIONS:
-        raise Conflict(
+        raise MemoryFull(
             f"at most {MAX_VERSIONS} memory versions per member per workspace; forget some first",
-            code="AGENT_MEMORY_FULL",
             limit=MAX_VERSIONS,
         )
     vector = model = None

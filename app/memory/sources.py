@@ -20,10 +20,11 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.errors import BadInput, Forbidden
+from app.core.errors import BadInput
 from app.core.ids import as_utc, utcnow
 from app.core.models import Collection, Document, DocumentVersion, MemoryCitation, Passage
 from app.governance import Principal
+from app.memory.errors import ContextSetScopeRefused
 
 CURRENT, CHANGED, HIDDEN = "CURRENT", "CHANGED", "HIDDEN"
 
@@ -46,10 +47,9 @@ def check_context_set(principal: Principal, collection_id: str | None, field_nam
     if principal.context_set_id is None:
         return
     if collection_id is None or collection_id not in context_set_collections(principal.context_set_id):
-        raise Forbidden(
+        raise ContextSetScopeRefused(
             f"this credential is bound to context set {principal.context_set_id}; {field_name} must be one of "
             "its collections",
-            code="AGENT_CONTEXT_SET_SCOPE_REFUSED",
             field=field_name,
         )
 

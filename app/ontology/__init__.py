@@ -7,25 +7,47 @@ pyproject.toml).
 
 from app.ontology.load import list_networks, load_network
 from app.ontology.mapping import allowed_source_dir, parse_mapping, read_mapping_file
+from app.ontology.operations import (
+    InstancesRequest,
+    LoadRequest,
+    NetworkInfo,
+    ObjectTypesRequest,
+    SemanticRecallRequest,
+    list_knowledge_networks,
+    load_knowledge_network,
+    object_instances,
+    object_types,
+    recall_instances,
+)
 from app.ontology.query import InstanceQuery, check_shape, query_instances, toon_rows
 from app.ontology.recall import RecallRequest, check_request, semantic_recall
-from app.ontology.store import get_store
+from app.ontology.store import OntologyStore
 from app.ontology.types import check_identifier, condition_operations
 
 __all__ = [
     "InstanceQuery",
+    "InstancesRequest",
+    "LoadRequest",
+    "NetworkInfo",
+    "ObjectTypesRequest",
+    "OntologyStore",
     "RecallRequest",
+    "SemanticRecallRequest",
     "allowed_source_dir",
     "check_identifier",
     "check_request",
     "check_shape",
     "condition_operations",
-    "get_store",
+    "list_knowledge_networks",
     "list_networks",
+    "load_knowledge_network",
     "load_network",
+    "object_instances",
+    "object_types",
     "parse_mapping",
     "query_instances",
     "read_mapping_file",
+    "recall_instances",
     "semantic_recall",
     "toon_rows",
 ]

@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from app.core.errors import BadInput
 from app.core.text_rules import validate_name, validate_path, validate_text
+from app.ontology.errors import SourcePathNotAllowed
 from app.ontology.types import check_identifier
 
 MAX_MAPPING_BYTES = 256 * 1024
@@ -228,9 +229,6 @@ _ALLOWED_SQLITE_ACTIONS = {
 }
 
 
-NOT_ALLOWED = "SOURCE_PATH_NOT_ALLOWED"
-
-
 def _real_roots(roots: Sequence[Path | str]) -> list[Path]:
     return [Path(r).resolve() for r in roots]
 
@@ -256,11 +254,10 @@ def allowed_source_dir(source_dir: str | Path, roots: Sequence[Path | str]) -> P
             f"sourceDir {str(source_dir)!r} cannot be resolved to a directory", field="sourceDir", path=str(source_dir)
         ) from None
     if not _inside(real, _real_roots(roots)):
-        raise BadInput(
+        raise SourcePathNotAllowed(
             f"sourceDir {str(source_dir)!r} is not under a directory this server allows "
             "(CAIRN_ONTOLOGY_SOURCE_DIRS; symbolic links count where they point); send the CSV files "
             "inline with files, or load with `cairn ontology load`",
-            code=NOT_ALLOWED,
             field="sourceDir",
             path=str(source_dir),
         )
@@ -294,10 +291,9 @@ def csv_files_of(source_dir: Path, roots: Sequence[Path | str] | None = None) ->
                 f"{f} cannot be read: a broken symbolic link (or a link loop)", field="sourceDir", path=str(f)
             ) from None
         if real_roots is not None and not _inside(real, real_roots):
-            raise BadInput(
+            raise SourcePathNotAllowed(
                 f"{f} is a symbolic link to a file outside the directories this server allows "
                 "(CAIRN_ONTOLOGY_SOURCE_DIRS); copy the file in, or send it inline with files",
-                code=NOT_ALLOWED,
                 field="sourceDir",
                 path=str(f),
             )

@@ -32,6 +32,7 @@ from typing import Any
 
 from app.core.errors import BadInput
 from app.ontology.conditions import Node, evaluate, parse_condition
+from app.ontology.errors import InvalidCursor
 
 MAX_LIMIT = 10_000
 MAX_OFFSET = 1_000_000
@@ -153,24 +154,21 @@ def decode_cursor(secret: bytes, token: str, query_hash: str) -> list[Any]:
         payload = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
         data = json.loads(payload)
     except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise BadInput(
+        raise InvalidCursor(
             "cursor is not a cursor issued by this server; pass the previous response's cursor as is",
             field="cursor",
-            code="INVALID_CURSOR",
         ) from None
     if not hmac.compare_digest(sig, _sign(secret, payload)) or not isinstance(data, dict):
-        raise BadInput(
+        raise InvalidCursor(
             "cursor was altered or was issued by another server (set CAIRN_CURSOR_SECRET on every "
             "worker); start again without a cursor",
             field="cursor",
-            code="INVALID_CURSOR",
         )
     if data.get("q") != query_hash:
-        raise BadInput(
+        raise InvalidCursor(
             "cursor belongs to a different query (condition, filters, sort or properties changed); "
             "a cursor only continues the query that produced it",
             field="cursor",
-            code="INVALID_CURSOR",
         )
     return list(data.get("k") or [])
 
@@ -239,12 +237,12 @@ async def query_instances(store, db, *, workspace_id: str, q: InstanceQuery) -> 
     if q.cursor is not None:
         values = decode_cursor(secret, q.cursor, qhash)
         if len(values) != len(sort_specs):
-            raise BadInput("cursor does not fit this query", field="cursor", code="INVALID_CURSOR")
+            raise InvalidCursor("cursor does not fit this query", field="cursor")
         keys = [key_of(values_of(pos)) for pos in ordered]
         try:
             start = bisect.bisect_right(keys, key_of(values))
         except TypeError:
-            raise BadInput("cursor does not fit this query", field="cursor", code="INVALID_CURSOR") from None
+            raise InvalidCursor("cursor does not fit this query", field="cursor") from None
     else:
         start = q.offset or 0
     page = ordered[start : start + q.limit]

@@ -240,14 +240,3 @@ class OntologyStore:
             while len(self._cache) > MAX_CACHED_TYPES:
                 self._cache.popitem(last=False)
             return built
-
-
-def get_store(services) -> OntologyStore:
-    """The process's store, made on first use from ``services.indexes.embedder``."""
-    store = getattr(services, "ontology", None)
-    if store is None:
-        store = OntologyStore(
-            services.indexes.embedder, services.settings.cursor_secret, services.settings.reranker_path
-        )
-        services.ontology = store
-    return store

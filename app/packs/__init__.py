@@ -5,7 +5,15 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.packs.serialize import event_json, parse_body, request_from_json
+from app.packs.serialize import (
+    citation_fields,
+    event_json,
+    footer_fields,
+    header_fields,
+    item_fields,
+    parse_body,
+    request_from_json,
+)
 from app.packs.service import build_pack, stream_pack
 from app.packs.types import (
     DEFAULT_LATENCY_MS,
@@ -27,7 +35,11 @@ __all__ = [
     "PackItem",
     "PackRequest",
     "build_pack",
+    "citation_fields",
     "event_json",
+    "footer_fields",
+    "header_fields",
+    "item_fields",
     "parse_body",
     "request_from_json",
     "stream_pack",

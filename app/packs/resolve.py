@@ -12,95 +12,98 @@ the dense leg is still embedding the query.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from datetime import datetime
 
 from sqlalchemy import and_, select
+from sqlmodel import col
 
 from app.core.ids import as_utc, utcnow
 from app.core.models import Collection, Document, DocumentVersion, Passage, VersionPassage
 from app.corpus import VersionMeta, choose_versions
-from retrieval.dedup import dedup, shingle_keys
+from app.governance import Principal
+from app.packs.pipeline_types import Candidate, PackServices, PackTimings, PassageRow, RowCache
+from app.packs.types import PackRequest
+from retrieval.dedup import DedupGroup, dedup, shingle_keys
+from retrieval.fusion import Fused
 from retrieval.packing import pack_greedy
 
 FILL_SLACK_TOKENS = 64
 """Candidate resolution stops once less than this much of the budget is left unfilled."""
 
 
-class Candidate:
-    """A fused passage with its text, chosen version, span and validity (pipeline-internal)."""
-
-    __slots__ = (
-        "collection",
-        "doc",
-        "end",
-        "id",
-        "ranks",
-        "score",
-        "sha",
-        "start",
-        "superseded",
-        "text",
-        "title",
-        "tokens",
-        "valid_from",
-        "valid_to",
-        "version",
-    )
-
-
-async def fetch_rows(services, principal, ids: list[str]) -> dict[str, list[tuple]]:
+async def fetch_rows(services: PackServices, principal: Principal, ids: list[str]) -> RowCache:
     """Passage rows joined with every version of their document and their span in it.
 
-    One SQL round trip per 500 ids. Returns ``passage_id -> rows`` (one row per version
-    of the passage's document; span columns null where the version lacks the passage).
+    One SQL round trip per 500 ids. Returns ``passage_id -> rows`` (one :class:`PassageRow`
+    per version of the passage's document; span null where the version lacks the passage).
     """
-    out: dict[str, list[tuple]] = {pid: [] for pid in ids}
+    out: RowCache = {pid: [] for pid in ids}
     if not ids:
         return out
     async with services.db.session() as s:
         for i in range(0, len(ids), 500):
             q = (
-                select(
-                    Passage.id,
-                    Passage.document_id,
-                    Passage.text,
-                    Passage.sha256,
-                    Passage.token_count,
-                    Passage.collection_id,
-                    Document.title,
-                    DocumentVersion.id,
-                    DocumentVersion.number,
-                    DocumentVersion.valid_from,
-                    DocumentVersion.valid_to,
-                    DocumentVersion.recorded_at,
-                    Document.deleted_at,
-                    Collection.deleted_at,
-                    VersionPassage.start,
-                    VersionPassage.end,
+                select(  # column order = PassageRow's field order
+                    col(Passage.id),
+                    col(Passage.document_id),
+                    col(Passage.text),
+                    col(Passage.sha256),
+                    col(Passage.token_count),
+                    col(Passage.collection_id),
+                    col(Document.title),
+                    col(DocumentVersion.id),
+                    col(DocumentVersion.number),
+                    col(DocumentVersion.valid_from),
+                    col(DocumentVersion.valid_to),
+                    col(DocumentVersion.recorded_at),
+                    col(Document.deleted_at),
+                    col(Collection.deleted_at),
+                    col(VersionPassage.start),
+                    col(VersionPassage.end),
                 )
-                .join(Document, Document.id == Passage.document_id)
-                .join(Collection, Collection.id == Document.collection_id)
-                .join(DocumentVersion, DocumentVersion.document_id == Passage.document_id)
+                .join(Document, col(Document.id) == col(Passage.document_id))
+                .join(Collection, col(Collection.id) == col(Document.collection_id))
+                .join(DocumentVersion, col(DocumentVersion.document_id) == col(Passage.document_id))
                 .outerjoin(
                     VersionPassage,
-                    and_(VersionPassage.version_id == DocumentVersion.id, VersionPassage.passage_id == Passage.id),
+                    and_(
+                        col(VersionPassage.version_id) == col(DocumentVersion.id),
+                        col(VersionPassage.passage_id) == col(Passage.id),
+                    ),
                 )
-                .where(Passage.id.in_(ids[i : i + 500]), Passage.workspace_id == principal.workspace_id)
+                .where(col(Passage.id).in_(ids[i : i + 500]), col(Passage.workspace_id) == principal.workspace_id)
             )
             for r in (await s.execute(q)).all():
-                out[r[0]].append(tuple(r))
+                row = PassageRow(*tuple(r))
+                out[row.passage_id].append(row)
     return out
 
 
-async def prefetch(services, principal, ids: list[str], cache: dict[str, list[tuple]]) -> None:
+async def prefetch(services: PackServices, principal: Principal, ids: list[str], cache: RowCache) -> None:
     """Read rows for ``ids`` into ``cache`` and warm their shingle sets (see :func:`app.packs.service._legs`)."""
     rows = await fetch_rows(services, principal, [i for i in ids if i not in cache])
     cache.update(rows)
     for pid_rows in rows.values():
         if pid_rows:
-            shingle_keys(pid_rows[0][2])
+            shingle_keys(pid_rows[0].text)
 
 
-async def resolve(services, principal, fused, req, valid_time, system_time, cache: dict | None = None):
+def _deleted_by(row: PassageRow, system_time: datetime) -> bool:
+    """The row's document or collection was deleted at or before ``system_time``."""
+    return (row.doc_deleted_at is not None and as_utc(row.doc_deleted_at) <= system_time) or (
+        row.coll_deleted_at is not None and as_utc(row.coll_deleted_at) <= system_time
+    )
+
+
+async def resolve(
+    services: PackServices,
+    principal: Principal,
+    fused: Sequence[Fused],
+    valid_time: datetime,
+    system_time: datetime,
+    cache: RowCache | None = None,
+) -> list[Candidate]:
     """Attach text and as-of metadata to fused ids; drop passages not visible then.
 
     Rows come from ``cache`` (filled by a prefetch while the dense leg ran) or one SQL round
@@ -113,44 +116,67 @@ async def resolve(services, principal, fused, req, valid_time, system_time, cach
     missing = [f.id for f in fused if f.id not in cache]
     if missing:
         cache.update(await fetch_rows(services, principal, missing))
-    prow: dict[str, tuple] = {}
+    prow: dict[str, PassageRow] = {}
     spans: dict[tuple[str, str], tuple[int, int]] = {}
     metas: dict[str, VersionMeta] = {}
     for f in fused:
         for r in cache.get(f.id, ()):
-            if (r[12] is not None and as_utc(r[12]) <= system_time) or (
-                r[13] is not None and as_utc(r[13]) <= system_time
-            ):
+            if _deleted_by(r, system_time):
                 continue  # document or collection deleted by systemTime
-            prow.setdefault(r[0], r[:7])
-            metas.setdefault(r[7], VersionMeta(r[7], r[1], r[8], r[9], r[10], r[11]))
-            if r[14] is not None:
-                spans[(r[7], r[0])] = (r[14], r[15])
+            prow.setdefault(r.passage_id, r)
+            metas.setdefault(
+                r.version_id,
+                VersionMeta(r.version_id, r.document_id, r.version_number, r.valid_from, r.valid_to, r.recorded_at),
+            )
+            if r.start is not None and r.end is not None:
+                spans[(r.version_id, r.passage_id)] = (r.start, r.end)
     versions = choose_versions(metas.values(), valid_time=valid_time, system_time=system_time, now=utcnow())
-    out = []
+    out: list[Candidate] = []
     for f in fused:
         row = prow.get(f.id)
         if row is None:
             continue
-        view = versions.get(row[1])
+        view = versions.get(row.document_id)
         if view is None or (view.id, f.id) not in spans:
             continue
-        c = Candidate()
-        c.id, c.score, c.ranks = f.id, f.score, f.ranks
-        c.doc, c.text, c.sha, c.tokens, c.collection = row[1], row[2], row[3], row[4], row[5]
-        c.version = view.id
-        c.start, c.end = spans[(view.id, f.id)]
-        c.title = row[6] or ""
-        c.valid_from, c.valid_to, c.superseded = view.valid_from, view.valid_to, view.superseded
-        out.append(c)
+        start, end = spans[(view.id, f.id)]
+        out.append(
+            Candidate(
+                id=f.id,
+                score=f.score,
+                ranks=f.ranks,
+                doc=row.document_id,
+                text=row.text,
+                sha=row.sha256,
+                tokens=row.tokens,
+                collection=row.collection_id,
+                version=view.id,
+                start=start,
+                end=end,
+                title=row.title or "",
+                valid_from=view.valid_from,
+                valid_to=view.valid_to,
+                superseded=view.superseded,
+            )
+        )
     return out
 
 
-def dedup_candidates(cands: list) -> list:
+def dedup_candidates(cands: list[Candidate]) -> list[DedupGroup[Candidate]]:
+    """Exact and near duplicates grouped under their best-ranked candidate (:func:`retrieval.dedup.dedup`)."""
     return dedup(cands, key=lambda c: c.id, text=lambda c: c.text, sha256=lambda c: c.sha)
 
 
-async def resolve_windows(services, principal, fused, req, valid_time, system_time, timings, cache=None):
+async def resolve_windows(
+    services: PackServices,
+    principal: Principal,
+    fused: Sequence[Fused],
+    req: PackRequest,
+    valid_time: datetime,
+    system_time: datetime,
+    timings: PackTimings,
+    cache: RowCache | None = None,
+) -> tuple[list[Candidate], list[DedupGroup[Candidate]], int]:
     """Resolve and dedup fused candidates in rank windows until the budget is (nearly) full.
 
     Windows of ``FIRST_WINDOW(maxTokens)``, then doubling, in fused rank order; stops when
@@ -158,18 +184,19 @@ async def resolve_windows(services, principal, fused, req, valid_time, system_ti
     when every candidate is resolved. At the default budget this reads ~80 of up to 200
     candidates: the as-of SQL reads and the near-duplicate pass shrink accordingly, and a
     duplicate ranked below the last window is not listed among alternate citations.
+    Records ``resolveMs`` and ``dedupMs`` in ``timings``.
 
     Returns:
         ``(candidates, dedup groups, number of fused candidates never resolved)``.
     """
     window = first_window(req.max_tokens)
-    cands: list = []
-    groups: list = []
+    cands: list[Candidate] = []
+    groups: list[DedupGroup[Candidate]] = []
     start = 0
     resolve_ms = dedup_ms = 0.0
     while start < len(fused):
         t = time.perf_counter()
-        cands.extend(await resolve(services, principal, fused[start:window], req, valid_time, system_time, cache))
+        cands.extend(await resolve(services, principal, fused[start:window], valid_time, system_time, cache))
         t2 = time.perf_counter()
         groups = dedup_candidates(cands)
         dedup_ms += (time.perf_counter() - t2) * 1000
@@ -180,8 +207,8 @@ async def resolve_windows(services, principal, fused, req, valid_time, system_ti
             used = pack_greedy([g.kept.tokens for g in groups], tokens=int, max_tokens=req.max_tokens).tokens_used
             if req.max_tokens - used < FILL_SLACK_TOKENS:
                 break
-    timings["resolveMs"] = round(resolve_ms, 2)
-    timings["dedupMs"] = round(dedup_ms, 2)
+    timings.values["resolveMs"] = round(resolve_ms, 2)
+    timings.values["dedupMs"] = round(dedup_ms, 2)
     return cands, groups, len(fused) - min(start, len(fused))
 
 

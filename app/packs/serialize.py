@@ -1,24 +1,43 @@
-"""JSON (camelCase, GraphQL field names) for pack events: the NDJSON stream's line format.
+"""One serializer for pack events: the wire fields (camelCase, the GraphQL field names) of each
+event, used by the NDJSON stream's lines (:func:`event_json`) and by the GraphQL types
+(``resolvers/packs.py`` builds ``PackItem``/``PackHeader``/``PackFooter``/``Citation`` from
+the same dicts); and the NDJSON route's strict body parser.
 
-Each line is one object with ``type`` = ``header`` | ``item`` | ``footer`` and the same
-fields as the GraphQL ``PackHeader`` / ``PackItem`` / ``PackFooter`` types.
+Each NDJSON line is one object with ``type`` = ``header`` | ``item`` | ``footer`` and the
+fields of the GraphQL ``PackHeader`` / ``PackItem`` / ``PackFooter`` types
+(``tests/unit/packs/test_serialize.py`` checks the names against the schema).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from app.core.errors import BadInput
 from app.packs import types as pt
 
+TIMING_KEYS = (
+    "embedMs",
+    "lexicalMs",
+    "vectorMs",
+    "fusionMs",
+    "resolveMs",
+    "dedupPackMs",
+    "legsMs",
+    "recheckMs",
+    "contradictionMs",
+    "replayMs",
+)
+"""The footer's per-stage timings (the GraphQL ``PackTimings`` fields), in that order."""
+STREAM_TIMING_KEYS = TIMING_KEYS[:6]
+"""The timings an NDJSON footer line carries (as it always has): embed, lexical, vector,
+fusion, resolve and dedup + pack."""
 
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
 
-
-def _citation(c: pt.Citation) -> dict[str, Any]:
+def citation_fields(c: pt.Citation) -> dict[str, Any]:
+    """A citation's wire fields (GraphQL ``Citation``)."""
     return {
         "documentId": c.document_id,
         "versionId": c.version_id,
@@ -29,63 +48,86 @@ def _citation(c: pt.Citation) -> dict[str, Any]:
     }
 
 
-def event_json(event: pt.PackEvent, *, coordinate: str = "", capability: str = "") -> dict[str, Any]:
-    """One pack event as a JSON-ready dict."""
-    if isinstance(event, pt.PackHeader):
-        return {
-            "type": "header",
-            "packId": event.pack_id,
-            "replayId": event.replay_id,
-            "maxTokens": event.max_tokens,
-            "maxLatencyMs": event.max_latency_ms,
-            "coverage": event.coverage,
-            "retrieval": event.retrieval,
-            "asOf": {"validTime": _iso(event.valid_time), "systemTime": _iso(event.system_time)},
-            "tokenizer": event.tokenizer,
-            "traceId": event.trace_id,
-            "coordinate": coordinate,
-            "capability": capability,
-        }
-    if isinstance(event, pt.PackItem):
-        return {
-            "type": "item",
-            "rank": event.rank,
-            "kind": event.kind,
-            "text": event.text,
-            "tokens": event.tokens,
-            "trust": event.trust,
-            "score": event.score,
-            "ranks": {"lexical": event.lexical_rank, "dense": event.dense_rank},
-            "citation": _citation(event.citation),
-            "alternateCitations": [_citation(a) for a in event.alternates],
-            "documentTitle": event.document_title,
-            "collectionId": event.collection_id,
-            "validity": {"validFrom": _iso(event.valid_from), "validTo": _iso(event.valid_to)},
-            "superseded": event.superseded,
-            "contradiction": event.contradiction,
-            "contradicts": list(event.contradicts),
-        }
-    t = event.timings
+def item_fields(item: pt.PackItem) -> dict[str, Any]:
+    """An item's wire fields (GraphQL ``PackItem``), nested objects as dicts of theirs;
+    datetimes stay datetimes (:func:`event_json` writes them as ISO-8601)."""
     return {
-        "type": "footer",
-        "tokensUsed": event.tokens_used,
-        "itemCount": event.item_count,
-        "truncated": event.truncated,
-        "complete": event.complete,
-        "incompleteReasons": list(event.incomplete_reasons),
-        "latencyMs": event.latency_ms,
-        "timings": {
-            "embedMs": t.get("embedMs"),
-            "lexicalMs": t.get("lexicalMs"),
-            "vectorMs": t.get("vectorMs"),
-            "fusionMs": t.get("fusionMs"),
-            "resolveMs": t.get("resolveMs"),
-            "dedupPackMs": t.get("dedupPackMs"),
-        },
-        "candidates": event.candidates,
-        "duplicatesMerged": event.duplicates_merged,
-        "notes": list(event.notes),
+        "rank": item.rank,
+        "kind": item.kind,
+        "text": item.text,
+        "tokens": item.tokens,
+        "trust": item.trust,
+        "score": item.score,
+        "ranks": {"lexical": item.lexical_rank, "dense": item.dense_rank},
+        "citation": citation_fields(item.citation),
+        "alternateCitations": [citation_fields(a) for a in item.alternates],
+        "documentTitle": item.document_title,
+        "collectionId": item.collection_id,
+        "validity": {"validFrom": item.valid_from, "validTo": item.valid_to},
+        "superseded": item.superseded,
+        "contradiction": item.contradiction,
+        "contradicts": list(item.contradicts),
     }
+
+
+def header_fields(h: pt.PackHeader) -> dict[str, Any]:
+    """A header's wire fields (GraphQL ``PackHeader`` less ``coordinate``/``capability``, which
+    come from the call, not the pack)."""
+    return {
+        "packId": h.pack_id,
+        "replayId": h.replay_id,
+        "maxTokens": h.max_tokens,
+        "maxLatencyMs": h.max_latency_ms,
+        "coverage": h.coverage,
+        "retrieval": h.retrieval,
+        "asOf": {"validTime": h.valid_time, "systemTime": h.system_time},
+        "tokenizer": h.tokenizer,
+        "traceId": h.trace_id,
+    }
+
+
+def timings_fields(timings: Mapping[str, float]) -> dict[str, float | None]:
+    """Every :data:`TIMING_KEYS` stage, None where the pack did not record it (GraphQL ``PackTimings``)."""
+    return {k: timings.get(k) for k in TIMING_KEYS}
+
+
+def footer_fields(f: pt.PackFooter) -> dict[str, Any]:
+    """A footer's wire fields (GraphQL ``PackFooter``; ``timings`` with every stage)."""
+    return {
+        "tokensUsed": f.tokens_used,
+        "itemCount": f.item_count,
+        "truncated": f.truncated,
+        "complete": f.complete,
+        "incompleteReasons": list(f.incomplete_reasons),
+        "latencyMs": f.latency_ms,
+        "timings": timings_fields(f.timings),
+        "candidates": f.candidates,
+        "duplicatesMerged": f.duplicates_merged,
+        "notes": list(f.notes),
+    }
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def event_json(event: pt.PackEvent, *, coordinate: str = "", capability: str = "") -> dict[str, Any]:
+    """One pack event as a JSON-ready dict (an NDJSON line): ``type``, then the event's wire
+    fields with datetimes as ISO-8601; a header ends with the call's ``coordinate`` and
+    ``capability``; a footer's ``timings`` hold :data:`STREAM_TIMING_KEYS`."""
+    if isinstance(event, pt.PackHeader):
+        fields = header_fields(event)
+        as_of = fields["asOf"]
+        fields["asOf"] = {"validTime": _iso(as_of["validTime"]), "systemTime": _iso(as_of["systemTime"])}
+        return {"type": "header", **fields, "coordinate": coordinate, "capability": capability}
+    if isinstance(event, pt.PackItem):
+        fields = item_fields(event)
+        validity = fields["validity"]
+        fields["validity"] = {"validFrom": _iso(validity["validFrom"]), "validTo": _iso(validity["validTo"])}
+        return {"type": "item", **fields}
+    fields = footer_fields(event)
+    fields["timings"] = {k: fields["timings"][k] for k in STREAM_TIMING_KEYS}
+    return {"type": "footer", **fields}
 
 
 _INPUT_KEYS = {"task", "budget", "asOf", "filters", "retrieval", "contextSetId"}

@@ -2,11 +2,13 @@
 
 Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
 1. header (pack id, replay id, budget) — emitted at once;
-2. legs, concurrently: BM25 over Whoosh (``HYBRID``, ``LEXICAL``) and query embedding +
-   Qdrant search (``HYBRID``, ``DENSE``),
+2. legs, concurrently (:func:`retrieval.pipeline.run_legs`, legs per the mode's
+   :class:`~retrieval.pipeline.RetrievalConfig`): BM25 over Whoosh (``HYBRID``, ``LEXICAL``)
+   and query embedding + Qdrant search (``HYBRID``, ``DENSE``),
    each returning ``depth = clamp(maxTokens / 40, 100, 1000)`` passage ids;
 3. RRF (Cormack et al. 2009; k = 60; ranks from 1; ties by passage id ascending), the dense
-   leg weighted by the model's vocabulary coverage of the task (see DENSE_COVERAGE_POWER);
+   leg weighted by the model's vocabulary coverage of the task
+   (:func:`retrieval.pipeline.weigh_dense_leg`);
    passages only the dense leg found must reach the model's cosine floor, and a pack
    without lexical evidence says so in its notes (:mod:`app.packs.evidence`);
 4. as-of resolution: only passages of each document's version visible at
@@ -19,7 +21,7 @@ Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
 6. budget: greedy in rank order with measured cl100k token counts;
 7. re-check: every item's document must still be readable *now* (not deleted, collection
    live) just before it is emitted; then items, the replay record (ids and hashes only),
-   and the footer.
+   and the footer. Database reads and writes besides candidate rows: :mod:`app.packs.store`.
 
 If ``maxLatencyMs`` passes while a leg is still running, the pack uses what has arrived and
 is marked incomplete (``LATENCY``). ``REQUIRE_COMPLETE`` turns any incompleteness (latency,
@@ -30,17 +32,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
-from datetime import timedelta
+from collections.abc import AsyncIterator, Sequence
 
-from sqlalchemy import select
-
-from app.core.errors import BadInput, NotFound, PackIncomplete
-from app.core.ids import new_id, sha256_text, utcnow
-from app.core.models import Collection, Document, DocumentVersion, ReplayRecord
+from app.core.errors import BadInput, PackIncomplete
+from app.core.ids import new_id, utcnow
 from app.governance import Principal, require_scope
 from app.packs.evidence import apply_floor, evidence_notes, similarity_floor
+from app.packs.pipeline_types import Candidate, LegResults, PackEntry, PackServices, PackTimings, RowCache
 from app.packs.resolve import first_window, prefetch, resolve_windows
+from app.packs.store import check_filters, readable_now, record_replay, whole_documents
 from app.packs.types import (
     RRF_K,
     Citation,
@@ -53,185 +53,151 @@ from app.packs.types import (
     validate_pack_request,
 )
 from retrieval.contradiction import find_contradictions
-from retrieval.fusion import rrf
+from retrieval.dedup import DedupGroup
+from retrieval.fusion import Fused, rrf
 from retrieval.packing import pack_greedy
-from retrieval.tokens import TOKENIZER_NAME, count_tokens
-
-REPLAY_TTL = timedelta(days=30)
-DENSE_COVERAGE_POWER = 4
-DENSE_MIN_COVERAGE = 0.9
-"""Dense-leg weight = coverage ** 4 (1.0 at full coverage, 0.66 at 0.9), and 0 — the leg is
-skipped — below 90 % coverage. Measured on JSQuAD valid (first 1,000 questions,
-bench/beir.py, R@10 / nDCG@10): unweighted RRF 0.831 / 0.584; coverage**4 0.932 / 0.730;
-+ skip below 0.8: 0.937 / 0.824; + skip below 0.9: 0.939 / 0.884; BM25 alone 0.955 / 0.912.
-SciFact HYBRID nDCG@10 is unchanged (0.7105): English claims have coverage ≈ 1."""
+from retrieval.pipeline import RETRIEVAL_CONFIGS, Legs, Ranked, RetrievalConfig, retrieval_depth, run_legs
+from retrieval.tokens import TOKENIZER_NAME
 
 
-def retrieval_depth(max_tokens: int) -> int:
-    """Candidates per leg: enough passages to fill the budget several times over."""
-    return max(100, min(1000, max_tokens // 40))
+async def _legs(
+    services: PackServices,
+    principal: Principal,
+    req: PackRequest,
+    config: RetrievalConfig,
+    filters: tuple[list[str] | None, list[str] | None],
+    deadline: float,
+    timings: PackTimings,
+    cache: RowCache,
+) -> LegResults:
+    """Bind the leg searches to the caller's workspace, filters and depth, and run them
+    (:func:`retrieval.pipeline.run_legs`) until ``deadline`` (monotonic seconds).
 
+    While the dense leg embeds the task, BM25's top ``first_window(maxTokens)`` candidates'
+    rows are read into ``cache`` (:func:`app.packs.resolve.prefetch`).
 
-async def _require_in_workspace(s, model, ids: list[str], workspace_id: str, field: str, noun: str) -> None:
-    """Raise NotFound naming ``field`` unless every id is a ``model`` row of the workspace."""
-    found = set(
-        (await s.execute(select(model.id).where(model.id.in_(ids), model.workspace_id == workspace_id))).scalars()
-    )
-    missing = [i for i in ids if i not in found]
-    if missing:
-        raise NotFound(f"{field}: no {noun} {missing} in this workspace", field=field)
-
-
-async def _scope(services, principal: Principal, req: PackRequest) -> tuple[list[str] | None, list[str] | None]:
-    """Check filter ids belong to the caller's workspace; return them as lists."""
-    colls = list(req.collection_ids) if req.collection_ids else None
-    docs = list(req.document_ids) if req.document_ids else None
-    async with services.db.session() as s:
-        if colls:
-            await _require_in_workspace(
-                s, Collection, colls, principal.workspace_id, "input.filters.collectionIds", "collection"
-            )
-        if docs:
-            await _require_in_workspace(
-                s, Document, docs, principal.workspace_id, "input.filters.documentIds", "document"
-            )
-    return colls, docs
-
-
-async def _legs(services, principal, req, colls, docs, deadline, timings, notes, weights, cache, cosine):
-    """Run BM25 and dense legs concurrently until ``deadline`` (monotonic seconds).
-
-    Fills ``weights["dense"]`` with the dense leg's RRF weight: the embedding model's
-    vocabulary coverage of the task to the power ``DENSE_COVERAGE_POWER`` (1.0 for an
-    English task; low for a Japanese task the English MiniLM mostly reads as ``[UNK]``),
-    and ``cosine`` with the dense leg's scores (passage id → cosine similarity).
+    Raises:
+        BadInput: ``DENSE`` on a server without an embedding model.
     """
     idx = services.indexes
+    colls, docs = filters
     depth = retrieval_depth(req.max_tokens)
-    loop_t = time.perf_counter
-
-    def lexical() -> list[tuple[str, float]]:
-        t = loop_t()
-        out = idx.lexical.search(
-            req.task, workspace_id=principal.workspace_id, collection_ids=colls, document_ids=docs, limit=depth
+    embedder, vectors = idx.embedder, idx.vectors
+    if config.dense_only and (embedder is None or vectors is None):
+        raise BadInput(
+            "input.retrieval DENSE needs an embedding model; this server runs without one "
+            "(CAIRN_EMBEDDER=none): use HYBRID or LEXICAL",
+            field="input.retrieval",
         )
-        timings["lexicalMs"] = round((loop_t() - t) * 1000, 2)
-        return out
+    ws = principal.workspace_id
 
-    def dense() -> list[tuple[str, float]]:
-        t = loop_t()
-        coverage_of = getattr(idx.embedder, "vocabulary_coverage", None)
-        if coverage_of is not None:
-            coverage = coverage_of(req.task)
-            if req.retrieval == "DENSE":
-                if coverage < DENSE_MIN_COVERAGE:
-                    notes.append(
-                        f"the embedding model knows only {coverage:.0%} of the task's word pieces; "
-                        "DENSE results may be poor (HYBRID would rely on BM25 here)"
-                    )
-            elif coverage < DENSE_MIN_COVERAGE:
-                weights["dense"] = 0.0
-                notes.append(
-                    f"dense leg skipped: the embedding model knows {coverage:.0%} of the task's word "
-                    f"pieces (< {DENSE_MIN_COVERAGE:.0%}); BM25 only"
-                )
-                return []
-            weights["dense"] = round(coverage**DENSE_COVERAGE_POWER, 6)
-        vec = idx.embedder.encode_query(req.task)
-        t2 = loop_t()
-        timings["embedMs"] = round((t2 - t) * 1000, 2)
-        out = idx.vectors.search(
-            vec, workspace_id=principal.workspace_id, collection_ids=colls, document_ids=docs, limit=depth
+    def lexical() -> Ranked:
+        return idx.lexical.search(req.task, workspace_id=ws, collection_ids=colls, document_ids=docs, limit=depth)
+
+    if embedder is None or vectors is None:
+        legs = Legs(lexical)  # HYBRID: the pipeline notes the missing dense leg
+    else:
+        coverage_of = getattr(embedder, "vocabulary_coverage", None)
+        legs = Legs(
+            lexical,
+            encode=lambda: embedder.encode_query(req.task),
+            search_vectors=lambda vec: vectors.search(
+                vec, workspace_id=ws, collection_ids=colls, document_ids=docs, limit=depth
+            ),
+            coverage=(lambda: float(coverage_of(req.task))) if coverage_of is not None else None,
         )
-        timings["vectorMs"] = round((loop_t() - t2) * 1000, 2)
-        return out
 
-    tasks = {}
-    if req.retrieval in ("HYBRID", "LEXICAL"):
-        tasks["lexical"] = asyncio.ensure_future(asyncio.to_thread(lexical))
-    if req.retrieval in ("HYBRID", "DENSE"):
-        if idx.embedder is None or idx.vectors is None:
-            if req.retrieval == "DENSE":
-                raise BadInput(
-                    "input.retrieval DENSE needs an embedding model; this server runs without one "
-                    "(CAIRN_EMBEDDER=none): use HYBRID or LEXICAL",
-                    field="input.retrieval",
-                )
-            notes.append("dense leg unavailable (no embedding model configured): LEXICAL only")
-        else:
-            tasks["dense"] = asyncio.ensure_future(asyncio.to_thread(dense))
-    warming = None
-    if "lexical" in tasks and "dense" in tasks:
-        # Pipelining: if BM25 returns first (the usual case: it takes ~8 ms, the query
-        # embedding ~15–20 ms), read its top candidates' rows and shingles while the dense
-        # leg is still encoding; the as-of resolution then finds most rows already there.
-        first, _ = await asyncio.wait(
-            tasks.values(), timeout=max(0.0, deadline - time.monotonic()), return_when=asyncio.FIRST_COMPLETED
+    async def warm(lexical: Sequence[tuple[str, float]]) -> None:
+        ids = [pid for pid, _ in lexical[: first_window(req.max_tokens)]]
+        await prefetch(services, principal, ids, cache)
+
+    return await run_legs(config, legs, deadline=deadline, timings=timings.values, warm=warm)
+
+
+def _fuse(legs: LegResults, config: RetrievalConfig, embedder: object, notes: list[str]) -> list[Fused]:
+    """RRF over the legs that finished, the dense similarity floor, and the evidence notes."""
+    results = legs.ids()
+    cosine = legs.cosine()
+    weights = legs.weights
+    fused = rrf(results, k=RRF_K, weights=weights) if results else []
+    ran = {k: v for k, v in results.items() if weights.get(k, 1.0) > 0}
+    if "dense" in ran:
+        fused = apply_floor(fused, cosine, similarity_floor(embedder))
+    notes.extend(
+        evidence_notes(
+            config.name,
+            ran,
+            cosine,
+            similarity_floor(embedder),
+            sum(1 for f in fused if "lexical" not in f.ranks),
+            getattr(embedder, "name", "none"),
         )
-        if tasks["lexical"] in first and tasks["dense"] not in first and not tasks["lexical"].exception():
-            ids = [pid for pid, _ in tasks["lexical"].result()[: first_window(req.max_tokens)]]
-            warming = asyncio.ensure_future(prefetch(services, principal, ids, cache))
-    timeout = max(0.0, deadline - time.monotonic())
-    done, _pending = await asyncio.wait(tasks.values(), timeout=timeout)
-    if warming is not None:
-        await warming
-    results: dict[str, list[str]] = {}
-    late: list[str] = []
-    for name, task in tasks.items():
-        if task in done:
-            results[name] = [pid for pid, _ in task.result()]
-            if name == "dense":
-                cosine.update(task.result())
-        else:
-            task.cancel()
-            late.append(name)
-    return results, late
-
-
-async def _readable_now(services, principal: Principal, doc_ids: set[str]) -> set[str]:
-    """Documents the principal may read at this instant (not deleted, collection live)."""
-    if not doc_ids:
-        return set()
-    if "document:read" not in principal.permissions:
-        return set()
-    async with services.db.session() as s:
-        rows = await s.execute(
-            select(Document.id)
-            .join(Collection, Collection.id == Document.collection_id)
-            .where(
-                Document.id.in_(sorted(doc_ids)),
-                Document.workspace_id == principal.workspace_id,
-                Document.deleted_at.is_(None),
-                Collection.deleted_at.is_(None),
-            )
+    )
+    if 0.0 < weights.get("dense", 1.0) < 1.0 and "dense" in results:
+        notes.append(
+            f"dense leg weighted {weights['dense']:.2f} (the embedding model reads part of the task as unknown words)"
         )
-        return set(rows.scalars())
+    return fused
 
 
-def _citation(c) -> Citation:
+async def _entries(
+    services: PackServices, req: PackRequest, groups: Sequence[DedupGroup[Candidate]]
+) -> list[PackEntry]:
+    """Packable entries in rank order: evidence groups (``PASSAGES``), then whole documents of
+    the 20 best-ranked documents (``DOCUMENTS``)."""
+    entries: list[PackEntry] = []
+    if "PASSAGES" in req.sources:
+        entries.extend(PackEntry("EVIDENCE", g, g.kept.tokens) for g in groups)
+    if "DOCUMENTS" in req.sources:
+        seen: set[str] = set()
+        best_docs: list[DedupGroup[Candidate]] = []
+        for g in groups:
+            if g.kept.doc not in seen:
+                seen.add(g.kept.doc)
+                best_docs.append(g)
+        entries.extend(await whole_documents(services, best_docs[:20]))
+    return entries
+
+
+def _citation(c: Candidate) -> Citation:
     return Citation(c.doc, c.version, c.id, c.start, c.end, c.sha)
 
 
-async def _whole_documents(services, chosen_docs: list, limit_tokens: int) -> list[dict]:
-    """Whole-document items for the best-ranked documents (``sources: DOCUMENTS``)."""
-    if not chosen_docs:
-        return []
-    async with services.db.session() as s:
-        rows = await s.execute(
-            select(DocumentVersion.id, DocumentVersion.text, DocumentVersion.content_sha256).where(
-                DocumentVersion.id.in_([c.version for c in chosen_docs])
-            )
-        )
-        texts = {r[0]: (r[1], r[2]) for r in rows.all()}
-    out = []
-    for c in chosen_docs:
-        text, sha = texts[c.version]
-        out.append({"cand": c, "text": text, "sha": sha, "tokens": count_tokens(text)})
-    return out
+def _item(rank: int, e: PackEntry, readable: set[str], flags: dict[str, set[str]]) -> PackItem:
+    """One pack item from an entry; alternates only from documents readable now."""
+    c = e.group.kept
+    if e.whole is None:  # EVIDENCE
+        text = c.text
+        cit = _citation(c)
+        alts = tuple(_citation(d) for d in e.group.duplicates if d.doc in readable)
+        others = tuple(sorted(flags.get(c.id, ())))
+    else:  # WHOLE_DOCUMENT
+        text = e.whole.text
+        cit = Citation(c.doc, c.version, None, 0, len(text), e.whole.sha256)
+        alts, others = (), ()
+    return PackItem(
+        rank,
+        e.kind,
+        text,
+        e.tokens,
+        "UNTRUSTED",
+        round(c.score, 8),
+        c.ranks.get("lexical"),
+        c.ranks.get("dense"),
+        cit,
+        alts,
+        c.title,
+        c.collection,
+        c.valid_from,
+        c.valid_to,
+        c.superseded,
+        bool(others),
+        others,
+    )
 
 
 async def stream_pack(
-    services, principal: Principal, req: PackRequest, *, trace_id: str = ""
+    services: PackServices, principal: Principal, req: PackRequest, *, trace_id: str = ""
 ) -> AsyncIterator[PackEvent]:
     """Build a pack as a stream of events (see module doc).
 
@@ -242,6 +208,7 @@ async def stream_pack(
         PackIncomplete: ``REQUIRE_COMPLETE`` and the pack is incomplete (before any item).
     """
     validate_pack_request(req)
+    config = RETRIEVAL_CONFIGS[req.retrieval]
     if req.context_set_id is not None or principal.context_set_id is not None:
         raise BadInput("context sets are not available yet on this server", field="input.contextSetId")
     if "DOCUMENTS" in req.sources:
@@ -257,7 +224,7 @@ async def stream_pack(
     now = utcnow()
     valid_time = req.valid_time or now
     system_time = min(req.system_time or now, now)
-    colls, docs = await _scope(services, principal, req)
+    filters = await check_filters(services, principal, req)
     header = PackHeader(
         new_id("pack"),
         new_id("rpl"),
@@ -270,61 +237,30 @@ async def stream_pack(
         TOKENIZER_NAME,
         trace_id,
     )
-    timings: dict[str, float] = {}
-    notes: list[str] = []
+    timings = PackTimings()
     incomplete: list[str] = []
     if req.coverage == "BEST_EFFORT":
         yield header
-    weights: dict[str, float] = {"lexical": 1.0, "dense": 1.0}
-    t = time.perf_counter()
-    cache: dict[str, list[tuple]] = {}
-    cosine: dict[str, float] = {}
-    results, late = await _legs(services, principal, req, colls, docs, deadline, timings, notes, weights, cache, cosine)
-    timings["legsMs"] = round((time.perf_counter() - t) * 1000, 2)
-    if late:
+    cache: RowCache = {}
+    with timings.stage("legsMs"):
+        legs = await _legs(services, principal, req, config, filters, deadline, timings, cache)
+    notes = legs.notes  # the legs' notes first (a late leg's thread may still append, as before)
+    if legs.late:
         incomplete.append("LATENCY")
-        notes.append(f"maxLatencyMs reached before the {', '.join(late)} leg finished; used the rest")
+        notes.append(f"maxLatencyMs reached before the {', '.join(legs.late)} leg finished; used the rest")
     if "GRAPH" in req.sources:
         notes.append("GRAPH: no entity graph has been built for this workspace; 0 graph items")
-    t = time.perf_counter()
-    fused = rrf(results, k=RRF_K, weights=weights) if results else []
-    embedder, ran = services.indexes.embedder, {k: v for k, v in results.items() if weights.get(k, 1.0) > 0}
-    if "dense" in ran:
-        fused = apply_floor(fused, cosine, similarity_floor(embedder))
-    notes.extend(
-        evidence_notes(
-            req.retrieval,
-            ran,
-            cosine,
-            similarity_floor(embedder),
-            sum(1 for f in fused if "lexical" not in f.ranks),
-            getattr(embedder, "name", "none"),
-        )
-    )
-    if 0.0 < weights.get("dense", 1.0) < 1.0 and "dense" in results:
-        notes.append(
-            f"dense leg weighted {weights['dense']:.2f} (the embedding model reads part of the task as unknown words)"
-        )
-    timings["fusionMs"] = round((time.perf_counter() - t) * 1000, 2)
+    with timings.stage("fusionMs"):
+        fused = _fuse(legs, config, services.indexes.embedder, notes)
     cands, groups, unresolved = await resolve_windows(
         services, principal, fused, req, valid_time, system_time, timings, cache
     )
     t = time.perf_counter()
     merged = sum(len(g.duplicates) for g in groups)
-    entries: list[dict] = []
-    if "PASSAGES" in req.sources:
-        entries.extend({"kind": "EVIDENCE", "group": g, "tokens": g.kept.tokens} for g in groups)
-    if "DOCUMENTS" in req.sources:
-        seen, best_docs = set(), []
-        for g in groups:
-            if g.kept.doc not in seen:
-                seen.add(g.kept.doc)
-                best_docs.append(g.kept)
-        for w in await _whole_documents(services, best_docs[:20], req.max_tokens):
-            entries.append({"kind": "WHOLE_DOCUMENT", "whole": w, "tokens": w["tokens"]})
-    packed = pack_greedy(entries, tokens=lambda e: e["tokens"], max_tokens=req.max_tokens)
-    timings["dedupPackMs"] = round(timings.pop("dedupMs") + (time.perf_counter() - t) * 1000, 2)
-    if entries and packed.included[:1] != entries[:1]:
+    entries = await _entries(services, req, groups)
+    packed = pack_greedy(entries, tokens=lambda e: e.tokens, max_tokens=req.max_tokens)
+    timings.values["dedupPackMs"] = round(timings.values.pop("dedupMs") + (time.perf_counter() - t) * 1000, 2)
+    if entries and packed.included[:1] != entries[:1]:  # PackEntry compares by identity
         incomplete.append("TOP_ITEM_OVER_BUDGET")
     if req.coverage == "REQUIRE_COMPLETE" and incomplete:
         raise PackIncomplete(
@@ -334,59 +270,20 @@ async def stream_pack(
         )
     cited: set[str] = set()
     for e in packed.included:
-        if e["kind"] == "EVIDENCE":
-            cited.add(e["group"].kept.doc)
-            cited.update(d.doc for d in e["group"].duplicates)
-        else:
-            cited.add(e["whole"]["cand"].doc)
-    t = time.perf_counter()
-    readable = await _readable_now(services, principal, cited)
-    timings["recheckMs"] = round((time.perf_counter() - t) * 1000, 2)
+        cited.add(e.group.kept.doc)
+        if e.kind == "EVIDENCE":
+            cited.update(d.doc for d in e.group.duplicates)
+    with timings.stage("recheckMs"):
+        readable = await readable_now(services, principal, cited)
     if req.coverage == "REQUIRE_COMPLETE":
         yield header
-    kept = [
-        e
-        for e in packed.included
-        if (e["group"].kept.doc if e["kind"] == "EVIDENCE" else e["whole"]["cand"].doc) in readable
-    ]
-    t = time.perf_counter()
-    flags = find_contradictions([(e["group"].kept.id, e["group"].kept.text) for e in kept if e["kind"] == "EVIDENCE"])
-    timings["contradictionMs"] = round((time.perf_counter() - t) * 1000, 2)
-    items: list[PackItem] = []
-    for rank, e in enumerate(kept, start=1):
-        if e["kind"] == "EVIDENCE":
-            c = e["group"].kept
-            alts = tuple(_citation(d) for d in e["group"].duplicates if d.doc in readable)
-            cit, text, score = _citation(c), c.text, c.score
-        else:
-            c = e["whole"]["cand"]
-            text = e["whole"]["text"]
-            cit = Citation(c.doc, c.version, None, 0, len(text), e["whole"]["sha"])
-            alts, score = (), c.score
-        others = tuple(sorted(flags.get(c.id, ()))) if e["kind"] == "EVIDENCE" else ()
-        item = PackItem(
-            rank,
-            e["kind"],
-            text,
-            e["tokens"],
-            "UNTRUSTED",
-            round(score, 8),
-            c.ranks.get("lexical"),
-            c.ranks.get("dense"),
-            cit,
-            alts,
-            c.title,
-            c.collection,
-            c.valid_from,
-            c.valid_to,
-            c.superseded,
-            bool(others),
-            others,
-        )
-        items.append(item)
+    kept = [e for e in packed.included if e.group.kept.doc in readable]
+    with timings.stage("contradictionMs"):
+        flags = find_contradictions([(e.group.kept.id, e.group.kept.text) for e in kept if e.kind == "EVIDENCE"])
+    items = [_item(rank, e, readable, flags) for rank, e in enumerate(kept, start=1)]
     # The replay record is written while the items stream out; the footer waits for it, so
     # a client that has the footer can replay.
-    replay = asyncio.ensure_future(_record_replay(services, principal, header, req, items, timings))
+    replay = asyncio.ensure_future(record_replay(services, principal, header, req, items, timings))
     try:
         for item in items:
             yield item
@@ -394,69 +291,28 @@ async def stream_pack(
         if not replay.done():
             await asyncio.shield(replay)
     replay.result()
-    tokens_used = sum(i.tokens for i in items)
     yield PackFooter(
-        tokens_used=tokens_used,
+        tokens_used=sum(i.tokens for i in items),
         item_count=len(items),
         truncated=bool(packed.skipped) or unresolved > 0,
         complete=not incomplete,
         incomplete_reasons=tuple(incomplete),
         latency_ms=round((time.perf_counter() - perf0) * 1000, 2),
-        timings=timings,
+        timings=timings.values,
         candidates=len(cands),
         duplicates_merged=merged,
         notes=tuple(notes),
     )
 
 
-async def _record_replay(
-    services, principal, header: PackHeader, req: PackRequest, items, timings: dict[str, float] | None = None
-) -> None:
-    """Store the pack's ids and hashes (never text) for replay, expiring after 30 days."""
-    t = time.perf_counter()
-    now = utcnow()
-    record = ReplayRecord(
-        id=header.replay_id,
-        pack_id=header.pack_id,
-        workspace_id=principal.workspace_id,
-        principal_id=principal.id,
-        task_sha256=sha256_text(req.task),
-        conditions={
-            "validTime": header.valid_time.isoformat(),
-            "systemTime": header.system_time.isoformat(),
-            "maxTokens": req.max_tokens,
-            "maxLatencyMs": req.max_latency_ms,
-            "coverage": req.coverage,
-            "retrieval": req.retrieval,
-            "collectionIds": list(req.collection_ids or []),
-            "documentIds": list(req.document_ids or []),
-            "sources": list(req.sources),
-        },
-        items=[
-            {
-                "rank": i.rank,
-                "kind": i.kind,
-                "documentId": i.citation.document_id,
-                "versionId": i.citation.version_id,
-                "passageId": i.citation.passage_id,
-                "start": i.citation.start,
-                "end": i.citation.end,
-                "sha256": i.citation.sha256,
-            }
-            for i in items
-        ],
-        created_at=now,
-        expires_at=now + REPLAY_TTL,
-    )
-    async with services.db.session() as s:
-        s.add(record)
-    if timings is not None:
-        timings["replayMs"] = round((time.perf_counter() - t) * 1000, 2)
+async def build_pack(services: PackServices, principal: Principal, req: PackRequest, *, trace_id: str = "") -> Pack:
+    """Collect :func:`stream_pack` into a :class:`Pack` (identical items by construction).
 
-
-async def build_pack(services, principal: Principal, req: PackRequest, *, trace_id: str = "") -> Pack:
-    """Collect :func:`stream_pack` into a :class:`Pack` (identical items by construction)."""
-    header = footer = None
+    Raises:
+        Whatever :func:`stream_pack` raises.
+    """
+    header: PackHeader | None = None
+    footer: PackFooter | None = None
     items: list[PackItem] = []
     async for event in stream_pack(services, principal, req, trace_id=trace_id):
         if isinstance(event, PackHeader):

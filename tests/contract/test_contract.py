@@ -10,7 +10,7 @@ import strawberry
 from strawberry.types import Info
 
 from app.core.config import Settings
-from app.governance.adapter import governed
+from app.governance import Governed
 from app.governance.contract import contract_violations
 from app.governance.registry import REGISTRY, parse_coordinate
 from app.main import create_app
@@ -31,22 +31,20 @@ def test_check_fails_on_an_unregistered_field():
         def secret(self) -> str:
             return "leak"
 
-        @strawberry.field
-        @governed("viewer")
+        @strawberry.field(extensions=[Governed("viewer")])
         async def viewer(self, info: Info) -> str:
             return "x"
 
     rogue = strawberry.Schema(query=Rogue, mutation=Mutation, subscription=Subscription)
     problems = contract_violations(rogue)
-    assert "query field secret does not go through the adapter (@governed)" in problems
+    assert "query field secret does not go through the adapter (no Governed extension)" in problems
     assert any("contextPack is registered but no GraphQL field serves it" in p for p in problems)
 
 
 def test_check_fails_on_arguments_without_validation_and_unregistered_routes(tmp_path):
     @strawberry.type
     class Loose:
-        @strawberry.field
-        @governed("document")
+        @strawberry.field(extensions=[Governed("document")])
         async def document(self, info: Info, id: str) -> str:
             return id
 

@@ -21,7 +21,7 @@ SCRIPT = r"""
 import asyncio, json, sys
 from app.governance.auth import ROLE_PERMISSIONS, Principal
 from app.core.config import Settings
-from app.context import Services
+from app.context import bootstrap
 from app.core.db import Database
 from app.corpus.indexing import open_indexes
 from app.packs.types import PackRequest
@@ -32,7 +32,7 @@ async def main(data_dir, ws_id):
     settings = Settings(data_dir=data_dir)
     db = Database(settings.resolved_database_url)
     indexes = open_indexes(settings)
-    services = Services(settings=settings, db=db, indexes=indexes)
+    services = bootstrap(settings, db=db, indexes=indexes)
     who = Principal(kind="member", id="m", workspace_id=ws_id, permissions=ROLE_PERMISSIONS["viewer"],
                     member_id="m", role="viewer")
     out = []

@@ -1,11 +1,21 @@
-"""The NDJSON route's strict body parser."""
+"""The NDJSON route's strict body parser, and the one serializer behind NDJSON and GraphQL."""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime
 
 import pytest
 
 from app.core.errors import BadInput
-from app.packs.serialize import request_from_json
+from app.packs.serialize import (
+    citation_fields,
+    event_json,
+    footer_fields,
+    header_fields,
+    item_fields,
+    request_from_json,
+)
+from app.packs.types import Citation, PackFooter, PackHeader, PackItem
 
 
 def test_full_body_parses():
@@ -57,3 +67,98 @@ def test_bad_bodies_name_the_field(body, field):
     with pytest.raises(BadInput) as e:
         request_from_json(body)
     assert e.value.extra.get("field") == field
+
+
+# --- one serializer: the NDJSON lines and the GraphQL types carry the same fields ---------------
+
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+T1 = datetime(2024, 6, 1, 12, 30, tzinfo=UTC)
+CITATION = Citation("doc_1", "ver_1", "psg_1", 3, 42, "ab" * 32)
+ALTERNATE = Citation("doc_2", "ver_2", "psg_2", 0, 39, "cd" * 32)
+ITEM = PackItem(
+    rank=1,
+    kind="EVIDENCE",
+    text="Invoices are generated nightly.",
+    tokens=6,
+    trust="UNTRUSTED",
+    score=0.03278689,
+    lexical_rank=1,
+    dense_rank=2,
+    citation=CITATION,
+    alternates=(ALTERNATE,),
+    document_title="Release notes",
+    collection_id="coll_1",
+    valid_from=T0,
+    valid_to=T1,
+    superseded=True,
+    contradiction=True,
+    contradicts=("psg_9",),
+)
+HEADER = PackHeader("pack_1", "rpl_1", 4000, 15000, "BEST_EFFORT", "HYBRID", T0, T1, "cl100k_base", "trace_1")
+TIMINGS = {
+    "embedMs": 1.0,
+    "lexicalMs": 2.0,
+    "vectorMs": 3.0,
+    "legsMs": 4.0,
+    "fusionMs": 5.0,
+    "resolveMs": 6.0,
+    "dedupPackMs": 7.0,
+    "recheckMs": 8.0,
+    "contradictionMs": 9.0,
+    "replayMs": 10.0,
+}
+FOOTER = PackFooter(6, 1, True, False, ("LATENCY",), 12.5, TIMINGS, 3, 1, ("a note",))
+ENVELOPE_KEYS = {"type", "coordinate", "capability"}
+
+
+def graphql_fields(type_name: str) -> set[str]:
+    """The camelCase field names of a GraphQL type in the served schema."""
+    from resolvers.schema import schema
+
+    return set(schema._schema.get_type(type_name).fields)
+
+
+@pytest.mark.parametrize(
+    "event,type_name",
+    [(ITEM, "PackItem"), (HEADER, "PackHeader"), (FOOTER, "PackFooter")],
+)
+def test_ndjson_events_carry_the_graphql_fields(event, type_name):
+    wire = event_json(event, coordinate="Query.contextPack", capability="context.pack")
+    assert set(wire) - ENVELOPE_KEYS == graphql_fields(type_name) - ENVELOPE_KEYS
+
+
+def test_nested_ndjson_objects_carry_the_graphql_fields():
+    item = event_json(ITEM)
+    assert set(item["citation"]) == graphql_fields("Citation")
+    assert all(set(a) == graphql_fields("Citation") for a in item["alternateCitations"])
+    assert set(item["ranks"]) == graphql_fields("LegRanks")
+    assert set(item["validity"]) == graphql_fields("Validity")
+    assert set(event_json(HEADER)["asOf"]) == graphql_fields("AsOf")
+    # the NDJSON footer has carried the six per-stage timings it was specified with; the
+    # GraphQL PackTimings type adds legs, recheck, contradiction and replay
+    assert set(event_json(FOOTER)["timings"]) < graphql_fields("PackTimings")
+
+
+def test_item_fields_is_the_one_source():
+    fields = item_fields(ITEM)
+    assert {k: v for k, v in event_json(ITEM).items() if k != "type"} == {
+        **fields,
+        "validity": {"validFrom": T0.isoformat(), "validTo": T1.isoformat()},
+    }
+    assert fields["citation"] == citation_fields(CITATION)
+    assert header_fields(HEADER)["asOf"] == {"validTime": T0, "systemTime": T1}
+    assert set(footer_fields(FOOTER)["timings"]) == graphql_fields("PackTimings")
+
+
+def test_graphql_objects_are_built_from_the_same_fields():
+    from resolvers.packs import to_footer, to_item
+
+    item = to_item(ITEM)
+    assert (item.rank, item.kind.value, item.trust.value, item.score) == (1, "EVIDENCE", "UNTRUSTED", 0.03278689)
+    assert (item.ranks.lexical, item.ranks.dense) == (1, 2)
+    assert item.citation.sha256 == CITATION.sha256 and item.alternate_citations[0].document_id == "doc_2"
+    assert (item.validity.valid_from, item.validity.valid_to) == (T0, T1)
+    assert (item.superseded, item.contradiction, item.contradicts) == (True, True, ["psg_9"])
+    footer = to_footer(FOOTER)
+    assert footer.timings.replay_ms == 10.0 and footer.timings.dedup_pack_ms == 7.0
+    assert (footer.incomplete_reasons, footer.notes, footer.duplicates_merged) == (["LATENCY"], ["a note"], 1)

@@ -1,0 +1,120 @@
+"""Corpus services: one function per operation, ``fn(services, principal, request)``.
+
+Each opens and commits its own session (``async with services.db.session()``) and returns
+domain objects; the GraphQL layer converts them. The session-level rules live in
+:mod:`app.corpus.documents` and :mod:`app.corpus.as_of`.
+
+``services`` is the process's :class:`app.context.Services` (not imported here: ``app.context``
+imports this package).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from app.corpus import documents as docs
+from app.corpus.as_of import DocumentRead, read_document
+from app.corpus.documents import UpsertResult
+from app.governance import Principal
+
+
+@dataclass(frozen=True)
+class CollectionInfo:
+    """A live collection with its live document count."""
+
+    id: str
+    name: str
+    document_count: int
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class DocumentRequest:
+    """Read one document as of a bitemporal point (``None``: now)."""
+
+    document_id: str
+    valid_time: datetime | None = None
+    system_time: datetime | None = None
+
+
+@dataclass(frozen=True)
+class DocumentWrite:
+    """Create a document or record a new version (fields as :func:`app.corpus.documents.upsert_document`)."""
+
+    collection_id: str
+    external_id: str
+    text: str
+    title: str = ""
+    media_type: str = "text/plain"
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+
+
+async def get_document(services, principal: Principal, request: DocumentRequest) -> DocumentRead:
+    """A live document with its versions as of ``request`` (:func:`app.corpus.as_of.read_document`).
+
+    Raises:
+        NotFound: no live document with that id in the caller's workspace.
+    """
+    async with services.db.session() as s:
+        return await read_document(
+            s,
+            workspace_id=principal.workspace_id,
+            document_id=request.document_id,
+            valid_time=request.valid_time,
+            system_time=request.system_time,
+        )
+
+
+async def workspace_collections(services, principal: Principal) -> list[CollectionInfo]:
+    """Live collections of the caller's workspace with live document counts, by name."""
+    async with services.db.session() as s:
+        rows = await docs.list_collections(s, workspace_id=principal.workspace_id)
+    return [CollectionInfo(c.id, c.name, n, c.created_at) for c, n in rows]
+
+
+async def create_collection(services, principal: Principal, name: str) -> CollectionInfo:
+    """Get or create the live collection ``name`` (count 0, as the mutation reports it).
+
+    Raises:
+        BadInput: bad or deleted name.
+    """
+    async with services.db.session() as s:
+        c = await docs.get_or_create_collection(s, workspace_id=principal.workspace_id, name=name)
+    return CollectionInfo(c.id, c.name, 0, c.created_at)
+
+
+async def write_document(services, principal: Principal, request: DocumentWrite) -> UpsertResult:
+    """Upsert a document into a live collection of the caller, then index new passages before returning.
+
+    Raises:
+        NotFound: no such live collection. BadInput: the document input rules.
+    """
+    async with services.db.session() as s:
+        await docs.get_collection(s, workspace_id=principal.workspace_id, collection_id=request.collection_id)
+        r = await docs.upsert_document(
+            s,
+            workspace_id=principal.workspace_id,
+            collection_id=request.collection_id,
+            external_id=request.external_id,
+            title=request.title,
+            text=request.text,
+            media_type=request.media_type,
+            valid_from=request.valid_from,
+            valid_to=request.valid_to,
+            chunk_max_tokens=services.settings.chunk_max_tokens,
+        )
+    if r.new_passage_ids:
+        await services.indexes.index_pending(services.db)
+    return r
+
+
+async def remove_document(services, principal: Principal, document_id: str) -> datetime:
+    """Record the deletion of a document of the caller's workspace; returns its system time.
+
+    Raises:
+        NotFound: no live document with that id.
+    """
+    async with services.db.session() as s:
+        return await docs.delete_document(s, workspace_id=principal.workspace_id, document_id=document_id)

@@ -1,0 +1,166 @@
+"""The pack pipeline's database reads and writes besides candidate rows (:mod:`app.packs.resolve`).
+
+Split from :mod:`app.packs.service`: the filter-id check before retrieval
+(:func:`check_filters`), whole-document texts (:func:`whole_documents`), the read re-check
+just before items are emitted (:func:`readable_now`) and the replay record
+(:func:`record_replay`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from datetime import timedelta
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
+
+from app.core.errors import NotFound
+from app.core.ids import sha256_text, utcnow
+from app.core.models import Collection, Document, DocumentVersion, ReplayRecord
+from app.governance import Principal
+from app.packs.pipeline_types import Candidate, PackEntry, PackServices, PackTimings, WholeDocument
+from app.packs.types import PackHeader, PackItem, PackRequest
+from retrieval.dedup import DedupGroup
+from retrieval.tokens import count_tokens
+
+REPLAY_TTL = timedelta(days=30)
+
+
+async def _require_in_workspace(
+    s: AsyncSession,
+    model: type[Collection] | type[Document],
+    ids: list[str],
+    workspace_id: str,
+    field: str,
+    noun: str,
+) -> None:
+    """Raise NotFound naming ``field`` unless every id is a ``model`` row of the workspace."""
+    found = set(
+        (
+            await s.execute(
+                select(col(model.id)).where(col(model.id).in_(ids), col(model.workspace_id) == workspace_id)
+            )
+        ).scalars()
+    )
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise NotFound(f"{field}: no {noun} {missing} in this workspace", field=field)
+
+
+async def check_filters(
+    services: PackServices, principal: Principal, req: PackRequest
+) -> tuple[list[str] | None, list[str] | None]:
+    """Check filter ids belong to the caller's workspace; return them as lists.
+
+    Returns:
+        ``(collection ids, document ids)``, each None when not filtered.
+
+    Raises:
+        NotFound: an id outside the workspace (``field`` names the filter).
+    """
+    colls = list(req.collection_ids) if req.collection_ids else None
+    docs = list(req.document_ids) if req.document_ids else None
+    async with services.db.session() as s:
+        if colls:
+            await _require_in_workspace(
+                s, Collection, colls, principal.workspace_id, "input.filters.collectionIds", "collection"
+            )
+        if docs:
+            await _require_in_workspace(
+                s, Document, docs, principal.workspace_id, "input.filters.documentIds", "document"
+            )
+    return colls, docs
+
+
+async def readable_now(services: PackServices, principal: Principal, doc_ids: set[str]) -> set[str]:
+    """Documents the principal may read at this instant (not deleted, collection live)."""
+    if not doc_ids:
+        return set()
+    if "document:read" not in principal.permissions:
+        return set()
+    async with services.db.session() as s:
+        rows = await s.execute(
+            select(col(Document.id))
+            .join(Collection, col(Collection.id) == col(Document.collection_id))
+            .where(
+                col(Document.id).in_(sorted(doc_ids)),
+                col(Document.workspace_id) == principal.workspace_id,
+                col(Document.deleted_at).is_(None),
+                col(Collection.deleted_at).is_(None),
+            )
+        )
+        return set(rows.scalars())
+
+
+async def whole_documents(services: PackServices, groups: Sequence[DedupGroup[Candidate]]) -> list[PackEntry]:
+    """``WHOLE_DOCUMENT`` entries for ``groups`` (one per document: the group whose kept
+    candidate ranked it first), with their chosen version's full text and its token count."""
+    if not groups:
+        return []
+    async with services.db.session() as s:
+        rows = await s.execute(
+            select(col(DocumentVersion.id), col(DocumentVersion.text), col(DocumentVersion.content_sha256)).where(
+                col(DocumentVersion.id).in_([g.kept.version for g in groups])
+            )
+        )
+        texts = {r[0]: (r[1], r[2]) for r in rows.all()}
+    out = []
+    for g in groups:
+        text, sha = texts[g.kept.version]
+        out.append(PackEntry("WHOLE_DOCUMENT", g, count_tokens(text), WholeDocument(text, sha)))
+    return out
+
+
+async def record_replay(
+    services: PackServices,
+    principal: Principal,
+    header: PackHeader,
+    req: PackRequest,
+    items: Sequence[PackItem],
+    timings: PackTimings | None = None,
+) -> None:
+    """Store the pack's ids and hashes (never text) for replay, expiring after 30 days.
+
+    Records ``replayMs`` in ``timings`` when given.
+    """
+    t = time.perf_counter()
+    now = utcnow()
+    record = ReplayRecord(
+        id=header.replay_id,
+        pack_id=header.pack_id,
+        workspace_id=principal.workspace_id,
+        principal_id=principal.id,
+        task_sha256=sha256_text(req.task),
+        conditions={
+            "validTime": header.valid_time.isoformat(),
+            "systemTime": header.system_time.isoformat(),
+            "maxTokens": req.max_tokens,
+            "maxLatencyMs": req.max_latency_ms,
+            "coverage": req.coverage,
+            "retrieval": req.retrieval,
+            "collectionIds": list(req.collection_ids or []),
+            "documentIds": list(req.document_ids or []),
+            "sources": list(req.sources),
+        },
+        items=[
+            {
+                "rank": i.rank,
+                "kind": i.kind,
+                "documentId": i.citation.document_id,
+                "versionId": i.citation.version_id,
+                "passageId": i.citation.passage_id,
+                "start": i.citation.start,
+                "end": i.citation.end,
+                "sha256": i.citation.sha256,
+            }
+            for i in items
+        ],
+        created_at=now,
+        expires_at=now + REPLAY_TTL,
+    )
+    async with services.db.session() as s:
+        s.add(record)
+    if timings is not None:
+        timings.values["replayMs"] = round((time.perf_counter() - t) * 1000, 2)

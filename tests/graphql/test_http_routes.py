@@ -1,0 +1,84 @@
+"""The governed HTTP routes (app/http/routes.py): one log line per request, whatever the outcome."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import httpx
+import pytest
+
+
+class _Calls(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+    def of(self, trace: str) -> list[tuple[str, str]]:
+        return [(r.operation, r.status) for r in list(self.records) if getattr(r, "trace_id", None) == trace]
+
+
+@pytest.fixture
+def calls():
+    logger = logging.getLogger("cairn.adapter")
+    handler, level = _Calls(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+def _logged(calls: _Calls, trace: str, wait: float = 5.0) -> list[tuple[str, str]]:
+    """The calls logged for ``trace`` once the server has logged one (a stream logs as it ends)."""
+    deadline = time.monotonic() + wait
+    while not calls.of(trace) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.1)  # a second line would come right after the first
+    return calls.of(trace)
+
+
+STREAM = "POST /v1/context-packs/stream"
+
+
+@pytest.mark.parametrize(
+    "label,token,body,ctype,status,logged",
+    [
+        ("streamed", "agent", b'{"task":"When are invoices generated?"}', "application/json", 200, "OK"),
+        ("bad input", "agent", b'{"task":"x","bogus":1}', "application/json", 400, "ERROR"),
+        ("wrong content type", "agent", b'{"task":"x"}', "text/plain", 415, "ERROR"),
+        ("no credential", None, b'{"task":"x"}', "application/json", 401, "REJECTED"),
+    ],
+)
+def test_the_ndjson_route_logs_each_request_once(live, calls, label, token, body, ctype, status, logged):
+    trace = f"trace_routes_{label.replace(' ', '_')}_{live.backend}"
+    headers = {"content-type": ctype, "x-cairn-trace": trace}
+    if token:
+        headers["Authorization"] = f"Bearer {live.tokens[token]}"
+    with httpx.stream("POST", f"{live.url}/v1/context-packs/stream", content=body, headers=headers, timeout=60) as r:
+        assert r.status_code == status
+        assert r.headers["x-cairn-trace"] == trace
+        r.read()
+    assert _logged(calls, trace) == [(STREAM, logged)]
+
+
+def test_the_decision_routes_log_each_request_once(live, calls):
+    auth = {"Authorization": f"Bearer {live.tokens['owner']}"}
+    trace = f"trace_routes_read_missing_{live.backend}"
+    r = httpx.get(f"{live.url}/api/v1/decisions/dec_missing", headers={**auth, "x-cairn-trace": trace}, timeout=30)
+    assert r.status_code == 404 and r.json()["extensions"]["envelope"]["traceId"] == trace
+    assert _logged(calls, trace) == [("GET /api/v1/decisions/{decision_id}", "ERROR")]
+    trace = f"trace_routes_create_415_{live.backend}"
+    r = httpx.post(
+        f"{live.url}/api/v1/decisions",
+        content=b"{}",
+        headers={**auth, "x-cairn-trace": trace, "content-type": "text/plain"},
+        timeout=30,
+    )
+    assert r.status_code == 415 and r.json()["errors"][0]["extensions"]["code"] == "unsupported_media_type"
+    assert _logged(calls, trace) == [("POST /api/v1/decisions", "ERROR")]
