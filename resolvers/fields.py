@@ -11,12 +11,12 @@ from enum import Enum
 
 import strawberry
 from strawberry.scalars import JSON
-from strawberry.types import Info
 
 from app import fields as fl
 from app.core.errors import BadInput
 from app.core.text_rules import validate_identifier
-from app.governance import Principal, governed
+from app.governance import Governed, Principal
+from resolvers.types import Info
 
 FieldTypeEnum = strawberry.enum(fl.FieldType, name="FieldType", description="A learned field's value type.")
 MultiplicityEnum = strawberry.enum(
@@ -272,9 +272,9 @@ def _validate_suggest(collection_id: str, limit: int = 20) -> None:
 @strawberry.type
 class FieldQuery:
     @strawberry.field(
-        description="The collection's learned fields with coverage (share of documents with a cited value)."
+        description="The collection's learned fields with coverage (share of documents with a cited value).",
+        extensions=[Governed("fields", validate=_validate_fields)],
     )
-    @governed("fields", validate=_validate_fields)
     async def fields(
         self, info: Info, collection_id: strawberry.ID, principal: Principal, known_at: str | None = None
     ) -> list[FieldDefinition]:
@@ -296,9 +296,9 @@ class FieldQuery:
         ]
 
     @strawberry.field(
-        description="Run a structured plan over a collection's field values; every value cited and re-verified live."
+        description="Run a structured plan over a collection's field values; every value cited and re-verified live.",
+        extensions=[Governed("queryFields", validate=_validate_plan)],
     )
-    @governed("queryFields", validate=_validate_plan)
     async def query_fields(self, info: Info, plan: FieldQueryPlanInput, principal: Principal) -> FieldQueryResult:
         r = await fl.query_fields(info.context.services, principal, _plan(plan))
         return FieldQueryResult(
@@ -323,8 +323,10 @@ class FieldQuery:
             incomplete=r.incomplete,
         )
 
-    @strawberry.field(description="Fields suggested from recurring 'Label: value' lines (never applied).")
-    @governed("suggestFields", validate=_validate_suggest)
+    @strawberry.field(
+        description="Fields suggested from recurring 'Label: value' lines (never applied).",
+        extensions=[Governed("suggestFields", validate=_validate_suggest)],
+    )
     async def suggest_fields(
         self, info: Info, collection_id: strawberry.ID, principal: Principal, limit: int = 20
     ) -> list[FieldSuggestion]:
@@ -337,8 +339,10 @@ class FieldQuery:
 
 @strawberry.type
 class FieldMutation:
-    @strawberry.mutation(description="Create or replace learned fields of a collection (collection:write).")
-    @governed("defineFields", validate=_validate_define)
+    @strawberry.mutation(
+        description="Create or replace learned fields of a collection (collection:write).",
+        extensions=[Governed("defineFields", validate=_validate_define)],
+    )
     async def define_fields(
         self,
         info: Info,
@@ -352,16 +356,20 @@ class FieldMutation:
         )
         return [s.name for s in specs]
 
-    @strawberry.mutation(description="Extract the collection's fields from documents not yet extracted (force: all).")
-    @governed("extractFields", validate=_validate_extract)
+    @strawberry.mutation(
+        description="Extract the collection's fields from documents not yet extracted (force: all).",
+        extensions=[Governed("extractFields", validate=_validate_extract)],
+    )
     async def extract_fields(
         self, info: Info, collection_id: strawberry.ID, principal: Principal, force: bool = False
     ) -> ExtractFieldsResult:
         r = await fl.extract_fields(info.context.services, principal, collection_id, force=force)
         return ExtractFieldsResult(documents=r.documents, values=r.values, nulls=r.nulls, seconds=r.seconds)
 
-    @strawberry.mutation(description="Confirm or correct a field of a document's current version (empty values: none).")
-    @governed("labelFieldValue", validate=_validate_label)
+    @strawberry.mutation(
+        description="Confirm or correct a field of a document's current version (empty values: none).",
+        extensions=[Governed("labelFieldValue", validate=_validate_label)],
+    )
     async def label_field_value(
         self, info: Info, document_id: strawberry.ID, field: str, values: list[str], principal: Principal
     ) -> list[str]:
@@ -369,8 +377,10 @@ class FieldMutation:
             info.context.services, principal, fl.LabelRequest(document_id, field, tuple(values))
         )
 
-    @strawberry.mutation(description="Retrain the collection's ranker from its labels.")
-    @governed("trainFields", validate=_validate_extract)
+    @strawberry.mutation(
+        description="Retrain the collection's ranker from its labels.",
+        extensions=[Governed("trainFields", validate=_validate_extract)],
+    )
     async def train_fields(
         self, info: Info, collection_id: strawberry.ID, principal: Principal
     ) -> list[TrainFieldsResult]:
