@@ -10,6 +10,23 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
+from app.fields.errors import (
+    FieldDefinitionsTooMany,
+    FieldExamplesTooMany,
+    FieldKnownAtInvalid,
+    FieldLabelInvalid,
+    FieldNameDuplicate,
+    FieldNameInvalid,
+    FieldNotDefined,
+    FieldQueryInvalidAggregate,
+    FieldQueryInvalidFilter,
+    FieldQueryInvalidPlan,
+    FieldQueryLimitOutOfRange,
+    FieldQueryTooManyFields,
+    FieldQueryTooManyFilters,
+    FieldQueryTooManyGroups,
+    FieldQueryTooManySortKeys,
+)
 from app.fields.finders import find_candidates, text_key, verify_span
 from app.fields.kleister import KLEISTER_NDA_FIELDS
 from app.fields.query import (
@@ -58,8 +75,23 @@ __all__ = [
     "DocValues",
     "ExtractReport",
     "Extracted",
+    "FieldDefinitionsTooMany",
+    "FieldExamplesTooMany",
     "FieldInfo",
+    "FieldKnownAtInvalid",
+    "FieldLabelInvalid",
     "FieldModel",
+    "FieldNameDuplicate",
+    "FieldNameInvalid",
+    "FieldNotDefined",
+    "FieldQueryInvalidAggregate",
+    "FieldQueryInvalidFilter",
+    "FieldQueryInvalidPlan",
+    "FieldQueryLimitOutOfRange",
+    "FieldQueryTooManyFields",
+    "FieldQueryTooManyFilters",
+    "FieldQueryTooManyGroups",
+    "FieldQueryTooManySortKeys",
     "FieldSpec",
     "FieldType",
     "Filter",

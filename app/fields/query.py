@@ -36,6 +36,17 @@ from datetime import date
 from typing import Any
 
 from app.core.errors import BadInput
+from app.fields.errors import (
+    FieldNotDefined,
+    FieldQueryInvalidAggregate,
+    FieldQueryInvalidFilter,
+    FieldQueryInvalidPlan,
+    FieldQueryLimitOutOfRange,
+    FieldQueryTooManyFields,
+    FieldQueryTooManyFilters,
+    FieldQueryTooManyGroups,
+    FieldQueryTooManySortKeys,
+)
 from app.fields.finders import find_candidates, text_key
 from app.fields.store import DocValues, ValueView
 from app.fields.types import FieldSpec, FieldType
@@ -119,35 +130,31 @@ class QueryResult:
 def check_limits(plan: Plan) -> None:
     """Refuse a plan over a limit (coded errors named in the module doc)."""
     if not 1 <= len(plan.fields) <= MAX_FIELDS:
-        raise BadInput(
+        raise FieldQueryTooManyFields(
             f"plan.fields: {len(plan.fields)} fields; between 1 and {MAX_FIELDS} allowed",
-            code="FIELD_QUERY_TOO_MANY_FIELDS",
             field="plan.fields",
             limit=MAX_FIELDS,
         )
     if len(plan.filters) > MAX_FILTERS:
-        raise BadInput(
+        raise FieldQueryTooManyFilters(
             f"plan.filters: {len(plan.filters)} filters; at most {MAX_FILTERS} allowed",
-            code="FIELD_QUERY_TOO_MANY_FILTERS",
             field="plan.filters",
             limit=MAX_FILTERS,
         )
     if len(plan.sort) > MAX_SORT:
-        raise BadInput(
+        raise FieldQueryTooManySortKeys(
             f"plan.sort: {len(plan.sort)} keys; at most {MAX_SORT} allowed",
-            code="FIELD_QUERY_TOO_MANY_SORT_KEYS",
             field="plan.sort",
             limit=MAX_SORT,
         )
     if not 1 <= plan.limit <= MAX_LIMIT:
-        raise BadInput(
+        raise FieldQueryLimitOutOfRange(
             f"plan.limit: {plan.limit}; between 1 and {MAX_LIMIT} rows allowed",
-            code="FIELD_QUERY_LIMIT_OUT_OF_RANGE",
             field="plan.limit",
             limit=MAX_LIMIT,
         )
     if len(set(plan.fields)) != len(plan.fields):
-        raise BadInput("plan.fields: a field is named twice", code="FIELD_QUERY_INVALID_PLAN", field="plan.fields")
+        raise FieldQueryInvalidPlan("plan.fields: a field is named twice", field="plan.fields")
 
 
 def _in_days(v: dict) -> float:
@@ -174,9 +181,8 @@ def parse_operand(spec: FieldSpec, raw: Any, where: str) -> Any:
     """
 
     def bad(expect: str) -> BadInput:
-        return BadInput(
+        return FieldQueryInvalidFilter(
             f"{where}: {raw!r} is not a {spec.type.value} value for field {spec.name!r} ({expect})",
-            code="FIELD_QUERY_INVALID_FILTER",
             field=where,
         )
 
@@ -252,9 +258,8 @@ def _match(spec: FieldSpec, f: Filter, vals: list[ValueView], operand: Any) -> b
 
 def _spec(specs: dict[str, FieldSpec], name: str, where: str) -> FieldSpec:
     if name not in specs:
-        raise BadInput(
+        raise FieldNotDefined(
             f"{where}: field {name!r} is not defined in this collection (defined: {', '.join(sorted(specs)) or 'none'})",
-            code="FIELD_NOT_DEFINED",
             field=where,
         )
     return specs[name]
@@ -266,32 +271,25 @@ def _operands(plan: Plan, specs: dict[str, FieldSpec]) -> list[Any]:
         where = f"plan.filters[{i}]"
         spec = _spec(specs, f.field, f"{where}.field")
         if f.op not in OPS:
-            raise BadInput(
-                f"{where}.op: {f.op!r}; one of {', '.join(OPS)}", code="FIELD_QUERY_INVALID_FILTER", field=f"{where}.op"
-            )
+            raise FieldQueryInvalidFilter(f"{where}.op: {f.op!r}; one of {', '.join(OPS)}", field=f"{where}.op")
         if f.op in ("LT", "LTE", "GT", "GTE") and spec.type not in ORDERED:
-            raise BadInput(
+            raise FieldQueryInvalidFilter(
                 f"{where}.op: {f.op} needs an ordered type (NUMBER MONEY DATE DURATION); {spec.name!r} is {spec.type.value}",
-                code="FIELD_QUERY_INVALID_FILTER",
                 field=f"{where}.op",
             )
         if f.op == "CONTAINS" and spec.type != FieldType.TEXT:
-            raise BadInput(
+            raise FieldQueryInvalidFilter(
                 f"{where}.op: CONTAINS needs a TEXT field; {spec.name!r} is {spec.type.value}",
-                code="FIELD_QUERY_INVALID_FILTER",
                 field=f"{where}.op",
             )
         if f.op in ("EXISTS", "MISSING"):
             if f.value is not None:
-                raise BadInput(
-                    f"{where}.value: {f.op} takes no value", code="FIELD_QUERY_INVALID_FILTER", field=f"{where}.value"
-                )
+                raise FieldQueryInvalidFilter(f"{where}.value: {f.op} takes no value", field=f"{where}.value")
             out.append(None)
         elif f.op == "IN":
             if not isinstance(f.value, list) or not 1 <= len(f.value) <= 50:
-                raise BadInput(
+                raise FieldQueryInvalidFilter(
                     f"{where}.value: IN takes a list of 1–50 values",
-                    code="FIELD_QUERY_INVALID_FILTER",
                     field=f"{where}.value",
                     limit=50,
                 )
@@ -340,25 +338,22 @@ def run_plan(plan: Plan, specs_list: Sequence[FieldSpec], docs: list[DocValues])
     agg_spec = None
     if agg is not None:
         if agg.op not in AGGREGATES:
-            raise BadInput(
+            raise FieldQueryInvalidAggregate(
                 f"plan.aggregate.op: {agg.op!r}; one of {', '.join(AGGREGATES)}",
-                code="FIELD_QUERY_INVALID_AGGREGATE",
                 field="plan.aggregate.op",
             )
         if agg.field is not None:
             agg_spec = _spec(specs, agg.field, "plan.aggregate.field")
         if agg.op != "COUNT":
             if agg_spec is None:
-                raise BadInput(
+                raise FieldQueryInvalidAggregate(
                     f"plan.aggregate.field: {agg.op} needs a field",
-                    code="FIELD_QUERY_INVALID_AGGREGATE",
                     field="plan.aggregate.field",
                 )
             allowed = ORDERED if agg.op in ("MIN", "MAX") else ORDERED - {FieldType.DATE}
             if agg_spec.type not in allowed:
-                raise BadInput(
+                raise FieldQueryInvalidAggregate(
                     f"plan.aggregate: {agg.op} cannot take {agg_spec.type.value} field {agg_spec.name!r}",
-                    code="FIELD_QUERY_INVALID_AGGREGATE",
                     field="plan.aggregate.op",
                 )
         if agg.group_by is not None:
@@ -399,9 +394,8 @@ def run_plan(plan: Plan, specs_list: Sequence[FieldSpec], docs: list[DocValues])
                 for k in keys:
                     by[k].append(d)
             if len(by) > MAX_GROUPS:
-                raise BadInput(
+                raise FieldQueryTooManyGroups(
                     f"plan.aggregate.groupBy: {gspec.name!r} makes {len(by)} groups; at most {MAX_GROUPS} allowed (add a filter)",
-                    code="FIELD_QUERY_TOO_MANY_GROUPS",
                     field="plan.aggregate.groupBy",
                     limit=MAX_GROUPS,
                 )

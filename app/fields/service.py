@@ -21,7 +21,16 @@ from app.core.models import Document, DocumentVersion, FieldDefinition, FieldLab
 from app.core.text_rules import validate_identifier, validate_name, validate_text
 from app.corpus import VersionMeta, choose_versions
 from app.fields import store
-from app.fields.query import Plan, QueryResult, run_plan
+from app.fields.errors import (
+    FieldDefinitionsTooMany,
+    FieldExamplesTooMany,
+    FieldLabelInvalid,
+    FieldNameDuplicate,
+    FieldNameInvalid,
+    FieldNotDefined,
+)
+from app.fields.finders import text_key
+from app.fields.query import Plan, QueryResult, check_limits, run_plan
 from app.fields.store import ExtractReport
 from app.fields.suggest import Suggestion, suggest
 from app.fields.types import FieldSpec, FieldType, Multiplicity
@@ -70,17 +79,15 @@ class FieldInfo:
 def validate_spec(spec: FieldSpec, where: str) -> None:
     """Refuse a bad definition (name, description, examples), naming ``where``."""
     if not isinstance(spec.name, str) or not _NAME.fullmatch(spec.name):
-        raise BadInput(
+        raise FieldNameInvalid(
             f"{where}.name: {spec.name!r} must match [a-z][a-z0-9_]{{0,63}}",
-            code="FIELD_NAME_INVALID",
             field=f"{where}.name",
         )
     if spec.description:
         validate_text(spec.description, f"{where}.description", MAX_DESCRIPTION)
     if len(spec.examples) > MAX_EXAMPLES:
-        raise BadInput(
+        raise FieldExamplesTooMany(
             f"{where}.examples: {len(spec.examples)}; at most {MAX_EXAMPLES}",
-            code="FIELD_EXAMPLES_TOO_MANY",
             field=f"{where}.examples",
             limit=MAX_EXAMPLES,
         )
@@ -92,16 +99,15 @@ def validate_define(request: DefineFieldsRequest) -> None:
     """Every rule of a define request that needs no database."""
     validate_identifier(request.collection_id, "collectionId")
     if not 1 <= len(request.fields) <= MAX_DEFINITIONS:
-        raise BadInput(
+        raise FieldDefinitionsTooMany(
             f"fields: {len(request.fields)}; between 1 and {MAX_DEFINITIONS} per call",
-            code="FIELD_DEFINITIONS_TOO_MANY",
             field="fields",
             limit=MAX_DEFINITIONS,
         )
     names = [f.name for f in request.fields]
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)
-        raise BadInput(f"fields: {dup!r} is defined twice", code="FIELD_NAME_DUPLICATE", field="fields")
+        raise FieldNameDuplicate(f"fields: {dup!r} is defined twice", field="fields")
     for i, spec in enumerate(request.fields):
         validate_spec(spec, f"fields[{i}]")
 
@@ -121,9 +127,8 @@ async def define_fields(services: Any, principal: Any, request: DefineFieldsRequ
         wanted = {f.name for f in request.fields}
         total = len(wanted | (set() if request.replace_all else set(existing)))
         if total > MAX_DEFINITIONS:
-            raise BadInput(
+            raise FieldDefinitionsTooMany(
                 f"fields: the collection would have {total} fields; at most {MAX_DEFINITIONS}",
-                code="FIELD_DEFINITIONS_TOO_MANY",
                 field="fields",
                 limit=MAX_DEFINITIONS,
             )
@@ -194,8 +199,6 @@ async def query_fields(services: Any, principal: Any, plan: Plan) -> QueryResult
     """Run a plan (limits and operators in :mod:`app.fields.query`); values as known at
     ``plan.known_at``, each citation re-checked live."""
     validate_identifier(plan.collection_id, "plan.collectionId")
-    from app.fields.query import check_limits
-
     check_limits(plan)
     at = store.known_at_time(plan.known_at)
     async with services.db.session() as s:
@@ -214,9 +217,8 @@ async def label_value(services: Any, principal: Any, request: LabelRequest) -> l
     """
     validate_identifier(request.document_id, "documentId")
     if len(request.values) > MAX_LABEL_VALUES:
-        raise BadInput(
+        raise FieldLabelInvalid(
             f"values: {len(request.values)}; at most {MAX_LABEL_VALUES}",
-            code="FIELD_LABEL_INVALID",
             field="values",
             limit=MAX_LABEL_VALUES,
         )
@@ -227,9 +229,8 @@ async def label_value(services: Any, principal: Any, request: LabelRequest) -> l
         specs = {r.name: store.spec_of(r) for r in await store.definitions(s, doc.collection_id)}
         spec = specs.get(request.field)
         if spec is None:
-            raise BadInput(
+            raise FieldNotDefined(
                 f"field: {request.field!r} is not defined in the document's collection",
-                code="FIELD_NOT_DEFINED",
                 field="field",
             )
         versions = (
@@ -250,19 +251,16 @@ async def label_value(services: Any, principal: Any, request: LabelRequest) -> l
             validate_name(raw, f"values[{i}]", 500)
             found = store.candidate_keys(raw, spec.type)
             if spec.type == FieldType.TEXT:
-                from app.fields.finders import text_key
-
                 keys.append(text_key(raw))
             elif len(found) == 1:
                 keys.append(next(iter(found)))
             else:
-                raise BadInput(
+                raise FieldLabelInvalid(
                     f"values[{i}]: {raw!r} is not one {spec.type.value} value",
-                    code="FIELD_LABEL_INVALID",
                     field=f"values[{i}]",
                 )
         if spec.multiplicity == Multiplicity.ONE and len(keys) > 1:
-            raise BadInput(f"values: field {spec.name!r} takes one value", code="FIELD_LABEL_INVALID", field="values")
+            raise FieldLabelInvalid(f"values: field {spec.name!r} takes one value", field="values")
         row = (
             await s.execute(
                 select(FieldLabel).where(FieldLabel.version_id == version.id, FieldLabel.field_name == spec.name)

@@ -37,7 +37,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.db import Database
-from app.core.errors import BadInput, NotFound
+from app.core.errors import NotFound
 from app.core.ids import new_id, utcnow
 from app.core.models import (
     Collection,
@@ -52,6 +52,7 @@ from app.core.models import (
     VersionPassage,
 )
 from app.corpus import VersionMeta, choose_versions
+from app.fields.errors import FieldKnownAtInvalid
 from app.fields.finders import find_candidates, verify_span
 from app.fields.ranker import FieldModel, Ranker, doc_features, train_field
 from app.fields.types import FieldSpec, FieldType, Multiplicity
@@ -295,13 +296,9 @@ def known_at_time(known_at: str | None) -> datetime | None:
     try:
         day = datetime.strptime(known_at, "%Y-%m-%d").replace(tzinfo=UTC)
     except ValueError:
-        raise BadInput(
-            f"knownAt: {known_at!r} is not a date YYYY-MM-DD", code="FIELD_KNOWN_AT_INVALID", field="knownAt"
-        ) from None
+        raise FieldKnownAtInvalid(f"knownAt: {known_at!r} is not a date YYYY-MM-DD", field="knownAt") from None
     if known_at != day.strftime("%Y-%m-%d"):
-        raise BadInput(
-            f"knownAt: {known_at!r} is not a date YYYY-MM-DD", code="FIELD_KNOWN_AT_INVALID", field="knownAt"
-        )
+        raise FieldKnownAtInvalid(f"knownAt: {known_at!r} is not a date YYYY-MM-DD", field="knownAt")
     return day + timedelta(days=1) - timedelta(microseconds=1)
 
 
