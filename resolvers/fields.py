@@ -278,7 +278,7 @@ class FieldQuery:
     async def fields(
         self, info: Info, collection_id: strawberry.ID, principal: Principal, known_at: str | None = None
     ) -> list[FieldDefinition]:
-        infos = await fl.list_fields(info.context.services, principal, collection_id, known_at)
+        infos = await fl.list_fields(info.context.services, principal, fl.FieldsRequest(collection_id, known_at))
         return [
             FieldDefinition(
                 name=i.spec.name,
@@ -330,7 +330,7 @@ class FieldQuery:
     async def suggest_fields(
         self, info: Info, collection_id: strawberry.ID, principal: Principal, limit: int = 20
     ) -> list[FieldSuggestion]:
-        got = await fl.suggest_fields(info.context.services, principal, collection_id, limit)
+        got = await fl.suggest_fields(info.context.services, principal, fl.SuggestRequest(collection_id, limit))
         return [
             FieldSuggestion(name=s.name, type=s.type, label=s.label, documents=s.documents, examples=list(s.examples))
             for s in got
@@ -363,7 +363,7 @@ class FieldMutation:
     async def extract_fields(
         self, info: Info, collection_id: strawberry.ID, principal: Principal, force: bool = False
     ) -> ExtractFieldsResult:
-        r = await fl.extract_fields(info.context.services, principal, collection_id, force=force)
+        r = await fl.extract_fields(info.context.services, principal, fl.ExtractRequest(collection_id, force))
         return ExtractFieldsResult(documents=r.documents, values=r.values, nulls=r.nulls, seconds=r.seconds)
 
     @strawberry.mutation(

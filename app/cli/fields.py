@@ -123,7 +123,7 @@ def define(
 
 async def extract_with_progress(services, principal, collection_id: str, *, force: bool = False):
     """:func:`app.fields.extract_fields` with a documents bar on stderr."""
-    from app.fields import extract_fields
+    from app.fields import ExtractRequest, extract_fields
 
     with _progress() as progress:
         task = progress.add_task("fields", total=None)
@@ -131,7 +131,7 @@ async def extract_with_progress(services, principal, collection_id: str, *, forc
         def on(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
-        return await extract_fields(services, principal, collection_id, force=force, progress=on)
+        return await extract_fields(services, principal, ExtractRequest(collection_id, force), progress=on)
 
 
 @fields_cli.command("extract")
@@ -153,10 +153,10 @@ def extract(
 @fields_cli.command("list")
 def list_(collection: str = CollectionOpt, workspace: str = WorkspaceOpt, data_dir: Path | None = DataDir) -> None:
     """The collection's fields with coverage, as JSON lines."""
-    from app.fields import list_fields
+    from app.fields import FieldsRequest, list_fields
 
     async def action(services, principal, coll_id):
-        return await list_fields(services, principal, coll_id)
+        return await list_fields(services, principal, FieldsRequest(coll_id))
 
     for i in _with_collection(data_dir, workspace, collection, action):
         typer.echo(
@@ -178,10 +178,10 @@ def list_(collection: str = CollectionOpt, workspace: str = WorkspaceOpt, data_d
 @fields_cli.command("suggest")
 def suggest(collection: str = CollectionOpt, workspace: str = WorkspaceOpt, data_dir: Path | None = DataDir) -> None:
     """Fields suggested by recurring `Label: value` lines (never applied), as JSON lines."""
-    from app.fields import suggest_fields
+    from app.fields import SuggestRequest, suggest_fields
 
     async def action(services, principal, coll_id):
-        return await suggest_fields(services, principal, coll_id)
+        return await suggest_fields(services, principal, SuggestRequest(coll_id))
 
     for sg in _with_collection(data_dir, workspace, collection, action):
         typer.echo(

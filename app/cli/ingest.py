@@ -74,12 +74,12 @@ async def _extract_fields(db, settings: Settings, workspace_id: str, collection:
 
     from app.cli.fields import _operator, extract_with_progress
     from app.corpus import list_collections
-    from app.fields import list_fields
+    from app.fields import FieldsRequest, list_fields
 
     async with db.session() as s:
         coll = next(c for c, _ in await list_collections(s, workspace_id=workspace_id) if c.name == collection)
     services = SimpleNamespace(db=db, settings=settings)
-    if not await list_fields(services, _operator(workspace_id), coll.id):
+    if not await list_fields(services, _operator(workspace_id), FieldsRequest(coll.id)):
         return None
     return await extract_with_progress(services, _operator(workspace_id), coll.id)
 

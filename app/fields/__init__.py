@@ -3,7 +3,7 @@
 Finders (:mod:`app.fields.finders`) propose typed candidates with exact spans; the ranker
 (:mod:`app.fields.ranker`) picks each field's value(s) and learns from editors' labels;
 :mod:`app.fields.store` keeps definitions, values (versioned with the document) and labels;
-:mod:`app.fields.query` runs ``queryFields`` plans; :mod:`app.fields.service` is the entry
+:mod:`app.fields.query` runs ``queryFields`` plans; :mod:`app.fields.operations` is the entry
 point of every operation.
 
 Public surface: other packages import only the names below (import-linter contract in
@@ -29,6 +29,23 @@ from app.fields.errors import (
 )
 from app.fields.finders import find_candidates, text_key, verify_span
 from app.fields.kleister import KLEISTER_NDA_FIELDS
+from app.fields.operations import (
+    DefineFieldsRequest,
+    ExtractRequest,
+    FieldInfo,
+    FieldsRequest,
+    LabelRequest,
+    SuggestRequest,
+    define_fields,
+    extract_fields,
+    extract_on_new_version,
+    label_value,
+    list_fields,
+    query_fields,
+    suggest_fields,
+    train_fields,
+    validate_define,
+)
 from app.fields.query import (
     MAX_FIELDS,
     MAX_FILTERS,
@@ -44,19 +61,6 @@ from app.fields.query import (
     check_limits,
 )
 from app.fields.ranker import DocFeatures, FieldModel, Ranker, choose, doc_features, f1, train, train_field
-from app.fields.service import (
-    DefineFieldsRequest,
-    FieldInfo,
-    LabelRequest,
-    define_fields,
-    extract_fields,
-    label_value,
-    list_fields,
-    query_fields,
-    suggest_fields,
-    train_fields,
-    validate_define,
-)
 from app.fields.store import DocValues, ExtractReport, ValueView, extract_collection
 from app.fields.suggest import Suggestion
 from app.fields.types import Candidate, Extracted, FieldSpec, FieldType, Multiplicity
@@ -74,6 +78,7 @@ __all__ = [
     "DocFeatures",
     "DocValues",
     "ExtractReport",
+    "ExtractRequest",
     "Extracted",
     "FieldDefinitionsTooMany",
     "FieldExamplesTooMany",
@@ -94,6 +99,7 @@ __all__ = [
     "FieldQueryTooManySortKeys",
     "FieldSpec",
     "FieldType",
+    "FieldsRequest",
     "Filter",
     "Group",
     "LabelRequest",
@@ -102,6 +108,7 @@ __all__ = [
     "QueryResult",
     "Ranker",
     "Sort",
+    "SuggestRequest",
     "Suggestion",
     "ValueView",
     "check_limits",
@@ -110,6 +117,7 @@ __all__ = [
     "doc_features",
     "extract_collection",
     "extract_fields",
+    "extract_on_new_version",
     "f1",
     "find_candidates",
     "label_value",

@@ -15,12 +15,15 @@ from app.fields import (
     KLEISTER_NDA_FIELDS,
     Aggregate,
     DefineFieldsRequest,
+    ExtractRequest,
     FieldSpec,
+    FieldsRequest,
     FieldType,
     Filter,
     LabelRequest,
     Plan,
     Sort,
+    SuggestRequest,
     define_fields,
     extract_fields,
     label_value,
@@ -77,7 +80,7 @@ async def _setup(db):
 
         (coll, _), *_ = await list_collections(s, workspace_id=ws.id)
     await define_fields(_services(db), editor, DefineFieldsRequest(coll.id, KLEISTER_NDA_FIELDS))
-    report = await extract_fields(_services(db), editor, coll.id)
+    report = await extract_fields(_services(db), editor, ExtractRequest(coll.id))
     assert report.documents == 3
     return editor, coll
 
@@ -122,7 +125,7 @@ async def test_count_per_jurisdiction_with_coverage(db):
     )
     assert [(g.key, g.documents, g.value) for g in result.groups] == [("Delaware", 2, 2), ("New York", 1, 1)]
     assert result.coverage == {"jurisdiction": 1.0} and not result.incomplete
-    infos = {i.spec.name: i for i in await list_fields(_services(db), editor, coll.id)}
+    infos = {i.spec.name: i for i in await list_fields(_services(db), editor, FieldsRequest(coll.id))}
     assert infos["jurisdiction"].coverage == 1.0 and infos["term"].with_value == 2
     assert infos["term"].model in ("SEED", "ZERO_SHOT")
 
@@ -154,7 +157,7 @@ async def test_known_at_returns_the_value_known_then_and_changed_text_is_stale(d
     (j,) = row.values["jurisdiction"]
     new_text = NDAS["acme.txt"].replace("March 1, 2015", "April 2, 2016")
     assert j.value == "Delaware" and not j.stale and new_text[j.start : j.end] == "Delaware"
-    await extract_fields(_services(db), editor, coll.id)  # what ingest runs
+    await extract_fields(_services(db), editor, ExtractRequest(coll.id))  # what ingest runs
     row = await acme(plan)
     assert [v.value for v in row.values["effective_date"]] == ["2016-04-02"] and row.version_number == 2
     row = await acme(Plan(coll.id, fields=("effective_date",), known_at="2023-12-31"))
@@ -172,7 +175,7 @@ async def test_labels_train_the_ranker(db):
         editor,
         DefineFieldsRequest(coll.id, (FieldSpec("company_state", FieldType.TEXT, "state of incorporation"),)),
     )
-    await extract_fields(_services(db), editor, coll.id)
+    await extract_fields(_services(db), editor, ExtractRequest(coll.id))
     async with db.session() as s:
         from sqlalchemy import select
 
@@ -188,7 +191,7 @@ async def test_labels_train_the_ranker(db):
     assert exc.value.code == "FIELD_LABEL_INVALID"
     origin = await train_fields(_services(db), editor, coll.id)
     assert origin["company_state"] == "LABELS"
-    await extract_fields(_services(db), editor, coll.id)
+    await extract_fields(_services(db), editor, ExtractRequest(coll.id))
     result = await query_fields(
         _services(db), editor, Plan(coll.id, fields=("company_state",), sort=(Sort("company_state"),))
     )
@@ -227,7 +230,7 @@ async def test_every_limit_is_refused_with_a_code_naming_it(db, plan, code, limi
 
 async def test_suggestions_are_not_applied(db):
     editor, coll = await _setup(db)
-    got = await suggest_fields(_services(db), editor, coll.id)
+    got = await suggest_fields(_services(db), editor, SuggestRequest(coll.id))
     assert all(s.name not in {"party", "term"} for s in got)
-    infos = await list_fields(_services(db), editor, coll.id)
+    infos = await list_fields(_services(db), editor, FieldsRequest(coll.id))
     assert sorted(i.spec.name for i in infos) == ["effective_date", "jurisdiction", "party", "term"]

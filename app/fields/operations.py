@@ -53,6 +53,30 @@ class DefineFieldsRequest:
 
 
 @dataclass(frozen=True)
+class FieldsRequest:
+    """The fields of a collection, with coverage as known at ``known_at`` (``YYYY-MM-DD``; None: now)."""
+
+    collection_id: str
+    known_at: str | None = None
+
+
+@dataclass(frozen=True)
+class ExtractRequest:
+    """Extract a collection's pending versions (``force``: every current version)."""
+
+    collection_id: str
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class SuggestRequest:
+    """Suggest up to ``limit`` (1–50) fields for a collection."""
+
+    collection_id: str
+    limit: int = 20
+
+
+@dataclass(frozen=True)
 class LabelRequest:
     """An editor's truth for one field of a document's current version: ``values`` as text
     (parsed with the field's finder: "March 1, 2020", "2 years", "Delaware"); empty = the
@@ -157,10 +181,13 @@ async def define_fields(services: Any, principal: Any, request: DefineFieldsRequ
         return [store.spec_of(r) for r in await store.definitions(s, request.collection_id)]
 
 
-async def list_fields(
-    services: Any, principal: Any, collection_id: str, known_at: str | None = None
-) -> list[FieldInfo]:
-    """The collection's fields with coverage (as of ``knownAt`` when given)."""
+async def list_fields(services: Any, principal: Any, request: FieldsRequest) -> list[FieldInfo]:
+    """The collection's fields with coverage (as of ``request.known_at`` when given).
+
+    Raises:
+        BadInput (collectionId), FieldKnownAtInvalid, NotFound (collection).
+    """
+    collection_id, known_at = request.collection_id, request.known_at
     validate_identifier(collection_id, "collectionId")
     at = store.known_at_time(known_at)
     async with services.db.session() as s:
@@ -185,14 +212,30 @@ async def list_fields(
     ]
 
 
-async def extract_fields(
-    services: Any, principal: Any, collection_id: str, *, force: bool = False, progress=None
-) -> ExtractReport:
-    """Extract the collection's pending versions (``force``: every current version)."""
-    validate_identifier(collection_id, "collectionId")
+async def extract_fields(services: Any, principal: Any, request: ExtractRequest, *, progress=None) -> ExtractReport:
+    """Extract the collection's pending versions (``request.force``: every current version);
+    ``progress(done, total)`` is called as documents finish (the CLI's bar).
+
+    Raises:
+        BadInput (collectionId), NotFound (collection).
+    """
+    validate_identifier(request.collection_id, "collectionId")
     return await store.extract_collection(
-        services.db, workspace_id=principal.workspace_id, collection_id=collection_id, force=force, progress=progress
+        services.db,
+        workspace_id=principal.workspace_id,
+        collection_id=request.collection_id,
+        force=request.force,
+        progress=progress,
     )
+
+
+async def extract_on_new_version(services: Any, principal: Any, request: ExtractRequest) -> ExtractReport | None:
+    """The corpus write hook: re-extract the collection's learned fields after a document got a
+    new version (``None`` when the collection defines no fields, nothing is run then)."""
+    async with services.db.session() as s:
+        if not await store.definitions(s, request.collection_id):
+            return None
+    return await extract_fields(services, principal, request)
 
 
 async def query_fields(services: Any, principal: Any, plan: Plan) -> QueryResult:
@@ -298,9 +341,14 @@ async def train_fields(services: Any, principal: Any, collection_id: str) -> dic
     return origin
 
 
-async def suggest_fields(services: Any, principal: Any, collection_id: str, limit: int = 20) -> list[Suggestion]:
+async def suggest_fields(services: Any, principal: Any, request: SuggestRequest) -> list[Suggestion]:
     """Fields suggested by recurring ``Label: value`` lines of the collection's current
-    versions (never applied; an editor defines them). ``limit`` 1–50."""
+    versions (never applied; an editor defines them). ``request.limit`` 1–50.
+
+    Raises:
+        BadInput (collectionId, limit), NotFound (collection).
+    """
+    collection_id, limit = request.collection_id, request.limit
     validate_identifier(collection_id, "collectionId")
     if not 1 <= limit <= 50:
         raise BadInput(f"limit: {limit}; between 1 and 50", field="limit", limit=50)
