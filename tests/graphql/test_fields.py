@@ -80,3 +80,28 @@ def test_fields_over_graphql(live):
     too_many = live.gql(PLAN_Q, {"p": {"collectionId": coll, "fields": ["party"], "limit": 201}}, agent).json()
     err = too_many["errors"][0]
     assert err["extensions"]["code"] == "FIELD_QUERY_LIMIT_OUT_OF_RANGE" and err["extensions"]["limit"] == 200
+    # a new version re-extracts on write (Services.on_new_version from bootstrap): no extractFields call
+    live.data(
+        "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){status}}",
+        {
+            "i": {
+                "collectionId": coll,
+                "externalId": "gamma.txt",
+                "title": "gamma.txt",
+                "text": NDAS["gamma.txt"].replace("State of Delaware", "State of New York"),
+            }
+        },
+        owner,
+    )
+    again = live.data(
+        PLAN_Q,
+        {
+            "p": {
+                "collectionId": coll,
+                "fields": ["jurisdiction"],
+                "aggregate": {"op": "COUNT", "groupBy": "jurisdiction"},
+            }
+        },
+        agent,
+    )["queryFields"]
+    assert {g["key"]: g["documents"] for g in again["groups"]} == {"Delaware": 1, "New York": 2}
