@@ -5,6 +5,7 @@ Routes (each registered in :mod:`app.governance.registry`):
   ``WS /graphql`` (graphql-transport-ws);
 - ``POST /v1/context-packs/stream`` NDJSON pack stream (header, items, footer);
 - ``POST /api/v1/decisions``, ``GET /api/v1/decisions/{id}`` (:mod:`app.http.decisions`);
+- ``POST /mcp`` the MCP tools over streamable HTTP (:mod:`app.mcp`);
 - ``GET /healthz`` (process up), ``GET /readyz`` (migrated, indexes repaired, model warm).
 
 Start-up: migrate the database (Alembic), open the indexes, then in the background repair
@@ -44,10 +45,13 @@ from app.http import (
     graphiql_html,
     make_create_route,
     make_read_route,
+    make_replay_route,
     make_stream_route,
     route_not_found,
 )
+from app.mcp import MCPHttp
 from app.memory import purge_expired as purge_expired_memories
+from app.replay import purge_expired_replays
 from resolvers.schema import schema
 
 log = logging.getLogger("cairn")
@@ -114,6 +118,9 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
             async with svc.db.session() as s:
                 purged = await purge_expired_memories(s)
             readiness.detail["memoryPurge"] = f"done ({purged} expired memory versions deleted)"
+            async with svc.db.session() as s:
+                purged = await purge_expired_replays(s)
+            readiness.detail["replayPurge"] = f"done ({purged} expired replay records deleted)"
             readiness.detail["indexRepair"] = f"done ({lex} lexical, {vec} vector passages indexed)"
             await svc.db.analyze()
             if svc.indexes.embedder is not None:
@@ -136,7 +143,8 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         view.services = svc
         task = asyncio.create_task(startup_work(svc))
         try:
-            yield
+            async with mcp_http.running():
+                yield
         finally:
             task.cancel()
             with contextlib.suppress(BaseException):
@@ -173,12 +181,15 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         )
 
     gate = GraphQLGate(view, lambda: holder["services"])
+    mcp_http = MCPHttp(lambda: holder["services"])
     routes = [
         Route("/graphql", gate, methods=["GET", "POST"]),
         WebSocketRoute("/graphql", view),
         Route("/v1/context-packs/stream", make_stream_route(lambda: holder["services"]), methods=["POST"]),
         Route("/api/v1/decisions", make_create_route(lambda: holder["services"]), methods=["POST"]),
         Route("/api/v1/decisions/{decision_id}", make_read_route(lambda: holder["services"]), methods=["GET"]),
+        Route("/mcp", mcp_http, methods=["POST"]),
+        Route("/v1/replays/{replayId}", make_replay_route(lambda: holder["services"]), methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Mount("/static/graphiql", app=StaticFiles(directory=STATIC_DIR), name="graphiql-assets"),

@@ -1,4 +1,4 @@
-"""Collections and documents: reads (``document``, ``collections``) and member-only writes."""
+"""Collections and documents: reads (``document``, ``documents``, ``collections``) and member-only writes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,16 @@ import strawberry
 from app import corpus as docs
 from app.core.errors import BadInput
 from app.core.text_rules import validate_identifier, validate_name
-from app.corpus import CollectionInfo, DocumentRead, DocumentRequest, DocumentWrite
+from app.corpus import (
+    MAX_PAGE,
+    CollectionInfo,
+    DocumentListRequest,
+    DocumentPage,
+    DocumentRead,
+    DocumentRequest,
+    DocumentWrite,
+    validate_list_request,
+)
 from app.governance import Governed, Principal
 from resolvers.packs import AsOfInput
 from resolvers.types import Info
@@ -30,7 +39,9 @@ class DocumentVersion:
     text: str
     content_sha256: str
     valid_from: datetime
-    valid_to: datetime | None
+    valid_to: datetime | None = strawberry.field(
+        description="End of the valid interval as known at asOf.systemTime: an open interval that a later version replaces ends at that version's validFrom."
+    )
     recorded_at: datetime = strawberry.field(description="System time: when Cairn recorded this version.")
     passages: list[PassageSpan]
 
@@ -47,6 +58,27 @@ class Document:
     current_version_id: strawberry.ID | None = strawberry.field(
         description="The version visible at asOf (null: none then)."
     )
+
+
+@strawberry.type(description="A live document without its text (a row of documents()).")
+class DocumentSummary:
+    id: strawberry.ID
+    external_id: str = strawberry.field(
+        description="Your key for the document (`cairn ingest`: the file's path relative to the ingested root)."
+    )
+    title: str
+    media_type: str
+    collection_id: strawberry.ID
+    collection_name: str
+    created_at: datetime
+
+
+@strawberry.type(description="A page of a collection's live documents in externalId order.")
+class DocumentConnection:
+    documents: list[DocumentSummary]
+    total_count: int = strawberry.field(description="Live documents in the collection (all pages).")
+    end_cursor: str | None = strawberry.field(description="Pass as after for the next page; null on the last page.")
+    has_next_page: bool
 
 
 @strawberry.type
@@ -100,7 +132,7 @@ def to_document(read: DocumentRead) -> Document:
                 text=v.text,
                 content_sha256=v.content_sha256,
                 valid_from=v.valid_from,
-                valid_to=v.valid_to,
+                valid_to=read.valid_to.get(v.id, v.valid_to),
                 recorded_at=v.recorded_at,
                 passages=[
                     PassageSpan(passage_id=p[0], ordinal=p[1], start=p[2], end=p[3])
@@ -115,6 +147,31 @@ def to_document(read: DocumentRead) -> Document:
 def to_collection(c: CollectionInfo) -> Collection:
     """Service collection → GraphQL collection."""
     return Collection(id=c.id, name=c.name, document_count=c.document_count, created_at=c.created_at)
+
+
+def to_connection(page: DocumentPage) -> DocumentConnection:
+    """Service page → GraphQL connection."""
+    return DocumentConnection(
+        documents=[
+            DocumentSummary(
+                id=d.id,
+                external_id=d.external_id,
+                title=d.title,
+                media_type=d.media_type,
+                collection_id=d.collection_id,
+                collection_name=d.collection_name,
+                created_at=d.created_at,
+            )
+            for d in page.documents
+        ],
+        total_count=page.total_count,
+        end_cursor=page.end_cursor,
+        has_next_page=page.has_next_page,
+    )
+
+
+def _validate_documents(collection_id: str, first: int = 50, after: str | None = None) -> None:
+    validate_list_request(DocumentListRequest(collection_id, first, after))
 
 
 def _validate_id(id: str, **_: object) -> None:
@@ -155,7 +212,26 @@ class DocumentQuery:
         )
         return to_document(await docs.get_document(info.context.services, principal, request))
 
-    @strawberry.field(description="Live collections of your workspace.", extensions=[Governed("collections")])
+    @strawberry.field(
+        description=f"A page of a collection's live documents in externalId order: first 1–{MAX_PAGE} "
+        "(PAGE_SIZE_OUT_OF_RANGE beyond), after = endCursor of the previous page (INVALID_CURSOR otherwise).",
+        extensions=[Governed("documents", validate=_validate_documents)],
+    )
+    async def documents(
+        self,
+        info: Info,
+        collection_id: strawberry.ID,
+        principal: Principal,
+        first: int = 50,
+        after: str | None = None,
+    ) -> DocumentConnection:
+        request = DocumentListRequest(collection_id=collection_id, first=first, after=after)
+        return to_connection(await docs.list_documents(info.context.services, principal, request))
+
+    @strawberry.field(
+        description="Live collections of your workspace with their live document counts.",
+        extensions=[Governed("collections")],
+    )
     async def collections(self, info: Info, principal: Principal) -> list[Collection]:
         return [to_collection(c) for c in await docs.workspace_collections(info.context.services, principal)]
 

@@ -50,10 +50,13 @@ class Trust(Enum):
     UNTRUSTED = "UNTRUSTED"
 
 
-@strawberry.enum(description="EVIDENCE = a ranked passage; WHOLE_DOCUMENT = a document's full text.")
+@strawberry.enum(
+    description="EVIDENCE = a ranked passage; WHOLE_DOCUMENT = a document's full text; FACT = a time-scoped statement from the temporal index (sources: GRAPH), its interval in validity."
+)
 class PackItemKind(Enum):
     EVIDENCE = "EVIDENCE"
     WHOLE_DOCUMENT = "WHOLE_DOCUMENT"
+    FACT = "FACT"
 
 
 @strawberry.input(description="Token and time budget of a pack.")
@@ -98,12 +101,34 @@ class Citation:
     start: int = strawberry.field(description="Character offset (Python str index) into the version text.")
     end: int
     sha256: str
+    external_id: str = strawberry.field(
+        description="The document's external id (your key; `cairn ingest`: the file's relative path)."
+    )
+    document_title: str = strawberry.field(description='The document\'s title ("" when it has none).')
+    collection_id: strawberry.ID
+    collection_name: str
 
 
 @strawberry.type(description="Valid-time interval of the cited version.")
 class Validity:
     valid_from: datetime
     valid_to: datetime | None
+
+
+@strawberry.enum(description="How precisely the text gave the date: to the DAY, MONTH or YEAR.")
+class TimePrecision(Enum):
+    DAY = "DAY"
+    MONTH = "MONTH"
+    YEAR = "YEAR"
+
+
+@strawberry.type(
+    description="A statement's normalised interval [validFrom, validTo) parsed from the text around it (null: open end)."
+)
+class FactInterval:
+    valid_from: datetime | None
+    valid_to: datetime | None
+    precision: TimePrecision
 
 
 @strawberry.type(description="1-based rank of the item in each retrieval leg (null: not returned by that leg).")
@@ -125,12 +150,19 @@ class PackItem:
     alternate_citations: list[Citation] = strawberry.field(
         description="Exact and near duplicates merged into this item."
     )
+    external_id: str = strawberry.field(
+        description="The document's external id (your key; `cairn ingest`: the file's relative path)."
+    )
     document_title: str
     collection_id: strawberry.ID
+    collection_name: str
     validity: Validity
     superseded: bool = strawberry.field(description="A newer version of the document exists.")
     contradiction: bool = strawberry.field(description="Another item in the pack states a conflicting value.")
     contradicts: list[strawberry.ID] = strawberry.field(description="Passage ids of the conflicting items.")
+    interval: FactInterval | None = strawberry.field(
+        default=None, description="FACT items: the statement's interval (null for other kinds)."
+    )
 
 
 @strawberry.type(description="Server-side time per stage, ms.")
@@ -256,8 +288,15 @@ def to_item(i: pt.PackItem) -> PackItem:
             citation=_citation(f["citation"]),
             alternateCitations=[_citation(a) for a in f["alternateCitations"]],
             validity=Validity(**_kwargs(f["validity"])),
+            interval=_interval(f["interval"]),
         )
     )
+
+
+def _interval(fields: dict[str, Any] | None) -> FactInterval | None:
+    if fields is None:
+        return None
+    return FactInterval(**_kwargs(fields, precision=TimePrecision(fields["precision"])))
 
 
 def to_header(h: pt.PackHeader, info: Info) -> PackHeader:
@@ -282,6 +321,30 @@ def to_footer(f: pt.PackFooter) -> PackFooter:
     return PackFooter(**_kwargs(fields, timings=PackTimings(**_kwargs(fields["timings"]))))
 
 
+def to_pack(pack: pt.Pack, info: Info) -> ContextPack:
+    """Service pack → GraphQL pack (header, items and footer through :func:`to_header`,
+    :func:`to_item` and :func:`to_footer`)."""
+    h, f = to_header(pack.header, info), to_footer(pack.footer)
+    return ContextPack(
+        pack_id=h.pack_id,
+        replay_id=h.replay_id,
+        max_tokens=h.max_tokens,
+        tokens_used=f.tokens_used,
+        truncated=f.truncated,
+        complete=f.complete,
+        incomplete_reasons=f.incomplete_reasons,
+        latency_ms=f.latency_ms,
+        tokenizer=h.tokenizer,
+        retrieval=h.retrieval,
+        as_of=h.as_of,
+        items=[to_item(i) for i in pack.items],
+        timings=f.timings,
+        candidates=f.candidates,
+        duplicates_merged=f.duplicates_merged,
+        notes=f.notes,
+    )
+
+
 @strawberry.type
 class PackQuery:
     @strawberry.field(
@@ -290,25 +353,7 @@ class PackQuery:
     )
     async def context_pack(self, info: Info, input: ContextPackInput, principal: Principal) -> ContextPack:
         pack = await build_pack(info.context.services, principal, to_request(input), trace_id=info.context.trace_id)
-        h, f = to_header(pack.header, info), to_footer(pack.footer)
-        return ContextPack(
-            pack_id=h.pack_id,
-            replay_id=h.replay_id,
-            max_tokens=h.max_tokens,
-            tokens_used=f.tokens_used,
-            truncated=f.truncated,
-            complete=f.complete,
-            incomplete_reasons=f.incomplete_reasons,
-            latency_ms=f.latency_ms,
-            tokenizer=h.tokenizer,
-            retrieval=h.retrieval,
-            as_of=h.as_of,
-            items=[to_item(i) for i in pack.items],
-            timings=f.timings,
-            candidates=f.candidates,
-            duplicates_merged=f.duplicates_merged,
-            notes=f.notes,
-        )
+        return to_pack(pack, info)
 
 
 @strawberry.type

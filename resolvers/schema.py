@@ -38,6 +38,8 @@ from resolvers.limits import MAX_DEPTH, MAX_SELECTIONS, limit_errors
 from resolvers.memory import MemoryMutation, MemoryQuery
 from resolvers.ontology import OntologyMutation, OntologyQuery
 from resolvers.packs import PackQuery, PackSubscription
+from resolvers.replay import ReplayQuery
+from resolvers.temporal import TemporalQuery
 
 log = logging.getLogger("cairn.graphql")
 
@@ -260,7 +262,17 @@ class CairnSchema(strawberry.Schema):
 
 
 @strawberry.type
-class Query(PackQuery, DocumentQuery, IdentityQuery, OntologyQuery, MemoryQuery, DecisionQuery, FieldQuery):
+class Query(
+    PackQuery,
+    ReplayQuery,
+    TemporalQuery,
+    DocumentQuery,
+    IdentityQuery,
+    OntologyQuery,
+    MemoryQuery,
+    DecisionQuery,
+    FieldQuery,
+):
     """Root query."""
 
 

@@ -1,4 +1,4 @@
-"""The ``cairn`` command (typer): serve, demo, ingest, reindex, migrate, and identity admin.
+"""The ``cairn`` command (typer): serve, mcp, demo, ingest, reindex, migrate, and identity admin.
 
 The CLI is the operator's tool on the server machine: it talks to the database directly
 (no bearer token). Commands that open the indexes (``serve``, ``ingest``, ``reindex``,
@@ -14,7 +14,20 @@ stderr (at a fixed width when stderr is not a terminal).
 
 from __future__ import annotations
 
-from app.cli import credentials, database, demo, fields, ingest, members, memory, ontology, serve, workspaces
+from app.cli import (
+    credentials,
+    database,
+    demo,
+    documents,
+    fields,
+    ingest,
+    mcp,
+    members,
+    memory,
+    ontology,
+    serve,
+    workspaces,
+)
 from app.cli.common import cli
 
 # The command tree, in the order `cairn --help` lists it.
@@ -23,11 +36,13 @@ cli.add_typer(members.members_cli, name="members")
 cli.add_typer(credentials.credentials_cli, name="credentials")
 cli.add_typer(ontology.ontology_cli, name="ontology")
 cli.add_typer(memory.memory_cli, name="memory")
+cli.add_typer(documents.documents_cli, name="documents")
 cli.add_typer(fields.fields_cli, name="fields")
 cli.command()(database.migrate)
 cli.command()(ingest.ingest)
 cli.command()(ingest.reindex)
 cli.command()(serve.serve)
+cli.command()(mcp.mcp)
 cli.command()(demo.demo)
 
 

@@ -5,7 +5,7 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.corpus.as_of import DocumentRead, VersionMeta, choose_versions, read_document
+from app.corpus.as_of import DocumentRead, VersionMeta, choose_versions, read_document, visible_versions
 from app.corpus.documents import (
     delete_document,
     get_collection,
@@ -16,29 +16,56 @@ from app.corpus.documents import (
 )
 from app.corpus.indexing import SearchIndexes, open_indexes
 from app.corpus.ingest import IngestReport, SkippedFile, SourceDocument, ingest_documents, iter_sources
+from app.corpus.listing import (
+    MAX_PAGE,
+    DocumentListRequest,
+    DocumentPage,
+    DocumentSummary,
+    InvalidDocumentCursor,
+    PageSizeOutOfRange,
+    validate_list_request,
+)
 from app.corpus.operations import (
+    CitationRequest,
     CollectionInfo,
     DocumentRequest,
     DocumentWrite,
     NewVersionHook,
+    SectionRequest,
     create_collection,
     get_document,
+    list_documents,
+    read_passages,
     remove_document,
+    verify_citation,
     workspace_collections,
     write_document,
 )
+from app.corpus.passages import MAX_NEIGHBOURS, CitationCheck, PassageView, check_citation, read_section, span_sha256
 
 __all__ = [
+    "MAX_NEIGHBOURS",
+    "MAX_PAGE",
+    "CitationCheck",
+    "CitationRequest",
     "CollectionInfo",
+    "DocumentListRequest",
+    "DocumentPage",
     "DocumentRead",
     "DocumentRequest",
+    "DocumentSummary",
     "DocumentWrite",
     "IngestReport",
+    "InvalidDocumentCursor",
     "NewVersionHook",
+    "PageSizeOutOfRange",
+    "PassageView",
     "SearchIndexes",
+    "SectionRequest",
     "SkippedFile",
     "SourceDocument",
     "VersionMeta",
+    "check_citation",
     "choose_versions",
     "create_collection",
     "delete_document",
@@ -48,11 +75,18 @@ __all__ = [
     "ingest_documents",
     "iter_sources",
     "list_collections",
+    "list_documents",
     "open_indexes",
     "read_document",
+    "read_passages",
+    "read_section",
     "remove_document",
+    "span_sha256",
     "upsert_document",
     "validate_document_input",
+    "validate_list_request",
+    "verify_citation",
+    "visible_versions",
     "workspace_collections",
     "write_document",
 ]

@@ -6,14 +6,20 @@ several do, the one that became valid last wins, then the one recorded last. A d
 or collection deleted at or before ``systemTime`` shows nothing.
 
 ``superseded`` on a chosen version: a version that became valid later (or at the same moment
-but was recorded later) is known now.
+but was recorded later) had been recorded by ``systemTime`` — asking with a ``systemTime``
+before the newer version was recorded shows ``superseded = false``, as Cairn knew then.
+
+``validTo`` as read: a version recorded with an open interval (``validTo`` null) that a
+later version (in valid time) replaces reports ``validTo`` = the next version's
+``validFrom``, again counting only versions recorded by ``systemTime``
+(:func:`effective_valid_to`). The rules, as a table, are in README "As of a point in time".
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from sqlalchemy import select
@@ -50,46 +56,63 @@ class VersionView:
     superseded: bool
 
 
+def _order(v: VersionMeta) -> tuple:
+    return (as_utc(v.valid_from), as_utc(v.recorded_at), v.number)
+
+
+def effective_valid_to(version: VersionMeta, known: Iterable[VersionMeta]) -> datetime | None:
+    """The end of ``version``'s valid interval as known from ``known`` (same document).
+
+    Its own ``valid_to`` when the next version (the earliest ``valid_from`` later than its
+    own, among ``known``) starts later or there is none; else that next ``valid_from``. So
+    an open interval (``valid_to`` null) that a later version replaces in valid time ends
+    where the replacement starts. Pass only the versions recorded by the read's system time.
+    """
+    own = as_utc(version.valid_to) if version.valid_to is not None else None
+    start = as_utc(version.valid_from)
+    later = [as_utc(v.valid_from) for v in known if as_utc(v.valid_from) > start]
+    nxt = min(later) if later else None
+    if nxt is None:
+        return own
+    return nxt if own is None or nxt < own else own
+
+
 def choose_versions(
-    versions: Iterable[VersionMeta], *, valid_time: datetime, system_time: datetime, now: datetime
+    versions: Iterable[VersionMeta], *, valid_time: datetime, system_time: datetime, now: datetime | None = None
 ) -> dict[str, VersionView]:
     """Pick, per document, the version visible at ``(valid_time, system_time)``.
 
     Args:
         versions: Every version of the documents of interest (text not needed).
+        now: Unused (kept for callers): ``superseded`` is judged at ``system_time``.
 
     Returns:
         ``document_id -> VersionView``; documents with no visible version are absent.
         ``superseded`` is true when a version that became valid later (or the same moment
-        but recorded later) is known now.
+        but recorded later) had been recorded by ``system_time``; ``valid_to`` is
+        :func:`effective_valid_to` over the versions recorded by ``system_time``.
     """
     by_doc: dict[str, list[VersionMeta]] = defaultdict(list)
     for v in versions:
         by_doc[v.document_id].append(v)
     out: dict[str, VersionView] = {}
     for doc_id, vs in by_doc.items():
-
-        def order(v: VersionMeta) -> tuple:
-            return (as_utc(v.valid_from), as_utc(v.recorded_at), v.number)
-
+        known = [v for v in vs if as_utc(v.recorded_at) <= system_time]
         visible = [
             v
-            for v in vs
-            if as_utc(v.recorded_at) <= system_time
-            and as_utc(v.valid_from) <= valid_time
-            and (v.valid_to is None or valid_time < as_utc(v.valid_to))
+            for v in known
+            if as_utc(v.valid_from) <= valid_time and (v.valid_to is None or valid_time < as_utc(v.valid_to))
         ]
         if not visible:
             continue
-        chosen = max(visible, key=order)
-        known_now = [v for v in vs if as_utc(v.recorded_at) <= now]
-        superseded = any(order(v) > order(chosen) for v in known_now)
+        chosen = max(visible, key=_order)
+        superseded = any(_order(v) > _order(chosen) for v in known)
         out[doc_id] = VersionView(
             id=chosen.id,
             document_id=doc_id,
             number=chosen.number,
             valid_from=as_utc(chosen.valid_from),
-            valid_to=as_utc(chosen.valid_to) if chosen.valid_to else None,
+            valid_to=effective_valid_to(chosen, known),
             recorded_at=as_utc(chosen.recorded_at),
             superseded=superseded,
         )
@@ -111,7 +134,6 @@ async def visible_versions(
     """
     if not document_ids:
         return {}
-    now = utcnow()
     cols = (
         DocumentVersion.id,
         DocumentVersion.document_id,
@@ -135,7 +157,7 @@ async def visible_versions(
         r for r in rows if (r[6] is None or as_utc(r[6]) > system_time) and (r[7] is None or as_utc(r[7]) > system_time)
     ]
     versions = [VersionMeta(*r[:6]) for r in live_rows]
-    return choose_versions(versions, valid_time=valid_time, system_time=system_time, now=now)
+    return choose_versions(versions, valid_time=valid_time, system_time=system_time)
 
 
 @dataclass(frozen=True)
@@ -146,6 +168,8 @@ class DocumentRead:
     versions: list[DocumentVersion]
     chosen_version_id: str | None
     passages: dict[str, list[tuple[str, int, int, int]]]
+    valid_to: dict[str, datetime | None] = field(default_factory=dict)
+    """Version id → end of its valid interval as read (:func:`effective_valid_to`)."""
 
 
 async def read_document(
@@ -159,7 +183,8 @@ async def read_document(
     """Read a live document with every version recorded by ``system_time`` (default now).
 
     ``chosen_version_id`` is the version visible at ``(valid_time, system_time)``;
-    ``passages`` maps version id → ``[(passage_id, ordinal, start, end)]``.
+    ``passages`` maps version id → ``[(passage_id, ordinal, start, end)]``; ``valid_to``
+    each version's interval end as known at ``system_time`` (:func:`effective_valid_to`).
 
     Raises:
         NotFound: no live document with that id in the workspace (deleted documents are not
@@ -185,12 +210,8 @@ async def read_document(
         ).scalars()
     )
     versions = [v for v in versions if as_utc(v.recorded_at) <= system_time]
-    chosen = choose_versions(
-        [VersionMeta(v.id, v.document_id, v.number, v.valid_from, v.valid_to, v.recorded_at) for v in versions],
-        valid_time=valid_time,
-        system_time=system_time,
-        now=now,
-    ).get(document_id)
+    metas = [VersionMeta(v.id, v.document_id, v.number, v.valid_from, v.valid_to, v.recorded_at) for v in versions]
+    chosen = choose_versions(metas, valid_time=valid_time, system_time=system_time).get(document_id)
     spans: dict[str, list[tuple[str, int, int, int]]] = defaultdict(list)
     if versions:
         rows = await s.execute(
@@ -206,4 +227,5 @@ async def read_document(
         )
         for r in rows.all():
             spans[r[0]].append((r[1], r[2], r[3], r[4]))
-    return DocumentRead(doc, versions, chosen.id if chosen else None, dict(spans))
+    ends = {m.id: effective_valid_to(m, metas) for m in metas}
+    return DocumentRead(doc, versions, chosen.id if chosen else None, dict(spans), ends)

@@ -15,9 +15,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import func, select
+
+from app.core.models import Document
 from app.corpus import documents as docs
 from app.corpus.as_of import DocumentRead, read_document
 from app.corpus.documents import UpsertResult
+from app.corpus.listing import (
+    DocumentListRequest,
+    DocumentPage,
+    DocumentSummary,
+    decode_cursor,
+    encode_cursor,
+    validate_list_request,
+)
+from app.corpus.passages import CitationCheck, PassageView, check_citation, read_section
 from app.governance import Principal
 
 NewVersionHook = Callable[[Any, Principal, str], Awaitable[object]]
@@ -132,3 +144,93 @@ async def remove_document(services, principal: Principal, document_id: str) -> d
     """
     async with services.db.session() as s:
         return await docs.delete_document(s, workspace_id=principal.workspace_id, document_id=document_id)
+
+
+async def list_documents(services, principal: Principal, request: DocumentListRequest) -> DocumentPage:
+    """One page of the live documents of one of the caller's collections, in ``external_id``
+    order (:mod:`app.corpus.listing`: cursor format and limits).
+
+    Raises:
+        NotFound: no live collection with that id in the caller's workspace.
+        PageSizeOutOfRange, InvalidDocumentCursor: see :func:`validate_list_request`.
+    """
+    validate_list_request(request)
+    after = decode_cursor(request.after, request.collection_id) if request.after is not None else None
+    async with services.db.session() as s:
+        coll = await docs.get_collection(s, workspace_id=principal.workspace_id, collection_id=request.collection_id)
+        live = (Document.collection_id == coll.id, Document.deleted_at.is_(None))  # type: ignore[union-attr]
+        total = int((await s.execute(select(func.count(Document.id)).where(*live))).scalar_one())
+        q = select(Document).where(*live)
+        if after is not None:
+            q = q.where(Document.external_id > after)
+        rows = list((await s.execute(q.order_by(Document.external_id).limit(request.first + 1))).scalars())
+    more = len(rows) > request.first
+    rows = rows[: request.first]
+    page = tuple(
+        DocumentSummary(d.id, d.external_id, d.title, d.media_type, coll.id, coll.name, d.created_at) for d in rows
+    )
+    cursor = encode_cursor(coll.id, rows[-1].external_id) if rows and more else None
+    return DocumentPage(page, total, cursor, more)
+
+
+@dataclass(frozen=True)
+class SectionRequest:
+    """A passage and up to ``before``/``after`` neighbours (0–10 each) as of a bitemporal point."""
+
+    passage_id: str
+    before: int = 0
+    after: int = 0
+    valid_time: datetime | None = None
+    system_time: datetime | None = None
+
+
+@dataclass(frozen=True)
+class CitationRequest:
+    """A cited span (``start``/``end`` character offsets, ``sha256`` of its text) to check
+    against the document text visible at a bitemporal point (``None``: now)."""
+
+    document_id: str
+    start: int
+    end: int
+    sha256: str
+    version_id: str | None = None
+    valid_time: datetime | None = None
+    system_time: datetime | None = None
+
+
+async def read_passages(services, principal: Principal, request: SectionRequest) -> list[PassageView]:
+    """The passage and its neighbours in document order (:func:`app.corpus.passages.read_section`).
+
+    Raises:
+        BadInput: neighbours outside 0–10, a time without a zone. NotFound: see ``read_section``.
+    """
+    async with services.db.session() as s:
+        return await read_section(
+            s,
+            workspace_id=principal.workspace_id,
+            passage_id=request.passage_id,
+            before=request.before,
+            after=request.after,
+            valid_time=request.valid_time,
+            system_time=request.system_time,
+        )
+
+
+async def verify_citation(services, principal: Principal, request: CitationRequest) -> CitationCheck:
+    """VERIFIED / MOVED / CHANGED for a cited span (:func:`app.corpus.passages.check_citation`).
+
+    Raises:
+        BadInput / NotFound: see ``check_citation``.
+    """
+    async with services.db.session() as s:
+        return await check_citation(
+            s,
+            workspace_id=principal.workspace_id,
+            document_id=request.document_id,
+            start=request.start,
+            end=request.end,
+            sha256=request.sha256,
+            version_id=request.version_id,
+            valid_time=request.valid_time,
+            system_time=request.system_time,
+        )

@@ -38,10 +38,12 @@ from app.decisions.sessions import (
     validate_messages,
     validate_title,
 )
+from app.decisions.wire import WIRE, decision_to_wire, error_to_wire
 
 __all__ = [
     "MAX_BODY_BYTES",
     "MAX_READ",
+    "WIRE",
     "DecisionBodyTooLarge",
     "DecisionInputError",
     "DecisionRunner",
@@ -64,6 +66,8 @@ __all__ = [
     "check_json_value",
     "close_session",
     "create_session",
+    "decision_to_wire",
+    "error_to_wire",
     "get_session",
     "list_agent_sessions",
     "list_sessions",

@@ -11,7 +11,11 @@ Two steps, both pure (no I/O), shared by ``POST /api/v1/decisions`` and the Grap
    characters in strings other than ``\\n``, ``\\r``, ``\\t``, lone surrogates, non-UTF-8.
 2. :func:`validate_request` checks the protocol structure: ``state`` XOR ``sessionId``
    (``null`` is not absent), case-sensitive field names, no unknown protocol fields
-   (``model``, ``identity_id``, …), question / choice / level shapes.
+   (``model``, ``identity_id``, …), question / choice / level shapes. It takes the caller's
+   :class:`Dialect`: GraphQL's (``sessionId``, ``CHOICE`` | ``SCORE``) by default, the HTTP
+   wire format's (``session_id``, ``choice`` | ``score``; :data:`app.decisions.wire.WIRE`) on
+   ``POST /api/v1/decisions``, so refusals name the fields the caller sent. The validated
+   request is dialect-free (types ``CHOICE`` | ``SCORE``; stored questions carry those).
 
 Every refusal is :class:`DecisionInputError` (400 ``invalid_decision_input``) naming the
 field path (``questions[0].choices[1].value``) and, where one applies, the limit.
@@ -46,6 +50,22 @@ the served prompt and sum-PMI: ``true``/``false`` 79.5%, ``yes``/``no`` 70.5%)."
 
 
 @dataclass(frozen=True)
+class Dialect:
+    """The names a caller uses for the protocol's two dialect-dependent spellings.
+
+    Attributes:
+        session_key: The session id member (``sessionId`` in GraphQL, ``session_id`` on the wire).
+        types: How CHOICE and SCORE are spelled, in that order (case-sensitive).
+    """
+
+    session_key: str = "sessionId"
+    types: tuple[str, str] = QUESTION_TYPES  # type: ignore[assignment]
+
+
+GRAPHQL = Dialect()
+
+
+@dataclass(frozen=True)
 class Option:
     """One choice (``value``) or level (``label`` + ``score``) of a question."""
 
@@ -73,6 +93,8 @@ class DecisionRequest:
     state: dict[str, Any] | None
     session_id: str | None
     questions: tuple[Question, ...]
+    session_key: str = "sessionId"
+    """How the caller spelled the session id (``field`` of a 404 on it)."""
 
     @property
     def mode(self) -> str:
@@ -140,13 +162,13 @@ def validate_session_id(value: Any, path: str = "sessionId", *, error: ErrorFact
     return value
 
 
-def _options(q: dict[str, Any], qtype: str, qpath: str) -> tuple[Option, ...]:
+def _options(q: dict[str, Any], qtype: str, qpath: str, shown: str) -> tuple[Option, ...]:
     key, other = ("choices", "levels") if qtype == "CHOICE" else ("levels", "choices")
     if other in q:
-        raise _bad(f"{qpath}.{other} is not allowed on a {qtype} question (use {key})", f"{qpath}.{other}")
+        raise _bad(f"{qpath}.{other} is not allowed on a {shown} question (use {key})", f"{qpath}.{other}")
     path = f"{qpath}.{key}"
     if key not in q:
-        raise _bad(f"{path} is required for a {qtype} question", path)
+        raise _bad(f"{path} is required for a {shown} question", path)
     items = q[key]
     if not isinstance(items, list):
         raise _bad(f"{path} must be an array of {MIN_OPTIONS}–{MAX_OPTIONS} objects", path)
@@ -215,12 +237,13 @@ def _options(q: dict[str, Any], qtype: str, qpath: str) -> tuple[Option, ...]:
     return tuple(out)
 
 
-def validate_request(body: dict[str, Any]) -> DecisionRequest:
+def validate_request(body: dict[str, Any], dialect: Dialect = GRAPHQL) -> DecisionRequest:
     """Validate a parsed request object against the decision protocol (SPEC §8).
 
     Args:
         body: The parsed body (``parse_body``) or the GraphQL input rebuilt as a dict, where an
             absent field is a missing key and ``null`` is ``None``.
+        dialect: The caller's spelling of ``sessionId`` and the question types (:class:`Dialect`).
 
     Returns:
         The validated :class:`DecisionRequest`.
@@ -228,18 +251,19 @@ def validate_request(body: dict[str, Any]) -> DecisionRequest:
     Raises:
         DecisionInputError: the first violation, naming its field path.
     """
-    _unknown(body, TOP_LEVEL_FIELDS, "")
-    has_state, has_session = "state" in body, "sessionId" in body
+    sk = dialect.session_key
+    _unknown(body, ("state", sk, "questions"), "")
+    has_state, has_session = "state" in body, sk in body
     if has_state and has_session:
-        raise _bad("send exactly one of state and sessionId, not both (a null value counts as sent)", "state")
+        raise _bad(f"send exactly one of state and {sk}, not both (a null value counts as sent)", "state")
     if not has_state and not has_session:
-        raise _bad("send exactly one of state (a non-empty JSON object) and sessionId", "state")
+        raise _bad(f"send exactly one of state (a non-empty JSON object) and {sk}", "state")
     state = session_id = None
     if has_state:
         state = body["state"]
         if state is None:
             raise _bad(
-                "state is null; send a non-empty JSON object, or omit state and send sessionId "
+                f"state is null; send a non-empty JSON object, or omit state and send {sk} "
                 "(null is not the same as absent)",
                 "state",
             )
@@ -250,7 +274,7 @@ def validate_request(body: dict[str, Any]) -> DecisionRequest:
         if "session_context" in state:
             raise _bad("state.session_context is reserved; rename that field", "state.session_context")
     else:
-        session_id = validate_session_id(body["sessionId"])
+        session_id = validate_session_id(body[sk], sk)
     if "questions" not in body:
         raise _bad("questions is required", "questions")
     questions = body["questions"]
@@ -262,16 +286,18 @@ def validate_request(body: dict[str, Any]) -> DecisionRequest:
         )
     out: list[Question] = []
     names: set[str] = set()
+    choice, score = dialect.types
     for i, q in enumerate(questions):
         qpath = f"questions[{i}]"
         if not isinstance(q, dict):
             raise _bad(f"{qpath} must be an object", qpath)
         _unknown(q, QUESTION_FIELDS, qpath)
         if "type" not in q:
-            raise _bad(f"{qpath}.type is required (CHOICE or SCORE)", f"{qpath}.type")
-        qtype = q["type"]
-        if qtype not in QUESTION_TYPES:
-            raise _bad(f"{qpath}.type must be CHOICE or SCORE (case-sensitive), not {qtype!r}", f"{qpath}.type")
+            raise _bad(f"{qpath}.type is required ({choice} or {score})", f"{qpath}.type")
+        shown = q["type"]
+        if shown not in dialect.types:
+            raise _bad(f"{qpath}.type must be {choice} or {score} (case-sensitive), not {shown!r}", f"{qpath}.type")
+        qtype = QUESTION_TYPES[dialect.types.index(shown)]
         name = None
         if "name" in q:
             name = q["name"]
@@ -292,6 +318,12 @@ def validate_request(body: dict[str, Any]) -> DecisionRequest:
             q, "instructions", f"{qpath}.instructions", required=True, max_chars=MAX_INSTRUCTIONS_CHARS
         )
         out.append(
-            Question(type=qtype, name=name, instructions=instructions or "", options=_options(q, qtype, qpath), raw=q)
+            Question(
+                type=qtype,
+                name=name,
+                instructions=instructions or "",
+                options=_options(q, qtype, qpath, shown),
+                raw={**q, "type": qtype},
+            )
         )
-    return DecisionRequest(state=state, session_id=session_id, questions=tuple(out))
+    return DecisionRequest(state=state, session_id=session_id, questions=tuple(out), session_key=sk)

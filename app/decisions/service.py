@@ -192,9 +192,12 @@ class DecisionRunner:
             request = prepare()
             if request.session_id is not None:
                 async with self.db.session() as s:
-                    sess = await session_service.get_session(s, principal=principal, session_id=request.session_id)
+                    sk = request.session_key
+                    sess = await session_service.get_session(
+                        s, principal=principal, session_id=request.session_id, field=sk
+                    )
                     if sess.archived_at is not None:
-                        raise NotFound(f"sessionId: session {request.session_id} is archived", field="sessionId")
+                        raise NotFound(f"{sk}: session {request.session_id} is archived", field=sk)
         except (DecisionInputError, NotFound) as exc:
             if key is None:
                 return Outcome(error=exc)

@@ -6,7 +6,7 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.governance.adapter import authorize, log_call, normalized_arguments, to_graphql_error
+from app.governance.adapter import authorize, log_call, normalized_arguments, status_of, to_graphql_error
 from app.governance.auth import (
     DEFAULT_SCOPES,
     MAX_ACTIVE_CREDENTIALS,
@@ -56,6 +56,7 @@ __all__ = [
     "parse_token",
     "require_scope",
     "secret_matches",
+    "status_of",
     "to_graphql_error",
     "trace_id_from_headers",
 ]

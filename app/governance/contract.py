@@ -8,6 +8,8 @@
 - every registry entry is used, has a parseable and unique coordinate, and a capability of
   the form ``area:action``;
 - every responsibility profile given has all five lists.
+
+MCP tools (``kind="mcp"``) are checked against the tool table by ``tests/graphql/test_mcp.py``.
 """
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ def contract_violations(schema, app=None, profiles: Iterable[dict] = ()) -> list
             problems.append(f"{name}: rate class {op.rate_class!r} is not one of {list(RATE_CLASSES)}")
         if op.auth == "none" and op.rate_class is not None:
             problems.append(f"{name}: takes no credential, so it cannot have rate class {op.rate_class!r}")
-        if op.kind != "http" and name not in used:
+        if op.kind not in ("http", "mcp") and name not in used:
             problems.append(f"{name} is registered but no GraphQL field serves it")
         if app is not None and op.kind == "http" and name not in used:
             problems.append(f"{name} is registered but no route serves it")

@@ -6,7 +6,7 @@ areas, zones capability groups, agents the individual handlers:
 
 ====  ===========  ===========================================================
 G1    Cairn
-U1    GraphQL API v1          U2  HTTP routes
+U1    GraphQL API v1          U2  HTTP routes         U3  MCP tools (``mcp.<tool>``)
 P1    knowledge (packs, reads) P3 ingest (writes)  P5 agents (identity, governance)
       P4 ontology (networks, instances, recall, trace interactions)
 P8    system (health, IDE)     P9 memory               P2 ai (decisions, sessions)
@@ -47,7 +47,7 @@ class Operation:
     """One registered operation (GraphQL root field or HTTP route)."""
 
     name: str
-    kind: Literal["query", "mutation", "subscription", "http"]
+    kind: Literal["query", "mutation", "subscription", "http", "mcp"]
     coordinate: str
     capability: str
     permissions: frozenset[str] = frozenset()
@@ -97,10 +97,14 @@ _OPS = [
     Operation("contextPackStream", "subscription", "G1.U1.P1.Z1.A2", "context:pack", _READ, "context:read"),
     Operation("document", "query", "G1.U1.P1.Z2.A1", "document:read", _READ, "context:read"),
     Operation("collections", "query", "G1.U1.P1.Z2.A2", "collection:read", _READ, "context:read"),
+    Operation("documents", "query", "G1.U1.P1.Z2.A3", "document:read", _READ, "context:read"),
+    Operation("replay", "query", "G1.U1.P1.Z3.A1", "context:replay", _DOC_READ, "replay:run"),
+    Operation("timeline", "query", "G1.U1.P1.Z4.A1", "context:temporal", _READ, "context:read"),
+    Operation("currentFacts", "query", "G1.U1.P1.Z4.A2", "context:temporal", _READ, "context:read"),
     # P1 knowledge — learned fields (SPEC §5): reads for agents, suggestions for members
-    Operation("fields", "query", "G1.U1.P1.Z3.A1", "fields:read", _READ, "context:read"),
-    Operation("queryFields", "query", "G1.U1.P1.Z3.A2", "fields:query", _READ, "context:read"),
-    Operation("suggestFields", "query", "G1.U1.P1.Z3.A3", "fields:suggest", _READ, None),
+    Operation("fields", "query", "G1.U1.P1.Z5.A1", "fields:read", _READ, "context:read"),
+    Operation("queryFields", "query", "G1.U1.P1.Z5.A2", "fields:query", _READ, "context:read"),
+    Operation("suggestFields", "query", "G1.U1.P1.Z5.A3", "fields:suggest", _READ, None),
     # P3 ingest — writes (members only)
     Operation(
         "createCollection",
@@ -304,6 +308,7 @@ _OPS = [
     Operation("sessions", "query", "G1.U1.P2.Z2.A5", "session:list", _DECIDE, "decisions:run"),
     # U2 — HTTP routes
     Operation("POST /v1/context-packs/stream", "http", "G1.U2.P1.Z1.A1", "context:pack", _READ, "context:read"),
+    Operation("POST /v1/replays/{replayId}", "http", "G1.U2.P1.Z3.A1", "context:replay", _DOC_READ, "replay:run"),
     Operation("GET /healthz", "http", "G1.U2.P8.Z1.A1", "system:health", auth="none"),
     Operation("GET /readyz", "http", "G1.U2.P8.Z1.A2", "system:ready", auth="none"),
     Operation("GET /graphql", "http", "G1.U2.P8.Z2.A1", "ide:graphiql", auth="none"),
@@ -316,6 +321,30 @@ _OPS = [
     Operation(
         "GET /api/v1/decisions/{decision_id}", "http", "G1.U2.P2.Z1.A2", "decision:read", _DECIDE, "decisions:run"
     ),
+    # the MCP endpoint itself takes no credential: each tool call is governed as its own operation
+    Operation("POST /mcp", "http", "G1.U2.P8.Z4.A1", "mcp:execute", auth="none"),
+    # U3 — MCP tools (app/mcp): the capability, permissions and scope of the GraphQL operation
+    # each one maps to, so scopes and responsibility boundaries are identical on both channels
+    Operation("mcp.context_pack", "mcp", "G1.U3.P1.Z1.A1", "context:pack", _READ, "context:read"),
+    Operation("mcp.get_passage", "mcp", "G1.U3.P1.Z2.A1", "document:read", _READ, "context:read"),
+    Operation("mcp.get_section", "mcp", "G1.U3.P1.Z2.A2", "document:read", _READ, "context:read"),
+    Operation("mcp.get_citation", "mcp", "G1.U3.P1.Z2.A3", "document:read", _READ, "context:read"),
+    Operation(
+        "mcp.remember",
+        "mcp",
+        "G1.U3.P9.Z1.A1",
+        "memory:write",
+        frozenset({"document:read", "agent:run"}),
+        "memory:write",
+        effect="write",
+    ),
+    Operation("mcp.forget", "mcp", "G1.U3.P9.Z1.A2", "memory:forget", _DOC_READ, "memory:write", effect="write"),
+    Operation("mcp.recall", "mcp", "G1.U3.P9.Z2.A1", "memory:recall", _READ, "memory:read"),
+    Operation(
+        "mcp.create_decision", "mcp", "G1.U3.P2.Z1.A1", "decision:create", _DECIDE, "decisions:run", effect="write"
+    ),
+    Operation("mcp.object_instances", "mcp", "G1.U3.P4.Z2.A1", "ontology:query", _READ, "context:read"),
+    Operation("mcp.semantic_recall", "mcp", "G1.U3.P4.Z2.A2", "ontology:recall", _READ, "context:read"),
 ]
 
 REGISTRY: dict[str, Operation] = {}

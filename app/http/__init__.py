@@ -9,6 +9,8 @@ from app.http.decisions import make_create_route, make_read_route
 from app.http.edges import EXCEPTION_HANDLERS, EnvelopedCORSMiddleware, deny_websocket, route_not_found
 from app.http.gate import GraphQLGate
 from app.http.graphiql import STATIC_DIR, graphiql_html
+from app.http.replays import make_replay_route
+from app.http.routes import error_response
 from app.http.stream import make_stream_route
 from app.http.ws import CairnTransportWS
 
@@ -19,9 +21,11 @@ __all__ = [
     "EnvelopedCORSMiddleware",
     "GraphQLGate",
     "deny_websocket",
+    "error_response",
     "graphiql_html",
     "make_create_route",
     "make_read_route",
+    "make_replay_route",
     "make_stream_route",
     "route_not_found",
 ]

@@ -7,12 +7,16 @@ responsibility boundaries (403), then :meth:`~app.decisions.service.DecisionRunn
 (which parses and validates the raw body itself, so duplicate keys, ``NaN`` and the like
 are seen).
 
-Success: 200 with the decision object (``{id, sessionId, source, status, questions,
-answers, context, error, createdAt, completedAt, …}``) plus ``extensions.envelope``.
-Errors: the enveloped Cairn error (``errors[0].extensions.code`` is the SPEC code, e.g.
-``invalid_decision_input``; ``decisionId`` for failures after acceptance), with the SPEC
-HTTP status; ``Retry-After`` on 429. A replay for an Idempotency-Key carries
-``Idempotency-Replayed: true`` and the original status and body.
+Both routes speak the original Decisions API's wire format (seeds/003; the mapping is
+:mod:`app.decisions.wire`): the request's ``session_id`` and ``type: choice | score``.
+Success: 200 with the decision object (``{id, session_id, source, status, questions,
+answers, context, error, created_at, completed_at, judge, judge_runs}``, ``status``
+``completed`` | ``failed`` | ``running``) plus ``extensions.envelope``.
+Errors: ``{"type": "error", "request_id", "error": {"type", "code", "message",
+"decision_id"?, "field"?, "limit"?}, "extensions": {"envelope"}}`` with the SPEC HTTP status
+(``decision_id`` for failures after acceptance and ``decision_in_progress``);
+``Retry-After`` on 429. A replay for an Idempotency-Key carries ``Idempotency-Replayed: true``
+and the original status and body (stored in the internal form, converted on the way out).
 """
 
 from __future__ import annotations
@@ -23,29 +27,48 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from app.context import Services
-from app.core.errors import CairnError
+from app.context import RequestContext, Services
+from app.core.errors import CairnError, to_response
 from app.core.text_rules import validate_identifier
 from app.decisions import (
     MAX_BODY_BYTES,
+    WIRE,
     DecisionBodyTooLarge,
     DecisionInputError,
     DecisionUnsupportedMediaType,
     body_sha256,
+    decision_to_wire,
+    error_to_wire,
     parse_body,
     validate_idempotency_key,
     validate_request,
 )
-from app.http.routes import HttpCall, error_response, governed_route, require_json
+from app.http.gate import enveloped_error
+from app.http.routes import HttpCall, governed_route, require_json
 
 _REPLAYED = {"idempotency-replayed": "true"}
 
 
 def _ok(call: HttpCall, decision: dict[str, Any], headers: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse(
-        {**decision, "extensions": {"envelope": call.ctx.envelope.build()}},
+        {**decision_to_wire(decision), "extensions": {"envelope": call.ctx.envelope.build()}},
         headers={**call.stream_headers, **(headers or {})},
     )
+
+
+def wire_error(ctx: RequestContext, exc: BaseException, headers: dict[str, str] | None = None) -> JSONResponse:
+    """The wire-format error response (:func:`app.decisions.wire.error_to_wire`) at the error's status.
+
+    Same status and headers as the enveloped error (``Retry-After`` on 429, ``WWW-Authenticate``
+    on 401, ``x-cairn-trace``); ``request_id`` is the trace id; the envelope stays in
+    ``extensions.envelope``.
+    """
+    status, _ = to_response(exc)
+    body, extra = enveloped_error(ctx, exc, status)
+    err = body["errors"][0]
+    wire = error_to_wire(status, err["message"], dict(err.get("extensions") or {}), ctx.trace_id)
+    wire["extensions"] = body["extensions"]
+    return JSONResponse(wire, status_code=status, headers={**extra, **(headers or {})})
 
 
 def _unsupported(ctype: str) -> CairnError:
@@ -87,19 +110,20 @@ def make_create_route(get_services: Callable[[], Services]):
         body_limit=MAX_BODY_BYTES,
         too_large=_too_large,
         arguments=_create_arguments,
+        on_error=wire_error,
     )
     async def route(call: HttpCall) -> Response:
         key = validate_idempotency_key(call.request.headers.getlist("idempotency-key"))  # checked already
         outcome = await call.ctx.services.decisions.create(
             call.principal,
-            prepare=lambda: validate_request(parse_body(call.raw)),
+            prepare=lambda: validate_request(parse_body(call.raw), WIRE),
             sha=call.arguments["bodySha256"],
             key=key,
             source="api",
         )
         replayed = _REPLAYED if outcome.replayed else None
         if outcome.error is not None:
-            return error_response(call.ctx, outcome.error, replayed)
+            return wire_error(call.ctx, outcome.error, replayed)
         return _ok(call, outcome.decision or {}, replayed)
 
     return route
@@ -124,6 +148,7 @@ def make_read_route(get_services: Callable[[], Services]):
         get_services=get_services,
         before=_read_checks,
         arguments=_read_arguments,
+        on_error=wire_error,
     )
     async def route(call: HttpCall) -> Response:
         return _ok(call, await call.ctx.services.decisions.get(call.principal, call.arguments["id"]))

@@ -134,6 +134,7 @@ def governed_route(
     unsupported: Callable[[str], CairnError] = default_unsupported,
     parse: Callable[[bytes], Any] | None = None,
     validate: Callable[[Any], Any] | None = None,
+    on_error: Callable[[RequestContext, BaseException], Response] | None = None,
 ) -> Callable[[Handler], Callable[[Request], Awaitable[Response]]]:
     """Decorate ``async def handler(call: HttpCall) -> Response`` as a governed route (module doc).
 
@@ -153,6 +154,9 @@ def governed_route(
         parse: The package's strict JSON parser (``bytes -> value``, raising a CairnError).
         validate: ``parsed body -> request object`` (``HttpCall.input``), raising a CairnError;
             runs before the call is authorized, so refused input costs no rate limit.
+        on_error: Builds the error response of a refused or failed call (default
+            :func:`error_response`, the enveloped GraphQL-style error); a route with its own
+            wire format (the Decision API) passes its own.
     """
     op = get_operation(op_name)
     if body_limit is not None and too_large is None:
@@ -188,7 +192,7 @@ def governed_route(
                 record.boundary = boundary
                 response = await handler(HttpCall(request, ctx, op, principal, raw, body, value, args))
             except Exception as exc:  # noqa: BLE001 - shaped into an enveloped error
-                response = error_response(ctx, exc)
+                response = (on_error or error_response)(ctx, exc)
                 log_call(ctx, record)
                 return response
             if not isinstance(response, StreamingResponse):

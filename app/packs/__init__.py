@@ -5,6 +5,7 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
+from app.packs.replay_codec import RecordedItem, decode_record, encode_record, legacy_items
 from app.packs.serialize import (
     citation_fields,
     event_json,
@@ -19,6 +20,7 @@ from app.packs.types import (
     DEFAULT_LATENCY_MS,
     DEFAULT_TOKENS,
     Citation,
+    Pack,
     PackFooter,
     PackHeader,
     PackItem,
@@ -30,16 +32,21 @@ __all__ = [
     "DEFAULT_LATENCY_MS",
     "DEFAULT_TOKENS",
     "Citation",
+    "Pack",
     "PackFooter",
     "PackHeader",
     "PackItem",
     "PackRequest",
+    "RecordedItem",
     "build_pack",
     "citation_fields",
+    "decode_record",
+    "encode_record",
     "event_json",
     "footer_fields",
     "header_fields",
     "item_fields",
+    "legacy_items",
     "parse_body",
     "request_from_json",
     "stream_pack",

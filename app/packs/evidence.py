@@ -48,7 +48,7 @@ def similarity_floor(embedder: object) -> float | None:
 def apply_floor(fused: Sequence[Fused], cosine: Mapping[str, float], floor: float | None) -> list[Fused]:
     """Drop the fused items that only the dense leg found with cosine < ``floor``.
 
-    Items with a lexical rank always stay; the others keep their scores and ranks (the
+    Items with a lexical (or temporal ``graph``) rank always stay; the others keep their scores and ranks (the
     floor removes items, it does not re-rank), so a pack whose items all clear the floor
     is unchanged.
 
@@ -62,7 +62,7 @@ def apply_floor(fused: Sequence[Fused], cosine: Mapping[str, float], floor: floa
     """
     if floor is None:
         return list(fused)
-    return [f for f in fused if "lexical" in f.ranks or cosine.get(f.id, 0.0) >= floor]
+    return [f for f in fused if "lexical" in f.ranks or "graph" in f.ranks or cosine.get(f.id, 0.0) >= floor]
 
 
 def evidence_notes(

@@ -54,6 +54,8 @@ class PassageRow:
         tokens: The passage's cl100k token count.
         collection_id: The document's collection.
         title: The document's title (None when it has none).
+        external_id: The document's external id (the caller's key).
+        collection_name: The collection's name.
         version_id, version_number, valid_from, valid_to, recorded_at: One version of the
             document (valid time interval; ``recorded_at`` = its system time).
         doc_deleted_at, coll_deleted_at: System times of the document's / collection's
@@ -69,6 +71,8 @@ class PassageRow:
     tokens: int
     collection_id: str
     title: str | None
+    external_id: str
+    collection_name: str
     version_id: str
     version_number: int
     valid_from: datetime
@@ -97,6 +101,7 @@ class Candidate:
         text, sha, tokens: The passage text, its SHA-256 (hex) and cl100k token count.
         start, end: Character span of the passage in the version's text.
         title: The document's title ("" when it has none).
+        external_id, collection_name: The document's external id and its collection's name.
         valid_from, valid_to, superseded: The chosen version's validity and whether a newer
             version exists.
     """
@@ -116,6 +121,8 @@ class Candidate:
     valid_from: datetime
     valid_to: datetime | None
     superseded: bool
+    external_id: str = ""
+    collection_name: str = ""
 
 
 @dataclass(frozen=True, slots=True)

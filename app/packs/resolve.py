@@ -52,6 +52,8 @@ async def fetch_rows(services: PackServices, principal: Principal, ids: list[str
                     col(Passage.token_count),
                     col(Passage.collection_id),
                     col(Document.title),
+                    col(Document.external_id),
+                    col(Collection.name),
                     col(DocumentVersion.id),
                     col(DocumentVersion.number),
                     col(DocumentVersion.valid_from),
@@ -157,6 +159,8 @@ async def resolve(
                 valid_from=view.valid_from,
                 valid_to=view.valid_to,
                 superseded=view.superseded,
+                external_id=row.external_id,
+                collection_name=row.collection_name,
             )
         )
     return out

@@ -45,6 +45,10 @@ def citation_fields(c: pt.Citation) -> dict[str, Any]:
         "start": c.start,
         "end": c.end,
         "sha256": c.sha256,
+        "externalId": c.external_id,
+        "documentTitle": c.document_title,
+        "collectionId": c.collection_id,
+        "collectionName": c.collection_name,
     }
 
 
@@ -61,13 +65,25 @@ def item_fields(item: pt.PackItem) -> dict[str, Any]:
         "ranks": {"lexical": item.lexical_rank, "dense": item.dense_rank},
         "citation": citation_fields(item.citation),
         "alternateCitations": [citation_fields(a) for a in item.alternates],
+        "externalId": item.external_id,
         "documentTitle": item.document_title,
         "collectionId": item.collection_id,
+        "collectionName": item.collection_name,
         "validity": {"validFrom": item.valid_from, "validTo": item.valid_to},
         "superseded": item.superseded,
         "contradiction": item.contradiction,
         "contradicts": list(item.contradicts),
+        "interval": interval_fields(item.interval),
     }
+
+
+def interval_fields(interval: tuple[datetime | None, datetime | None, str] | None) -> dict[str, Any] | None:
+    """A FACT item's interval (GraphQL ``FactInterval``: ``validFrom``, ``validTo``, ``precision``
+    upper-case ``DAY`` | ``MONTH`` | ``YEAR``); None for the other kinds."""
+    if interval is None:
+        return None
+    valid_from, valid_to, precision = interval
+    return {"validFrom": valid_from, "validTo": valid_to, "precision": precision.upper()}
 
 
 def header_fields(h: pt.PackHeader) -> dict[str, Any]:
@@ -124,6 +140,13 @@ def event_json(event: pt.PackEvent, *, coordinate: str = "", capability: str = "
         fields = item_fields(event)
         validity = fields["validity"]
         fields["validity"] = {"validFrom": _iso(validity["validFrom"]), "validTo": _iso(validity["validTo"])}
+        interval = fields["interval"]
+        if interval is not None:
+            fields["interval"] = {
+                **interval,
+                "validFrom": _iso(interval["validFrom"]),
+                "validTo": _iso(interval["validTo"]),
+            }
         return {"type": "item", **fields}
     fields = footer_fields(event)
     fields["timings"] = {k: fields["timings"][k] for k in STREAM_TIMING_KEYS}

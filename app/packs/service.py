@@ -11,6 +11,8 @@ Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
    (:func:`retrieval.pipeline.weigh_dense_leg`);
    passages only the dense leg found must reach the model's cosine floor, and a pack
    without lexical evidence says so in its notes (:mod:`app.packs.evidence`);
+   with ``sources: GRAPH`` the temporal leg (:mod:`app.packs.graph_hook`) runs after the
+   others and joins the fusion as leg ``graph`` (its passages pass the cosine floor);
 4. as-of resolution: only passages of each document's version visible at
    ``(validTime, systemTime)`` survive (see :mod:`app.corpus.documents`);
 5. dedup: exact (same SHA-256) and near duplicates (shingle Jaccard ≥ 0.8, or ≥ 70 % of the
@@ -20,7 +22,9 @@ Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
    the budget is nearly full (see :func:`app.packs.resolve.resolve_windows`);
 6. budget: greedy in rank order with measured cl100k token counts;
 7. re-check: every item's document must still be readable *now* (not deleted, collection
-   live) just before it is emitted; then items, the replay record (ids and hashes only),
+   live) just before it is emitted; with ``sources: GRAPH``, ``FACT`` items (a statement's
+   span and interval) follow their host passages, the lowest-ranked items giving way to fit
+   the budget; then items, the replay record (ids and hashes only),
    and the footer. Database reads and writes besides candidate rows: :mod:`app.packs.store`.
 
 If ``maxLatencyMs`` passes while a leg is still running, the pack uses what has arrived and
@@ -38,6 +42,7 @@ from app.core.errors import BadInput, PackIncomplete
 from app.core.ids import new_id, utcnow
 from app.governance import Principal, require_scope
 from app.packs.evidence import apply_floor, evidence_notes, similarity_floor
+from app.packs.graph_hook import add_fact_items, run_graph_leg
 from app.packs.pipeline_types import Candidate, LegResults, PackEntry, PackServices, PackTimings, RowCache
 from app.packs.resolve import first_window, prefetch, resolve_windows
 from app.packs.store import check_filters, readable_now, record_replay, whole_documents
@@ -159,8 +164,29 @@ async def _entries(
     return entries
 
 
-def _citation(c: Candidate) -> Citation:
-    return Citation(c.doc, c.version, c.id, c.start, c.end, c.sha)
+def _citation(
+    c: Candidate,
+    passage_id: str | None = None,
+    start: int | None = None,
+    end: int | None = None,
+    sha: str | None = None,
+    *,
+    whole: bool = False,
+) -> Citation:
+    """A candidate's citation, naming its source (external id, title, collection id and name);
+    ``whole``: the whole chosen version (no passage, ``start``/``end``/``sha`` given)."""
+    return Citation(
+        c.doc,
+        c.version,
+        None if whole else c.id,
+        c.start if start is None else start,
+        c.end if end is None else end,
+        c.sha if sha is None else sha,
+        external_id=c.external_id,
+        document_title=c.title,
+        collection_id=c.collection,
+        collection_name=c.collection_name,
+    )
 
 
 def _item(rank: int, e: PackEntry, readable: set[str], flags: dict[str, set[str]]) -> PackItem:
@@ -173,7 +199,7 @@ def _item(rank: int, e: PackEntry, readable: set[str], flags: dict[str, set[str]
         others = tuple(sorted(flags.get(c.id, ())))
     else:  # WHOLE_DOCUMENT
         text = e.whole.text
-        cit = Citation(c.doc, c.version, None, 0, len(text), e.whole.sha256)
+        cit = _citation(c, None, 0, len(text), e.whole.sha256, whole=True)
         alts, others = (), ()
     return PackItem(
         rank,
@@ -193,6 +219,8 @@ def _item(rank: int, e: PackEntry, readable: set[str], flags: dict[str, set[str]
         c.superseded,
         bool(others),
         others,
+        external_id=c.external_id,
+        collection_name=c.collection_name,
     )
 
 
@@ -248,8 +276,10 @@ async def stream_pack(
     if legs.late:
         incomplete.append("LATENCY")
         notes.append(f"maxLatencyMs reached before the {', '.join(legs.late)} leg finished; used the rest")
+    # temporal GRAPH leg (issue 14, app/packs/graph_hook.py): joins the legs, fused by RRF below
+    graph = None
     if "GRAPH" in req.sources:
-        notes.append("GRAPH: no entity graph has been built for this workspace; 0 graph items")
+        graph = await run_graph_leg(services, principal, req, valid_time, system_time, filters, legs)
     with timings.stage("fusionMs"):
         fused = _fuse(legs, config, services.indexes.embedder, notes)
     cands, groups, unresolved = await resolve_windows(
@@ -281,6 +311,7 @@ async def stream_pack(
     with timings.stage("contradictionMs"):
         flags = find_contradictions([(e.group.kept.id, e.group.kept.text) for e in kept if e.kind == "EVIDENCE"])
     items = [_item(rank, e, readable, flags) for rank, e in enumerate(kept, start=1)]
+    items = add_fact_items(items, graph, req.max_tokens)  # temporal GRAPH leg hook (issue 14)
     # The replay record is written while the items stream out; the footer waits for it, so
     # a client that has the footer can replay.
     replay = asyncio.ensure_future(record_replay(services, principal, header, req, items, timings))

@@ -18,9 +18,10 @@ from sqlmodel import col
 
 from app.core.errors import NotFound
 from app.core.ids import sha256_text, utcnow
-from app.core.models import Collection, Document, DocumentVersion, ReplayRecord
+from app.core.models import Collection, Document, DocumentVersion, ReplayRecord, Workspace
 from app.governance import Principal
 from app.packs.pipeline_types import Candidate, PackEntry, PackServices, PackTimings, WholeDocument
+from app.packs.replay_codec import RecordedItem, encode_record, replay_conditions
 from app.packs.types import PackHeader, PackItem, PackRequest
 from retrieval.dedup import DedupGroup
 from retrieval.tokens import count_tokens
@@ -123,44 +124,44 @@ async def record_replay(
 ) -> None:
     """Store the pack's ids and hashes (never text) for replay, expiring after 30 days.
 
+    Compact binary payload (:mod:`app.packs.replay_codec`); a non-retaining workspace keeps
+    no record (its packs cannot be replayed: ``replay`` answers ``NOT_FOUND`` saying so).
     Records ``replayMs`` in ``timings`` when given.
     """
     t = time.perf_counter()
     now = utcnow()
-    record = ReplayRecord(
-        id=header.replay_id,
-        pack_id=header.pack_id,
-        workspace_id=principal.workspace_id,
-        principal_id=principal.id,
-        task_sha256=sha256_text(req.task),
-        conditions={
-            "validTime": header.valid_time.isoformat(),
-            "systemTime": header.system_time.isoformat(),
-            "maxTokens": req.max_tokens,
-            "maxLatencyMs": req.max_latency_ms,
-            "coverage": req.coverage,
-            "retrieval": req.retrieval,
-            "collectionIds": list(req.collection_ids or []),
-            "documentIds": list(req.document_ids or []),
-            "sources": list(req.sources),
-        },
-        items=[
-            {
-                "rank": i.rank,
-                "kind": i.kind,
-                "documentId": i.citation.document_id,
-                "versionId": i.citation.version_id,
-                "passageId": i.citation.passage_id,
-                "start": i.citation.start,
-                "end": i.citation.end,
-                "sha256": i.citation.sha256,
-            }
+    payload = encode_record(
+        replay_conditions(header, req),
+        (
+            RecordedItem(
+                i.rank,
+                i.kind,
+                i.citation.document_id,
+                i.citation.version_id,
+                i.citation.passage_id,
+                i.citation.start,
+                i.citation.end,
+                i.citation.sha256,
+            )
             for i in items
-        ],
-        created_at=now,
-        expires_at=now + REPLAY_TTL,
+        ),
     )
     async with services.db.session() as s:
-        s.add(record)
+        ws = await s.get(Workspace, principal.workspace_id)
+        if ws is not None and ws.retaining:
+            s.add(
+                ReplayRecord(
+                    id=header.replay_id,
+                    pack_id=header.pack_id,
+                    workspace_id=principal.workspace_id,
+                    principal_id=principal.id,
+                    task_sha256=sha256_text(req.task),
+                    conditions={},
+                    items=[],
+                    payload=payload,
+                    created_at=now,
+                    expires_at=now + REPLAY_TTL,
+                )
+            )
     if timings is not None:
         timings.values["replayMs"] = round((time.perf_counter() - t) * 1000, 2)

@@ -107,7 +107,12 @@ def validate_pack_request(req: PackRequest) -> None:
 
 @dataclass(frozen=True)
 class Citation:
-    """Where an item's text comes from: ``version.text[start:end] == text``; SHA-256 of text."""
+    """Where an item's text comes from: ``version.text[start:end] == text``; SHA-256 of text.
+
+    It names its source too, so a caller needs no extra call to label it: the document's
+    ``external_id`` (the caller's key; ``cairn ingest``: the file's relative path), its
+    ``document_title`` and its collection's id and name.
+    """
 
     document_id: str
     version_id: str
@@ -115,6 +120,10 @@ class Citation:
     start: int
     end: int
     sha256: str
+    external_id: str = ""
+    document_title: str = ""
+    collection_id: str = ""
+    collection_name: str = ""
 
 
 @dataclass(frozen=True)
@@ -138,7 +147,7 @@ class PackItem:
     """One item of evidence, in final pack order (``rank`` from 1)."""
 
     rank: int
-    kind: str  # EVIDENCE | WHOLE_DOCUMENT
+    kind: str  # EVIDENCE | WHOLE_DOCUMENT | FACT
     text: str
     tokens: int
     trust: str
@@ -154,6 +163,10 @@ class PackItem:
     superseded: bool
     contradiction: bool
     contradicts: tuple[str, ...] = ()
+    external_id: str = ""
+    collection_name: str = ""
+    interval: tuple[datetime | None, datetime | None, str] | None = None
+    """FACT items: the statement's ``(validFrom, validTo, precision)`` (None for other kinds)."""
 
 
 @dataclass(frozen=True)

@@ -329,3 +329,25 @@ def test_a_mistyped_workspace_or_port_is_refused(tmp_path):
     # --port 99999 printed a URL and hung without listening
     r = cairn("serve", "--port", "99999", data_dir=data)
     assert r.returncode == 2 and "--port" in r.stderr and "65535" in r.stderr
+
+
+def test_documents_list_pages_ingested_files_by_relative_path(tmp_path):
+    docs, data = tmp_path / "docs", tmp_path / "data"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "b.txt").write_text("Basalt forms from lava.")
+    (docs / "sub" / "a.md").write_text("# Andesite\n\nAndesite is intermediate.")
+    (docs / "c.txt").write_text("Chalk is soft limestone.")
+    assert cairn("ingest", str(docs), "-c", "rocks", "--lexical-only", data_dir=data).returncode == 0
+    first = json.loads(cairn("documents", "list", "-c", "rocks", "--first", "2", data_dir=data).stdout)
+    assert first["totalCount"] == 3 and first["hasNextPage"] is True
+    assert [d["externalId"] for d in first["documents"]] == ["b.txt", "c.txt"]
+    rest = json.loads(
+        cairn("documents", "list", "-c", "rocks", "--first", "2", "--after", first["endCursor"], data_dir=data).stdout
+    )
+    assert [d["externalId"] for d in rest["documents"]] == ["sub/a.md"] and rest["hasNextPage"] is False
+    assert rest["endCursor"] is None
+    r = cairn("documents", "list", "-c", "rocks", "--first", "500", data_dir=data)
+    assert "first must be 1–200" in one_line_error(r)
+    r = cairn("documents", "list", "-c", "rocks", "--after", "garbage", data_dir=data)
+    assert "after is not a cursor" in one_line_error(r)
+    assert "no collection called 'nope'" in one_line_error(cairn("documents", "list", "-c", "nope", data_dir=data))

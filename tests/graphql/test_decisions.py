@@ -12,12 +12,15 @@ import pytest
 
 from tests.graphql.conftest import _agent
 
-Q_BOOL = {
-    "type": "CHOICE",
+Q_BOOL = {  # the wire format (seeds/003): lower-case type
+    "type": "choice",
     "name": "resolved",
     "instructions": "Has the user confirmed the issue is resolved?",
     "choices": [{"value": True}, {"value": False}],
 }
+
+
+Q_BOOL_GQL = {**Q_BOOL, "type": "CHOICE"}  # GraphQL keeps its upper-case enum
 
 
 def decider(live) -> str:
@@ -46,11 +49,15 @@ def post(
 
 
 def code_of(r: httpx.Response) -> str:
-    return r.json()["errors"][0]["extensions"]["code"]
+    """The wire error's code (``{"type": "error", "request_id", "error": {type, code, message, …}}``)."""
+    return err_of(r)["code"]
 
 
-def ext_of(r: httpx.Response) -> dict:
-    return r.json()["errors"][0]["extensions"]
+def err_of(r: httpx.Response) -> dict:
+    b = r.json()
+    assert b["type"] == "error" and set(b) >= {"request_id", "error"}, b
+    assert set(b["error"]) >= {"type", "code", "message"}, b
+    return b["error"]
 
 
 def body(**over) -> dict:
@@ -71,17 +78,17 @@ def _choices(n: int) -> list:
 
 # (label, request body (dict or raw bytes), expected status, expected code, expected field)
 MATRIX = [
-    ("state and sessionId", body(sessionId="sess_x"), 400, "invalid_decision_input", "state"),
-    ("neither state nor sessionId", {"questions": [Q_BOOL]}, 400, "invalid_decision_input", "state"),
+    ("state and session_id", body(session_id="sess_x"), 400, "invalid_decision_input", "state"),
+    ("neither state nor session_id", {"questions": [Q_BOOL]}, 400, "invalid_decision_input", "state"),
     ("state null is not absent", {"state": None, "questions": [Q_BOOL]}, 400, "invalid_decision_input", "state"),
     (
-        "state null beside sessionId",
-        {"state": None, "sessionId": "s", "questions": [Q_BOOL]},
+        "state null beside session_id",
+        {"state": None, "session_id": "s", "questions": [Q_BOOL]},
         400,
         "invalid_decision_input",
         "state",
     ),
-    ("sessionId null", {"sessionId": None, "questions": [Q_BOOL]}, 400, "invalid_decision_input", "sessionId"),
+    ("session_id null", {"session_id": None, "questions": [Q_BOOL]}, 400, "invalid_decision_input", "session_id"),
     ("empty state", body(state={}), 400, "invalid_decision_input", "state"),
     ("state not an object", body(state=["a"]), 400, "invalid_decision_input", "state"),
     (
@@ -91,7 +98,13 @@ MATRIX = [
         "invalid_decision_input",
         "state.session_context",
     ),
-    ("case-sensitive SessionId", {"SessionId": "s", "questions": [Q_BOOL]}, 400, "invalid_decision_input", "SessionId"),
+    (
+        "case-sensitive Session_id",
+        {"Session_id": "s", "questions": [Q_BOOL]},
+        400,
+        "invalid_decision_input",
+        "Session_id",
+    ),
     (
         "case-sensitive Questions",
         {"state": {"a": 1}, "Questions": [Q_BOOL]},
@@ -102,32 +115,44 @@ MATRIX = [
     ("unknown protocol field model", body(model="gpt"), 400, "invalid_decision_input", "model"),
     ("unknown protocol field identity_id", body(identity_id="i"), 400, "invalid_decision_input", "identity_id"),
     (
-        "session_id in snake case",
-        {"session_id": "s", "questions": [Q_BOOL]},
+        "GraphQL's sessionId on the wire",
+        {"sessionId": "s", "questions": [Q_BOOL]},
+        400,
+        "invalid_decision_input",
+        "sessionId",
+    ),
+    (
+        "session_id with slash",
+        {"session_id": "a/b", "questions": [Q_BOOL]},
         400,
         "invalid_decision_input",
         "session_id",
     ),
-    ("sessionId with slash", {"sessionId": "a/b", "questions": [Q_BOOL]}, 400, "invalid_decision_input", "sessionId"),
     (
-        "sessionId with whitespace",
-        {"sessionId": " s", "questions": [Q_BOOL]},
+        "session_id with whitespace",
+        {"session_id": " s", "questions": [Q_BOOL]},
         400,
         "invalid_decision_input",
-        "sessionId",
+        "session_id",
     ),
     (
-        "sessionId over 256 bytes",
-        {"sessionId": "s" * 257, "questions": [Q_BOOL]},
+        "session_id over 256 bytes",
+        {"session_id": "s" * 257, "questions": [Q_BOOL]},
         400,
         "invalid_decision_input",
-        "sessionId",
+        "session_id",
     ),
-    ("sessionId a number", {"sessionId": 5, "questions": [Q_BOOL]}, 400, "invalid_decision_input", "sessionId"),
+    ("session_id a number", {"session_id": 5, "questions": [Q_BOOL]}, 400, "invalid_decision_input", "session_id"),
     ("questions missing", {"state": {"a": 1}}, 400, "invalid_decision_input", "questions"),
     ("questions empty", body(questions=[]), 400, "invalid_decision_input", "questions"),
     ("questions not an array", body(questions={"a": 1}), 400, "invalid_decision_input", "questions"),
-    ("type lower case", body(questions=[q(type="choice")]), 400, "invalid_decision_input", "questions[0].type"),
+    (
+        "GraphQL's upper-case type",
+        body(questions=[q(type="CHOICE")]),
+        400,
+        "invalid_decision_input",
+        "questions[0].type",
+    ),
     ("type missing", body(questions=[q(type=...)]), 400, "invalid_decision_input", "questions[0].type"),
     ("unknown question field", body(questions=[q(model="x")]), 400, "invalid_decision_input", "questions[0].model"),
     (
@@ -158,7 +183,7 @@ MATRIX = [
     ("duplicate names", body(questions=[q(), q()]), 400, "invalid_decision_input", "questions[1].name"),
     (
         "choices on a score question",
-        body(questions=[q(type="SCORE", levels=[{"label": "a", "score": 0}, {"label": "b", "score": 1}])]),
+        body(questions=[q(type="score", levels=[{"label": "a", "score": 0}, {"label": "b", "score": 1}])]),
         400,
         "invalid_decision_input",
         "questions[0].choices",
@@ -220,7 +245,7 @@ MATRIX = [
         body(
             questions=[
                 {
-                    "type": "SCORE",
+                    "type": "score",
                     "instructions": "x",
                     "levels": [{"label": "a", "score": "0"}, {"label": "b", "score": 1}],
                 }
@@ -235,7 +260,7 @@ MATRIX = [
         body(
             questions=[
                 {
-                    "type": "SCORE",
+                    "type": "score",
                     "instructions": "x",
                     "levels": [{"label": "a", "score": True}, {"label": "b", "score": 1}],
                 }
@@ -247,14 +272,14 @@ MATRIX = [
     ),
     (
         "level label missing",
-        body(questions=[{"type": "SCORE", "instructions": "x", "levels": [{"score": 0}, {"label": "b", "score": 1}]}]),
+        body(questions=[{"type": "score", "instructions": "x", "levels": [{"score": 0}, {"label": "b", "score": 1}]}]),
         400,
         "invalid_decision_input",
         "questions[0].levels[0].label",
     ),
     (
         "one level",
-        body(questions=[{"type": "SCORE", "instructions": "x", "levels": [{"label": "b", "score": 1}]}]),
+        body(questions=[{"type": "score", "instructions": "x", "levels": [{"label": "b", "score": 1}]}]),
         400,
         "invalid_decision_input",
         "questions[0].levels",
@@ -296,10 +321,10 @@ MATRIX = [
 def test_validation_matrix(live, label, req, status, code, field):
     r = post(live, req, token=decider(live))
     assert r.status_code == status, (label, r.text[:400])
-    ext = ext_of(r)
-    assert ext["code"] == code, (label, ext)
-    assert ext["field"].startswith(field), (label, ext)
-    assert "decisionId" not in ext  # refused before acceptance: no decision exists
+    err = err_of(r)
+    assert (err["code"], err["type"]) == (code, "request_too_large" if status == 413 else "invalid_request_error")
+    assert err["field"].startswith(field), (label, err)
+    assert "decision_id" not in err  # refused before acceptance: no decision exists
     assert r.json()["extensions"]["envelope"]["coordinate"] == "G1.U2.P2.Z1.A1"
 
 
@@ -388,8 +413,8 @@ def test_sessions_create_append_archive_read_and_privacy(live):
     stranger = _agent(live, "stranger", ["decisions:run"], token=live.tokens["admin"])
     r = live.gql("query($s:ID!){session(id:$s){id}}", {"s": s["id"]}, stranger).json()
     assert r["errors"][0]["extensions"]["code"] == "NOT_FOUND"
-    r = post(live, {"sessionId": s["id"], "questions": [Q_BOOL]}, token=stranger)
-    assert (r.status_code, ext_of(r)["field"]) == (404, "sessionId")
+    r = post(live, {"session_id": s["id"], "questions": [Q_BOOL]}, token=stranger)
+    assert (r.status_code, err_of(r)["field"]) == (404, "session_id")
     arch = live.data("mutation($s:ID!){archiveSession(id:$s){archived}}", {"s": s["id"]}, token)
     assert arch["archiveSession"]["archived"] is True
     r = live.gql(
@@ -398,31 +423,32 @@ def test_sessions_create_append_archive_read_and_privacy(live):
         token,
     ).json()
     assert r["errors"][0]["extensions"]["code"] == "SESSION_ARCHIVED"
-    r = post(live, {"sessionId": s["id"], "questions": [Q_BOOL]}, token=token)
-    assert r.status_code == 404 and "archived" in r.json()["errors"][0]["message"]
+    r = post(live, {"session_id": s["id"], "questions": [Q_BOOL]}, token=token)
+    assert r.status_code == 404 and "archived" in err_of(r)["message"]
     assert s["id"] not in [x["id"] for x in live.data("query{sessions{id}}", None, token)["sessions"]]
 
 
 def test_failure_after_acceptance_carries_decision_id_and_reads_back_failed(live):
     token = decider(live)
     sid = live.data(SESSION_CREATE, {"t": "empty"}, token)["createSession"]["id"]
-    r = post(live, {"sessionId": sid, "questions": [Q_BOOL]}, token=token)
-    assert (r.status_code, code_of(r)) == (422, "decision_context_unavailable")
-    dec_id = ext_of(r)["decisionId"]
+    r = post(live, {"session_id": sid, "questions": [Q_BOOL]}, token=token)
+    assert (r.status_code, code_of(r), err_of(r)["type"]) == (422, "decision_context_unavailable", "api_error")
+    dec_id = err_of(r)["decision_id"]
     got = httpx.get(f"{live.url}/api/v1/decisions/{dec_id}", headers={"Authorization": f"Bearer {token}"}, timeout=30)
     assert got.status_code == 200
     d = got.json()
-    assert (d["status"], d["error"]["code"], d["sessionId"], d["context"]["mode"], d["judgeRuns"]) == (
-        "FAILED",
+    assert (d["status"], d["error"]["code"], d["session_id"], d["context"]["mode"], d["judge_runs"]) == (
+        "failed",
         "decision_context_unavailable",
         sid,
-        "SESSION",
+        "session",
         0,
     )
+    assert d["questions"][0]["type"] == "choice" and d["created_at"].endswith("Z") and d["completed_at"]
     r = post(live, body(state={"text": "word " * 2000}), token=token)
     assert (r.status_code, code_of(r)) == (422, "decision_context_too_large")
     g = live.data(
-        "query($i:ID!){decision(id:$i){status error{code} context{mode}}}", {"i": ext_of(r)["decisionId"]}, token
+        "query($i:ID!){decision(id:$i){status error{code} context{mode}}}", {"i": err_of(r)["decision_id"]}, token
     )["decision"]
     assert g == {"status": "FAILED", "error": {"code": "decision_context_too_large"}, "context": {"mode": "STATE"}}
     # another member's agent cannot read it
@@ -441,7 +467,7 @@ def test_idempotency_replays_validation_errors_and_detects_reuse(live):
     r2 = post(live, bad, token=token, headers=[("Idempotency-Key", "idem-bad-1")])
     assert r1.status_code == r2.status_code == 400
     assert r2.headers.get("idempotency-replayed") == "true" and "idempotency-replayed" not in r1.headers
-    assert r1.json()["errors"][0]["message"] == r2.json()["errors"][0]["message"]
+    assert r1.json()["error"] == r2.json()["error"]
     r3 = post(live, bad.replace(b'"x"', b'"y"'), token=token, headers=[("Idempotency-Key", "idem-bad-1")])
     assert (r3.status_code, code_of(r3)) == (409, "idempotency_key_reused")
     # keys are scoped per credential: the other credential's same key is a fresh request
@@ -462,7 +488,7 @@ def test_state_decision_with_the_embedded_judge_replay_and_reuse(live):
             "questions": [
                 Q_BOOL,
                 {
-                    "type": "SCORE",
+                    "type": "score",
                     "name": "mood",
                     "instructions": "How happy is the user?",
                     "levels": [{"label": "Angry", "score": 0}, {"label": "Happy", "score": 1}],
@@ -473,11 +499,16 @@ def test_state_decision_with_the_embedded_judge_replay_and_reuse(live):
     r = post(live, raw, token=token, headers=[("Idempotency-Key", "idem-ok-1")])
     assert r.status_code == 200, r.text[:500]
     d = r.json()
-    assert d["id"].startswith("dec_") and d["status"] == "COMPLETED" and d["source"] == "api"
-    assert d["context"]["mode"] == "STATE" and d["sessionId"] is None and d["error"] is None
-    assert d["judge"] == "local:gemma-3-270m-q4_k_m" and d["judgeRuns"] == 1
+    assert d["id"].startswith("dec_") and d["status"] == "completed" and d["source"] == "api"
+    assert d["context"]["mode"] == "state" and d["session_id"] is None and d["error"] is None
+    assert d["judge"] == "local:gemma-3-270m-q4_k_m" and d["judge_runs"] == 1
     a_bool, a_score = d["answers"]
-    assert a_bool["type"] == "CHOICE" and a_bool["name"] == "resolved" and a_bool["value"] in (True, False)
+    assert (
+        a_score["type"] == "score"
+        and a_bool["type"] == "choice"
+        and a_bool["name"] == "resolved"
+        and a_bool["value"] in (True, False)
+    )
     probs = [p["probability"] for p in a_bool["probabilities"]]
     assert abs(sum(probs) - 1) < 1e-4 and a_bool["value"] == [True, False][probs.index(max(probs))]
     assert a_score["score"] in (0, 1) and a_score["label"] in ("Angry", "Happy")
@@ -492,7 +523,7 @@ def test_state_decision_with_the_embedded_judge_replay_and_reuse(live):
     read = httpx.get(
         f"{live.url}/api/v1/decisions/{d['id']}", headers={"Authorization": f"Bearer {token}"}, timeout=30
     ).json()
-    assert read["judgeRuns"] == 1 and read["answers"] == d["answers"]
+    assert read["judge_runs"] == 1 and read["answers"] == d["answers"]
 
 
 def test_twenty_concurrent_identical_requests_run_the_judge_once(live):
@@ -502,7 +533,7 @@ def test_twenty_concurrent_identical_requests_run_the_judge_once(live):
             "state": {"ticket": "Printer on floor 3 is jammed again."},
             "questions": [
                 {
-                    "type": "CHOICE",
+                    "type": "choice",
                     "name": "team",
                     "instructions": "Which team handles it?",
                     "choices": [{"value": "IT support"}, {"value": "Finance"}],
@@ -517,7 +548,7 @@ def test_twenty_concurrent_identical_requests_run_the_judge_once(live):
     busy = [r for r in results if r.status_code == 409]
     assert len(ok) + len(busy) == 20, [r.text[:200] for r in results if r.status_code not in (200, 409)]
     assert all(code_of(r) == "decision_in_progress" for r in busy)
-    ids = {r.json()["id"] for r in ok} | {ext_of(r)["decisionId"] for r in busy}
+    ids = {r.json()["id"] for r in ok} | {err_of(r)["decision_id"] for r in busy}
     assert len(ids) == 1  # one decision for all twenty
     dec_id = ids.pop()
     final = post(live, raw, token=token, headers=key)
@@ -525,7 +556,7 @@ def test_twenty_concurrent_identical_requests_run_the_judge_once(live):
     read = httpx.get(
         f"{live.url}/api/v1/decisions/{dec_id}", headers={"Authorization": f"Bearer {token}"}, timeout=30
     ).json()
-    assert read["judgeRuns"] == 1 and read["status"] == "COMPLETED"
+    assert read["judge_runs"] == 1 and read["status"] == "completed"
 
 
 def test_session_decision_over_graphql(live):
@@ -580,7 +611,7 @@ def test_session_decision_over_graphql(live):
     assert r["errors"][0]["extensions"]["code"] == "invalid_decision_input"
     r = live.gql(
         "mutation($i:CreateDecisionInput!){createDecision(input:$i){id}}",
-        {"i": {"state": None, "sessionId": sid, "questions": [Q_BOOL]}},
+        {"i": {"state": None, "sessionId": sid, "questions": [Q_BOOL_GQL]}},
         token,
     ).json()
     assert r["errors"][0]["extensions"]["field"] == "state"
@@ -590,16 +621,120 @@ def test_graphql_idempotency_key_replays_the_stored_failure(live):
     token = decider(live)
     sid = live.data(SESSION_CREATE, {"t": "empty-idem"}, token)["createSession"]["id"]
     mutation = "mutation($i:CreateDecisionInput!,$k:String){createDecision(input:$i,idempotencyKey:$k){id}}"
-    inp = {"sessionId": sid, "questions": [Q_BOOL]}
+    inp = {"sessionId": sid, "questions": [Q_BOOL_GQL]}
     first = live.gql(mutation, {"i": inp, "k": "gql-idem-1"}, token)
     second = live.gql(mutation, {"i": inp, "k": "gql-idem-1"}, token)
     e1, e2 = first.json()["errors"][0]["extensions"], second.json()["errors"][0]["extensions"]
     assert first.status_code == second.status_code == 422
     assert e1["code"] == e2["code"] == "decision_context_unavailable" and e1["decisionId"] == e2["decisionId"]
-    other = live.gql(mutation, {"i": {**inp, "questions": [q(name="other")]}, "k": "gql-idem-1"}, token)
+    other = live.gql(mutation, {"i": {**inp, "questions": [{**Q_BOOL_GQL, "name": "other"}]}, "k": "gql-idem-1"}, token)
     assert other.json()["errors"][0]["extensions"]["code"] == "idempotency_key_reused"
     bad = live.gql(mutation, {"i": inp, "k": "x" * 300}, token).json()
     assert (bad["errors"][0]["extensions"]["code"], bad["errors"][0]["extensions"]["field"]) == (
         "invalid_decision_input",
         "Idempotency-Key",
     )
+
+
+# ------------------------------------------------- the original API's documented examples (seeds/003)
+
+# the request bodies exactly as the seed's curl examples send them (-d '…'), byte for byte
+SEED_STATE_REQUEST = b"""{
+    "state": {"message": "My issue is resolved."},
+    "questions": [{
+      "type": "choice",
+      "name": "resolved",
+      "instructions": "Has the user confirmed resolution?",
+      "choices": [{"value": true}, {"value": false}]
+    }]
+  }"""
+SEED_SESSION_REQUEST = b"""{
+    "session_id": "sess_xxx",
+    "questions": [{
+      "type": "score",
+      "name": "completion",
+      "instructions": "Evaluate how completely the user request has been fulfilled.",
+      "levels": [
+        {"label": "Incomplete", "score": 0, "description": "The requested result is missing."},
+        {"label": "Partial", "score": 0.5, "description": "Only part of the request is fulfilled."},
+        {"label": "Complete", "score": 1, "description": "All requested results are provided."}
+      ]
+    }]
+  }"""
+# the members of the seed's "HTTP 200 OK" example
+SEED_DECISION_KEYS = {
+    "id",
+    "session_id",
+    "source",
+    "status",
+    "questions",
+    "answers",
+    "context",
+    "error",
+    "created_at",
+    "completed_at",
+}
+
+
+def test_seed_state_example_verbatim_gives_the_documented_decision_and_replays(live):
+    token = decider(live)
+    key = [("Idempotency-Key", "0b6f9c1e-5d7a-4c1b-9a51-seed-003-state")]
+    r = post(live, SEED_STATE_REQUEST, token=token, headers=key)
+    assert r.status_code == 200, r.text[:500]
+    d = r.json()
+    assert set(d) >= SEED_DECISION_KEYS
+    assert d["id"].startswith("dec_") and (d["session_id"], d["source"], d["status"]) == (None, "api", "completed")
+    assert d["questions"] == json.loads(SEED_STATE_REQUEST)["questions"]  # echoed as sent
+    (answer,) = d["answers"]
+    assert {k: answer[k] for k in ("type", "name")} == {"type": "choice", "name": "resolved"}
+    assert answer["value"] in (True, False)
+    assert d["context"]["mode"] == "state" and d["error"] is None
+    for stamp in ("created_at", "completed_at"):
+        assert d[stamp].endswith("Z") and "T" in d[stamp]
+    again = post(live, SEED_STATE_REQUEST, token=token, headers=key)  # the documented retry
+    assert again.status_code == 200 and again.headers["idempotency-replayed"] == "true"
+    assert {k: v for k, v in again.json().items() if k != "extensions"} == {
+        k: v for k, v in d.items() if k != "extensions"
+    }
+    changed = post(live, SEED_STATE_REQUEST.replace(b"resolved.", b"resolved!"), token=token, headers=key)
+    assert (changed.status_code, code_of(changed)) == (409, "idempotency_key_reused")
+
+
+def test_seed_session_example_verbatim(live):
+    token = decider(live)
+    r = post(live, SEED_SESSION_REQUEST, token=token)  # sess_xxx does not exist: 404, no decision
+    assert r.status_code == 404, r.text[:300]
+    assert (err_of(r)["type"], err_of(r)["field"]) == ("not_found_error", "session_id")
+    assert "decision_id" not in err_of(r) and r.json()["request_id"]
+    sid = live.data(
+        SESSION_CREATE,
+        {
+            "t": "seed",
+            "m": [
+                {"role": "user", "content": "Please send me the invoice for March and the one for April."},
+                {"role": "assistant", "content": "Here are both invoices: March (attached) and April (attached)."},
+            ],
+        },
+        token,
+    )["createSession"]["id"]
+    r = post(live, SEED_SESSION_REQUEST.replace(b"sess_xxx", sid.encode()), token=token)
+    assert r.status_code == 200, r.text[:500]
+    d = r.json()
+    assert set(d) >= SEED_DECISION_KEYS
+    assert (d["session_id"], d["status"], d["context"]["mode"]) == (sid, "completed", "session")
+    (answer,) = d["answers"]
+    assert (answer["type"], answer["name"]) == ("score", "completion") and answer["score"] in (0, 0.5, 1)
+    assert "value" not in answer
+
+
+def test_seed_error_shape_for_documented_codes(live):
+    token = decider(live)
+    # 400 invalid_decision_input: an unsupported protocol field, as the seed's error table says
+    r = post(live, SEED_STATE_REQUEST.replace(b'"state"', b'"model": "x", "state"'), token=token)
+    assert r.status_code == 400
+    b = r.json()
+    assert b["type"] == "error" and b["request_id"] and b["error"]["type"] == "invalid_request_error"
+    assert (b["error"]["code"], b["error"]["field"]) == ("invalid_decision_input", "model")
+    # 401 without credentials, same body shape
+    r = post(live, SEED_STATE_REQUEST)
+    assert r.status_code == 401 and err_of(r)["type"] == "authentication_error"

@@ -71,7 +71,7 @@ def test_the_decision_routes_log_each_request_once(live, calls):
     auth = {"Authorization": f"Bearer {live.tokens['owner']}"}
     trace = f"trace_routes_read_missing_{live.backend}"
     r = httpx.get(f"{live.url}/api/v1/decisions/dec_missing", headers={**auth, "x-cairn-trace": trace}, timeout=30)
-    assert r.status_code == 404 and r.json()["extensions"]["envelope"]["traceId"] == trace
+    assert r.status_code == 404 and r.json()["extensions"]["envelope"]["traceId"] == trace == r.json()["request_id"]
     assert _logged(calls, trace) == [("GET /api/v1/decisions/{decision_id}", "ERROR")]
     trace = f"trace_routes_create_415_{live.backend}"
     r = httpx.post(
@@ -80,5 +80,5 @@ def test_the_decision_routes_log_each_request_once(live, calls):
         headers={**auth, "x-cairn-trace": trace, "content-type": "text/plain"},
         timeout=30,
     )
-    assert r.status_code == 415 and r.json()["errors"][0]["extensions"]["code"] == "unsupported_media_type"
+    assert r.status_code == 415 and r.json()["error"]["code"] == "unsupported_media_type"
     assert _logged(calls, trace) == [("POST /api/v1/decisions", "ERROR")]

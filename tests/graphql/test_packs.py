@@ -16,9 +16,11 @@ PACK_FIELDS = """
   packId replayId maxTokens tokensUsed truncated complete incompleteReasons latencyMs tokenizer retrieval
   asOf { validTime systemTime } candidates duplicatesMerged notes
   timings { embedMs lexicalMs vectorMs fusionMs resolveMs dedupPackMs }
-  items { rank kind text tokens trust score ranks { lexical dense } documentTitle collectionId
-          citation { documentId versionId passageId start end sha256 }
-          alternateCitations { documentId versionId passageId start end sha256 }
+  items { rank kind text tokens trust score ranks { lexical dense } externalId documentTitle collectionId collectionName
+          citation { documentId versionId passageId start end sha256
+                     externalId documentTitle collectionId collectionName }
+          alternateCitations { documentId versionId passageId start end sha256
+                               externalId documentTitle collectionId collectionName }
           validity { validFrom validTo } superseded contradiction contradicts }
 """
 PACK_QUERY = f"query($i: ContextPackInput!) {{ contextPack(input: $i) {{ {PACK_FIELDS} }} }}"
@@ -47,6 +49,10 @@ def test_pack_is_cited_budgeted_and_reproducible_from_documents(live):
     top = p["items"][0]
     assert top["citation"]["documentId"] == live.ids["doc:packs"]
     assert "Reciprocal rank fusion" in top["text"]
+    # the item and its citation name their source: no extra call for metadata["source"]
+    source = ("externalId", "documentTitle", "collectionId", "collectionName")
+    expected_source = ["packs", "Context packs", live.ids["coll:handbook"], "handbook"]
+    assert [top[k] for k in source] == [top["citation"][k] for k in source] == expected_source
     assert p["tokenizer"] == "cl100k_base"
     assert p["tokensUsed"] == sum(i["tokens"] for i in p["items"]) <= 512
     assert [i["rank"] for i in p["items"]] == list(range(1, len(p["items"]) + 1))

@@ -103,7 +103,20 @@ def assert_limited(r: httpx.Response, rate_class: str, limit: int) -> None:
     retry = r.headers["retry-after"]
     assert retry.isdigit() and 1 <= int(retry) <= 60
     body = r.json()
-    err = body["errors"][0]
+    if body.get("type") == "error":  # the Decision API's wire format (seeds/003)
+        wire = body["error"]
+        assert wire["type"] == "rate_limit_error"
+        err = {
+            "message": wire["message"],
+            "extensions": {
+                "code": wire["code"],
+                "rateClass": wire["rate_class"],
+                "limit": wire["limit"],
+                "retryAfter": wire["retry_after"],
+            },
+        }
+    else:
+        err = body["errors"][0]
     assert err["extensions"]["code"] == "RATE_LIMITED"
     assert (err["extensions"]["rateClass"], err["extensions"]["limit"]) == (rate_class, limit)
     assert err["extensions"]["retryAfter"] == int(retry)
@@ -156,7 +169,7 @@ def test_the_decisions_route_and_mutation_share_the_decisions_limit(limited):
         r = httpx.post(
             f"{limited.url}/api/v1/decisions", content=b'{"state": {}, "questions": []}', headers=headers, timeout=60
         )
-        assert r.status_code == 400 and r.json()["errors"][0]["extensions"]["code"] == "invalid_decision_input"
+        assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_decision_input"
     r = httpx.post(
         f"{limited.url}/api/v1/decisions", content=b'{"state": {}, "questions": []}', headers=headers, timeout=60
     )

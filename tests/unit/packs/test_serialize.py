@@ -73,8 +73,8 @@ def test_bad_bodies_name_the_field(body, field):
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 T1 = datetime(2024, 6, 1, 12, 30, tzinfo=UTC)
-CITATION = Citation("doc_1", "ver_1", "psg_1", 3, 42, "ab" * 32)
-ALTERNATE = Citation("doc_2", "ver_2", "psg_2", 0, 39, "cd" * 32)
+CITATION = Citation("doc_1", "ver_1", "psg_1", 3, 42, "ab" * 32, "notes/release.md", "Release notes", "coll_1", "docs")
+ALTERNATE = Citation("doc_2", "ver_2", "psg_2", 0, 39, "cd" * 32, "notes/copy.md", "Copy", "coll_2", "archive")
 ITEM = PackItem(
     rank=1,
     kind="EVIDENCE",
@@ -93,6 +93,8 @@ ITEM = PackItem(
     superseded=True,
     contradiction=True,
     contradicts=("psg_9",),
+    external_id="notes/release.md",
+    collection_name="docs",
 )
 HEADER = PackHeader("pack_1", "rpl_1", 4000, 15000, "BEST_EFFORT", "HYBRID", T0, T1, "cl100k_base", "trace_1")
 TIMINGS = {
@@ -162,3 +164,29 @@ def test_graphql_objects_are_built_from_the_same_fields():
     footer = to_footer(FOOTER)
     assert footer.timings.replay_ms == 10.0 and footer.timings.dedup_pack_ms == 7.0
     assert (footer.incomplete_reasons, footer.notes, footer.duplicates_merged) == (["LATENCY"], ["a note"], 1)
+
+
+def test_items_and_citations_name_their_source():
+    """metadata["source"] needs no extra call: every item and citation carries the document's
+    external id, title and collection id and name."""
+    item = event_json(ITEM)
+    source = ("externalId", "documentTitle", "collectionId", "collectionName")
+    assert [item[k] for k in source] == ["notes/release.md", "Release notes", "coll_1", "docs"]
+    assert [item["citation"][k] for k in source] == ["notes/release.md", "Release notes", "coll_1", "docs"]
+    assert [item["alternateCitations"][0][k] for k in source] == ["notes/copy.md", "Copy", "coll_2", "archive"]
+
+
+def test_fact_items_carry_their_interval_through_the_one_serializer():
+    from dataclasses import replace
+
+    from resolvers.packs import to_item
+
+    fact = replace(ITEM, kind="FACT", interval=(T0, None, "month"))
+    wire = event_json(fact)
+    assert wire["interval"] == {"validFrom": T0.isoformat(), "validTo": None, "precision": "MONTH"}
+    assert set(wire["interval"]) == graphql_fields("FactInterval")
+    assert item_fields(fact)["interval"] == {"validFrom": T0, "validTo": None, "precision": "MONTH"}
+    assert event_json(ITEM)["interval"] is None  # other kinds: null, the key always there
+    item = to_item(fact)
+    assert (item.kind.value, item.interval.valid_from, item.interval.valid_to) == ("FACT", T0, None)
+    assert item.interval.precision.value == "MONTH" and to_item(ITEM).interval is None

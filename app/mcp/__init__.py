@@ -1,0 +1,22 @@
+"""The MCP server: Cairn's tools over the Model Context Protocol (stdio and streamable HTTP),
+every call governed like a GraphQL operation.
+
+Public surface: other packages import only the names below (import-linter contract in
+pyproject.toml).
+"""
+
+from app.mcp.governed import CONFIRMATION_META, ENVELOPE_META, governed_call
+from app.mcp.server import MCPHttp, build_server, run_stdio
+from app.mcp.spec import ToolSpec
+from app.mcp.tools import TOOLS
+
+__all__ = [
+    "CONFIRMATION_META",
+    "ENVELOPE_META",
+    "TOOLS",
+    "MCPHttp",
+    "ToolSpec",
+    "build_server",
+    "governed_call",
+    "run_stdio",
+]

@@ -1,0 +1,121 @@
+"""The one governed-call path of MCP tools.
+
+A tool call goes through the steps of the GraphQL ``Governed`` extension and of the HTTP
+``governed_route`` helper, with the same governance functions (:mod:`app.governance`): a call
+record in a fresh envelope, structural checks of the arguments, then
+:func:`~app.governance.authorize` (authentication, scope, the creator's current role, the
+tool's input validation, the credential's rate limit, responsibility boundaries), the
+handler, the envelope status of a failure (:func:`~app.governance.status_of`), its code from the
+one error mapper (:func:`~app.core.errors.to_response`, through
+:func:`~app.governance.to_graphql_error`), and one :func:`~app.governance.log_call` line.
+Only the result shape is MCP's own (``governed_route`` answers with a Starlette response,
+``Governed`` with a GraphQL value). Every outcome is a
+``CallToolResult``: success carries ``structuredContent`` (and the same JSON as text);
+a refusal or failure has ``isError`` and ``structuredContent.error`` = ``{message, code,
+field, limit, traceId, …}`` with the GraphQL error's ``extensions`` (same codes). The
+envelope travels in ``_meta["cairn/envelope"]``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any
+
+from mcp import types
+
+from app.context import RequestContext, Services
+from app.core.errors import CairnError, Unauthenticated
+from app.governance import CallRecord, Principal, authorize, get_operation, log_call, status_of, to_graphql_error
+
+CONFIRMATION_META = "cairn/confirmation"
+"""``_meta`` key of a tool call carrying a boundary confirmation token (stdio has no headers;
+over HTTP the ``X-Cairn-Confirmation`` header works too)."""
+
+ENVELOPE_META = "cairn/envelope"
+"""``_meta`` key of every tool result: the call's envelope (trace id, coordinate, capability,
+status, boundary)."""
+
+
+def _json_default(value: Any) -> Any:
+    """Datetimes as ISO-8601 (as the NDJSON stream writes them); anything else as ``str``."""
+    return value.isoformat() if isinstance(value, datetime) else str(value)
+
+
+def _json_text(value: dict[str, Any]) -> list[types.ContentBlock]:
+    return [types.TextContent(type="text", text=json.dumps(value, ensure_ascii=False, default=_json_default))]
+
+
+def error_payload(ctx: RequestContext, exc: BaseException) -> dict[str, Any]:
+    """``{"error": {message, code, field, limit, …, traceId}}`` for any exception: the
+    ``extensions`` of :func:`~app.core.errors.to_response` (the one mapper, so the same code as
+    the GraphQL and HTTP channels); no stack traces (an internal error is logged with the trace id)."""
+    err = to_graphql_error(ctx, exc)
+    return {"error": {"message": err.message, **(err.extensions or {}), "traceId": ctx.trace_id}}
+
+
+async def governed_call(
+    services: Services,
+    *,
+    op_name: str,
+    headers: dict[str, str],
+    request: Any,
+    arguments: dict[str, Any],
+    check: Callable[[dict[str, Any]], None],
+    prepare: Callable[[dict[str, Any]], Any],
+    run: Callable[[RequestContext, Principal, Any], Awaitable[dict[str, Any]]],
+    confirmation: str | None = None,
+) -> types.CallToolResult:
+    """Run one tool call through the governance path (module doc).
+
+    Args:
+        op_name: The registry name (``mcp.<tool>``).
+        headers: Lower-case request headers (stdio: a synthesised ``authorization``).
+        request: The Starlette request (HTTP) or None (stdio).
+        arguments: The tool arguments as sent.
+        check: Structural checks that precede authentication (as GraphQL's type checks do);
+            raises ``BadInput``.
+        prepare: The tool's validation (run by ``authorize`` after scope checks, as GraphQL's
+            ``validate`` hooks are); returns the validated request handed to ``run``.
+        run: ``(ctx, principal, request) -> structured result`` (``ctx.services``, ``ctx.trace_id``).
+        confirmation: A boundary confirmation token sent with the call.
+    """
+    op = get_operation(op_name)
+    ctx = RequestContext(services, headers, request)
+    ctx.envelope.target = "cairn.mcp"
+    if confirmation is not None:
+        ctx.connection_params = {"confirmation": confirmation}
+    record = CallRecord(op.name, op.coordinate, op.capability)
+    ctx.envelope.calls.append(record)
+    prepared: dict[str, Any] = {}
+
+    def validate(input: dict[str, Any]) -> None:
+        prepared["request"] = prepare(input)
+
+    try:
+        check(arguments)
+        principal, boundary = await authorize(ctx, op, {"input": arguments}, validate)
+        record.boundary = boundary
+        if principal is None:  # pragma: no cover - every MCP tool needs a credential
+            raise Unauthenticated("tool operations need a credential")
+        result = json.loads(json.dumps(await run(ctx, principal, prepared["request"]), default=_json_default))
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a coded error result
+        record.status = status_of(exc)
+        if isinstance(exc, CairnError) and "boundary" in exc.extra:
+            record.boundary = exc.extra["boundary"]
+        payload = error_payload(ctx, exc)
+        log_call(ctx, record)
+        return types.CallToolResult(
+            content=_json_text(payload),
+            structuredContent=payload,
+            isError=True,
+            _meta={ENVELOPE_META: ctx.envelope.build()},
+        )
+    log_call(ctx, record)
+    return types.CallToolResult(
+        content=_json_text(result),
+        structuredContent=result,
+        isError=False,
+        _meta={ENVELOPE_META: ctx.envelope.build()},
+    )

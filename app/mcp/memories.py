@@ -1,0 +1,204 @@
+"""Memory tools: ``remember``, ``recall``, ``forget`` (the GraphQL memory operations' validation)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app import memory as mem
+from app.context import RequestContext
+from app.core.errors import BadInput
+from app.core.text_rules import require_storable, validate_identifier
+from app.governance import Principal
+from app.mcp.spec import ID, ToolSpec, parse_time, string
+
+# --- memory ------------------------------------------------------------------------------
+
+
+def _memory(view: Any) -> dict[str, Any]:
+    r = view.row
+    return {
+        "id": r.id,
+        "namespace": r.namespace,
+        "key": r.key,
+        "text": r.text,
+        "collectionId": r.collection_id,
+        "version": r.version,
+        "recordedAt": r.recorded_at.isoformat() if r.recorded_at else None,
+        "supersededAt": r.superseded_at.isoformat() if r.superseded_at else None,
+        "sourceState": view.source.state,
+        "citations": [{"passageId": p, "passageSha256": h, "sourceState": st} for p, h, st in view.source.citations],
+        "type": "memory",
+        "evidence": False,
+        "trust": "UNTRUSTED",
+    }
+
+
+_REMEMBER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["namespace", "text"],
+    "properties": {
+        "namespace": string("1–64 characters, no personal data.", max_len=64),
+        "text": string("1–1,000 characters; personal data is masked before storage.", max_len=1000),
+        "key": string("≤ 120 characters, no personal data; the same namespace + key supersedes.", max_len=120),
+        "collectionId": {**ID, "description": "Tie the memory to a collection."},
+        "citations": {
+            "type": "array",
+            "items": {"type": "string"},
+            "maxItems": 20,
+            "description": "At most 20 passage ids the memory rests on.",
+        },
+    },
+}
+
+
+def _id(value: Any, field: str) -> None:
+    if value is not None:
+        validate_identifier(value, field)
+
+
+def _prepare_remember(args: dict[str, Any]) -> mem.MemoryNote:
+    for name in ("namespace", "text", "key"):
+        require_storable(args.get(name) or "", f"input.{name}")
+    _id(args.get("collectionId"), "input.collectionId")
+    for i, c in enumerate(args.get("citations") or []):
+        _id(c, f"input.citations[{i}]")
+    mem.validate_fields(
+        namespace=args["namespace"],
+        key=args.get("key"),
+        text=args["text"],
+        citations=args.get("citations") or [],
+        prefix="input.",
+    )
+    return mem.MemoryNote(
+        namespace=args["namespace"],
+        text=args["text"],
+        key=args.get("key"),
+        collection_id=args.get("collectionId"),
+        citations=tuple(args.get("citations") or ()),
+    )
+
+
+async def _run_remember(ctx: RequestContext, principal: Principal, req: mem.MemoryNote) -> dict[str, Any]:
+    out = await mem.remember_memory(ctx.services, principal, req)
+    return {
+        "memory": _memory(out.memory),
+        "superseded": out.superseded,
+        "masked": [{"kind": k, "count": n} for k, n in sorted(out.masked.items())],
+    }
+
+
+_RECALL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["query"],
+    "properties": {
+        "query": string("1–1,000 characters.", max_len=1000),
+        "namespace": string("Only this namespace (1–64 characters).", max_len=64),
+        "collectionId": {**ID, "description": "Only memories tied to this collection."},
+        "asOf": {"type": "string", "description": "Recall what was valid at this system time (ISO-8601 with zone)."},
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": mem.MAX_RECALL_LIMIT,
+            "default": mem.RECALL_LIMIT,
+            "description": f"1–{mem.MAX_RECALL_LIMIT} memories (default {mem.RECALL_LIMIT}).",
+        },
+    },
+}
+
+
+def _prepare_recall(args: dict[str, Any]) -> mem.RecallQuery:
+    query = args["query"]
+    limit = args.get("limit", mem.RECALL_LIMIT)
+    require_storable(query, "input.query")
+    if not 1 <= len(query) <= 1_000 or not query.strip():
+        raise BadInput("input.query must be 1–1,000 characters, not only spaces", field="input.query", limit="1-1000")
+    if not 1 <= limit <= mem.MAX_RECALL_LIMIT:
+        raise BadInput("input.limit must be 1–50", field="input.limit", limit="1-50")
+    _id(args.get("collectionId"), "input.collectionId")
+    as_of = parse_time(args.get("asOf"), "input.asOf")
+    mem.validate_fields(namespace=args.get("namespace"), prefix="input.")
+    return mem.RecallQuery(
+        query=query,
+        namespace=args.get("namespace"),
+        collection_id=args.get("collectionId"),
+        as_of=as_of,
+        limit=limit,
+    )
+
+
+async def _run_recall(ctx: RequestContext, principal: Principal, req: mem.RecallQuery) -> dict[str, Any]:
+    out = await mem.recall_memories(ctx.services, principal, req)
+    return {
+        "memories": [
+            {
+                "memory": _memory(v),
+                "score": score,
+                "ranks": {"bm25": r.get("bm25"), "vector": r.get("vector"), "entity": r.get("entity")},
+            }
+            for v, score, r in out.items
+        ],
+        "hidden": out.hidden,
+        "candidates": out.candidates,
+        "legs": [{"name": lg.name, "status": lg.status, "detail": lg.detail, "ms": lg.ms} for lg in out.legs],
+    }
+
+
+_FORGET_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "description": "Either memoryId, or namespace + key.",
+    "properties": {
+        "memoryId": {**ID, "description": "A memory id (deletes every version of its key)."},
+        "namespace": string("1–64 characters.", max_len=64),
+        "key": string("≤ 120 characters.", max_len=120),
+    },
+}
+
+
+def _prepare_forget(args: dict[str, Any]) -> mem.ForgetRequest:
+    by_id = args.get("memoryId") is not None
+    by_key = args.get("namespace") is not None or args.get("key") is not None
+    if by_id == by_key or (by_key and (args.get("namespace") is None or args.get("key") is None)):
+        raise BadInput("give either input.memoryId, or input.namespace and input.key", field="input")
+    _id(args.get("memoryId"), "input.memoryId")
+    mem.validate_fields(namespace=args.get("namespace"), key=args.get("key"), prefix="input.")
+    return mem.ForgetRequest(memory_id=args.get("memoryId"), namespace=args.get("namespace"), key=args.get("key"))
+
+
+async def _run_forget(ctx: RequestContext, principal: Principal, req: mem.ForgetRequest) -> dict[str, Any]:
+    return {"deleted": await mem.forget_memory(ctx.services, principal, req)}
+
+
+TOOLS = [
+    ToolSpec(
+        "remember",
+        "Keep a private note for the member behind this credential (scope memory:write). Personal data is "
+        "masked before storage; the same namespace + key supersedes. A memory is never evidence.",
+        _REMEMBER_SCHEMA,
+        _prepare_remember,
+        _run_remember,
+        field_prefix="input.",
+        read_only=False,
+    ),
+    ToolSpec(
+        "recall",
+        "Rank your own memories for a query: BM25 + cosine + entities fused by RRF over the newest 300 "
+        "matching (scope memory:read).",
+        _RECALL_SCHEMA,
+        _prepare_recall,
+        _run_recall,
+        field_prefix="input.",
+    ),
+    ToolSpec(
+        "forget",
+        "Delete a memory and every version of its key: give memoryId, or namespace and key (scope memory:write).",
+        _FORGET_SCHEMA,
+        _prepare_forget,
+        _run_forget,
+        field_prefix="input.",
+        read_only=False,
+    ),
+]
+"""The tools of this module, in listing order."""

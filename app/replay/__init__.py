@@ -1,0 +1,34 @@
+"""Replay of recorded context packs (SPEC §3): VERIFY and RECOMPUTE, and the purge of expired
+replay records.
+
+Public surface: other packages import only the names below (import-linter contract in
+pyproject.toml).
+"""
+
+from app.replay.errors import ReplayExpired
+from app.replay.operations import (
+    REPLAY_MODES,
+    ItemCheck,
+    Moved,
+    ReplayRequest,
+    ReplayResult,
+    purge_expired_replays,
+    replay_pack,
+    replay_request_from_json,
+    result_json,
+    validate_replay_request,
+)
+
+__all__ = [
+    "REPLAY_MODES",
+    "ItemCheck",
+    "Moved",
+    "ReplayExpired",
+    "ReplayRequest",
+    "ReplayResult",
+    "purge_expired_replays",
+    "replay_pack",
+    "replay_request_from_json",
+    "result_json",
+    "validate_replay_request",
+]
