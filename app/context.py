@@ -28,6 +28,7 @@ from app.governance import (
 )
 from app.identity import authenticate
 from app.ontology import OntologyStore
+from app.templates import TemplatesDatabase
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,8 @@ class Services:
     judge: Judge
     decisions: DecisionRunner
     rate_limiter: RateLimiter
+    query_database: TemplatesDatabase
+    """The business database of query templates; connects on first use (none at start-up)."""
     on_new_version: tuple[NewVersionHook, ...] = ()
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("cairn"))
 
@@ -93,6 +96,7 @@ def bootstrap(settings: Settings, *, db: Database | None = None, indexes: Search
         ),
         rate_limiter=RateLimiter.from_settings(settings),
         on_new_version=(_reextract_fields,),
+        query_database=TemplatesDatabase(settings.templates_database_url),
     )
 
 

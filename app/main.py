@@ -2,6 +2,7 @@
 
 Routes (each registered in :mod:`app.governance.registry`):
 - ``GET /graphql`` GraphiQL (assets served locally, works offline); ``POST /graphql``;
+- ``GET /console`` the web console (:mod:`app.http.console`; member token, same public API);
   ``WS /graphql`` (graphql-transport-ws);
 - ``POST /v1/context-packs/stream`` NDJSON pack stream (header, items, footer);
 - ``POST /api/v1/decisions``, ``GET /api/v1/decisions/{id}`` (:mod:`app.http.decisions`);
@@ -36,11 +37,13 @@ from app.core.logs import configure_logging
 from app.core.migrate import upgrade_database
 from app.governance import CallRecord, EnvelopeState, get_operation, trace_id_from_headers
 from app.http import (
+    CONSOLE_DIR,
     EXCEPTION_HANDLERS,
     STATIC_DIR,
     CairnTransportWS,
     EnvelopedCORSMiddleware,
     GraphQLGate,
+    console_page,
     deny_websocket,
     graphiql_html,
     make_create_route,
@@ -151,6 +154,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
                 await task
             if owned:
                 svc.indexes.close()
+                await svc.query_database.close()
                 await svc.db.dispose()
 
     view = CairnGraphQL(
@@ -193,6 +197,8 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Mount("/static/graphiql", app=StaticFiles(directory=STATIC_DIR), name="graphiql-assets"),
+        Route("/console", console_page, methods=["GET"]),
+        Mount("/console", app=StaticFiles(directory=CONSOLE_DIR), name="console-assets"),
     ]
     middleware = []
     if settings.cors_origins:

@@ -229,7 +229,7 @@ class DocumentQuery:
         return to_connection(await docs.list_documents(info.context.services, principal, request))
 
     @strawberry.field(
-        description="Live collections of your workspace with their live document counts.",
+        description="Live collections of your workspace with their live document counts (a bound credential: those of its context set).",
         extensions=[Governed("collections")],
     )
     async def collections(self, info: Info, principal: Principal) -> list[Collection]:

@@ -10,7 +10,17 @@ import strawberry
 from app import identity
 from app.core.errors import BadInput
 from app.core.text_rules import validate_identifier, validate_name
-from app.governance import MAX_EXPIRY_DAYS, MIN_EXPIRY_DAYS, REGISTRY, SCOPE_PERMISSIONS, Governed, Principal
+from app.governance import (
+    DEFAULT_SCOPES,
+    MAX_EXPIRY_DAYS,
+    MIN_EXPIRY_DAYS,
+    REGISTRY,
+    ROLE_PERMISSIONS,
+    ROLES,
+    SCOPE_PERMISSIONS,
+    Governed,
+    Principal,
+)
 from app.identity import CredentialRequest, CredentialView, MemberInfo
 from resolvers.types import Info
 
@@ -20,6 +30,8 @@ class Viewer:
     kind: str = strawberry.field(description="member | agent")
     id: strawberry.ID
     workspace_id: strawberry.ID
+    workspace_name: str
+    name: str = strawberry.field(description="The member's name, or the agent credential's name.")
     role: str = strawberry.field(description="The member's role (for an agent: its creator's current role).")
     permissions: list[str]
     scopes: list[str]
@@ -39,6 +51,32 @@ class RegisteredOperation:
         description="Rate-limit class the call counts against per credential: packs, decisions, writes, "
         "reads (null: no credential)."
     )
+
+
+@strawberry.type(description="An agent scope: whether it is on by default and what its creator must hold.")
+class AgentScope:
+    name: str
+    default: bool = strawberry.field(description="On when createAgentCredential is given no scopes.")
+    permissions: list[str] = strawberry.field(
+        description="Member permissions the creator must hold, at creation and at every call."
+    )
+    minimum_role: str = strawberry.field(
+        description="The lowest role holding them: a creator below it makes the scope fail with "
+        "AGENT_CREDENTIAL_AUTHORITY_LOST."
+    )
+
+
+def agent_scopes() -> list[AgentScope]:
+    """Every agent scope with its default, permissions and the lowest role that holds them."""
+    return [
+        AgentScope(
+            name=name,
+            default=name in DEFAULT_SCOPES,
+            permissions=sorted(perms),
+            minimum_role=next(r for r in ROLES if perms <= ROLE_PERMISSIONS[r]),
+        )
+        for name, perms in SCOPE_PERMISSIONS.items()
+    ]
 
 
 @strawberry.type(description="The five responsibility lists of an agent credential.")
@@ -83,6 +121,9 @@ class AgentCredential:
     created_at: datetime
     expires_at: datetime
     revoked_at: datetime | None
+    last_used_at: datetime | None = strawberry.field(
+        description="When it last authenticated a call, to the minute (null: never used)."
+    )
     active: bool = strawberry.field(description="status is ACTIVE: it works and counts toward the 50-credential cap.")
     status: CredentialStatus
     lost_scopes: list[str] = strawberry.field(
@@ -149,6 +190,7 @@ def to_credential(view: CredentialView) -> AgentCredential:
         created_at=c.created_at,
         expires_at=c.expires_at,
         revoked_at=c.revoked_at,
+        last_used_at=c.last_used_at,
         active=state.active,
         status=CredentialStatus(state.status),
         lost_scopes=list(state.lost_scopes),
@@ -209,10 +251,13 @@ class IdentityQuery:
         permissions = principal.permissions
         if principal.is_agent:  # what the agent can use: its scopes' share of its creator's rights
             permissions = permissions & frozenset().union(*(SCOPE_PERMISSIONS[s] for s in principal.scopes))
+        workspace_name, name = await identity.viewer_names(info.context.services, principal)
         return Viewer(
             kind=principal.kind,
             id=principal.id,
             workspace_id=principal.workspace_id,
+            workspace_name=workspace_name,
+            name=name,
             role=principal.role,
             permissions=sorted(permissions),
             scopes=sorted(principal.scopes),
@@ -237,6 +282,13 @@ class IdentityQuery:
             )
             for o in REGISTRY.values()
         ]
+
+    @strawberry.field(
+        description="The agent scopes a credential can hold: defaults and the creator's minimum role.",
+        extensions=[Governed("agentScopes")],
+    )
+    async def agent_scopes(self, info: Info) -> list[AgentScope]:
+        return agent_scopes()
 
     @strawberry.field(description="Members of your workspace (admins and owners).", extensions=[Governed("members")])
     async def members(self, info: Info, principal: Principal) -> list[Member]:

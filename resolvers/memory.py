@@ -117,7 +117,7 @@ class MemoryPage:
 
 @strawberry.type
 class ForgetMemoryResult:
-    deleted: int = strawberry.field(description="Versions deleted (every version of the key).")
+    deleted: int = strawberry.field(description="Versions deleted (every version of the key, or one with onlyVersion).")
 
 
 @strawberry.type(description="The owner's memory settings of this workspace.")
@@ -162,6 +162,9 @@ class ListMemoriesInput:
     as_of: datetime | None = None
     limit: int = strawberry.field(default=mem.LIST_LIMIT, description="1–100.")
     cursor: str | None = None
+    all_versions: bool = strawberry.field(
+        default=False, description="Superseded versions too (a key's history with namespace + key), newest first."
+    )
 
 
 @strawberry.input(description="Either memoryId, or namespace + key.")
@@ -169,6 +172,11 @@ class ForgetMemoryInput:
     memory_id: strawberry.ID | None = None
     namespace: str | None = None
     key: str | None = None
+    only_version: bool = strawberry.field(
+        default=False,
+        description="With memoryId: delete that version only (deleting the current one makes the newest "
+        "remaining version current again).",
+    )
 
 
 def to_memory(view: mem.MemoryView) -> Memory:
@@ -247,6 +255,8 @@ def _validate_forget(input: ForgetMemoryInput) -> None:
     by_key = input.namespace is not None or input.key is not None
     if by_id == by_key or (by_key and (input.namespace is None or input.key is None)):
         raise BadInput("give either input.memoryId, or input.namespace and input.key", field="input")
+    if input.only_version and not by_id:
+        raise BadInput("input.onlyVersion needs input.memoryId (one version)", field="input.onlyVersion")
     _id(input.memory_id, "input.memoryId")
     mem.validate_fields(namespace=input.namespace, key=input.key, prefix="input.")
 
@@ -306,6 +316,7 @@ class MemoryQuery:
             as_of=i.as_of,
             limit=i.limit,
             cursor=i.cursor,
+            all_versions=i.all_versions,
         )
         out = await mem.list_own_memories(info.context.services, principal, request)
         return MemoryPage(memories=[to_memory(v) for v in out.items], hidden=out.hidden, next_cursor=out.next_cursor)
@@ -346,7 +357,9 @@ class MemoryMutation:
         extensions=[Governed("forgetMemory", validate=_validate_forget)],
     )
     async def forget_memory(self, info: Info, input: ForgetMemoryInput, principal: Principal) -> ForgetMemoryResult:
-        request = ForgetRequest(memory_id=input.memory_id, namespace=input.namespace, key=input.key)
+        request = ForgetRequest(
+            memory_id=input.memory_id, namespace=input.namespace, key=input.key, only_version=input.only_version
+        )
         n = await mem.forget_memory(info.context.services, principal, request)
         return ForgetMemoryResult(deleted=n)
 

@@ -51,9 +51,13 @@ class Trust(Enum):
 
 
 @strawberry.enum(
-    description="EVIDENCE = a ranked passage; WHOLE_DOCUMENT = a document's full text; FACT = a time-scoped statement from the temporal index (sources: GRAPH), its interval in validity."
+    description="Set-first order (with a context set): VERIFIED_ANSWER, DEFINITION, INSTRUCTION (trust APPROVED, no citation), REQUIRED_EVIDENCE (cited); then EVIDENCE = a ranked passage; WHOLE_DOCUMENT = a document's full text; FACT = a time-scoped statement from the temporal index (sources: GRAPH), its interval in interval."
 )
 class PackItemKind(Enum):
+    VERIFIED_ANSWER = "VERIFIED_ANSWER"
+    DEFINITION = "DEFINITION"
+    INSTRUCTION = "INSTRUCTION"
+    REQUIRED_EVIDENCE = "REQUIRED_EVIDENCE"
     EVIDENCE = "EVIDENCE"
     WHOLE_DOCUMENT = "WHOLE_DOCUMENT"
     FACT = "FACT"
@@ -137,6 +141,17 @@ class LegRanks:
     dense: int | None
 
 
+@strawberry.type(
+    description="The context-set entry a set item comes from; cited* = the source a verified answer cites."
+)
+class ContextSetEntryRef:
+    context_set_id: strawberry.ID
+    entry_id: strawberry.ID
+    set_version: int
+    cited_document_id: strawberry.ID | None
+    cited_passage_id: strawberry.ID | None
+
+
 @strawberry.type(description="One item of a pack, in final pack order.")
 class PackItem:
     rank: int
@@ -146,22 +161,29 @@ class PackItem:
     trust: Trust
     score: float = strawberry.field(description="RRF score: sum over legs of 1/(60 + rank).")
     ranks: LegRanks
-    citation: Citation
+    citation: Citation | None = strawberry.field(
+        description="Null only for approved context-set entries (VERIFIED_ANSWER, DEFINITION, INSTRUCTION)."
+    )
     alternate_citations: list[Citation] = strawberry.field(
         description="Exact and near duplicates merged into this item."
     )
     external_id: str = strawberry.field(
-        description="The document's external id (your key; `cairn ingest`: the file's relative path)."
+        description="The document's external id (your key; `cairn ingest`: the file's relative path); empty for approved entries."
     )
-    document_title: str
-    collection_id: strawberry.ID
-    collection_name: str
-    validity: Validity
+    document_title: str = strawberry.field(
+        description="The cited document's title; for an approved entry its question, term or 'Instruction n'."
+    )
+    collection_id: strawberry.ID | None = strawberry.field(description="Null for approved entries.")
+    collection_name: str = strawberry.field(description="The collection's name; empty for approved entries.")
+    validity: Validity | None = strawberry.field(description="Null for approved entries.")
     superseded: bool = strawberry.field(description="A newer version of the document exists.")
     contradiction: bool = strawberry.field(description="Another item in the pack states a conflicting value.")
     contradicts: list[strawberry.ID] = strawberry.field(description="Passage ids of the conflicting items.")
     interval: FactInterval | None = strawberry.field(
         default=None, description="FACT items: the statement's interval (null for other kinds)."
+    )
+    context_set_entry: ContextSetEntryRef | None = strawberry.field(
+        default=None, description="Set items only: the entry and set version they come from."
     )
 
 
@@ -177,6 +199,12 @@ class PackTimings:
     recheck_ms: float | None = strawberry.field(description="Read-permission re-check just before items are emitted.")
     contradiction_ms: float | None = strawberry.field(description="Contradiction flags between packed items.")
     replay_ms: float | None = strawberry.field(description="Writing the replay record (overlaps item emission).")
+    first_set_item_ms: float | None = strawberry.field(
+        default=None, description="Server time from the request to the first context-set item emitted."
+    )
+    first_evidence_item_ms: float | None = strawberry.field(
+        default=None, description="Server time from the request to the first retrieved evidence item emitted."
+    )
 
 
 @strawberry.type
@@ -285,10 +313,13 @@ def to_item(i: pt.PackItem) -> PackItem:
             kind=PackItemKind(f["kind"]),
             trust=Trust(f["trust"]),
             ranks=LegRanks(**_kwargs(f["ranks"])),
-            citation=_citation(f["citation"]),
+            citation=_citation(f["citation"]) if f["citation"] is not None else None,
             alternateCitations=[_citation(a) for a in f["alternateCitations"]],
-            validity=Validity(**_kwargs(f["validity"])),
+            validity=Validity(**_kwargs(f["validity"])) if f["validity"] is not None else None,
             interval=_interval(f["interval"]),
+            contextSetEntry=(
+                ContextSetEntryRef(**_kwargs(f["contextSetEntry"])) if f["contextSetEntry"] is not None else None
+            ),
         )
     )
 

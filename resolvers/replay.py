@@ -81,6 +81,11 @@ def _cit(i) -> Citation:
         start=i.start,
         end=i.end,
         sha256=i.sha256,
+        # a replay record keeps ids and hashes only (issue 14): no source names to show
+        external_id="",
+        document_title="",
+        collection_id="",
+        collection_name="",
     )
 
 

@@ -28,6 +28,7 @@ from strawberry.extensions import MaxTokensLimiter, ParserCache, SchemaExtension
 from strawberry.types.graphql import OperationType
 
 from app.core.errors import CairnError
+from resolvers.contextsets import ContextSetMutation, ContextSetQuery
 from resolvers.decisions import DecisionMutation, DecisionQuery
 from resolvers.documents import DocumentMutation, DocumentQuery
 from resolvers.field_repeats import repeat_errors
@@ -39,6 +40,7 @@ from resolvers.memory import MemoryMutation, MemoryQuery
 from resolvers.ontology import OntologyMutation, OntologyQuery
 from resolvers.packs import PackQuery, PackSubscription
 from resolvers.replay import ReplayQuery
+from resolvers.templates import TemplateMutation, TemplateQuery
 from resolvers.temporal import TemporalQuery
 
 log = logging.getLogger("cairn.graphql")
@@ -272,13 +274,23 @@ class Query(
     MemoryQuery,
     DecisionQuery,
     FieldQuery,
+    ContextSetQuery,
+    TemplateQuery,
 ):
     """Root query."""
 
 
 @strawberry.type
 class Mutation(
-    DocumentMutation, IdentityMutation, OntologyMutation, TraceMutation, MemoryMutation, DecisionMutation, FieldMutation
+    DocumentMutation,
+    IdentityMutation,
+    OntologyMutation,
+    TraceMutation,
+    MemoryMutation,
+    DecisionMutation,
+    FieldMutation,
+    ContextSetMutation,
+    TemplateMutation,
 ):
     """Root mutation."""
 

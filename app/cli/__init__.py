@@ -26,6 +26,8 @@ from app.cli import (
     memory,
     ontology,
     serve,
+    sets,
+    templates,
     workspaces,
 )
 from app.cli.common import cli
@@ -38,6 +40,8 @@ cli.add_typer(ontology.ontology_cli, name="ontology")
 cli.add_typer(memory.memory_cli, name="memory")
 cli.add_typer(documents.documents_cli, name="documents")
 cli.add_typer(fields.fields_cli, name="fields")
+cli.add_typer(sets.sets_cli, name="sets")
+cli.add_typer(templates.templates_cli, name="templates")
 cli.command()(database.migrate)
 cli.command()(ingest.ingest)
 cli.command()(ingest.reindex)

@@ -15,6 +15,7 @@ from sqlalchemy import select
 
 from app import identity
 from app.cli.common import DataDir, _fail, _load_ontology, _progress, _run, _serve, _settings, console
+from app.cli.templates import template_demo_query
 from app.core.config import Settings
 from app.core.models import AgentCredential, Member
 from app.corpus import IngestReport, SourceDocument, ingest_documents
@@ -24,6 +25,49 @@ DEMO_OWNER = "demo-owner"
 DEMO_AGENT = "demo-agent"
 DEMO_COLLECTION = "python-docs"
 DEMO_SCOPES = ["context:read", "queries:run", "replay:run"]
+DEMO_SET = "Python statements (demo)"
+
+
+def demo_context_set() -> dict:
+    """The demo's context set (issue 13) in the ``cairn sets import`` YAML shape: a few
+    definitions, one verified answer and one instruction over the Python reference."""
+    with_doc = {"collection": DEMO_COLLECTION, "externalId": "pydoc/with"}
+    return {
+        "sets": [
+            {
+                "name": DEMO_SET,
+                "description": "Approved answers and terms for Python's compound statements",
+                "scope": {"collections": [DEMO_COLLECTION]},
+                "definitions": [
+                    {
+                        "term": "context manager",
+                        "definition": "An object that defines __enter__() and __exit__() to set up and tear down "
+                        "the runtime context of a with statement.",
+                        "aliases": ["context managers"],
+                    },
+                    {
+                        "term": "suite",
+                        "definition": "The block of statements controlled by a clause of a compound statement.",
+                    },
+                    {
+                        "term": "decorator",
+                        "definition": "A function returning another function, applied with the @wrapper syntax.",
+                    },
+                ],
+                "verifiedAnswers": [
+                    {
+                        "question": "How does a with statement call __enter__ and __exit__?",
+                        "answer": "The with statement evaluates the context expression to get a context manager, "
+                        "calls its __enter__() (binding the result to the as-target, if any), runs the suite, "
+                        "then always calls __exit__() — with the exception's type, value and traceback if the "
+                        "suite raised, else with three None arguments.",
+                        "citation": {"document": with_doc},
+                    }
+                ],
+                "instructions": ["Quote the Python reference section you rely on, with its citation."],
+            }
+        ]
+    }
 
 
 def sample_documents() -> list[SourceDocument]:
@@ -46,6 +90,7 @@ class DemoInfo:
     agent_token: str
     collection: str
     report: IngestReport
+    context_set_id: str = ""
 
 
 async def prepare_demo(settings: Settings, *, progress_factory=None) -> DemoInfo:
@@ -115,7 +160,14 @@ async def prepare_demo(settings: Settings, *, progress_factory=None) -> DemoInfo
                     docs=docs,
                     chunk_max_tokens=settings.chunk_max_tokens,
                 )
-        return DemoInfo(ws.id, member_token, agent.token, DEMO_COLLECTION, report)
+        from app.contextsets import import_context_sets
+
+        @dataclass
+        class _Db:
+            db: object
+
+        [(_status, demo_set)] = await import_context_sets(_Db(db), principal, demo_context_set())
+        return DemoInfo(ws.id, member_token, agent.token, DEMO_COLLECTION, report, demo_set.id)
     finally:
         indexes.close()
         await db.dispose()
@@ -128,6 +180,17 @@ EXAMPLE_QUERY = """query {
     items { rank score tokens trust text
             ranks { lexical dense }
             citation { documentId versionId passageId start end sha256 } }
+  }
+}"""
+
+
+SET_QUERY = """query {
+  contextPack(input: {task: "How does a with statement call __enter__ and __exit__ on a context manager?",
+                      contextSetId: "%s", budget: {maxTokens: 1200}}) {
+    tokensUsed notes timings { firstSetItemMs firstEvidenceItemMs }
+    items { rank kind trust tokens text
+            contextSetEntry { entryId setVersion citedDocumentId }
+            citation { documentId passageId start end } }
   }
 }"""
 
@@ -162,10 +225,16 @@ def print_demo(info: DemoInfo, *, host: str, port: int, serving: bool = True) ->
         f"GraphiQL: {url}",
         "In GraphiQL's Headers tab paste (a member token; browsers may use it):",
         f'  {{"Authorization": "Bearer {info.member_token}"}}',
+        f"Console: http://{host}:{port}/console (sign in with the same member token)",
         "",
         "Then run this query:",
         "",
         EXAMPLE_QUERY,
+        "",
+        f"Context set '{DEMO_SET}' ({info.context_set_id}): its approved items (trust APPROVED: the verified",
+        "answer, then the definitions the task uses, then the instruction) come first, then evidence:",
+        "",
+        SET_QUERY % info.context_set_id,
         "",
         "Agent credential (for servers and scripts; shown once):",
         f"  export CAIRN_AGENT_TOKEN={info.agent_token}",
@@ -183,6 +252,21 @@ def print_demo(info: DemoInfo, *, host: str, port: int, serving: bool = True) ->
     print("\n".join(lines), flush=True)
 
 
+async def _template_demo(settings: Settings, csv_dir: Path, workspace_id: str):
+    from app.cli.templates import prepare_template_demo
+    from app.core.db import Database
+
+    db = Database(settings.resolved_database_url)
+    try:
+        async with db.session() as s:
+            owner = (
+                await s.execute(select(Member).where(Member.workspace_id == workspace_id, Member.name == DEMO_OWNER))
+            ).scalar_one()
+    finally:
+        await db.dispose()
+    return await prepare_template_demo(settings, csv_dir, workspace_id, owner.id)
+
+
 def demo(
     host: str = typer.Option("127.0.0.1"),
     port: int = typer.Option(8000, min=1, max=65535, help="Port (1-65535)."),
@@ -191,7 +275,8 @@ def demo(
     northwind: Path | None = typer.Option(
         None,
         "--northwind",
-        help="Also load the Northwind knowledge network from this CSV directory (e.g. ../shared/data/northwind/csv).",
+        help="Also load the Northwind knowledge network from this CSV directory (e.g. ../shared/data/northwind/csv), "
+        "and build a Northwind business database with one approved query template.",
     ),
 ) -> None:
     """The main job on the embedded default: ingest Python's own docs, print tokens, serve GraphiQL."""
@@ -211,9 +296,16 @@ def demo(
                 f"knowledge network northwind: {sum(report.instances.values())} instances of "
                 f"{len(report.instances)} object types"
             )
+            settings, set_id, template_id = _run(_template_demo(settings, northwind, info.workspace_id))
         print_demo(info, host=host, port=port, serving=not no_serve)
         if northwind is not None:
             print("Knowledge network (Northwind), in GraphiQL:\n\n" + ONTOLOGY_QUERY + "\n", flush=True)
+            print(
+                "Query template (approved SQL over the Northwind business database; agents never see the SQL):\n\n"
+                + template_demo_query(set_id, template_id)
+                + "\n",
+                flush=True,
+            )
         if not no_serve:
             _serve(settings, host=host, port=port)
     finally:

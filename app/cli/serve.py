@@ -18,5 +18,5 @@ def serve(
         "(--no-migrate where migrations run as a separate deploy step).",
     ),
 ) -> None:
-    """Serve GraphQL (GraphiQL at /graphql), the NDJSON stream, /healthz and /readyz."""
+    """Serve GraphQL (GraphiQL at /graphql), the web console (/console), the NDJSON stream, /healthz and /readyz."""
     _serve(_settings(data_dir), host=host, port=port, migrate_first=migrate_first)

@@ -162,7 +162,8 @@ def parse_json_response(status: int, headers: Mapping[str, str], text: str) -> d
 
     Raises:
         CairnAPIError: ``errors[0]`` of the body (GraphQL and the enveloped HTTP errors share
-            the shape), or ``HTTP_ERROR`` for a non-JSON error response.
+            the shape), the Decisions API's ``{"type": "error", "error": {...}}`` body, or
+            ``HTTP_ERROR`` for a non-JSON error response.
     """
     trace = headers.get("x-cairn-trace")
     try:
@@ -175,6 +176,17 @@ def parse_json_response(status: int, headers: Mapping[str, str], text: str) -> d
     errors = body.get("errors")
     if errors:
         raise error_from_payload(errors[0], status=status, trace_id=trace)
+    wire = body.get("error")
+    if body.get("type") == "error" and isinstance(wire, dict):  # the Decisions API's wire format
+        raise CairnAPIError(
+            str(wire.get("message", "")),
+            code=str(wire.get("code") or wire.get("type") or "UNKNOWN"),
+            field=wire.get("field"),
+            limit=wire.get("limit"),
+            trace_id=trace or body.get("request_id"),
+            status=status,
+            extensions=wire,
+        )
     if status >= 400:
         raise CairnAPIError(f"HTTP {status}", code="HTTP_ERROR", trace_id=trace, status=status)
     return body

@@ -58,6 +58,14 @@ class Settings(BaseSettings):
             ``POST /api/v1/decisions``).
         rate_limit_writes_per_minute: Same for ``writes`` (every other mutation).
         rate_limit_reads_per_minute: Same for ``reads`` (every other query and read route).
+        templates_database_url: The business database query templates run on
+            (:mod:`app.templates`): ``postgresql://…`` in production, ``sqlite:///path`` for the
+            demo (``cairn templates load-northwind``); unset → ``runQueryTemplate`` and template
+            approval answer 503 ``TEMPLATES_DATABASE_NOT_CONFIGURED``. Connect with a role that
+            can only read; every run is also a read-only transaction.
+        templates_timeout_seconds: Deadline of one template run (504 ``QUERY_TIMEOUT``).
+        templates_max_rows: Row cap of one template run (a template may set a lower one); more
+            rows → the first ones plus a ``QUERY_ROW_CAP_REACHED`` notice.
     """
 
     # enable_decoding=False: list settings arrive as the raw string and _split_lists reads
@@ -106,6 +114,9 @@ class Settings(BaseSettings):
     rate_limit_decisions_per_minute: int = Field(default=60, ge=0)
     rate_limit_writes_per_minute: int = Field(default=300, ge=0)
     rate_limit_reads_per_minute: int = Field(default=1200, ge=0)
+    templates_database_url: str | None = None
+    templates_timeout_seconds: float = Field(default=5.0, gt=0, le=300)
+    templates_max_rows: int = Field(default=1000, ge=1, le=100_000)
 
     @model_validator(mode="after")
     def _refuse_unsafe_prod(self) -> Settings:
@@ -118,6 +129,10 @@ class Settings(BaseSettings):
             raise ValueError("CAIRN_EMBEDDING_URL is required when CAIRN_EMBEDDER=openai")
         if self.judge == "openai" and not self.judge_url:
             raise ValueError("CAIRN_JUDGE_URL is required when CAIRN_JUDGE=openai")
+        if self.templates_database_url and not self.templates_database_url.startswith(("sqlite", "postgres")):
+            raise ValueError(
+                "CAIRN_TEMPLATES_DATABASE_URL must be a PostgreSQL (postgresql://…) or SQLite (sqlite:///path) URL"
+            )
         if self.vector_backend == "server" and not self.qdrant_url:
             raise ValueError("CAIRN_QDRANT_URL is required when CAIRN_VECTOR_BACKEND=server")
         if self.vector_backend in ("edge", "local") and self.qdrant_url:

@@ -145,3 +145,23 @@ class PackIncomplete(CairnError):
 
     code = "CONTEXT_PACK_INCOMPLETE"
     http_status = 422
+
+
+class ContextSetScopeRefused(Forbidden):
+    """A read outside the context set a credential is bound to (403 ``AGENT_CONTEXT_SET_SCOPE_REFUSED``).
+
+    Raised for a document, collection, filter or context set outside the bound set's scope;
+    the message names the field and the bound set.
+    """
+
+    code = "AGENT_CONTEXT_SET_SCOPE_REFUSED"
+
+
+class ContextSetInactive(Forbidden):
+    """The context set is deactivated (or gone) (403 ``AGENT_CONTEXT_SET_INACTIVE``).
+
+    A credential bound to such a set is refused on every call (its scope never widens); a
+    pack or library read naming an inactive set is refused the same way.
+    """
+
+    code = "AGENT_CONTEXT_SET_INACTIVE"

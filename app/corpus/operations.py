@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from app.core.errors import ContextSetScopeRefused
 from app.core.models import Document
 from app.corpus import documents as docs
 from app.corpus.as_of import DocumentRead, read_document
@@ -76,21 +77,35 @@ async def get_document(services, principal: Principal, request: DocumentRequest)
 
     Raises:
         NotFound: no live document with that id in the caller's workspace.
+        ContextSetScopeRefused: a credential bound to a context set, and the document is
+            outside the set's scope (issue 13).
     """
     async with services.db.session() as s:
-        return await read_document(
+        read = await read_document(
             s,
             workspace_id=principal.workspace_id,
             document_id=request.document_id,
             valid_time=request.valid_time,
             system_time=request.system_time,
         )
+    d = read.document
+    if not principal.may_read(d.collection_id, d.id):  # context-set binding (issue 13)
+        raise ContextSetScopeRefused(
+            f"this credential is bound to context set {principal.context_set_id}; document "
+            f"{request.document_id!r} is outside its scope",
+            field="id",
+        )
+    return read
 
 
 async def workspace_collections(services, principal: Principal) -> list[CollectionInfo]:
-    """Live collections of the caller's workspace with live document counts, by name."""
+    """Live collections of the caller's workspace with live document counts, by name (a
+    credential bound to a context set: only the collections of its set's scope, issue 13)."""
     async with services.db.session() as s:
         rows = await docs.list_collections(s, workspace_id=principal.workspace_id)
+    if principal.bound:
+        scope = principal.context_scope
+        rows = [(c, n) for c, n in rows if scope is not None and c.id in scope.visible_collection_ids]
     return [CollectionInfo(c.id, c.name, n, c.created_at) for c, n in rows]
 
 

@@ -93,6 +93,25 @@ def secret_matches(secret: str, stored_sha256: str) -> bool:
 
 
 @dataclass(frozen=True)
+class ContextScope:
+    """What a context set covers: documents in ``collection_ids`` plus ``document_ids``.
+
+    Both empty means nothing is in scope (a bound credential then reads no corpus content).
+    """
+
+    collection_ids: frozenset[str] = frozenset()
+    document_ids: frozenset[str] = frozenset()
+    visible_collection_ids: frozenset[str] = frozenset()
+    """Collections listed to a bound credential: ``collection_ids`` plus those holding a scoped document."""
+
+    def allows(self, collection_id: str | None, document_id: str | None = None) -> bool:
+        """True when the document (or, without ``document_id``, the whole collection) is in scope."""
+        if collection_id is not None and collection_id in self.collection_ids:
+            return True
+        return document_id is not None and document_id in self.document_ids
+
+
+@dataclass(frozen=True)
 class Principal:
     """Who is calling.
 
@@ -106,6 +125,8 @@ class Principal:
         member_id: The human behind the call (the member, or the credential's creator).
         role: The member's (or creator's) current role.
         context_set_id: Context-set binding of an agent credential, if any.
+        context_scope: The bound set's scope, loaded at authentication (None with a binding
+            = nothing in scope: the binding never widens).
         profile: The responsibility envelope of an agent credential.
     """
 
@@ -119,11 +140,23 @@ class Principal:
     context_set_id: str | None = None
     profile: dict = field(default_factory=dict)
     expires_at: datetime | None = None
+    context_scope: ContextScope | None = None
 
     @property
     def is_agent(self) -> bool:
         """True for an agent credential."""
         return self.kind == "agent"
+
+    @property
+    def bound(self) -> bool:
+        """True for a credential bound to a context set (its reads are limited to the set's scope)."""
+        return self.context_set_id is not None
+
+    def may_read(self, collection_id: str | None, document_id: str | None = None) -> bool:
+        """Context-set binding check for one document (or collection): always True when unbound."""
+        if self.context_set_id is None:
+            return True
+        return self.context_scope is not None and self.context_scope.allows(collection_id, document_id)
 
 
 def bearer_from_headers(headers: dict[str, str]) -> str | None:

@@ -90,6 +90,7 @@ def parse_coordinate(coordinate: str) -> tuple[int, int, int, int, int]:
 _READ = frozenset({"collection:read", "document:read"})
 _DOC_READ = frozenset({"document:read"})
 _DECIDE = frozenset({"agent:run"})
+_QUERIES = frozenset({"document:read", "agent:run"})  # the queries:run scope's permissions (SPEC §1)
 
 _OPS = [
     # P1 knowledge — reads and packs
@@ -98,13 +99,19 @@ _OPS = [
     Operation("document", "query", "G1.U1.P1.Z2.A1", "document:read", _READ, "context:read"),
     Operation("collections", "query", "G1.U1.P1.Z2.A2", "collection:read", _READ, "context:read"),
     Operation("documents", "query", "G1.U1.P1.Z2.A3", "document:read", _READ, "context:read"),
-    Operation("replay", "query", "G1.U1.P1.Z3.A1", "context:replay", _DOC_READ, "replay:run"),
+    Operation("replay", "query", "G1.U1.P1.Z6.A1", "context:replay", _DOC_READ, "replay:run"),
     Operation("timeline", "query", "G1.U1.P1.Z4.A1", "context:temporal", _READ, "context:read"),
     Operation("currentFacts", "query", "G1.U1.P1.Z4.A2", "context:temporal", _READ, "context:read"),
     # P1 knowledge — learned fields (SPEC §5): reads for agents, suggestions for members
     Operation("fields", "query", "G1.U1.P1.Z5.A1", "fields:read", _READ, "context:read"),
     Operation("queryFields", "query", "G1.U1.P1.Z5.A2", "fields:query", _READ, "context:read"),
     Operation("suggestFields", "query", "G1.U1.P1.Z5.A3", "fields:suggest", _READ, None),
+    # P1 knowledge — context sets and library (SPEC §4): reads by word match (Z3), curation (P3.Z3)
+    Operation("contextSets", "query", "G1.U1.P1.Z3.A1", "context_set:list", _READ, "context:read"),
+    Operation("contextSet", "query", "G1.U1.P1.Z3.A2", "context_set:read", _READ, "context:read"),
+    Operation("lookupDefinitions", "query", "G1.U1.P1.Z3.A3", "context_set:definitions", _READ, "context:read"),
+    Operation("matchVerifiedAnswers", "query", "G1.U1.P1.Z3.A4", "context_set:answers", _READ, "context:read"),
+    Operation("contextSetVersions", "query", "G1.U1.P1.Z3.A5", "context_set:history", _READ, "context:read"),
     # P3 ingest — writes (members only)
     Operation(
         "createCollection",
@@ -134,37 +141,19 @@ _OPS = [
         effect="write",
     ),
     Operation(
-        "defineFields",
+        "createContextSet",
         "mutation",
         "G1.U1.P3.Z3.A1",
-        "fields:define",
-        frozenset({"collection:write"}),
+        "context_set:create",
+        frozenset({"document:write"}),
         None,
         effect="write",
     ),
     Operation(
-        "extractFields",
+        "updateContextSet",
         "mutation",
         "G1.U1.P3.Z3.A2",
-        "fields:extract",
-        frozenset({"document:write"}),
-        None,
-        effect="write",
-    ),
-    Operation(
-        "labelFieldValue",
-        "mutation",
-        "G1.U1.P3.Z3.A3",
-        "fields:label",
-        frozenset({"document:write"}),
-        None,
-        effect="write",
-    ),
-    Operation(
-        "trainFields",
-        "mutation",
-        "G1.U1.P3.Z3.A4",
-        "fields:train",
+        "context_set:update",
         frozenset({"document:write"}),
         None,
         effect="write",
@@ -226,6 +215,7 @@ _OPS = [
         None,
         effect="write",
     ),
+    Operation("agentScopes", "query", "G1.U1.P5.Z3.A5", "agent_credential:scopes", frozenset(), None),
     Operation(
         "setAgentProfile",
         "mutation",
@@ -306,6 +296,72 @@ _OPS = [
     ),
     Operation("session", "query", "G1.U1.P2.Z2.A4", "session:read", _DECIDE, "decisions:run"),
     Operation("sessions", "query", "G1.U1.P2.Z2.A5", "session:list", _DECIDE, "decisions:run"),
+    # P1 knowledge — query templates of context sets (SPEC §4): list and run (Z4); P3 — admin writes (Z4)
+    Operation("queryTemplates", "query", "G1.U1.P1.Z4.A1", "query_template:list", _QUERIES, "queries:run"),
+    Operation("runQueryTemplate", "query", "G1.U1.P1.Z4.A2", "query_template:run", _QUERIES, "queries:run"),
+    Operation(
+        "createQueryTemplate",
+        "mutation",
+        "G1.U1.P3.Z4.A1",
+        "query_template:create",
+        frozenset({"collection:write"}),
+        None,
+        effect="write",
+    ),
+    Operation(
+        "updateQueryTemplate",
+        "mutation",
+        "G1.U1.P3.Z4.A2",
+        "query_template:update",
+        frozenset({"collection:write"}),
+        None,
+        effect="write",
+    ),
+    Operation(
+        "approveQueryTemplate",
+        "mutation",
+        "G1.U1.P3.Z4.A3",
+        "query_template:approve",
+        frozenset({"collection:write"}),
+        None,
+        effect="write",
+    ),
+    Operation(
+        "defineFields",
+        "mutation",
+        "G1.U1.P3.Z5.A1",
+        "fields:define",
+        frozenset({"collection:write"}),
+        None,
+        effect="write",
+    ),
+    Operation(
+        "extractFields",
+        "mutation",
+        "G1.U1.P3.Z5.A2",
+        "fields:extract",
+        frozenset({"document:write"}),
+        None,
+        effect="write",
+    ),
+    Operation(
+        "labelFieldValue",
+        "mutation",
+        "G1.U1.P3.Z5.A3",
+        "fields:label",
+        frozenset({"document:write"}),
+        None,
+        effect="write",
+    ),
+    Operation(
+        "trainFields",
+        "mutation",
+        "G1.U1.P3.Z5.A4",
+        "fields:train",
+        frozenset({"document:write"}),
+        None,
+        effect="write",
+    ),
     # U2 — HTTP routes
     Operation("POST /v1/context-packs/stream", "http", "G1.U2.P1.Z1.A1", "context:pack", _READ, "context:read"),
     Operation("POST /v1/replays/{replayId}", "http", "G1.U2.P1.Z3.A1", "context:replay", _DOC_READ, "replay:run"),
@@ -313,6 +369,8 @@ _OPS = [
     Operation("GET /readyz", "http", "G1.U2.P8.Z1.A2", "system:ready", auth="none"),
     Operation("GET /graphql", "http", "G1.U2.P8.Z2.A1", "ide:graphiql", auth="none"),
     Operation("GET /static/graphiql/{path}", "http", "G1.U2.P8.Z2.A2", "ide:assets", auth="none"),
+    Operation("GET /console", "http", "G1.U2.P8.Z5.A1", "console:page", auth="none"),
+    Operation("GET /console/{path}", "http", "G1.U2.P8.Z5.A2", "console:assets", auth="none"),
     Operation("POST /graphql", "http", "G1.U2.P8.Z3.A1", "graphql:execute", auth="none"),
     Operation("WS /graphql", "http", "G1.U2.P8.Z3.A2", "graphql:subscribe", auth="none"),
     Operation(

@@ -1,10 +1,11 @@
-"""HTTP transport: the GraphQL gate, GraphiQL and its static assets, WebSocket transport, the
+"""HTTP transport: the GraphQL gate, GraphiQL and its static assets, the web console, WebSocket transport, the
 NDJSON pack stream and decisions routes, enveloped edge errors.
 
 Public surface: other packages import only the names below (import-linter contract in
 pyproject.toml).
 """
 
+from app.http.console import CONSOLE_DIR, console_page
 from app.http.decisions import make_create_route, make_read_route
 from app.http.edges import EXCEPTION_HANDLERS, EnvelopedCORSMiddleware, deny_websocket, route_not_found
 from app.http.gate import GraphQLGate
@@ -15,11 +16,13 @@ from app.http.stream import make_stream_route
 from app.http.ws import CairnTransportWS
 
 __all__ = [
+    "CONSOLE_DIR",
     "EXCEPTION_HANDLERS",
     "STATIC_DIR",
     "CairnTransportWS",
     "EnvelopedCORSMiddleware",
     "GraphQLGate",
+    "console_page",
     "deny_websocket",
     "error_response",
     "graphiql_html",

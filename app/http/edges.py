@@ -88,7 +88,7 @@ async def http_exception_handler(request: Request, exc: Exception) -> Response:
     if status == 404:
         message = (
             f"no route {method} {path}; Cairn serves /graphql, /v1/context-packs/stream, "
-            "/api/v1/decisions, /healthz and /readyz"
+            "/api/v1/decisions, /console, /healthz and /readyz"
         )
     elif status == 405:
         allowed = (exc.headers or {}).get("Allow") or (exc.headers or {}).get("allow") or ""

@@ -17,6 +17,7 @@ from app.identity.operations import (
     remove_workspace_member,
     revoke_agent_credential,
     set_agent_profile,
+    viewer_names,
     workspace_credentials,
     workspace_members,
 )
@@ -25,6 +26,7 @@ from app.identity.service import (
     create_credential,
     create_member,
     create_workspace,
+    describe_principal,
     get_workspace_by_name,
     list_credentials,
     list_members,
@@ -48,6 +50,7 @@ __all__ = [
     "create_member",
     "create_workspace",
     "credential_states",
+    "describe_principal",
     "get_workspace_by_name",
     "issue_credential",
     "list_credentials",
@@ -59,6 +62,7 @@ __all__ = [
     "set_agent_profile",
     "set_credential_profile",
     "set_member_role",
+    "viewer_names",
     "workspace_credentials",
     "workspace_members",
 ]

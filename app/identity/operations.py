@@ -76,6 +76,16 @@ class CredentialRequest:
     profile: dict[str, Any] | None = None
 
 
+async def viewer_names(services, principal: Principal) -> tuple[str, str]:
+    """``(workspace name, display name)`` of the caller: the member's name, or the agent credential's.
+
+    Raises:
+        NotFound: the workspace, member or credential row is gone (see :func:`app.identity.service.describe_principal`).
+    """
+    async with services.db.session() as s:
+        return await identity.describe_principal(s, principal)
+
+
 async def workspace_members(services, principal: Principal) -> list[MemberInfo]:
     """Members of the caller's workspace."""
     async with services.db.session() as s:

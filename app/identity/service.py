@@ -10,15 +10,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.db import serialize
-from app.core.errors import AgentCredentialAuthorityLost, BadInput, Conflict, Forbidden, NotFound, Unauthenticated
+from app.core.errors import (
+    AgentCredentialAuthorityLost,
+    BadInput,
+    Conflict,
+    ContextSetInactive,
+    Forbidden,
+    NotFound,
+    Unauthenticated,
+)
 from app.core.ids import as_utc, new_id, utcnow
-from app.core.models import AgentCredential, Member, Workspace
+from app.core.models import AgentCredential, ContextSet, Document, Member, Workspace
 from app.core.text_rules import validate_identifier, validate_name
 from app.governance import (
     DEFAULT_SCOPES,
@@ -29,6 +37,7 @@ from app.governance import (
     ROLE_PERMISSIONS,
     ROLES,
     SCOPE_PERMISSIONS,
+    ContextScope,
     Principal,
     issue_token,
     parse_token,
@@ -36,6 +45,10 @@ from app.governance import (
 )
 from app.identity.credential_state import count_active
 from app.identity.errors import AgentCredentialExpired, AgentCredentialLimit, AgentCredentialRevoked, LastOwner
+
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+"""``AgentCredential.last_used_at`` moves only when it is this much older than the call: one
+write per credential per minute at most, not one per call."""
 
 
 @dataclass(frozen=True)
@@ -203,10 +216,16 @@ async def create_credential(
                 limit=MAX_ACTIVE_CREDENTIALS,
             )
     if context_set_id is not None:
-        raise NotFound(
-            f"context set {context_set_id!r} not found (this server has no context sets yet); omit contextSetId",
-            field="contextSetId",
-        )
+        # binding (SPEC §1): one *active* set of this workspace
+        validate_identifier(context_set_id, "input.contextSetId")
+        cs = await s.get(ContextSet, context_set_id)
+        if cs is None or cs.workspace_id != creator.workspace_id:
+            raise NotFound(f"context set {context_set_id!r} not found in this workspace", field="input.contextSetId")
+        if not cs.active:
+            raise BadInput(
+                f"context set {context_set_id!r} is deactivated; bind a credential to an active set",
+                field="input.contextSetId",
+            )
     prof = _check_profile(profile)
     if profile is None or "grantedCapabilities" not in profile:
         prof["grantedCapabilities"] = sorted(set(default_capabilities))
@@ -314,6 +333,29 @@ async def authenticate(s: AsyncSession, token: str) -> Principal:
         raise AgentCredentialAuthorityLost(
             "the member who created this credential is no longer in the workspace",
         )
+    scope = None
+    if cred.context_set_id is not None:
+        cs = await s.get(ContextSet, cred.context_set_id)
+        if cs is None or not cs.active:
+            raise ContextSetInactive(
+                f"this credential is bound to context set {cred.context_set_id}, which is "
+                f"{'deactivated' if cs is not None else 'gone'}; its reads are refused (a binding never widens): "
+                "an editor can reactivate the set, or create a new credential",
+            )
+        doc_colls = set()
+        if cs.document_ids:
+            doc_colls = set(
+                (
+                    await s.execute(
+                        select(Document.collection_id).where(
+                            Document.id.in_(list(cs.document_ids)), Document.workspace_id == cs.workspace_id
+                        )
+                    )
+                ).scalars()
+            )
+        colls = frozenset(cs.collection_ids or ())
+        scope = ContextScope(colls, frozenset(cs.document_ids or ()), colls | frozenset(doc_colls))
+    await _touch(s, cred, now)
     return Principal(
         kind="agent",
         id=cred.id,
@@ -325,7 +367,32 @@ async def authenticate(s: AsyncSession, token: str) -> Principal:
         context_set_id=cred.context_set_id,
         profile=dict(cred.profile),
         expires_at=as_utc(cred.expires_at),
+        context_scope=scope,
     )
+
+
+async def _touch(s: AsyncSession, cred: AgentCredential, now: datetime) -> None:
+    """Record that ``cred`` authenticated a call at ``now`` (at most once per
+    :data:`LAST_USED_RESOLUTION`; the conditional UPDATE never moves the time backwards)."""
+    last = cred.last_used_at
+    if last is not None and now - as_utc(last) < LAST_USED_RESOLUTION:
+        return
+    stale = AgentCredential.last_used_at.is_(None) | (AgentCredential.last_used_at < now - LAST_USED_RESOLUTION)
+    await s.execute(update(AgentCredential).where(AgentCredential.id == cred.id, stale).values(last_used_at=now))
+
+
+async def describe_principal(s: AsyncSession, principal: Principal) -> tuple[str, str]:
+    """``(workspace name, display name)`` of a principal: the member's name, or the credential's.
+
+    Raises:
+        NotFound: the workspace, member or credential row is gone (a race with removal).
+    """
+    ws = await s.get(Workspace, principal.workspace_id)
+    row: Member | AgentCredential | None
+    row = await s.get(AgentCredential, principal.id) if principal.is_agent else await s.get(Member, principal.id)
+    if ws is None or row is None:
+        raise NotFound("the caller's workspace or identity no longer exists")
+    return ws.name, row.name
 
 
 async def _locked_member(s: AsyncSession, workspace_id: str, member_id: str) -> Member:

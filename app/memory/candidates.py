@@ -103,8 +103,12 @@ def owned_conditions(
     key: str | None = None,
     collection_id: str | None = None,
     as_of: datetime | None = None,
+    all_versions: bool = False,
 ) -> list:
-    """SQL conditions: the caller's own memories in their workspace, current (at ``as_of``)."""
+    """SQL conditions: the caller's own memories in their workspace, current (at ``as_of``).
+
+    ``all_versions``: superseded versions too (those recorded by ``as_of`` when it is given).
+    """
     conds = [AgentMemory.workspace_id == principal.workspace_id, AgentMemory.owner_member_id == principal.member_id]
     if namespace is not None:
         conds.append(AgentMemory.namespace == namespace)
@@ -112,7 +116,10 @@ def owned_conditions(
         conds.append(AgentMemory.key == key)
     if collection_id is not None:
         conds.append(AgentMemory.collection_id == collection_id)
-    if as_of is None:
+    if all_versions:
+        if as_of is not None:
+            conds.append(AgentMemory.recorded_at <= as_of)
+    elif as_of is None:
         conds.append(AgentMemory.superseded_at.is_(None))
     else:
         conds += [

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from app.core.errors import BadInput, CairnError, Conflict, Forbidden
+from app.core.errors import BadInput, CairnError, Conflict, ContextSetScopeRefused, Forbidden
+
+__all__ = [
+    "ContextSetScopeRefused",
+    "MemoryDisabled",
+    "MemoryEmpty",
+    "MemoryFull",
+    "MemoryPersonalData",
+    "MemoryRateLimited",
+]
 
 
 class MemoryRateLimited(CairnError):
@@ -36,7 +45,6 @@ class MemoryFull(Conflict):
     code = "AGENT_MEMORY_FULL"
 
 
-class ContextSetScopeRefused(Forbidden):
-    """A collection outside the credential's context set (403 ``AGENT_CONTEXT_SET_SCOPE_REFUSED``)."""
-
-    code = "AGENT_CONTEXT_SET_SCOPE_REFUSED"
+# ContextSetScopeRefused (403 AGENT_CONTEXT_SET_SCOPE_REFUSED) is shared by every package that
+# reads within a context set's scope (documents, packs, memory, context sets, templates): it
+# lives in app/core/errors.py and is re-exported here for memory's callers.

@@ -65,15 +65,17 @@ class MemoryListQuery:
     as_of: datetime | None = None
     limit: int = service.LIST_LIMIT
     cursor: str | None = None
+    all_versions: bool = False
 
 
 @dataclass(frozen=True)
 class ForgetRequest:
-    """Forget by ``memory_id``, or by ``namespace`` and ``key``."""
+    """Forget by ``memory_id``, or by ``namespace`` and ``key``; ``only_version`` (with ``memory_id``): that version only."""
 
     memory_id: str | None = None
     namespace: str | None = None
     key: str | None = None
+    only_version: bool = False
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,7 @@ async def list_own_memories(services, principal: Principal, request: MemoryListQ
             as_of=request.as_of,
             limit=request.limit,
             cursor=request.cursor,
+            all_versions=request.all_versions,
         )
 
 
@@ -137,14 +140,19 @@ async def remember_memory(services, principal: Principal, request: MemoryNote) -
 
 
 async def forget_memory(services, principal: Principal, request: ForgetRequest) -> int:
-    """Delete a memory and every version of its key; returns the versions deleted.
+    """Delete a memory and every version of its key (or one version: ``only_version``); returns the versions deleted.
 
     Raises:
         NotFound: nothing of the caller's matches. Forbidden: the gate.
     """
     async with services.db.session() as s:
         return await service.forget(
-            s, principal=principal, memory_id=request.memory_id, namespace=request.namespace, key=request.key
+            s,
+            principal=principal,
+            memory_id=request.memory_id,
+            namespace=request.namespace,
+            key=request.key,
+            only_version=request.only_version,
         )
 
 

@@ -222,9 +222,16 @@ async def remember(
     return RememberOutcome(MemoryView(row, source), 1 if previous else 0, masked.counts)
 
 
-def _owned(principal: Principal, *, namespace=None, key=None, collection_id=None, as_of=None):
+def _owned(principal: Principal, *, namespace=None, key=None, collection_id=None, as_of=None, all_versions=False):
     return select(AgentMemory).where(
-        *owned_conditions(principal, namespace=namespace, key=key, collection_id=collection_id, as_of=as_of)
+        *owned_conditions(
+            principal,
+            namespace=namespace,
+            key=key,
+            collection_id=collection_id,
+            as_of=as_of,
+            all_versions=all_versions,
+        )
     )
 
 
@@ -309,8 +316,11 @@ async def list_memories(
     limit: int = LIST_LIMIT,
     cursor: str | None = None,
     now: datetime | None = None,
+    all_versions: bool = False,
 ) -> ListOutcome:
     """The caller's own memories, newest first, ``limit`` per page (keyset cursor).
+
+    ``all_versions``: superseded versions too (a key's history, e.g. with ``namespace`` + ``key``).
 
     Raises:
         BadInput: malformed cursor. Forbidden / NotFound: gate, context set, collection.
@@ -319,7 +329,9 @@ async def list_memories(
     ws = await gate(s, principal, own_admin=True)
     await _check_collection(s, principal, collection_id)
     await purge_expired(s, workspace_id=ws.id, now=now)
-    q = _owned(principal, namespace=namespace, key=key, collection_id=collection_id, as_of=as_of)
+    q = _owned(
+        principal, namespace=namespace, key=key, collection_id=collection_id, as_of=as_of, all_versions=all_versions
+    )
     if cursor:
         try:
             at_text, last_id = cursor.split("|", 1)
@@ -349,8 +361,13 @@ async def forget(
     memory_id: str | None = None,
     namespace: str | None = None,
     key: str | None = None,
+    only_version: bool = False,
 ) -> int:
     """Delete a memory and every version of its key (or every version of ``namespace+key``).
+
+    ``only_version`` (with ``memory_id``): delete that one version only. When it was the key's
+    current version, the newest remaining version of the key becomes current again (an undo of
+    the remember that superseded it); other versions are untouched.
 
     Returns:
         Number of versions deleted.
@@ -366,6 +383,25 @@ async def forget(
             raise NotFound(f"memory {memory_id!r} not found", field="memoryId")
         if row.key is None:
             return await _delete_memories(s, mine & (AgentMemory.id == row.id))
+        if only_version:
+            # the same critical section as remember: no new version lands between the delete
+            # and the re-promotion of the previous one
+            await serialize(s, "memory", principal.workspace_id, principal.member_id)
+            await s.refresh(row)
+            was_current = row.superseded_at is None
+            deleted = await _delete_memories(s, mine & (AgentMemory.id == row.id))
+            if was_current:
+                same_key = mine & (AgentMemory.namespace == row.namespace) & (AgentMemory.key == row.key)
+                newest = (
+                    await s.execute(
+                        select(AgentMemory).where(same_key).order_by(AgentMemory.recorded_at.desc()).limit(1)
+                    )
+                ).scalar_one_or_none()
+                if newest is not None:
+                    newest.superseded_at = None
+                    s.add(newest)
+                    await s.flush()
+            return deleted
         namespace, key = row.namespace, row.key
     deleted = await _delete_memories(s, mine & (AgentMemory.namespace == namespace) & (AgentMemory.key == key))
     if not deleted:

@@ -29,24 +29,26 @@ from app.memory.errors import ContextSetScopeRefused
 CURRENT, CHANGED, HIDDEN = "CURRENT", "CHANGED", "HIDDEN"
 
 
-def context_set_collections(context_set_id: str) -> frozenset[str]:
-    """Collections of a context set. Context sets do not exist yet (SPEC §4 is unbuilt), so a
-    bound credential is allowed none: every memory read/write naming a collection is refused.
+def context_set_collections(principal: Principal) -> frozenset[str]:
+    """Whole collections in the caller's bound context set (empty when the binding has no scope).
+
+    Memories belong to a collection, so a bound credential remembers and recalls only in the
+    collections its set covers whole; a set scoped by single documents allows none.
     """
-    return frozenset()
+    scope = principal.context_scope
+    return scope.collection_ids if scope is not None else frozenset()
 
 
 def check_context_set(principal: Principal, collection_id: str | None, field_name: str = "collectionId") -> None:
     """Refuse a collection outside the caller's bound context set.
 
     Raises:
-        Forbidden: ``AGENT_CONTEXT_SET_SCOPE_REFUSED`` (403) for a bound credential and a
-            collection (or no collection) outside its set. Unreachable today: no credential
-            can be bound yet (``context_set_id`` is always null).
+        ContextSetScopeRefused: ``AGENT_CONTEXT_SET_SCOPE_REFUSED`` (403) for a bound credential and a
+            collection (or no collection) outside its set.
     """
     if principal.context_set_id is None:
         return
-    if collection_id is None or collection_id not in context_set_collections(principal.context_set_id):
+    if collection_id is None or collection_id not in context_set_collections(principal):
         raise ContextSetScopeRefused(
             f"this credential is bound to context set {principal.context_set_id}; {field_name} must be one of "
             "its collections",
@@ -183,7 +185,7 @@ async def check_sources(
             prow[r[0]] = r
     latest = await _latest_versions(s, list({c.document_id for c in cites}))
     readable = "document:read" in principal.permissions
-    allowed = context_set_collections(principal.context_set_id) if principal.context_set_id else None
+    allowed = context_set_collections(principal) if principal.context_set_id else None
     for c in cites:
         check = out[c.memory_id]
         r = prow.get(c.passage_id)
@@ -195,7 +197,7 @@ async def check_sources(
             or r[5] is not None
             or (valid_to is not None and as_utc(valid_to) <= now)
             or not readable
-            or (allowed is not None and r[6] not in allowed)
+            or (allowed is not None and r[6] not in allowed and not principal.may_read(r[6], c.document_id))
         )
         if gone:
             check.state = HIDDEN

@@ -8,6 +8,7 @@ pyproject.toml).
 from app.packs.replay_codec import RecordedItem, decode_record, encode_record, legacy_items
 from app.packs.serialize import (
     citation_fields,
+    context_set_entry_fields,
     event_json,
     footer_fields,
     header_fields,
@@ -16,6 +17,7 @@ from app.packs.serialize import (
     request_from_json,
 )
 from app.packs.service import build_pack, stream_pack
+from app.packs.store import recorded_item
 from app.packs.types import (
     DEFAULT_LATENCY_MS,
     DEFAULT_TOKENS,
@@ -40,6 +42,7 @@ __all__ = [
     "RecordedItem",
     "build_pack",
     "citation_fields",
+    "context_set_entry_fields",
     "decode_record",
     "encode_record",
     "event_json",
@@ -48,6 +51,7 @@ __all__ = [
     "item_fields",
     "legacy_items",
     "parse_body",
+    "recorded_item",
     "request_from_json",
     "stream_pack",
     "validate_pack_request",

@@ -71,13 +71,15 @@ async def run_graph_leg(
     return leg
 
 
-def add_fact_items(items: list[PackItem], leg: GraphLeg | None, max_tokens: int) -> list[PackItem]:
+def add_fact_items(
+    items: list[PackItem], leg: GraphLeg | None, max_tokens: int, *, first_rank: int = 1
+) -> list[PackItem]:
     """Insert FACT items after their host passages; drop the lowest-ranked items to fit ``max_tokens``.
 
     A FACT item follows an ``EVIDENCE`` item whose passage is among the leg's best
     :data:`MAX_FACT_ITEMS` and holds the statement in the cited version; it carries the
     statement's exact span (``kind`` FACT, ``interval`` = ``(validFrom, validTo, precision)``).
-    Items are renumbered from 1. ``leg`` None or without statements: ``items`` unchanged.
+    Items are renumbered from ``first_rank`` (after a context set's approved items). ``leg`` None or without statements: ``items`` unchanged.
     """
     if leg is None or not leg.facts:
         return items
@@ -85,6 +87,8 @@ def add_fact_items(items: list[PackItem], leg: GraphLeg | None, max_tokens: int)
     out: list[PackItem] = []
     for it in items:
         out.append(it)
+        if it.citation is None:  # an approved context-set entry: no passage to hold a statement
+            continue
         pid = it.citation.passage_id or ""
         hit = leg.facts.get(pid) if it.kind == "EVIDENCE" and pid in best else None
         if hit is None or hit[0].version_id != it.citation.version_id:
@@ -127,4 +131,4 @@ def add_fact_items(items: list[PackItem], leg: GraphLeg | None, max_tokens: int)
         )
     while out and sum(i.tokens for i in out) > max_tokens:
         out.pop()
-    return [replace(i, rank=n) for n, i in enumerate(out, start=1)]
+    return [replace(i, rank=n) for n, i in enumerate(out, start=first_rank)]

@@ -29,11 +29,14 @@ TIMING_KEYS = (
     "recheckMs",
     "contradictionMs",
     "replayMs",
+    "firstSetItemMs",
+    "firstEvidenceItemMs",
 )
 """The footer's per-stage timings (the GraphQL ``PackTimings`` fields), in that order."""
-STREAM_TIMING_KEYS = TIMING_KEYS[:6]
-"""The timings an NDJSON footer line carries (as it always has): embed, lexical, vector,
-fusion, resolve and dedup + pack."""
+STREAM_TIMING_KEYS = TIMING_KEYS[:6] + TIMING_KEYS[10:]
+"""The timings an NDJSON footer line carries: embed, lexical, vector, fusion, resolve and
+dedup + pack (as it always has), and the time to the first context-set item and the first
+evidence item (issue 13)."""
 
 
 def citation_fields(c: pt.Citation) -> dict[str, Any]:
@@ -52,9 +55,22 @@ def citation_fields(c: pt.Citation) -> dict[str, Any]:
     }
 
 
+def context_set_entry_fields(r: pt.ContextSetEntryRef) -> dict[str, Any]:
+    """A set item's source entry's wire fields (GraphQL ``ContextSetEntryRef``)."""
+    return {
+        "contextSetId": r.context_set_id,
+        "entryId": r.entry_id,
+        "setVersion": r.set_version,
+        "citedDocumentId": r.cited_document_id,
+        "citedPassageId": r.cited_passage_id,
+    }
+
+
 def item_fields(item: pt.PackItem) -> dict[str, Any]:
     """An item's wire fields (GraphQL ``PackItem``), nested objects as dicts of theirs;
-    datetimes stay datetimes (:func:`event_json` writes them as ISO-8601)."""
+    datetimes stay datetimes (:func:`event_json` writes them as ISO-8601). An approved
+    context-set entry has ``citation``, ``collectionId`` and ``validity`` None and its source
+    in ``contextSetEntry`` (None for retrieved evidence)."""
     return {
         "rank": item.rank,
         "kind": item.kind,
@@ -63,17 +79,20 @@ def item_fields(item: pt.PackItem) -> dict[str, Any]:
         "trust": item.trust,
         "score": item.score,
         "ranks": {"lexical": item.lexical_rank, "dense": item.dense_rank},
-        "citation": citation_fields(item.citation),
+        "citation": citation_fields(item.citation) if item.citation is not None else None,
         "alternateCitations": [citation_fields(a) for a in item.alternates],
         "externalId": item.external_id,
         "documentTitle": item.document_title,
         "collectionId": item.collection_id,
         "collectionName": item.collection_name,
-        "validity": {"validFrom": item.valid_from, "validTo": item.valid_to},
+        "validity": ({"validFrom": item.valid_from, "validTo": item.valid_to} if item.valid_from is not None else None),
         "superseded": item.superseded,
         "contradiction": item.contradiction,
         "contradicts": list(item.contradicts),
         "interval": interval_fields(item.interval),
+        "contextSetEntry": (
+            context_set_entry_fields(item.context_set_entry) if item.context_set_entry is not None else None
+        ),
     }
 
 
@@ -139,7 +158,8 @@ def event_json(event: pt.PackEvent, *, coordinate: str = "", capability: str = "
     if isinstance(event, pt.PackItem):
         fields = item_fields(event)
         validity = fields["validity"]
-        fields["validity"] = {"validFrom": _iso(validity["validFrom"]), "validTo": _iso(validity["validTo"])}
+        if validity is not None:
+            fields["validity"] = {"validFrom": _iso(validity["validFrom"]), "validTo": _iso(validity["validTo"])}
         interval = fields["interval"]
         if interval is not None:
             fields["interval"] = {

@@ -37,7 +37,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
 
+from app.contextsets import SetItem, SetPlan, plan_set
 from app.core.errors import BadInput, PackIncomplete
 from app.core.ids import new_id, utcnow
 from app.governance import Principal, require_scope
@@ -49,6 +51,7 @@ from app.packs.store import check_filters, readable_now, record_replay, whole_do
 from app.packs.types import (
     RRF_K,
     Citation,
+    ContextSetEntryRef,
     Pack,
     PackEvent,
     PackFooter,
@@ -224,6 +227,91 @@ def _item(rank: int, e: PackEntry, readable: set[str], flags: dict[str, set[str]
     )
 
 
+# >>> context-set hook (issue 13): set-first packing lives in app/contextsets/packing.py. The
+# set is planned before retrieval (its scope narrows the filters), its items are emitted first
+# (BEST_EFFORT: before the legs run), evidence gets the budget left, and REQUIRE_COMPLETE fails
+# on missing required evidence before any event.
+async def _plan_context_set(
+    services: PackServices,
+    principal: Principal,
+    req: PackRequest,
+    filters: tuple[list[str] | None, list[str] | None],
+    valid_time: datetime,
+    system_time: datetime,
+) -> SetPlan | None:
+    """The context set's part of the pack (:func:`app.contextsets.plan_set`), or None without a set.
+
+    Raises:
+        PackIncomplete: ``REQUIRE_COMPLETE`` and required evidence is missing (``REQUIRED_EVIDENCE``).
+        ContextSetScopeRefused, ContextSetInactive, NotFound: from :func:`app.contextsets.plan_set`.
+    """
+    plan = await plan_set(
+        services,
+        principal,
+        task=req.task,
+        context_set_id=req.context_set_id,
+        collection_ids=filters[0],
+        document_ids=filters[1],
+        max_tokens=req.max_tokens,
+        valid_time=valid_time,
+        system_time=system_time,
+    )
+    if plan is not None and plan.missing_required and req.coverage == "REQUIRE_COMPLETE":
+        raise PackIncomplete(
+            "coverage REQUIRE_COMPLETE could not be met (REQUIRED_EVIDENCE): "
+            + "; ".join(plan.missing_required)
+            + ". Raise input.budget.maxTokens, or use BEST_EFFORT",
+            reasons=["REQUIRED_EVIDENCE"],
+            field="input.budget.maxTokens",
+        )
+    return plan
+
+
+def _set_item(rank: int, i: SetItem) -> PackItem:
+    """A :class:`~app.contextsets.SetItem` as a pack item at ``rank``: required evidence keeps
+    its citation; an approved entry has none and names its source in ``context_set_entry``."""
+    cit = None
+    if i.version_id is not None and i.document_id is not None and i.sha256 is not None:
+        cit = Citation(i.document_id, i.version_id, i.passage_id, i.start, i.end, i.sha256)
+    ref = ContextSetEntryRef(
+        i.context_set_id,
+        i.entry_id,
+        i.set_version,
+        i.document_id if cit is None else None,
+        i.passage_id if cit is None else None,
+    )
+    return PackItem(
+        rank,
+        i.kind,
+        i.text,
+        i.tokens,
+        i.trust,
+        round(i.score, 8),
+        None,
+        None,
+        cit,
+        (),
+        i.title,
+        i.collection_id,
+        i.valid_from,
+        i.valid_to,
+        i.superseded,
+        False,
+        (),
+        context_set_entry=ref,
+    )
+
+
+def _without_required(groups: list[DedupGroup[Candidate]], plan: SetPlan | None) -> list[DedupGroup[Candidate]]:
+    """Evidence groups less those the set's required items already quote."""
+    if plan is None:
+        return groups
+    return [g for g in groups if g.kept.id not in plan.required_passages and g.kept.doc not in plan.required_documents]
+
+
+# <<< context-set hook
+
+
 async def stream_pack(
     services: PackServices, principal: Principal, req: PackRequest, *, trace_id: str = ""
 ) -> AsyncIterator[PackEvent]:
@@ -234,11 +322,11 @@ async def stream_pack(
         NotFound: a filter id outside the caller's workspace.
         Forbidden: ``DOCUMENTS`` source without ``queries:run`` (agents).
         PackIncomplete: ``REQUIRE_COMPLETE`` and the pack is incomplete (before any item).
+        ContextSetScopeRefused, ContextSetInactive: the context set (``input.contextSetId`` or
+            the credential's binding) refuses the request (context-set hook).
     """
     validate_pack_request(req)
     config = RETRIEVAL_CONFIGS[req.retrieval]
-    if req.context_set_id is not None or principal.context_set_id is not None:
-        raise BadInput("context sets are not available yet on this server", field="input.contextSetId")
     if "DOCUMENTS" in req.sources:
         require_scope(
             principal,
@@ -253,6 +341,11 @@ async def stream_pack(
     valid_time = req.valid_time or now
     system_time = min(req.system_time or now, now)
     filters = await check_filters(services, principal, req)
+    plan = await _plan_context_set(services, principal, req, filters, valid_time, system_time)  # context-set hook
+    set_items: list[PackItem] = []
+    if plan is not None:  # context-set hook: retrieval limited to the set's scope
+        filters = (plan.collection_ids, plan.document_ids)
+        set_items = [_set_item(rank, i) for rank, i in enumerate(plan.items, start=1)]
     header = PackHeader(
         new_id("pack"),
         new_id("rpl"),
@@ -269,10 +362,20 @@ async def stream_pack(
     incomplete: list[str] = []
     if req.coverage == "BEST_EFFORT":
         yield header
+        for item in set_items:  # context-set hook: approved items before retrieval runs
+            timings.values.setdefault("firstSetItemMs", round((time.perf_counter() - perf0) * 1000, 2))
+            yield item
     cache: RowCache = {}
     with timings.stage("legsMs"):
-        legs = await _legs(services, principal, req, config, filters, deadline, timings, cache)
+        if filters[0] == [] or filters[1] == []:  # context-set hook: the set's scope leaves nothing to search
+            legs = LegResults({}, (), {"lexical": 1.0, "dense": 1.0})
+        else:
+            legs = await _legs(services, principal, req, config, filters, deadline, timings, cache)
     notes = legs.notes  # the legs' notes first (a late leg's thread may still append, as before)
+    if plan is not None:  # context-set hook
+        notes[:0] = plan.notes
+        if plan.missing_required:
+            incomplete.append("REQUIRED_EVIDENCE")
     if legs.late:
         incomplete.append("LATENCY")
         notes.append(f"maxLatencyMs reached before the {', '.join(legs.late)} leg finished; used the rest")
@@ -287,8 +390,9 @@ async def stream_pack(
     )
     t = time.perf_counter()
     merged = sum(len(g.duplicates) for g in groups)
-    entries = await _entries(services, req, groups)
-    packed = pack_greedy(entries, tokens=lambda e: e.tokens, max_tokens=req.max_tokens)
+    entries = await _entries(services, req, _without_required(groups, plan))  # context-set hook
+    set_tokens = plan.tokens if plan is not None else 0  # context-set hook: set items come first
+    packed = pack_greedy(entries, tokens=lambda e: e.tokens, max_tokens=req.max_tokens - set_tokens)
     timings.values["dedupPackMs"] = round(timings.values.pop("dedupMs") + (time.perf_counter() - t) * 1000, 2)
     if entries and packed.included[:1] != entries[:1]:  # PackEntry compares by identity
         incomplete.append("TOP_ITEM_OVER_BUDGET")
@@ -307,25 +411,31 @@ async def stream_pack(
         readable = await readable_now(services, principal, cited)
     if req.coverage == "REQUIRE_COMPLETE":
         yield header
+        for item in set_items:  # context-set hook
+            timings.values.setdefault("firstSetItemMs", round((time.perf_counter() - perf0) * 1000, 2))
+            yield item
     kept = [e for e in packed.included if e.group.kept.doc in readable]
     with timings.stage("contradictionMs"):
         flags = find_contradictions([(e.group.kept.id, e.group.kept.text) for e in kept if e.kind == "EVIDENCE"])
-    items = [_item(rank, e, readable, flags) for rank, e in enumerate(kept, start=1)]
-    items = add_fact_items(items, graph, req.max_tokens)  # temporal GRAPH leg hook (issue 14)
+    first = len(set_items) + 1  # context-set hook: approved items hold ranks 1..len(set_items)
+    items = [_item(rank, e, readable, flags) for rank, e in enumerate(kept, start=first)]
+    # temporal GRAPH leg hook (issue 14): FACT items after their passages, within what the set left
+    items = add_fact_items(items, graph, req.max_tokens - set_tokens, first_rank=first)
     # The replay record is written while the items stream out; the footer waits for it, so
     # a client that has the footer can replay.
-    replay = asyncio.ensure_future(record_replay(services, principal, header, req, items, timings))
+    replay = asyncio.ensure_future(record_replay(services, principal, header, req, set_items + items, timings))
     try:
         for item in items:
+            timings.values.setdefault("firstEvidenceItemMs", round((time.perf_counter() - perf0) * 1000, 2))
             yield item
     finally:
         if not replay.done():
             await asyncio.shield(replay)
     replay.result()
     yield PackFooter(
-        tokens_used=sum(i.tokens for i in items),
-        item_count=len(items),
-        truncated=bool(packed.skipped) or unresolved > 0,
+        tokens_used=sum(i.tokens for i in set_items) + sum(i.tokens for i in items),
+        item_count=len(set_items) + len(items),
+        truncated=bool(packed.skipped) or unresolved > 0 or bool(plan and plan.skipped),
         complete=not incomplete,
         incomplete_reasons=tuple(incomplete),
         latency_ms=round((time.perf_counter() - perf0) * 1000, 2),

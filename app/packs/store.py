@@ -114,6 +114,23 @@ async def whole_documents(services: PackServices, groups: Sequence[DedupGroup[Ca
     return out
 
 
+def recorded_item(i: PackItem) -> RecordedItem:
+    """What the replay record keeps of one item: ids, offsets and a SHA-256, never text.
+
+    An approved context-set entry has no citation (context-set hook): it is kept as
+    ``document_id`` = the set id, ``version_id`` = ``"<entry id>@<set version>"``, no passage,
+    offsets 0 and the SHA-256 of the item text, so VERIFY can tell whether the set changed.
+    """
+    if i.citation is not None:
+        c = i.citation
+        return RecordedItem(i.rank, i.kind, c.document_id, c.version_id, c.passage_id, c.start, c.end, c.sha256)
+    ref = i.context_set_entry
+    if ref is None:  # pragma: no cover - every uncited item is a set entry
+        raise ValueError(f"pack item {i.rank} has neither a citation nor a context-set entry")
+    version = f"{ref.entry_id}@{ref.set_version}"
+    return RecordedItem(i.rank, i.kind, ref.context_set_id, version, None, 0, 0, sha256_text(i.text))
+
+
 async def record_replay(
     services: PackServices,
     principal: Principal,
@@ -132,19 +149,7 @@ async def record_replay(
     now = utcnow()
     payload = encode_record(
         replay_conditions(header, req),
-        (
-            RecordedItem(
-                i.rank,
-                i.kind,
-                i.citation.document_id,
-                i.citation.version_id,
-                i.citation.passage_id,
-                i.citation.start,
-                i.citation.end,
-                i.citation.sha256,
-            )
-            for i in items
-        ),
+        (recorded_item(i) for i in items),
     )
     async with services.db.session() as s:
         ws = await s.get(Workspace, principal.workspace_id)

@@ -147,18 +147,18 @@ class PackItem:
     """One item of evidence, in final pack order (``rank`` from 1)."""
 
     rank: int
-    kind: str  # EVIDENCE | WHOLE_DOCUMENT | FACT
+    kind: str  # VERIFIED_ANSWER | DEFINITION | INSTRUCTION | REQUIRED_EVIDENCE | EVIDENCE | WHOLE_DOCUMENT | FACT
     text: str
     tokens: int
     trust: str
     score: float
     lexical_rank: int | None
     dense_rank: int | None
-    citation: Citation
+    citation: Citation | None  # None: an approved context-set entry (not quoted from a document)
     alternates: tuple[Citation, ...]
-    document_title: str
-    collection_id: str
-    valid_from: datetime
+    document_title: str  # approved entries: the question, term or "Instruction n"
+    collection_id: str | None
+    valid_from: datetime | None
     valid_to: datetime | None
     superseded: bool
     contradiction: bool
@@ -167,6 +167,19 @@ class PackItem:
     collection_name: str = ""
     interval: tuple[datetime | None, datetime | None, str] | None = None
     """FACT items: the statement's ``(validFrom, validTo, precision)`` (None for other kinds)."""
+    context_set_entry: ContextSetEntryRef | None = None  # issue 13: set items only
+
+
+@dataclass(frozen=True)
+class ContextSetEntryRef:
+    """Which context-set entry (and set version) a set item comes from; for a verified answer,
+    the document/passage its answer cites (``cited_*``)."""
+
+    context_set_id: str
+    entry_id: str
+    set_version: int
+    cited_document_id: str | None = None
+    cited_passage_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ from app.core.models import (
 from app.core.text_rules import require_storable, validate_identifier
 from app.corpus import VersionMeta, choose_versions
 from app.governance import Principal
-from app.packs import Pack, PackRequest, RecordedItem, build_pack, decode_record, legacy_items
+from app.packs import Pack, PackRequest, RecordedItem, build_pack, decode_record, legacy_items, recorded_item
 from app.replay.errors import ReplayExpired
 
 REPLAY_MODES = ("VERIFY", "RECOMPUTE")
@@ -221,8 +221,7 @@ def _request(c: dict[str, Any], task: str) -> PackRequest:
 
 
 def _recorded(i: Any) -> RecordedItem:
-    c = i.citation
-    return RecordedItem(i.rank, i.kind, c.document_id, c.version_id, c.passage_id, c.start, c.end, c.sha256)
+    return recorded_item(i)
 
 
 def _key(i: RecordedItem) -> tuple[str, str, str]:

@@ -12,7 +12,7 @@ import sqlmodel
 from alembic import op
 
 revision = "0007_time"
-down_revision = "0005"
+down_revision = "0006_context_sets"
 branch_labels = None
 depends_on = None
 

@@ -38,6 +38,7 @@ CALLS = {
     "operations": ("{operations{name}}", {}),
     "members": ("{members{id}}", {}),
     "agentCredentials": ("{agentCredentials{id}}", {}),
+    "agentScopes": ("{agentScopes{name}}", {}),
     "createCollection": ('mutation{createCollection(name:"table-test"){id}}', {}),
     "upsertDocument": (
         "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){status}}",
@@ -87,6 +88,28 @@ CALLS = {
     "archiveSession": ('mutation{archiveSession(id:"sess_missing"){id}}', {}),
     "session": ('{session(id:"sess_missing"){id}}', {}),
     "sessions": ("{sessions{id}}", {}),
+    # context sets and query templates (issue 13)
+    "contextSets": ("{contextSets{id}}", {}),
+    "contextSet": ('{contextSet(contextSetId:"cs_missing"){id}}', {}),
+    "lookupDefinitions": ('{lookupDefinitions(term:"table"){score}}', {}),
+    "matchVerifiedAnswers": ('{matchVerifiedAnswers(question:"table"){score}}', {}),
+    "contextSetVersions": ('{contextSetVersions(contextSetId:"cs_missing"){number}}', {}),
+    "createContextSet": (
+        'mutation{createContextSet(input:{name:"table-set", scope:{collectionIds:["coll_missing"]}}){id}}',
+        {},
+    ),
+    "updateContextSet": ('mutation{updateContextSet(id:"cs_missing", input:{description:"x"}){id}}', {}),
+    "queryTemplates": ('{queryTemplates(contextSetId:"cs_missing"){id}}', {}),
+    "runQueryTemplate": ('{runQueryTemplate(templateId:"qt_missing"){rowCount}}', {}),
+    "createQueryTemplate": (
+        'mutation{createQueryTemplate(contextSetId:"cs_missing", input:{name:"t", sql:"SELECT 1"}){id}}',
+        {},
+    ),
+    "updateQueryTemplate": (
+        'mutation{updateQueryTemplate(templateId:"qt_missing", input:{name:"t", sql:"SELECT 1"}){id}}',
+        {},
+    ),
+    "approveQueryTemplate": ('mutation{approveQueryTemplate(templateId:"qt_missing"){id}}', {}),
 }
 PRINCIPALS = [
     "none",
@@ -118,6 +141,7 @@ EXPECTED = {
     "operations": [U] + ["OK"] * 11,
     "members": [U, F, F, "OK", "OK", *MEMBER_ONLY],
     "agentCredentials": [U, F, F, "OK", "OK", *MEMBER_ONLY],
+    "agentScopes": [U, "OK", "OK", "OK", "OK", *MEMBER_ONLY],
     "createCollection": [U, F, F, "OK", "OK", *MEMBER_ONLY],
     "upsertDocument": [U, F, "OK", "OK", "OK", *MEMBER_ONLY],
     "deleteDocument": [U, F, NF, NF, NF, *MEMBER_ONLY],
@@ -147,6 +171,18 @@ EXPECTED = {
     "archiveSession": [U, F, NF, NF, NF, SM, SM, SM, SM, SM, SM, NF],
     "session": [U, F, NF, NF, NF, SM, SM, SM, SM, SM, SM, NF],
     "sessions": [U, F, "OK", "OK", "OK", SM, SM, SM, SM, SM, SM, "OK"],
+    "contextSets": [U, *READ, *AGENT_READ],
+    "contextSet": [U, NF, NF, NF, NF, NF, SM, SM, SM, SM, SM, SM],
+    "lookupDefinitions": [U, *READ, *AGENT_READ],
+    "matchVerifiedAnswers": [U, *READ, *AGENT_READ],
+    "contextSetVersions": [U, NF, NF, NF, NF, NF, SM, SM, SM, SM, SM, SM],
+    "createContextSet": [U, F, NF, NF, NF, *MEMBER_ONLY],
+    "updateContextSet": [U, F, NF, NF, NF, *MEMBER_ONLY],
+    "queryTemplates": [U, F, NF, NF, NF, SM, NF, SM, SM, SM, SM, SM],
+    "runQueryTemplate": [U, F, NF, NF, NF, SM, NF, SM, SM, SM, SM, SM],
+    "createQueryTemplate": [U, F, F, NF, NF, *MEMBER_ONLY],
+    "updateQueryTemplate": [U, F, F, NF, NF, *MEMBER_ONLY],
+    "approveQueryTemplate": [U, F, F, NF, NF, *MEMBER_ONLY],
 }
 CASES = [(op, who, EXPECTED[op][i]) for op in CALLS for i, who in enumerate(PRINCIPALS)]
 
@@ -330,7 +366,9 @@ def test_creation_rules(live):
     r = live.gql(m, {"i": {"name": "x", "expiresInDays": 5, "scopes": ["context:write"]}}, live.tokens["owner"])
     assert error_of(r)["extensions"]["code"] == "BAD_USER_INPUT"
     r = live.gql(m, {"i": {"name": "x", "expiresInDays": 5, "contextSetId": "cs_nope"}}, live.tokens["owner"])
-    assert error_of(r)["extensions"]["code"] == "NOT_FOUND" and error_of(r)["extensions"]["field"] == "contextSetId"
+    assert (
+        error_of(r)["extensions"]["code"] == "NOT_FOUND" and error_of(r)["extensions"]["field"] == "input.contextSetId"
+    )
     # an admin cannot mint what it could not do itself? admins hold every scope's permissions;
     # defaults: context:read queries:run replay:run; memory and decisions off
     r = live.data(

@@ -15,7 +15,7 @@ from app.packs.serialize import (
     item_fields,
     request_from_json,
 )
-from app.packs.types import Citation, PackFooter, PackHeader, PackItem
+from app.packs.types import Citation, ContextSetEntryRef, PackFooter, PackHeader, PackItem
 
 
 def test_full_body_parses():
@@ -96,6 +96,25 @@ ITEM = PackItem(
     external_id="notes/release.md",
     collection_name="docs",
 )
+SET_ITEM = PackItem(  # an approved context-set entry: no citation, collection or validity
+    rank=1,
+    kind="VERIFIED_ANSWER",
+    text="Q: When are invoices generated?\nA: Nightly.",
+    tokens=11,
+    trust="APPROVED",
+    score=1.0,
+    lexical_rank=None,
+    dense_rank=None,
+    citation=None,
+    alternates=(),
+    document_title="When are invoices generated?",
+    collection_id=None,
+    valid_from=None,
+    valid_to=None,
+    superseded=False,
+    contradiction=False,
+    context_set_entry=ContextSetEntryRef("cs_1", "cse_1", 3, "doc_1", "psg_1"),
+)
 HEADER = PackHeader("pack_1", "rpl_1", 4000, 15000, "BEST_EFFORT", "HYBRID", T0, T1, "cl100k_base", "trace_1")
 TIMINGS = {
     "embedMs": 1.0,
@@ -122,7 +141,7 @@ def graphql_fields(type_name: str) -> set[str]:
 
 @pytest.mark.parametrize(
     "event,type_name",
-    [(ITEM, "PackItem"), (HEADER, "PackHeader"), (FOOTER, "PackFooter")],
+    [(ITEM, "PackItem"), (SET_ITEM, "PackItem"), (HEADER, "PackHeader"), (FOOTER, "PackFooter")],
 )
 def test_ndjson_events_carry_the_graphql_fields(event, type_name):
     wire = event_json(event, coordinate="Query.contextPack", capability="context.pack")
@@ -190,3 +209,24 @@ def test_fact_items_carry_their_interval_through_the_one_serializer():
     item = to_item(fact)
     assert (item.kind.value, item.interval.valid_from, item.interval.valid_to) == ("FACT", T0, None)
     assert item.interval.precision.value == "MONTH" and to_item(ITEM).interval is None
+
+
+def test_context_set_items_go_through_the_same_serializer():
+    wire = event_json(SET_ITEM)
+    assert set(wire["contextSetEntry"]) == graphql_fields("ContextSetEntryRef")
+    assert (wire["citation"], wire["validity"], wire["collectionId"]) == (None, None, None)
+    assert {k: v for k, v in wire.items() if k != "type"} == item_fields(SET_ITEM)
+    assert event_json(ITEM)["contextSetEntry"] is None
+    from resolvers.packs import to_item
+
+    item = to_item(SET_ITEM)
+    assert (item.kind.value, item.trust.value, item.citation, item.validity) == (
+        "VERIFIED_ANSWER",
+        "APPROVED",
+        None,
+        None,
+    )
+    ref = item.context_set_entry
+    assert (ref.context_set_id, ref.entry_id, ref.set_version, ref.cited_document_id) == ("cs_1", "cse_1", 3, "doc_1")
+    # the NDJSON footer carries the set-first timings too
+    assert {"firstSetItemMs", "firstEvidenceItemMs"} <= set(event_json(FOOTER)["timings"])

@@ -1,0 +1,87 @@
+"""Context sets (SPEC §4, issue 13): curated, versioned sets of approved entries (verified
+answers, definitions, instructions, required evidence) with a scope of collections and
+documents; library reads by word match; the set-first part of context packs; credential binding.
+
+Public surface: other packages import only the names below (import-linter contract in
+pyproject.toml).
+"""
+
+from app.contextsets.errors import ContextSetLimit, ContextSetNameTaken
+from app.contextsets.importer import import_context_sets
+from app.contextsets.library import (
+    AnswerHit,
+    DefinitionHit,
+    validate_list,
+    validate_lookup,
+    validate_match,
+)
+from app.contextsets.operations import (
+    ContextSetVersionsRequest,
+    GetContextSetRequest,
+    ListContextSetsRequest,
+    LookupDefinitionsRequest,
+    MatchVerifiedAnswersRequest,
+    UpdateContextSetRequest,
+    context_set_versions,
+    create_context_set,
+    get_context_set,
+    list_context_sets,
+    lookup_definitions,
+    match_verified_answers,
+    update_context_set,
+)
+from app.contextsets.packing import SetItem, SetPlan, plan_set
+from app.contextsets.store import active_set, check_set_access
+from app.contextsets.types import (
+    KINDS,
+    READ_LIMIT_DEFAULT,
+    ContextSetView,
+    ContextSetWrite,
+    DefinitionInput,
+    Entry,
+    EvidenceRef,
+    VerifiedAnswerInput,
+    VersionView,
+    validate_limit,
+    validate_write,
+)
+
+__all__ = [
+    "KINDS",
+    "READ_LIMIT_DEFAULT",
+    "AnswerHit",
+    "ContextSetLimit",
+    "ContextSetNameTaken",
+    "ContextSetVersionsRequest",
+    "ContextSetView",
+    "ContextSetWrite",
+    "DefinitionHit",
+    "DefinitionInput",
+    "Entry",
+    "EvidenceRef",
+    "GetContextSetRequest",
+    "ListContextSetsRequest",
+    "LookupDefinitionsRequest",
+    "MatchVerifiedAnswersRequest",
+    "SetItem",
+    "SetPlan",
+    "UpdateContextSetRequest",
+    "VerifiedAnswerInput",
+    "VersionView",
+    "active_set",
+    "check_set_access",
+    "context_set_versions",
+    "create_context_set",
+    "get_context_set",
+    "import_context_sets",
+    "list_context_sets",
+    "lookup_definitions",
+    "match_verified_answers",
+    "plan_set",
+    "update_context_set",
+    "validate_limit",
+    "validate_list",
+    "validate_lookup",
+    "validate_match",
+    "validate_write",
+]

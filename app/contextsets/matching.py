@@ -1,0 +1,257 @@
+"""Word matching for context sets: no embeddings, only Cairn's lexical analyser.
+
+Method (the same analyser as the BM25 index, :func:`retrieval.analysis.analyze`): text is
+NFKC-normalised (``ＡＰＩ`` = ``API``, half-width katakana = full-width), lowercased, English
+stop words dropped and Snowball-stemmed (``answers`` = ``answer``); CJK runs become
+overlapping character bigrams (``東京都`` → ``東京``, ``京都``). A text made only of stop words
+(``IT``, ``US``) falls back to its folded words, so such a term still matches itself.
+
+* **Verified answers** (:class:`AnswerIndex`): BM25 (k1 = 1.2, b = 0.75) of the asker's
+  terms over each stored question, plus 0.3 × BM25 over its answer (paraphrases often share
+  the answer's words); ties by position. ``coverage`` is the share of the stored question's
+  IDF mass present in the asker's text — the pack uses it as the "this answer is about the
+  task" test (≥ :data:`PACK_MIN_COVERAGE`).
+* **Definitions** (:class:`DefinitionIndex`): a lookup scores 1.0 for the same term or alias
+  after case/width folding, 0.9 for the same analysed terms (``APIs`` ~ ``API``), else the
+  Jaccard overlap of analysed terms × 0.8 (term/aliases) or × 0.3 (definition text). In a
+  pack a definition is included only when its term or an alias occurs in the task as a
+  contiguous run of analysed terms (a phrase match), so a 500-definition set adds only the
+  terms the task uses.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from retrieval.analysis import analyze
+
+K1, B = 1.2, 0.75
+ANSWER_WEIGHT = 0.3
+PACK_MIN_COVERAGE = 0.6
+"""A verified answer joins a pack when the task contains ≥ 60 % of its question's IDF mass."""
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_SPACE = re.compile(r"\s+")
+
+
+def fold(text: str) -> str:
+    """Case- and width-folded form: NFKC, casefold, whitespace runs → one space, stripped."""
+    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+
+
+def terms(text: str) -> list[str]:
+    """Analysed terms of ``text`` (module doc); stop-word-only text falls back to folded words."""
+    out = analyze(text)
+    if out:
+        return out
+    return _WORD.findall(fold(text))
+
+
+def _surface(text: str, matched: set[str]) -> list[str]:
+    """The asker's words whose terms matched, in text order, each once (CJK: the matched bigrams)."""
+    words: list[str] = []
+    seen: set[str] = set()
+    for raw in _WORD.findall(unicodedata.normalize("NFKC", text)):
+        ts = terms(raw)
+        if len(ts) > 1:  # a CJK run: report its matched bigrams
+            hits = [t for t in ts if t in matched]
+        else:
+            hits = [raw] if ts and ts[0] in matched else []
+        for h in hits:
+            if h not in seen:
+                seen.add(h)
+                words.append(h)
+    return words
+
+
+@dataclass(frozen=True)
+class AnswerMatch:
+    """One ranked verified answer: index into the indexed list, BM25 score, coverage, words."""
+
+    index: int
+    score: float
+    coverage: float
+    matched_words: tuple[str, ...]
+
+
+class _Field:
+    """A BM25 field over a list of texts (inverted index of term → [(doc, tf)])."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self.n = len(texts)
+        self.lengths: list[int] = []
+        self.postings: dict[str, list[tuple[int, int]]] = {}
+        self.doc_terms: list[set[str]] = []
+        for i, text in enumerate(texts):
+            ts = terms(text)
+            self.lengths.append(len(ts))
+            counts: dict[str, int] = {}
+            for t in ts:
+                counts[t] = counts.get(t, 0) + 1
+            for t, c in counts.items():
+                self.postings.setdefault(t, []).append((i, c))
+            self.doc_terms.append(set(counts))
+        self.avg = (sum(self.lengths) / self.n) if self.n else 0.0
+        self.idf = {t: math.log(1 + (self.n - len(p) + 0.5) / (len(p) + 0.5)) for t, p in self.postings.items()}
+
+    def score(self, qterms: set[str], into: dict[int, float], weight: float) -> None:
+        for t in qterms:
+            plist = self.postings.get(t)
+            if not plist:
+                continue
+            idf = self.idf[t] * weight
+            for i, tf in plist:
+                norm = tf + K1 * (1 - B + B * self.lengths[i] / (self.avg or 1.0))
+                into[i] = into.get(i, 0.0) + idf * tf * (K1 + 1) / norm
+
+
+class AnswerIndex:
+    """BM25 over verified answers' questions (and, weighted 0.3, their answers).
+
+    Args:
+        questions: Stored questions, in entry order.
+        answers: Their answers (same length).
+    """
+
+    def __init__(self, questions: Sequence[str], answers: Sequence[str]) -> None:
+        self.questions = _Field(questions)
+        self.answers = _Field(answers)
+
+    def coverage(self, index: int, qterms: set[str]) -> float:
+        """Share of stored question ``index``'s IDF mass whose terms are in ``qterms`` (0–1)."""
+        own = self.questions.doc_terms[index]
+        total = sum(self.questions.idf[t] for t in own)
+        if total <= 0:
+            return 0.0
+        return sum(self.questions.idf[t] for t in own if t in qterms) / total
+
+    def match(self, text: str, limit: int) -> list[AnswerMatch]:
+        """The ``limit`` best answers for ``text`` (score > 0), best first; ties by position."""
+        qterms = set(terms(text))
+        scores: dict[int, float] = {}
+        self.questions.score(qterms, scores, 1.0)
+        self.answers.score(qterms, scores, ANSWER_WEIGHT)
+        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+        out = []
+        for i, sc in ranked:
+            matched = qterms & (self.questions.doc_terms[i] | self.answers.doc_terms[i])
+            out.append(AnswerMatch(i, round(sc, 6), round(self.coverage(i, qterms), 6), tuple(_surface(text, matched))))
+        return out
+
+
+@dataclass(frozen=True)
+class DefinitionMatch:
+    """One definition hit: index into the indexed list, score (module doc), matched words."""
+
+    index: int
+    score: float
+    matched_words: tuple[str, ...]
+
+
+def _contains_run(hay: list[str], needle: list[str]) -> int:
+    """Position of ``needle`` as a contiguous run in ``hay``, or -1."""
+    n = len(needle)
+    if n == 0 or n > len(hay):
+        return -1
+    first = needle[0]
+    for i, t in enumerate(hay):
+        if t == first and hay[i : i + n] == needle:
+            return i
+    return -1
+
+
+class DefinitionIndex:
+    """Definitions by term and aliases (module doc for the scores).
+
+    Args:
+        items: ``(term, aliases, definition)`` per definition, in entry order.
+    """
+
+    def __init__(self, items: Sequence[tuple[str, Sequence[str], str]]) -> None:
+        self.names: list[list[tuple[str, list[str]]]] = []  # per definition: (folded, terms) of term + aliases
+        self.body: list[set[str]] = []
+        self.first: dict[str, list[int]] = {}  # first analysed term of a name → definitions (phrase search)
+        for i, (term, aliases, definition) in enumerate(items):
+            names = [(fold(n), terms(n)) for n in (term, *aliases)]
+            self.names.append(names)
+            self.body.append(set(terms(definition)))
+            for _f, ts in names:
+                if ts and i not in self.first.setdefault(ts[0], []):
+                    self.first[ts[0]].append(i)
+
+    def lookup(self, text: str, limit: int) -> list[DefinitionMatch]:
+        """Definitions for a looked-up term, best first (score > 0); ties by position."""
+        folded, qterms = fold(text), terms(text)
+        qset = set(qterms)
+        scored: list[tuple[float, int, set[str]]] = []
+        for i, names in enumerate(self.names):
+            best, words = 0.0, set()
+            for f, ts in names:
+                if f == folded:
+                    best, words = 1.0, set(ts)
+                    break
+                if ts and ts == qterms:
+                    best, words = max(best, 0.9), set(ts)
+                    continue
+                union = qset | set(ts)
+                inter = qset & set(ts)
+                if inter and 0.8 * len(inter) / len(union) > best:
+                    best, words = 0.8 * len(inter) / len(union), inter
+            if best == 0.0 and qset:
+                inter = qset & self.body[i]
+                if inter:
+                    best, words = 0.3 * len(inter) / len(qset), inter
+            if best > 0:
+                scored.append((best, i, words))
+        scored.sort(key=lambda x: (-x[0], x[1]))
+        return [DefinitionMatch(i, round(sc, 6), tuple(_surface(text, w))) for sc, i, w in scored[:limit]]
+
+    def in_text(self, text: str) -> list[tuple[int, int]]:
+        """Definitions whose term or an alias occurs in ``text`` as a phrase: ``(index, position)``
+        pairs ordered by first occurrence, then index."""
+        hay = terms(text)
+        present = set(hay)
+        hits: dict[int, int] = {}
+        for t in present:
+            for i in self.first.get(t, ()):
+                if i in hits:
+                    continue
+                pos = min((p for _f, ts in self.names[i] if (p := _contains_run(hay, ts)) >= 0), default=-1)
+                if pos >= 0:
+                    hits[i] = pos
+        return sorted(hits.items(), key=lambda kv: (kv[1], kv[0]))
+
+
+class IndexCache:
+    """A bounded LRU of built indexes keyed by ``(set id, set version, kind)``.
+
+    Entries are immutable once built and a set's version changes on every write, so a
+    stale index is never served; the bound keeps memory flat (default 64 indexes).
+    """
+
+    def __init__(self, size: int = 64) -> None:
+        self.size = size
+        self._data: OrderedDict[tuple[str, int, str], object] = OrderedDict()
+
+    def get(self, key: tuple[str, int, str]) -> object | None:
+        """The cached index, or None (marks it recently used)."""
+        value = self._data.get(key)
+        if value is not None:
+            self._data.move_to_end(key)
+        return value
+
+    def put(self, key: tuple[str, int, str], value: object) -> None:
+        """Store ``value``; evict the least recently used beyond the bound."""
+        self._data[key] = value
+        self._data.move_to_end(key)
+        while len(self._data) > self.size:
+            self._data.popitem(last=False)
+
+
+INDEXES = IndexCache()
+"""The process's index cache (pure memo of immutable data keyed by unique set ids)."""

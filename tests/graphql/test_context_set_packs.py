@@ -1,0 +1,230 @@
+"""Set-first packing and credential binding (issue 13 items 3 and 4), through GraphQL
+(query, subscription) and the NDJSON route, on both backends."""
+
+from __future__ import annotations
+
+import json
+import secrets
+
+import httpx
+
+from tests.graphql.test_context_sets import UPDATE, make_set
+from tests.graphql.test_packs import PACK_FIELDS, _stream
+
+FIELDS = PACK_FIELDS.replace(
+    "validity { validFrom validTo } superseded contradiction contradicts }",
+    "validity { validFrom validTo } superseded contradiction contradicts "
+    "contextSetEntry { contextSetId entryId setVersion citedDocumentId citedPassageId } }",
+).replace("dedupPackMs }", "dedupPackMs firstSetItemMs firstEvidenceItemMs }")
+PACK = f"query($i: ContextPackInput!) {{ contextPack(input: $i) {{ {FIELDS} }} }}"
+ORDER = ["VERIFIED_ANSWER", "DEFINITION", "INSTRUCTION", "REQUIRED_EVIDENCE", "EVIDENCE", "WHOLE_DOCUMENT"]
+TASK = "When are invoices generated, and how does RRF rank them?"
+
+
+def pack(live, inp: dict, token: str | None = None) -> dict:
+    return live.data(PACK, {"i": inp}, token or live.tokens["agent"])["contextPack"]
+
+
+def bound_token(live, set_id: str, scopes=("context:read", "queries:run")) -> str:
+    r = live.data(
+        "mutation($i:CreateAgentCredentialInput!){createAgentCredential(input:$i){token credential{contextSetId}}}",
+        {
+            "i": {
+                "name": f"bound-{secrets.token_hex(3)}",
+                "scopes": list(scopes),
+                "expiresInDays": 5,
+                "contextSetId": set_id,
+            }
+        },
+        live.tokens["owner"],
+    )["createAgentCredential"]
+    assert r["credential"]["contextSetId"] == set_id
+    return r["token"]
+
+
+def test_pack_with_a_set_puts_approved_items_first_then_evidence_within_budget(live):
+    s = make_set(live)
+    p = pack(live, {"task": TASK, "contextSetId": s["id"], "budget": {"maxTokens": 1200}})
+    kinds = [i["kind"] for i in p["items"]]
+    assert kinds[:5] == ["VERIFIED_ANSWER", "DEFINITION", "INSTRUCTION", "INSTRUCTION", "REQUIRED_EVIDENCE"], kinds
+    assert sorted(kinds, key=ORDER.index) == kinds  # the set-first order, then evidence
+    assert "EVIDENCE" in kinds
+    first = p["items"][0]
+    assert first["trust"] == "APPROVED" and first["citation"] is None and "Nightly at two" in first["text"]
+    assert first["contextSetEntry"]["citedDocumentId"] == live.ids["doc:dedup-a"]
+    assert {i["trust"] for i in p["items"][:4]} == {"APPROVED"}
+    assert {i["trust"] for i in p["items"][4:]} == {"UNTRUSTED"}
+    req = p["items"][4]
+    assert req["citation"]["documentId"] == live.ids["doc:packs"] and req["citation"]["passageId"] is None
+    # only definitions the task uses: RRF, not API or ベクトル検索
+    assert [i["documentTitle"] for i in p["items"] if i["kind"] == "DEFINITION"] == ["RRF"]
+    # the required document is not repeated as evidence; evidence stays inside the set's scope
+    ev = [i for i in p["items"] if i["kind"] == "EVIDENCE"]
+    assert all(i["citation"]["documentId"] != live.ids["doc:packs"] for i in ev)
+    assert all(i["collectionId"] == live.ids["coll:handbook"] for i in ev)
+    assert [i["rank"] for i in p["items"]] == list(range(1, len(p["items"]) + 1))
+    assert p["tokensUsed"] == sum(i["tokens"] for i in p["items"]) <= 1200
+    t = p["timings"]
+    assert t["firstSetItemMs"] is not None and t["firstEvidenceItemMs"] is not None
+    assert t["firstSetItemMs"] < t["firstEvidenceItemMs"]
+
+
+def test_pack_without_a_set_has_no_approved_items(live):
+    make_set(live)
+    p = pack(live, {"task": TASK, "budget": {"maxTokens": 1200}})
+    assert {i["trust"] for i in p["items"]} == {"UNTRUSTED"}
+    assert {i["kind"] for i in p["items"]} == {"EVIDENCE"}
+    assert p["timings"]["firstSetItemMs"] is None
+
+
+def test_a_set_with_500_definitions_adds_only_the_terms_the_task_uses(live):
+    defs = [{"term": f"term{n:03d}", "definition": f"Definition number {n}."} for n in range(500)]
+    defs.append({"term": "billing contact", "definition": "Who receives invoices."})
+    s = make_set(live, definitions=defs, verifiedAnswers=[], instructions=[], requiredEvidence=[])
+    p = pack(live, {"task": "Who is the billing contact for term042?", "contextSetId": s["id"], "retrieval": "LEXICAL"})
+    got = [i["documentTitle"] for i in p["items"] if i["kind"] == "DEFINITION"]
+    assert got == ["billing contact", "term042"]
+
+
+async def test_streamed_pack_with_a_set_equals_the_pack(live):
+    s = make_set(live)
+    inp = {"task": TASK, "contextSetId": s["id"], "budget": {"maxTokens": 1200}}
+    events = await _stream(live, {"i": inp}, live.tokens["agent"])
+    streamed = [{k: v for k, v in e.items() if k != "__typename"} for e in events[1:-1]]
+    p = live.data(PACK.replace(FIELDS, PACK_FIELDS), {"i": inp}, live.tokens["agent"])["contextPack"]
+    assert [e["kind"] for e in streamed][:1] == ["VERIFIED_ANSWER"]
+    assert json.dumps(streamed, sort_keys=True) == json.dumps(p["items"], sort_keys=True)
+    with httpx.stream(
+        "POST",
+        f"{live.url}/v1/context-packs/stream",
+        json=inp,
+        headers={"Authorization": f"Bearer {live.tokens['agent']}"},
+        timeout=60,
+    ) as r:
+        lines = [json.loads(line) for line in r.iter_lines() if line]
+    items = lines[1:-1]
+    assert [(i["kind"], i["text"], i["trust"]) for i in items] == [
+        (i["kind"], i["text"], i["trust"]) for i in p["items"]
+    ]
+    assert items[0]["citation"] is None and items[0]["contextSetEntry"]["contextSetId"] == s["id"]
+
+
+def test_require_complete_fails_when_required_evidence_does_not_fit(live):
+    long_text = " ".join(f"Clause {n}: the billing contact receives invoice copy {n}." for n in range(60))
+    doc = live.data(
+        "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId}}",
+        {
+            "i": {
+                "collectionId": live.ids["coll:handbook"],
+                "externalId": f"long-{secrets.token_hex(3)}",
+                "text": long_text,
+            }
+        },
+        live.tokens["owner"],
+    )["upsertDocument"]["documentId"]
+    s = make_set(live, requiredEvidence=[{"documentId": doc}])
+    inp = {"task": TASK, "contextSetId": s["id"], "budget": {"maxTokens": 256, "coverage": "REQUIRE_COMPLETE"}}
+    body = live.gql(PACK, {"i": inp}, live.tokens["agent"]).json()
+    e = body["errors"][0]
+    assert e["extensions"]["code"] == "CONTEXT_PACK_INCOMPLETE" and e["extensions"]["reasons"] == ["REQUIRED_EVIDENCE"]
+    assert doc in e["message"] and "do not fit" in e["message"]
+    inp["budget"]["coverage"] = "BEST_EFFORT"
+    p = pack(live, inp)
+    assert p["complete"] is False and "REQUIRED_EVIDENCE" in p["incompleteReasons"]
+    assert any("required evidence missing" in n for n in p["notes"])
+    assert p["tokensUsed"] <= 256
+
+
+# ---- binding: operations × channels ------------------------------------------------------------
+
+GQL_REFUSALS = [
+    # (name, query, variables builder)
+    ("document outside", "query($id:ID!){document(id:$id){id}}", lambda live, s, o: {"id": live.ids["doc:volcano"]}),
+    (
+        "pack filter outside",
+        "query($i:ContextPackInput!){contextPack(input:$i){packId}}",
+        lambda live, s, o: {"i": {"task": "volcano", "filters": {"collectionIds": [live.ids["coll:finance"]]}}},
+    ),
+    (
+        "pack document filter outside",
+        "query($i:ContextPackInput!){contextPack(input:$i){packId}}",
+        lambda live, s, o: {"i": {"task": "volcano", "filters": {"documentIds": [live.ids["doc:volcano"]]}}},
+    ),
+    (
+        "pack other set",
+        "query($i:ContextPackInput!){contextPack(input:$i){packId}}",
+        lambda live, s, o: {"i": {"task": "volcano", "contextSetId": o["id"]}},
+    ),
+    ("other set", "query($id:ID){contextSet(contextSetId:$id){id}}", lambda live, s, o: {"id": o["id"]}),
+    (
+        "definitions of other set",
+        'query($id:ID){lookupDefinitions(term:"API",contextSetId:$id){score}}',
+        lambda live, s, o: {"id": o["id"]},
+    ),
+    (
+        "answers of other set",
+        'query($id:ID){matchVerifiedAnswers(question:"invoices",contextSetId:$id){score}}',
+        lambda live, s, o: {"id": o["id"]},
+    ),
+    (
+        "history of other set",
+        "query($id:ID!){contextSetVersions(contextSetId:$id){number}}",
+        lambda live, s, o: {"id": o["id"]},
+    ),
+]
+
+
+async def test_bound_credential_refusals_over_operations_and_channels(live):
+    s, other = make_set(live), make_set(live)
+    tok = bound_token(live, s["id"])
+    for name, q, var in GQL_REFUSALS:
+        e = live.gql(q, var(live, s, other), tok).json()["errors"][0]
+        assert e["extensions"]["code"] == "AGENT_CONTEXT_SET_SCOPE_REFUSED", (name, e)
+    # subscription
+    events = await _stream(live, {"i": {"task": "volcano", "filters": {"documentIds": [live.ids["doc:volcano"]]}}}, tok)
+    assert events[0]["__error__"][0]["extensions"]["code"] == "AGENT_CONTEXT_SET_SCOPE_REFUSED"
+    # NDJSON route
+    r = httpx.post(
+        f"{live.url}/v1/context-packs/stream",
+        json={"task": "volcano", "filters": {"collectionIds": [live.ids["coll:finance"]]}},
+        headers={"Authorization": f"Bearer {tok}"},
+        timeout=60,
+    )
+    assert r.status_code == 403 and r.json()["errors"][0]["extensions"]["code"] == "AGENT_CONTEXT_SET_SCOPE_REFUSED"
+    # inside the scope: reads work, packs use the bound set by default and never leave its scope
+    assert live.data("query($id:ID!){document(id:$id){id}}", {"id": live.ids["doc:packs"]}, tok)
+    names = {c["name"] for c in live.data("query{collections{name}}", None, tok)["collections"]}
+    assert names == {"handbook"}
+    p = pack(live, {"task": "Mount Etna volcano in Sicily; invoices generated", "retrieval": "LEXICAL"}, tok)
+    assert p["items"][0]["kind"] == "VERIFIED_ANSWER"
+    assert all(i["collectionId"] in (None, live.ids["coll:handbook"]) for i in p["items"])
+    listed = live.data("query{contextSets{id}}", None, tok)["contextSets"]
+    assert [x["id"] for x in listed] == [s["id"]]
+
+
+def test_deactivating_a_set_refuses_its_bound_credentials(live):
+    s = make_set(live)
+    tok = bound_token(live, s["id"])
+    assert live.data("query{viewer{id}}", None, tok)
+    live.data(UPDATE, {"id": s["id"], "i": {"active": False}}, live.tokens["editor"])
+    for q in ("query{viewer{id}}", "query{collections{id}}", 'query{contextPack(input:{task:"invoices"}){packId}}'):
+        body = live.gql(q, None, tok).json()
+        assert body["errors"][0]["extensions"]["code"] == "AGENT_CONTEXT_SET_INACTIVE", (q, body)
+    r = httpx.post(
+        f"{live.url}/v1/context-packs/stream",
+        json={"task": "invoices"},
+        headers={"Authorization": f"Bearer {tok}"},
+        timeout=60,
+    )
+    assert r.status_code == 403 and r.json()["errors"][0]["extensions"]["code"] == "AGENT_CONTEXT_SET_INACTIVE"
+    # an unbound caller naming the inactive set is refused too, and no credential can be bound to it
+    body = live.gql(PACK, {"i": {"task": "invoices", "contextSetId": s["id"]}}, live.tokens["agent"]).json()
+    assert body["errors"][0]["extensions"]["code"] == "AGENT_CONTEXT_SET_INACTIVE"
+    body = live.gql(
+        "mutation($i:CreateAgentCredentialInput!){createAgentCredential(input:$i){token}}",
+        {"i": {"name": "late", "expiresInDays": 5, "contextSetId": s["id"]}},
+        live.tokens["owner"],
+    ).json()
+    assert body["errors"][0]["extensions"]["field"] == "input.contextSetId"
+    live.data(UPDATE, {"id": s["id"], "i": {"active": True}}, live.tokens["editor"])
+    assert live.data("query{viewer{id}}", None, tok)
