@@ -11,10 +11,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from app import fields
 from app.core.config import Settings
 from app.core.db import Database
 from app.core.errors import CairnError, Unauthenticated
-from app.corpus import SearchIndexes, open_indexes
+from app.corpus import NewVersionHook, SearchIndexes, open_indexes
 from app.decisions import DecisionRunner, Judge, LocalJudge, OpenAIJudge
 from app.governance import (
     EnvelopeState,
@@ -36,7 +37,8 @@ class Services:
 
     Every member is constructed up front; nothing is set on first use. The local judge is
     built here but loads its model inside :class:`~app.decisions.LocalJudge` on its first
-    decision, so start-up does not load Gemma.
+    decision, so start-up does not load Gemma. ``on_new_version``: what runs after a document
+    write recorded a new version (:data:`app.corpus.NewVersionHook`; learned fields re-extract).
     """
 
     settings: Settings
@@ -48,6 +50,7 @@ class Services:
     rate_limiter: RateLimiter
     query_database: TemplatesDatabase
     """The business database of query templates; connects on first use (none at start-up)."""
+    on_new_version: tuple[NewVersionHook, ...] = ()
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("cairn"))
 
 
@@ -92,8 +95,14 @@ def bootstrap(settings: Settings, *, db: Database | None = None, indexes: Search
             context_tokens=settings.decision_context_tokens,
         ),
         rate_limiter=RateLimiter.from_settings(settings),
+        on_new_version=(_reextract_fields,),
         query_database=TemplatesDatabase(settings.templates_database_url),
     )
+
+
+async def _reextract_fields(services: Services, principal: Principal, collection_id: str) -> object:
+    """A new document version re-extracts the collection's learned fields (if it defines any)."""
+    return await fields.extract_on_new_version(services, principal, fields.ExtractRequest(collection_id))
 
 
 class RequestContext:

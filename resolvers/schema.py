@@ -32,6 +32,7 @@ from resolvers.contextsets import ContextSetMutation, ContextSetQuery
 from resolvers.decisions import DecisionMutation, DecisionQuery
 from resolvers.documents import DocumentMutation, DocumentQuery
 from resolvers.field_repeats import repeat_errors
+from resolvers.fields import FieldMutation, FieldQuery
 from resolvers.identity import IdentityMutation, IdentityQuery
 from resolvers.interactions import TraceMutation
 from resolvers.limits import MAX_DEPTH, MAX_SELECTIONS, limit_errors
@@ -272,6 +273,7 @@ class Query(
     OntologyQuery,
     MemoryQuery,
     DecisionQuery,
+    FieldQuery,
     ContextSetQuery,
     TemplateQuery,
 ):
@@ -286,6 +288,7 @@ class Mutation(
     TraceMutation,
     MemoryMutation,
     DecisionMutation,
+    FieldMutation,
     ContextSetMutation,
     TemplateMutation,
 ):

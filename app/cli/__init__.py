@@ -19,6 +19,7 @@ from app.cli import (
     database,
     demo,
     documents,
+    fields,
     ingest,
     mcp,
     members,
@@ -38,6 +39,7 @@ cli.add_typer(credentials.credentials_cli, name="credentials")
 cli.add_typer(ontology.ontology_cli, name="ontology")
 cli.add_typer(memory.memory_cli, name="memory")
 cli.add_typer(documents.documents_cli, name="documents")
+cli.add_typer(fields.fields_cli, name="fields")
 cli.add_typer(sets.sets_cli, name="sets")
 cli.add_typer(templates.templates_cli, name="templates")
 cli.command()(database.migrate)

@@ -50,7 +50,7 @@ async def _ingest(settings: Settings, docs, skipped, collection: str, workspace:
     try:
         ws = await _workspace(db, workspace)
         with _progress() as progress:
-            return await ingest_with_progress(
+            report = await ingest_with_progress(
                 progress,
                 db,
                 indexes,
@@ -60,14 +60,34 @@ async def _ingest(settings: Settings, docs, skipped, collection: str, workspace:
                 chunk_max_tokens=settings.chunk_max_tokens,
                 skipped=skipped,
             )
+        report.fields = await _extract_fields(db, settings, ws.id, collection)
+        return report
     finally:
         if indexes is not None:
             indexes.close()
         await db.dispose()
 
 
+async def _extract_fields(db, settings: Settings, workspace_id: str, collection: str):
+    """Learned fields of the collection extracted from its new versions (None: no fields defined)."""
+    from types import SimpleNamespace
+
+    from app.cli.fields import _operator, extract_with_progress
+    from app.corpus import list_collections
+    from app.fields import FieldsRequest, list_fields
+
+    async with db.session() as s:
+        coll = next(c for c, _ in await list_collections(s, workspace_id=workspace_id) if c.name == collection)
+    services = SimpleNamespace(db=db, settings=settings)
+    if not await list_fields(services, _operator(workspace_id), FieldsRequest(coll.id)):
+        return None
+    return await extract_with_progress(services, _operator(workspace_id), coll.id)
+
+
 def ingest(
-    path: Path = typer.Argument(..., help="A file or folder: .txt .md .html .jsonl (BEIR), optionally .gz."),
+    path: Path = typer.Argument(
+        ..., help="A file or folder: .txt .md .html .jsonl (BEIR), optionally .gz; .pdf .docx."
+    ),
     collection: str = typer.Option(..., "--collection", "-c", help="Collection name (created if missing)."),
     workspace: str = WorkspaceOpt,
     lexical_only: bool = typer.Option(
@@ -120,6 +140,11 @@ def ingest(
                 "vectorIndexed": report.vector_indexed,
                 "seconds": report.seconds,
                 "skipped": [{"path": sk.path, "reason": sk.reason} for sk in report.skipped],
+                **(
+                    {"fields": {"documents": report.fields.documents, "values": report.fields.values}}
+                    if getattr(report, "fields", None) is not None
+                    else {}
+                ),
             },
             ensure_ascii=False,
         )

@@ -5,7 +5,9 @@ Sources (``iter_sources``):
 - ``.html`` / ``.htm``: visible text (:func:`retrieval.chunking.html_to_text`);
 - ``.jsonl`` (BEIR shape ``{"_id", "title", "text"}``, optional ``validFrom``/``validTo``
   ISO-8601), one document per line;
-- any of these ``.gz``-compressed; folders recursively, in sorted path order.
+- any of these ``.gz``-compressed; folders recursively, in sorted path order;
+- ``.pdf`` (pypdf) and ``.docx`` (python-docx): their extracted text
+  (:mod:`app.corpus.binary_text`); citations point into that text.
 
 Content decides, not the extension (:func:`decode_text`): a PDF, a ZIP/.docx or an image
 renamed ``.txt`` is skipped and reported, never indexed as binary garbage. Every skipped
@@ -36,6 +38,7 @@ import filetype
 from app.core.db import Database
 from app.core.errors import BadInput
 from app.core.text_rules import validate_path
+from app.corpus.binary_text import BINARY_SUFFIXES, BinaryTextError, binary_text
 from app.corpus.documents import get_or_create_collection, upsert_document, validate_document_input
 from retrieval.chunking import html_to_text
 
@@ -215,7 +218,7 @@ def _jsonl(path: Path, gz: bool) -> Iterator[SourceDocument]:
         )
 
 
-SUPPORTED = ".txt .md .markdown .html .htm .jsonl (optionally .gz)"
+SUPPORTED = ".txt .md .markdown .html .htm .jsonl (optionally .gz), .pdf .docx"
 
 
 def _files(path: Path, skipped: list[SkippedFile]) -> list[Path]:
@@ -278,6 +281,18 @@ def iter_sources(path: Path, skipped: list[SkippedFile] | None = None) -> Iterat
     for f in files:
         rel = f.relative_to(root).as_posix()
         suffix, gz = _suffixes(f)
+        if suffix in BINARY_SUFFIXES and not gz:
+            supported = True
+            try:
+                text = binary_text(suffix, f.read_bytes())
+            except BinaryTextError as exc:
+                skip(rel, str(exc))
+                continue
+            if not text.strip():
+                skip(rel, "no text")
+                continue
+            yield SourceDocument(external_id=rel, title=f.name, text=text, media_type=BINARY_SUFFIXES[suffix])
+            continue
         if suffix not in TEXT_SUFFIXES and suffix != ".jsonl":
             skip(rel, f"unsupported type {suffix or '(no extension)'}; supported: {SUPPORTED}")
             continue

@@ -10,8 +10,10 @@ imports this package).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import func, select
 
@@ -30,6 +32,12 @@ from app.corpus.listing import (
 )
 from app.corpus.passages import CitationCheck, PassageView, check_citation, read_section
 from app.governance import Principal
+
+NewVersionHook = Callable[[Any, Principal, str], Awaitable[object]]
+"""Called as ``hook(services, principal, collection_id)`` after :func:`write_document` recorded a
+new document or version (not for an unchanged one), once its passages are indexed. The
+composition root (``app.context.bootstrap``) registers them in ``Services.on_new_version``
+(learned fields re-extract there), so the corpus needs no import of the packages reacting."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +123,9 @@ async def create_collection(services, principal: Principal, name: str) -> Collec
 async def write_document(services, principal: Principal, request: DocumentWrite) -> UpsertResult:
     """Upsert a document into a live collection of the caller, then index new passages before returning.
 
+    A new document or version then runs ``services.on_new_version`` hooks in order
+    (:data:`NewVersionHook`; e.g. learned fields are re-extracted) before returning.
+
     Raises:
         NotFound: no such live collection. BadInput: the document input rules.
     """
@@ -134,6 +145,9 @@ async def write_document(services, principal: Principal, request: DocumentWrite)
         )
     if r.new_passage_ids:
         await services.indexes.index_pending(services.db)
+    if r.status != "unchanged":
+        for hook in services.on_new_version:
+            await hook(services, principal, request.collection_id)
     return r
 
 

@@ -87,7 +87,10 @@ def test_sources_cover_every_format(tmp_path):
     by_id = {d.external_id: d for d in docs}
     assert sorted(by_id) == ["a.txt", "b.md", "j1", "j2", "sub/c.html"]
     assert [(s.path, s.reason) for s in skipped] == [
-        ("ignored.bin", "unsupported type .bin; supported: .txt .md .markdown .html .htm .jsonl (optionally .gz)")
+        (
+            "ignored.bin",
+            "unsupported type .bin; supported: .txt .md .markdown .html .htm .jsonl (optionally .gz), .pdf .docx",
+        )
     ]
     assert by_id["sub/c.html"].text.split() == ["Deserts", "Dunes", "&", "oases."]
     assert by_id["j1"].valid_from.year == 2021 and by_id["j1"].title == "Rivers"

@@ -1,0 +1,133 @@
+"""Learned fields (SPEC §5): typed values extracted from documents, each with a citation.
+
+Finders (:mod:`app.fields.finders`) propose typed candidates with exact spans; the ranker
+(:mod:`app.fields.ranker`) picks each field's value(s) and learns from editors' labels;
+:mod:`app.fields.store` keeps definitions, values (versioned with the document) and labels;
+:mod:`app.fields.query` runs ``queryFields`` plans; :mod:`app.fields.operations` is the entry
+point of every operation.
+
+Public surface: other packages import only the names below (import-linter contract in
+pyproject.toml).
+"""
+
+from app.fields.errors import (
+    FieldDefinitionsTooMany,
+    FieldExamplesTooMany,
+    FieldKnownAtInvalid,
+    FieldLabelInvalid,
+    FieldNameDuplicate,
+    FieldNameInvalid,
+    FieldNotDefined,
+    FieldQueryInvalidAggregate,
+    FieldQueryInvalidFilter,
+    FieldQueryInvalidPlan,
+    FieldQueryLimitOutOfRange,
+    FieldQueryTooManyFields,
+    FieldQueryTooManyFilters,
+    FieldQueryTooManyGroups,
+    FieldQueryTooManySortKeys,
+)
+from app.fields.finders import find_candidates, text_key, verify_span
+from app.fields.kleister import KLEISTER_NDA_FIELDS
+from app.fields.operations import (
+    DefineFieldsRequest,
+    ExtractRequest,
+    FieldInfo,
+    FieldsRequest,
+    LabelRequest,
+    SuggestRequest,
+    define_fields,
+    extract_fields,
+    extract_on_new_version,
+    label_value,
+    list_fields,
+    query_fields,
+    suggest_fields,
+    train_fields,
+    validate_define,
+)
+from app.fields.query import (
+    MAX_FIELDS,
+    MAX_FILTERS,
+    MAX_GROUPS,
+    MAX_LIMIT,
+    OPS,
+    Aggregate,
+    Filter,
+    Group,
+    Plan,
+    QueryResult,
+    Sort,
+    check_limits,
+)
+from app.fields.ranker import DocFeatures, FieldModel, Ranker, choose, doc_features, f1, train, train_field
+from app.fields.store import DocValues, ExtractReport, ValueView, extract_collection
+from app.fields.suggest import Suggestion
+from app.fields.types import Candidate, Extracted, FieldSpec, FieldType, Multiplicity
+
+__all__ = [
+    "KLEISTER_NDA_FIELDS",
+    "MAX_FIELDS",
+    "MAX_FILTERS",
+    "MAX_GROUPS",
+    "MAX_LIMIT",
+    "OPS",
+    "Aggregate",
+    "Candidate",
+    "DefineFieldsRequest",
+    "DocFeatures",
+    "DocValues",
+    "ExtractReport",
+    "ExtractRequest",
+    "Extracted",
+    "FieldDefinitionsTooMany",
+    "FieldExamplesTooMany",
+    "FieldInfo",
+    "FieldKnownAtInvalid",
+    "FieldLabelInvalid",
+    "FieldModel",
+    "FieldNameDuplicate",
+    "FieldNameInvalid",
+    "FieldNotDefined",
+    "FieldQueryInvalidAggregate",
+    "FieldQueryInvalidFilter",
+    "FieldQueryInvalidPlan",
+    "FieldQueryLimitOutOfRange",
+    "FieldQueryTooManyFields",
+    "FieldQueryTooManyFilters",
+    "FieldQueryTooManyGroups",
+    "FieldQueryTooManySortKeys",
+    "FieldSpec",
+    "FieldType",
+    "FieldsRequest",
+    "Filter",
+    "Group",
+    "LabelRequest",
+    "Multiplicity",
+    "Plan",
+    "QueryResult",
+    "Ranker",
+    "Sort",
+    "SuggestRequest",
+    "Suggestion",
+    "ValueView",
+    "check_limits",
+    "choose",
+    "define_fields",
+    "doc_features",
+    "extract_collection",
+    "extract_fields",
+    "extract_on_new_version",
+    "f1",
+    "find_candidates",
+    "label_value",
+    "list_fields",
+    "query_fields",
+    "suggest_fields",
+    "text_key",
+    "train",
+    "train_field",
+    "train_fields",
+    "validate_define",
+    "verify_span",
+]
