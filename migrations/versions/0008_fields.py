@@ -12,7 +12,7 @@ import sqlmodel
 from alembic import op
 
 revision = "0008_fields"
-down_revision = "0005"
+down_revision = "0007_time"
 branch_labels = None
 depends_on = None
 

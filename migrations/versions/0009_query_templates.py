@@ -12,7 +12,7 @@ import sqlmodel
 from alembic import op
 
 revision = "0009_query_templates"
-down_revision = "0007_time"
+down_revision = "0008_fields"
 branch_labels = None
 depends_on = None
 
