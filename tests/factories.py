@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.context import Services, bootstrap
+from app.core.config import Settings
+from app.core.db import Database
 from app.core.models import AgentCredential, Member, Workspace
+from app.corpus import SearchIndexes, open_indexes
 from app.governance.auth import DEFAULT_SCOPES, ROLE_PERMISSIONS, Principal
 from app.governance.registry import capabilities_for_scopes
 from app.identity import service as identity
@@ -124,3 +130,23 @@ async def credential(
         default_capabilities=capabilities_for_scopes(set(sc or DEFAULT_SCOPES)),
     )
     return cred, issued.token
+
+
+@dataclass(frozen=True)
+class WorkspaceServices(Services):
+    """The process services plus the id of one test workspace (``ws_id``)."""
+
+    ws_id: str = ""
+
+
+async def workspace_services(db: Database, db_url: str, data_dir: Path) -> tuple[WorkspaceServices, SearchIndexes]:
+    """Services over ``db`` with no embedder (LEXICAL packs, 40-token passages) and a new workspace.
+
+    Returns ``(services, indexes)``; the caller closes ``indexes``.
+    """
+    settings = Settings(data_dir=data_dir, database_url=db_url, embedder="none", chunk_max_tokens=40)
+    indexes = open_indexes(settings)
+    services = bootstrap(settings, db=db, indexes=indexes)
+    async with db.session() as s:
+        ws = await identity.create_workspace(s, name=unique_name("ws"))
+    return WorkspaceServices(**vars(services), ws_id=ws.id), indexes

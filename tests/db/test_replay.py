@@ -8,18 +8,15 @@ from __future__ import annotations
 
 import json
 import secrets
-from dataclasses import dataclass
 from datetime import timedelta
 
 import pytest
 from sqlalchemy import select, update
 
-from app.context import Services, bootstrap
-from app.core.config import Settings
 from app.core.errors import BadInput, NotFound
 from app.core.ids import utcnow
 from app.core.models import ReplayRecord
-from app.corpus import SourceDocument, delete_document, ingest_documents, open_indexes
+from app.corpus import SourceDocument, delete_document, ingest_documents
 from app.identity import service as identity
 from app.packs import PackRequest, build_pack, decode_record, event_json
 from app.replay import ReplayExpired, ReplayRequest, purge_expired_replays, replay_pack
@@ -43,24 +40,13 @@ def _corpus() -> list[SourceDocument]:
     return docs
 
 
-@dataclass(frozen=True)
-class WorkspaceServices(Services):
-    """The process services plus the id of the test's workspace."""
-
-    ws_id: str = ""
-
-
 @pytest.fixture
 async def svc(db, db_url, tmp_path):
-    settings = Settings(data_dir=tmp_path, database_url=db_url, embedder="none", chunk_max_tokens=40)
-    indexes = open_indexes(settings)
-    services = bootstrap(settings, db=db, indexes=indexes)
-    async with db.session() as s:
-        ws = await identity.create_workspace(s, name=f"ws-{secrets.token_hex(4)}")
+    services, indexes = await factories.workspace_services(db, db_url, tmp_path)
     await ingest_documents(
-        db, indexes, workspace_id=ws.id, collection="c", documents=iter(_corpus()), chunk_max_tokens=40
+        db, indexes, workspace_id=services.ws_id, collection="c", documents=iter(_corpus()), chunk_max_tokens=40
     )
-    yield WorkspaceServices(**vars(services), ws_id=ws.id)
+    yield services
     indexes.close()
 
 

@@ -3,18 +3,13 @@ when" case, invalidation rules, bitemporal reads of the index, FACT items in pac
 
 from __future__ import annotations
 
-import secrets
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.context import Services, bootstrap
-from app.core.config import Settings
 from app.core.ids import as_utc
 from app.core.models import DocumentVersion
-from app.corpus import SourceDocument, ingest_documents, open_indexes
-from app.identity import service as identity
+from app.corpus import SourceDocument, ingest_documents
 from app.packs import PackRequest, build_pack, event_json
 from app.replay import ReplayRequest, replay_pack
 from app.temporal import TemporalRead, current_facts, timeline
@@ -37,21 +32,10 @@ OTHER = ("globex", "Globex", "Mary Major was appointed CFO of Globex in 2023.", 
 T2022 = datetime(2022, 6, 1, tzinfo=UTC)
 
 
-@dataclass(frozen=True)
-class WorkspaceServices(Services):
-    """The process services plus the id of the test's workspace."""
-
-    ws_id: str = ""
-
-
 @pytest.fixture
 async def svc(db, db_url, tmp_path):
-    settings = Settings(data_dir=tmp_path, database_url=db_url, embedder="none", chunk_max_tokens=40)
-    indexes = open_indexes(settings)
-    services = bootstrap(settings, db=db, indexes=indexes)
-    async with db.session() as s:
-        ws = await identity.create_workspace(s, name=f"ws-{secrets.token_hex(4)}")
-    yield WorkspaceServices(**vars(services), ws_id=ws.id)
+    services, indexes = await factories.workspace_services(db, db_url, tmp_path)
+    yield services
     indexes.close()
 
 
