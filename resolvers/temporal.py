@@ -48,6 +48,10 @@ def to_fact(f: tm.Fact) -> TemporalFact:
             start=f.start,
             end=f.end,
             sha256=f.sha256,
+            external_id=f.external_id,
+            document_title=f.document_title,
+            collection_id=f.collection_id,
+            collection_name=f.collection_name,
         ),
         interval=FactInterval(
             valid_from=f.valid_from, valid_to=f.valid_to, precision=TimePrecision(f.precision.upper())

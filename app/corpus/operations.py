@@ -213,6 +213,16 @@ class CitationRequest:
     system_time: datetime | None = None
 
 
+def _require_in_scope(principal: Principal, collection_id: str, document_id: str, field: str) -> None:
+    """Raise :class:`ContextSetScopeRefused` when a bound credential's set does not hold the document."""
+    if not principal.may_read(collection_id, document_id):
+        raise ContextSetScopeRefused(
+            f"this credential is bound to context set {principal.context_set_id}; document "
+            f"{document_id!r} is outside its scope",
+            field=field,
+        )
+
+
 async def read_passages(services, principal: Principal, request: SectionRequest) -> list[PassageView]:
     """The passage and its neighbours in document order (:func:`app.corpus.passages.read_section`).
 
@@ -220,7 +230,7 @@ async def read_passages(services, principal: Principal, request: SectionRequest)
         BadInput: neighbours outside 0–10, a time without a zone. NotFound: see ``read_section``.
     """
     async with services.db.session() as s:
-        return await read_section(
+        views = await read_section(
             s,
             workspace_id=principal.workspace_id,
             passage_id=request.passage_id,
@@ -229,6 +239,9 @@ async def read_passages(services, principal: Principal, request: SectionRequest)
             valid_time=request.valid_time,
             system_time=request.system_time,
         )
+    for v in views:  # context-set binding (issue 13): every channel refuses outside the set
+        _require_in_scope(principal, v.collection_id, v.document_id, "passageId")
+    return views
 
 
 async def verify_citation(services, principal: Principal, request: CitationRequest) -> CitationCheck:
@@ -238,6 +251,10 @@ async def verify_citation(services, principal: Principal, request: CitationReque
         BadInput / NotFound: see ``check_citation``.
     """
     async with services.db.session() as s:
+        if principal.context_set_id is not None:  # context-set binding: check before reading any text
+            doc = await s.get(Document, request.document_id)
+            if doc is not None and doc.workspace_id == principal.workspace_id:
+                _require_in_scope(principal, doc.collection_id, doc.id, "documentId")
         return await check_citation(
             s,
             workspace_id=principal.workspace_id,

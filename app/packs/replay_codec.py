@@ -30,7 +30,8 @@ from typing import Any
 
 from app.packs.types import PackHeader, PackRequest
 
-KINDS = ("EVIDENCE", "WHOLE_DOCUMENT", "FACT")
+# appended only: a stored record keeps the index (context-set kinds came after FACT)
+KINDS = ("EVIDENCE", "WHOLE_DOCUMENT", "FACT", "VERIFIED_ANSWER", "DEFINITION", "INSTRUCTION", "REQUIRED_EVIDENCE")
 _ID_RE = re.compile(r"^([a-z]{1,16})_([0-9a-f]{24})$")
 
 

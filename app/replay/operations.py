@@ -36,6 +36,8 @@ from app.core.errors import BadInput, NotFound
 from app.core.ids import as_utc, sha256_text, utcnow
 from app.core.models import (
     Collection,
+    ContextSet,
+    ContextSetEntry,
     Document,
     DocumentVersion,
     Passage,
@@ -300,8 +302,12 @@ async def verify_items(services, principal: Principal, items: list[RecordedItem]
                 )
             ).all():
                 held.add((vid, "", sha))
+        set_state = await _set_entries_now(s, principal, [i for i in items if i.kind in SET_KINDS])
     out: list[ItemCheck] = []
     for it in items:
+        if it.kind in SET_KINDS:  # an approved context-set entry: recorded as set id, entry id@version
+            out.append(ItemCheck(it, set_state.get(it.version_id, "UNAVAILABLE"), None))
+            continue
         view = current.get(it.document_id) if can_read and it.document_id in live else None
         if view is None:
             out.append(ItemCheck(it, "UNAVAILABLE", None))
@@ -315,6 +321,36 @@ async def verify_items(services, principal: Principal, items: list[RecordedItem]
         else:
             same = (view.id, it.passage_id or "", it.sha256) in held
         out.append(ItemCheck(it, "UNCHANGED" if same else "CHANGED", view.id))
+    return out
+
+
+SET_KINDS = frozenset({"VERIFIED_ANSWER", "DEFINITION", "INSTRUCTION", "REQUIRED_EVIDENCE"})
+
+
+async def _set_entries_now(s, principal: Principal, items: list[RecordedItem]) -> dict[str, str]:
+    """VERIFY of context-set items, keyed by their recorded ``"<entry id>@<set version>"``:
+    UNCHANGED while the entry exists in its active set and the set is at that version,
+    CHANGED when the set has moved on but the entry is still there, else UNAVAILABLE."""
+    if not items:
+        return {}
+    entry_ids = sorted({i.version_id.split("@", 1)[0] for i in items})
+    rows = (
+        await s.execute(
+            select(ContextSetEntry.id, ContextSet.version, ContextSet.active)
+            .join(ContextSet, ContextSet.id == ContextSetEntry.context_set_id)
+            .where(ContextSetEntry.id.in_(entry_ids), ContextSet.workspace_id == principal.workspace_id)
+        )
+    ).all()
+    now = {eid: (version, active) for eid, version, active in rows}
+    out: dict[str, str] = {}
+    for i in items:
+        eid, _, version = i.version_id.partition("@")
+        state = now.get(eid)
+        bound_elsewhere = principal.context_set_id not in (None, i.document_id)
+        if state is None or not state[1] or bound_elsewhere:
+            out[i.version_id] = "UNAVAILABLE"
+        else:
+            out[i.version_id] = "UNCHANGED" if str(state[0]) == version else "CHANGED"
     return out
 
 

@@ -26,6 +26,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.core.ids import as_utc, sha256_text, stable_id
 from app.core.models import (
+    Collection,
     Document,
     DocumentVersion,
     TemporalIndexedVersion,
@@ -62,6 +63,10 @@ class Fact:
     time_source: str
     ended_by: str | None = None
     subject_base: str = ""
+    external_id: str = ""
+    document_title: str = ""
+    collection_id: str = ""
+    collection_name: str = ""
 
 
 _LOCKS: dict[tuple[int, str], asyncio.Lock] = {}
@@ -147,7 +152,9 @@ async def ensure_indexed(s, workspace_id: str) -> int:
         await s.flush()
 
 
-def _fact(r: TemporalStatement) -> Fact:
+def _fact(r: TemporalStatement, source: tuple[str, str, str, str] = ("", "", "", "")) -> Fact:
+    """A stored statement as a :class:`Fact`; ``source`` = (external id, document title,
+    collection id, collection name) so its citation names its source."""
     return Fact(
         r.id,
         r.subject,
@@ -166,6 +173,7 @@ def _fact(r: TemporalStatement) -> Fact:
         r.time_source,
         None,
         r.subject_base,
+        *source,
     )
 
 
@@ -218,18 +226,25 @@ async def visible_facts(
             conds.append(TemporalStatement.document_id.in_(document_ids))
         if not conds:
             return []
-        q = select(TemporalStatement, Document.collection_id).join(
-            Document, Document.id == TemporalStatement.document_id
+        q = (
+            select(TemporalStatement, Document.collection_id, Document.external_id, Document.title, Collection.name)
+            .join(Document, Document.id == TemporalStatement.document_id)
+            .join(Collection, Collection.id == Document.collection_id)
         )
         q = q.where(TemporalStatement.workspace_id == principal.workspace_id, or_(*conds))
         if collection_ids:
             q = q.where(Document.collection_id.in_(collection_ids))
-        rows = (await s.execute(q)).all()
+        # a credential bound to a context set reads only statements of documents in its scope
+        rows = [r for r in (await s.execute(q)).all() if principal.may_read(r[1], r[0].document_id)]
         docs = sorted({r[0].document_id for r in rows})
         views = await visible_versions(
             s, workspace_id=principal.workspace_id, document_ids=docs, valid_time=valid_time, system_time=system_time
         )
     if "document:read" not in principal.permissions:
         return []
-    facts = [_fact(r[0]) for r in rows if (v := views.get(r[0].document_id)) is not None and v.id == r[0].version_id]
+    facts = [
+        _fact(r[0], (r[2], r[3], r[1], r[4]))
+        for r in rows
+        if (v := views.get(r[0].document_id)) is not None and v.id == r[0].version_id
+    ]
     return invalidate(facts)

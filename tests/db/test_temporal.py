@@ -10,6 +10,7 @@ import pytest
 from app.core.ids import as_utc
 from app.core.models import DocumentVersion
 from app.corpus import SourceDocument, ingest_documents
+from app.governance import ContextScope
 from app.packs import PackRequest, build_pack, event_json
 from app.replay import ReplayRequest, replay_pack
 from app.temporal import TemporalRead, current_facts, timeline
@@ -141,3 +142,24 @@ async def test_graph_leg_adds_cited_fact_items_and_steps_aside_without_time(svc)
         PackRequest(task="Who is the current CFO of Acme Corp?", retrieval="LEXICAL", sources=("PASSAGES", "GRAPH")),
     )
     assert [i.text for i in current.items if i.kind == "FACT"][:1] == [NEW[2]]
+
+
+async def test_a_credential_bound_to_a_context_set_reads_only_statements_in_its_scope(svc):
+    """The temporal reads honour a context-set binding like every other read (issue 13): a
+    statement of a document outside the set is neither returned nor hinted at."""
+    await _ingest(svc, OLD, NEW, LATER, OTHER)
+    line = await timeline(svc, _who(svc), TemporalRead("acme corp"))
+    cited = line[0]
+    assert (cited.external_id, cited.document_title, cited.collection_name) == (OLD[0], OLD[1], "c")
+    inside = factories.principal(
+        workspace_id=svc.ws_id,
+        role="viewer",
+        context_set_id="cs_test",
+        context_scope=ContextScope(document_ids=frozenset({cited.document_id})),
+    )
+    assert [f.document_id for f in await timeline(svc, inside, TemporalRead("acme corp"))] == [cited.document_id]
+    outside = factories.principal(
+        workspace_id=svc.ws_id, role="viewer", context_set_id="cs_test", context_scope=ContextScope()
+    )
+    assert await timeline(svc, outside, TemporalRead("acme corp")) == []
+    assert await current_facts(svc, outside, TemporalRead("Acme Corp")) == []

@@ -139,6 +139,16 @@ def test_require_complete_fails_when_required_evidence_does_not_fit(live):
 
 GQL_REFUSALS = [
     # (name, query, variables builder)
+    (
+        "learned fields outside",
+        "query($c:ID!){fields(collectionId:$c){name}}",
+        lambda live, s, o: {"c": live.ids["coll:finance"]},
+    ),
+    (
+        "field query outside",
+        'query($c:ID!){queryFields(plan:{collectionId:$c, fields:["x"]}){incomplete}}',
+        lambda live, s, o: {"c": live.ids["coll:finance"]},
+    ),
     ("document outside", "query($id:ID!){document(id:$id){id}}", lambda live, s, o: {"id": live.ids["doc:volcano"]}),
     (
         "pack filter outside",
