@@ -58,6 +58,9 @@ def test_create_a_credential_use_it_from_httpx_then_revoke_it(console):
     assert page.locator("#scope-context-read").is_checked()
     assert not page.locator("#scope-memory-write").is_checked()
     page.get_by_text("Its creator must be editor or higher").first.wait_for()
+    # the optional binding lists the workspace's context sets; left at None the credential is unbound
+    bound = page.get_by_label("Bound context set")
+    assert bound.input_value() == "" and "None" in bound.locator("option").first.inner_text()
     page.get_by_role("button", name="Create credential").click()
     secret = page.get_by_label("Secret", exact=True).input_value()
     assert secret.startswith("ck_")

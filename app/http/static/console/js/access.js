@@ -7,6 +7,7 @@ const CRED_FIELDS = `id name creatorId scopes createdAt expiresAt revokedAt last
   profile { grantedCapabilities naturalAvoidances suggestOnly reconfirmBefore hardBoundaries }`;
 const LOAD = `{ agentCredentials { ${CRED_FIELDS} } members { id name role }
   agentScopes { name default permissions minimumRole } operations { capability } }`;
+const SETS = `query { contextSets(limit: 50) { id name } }`;
 const CREATE = `mutation($i: CreateAgentCredentialInput!) { createAgentCredential(input: $i) { token credential { id } } }`;
 const REVOKE = `mutation($id: ID!) { revokeAgentCredential(id: $id) { id status } }`;
 const PROFILE = `mutation($id: ID!, $p: ResponsibilityProfileInput!) { setAgentProfile(id: $id, profile: $p) { id } }`;
@@ -155,6 +156,10 @@ export async function render(root, ctx) {
         ),
       );
     });
+    const setChoice = h("select", {}, h("option", { value: "" }, "None — reads every collection of the workspace"));
+    gql(SETS)
+      .then((d) => d.contextSets.forEach((cs) => setChoice.append(h("option", { value: cs.id }, cs.name))))
+      .catch(() => {}); // the list is a convenience: creating still works unbound
     const status = statusLine();
     const form = h(
       "form",
@@ -163,10 +168,11 @@ export async function render(root, ctx) {
       field("Name", name, "1–120 characters, e.g. support-bot."),
       field("Expires in (days)", days, "1–365 days."),
       h("fieldset", {}, h("legend", {}, "Scopes"), boxes),
-      h(
-        "p",
-        { class: "hint" },
-        "Bound context set: not available on this server yet (credentials read every collection of the workspace).",
+      field(
+        "Bound context set",
+        setChoice,
+        "Optional. Every read of a bound credential stays inside the set's scope (AGENT_CONTEXT_SET_SCOPE_REFUSED " +
+          "outside it); deactivating the set stops the credential (active sets only).",
       ),
       h(
         "div",
@@ -182,7 +188,12 @@ export async function render(root, ctx) {
       status.show("Creating…");
       try {
         const out = await gql(CREATE, {
-          i: { name: name.value.trim(), expiresInDays: Number(days.value), scopes: chosen },
+          i: {
+            name: name.value.trim(),
+            expiresInDays: Number(days.value),
+            scopes: chosen,
+            ...(setChoice.value ? { contextSetId: setChoice.value } : {}),
+          },
         });
         slot.replaceChildren(secretPanel(out.createAgentCredential.token, name.value.trim(), slot));
         await reload();
