@@ -156,6 +156,10 @@ def find_dates(text: str) -> list[Candidate]:
     return out
 
 
+MAX_DURATION_AMOUNT = 10_000
+"""Largest duration amount read as a value (a contract term of 10,000 years is already absurd)."""
+
+
 def find_durations(text: str) -> list[Candidate]:
     """DURATION candidates; value ``{amount, unit}``, key ``3_years``."""
     out = []
@@ -166,7 +170,7 @@ def find_durations(text: str) -> list[Candidate]:
             amount = float(m.group("digits"))
         else:
             amount = _word_number(m.group("word"))
-        if amount is None or amount <= 0:
+        if amount is None or not 0 < amount <= MAX_DURATION_AMOUNT:  # also refuses inf from 400-digit numbers
             continue
         unit = m.group("unit").lower().split()[-1]
         unit = unit if unit.endswith("s") else unit + "s"

@@ -36,6 +36,7 @@ from datetime import date
 from typing import Any
 
 from app.core.errors import BadInput
+from app.core.text_rules import validate_text
 from app.fields.errors import (
     FieldNotDefined,
     FieldQueryInvalidAggregate,
@@ -127,6 +128,10 @@ class QueryResult:
     fields: tuple[str, ...] = field(default_factory=tuple)
 
 
+MAX_FILTER_TEXT = 1_000
+"""Characters of one text operand of a filter."""
+
+
 def check_limits(plan: Plan) -> None:
     """Refuse a plan over a limit (coded errors named in the module doc)."""
     if not 1 <= len(plan.fields) <= MAX_FIELDS:
@@ -155,6 +160,11 @@ def check_limits(plan: Plan) -> None:
         )
     if len(set(plan.fields)) != len(plan.fields):
         raise FieldQueryInvalidPlan("plan.fields: a field is named twice", field="plan.fields")
+    for i, f in enumerate(plan.filters):  # text operands follow the one text rule (NUL, controls, length)
+        for j, v in enumerate(f.value if isinstance(f.value, list) else [f.value]):
+            if isinstance(v, str):
+                where = f"plan.filters[{i}].value" + (f"[{j}]" if isinstance(f.value, list) else "")
+                validate_text(v, where, MAX_FILTER_TEXT)
 
 
 def _in_days(v: dict) -> float:

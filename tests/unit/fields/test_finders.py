@@ -67,3 +67,11 @@ def test_suggestions_come_from_recurring_label_lines():
     got = {s.name: (s.type, s.documents) for s in suggest(texts)}
     assert got == {"effective_date": (FieldType.DATE, 3), "governing_law": (FieldType.TEXT, 2)}
     assert "effective_date" not in {s.name for s in suggest(texts, existing=["effective_date"])}
+
+
+def test_absurd_durations_are_not_values():
+    """A 400-digit amount parses to float inf: it is no duration (a label of it is refused, not stored)."""
+    from app.fields.finders import find_durations
+
+    assert find_durations("9" * 400 + " years") == []
+    assert [c.value for c in find_durations("for 3 years")] == [{"amount": 3, "unit": "years"}]

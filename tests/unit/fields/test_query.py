@@ -52,3 +52,21 @@ def test_typed_comparisons_sort_and_aggregates():
     assert r.incomplete and r.coverage["fee"] == pytest.approx(0.6667, abs=1e-4)
     r = run_plan(Plan("c", ("city",), filters=(Filter("fee", "LT", {"amount": 200, "currency": "usd"}),)), SPECS, docs)
     assert [d.external_id for d in r.rows] == ["d001"]
+
+
+@pytest.mark.parametrize(
+    ("value", "where"),
+    [
+        ("Dela\u0000ware", "plan.filters[0].value"),
+        ("x" * 1_001, "plan.filters[0].value"),
+        (["Delaware", "Ore\u202egon"], "plan.filters[0].value[1]"),
+    ],
+)
+def test_text_operands_follow_the_text_rule(value, where):
+    """A filter's text operand is refused like any other free text: NUL, bidi overrides, over 1,000."""
+    from app.fields.query import check_limits
+
+    with pytest.raises(BadInput) as e:
+        check_limits(Plan("c", ("city",), filters=(Filter("city", "EQ", value),)))
+    assert e.value.extra["field"] == where
+    check_limits(Plan("c", ("city",), filters=(Filter("city", "EQ", "Delaware"),)))  # plain text passes
