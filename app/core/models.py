@@ -58,7 +58,7 @@ class AgentCredential(SQLModel, table=True):
     expires_at: datetime
     revoked_at: datetime | None = None
     last_used_at: datetime | None = None
-    """When it last authenticated a call, to the minute (:data:`app.identity.service.LAST_USED_RESOLUTION`)."""
+    """When it last authenticated a call, to the minute (:data:`app.identity.authentication.LAST_USED_RESOLUTION`)."""
 
 
 class Collection(SQLModel, table=True):

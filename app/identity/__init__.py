@@ -4,6 +4,7 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
+from app.identity.authentication import authenticate, describe_principal
 from app.identity.credential_state import CredentialState, credential_states
 from app.identity.operations import (
     CredentialRequest,
@@ -22,11 +23,9 @@ from app.identity.operations import (
     workspace_members,
 )
 from app.identity.service import (
-    authenticate,
     create_credential,
     create_member,
     create_workspace,
-    describe_principal,
     get_workspace_by_name,
     list_credentials,
     list_members,

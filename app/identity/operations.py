@@ -18,6 +18,7 @@ from typing import Any
 from app.core.models import AgentCredential, Member
 from app.governance import Principal, capabilities_for_scopes
 from app.identity import service as identity
+from app.identity.authentication import describe_principal
 from app.identity.credential_state import CredentialState, credential_states
 
 _DEFAULT_SCOPES = frozenset({"context:read", "queries:run", "replay:run"})
@@ -80,10 +81,10 @@ async def viewer_names(services, principal: Principal) -> tuple[str, str]:
     """``(workspace name, display name)`` of the caller: the member's name, or the agent credential's.
 
     Raises:
-        NotFound: the workspace, member or credential row is gone (see :func:`app.identity.service.describe_principal`).
+        NotFound: the workspace, member or credential row is gone (see :func:`app.identity.authentication.describe_principal`).
     """
     async with services.db.session() as s:
-        return await identity.describe_principal(s, principal)
+        return await describe_principal(s, principal)
 
 
 async def workspace_members(services, principal: Principal) -> list[MemberInfo]:
