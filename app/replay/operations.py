@@ -200,7 +200,7 @@ async def replay_pack(services, principal: Principal, req: ReplayRequest) -> Rep
             field="task",
         )
     pack = await build_pack(services, principal, _request(conditions, req.task))
-    added, removed, moved, same = diff_items(items, [_recorded(i) for i in pack.items])
+    added, removed, moved, same = diff_items(items, [recorded_item(i) for i in pack.items])
     return ReplayResult(
         **base, pack=pack, added=tuple(added), removed=tuple(removed), moved=tuple(moved), unchanged_ranks=same
     )
@@ -220,10 +220,6 @@ def _request(c: dict[str, Any], task: str) -> PackRequest:
         retrieval=str(c["retrieval"]),
         context_set_id=c.get("contextSetId"),
     )
-
-
-def _recorded(i: Any) -> RecordedItem:
-    return recorded_item(i)
 
 
 def _key(i: RecordedItem) -> tuple[str, str, str]:
