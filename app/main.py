@@ -117,6 +117,8 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
 
     async def startup_work(svc: Services) -> None:
         try:
+            if (message := svc.indexes.migration_message()) is not None:
+                readiness.detail["vectorMigration"] = message  # index_pending logs it and re-embeds
             lex, vec = await svc.indexes.index_pending(svc.db)
             async with svc.db.session() as s:
                 purged = await purge_expired_memories(s)
@@ -128,6 +130,8 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
             await svc.db.analyze()
             if svc.indexes.embedder is not None:
                 await asyncio.to_thread(svc.indexes.embedder.encode_query, "warm up")
+                if svc.indexes.multilingual is not None:
+                    await asyncio.to_thread(svc.indexes.multilingual.encode_query, "warm up")
                 readiness.detail["model"] = "loaded"
             else:
                 readiness.detail["model"] = "none (LEXICAL only)"

@@ -1,9 +1,16 @@
-"""Vector backend on ``qdrant-client``: a Qdrant server/cluster, or local mode on disk."""
+"""Vector backend on ``qdrant-client``: a Qdrant server/cluster, or local mode on disk.
+
+Named vectors as in :mod:`retrieval.edge_vectors`: one per embedding model (``spaces``), a
+point has the vector of its own space, searches name the space (``using``). A collection of
+the layout before named vectors (one unnamed vector) or with other names is dropped and
+re-created empty on open (:attr:`ClientVectorIndex.migrated` holds the message; the caller
+re-embeds every passage).
+"""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -12,6 +19,7 @@ import numpy as np
 
 from retrieval.checks import check_ids
 from retrieval.vector_types import (
+    DEFAULT_SPACE,
     PAYLOAD_KEYS,
     UPSERT_BATCH,
     VectorChecks,
@@ -19,7 +27,9 @@ from retrieval.vector_types import (
     VectorStoreInUse,
     VectorStoreUnavailable,
     check_point,
+    check_spaces,
     latest_points,
+    legacy_message,
     payload_of,
     point_id,
     ranked_search,
@@ -70,8 +80,12 @@ class ClientVectorIndex(VectorChecks):
         client: A ready ``QdrantClient`` (not closed by :meth:`close`).
         api_key: Server API key.
         collection: Collection name.
-        dim: Vector dimension; must match an existing collection's.
+        dim: Vector dimension of the single default space (when ``spaces`` is None).
+        spaces: Named vector → dimension; an existing collection's must match (module doc).
         timeout: Server request timeout in seconds.
+
+    Attributes:
+        migrated: None, or the message saying a collection of another layout was re-created.
 
     Raises:
         ValueError: If not exactly one of url/path/client is given, ``dim`` < 1, or
@@ -90,6 +104,7 @@ class ClientVectorIndex(VectorChecks):
         api_key: str | None = None,
         collection: str = "passages",
         dim: int = 384,
+        spaces: Mapping[str, int] | None = None,
         timeout: int = 30,
     ) -> None:
         from qdrant_client import QdrantClient, models
@@ -102,7 +117,8 @@ class ClientVectorIndex(VectorChecks):
         if not collection:
             raise ValueError("collection must be non-empty")
         self._models = models
-        self.dim = dim
+        self.spaces = check_spaces(spaces, dim)
+        self.migrated: str | None = None
         self.collection = collection
         self._owns_client = client is None
         if url is not None:
@@ -137,17 +153,28 @@ class ClientVectorIndex(VectorChecks):
         client = self._client
         if client.collection_exists(self.collection):
             params = client.get_collection(self.collection).config.params.vectors
-            if (
-                not isinstance(params, models.VectorParams)
-                or params.size != self.dim
-                or params.distance != models.Distance.COSINE
-            ):
-                raise ValueError(
-                    f"collection {self.collection!r} exists with {params}, expected size={self.dim} cosine"
-                )
-        else:
+            found = None
+            if not isinstance(params, dict):
+                size = getattr(params, "size", None)
+                found = f"one unnamed vector ({size} dims, before named vectors)"
+            elif set(params) != set(self.spaces):
+                found = "named vectors " + ", ".join(sorted(params))
+            else:
+                for name, p in params.items():
+                    if p.size != self.spaces[name] or p.distance != models.Distance.COSINE:
+                        raise ValueError(
+                            f"collection {self.collection!r} has {name}: {p}, expected size={self.spaces[name]} cosine"
+                        )
+            if found is not None:
+                client.delete_collection(self.collection)
+                self.migrated = legacy_message(f"collection {self.collection!r}", found, self.spaces)
+        if not client.collection_exists(self.collection):
             client.create_collection(
-                self.collection, vectors_config=models.VectorParams(size=self.dim, distance=models.Distance.COSINE)
+                self.collection,
+                vectors_config={
+                    name: models.VectorParams(size=size, distance=models.Distance.COSINE)
+                    for name, size in self.spaces.items()
+                },
             )
         if self._local:
             return
@@ -168,7 +195,9 @@ class ClientVectorIndex(VectorChecks):
         """
         models = self._models
         items = [
-            models.PointStruct(id=point_id(p.passage_id), vector=check_point(p, self.dim), payload=payload_of(p))
+            models.PointStruct(
+                id=point_id(p.passage_id), vector={p.space: check_point(p, self.spaces)}, payload=payload_of(p)
+            )
             for p in latest_points(points)
         ]
         with self._lock:
@@ -183,12 +212,13 @@ class ClientVectorIndex(VectorChecks):
         collection_ids: Sequence[str] | None = None,
         document_ids: Sequence[str] | None = None,
         limit: int = 100,
+        space: str = DEFAULT_SPACE,
     ) -> list[tuple[str, float]]:
-        """Nearest passages by cosine similarity within one workspace.
+        """Nearest passages by cosine similarity within one workspace and one named vector.
 
         Same arguments, result order and errors as :meth:`EdgeVectorIndex.search`.
         """
-        values = self._search_args(vector, workspace_id, collection_ids, document_ids, limit)
+        values = self._search_args(vector, workspace_id, collection_ids, document_ids, limit, space)
         if values is None:
             return []
         models = self._models
@@ -203,11 +233,34 @@ class ClientVectorIndex(VectorChecks):
 
         def run(fetch: int) -> list[tuple[str, float]]:
             response = self._client.query_points(
-                self.collection, query=values, query_filter=query_filter, limit=fetch, with_payload=["passage_id"]
+                self.collection,
+                query=values,
+                using=space,
+                query_filter=query_filter,
+                limit=fetch,
+                with_payload=["passage_id"],
             )
             return [(hit.payload["passage_id"], float(hit.score)) for hit in response.points]
 
         return ranked_search(run, limit)
+
+    def has_space(self, space: str, *, workspace_id: str) -> bool:
+        """Whether the workspace has any point in the named vector ``space``.
+
+        Raises:
+            ValueError: On an unknown space or an empty workspace id.
+        """
+        self._check_space(space)
+        if not workspace_id or not isinstance(workspace_id, str):
+            raise ValueError("workspace_id must be a non-empty string")
+        models = self._models
+        query_filter = models.Filter(
+            must=[
+                models.FieldCondition(key="workspace_id", match=models.MatchValue(value=workspace_id)),
+                models.FieldCondition(key="space", match=models.MatchValue(value=space)),
+            ]
+        )
+        return int(self._client.count(self.collection, count_filter=query_filter, exact=True).count) > 0
 
     def delete(self, passage_ids: Sequence[str]) -> None:
         """Remove points by passage id (unknown ids are ignored).
@@ -249,7 +302,12 @@ class ClientVectorIndex(VectorChecks):
             return {}
         by_point = {point_id(pid): pid for pid in set(passage_ids)}
         records = self._client.retrieve(self.collection, ids=list(by_point), with_payload=False, with_vectors=True)
-        return {by_point[str(r.id)]: np.asarray(r.vector, dtype=np.float32) for r in records}
+        return {
+            by_point[str(r.id)]: np.asarray(
+                next(iter(r.vector.values())) if isinstance(r.vector, dict) else r.vector, dtype=np.float32
+            )
+            for r in records
+        }
 
     def count(self) -> int:
         """Return the number of stored points."""

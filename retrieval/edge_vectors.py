@@ -9,13 +9,21 @@ write is an ``UpdateOperation`` passed to ``shard.update``; searches are
 point ids are ``uuid.UUID`` objects; errors are bare ``Exception``; ``retrieve`` needs
 ``with_payload`` and ``with_vector`` positionally although the stubs give defaults; and no
 optimizer runs in the background, so without ``optimize()`` search stays exact.
+
+Named vectors: the shard has one named vector per embedding model (``spaces``, e.g.
+``minilm`` and ``e5``); a point carries the vector of its own space only and a search names
+the space (``Query.Nearest(vector, using=space)``), which returns only points that have it.
+A shard of the layout before named vectors (one unnamed vector) or with other vector names
+is deleted and re-created empty on open; :attr:`EdgeVectorIndex.migrated` then holds the
+message and the caller re-embeds every passage (:mod:`app.corpus.indexing`).
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -24,13 +32,16 @@ import numpy as np
 
 from retrieval.checks import check_ids
 from retrieval.vector_types import (
+    DEFAULT_SPACE,
     PAYLOAD_KEYS,
     UPSERT_BATCH,
     VectorChecks,
     VectorPoint,
     VectorStoreInUse,
     check_point,
+    check_spaces,
     latest_points,
+    legacy_message,
     payload_of,
     point_id,
     ranked_search,
@@ -42,30 +53,46 @@ class EdgeVectorIndex(VectorChecks):
 
     Args:
         path: Shard directory.
-        dim: Vector dimension; must match an existing shard's.
+        dim: Vector dimension of the single default space (when ``spaces`` is None).
+        spaces: Named vector → dimension (module doc); an existing shard's must match.
+
+    Attributes:
+        migrated: None, or the message saying that a shard of another layout was re-created
+            empty (every passage must be re-embedded).
 
     Raises:
-        ValueError: If ``dim`` < 1 or an existing shard has another dimension/distance.
+        ValueError: If a dimension is < 1 or an existing shard has another dimension/distance
+            for one of the names.
         VectorStoreInUse: Another process holds the shard (the engine's WAL lock).
         RuntimeError: If the engine cannot open the shard otherwise.
     """
 
-    def __init__(self, path: Path, *, dim: int = 384) -> None:
+    def __init__(self, path: Path, *, dim: int = 384, spaces: Mapping[str, int] | None = None) -> None:
         import qdrant_edge as qe
 
         if dim < 1:
             raise ValueError(f"dim must be >= 1, got {dim}")
         self._qe = qe
         self.path = Path(path)
-        self.dim = dim
+        self.spaces = check_spaces(spaces, dim)
+        self.migrated: str | None = None
         self._lock = threading.Lock()
         try:
             if (self.path / "edge_config.json").exists():
                 self._shard: Any = qe.EdgeShard.load(str(self.path))
-                self._check_config()
-            else:
+                found = self._check_config()
+                if found is not None:
+                    self._shard.close()
+                    shutil.rmtree(self.path)
+                    self.migrated = legacy_message(f"at {self.path}", found, self.spaces)
+            if not (self.path / "edge_config.json").exists():
                 self.path.mkdir(parents=True, exist_ok=True)
-                config = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine))
+                config = qe.EdgeConfig(
+                    vectors={
+                        name: qe.EdgeVectorParams(size=size, distance=qe.Distance.Cosine)
+                        for name, size in self.spaces.items()
+                    }
+                )
                 self._shard = qe.EdgeShard.create(str(self.path), config)
         except ValueError:
             raise
@@ -83,18 +110,27 @@ class EdgeVectorIndex(VectorChecks):
                 )
                 self._shard.update(qe.UpdateOperation.create_field_index(key, params))
 
-    def _check_config(self) -> None:
+    def _check_config(self) -> str | None:
+        """None if the shard has exactly our named vectors; else a description of its layout
+        (to be re-created). Raises ValueError on a named vector of another size/distance."""
         config = json.loads((self.path / "edge_config.json").read_text())
         vectors = config.get("vectors", {})
-        params = vectors.get("") if isinstance(vectors, dict) else None
-        if isinstance(params, dict):
-            size = params.get("size")
-            distance = str(params.get("distance", "Cosine"))
-            if size != self.dim or distance.lower() != "cosine":
+        if not isinstance(vectors, dict):
+            return "an unknown vector configuration"
+        if set(vectors) != set(self.spaces):
+            if "" in vectors:
+                return f"one unnamed vector ({vectors[''].get('size')} dims, before named vectors)"
+            return "named vectors " + ", ".join(sorted(vectors))
+        for name, params in vectors.items():
+            size = params.get("size") if isinstance(params, dict) else None
+            distance = str(params.get("distance", "Cosine")) if isinstance(params, dict) else "?"
+            if size != self.spaces[name] or distance.lower() != "cosine":
                 self._shard.close()
                 raise ValueError(
-                    f"shard at {self.path} has size={size} distance={distance}, expected size={self.dim} Cosine"
+                    f"shard at {self.path} has {name}: size={size} distance={distance}, "
+                    f"expected size={self.spaces[name]} Cosine"
                 )
+        return None
 
     def _require_open(self) -> Any:
         if self._shard is None:
@@ -113,7 +149,8 @@ class EdgeVectorIndex(VectorChecks):
         """
         qe = self._qe
         items = [
-            qe.Point(point_id(p.passage_id), check_point(p, self.dim), payload_of(p)) for p in latest_points(points)
+            qe.Point(point_id(p.passage_id), {p.space: check_point(p, self.spaces)}, payload_of(p))
+            for p in latest_points(points)
         ]
         with self._lock:
             shard = self._require_open()
@@ -139,8 +176,9 @@ class EdgeVectorIndex(VectorChecks):
         collection_ids: Sequence[str] | None = None,
         document_ids: Sequence[str] | None = None,
         limit: int = 100,
+        space: str = DEFAULT_SPACE,
     ) -> list[tuple[str, float]]:
-        """Nearest passages by cosine similarity within one workspace.
+        """Nearest passages by cosine similarity within one workspace and one named vector.
 
         Args:
             vector: Query vector, shape ``(dim,)``.
@@ -148,15 +186,16 @@ class EdgeVectorIndex(VectorChecks):
             collection_ids: If given, only these collections (``[]`` matches nothing).
             document_ids: If given, only these documents (``[]`` matches nothing).
             limit: Maximum results, >= 1.
+            space: The named vector searched (only points with it are found).
 
         Returns:
             ``(passage_id, cosine)`` pairs, cosine desc then passage id asc.
 
         Raises:
-            ValueError: On invalid arguments (see :class:`VectorPoint` for vectors) or
-                a closed index.
+            ValueError: On invalid arguments (see :class:`VectorPoint` for vectors), an
+                unknown space or a closed index.
         """
-        values = self._search_args(vector, workspace_id, collection_ids, document_ids, limit)
+        values = self._search_args(vector, workspace_id, collection_ids, document_ids, limit, space)
         if values is None:
             return []
         qe = self._qe
@@ -165,11 +204,32 @@ class EdgeVectorIndex(VectorChecks):
 
         def run(fetch: int) -> list[tuple[str, float]]:
             request = qe.QueryRequest(
-                limit=fetch, query=qe.Query.Nearest(values), filter=query_filter, with_payload=["passage_id"]
+                limit=fetch,
+                query=qe.Query.Nearest(values, using=space),
+                filter=query_filter,
+                with_payload=["passage_id"],
             )
             return [(hit.payload["passage_id"], float(hit.score)) for hit in shard.query(request)]
 
         return ranked_search(run, limit)
+
+    def has_space(self, space: str, *, workspace_id: str) -> bool:
+        """Whether the workspace has any point in the named vector ``space`` (indexed count).
+
+        Raises:
+            ValueError: On an unknown space, an empty workspace id or a closed index.
+        """
+        self._check_space(space)
+        if not workspace_id or not isinstance(workspace_id, str):
+            raise ValueError("workspace_id must be a non-empty string")
+        qe = self._qe
+        query_filter = qe.Filter(
+            must=[
+                qe.FieldCondition(key="workspace_id", match=qe.MatchValue(workspace_id)),
+                qe.FieldCondition(key="space", match=qe.MatchValue(space)),
+            ]
+        )
+        return int(self._require_open().count(qe.CountRequest(exact=True, filter=query_filter))) > 0
 
     def delete(self, passage_ids: Sequence[str]) -> None:
         """Remove points by passage id (unknown ids are ignored).
@@ -218,7 +278,7 @@ class EdgeVectorIndex(VectorChecks):
         for start in range(0, len(ids), UPSERT_BATCH):
             for record in self._require_open().retrieve(ids[start : start + UPSERT_BATCH], False, True):
                 vector = record.vector
-                if isinstance(vector, dict):  # named vectors: take the unnamed/default one
+                if isinstance(vector, dict):  # named vectors: a point has the one of its space
                     vector = next(iter(vector.values()))
                 out[by_point[str(record.id)]] = np.asarray(vector, dtype=np.float32)
         return out

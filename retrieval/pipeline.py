@@ -10,13 +10,15 @@ Dense-leg weight (:func:`weigh_dense_leg`): coverage ** 4 (1.0 at full coverage,
 1,000 questions, bench/beir.py, R@10 / nDCG@10): unweighted RRF 0.831 / 0.584; coverage**4
 0.932 / 0.730; + skip below 0.8: 0.937 / 0.824; + skip below 0.9: 0.939 / 0.884; BM25 alone
 0.955 / 0.912. SciFact HYBRID nDCG@10 is unchanged (0.7105): English claims have coverage ≈ 1.
+The coverage is the English model's: a task routed to the multilingual model (CJK script,
+:mod:`retrieval.dense`) has no coverage (``Legs.coverage`` returns None) and weighs 1.0.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -124,16 +126,20 @@ class Legs:
 
     Attributes:
         lexical: BM25 search of the task.
-        encode: Embeds the task (None: no embedding model configured).
-        search_vectors: Nearest passages to a query vector (None with ``encode``).
-        coverage: The model's vocabulary coverage of the task (None: not known for this
-            model; the leg then weighs 1.0).
+        encode: Embeds the task: vector space (named vector) → query vector, one per model
+            whose passages could match (None: no embedding model configured).
+        search_vectors: One dense ranking from those query vectors (each space searched with
+            its own vector, the lists merged: :func:`retrieval.dense.merge_spaces`); None
+            with ``encode``.
+        coverage: The English model's vocabulary coverage of the task; the callable is None,
+            or returns None, when it does not apply (another model, or a task routed to the
+            multilingual model): the leg then weighs 1.0.
     """
 
     lexical: Callable[[], Ranked]
-    encode: Callable[[], np.ndarray] | None = None
-    search_vectors: Callable[[np.ndarray], Ranked] | None = None
-    coverage: Callable[[], float] | None = None
+    encode: Callable[[], Mapping[str, np.ndarray]] | None = None
+    search_vectors: Callable[[Mapping[str, np.ndarray]], Ranked] | None = None
+    coverage: Callable[[], float | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,8 +211,9 @@ async def run_legs(
     def dense() -> Ranked:
         assert legs.encode is not None and legs.search_vectors is not None
         t = clock()
-        if legs.coverage is not None:
-            decision = weigh_dense_leg(legs.coverage(), config)
+        coverage = legs.coverage() if legs.coverage is not None else None
+        if coverage is not None:
+            decision = weigh_dense_leg(coverage, config)
             weights["dense"] = decision.weight
             if decision.note is not None:
                 notes.append(decision.note)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -18,7 +18,37 @@ from retrieval.checks import check_ids
 PASSAGE_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://cairn.invalid/passage")
 """UUIDv5 namespace for point ids; changing it orphans every stored point."""
 
-PAYLOAD_KEYS = ("workspace_id", "collection_id", "document_id")
+PAYLOAD_KEYS = ("workspace_id", "collection_id", "document_id", "space")
+DEFAULT_SPACE = "minilm"
+"""Named vector of points written without a space (all-MiniLM-L6-v2's; :mod:`retrieval.dense`)."""
+
+
+def check_spaces(spaces: Mapping[str, int] | None, dim: int) -> dict[str, int]:
+    """Named vector → dimension, validated; None means ``{DEFAULT_SPACE: dim}``.
+
+    Raises:
+        ValueError: On no spaces, an empty or unsafe name, or a dimension < 1.
+    """
+    out = dict(spaces) if spaces is not None else {DEFAULT_SPACE: dim}
+    if not out:
+        raise ValueError("spaces must name at least one vector")
+    for name, size in out.items():
+        if not isinstance(name, str) or not name or not name.replace("_", "").replace("-", "").isalnum():
+            raise ValueError(f"vector name must be letters, digits, '-' or '_', got {name!r}")
+        if not isinstance(size, int) or size < 1:
+            raise ValueError(f"dim of vector {name!r} must be >= 1, got {size!r}")
+    return dict(sorted(out.items()))
+
+
+def legacy_message(where: str, found: str, spaces: Mapping[str, int]) -> str:
+    """The one message logged when a vector store of an older layout is re-created."""
+    return (
+        f"vector store {where} has the layout {found}, this version stores named vectors "
+        f"{', '.join(f'{k} ({v} dims)' for k, v in spaces.items())}: it was re-created empty and "
+        "every passage is re-embedded now (SQL is unchanged; this runs once)"
+    )
+
+
 UPSERT_BATCH = 1_024
 
 
@@ -60,6 +90,7 @@ class VectorPoint:
         workspace_id: Tenant partition.
         collection_id: Collection of the document.
         document_id: Document of the passage.
+        space: The named vector (embedding model) the vector belongs to; a point has one.
     """
 
     passage_id: str
@@ -67,6 +98,7 @@ class VectorPoint:
     workspace_id: str
     collection_id: str
     document_id: str
+    space: str = DEFAULT_SPACE
 
 
 @runtime_checkable
@@ -85,8 +117,13 @@ class VectorIndex(Protocol):
         collection_ids: Sequence[str] | None = None,
         document_ids: Sequence[str] | None = None,
         limit: int = 100,
+        space: str = DEFAULT_SPACE,
     ) -> list[tuple[str, float]]:
-        """``(passage_id, cosine)`` pairs, best first, ties by passage_id asc."""
+        """``(passage_id, cosine)`` pairs within one named vector, best first, ties by passage_id asc."""
+        ...
+
+    def has_space(self, space: str, *, workspace_id: str) -> bool:
+        """Whether the workspace has any point in the named vector ``space``."""
         ...
 
     def delete(self, passage_ids: Sequence[str]) -> None:
@@ -98,7 +135,7 @@ class VectorIndex(Protocol):
         ...
 
     def vectors(self, passage_ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """Stored (unit-length) vectors of the passages that are stored."""
+        """Stored (unit-length) vectors of the passages that are stored (each in its own space)."""
         ...
 
     def count(self) -> int:
@@ -137,13 +174,19 @@ def as_vector(vector: np.ndarray, dim: int) -> list[float]:
     return array.tolist()
 
 
-def check_point(point: VectorPoint, dim: int) -> list[float]:
-    """Validate a point's ids and vector; return the vector values (see :func:`as_vector`)."""
+def check_point(point: VectorPoint, spaces: Mapping[str, int]) -> list[float]:
+    """Validate a point's ids, space and vector; return the vector values (see :func:`as_vector`).
+
+    Raises:
+        ValueError: On an empty id, a space the index does not have, or a bad vector.
+    """
     for name in ("passage_id", *PAYLOAD_KEYS):
         value = getattr(point, name)
         if not isinstance(value, str) or not value:
             raise ValueError(f"{name} must be a non-empty string, got {value!r}")
-    return as_vector(point.vector, dim)
+    if point.space not in spaces:
+        raise ValueError(f"space must be one of {', '.join(spaces)}, got {point.space!r}")
+    return as_vector(point.vector, spaces[point.space])
 
 
 def latest_points(points: Sequence[VectorPoint]) -> list[VectorPoint]:
@@ -159,6 +202,7 @@ def payload_of(point: VectorPoint) -> dict[str, str]:
         "workspace_id": point.workspace_id,
         "collection_id": point.collection_id,
         "document_id": point.document_id,
+        "space": point.space,
     }
 
 
@@ -186,9 +230,19 @@ def ranked_search(
 
 
 class VectorChecks:
-    """Mixin: argument validation shared by the backends (needs ``self.dim``)."""
+    """Mixin: argument validation shared by the backends (needs ``self.spaces``)."""
 
-    dim: int
+    spaces: dict[str, int]
+
+    @property
+    def dim(self) -> int:
+        """Dimension of the default space (or of the only space)."""
+        return self.spaces.get(DEFAULT_SPACE) or next(iter(self.spaces.values()))
+
+    def _check_space(self, space: str) -> int:
+        if space not in self.spaces:
+            raise ValueError(f"space must be one of {', '.join(self.spaces)}, got {space!r}")
+        return self.spaces[space]
 
     def _search_args(
         self,
@@ -197,15 +251,17 @@ class VectorChecks:
         collection_ids: Sequence[str] | None,
         document_ids: Sequence[str] | None,
         limit: int,
+        space: str = DEFAULT_SPACE,
     ) -> list[float] | None:
         """Validate search arguments; None means "nothing can match" (an empty id list)."""
+        dim = self._check_space(space)
         if not workspace_id or not isinstance(workspace_id, str):
             raise ValueError("workspace_id must be a non-empty string")
         if limit < 1:
             raise ValueError(f"limit must be >= 1, got {limit}")
         check_ids("collection_ids", collection_ids)
         check_ids("document_ids", document_ids)
-        values = as_vector(vector, self.dim)
+        values = as_vector(vector, dim)
         if (collection_ids is not None and not collection_ids) or (document_ids is not None and not document_ids):
             return None
         return values

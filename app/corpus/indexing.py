@@ -6,6 +6,12 @@ write the caller runs :meth:`SearchIndexes.index_pending`, and start-up runs it 
 crash between the SQL commit and the index write is repaired, never lost. ``reindex``
 clears both indexes and rebuilds them from SQL.
 
+Dense models (:mod:`retrieval.dense`): each passage is embedded by the model of its script
+(multilingual-e5-small for CJK, else the primary model) into that model's named vector. A
+vector store of an older layout (before named vectors, or other models) is re-created empty
+when opened; the next :meth:`SearchIndexes.index_pending` (start-up, ingest, ``cairn
+reindex``) logs the store's message and re-embeds every passage.
+
 Ingest throughput: encoding (the bottleneck, ~20–25 passages/s on 2 cores) overlaps with
 Whoosh writes and SQL flag updates of the previous batch.
 """
@@ -23,6 +29,7 @@ from sqlalchemy import func, select, update
 
 from app.core.db import Database
 from app.core.models import Document, Passage
+from retrieval.dense import DenseModels
 from retrieval.embeddings import Embedder
 from retrieval.lexical import IndexedPassage, LexicalIndex
 from retrieval.vectors import VectorIndex, VectorPoint
@@ -38,16 +45,45 @@ class SearchIndexes:
     """The lexical index, the vector index and the embedder of one process.
 
     ``embedder``/``vectors`` may be None (``CAIRN_EMBEDDER=none``): packs then run
-    ``LEXICAL`` only and say so.
+    ``LEXICAL`` only and say so. ``multilingual`` (multilingual-e5-small, or None) embeds CJK
+    passages and tasks (:mod:`retrieval.dense`); ``vectors`` must have both models' spaces.
     """
 
     lexical: LexicalIndex
     vectors: VectorIndex | None
     embedder: Embedder | None
+    multilingual: Embedder | None = None
     batch_size: int = 64
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _dense: DenseModels | None = field(default=None, init=False, repr=False)
     data_lock: Any = None
     """The data dir's :class:`app.core.datadir.DataDirLock` when opened by :func:`open_indexes`."""
+
+    @property
+    def dense(self) -> DenseModels | None:
+        """The dense models and their routing, or None without an embedder."""
+        if self.embedder is None:
+            return None
+        models = getattr(self, "_dense", None)
+        if models is None or models.primary is not self.embedder or models.multilingual is not self.multilingual:
+            models = DenseModels(self.embedder, self.multilingual)
+            self._dense = models
+        return models
+
+    def migration_message(self) -> str | None:
+        """The vector store's message if it was re-created on open (older layout), until re-embedded."""
+        return getattr(self.vectors, "migrated", None)
+
+    async def _migrate(self, db: Database) -> None:
+        """After the vector store was re-created (older layout): log it and mark every passage
+        for re-embedding."""
+        message = self.migration_message()
+        if message is None:
+            return
+        log.warning("%s", message)
+        async with db.session() as s:
+            await s.execute(update(Passage).values(vector_indexed=False))
+        self.vectors.migrated = None  # type: ignore[union-attr]
 
     def embedding_input(self, title: str, text: str) -> str:
         """Text given to the encoder for a passage: its document title, then the passage."""
@@ -67,6 +103,7 @@ class SearchIndexes:
             ``(lexical_count, vector_count)`` of passages indexed.
         """
         async with self._lock:
+            await self._migrate(db)
             lex_total, vec_total = await self.pending_counts(db)
             lex_done = await self._run(db, "lexical", lex_total, progress)
             vec_done = 0
@@ -114,8 +151,12 @@ class SearchIndexes:
                 await self._mark(db, stage, [r[0] for r in rows])
             else:
                 texts = [self.embedding_input(r[4] or "", r[5]) for r in rows]
-                vectors = await asyncio.to_thread(self.embedder.encode, texts)  # type: ignore[union-attr]
-                points = [VectorPoint(r[0], vectors[i], r[1], r[2], r[3]) for i, r in enumerate(rows)]
+                dense = self.dense
+                assert dense is not None
+                encoded = await asyncio.to_thread(dense.encode_passages, texts)
+                points = [
+                    VectorPoint(r[0], encoded[i][1], r[1], r[2], r[3], space=encoded[i][0]) for i, r in enumerate(rows)
+                ]
                 if pending_write is not None:
                     await pending_write
                 pending_write = asyncio.create_task(self._write_vectors(db, points))
@@ -142,6 +183,8 @@ class SearchIndexes:
         Returns:
             ``(lexical_count, vector_count)`` indexed.
         """
+        async with self._lock:
+            await self._migrate(db)
         async with self._lock, db.session() as s:
             if lexical:
                 await asyncio.to_thread(self.lexical.clear)
@@ -183,7 +226,7 @@ def open_indexes(settings, *, with_vectors: bool = True) -> SearchIndexes:
     data_lock = DataDirLock(Path(settings.data_dir))
     try:
         lexical = LexicalIndex(settings.whoosh_dir)
-        vectors = embedder = None
+        vectors = embedder = multilingual = None
         if with_vectors and settings.embedder != "none":
             if settings.embedder == "openai":
                 embedder = load_embedder(
@@ -194,6 +237,9 @@ def open_indexes(settings, *, with_vectors: bool = True) -> SearchIndexes:
                 )
             else:
                 embedder = load_embedder("local")
+            if settings.multilingual_embedder == "e5":
+                multilingual = load_embedder("e5")
+            dense = DenseModels(embedder, multilingual)
             server = settings.resolved_vector_backend == "server"
             try:
                 vectors = open_vector_index(
@@ -201,7 +247,7 @@ def open_indexes(settings, *, with_vectors: bool = True) -> SearchIndexes:
                     url=settings.qdrant_url if server else None,
                     api_key=settings.qdrant_api_key,
                     collection=settings.qdrant_collection,
-                    dim=embedder.dim,
+                    spaces=dense.spaces,
                     backend=settings.resolved_vector_backend,
                 )
             except VectorStoreInUse:  # held by a process that does not take Cairn's lock
@@ -209,4 +255,6 @@ def open_indexes(settings, *, with_vectors: bool = True) -> SearchIndexes:
     except BaseException:
         data_lock.release()
         raise
-    return SearchIndexes(lexical=lexical, vectors=vectors, embedder=embedder, data_lock=data_lock)
+    return SearchIndexes(
+        lexical=lexical, vectors=vectors, embedder=embedder, multilingual=multilingual, data_lock=data_lock
+    )

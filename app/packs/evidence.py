@@ -45,7 +45,9 @@ def similarity_floor(embedder: object) -> float | None:
     return DENSE_SIMILARITY_FLOOR.get(getattr(embedder, "name", None) or "")
 
 
-def apply_floor(fused: Sequence[Fused], cosine: Mapping[str, float], floor: float | None) -> list[Fused]:
+def apply_floor(
+    fused: Sequence[Fused], cosine: Mapping[str, float], floor: float | Mapping[str, float | None] | None
+) -> list[Fused]:
     """Drop the fused items that only the dense leg found with cosine < ``floor``.
 
     Items with a lexical (or temporal ``graph``) rank always stay; the others keep their scores and ranks (the
@@ -55,14 +57,23 @@ def apply_floor(fused: Sequence[Fused], cosine: Mapping[str, float], floor: floa
     Args:
         fused: RRF output, in rank order.
         cosine: Passage id → the dense leg's cosine similarity (for every dense result).
-        floor: Least cosine of a dense-only item; None keeps everything.
+        floor: Least cosine of a dense-only item; None keeps everything; a mapping gives each
+            passage the floor of the model whose space it was found in (None or absent: kept).
 
     Returns:
         The kept items, in the same order.
     """
     if floor is None:
         return list(fused)
-    return [f for f in fused if "lexical" in f.ranks or "graph" in f.ranks or cosine.get(f.id, 0.0) >= floor]
+
+    def least(pid: str) -> float | None:
+        return floor.get(pid) if isinstance(floor, Mapping) else floor
+
+    return [
+        f
+        for f in fused
+        if "lexical" in f.ranks or "graph" in f.ranks or (bar := least(f.id)) is None or cosine.get(f.id, 0.0) >= bar
+    ]
 
 
 def evidence_notes(
@@ -72,6 +83,8 @@ def evidence_notes(
     floor: float | None,
     kept_dense_only: int,
     model: str,
+    *,
+    floor_text: str | None = None,
 ) -> list[str]:
     """Notes for a pack with no lexical evidence and weak (or no) dense evidence.
 
@@ -84,13 +97,15 @@ def evidence_notes(
         kept_dense_only: Fused items without a lexical rank that cleared the floor (or all
             of them, without a floor).
         model: The embedding model's name (named in notes).
+        floor_text: Replaces "floor … for <model>" in notes (several models, several floors).
 
     Returns:
         Zero or one note; none when BM25 found something (or, in DENSE mode, when a
         passage cleared the floor).
     """
     best = max(cosine.values(), default=None)
-    floor_text = f"floor {floor:.2f} for {model}" if floor is not None else f"no floor is known for {model}"
+    if floor_text is None:
+        floor_text = f"floor {floor:.2f} for {model}" if floor is not None else f"no floor is known for {model}"
     weak = (
         f"no passage is similar enough to the task (best cosine similarity {best:.2f}, under the {floor_text})"
         if best is not None

@@ -4,7 +4,10 @@ Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
 1. header (pack id, replay id, budget) — emitted at once;
 2. legs, concurrently (:func:`retrieval.pipeline.run_legs`, legs per the mode's
    :class:`~retrieval.pipeline.RetrievalConfig`): BM25 over Whoosh (``HYBRID``, ``LEXICAL``)
-   and query embedding + Qdrant search (``HYBRID``, ``DENSE``),
+   and query embedding + Qdrant search (``HYBRID``, ``DENSE``; each vector space whose
+   passages could match the task is searched with its own model's embedding of the task
+   and the lists merged into one dense ranking: :mod:`retrieval.dense`; a note names the
+   models when the multilingual one took part),
    each returning ``depth = clamp(maxTokens / 40, 100, 1000)`` passage ids;
 3. RRF (Cormack et al. 2009; k = 60; ranks from 1; ties by passage id ascending), the dense
    leg weighted by the model's vocabulary coverage of the task
@@ -36,8 +39,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import datetime
+
+import numpy as np
 
 from app.contextsets import SetItem, SetPlan, plan_set
 from app.core.errors import BadInput, PackIncomplete
@@ -62,6 +67,7 @@ from app.packs.types import (
 )
 from retrieval.contradiction import find_contradictions
 from retrieval.dedup import DedupGroup
+from retrieval.dense import DenseModels, DenseServed, merge_spaces
 from retrieval.fusion import Fused, rrf
 from retrieval.packing import pack_greedy
 from retrieval.pipeline import RETRIEVAL_CONFIGS, Legs, Ranked, RetrievalConfig, retrieval_depth, run_legs
@@ -77,9 +83,12 @@ async def _legs(
     deadline: float,
     timings: PackTimings,
     cache: RowCache,
-) -> LegResults:
+) -> tuple[LegResults, DenseServed]:
     """Bind the leg searches to the caller's workspace, filters and depth, and run them
     (:func:`retrieval.pipeline.run_legs`) until ``deadline`` (monotonic seconds).
+
+    Returns:
+        The legs' results, and what the dense leg searched (models, each passage's space).
 
     While the dense leg embeds the task, BM25's top ``first_window(maxTokens)`` candidates'
     rows are read into ``cache`` (:func:`app.packs.resolve.prefetch`).
@@ -90,8 +99,9 @@ async def _legs(
     idx = services.indexes
     colls, docs = filters
     depth = retrieval_depth(req.max_tokens)
-    embedder, vectors = idx.embedder, idx.vectors
-    if config.dense_only and (embedder is None or vectors is None):
+    dense, vectors = idx.dense, idx.vectors
+    served = DenseServed()
+    if config.dense_only and (dense is None or vectors is None):
         raise BadInput(
             "input.retrieval DENSE needs an embedding model; this server runs without one "
             "(CAIRN_EMBEDDER=none): use HYBRID or LEXICAL",
@@ -102,45 +112,89 @@ async def _legs(
     def lexical() -> Ranked:
         return idx.lexical.search(req.task, workspace_id=ws, collection_ids=colls, document_ids=docs, limit=depth)
 
-    if embedder is None or vectors is None:
+    if dense is None or vectors is None:
         legs = Legs(lexical)  # HYBRID: the pipeline notes the missing dense leg
     else:
-        coverage_of = getattr(embedder, "vocabulary_coverage", None)
+        spaces = dense.task_spaces(
+            req.task,
+            multilingual_has_passages=lambda: vectors.has_space(dense.multilingual_space or "", workspace_id=ws),
+        )
+        served.cjk = dense.primary_space not in spaces
+        served.models = [dense.by_space[name].name for name in spaces]
+        coverage_of = getattr(dense.primary, "vocabulary_coverage", None)
+
+        def coverage() -> float | None:
+            if coverage_of is None or dense.primary_space not in spaces:
+                return None
+            return float(coverage_of(req.task))
+
+        def search(query: Mapping[str, np.ndarray]) -> Ranked:
+            lists = {
+                name: vectors.search(
+                    vec, workspace_id=ws, collection_ids=colls, document_ids=docs, limit=depth, space=name
+                )
+                for name, vec in query.items()
+            }
+            served.space_of.update((pid, name) for name, ranked in lists.items() for pid, _ in ranked)
+            return merge_spaces(lists, depth)
+
         legs = Legs(
-            lexical,
-            encode=lambda: embedder.encode_query(req.task),
-            search_vectors=lambda vec: vectors.search(
-                vec, workspace_id=ws, collection_ids=colls, document_ids=docs, limit=depth
-            ),
-            coverage=(lambda: float(coverage_of(req.task))) if coverage_of is not None else None,
+            lexical, encode=lambda: dense.encode_task(req.task, spaces), search_vectors=search, coverage=coverage
         )
 
     async def warm(lexical: Sequence[tuple[str, float]]) -> None:
         ids = [pid for pid, _ in lexical[: first_window(req.max_tokens)]]
         await prefetch(services, principal, ids, cache)
 
-    return await run_legs(config, legs, deadline=deadline, timings=timings.values, warm=warm)
+    return await run_legs(config, legs, deadline=deadline, timings=timings.values, warm=warm), served
 
 
-def _fuse(legs: LegResults, config: RetrievalConfig, embedder: object, notes: list[str]) -> list[Fused]:
-    """RRF over the legs that finished, the dense similarity floor, and the evidence notes."""
+def _fuse(
+    legs: LegResults, config: RetrievalConfig, dense: DenseModels | None, served: DenseServed, notes: list[str]
+) -> list[Fused]:
+    """RRF over the legs that finished, the dense similarity floor (each passage's by the model
+    of its space), the evidence notes, and which dense models served the task."""
     results = legs.ids()
     cosine = legs.cosine()
     weights = legs.weights
     fused = rrf(results, k=RRF_K, weights=weights) if results else []
     ran = {k: v for k, v in results.items() if weights.get(k, 1.0) > 0}
+    by_space = dense.by_space if dense is not None else {}
+    floor_of = {name: similarity_floor(model) for name, model in by_space.items()}
     if "dense" in ran:
-        fused = apply_floor(fused, cosine, similarity_floor(embedder))
+        fused = apply_floor(fused, cosine, {pid: floor_of.get(space) for pid, space in served.space_of.items()})
+    model_names = served.models or [getattr(dense.primary if dense else None, "name", "none")]
+    floors = [similarity_floor(m) for m in by_space.values() if m.name in model_names]
     notes.extend(
         evidence_notes(
             config.name,
             ran,
             cosine,
-            similarity_floor(embedder),
+            floors[0] if len(floors) == 1 else None,
             sum(1 for f in fused if "lexical" not in f.ranks),
-            getattr(embedder, "name", "none"),
+            " + ".join(model_names),
+            floor_text=(
+                "floors "
+                + ", ".join(
+                    f"{f:.2f} for {m.name}" if f is not None else f"none for {m.name}"
+                    for m, f in ((m, similarity_floor(m)) for m in by_space.values() if m.name in model_names)
+                )
+                if len(floors) > 1
+                else None
+            ),
         )
     )
+    if "dense" in results and dense is not None and dense.multilingual is not None and served.models:
+        if served.cjk:
+            notes.append(
+                f"dense leg: {served.models[0]} (the task is written in Chinese/Japanese/Korean script, "
+                "which the English model cannot read)"
+            )
+        elif len(served.models) > 1:
+            notes.append(
+                f"dense leg: {served.models[0]} for this workspace's passages in other scripts + "
+                f"{served.models[1]} for its Chinese/Japanese/Korean passages (cross-lingual), merged by rank"
+            )
     if 0.0 < weights.get("dense", 1.0) < 1.0 and "dense" in results:
         notes.append(
             f"dense leg weighted {weights['dense']:.2f} (the embedding model reads part of the task as unknown words)"
@@ -368,9 +422,9 @@ async def stream_pack(
     cache: RowCache = {}
     with timings.stage("legsMs"):
         if filters[0] == [] or filters[1] == []:  # context-set hook: the set's scope leaves nothing to search
-            legs = LegResults({}, (), {"lexical": 1.0, "dense": 1.0})
+            legs, served = LegResults({}, (), {"lexical": 1.0, "dense": 1.0}), DenseServed()
         else:
-            legs = await _legs(services, principal, req, config, filters, deadline, timings, cache)
+            legs, served = await _legs(services, principal, req, config, filters, deadline, timings, cache)
     notes = legs.notes  # the legs' notes first (a late leg's thread may still append, as before)
     if plan is not None:  # context-set hook
         notes[:0] = plan.notes
@@ -384,7 +438,7 @@ async def stream_pack(
     if "GRAPH" in req.sources:
         graph = await run_graph_leg(services, principal, req, valid_time, system_time, filters, legs)
     with timings.stage("fusionMs"):
-        fused = _fuse(legs, config, services.indexes.embedder, notes)
+        fused = _fuse(legs, config, services.indexes.dense, served, notes)
     cands, groups, unresolved = await resolve_windows(
         services, principal, fused, req, valid_time, system_time, timings, cache
     )

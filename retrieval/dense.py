@@ -1,0 +1,170 @@
+"""The dense leg over several embedding models: which model embeds a passage, which vector
+spaces a task searches, and how their results become one ranking.
+
+Models (:class:`DenseModels`): the primary model (all-MiniLM-L6-v2, or an OpenAI-compatible
+endpoint) and optionally multilingual-e5-small (:class:`retrieval.embeddings.LocalE5`). Each
+model has its own Qdrant named vector (its ``space``); a passage is embedded by one model and
+stored in that model's space only, and vectors of different models are never compared.
+
+Routing by script (:func:`retrieval.language.is_cjk`): a passage or task in Chinese, Japanese
+or Korean script goes to the multilingual model; everything else to the primary model.
+
+A task searches every space whose passages could match it (:meth:`DenseModels.task_spaces`):
+
+* a CJK task → the multilingual space only (the English model cannot read it);
+* any other task → the primary space, and the multilingual space too when the workspace has
+  passages there, so that an English task finds Japanese passages (cross-lingual; measured
+  in ``bench/multilingual.py``).
+
+One ranking (:func:`merge_spaces`): the per-space lists are fused by reciprocal rank (equal
+weights; Cormack et al. 2009). Their passages are disjoint (one space per passage), so this
+interleaves them rank by rank, the task's own space first at each rank; cosines of different
+models are never compared. Each item keeps the cosine from its own space (for the per-model
+similarity floor).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from retrieval.embeddings import Embedder
+from retrieval.language import is_cjk
+from retrieval.vector_types import DEFAULT_SPACE
+
+__all__ = ["DEFAULT_SPACE", "DenseModels", "DenseServed", "merge_spaces", "space_of"]
+
+
+Ranked = list[tuple[str, float]]
+
+
+def space_of(embedder: Embedder) -> str:
+    """The named vector of an embedder (its ``space`` attribute, else :data:`DEFAULT_SPACE`)."""
+    return str(getattr(embedder, "space", None) or DEFAULT_SPACE)
+
+
+@dataclass
+class DenseServed:
+    """What the dense leg of one task did (filled while it runs; read for the pack's notes).
+
+    Attributes:
+        models: Names of the models whose spaces were searched, in search order.
+        space_of: Passage id → the space it was found in.
+        cjk: The task was routed as CJK script.
+    """
+
+    models: list[str] = field(default_factory=list)
+    space_of: dict[str, str] = field(default_factory=dict)
+    cjk: bool = False
+
+
+class DenseModels:
+    """The dense leg's embedding models and the routing between them (module doc).
+
+    Args:
+        primary: The primary model (MiniLM or an OpenAI-compatible endpoint).
+        multilingual: multilingual-e5-small, or None (every text then goes to ``primary``).
+
+    Raises:
+        ValueError: If both models claim the same space.
+    """
+
+    def __init__(self, primary: Embedder, multilingual: Embedder | None = None) -> None:
+        self.primary = primary
+        self.multilingual = multilingual
+        self.by_space: dict[str, Embedder] = {space_of(primary): primary}
+        if multilingual is not None:
+            if space_of(multilingual) in self.by_space:
+                raise ValueError(f"both models use the named vector {space_of(multilingual)!r}")
+            self.by_space[space_of(multilingual)] = multilingual
+
+    @property
+    def spaces(self) -> dict[str, int]:
+        """Named vector → dimension, for the vector index."""
+        return {name: model.dim for name, model in self.by_space.items()}
+
+    @property
+    def primary_space(self) -> str:
+        """The primary model's named vector."""
+        return space_of(self.primary)
+
+    @property
+    def multilingual_space(self) -> str | None:
+        """The multilingual model's named vector, or None without one."""
+        return space_of(self.multilingual) if self.multilingual is not None else None
+
+    def passage_space(self, text: str) -> str:
+        """The space a passage is embedded in: multilingual for CJK script, else primary."""
+        if self.multilingual is not None and is_cjk(text):
+            return space_of(self.multilingual)
+        return self.primary_space
+
+    def encode_passages(self, texts: Sequence[str]) -> list[tuple[str, np.ndarray]]:
+        """Embed passages, each with the model of its space (one batch per model).
+
+        Returns:
+            ``(space, vector)`` per text, in input order.
+        """
+        spaces = [self.passage_space(t) for t in texts]
+        out: list[tuple[str, np.ndarray] | None] = [None] * len(texts)
+        for name, model in self.by_space.items():
+            positions = [i for i, s in enumerate(spaces) if s == name]
+            if not positions:
+                continue
+            vectors = model.encode([texts[i] for i in positions])
+            for row, i in enumerate(positions):
+                out[i] = (name, vectors[row])
+        return [item for item in out if item is not None]
+
+    def task_spaces(self, task: str, *, multilingual_has_passages: Callable[[], bool]) -> tuple[str, ...]:
+        """The spaces a task searches (module doc), primary first.
+
+        Args:
+            task: The task text.
+            multilingual_has_passages: Whether the workspace has passages in the
+                multilingual space (asked only for non-CJK tasks: an English task skips the
+                multilingual query embedding when there is nothing to find there).
+        """
+        multi = self.multilingual_space
+        if multi is None:
+            return (self.primary_space,)
+        if is_cjk(task):
+            return (multi,)
+        if multilingual_has_passages():
+            return (self.primary_space, multi)
+        return (self.primary_space,)
+
+    def encode_task(self, task: str, spaces: Sequence[str]) -> dict[str, np.ndarray]:
+        """The task's query vector in each space (by that space's model)."""
+        return {name: self.by_space[name].encode_query(task) for name in spaces}
+
+
+def merge_spaces(lists: Mapping[str, Ranked], limit: int) -> Ranked:
+    """One dense ranking from per-space results (module doc).
+
+    Args:
+        lists: Space → ``(passage id, cosine)`` best first, spaces in search order (the
+            task's own space first: :meth:`DenseModels.task_spaces`).
+        limit: Most items returned.
+
+    Returns:
+        ``(passage id, cosine in its own space)``: a single list as given; several lists
+        interleaved rank by rank (RRF with equal weights, k = 60, over disjoint lists; equal
+        ranks ordered by search order, so the task's own space leads), a passage listed
+        twice kept at its best place.
+    """
+    if len(lists) == 1:
+        return list(next(iter(lists.values())))[:limit]
+    out: Ranked = []
+    seen: set[str] = set()
+    depth = max((len(ranked) for ranked in lists.values()), default=0)
+    for rank in range(depth):
+        for ranked in lists.values():
+            if rank < len(ranked) and ranked[rank][0] not in seen:
+                seen.add(ranked[rank][0])
+                out.append(ranked[rank])
+                if len(out) == limit:
+                    return out
+    return out

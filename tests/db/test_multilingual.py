@@ -1,0 +1,180 @@
+"""The multilingual dense leg (issue 18): CJK text is embedded by multilingual-e5-small in its own
+named vector, tasks search the spaces whose passages could match, and a vector store of the
+layout before named vectors is re-created and re-embedded."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+from sqlalchemy import func, select
+
+from app.context import bootstrap
+from app.core.config import Settings
+from app.core.models import Passage
+from app.corpus.indexing import SearchIndexes
+from app.corpus.ingest import SourceDocument, ingest_documents
+from app.governance.auth import ROLE_PERMISSIONS, Principal
+from app.identity import service as identity
+from app.packs.service import build_pack
+from app.packs.types import PackRequest
+from retrieval.dense import DenseModels
+from retrieval.lexical import LexicalIndex
+from retrieval.vectors import open_vector_index
+
+# nine one-sentence Japanese paragraphs (issue 18's minimal case); only one is about a piano
+PARAGRAPHS = {
+    "coffee": "私は毎朝コーヒーを飲んでから仕事に出かけます。",
+    "piano": "彼女は昨年のピアノコンクールで優勝しました。",
+    "train": "東京から大阪まで新幹線で約二時間半かかります。",
+    "cat": "隣の家の猫はいつも窓辺で昼寝をしています。",
+    "rain": "梅雨の季節になると毎日のように雨が降ります。",
+    "soccer": "日曜日の午後は公園で子供たちとサッカーをしました。",
+    "library": "市立図書館は月曜日が休館日になっています。",
+    "sushi": "駅前の寿司屋は新鮮な魚で有名です。",
+    "mountain": "富士山の山頂から見た日の出はとても美しかった。",
+}
+
+
+def _indexes(tmp_path, embedder, multilingual_embedder) -> SearchIndexes:
+    dense = DenseModels(embedder, multilingual_embedder)
+    return SearchIndexes(
+        lexical=LexicalIndex(tmp_path / "whoosh"),
+        vectors=open_vector_index(path=tmp_path / "qdrant", spaces=dense.spaces),
+        embedder=embedder,
+        multilingual=multilingual_embedder,
+    )
+
+
+async def _workspace(db, indexes: SearchIndexes, documents: dict[str, str]) -> tuple[str, dict[str, str]]:
+    async with db.session() as s:
+        ws = await identity.create_workspace(s, name=f"ml-{id(indexes)}")
+    docs = [SourceDocument(external_id=key, title="", text=text) for key, text in documents.items()]
+    report = await ingest_documents(db, indexes, workspace_id=ws.id, collection="c", documents=iter(docs))
+    assert report.vector_indexed == len(documents)
+    async with db.session() as s:
+        from app.core.models import Document
+
+        rows = (await s.execute(select(Document.id, Document.external_id).where(Document.workspace_id == ws.id))).all()
+    return ws.id, {doc_id: ext for doc_id, ext in rows}
+
+
+def _who(ws: str) -> Principal:
+    return Principal(
+        kind="member", id="m", workspace_id=ws, permissions=ROLE_PERMISSIONS["viewer"], member_id="m", role="viewer"
+    )
+
+
+async def test_a_short_japanese_task_gets_the_multilingual_leg_and_the_piano_paragraph_first(
+    db, db_url, tmp_path, embedder, multilingual_embedder
+):
+    indexes = _indexes(tmp_path, embedder, multilingual_embedder)
+    try:
+        ws, ext = await _workspace(db, indexes, PARAGRAPHS)
+        # every paragraph is Japanese: all in the e5 space, none in MiniLM's
+        assert indexes.vectors.has_space("e5", workspace_id=ws)
+        assert not indexes.vectors.has_space("minilm", workspace_id=ws)
+        services = bootstrap(Settings(data_dir=tmp_path, database_url=db_url), db=db, indexes=indexes)
+        task = "ピアノのコンクールは？"
+        for mode in ("LEXICAL", "DENSE", "HYBRID"):
+            pack = await build_pack(services, _who(ws), PackRequest(task=task, retrieval=mode, max_tokens=400))
+            assert ext[pack.items[0].citation.document_id] == "piano", (mode, pack.footer.notes)
+        hybrid = await build_pack(services, _who(ws), PackRequest(task=task, retrieval="HYBRID", max_tokens=400))
+        assert hybrid.items[0].dense_rank == 1 and hybrid.items[0].lexical_rank == 1
+        assert [n for n in hybrid.footer.notes if n.startswith("dense leg: intfloat/multilingual-e5-small (the task is")]
+        assert not [n for n in hybrid.footer.notes if "skipped" in n]
+        # an English task finds the Japanese paragraph across languages (BM25 has no match)
+        english = await build_pack(
+            services, _who(ws), PackRequest(task="Who won the piano competition?", retrieval="HYBRID", max_tokens=400)
+        )
+        assert ext[english.items[0].citation.document_id] == "piano", english.footer.notes
+        assert english.items[0].lexical_rank is None
+        assert [n for n in english.footer.notes if "(cross-lingual)" in n]
+    finally:
+        indexes.close()
+
+
+async def test_english_passages_stay_with_minilm_and_mixed_workspaces_merge_both_spaces(
+    db, db_url, tmp_path, embedder, multilingual_embedder
+):
+    indexes = _indexes(tmp_path, embedder, multilingual_embedder)
+    try:
+        docs = {"en-volcano": "Mount Etna is an active volcano on the east coast of Sicily.", **PARAGRAPHS}
+        ws, ext = await _workspace(db, indexes, docs)
+        assert indexes.vectors.has_space("minilm", workspace_id=ws)
+        by_ext = {v: k for k, v in ext.items()}
+        async with db.session() as s:
+            volcano = (
+                await s.execute(select(Passage.id).where(Passage.document_id == by_ext["en-volcano"]))
+            ).scalar_one()
+        # the English passage's MiniLM vector is the one stored (cosine 1 with MiniLM's own encoding)
+        stored = indexes.vectors.vectors([volcano])[volcano]
+        assert float(np.dot(stored, embedder.encode([docs["en-volcano"]])[0])) > 0.999
+        services = bootstrap(Settings(data_dir=tmp_path, database_url=db_url), db=db, indexes=indexes)
+        pack = await build_pack(
+            services, _who(ws), PackRequest(task="volcano in Sicily", retrieval="DENSE", max_tokens=4000)
+        )
+        assert ext[pack.items[0].citation.document_id] == "en-volcano"
+        found = {ext[i.citation.document_id] for i in pack.items}
+        assert "piano" in found or len(found) > 1  # the e5 space was searched too
+        assert [n for n in pack.footer.notes if "all-MiniLM-L6-v2 for this workspace's passages" in n]
+    finally:
+        indexes.close()
+
+
+async def test_a_data_dir_of_the_old_layout_is_migrated_and_re_embedded(
+    db, db_url, tmp_path, embedder, multilingual_embedder, caplog
+):
+    import qdrant_edge as qe
+
+    indexes = _indexes(tmp_path, embedder, multilingual_embedder)
+    try:
+        ws, ext = await _workspace(db, indexes, PARAGRAPHS)
+    finally:
+        indexes.close()
+    # replace the shard by one of the layout before named vectors (one unnamed 384-d vector),
+    # as the previous version wrote it, with every SQL passage flagged as vector-indexed
+    shard_dir = tmp_path / "qdrant" / "passages"
+    import shutil
+
+    shutil.rmtree(shard_dir)
+    shard_dir.mkdir(parents=True)
+    old = qe.EdgeShard.create(
+        str(shard_dir), qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=384, distance=qe.Distance.Cosine))
+    )
+    old.update(
+        qe.UpdateOperation.upsert_points(
+            [qe.Point("00000000-0000-0000-0000-000000000001", [1.0] * 384, {"passage_id": "old"})]
+        )
+    )
+    old.flush()
+    old.close()
+    async with db.session() as s:
+        flagged = (
+            await s.execute(select(func.count()).where(Passage.workspace_id == ws, Passage.vector_indexed.is_(True)))
+        ).scalar_one()
+    assert flagged == len(PARAGRAPHS)
+
+    indexes = _indexes(tmp_path, embedder, multilingual_embedder)
+    try:
+        message = indexes.migration_message()
+        assert message is not None and "one unnamed vector (384 dims" in message and "re-embedded" in message
+        assert indexes.vectors.count() == 0
+        with caplog.at_level(logging.WARNING, logger="cairn.indexing"):
+            _lex, vec = await indexes.index_pending(db)  # what start-up (and ingest, reindex) runs
+        assert vec >= len(PARAGRAPHS) and [r for r in caplog.records if "re-created empty" in r.getMessage()]
+        assert indexes.migration_message() is None
+        assert indexes.vectors.has_space("e5", workspace_id=ws)
+        services = bootstrap(Settings(data_dir=tmp_path, database_url=db_url), db=db, indexes=indexes)
+        pack = await build_pack(
+            services, _who(ws), PackRequest(task="ピアノのコンクールは？", retrieval="DENSE", max_tokens=400)
+        )
+        assert ext[pack.items[0].citation.document_id] == "piano"
+    finally:
+        indexes.close()
+    # opened again: the layout is current, nothing to migrate
+    indexes = _indexes(tmp_path, embedder, multilingual_embedder)
+    try:
+        assert indexes.migration_message() is None and indexes.vectors.count() >= len(PARAGRAPHS)
+    finally:
+        indexes.close()
