@@ -215,7 +215,13 @@ async def run(
             from bench.peer import Peer, load_passages
 
             passages = await load_passages(services, principal.workspace_id)
-            embedder = services.indexes.embedder
+            # the peer's FAISS holds Cairn's stored vectors, so its queries must be embedded by
+            # the model of their space (multilingual-e5-small for an all-CJK corpus like JSQuAD)
+            dense = services.indexes.dense
+            spaces = {dense.passage_space(p.text) for p in passages}
+            if len(spaces) != 1:
+                raise RuntimeError(f"the peer needs one vector space; this corpus spans {sorted(spaces)}")
+            embedder = dense.by_space[spaces.pop()]
             for tokenizer in ("default", "tuned"):
                 p = Peer(passages, embedder, k=100, tokenizer=tokenizer)
                 print(

@@ -9,7 +9,8 @@ Fairness, so the comparison isolates retrieval quality and speed:
 - the peer indexes Cairn's own passages (same chunking, ``title\\ntext`` like Cairn's encoder
   input), read from Cairn's SQL store;
 - its FAISS index holds *the very vectors Cairn stored* (read back from Cairn's Qdrant index,
-  no second encoding), and its queries are embedded by the same all-MiniLM-L6-v2 instance;
+  no second encoding), and its queries are embedded by the same model instance (the model of
+  the passages' vector space: all-MiniLM-L6-v2, or multilingual-e5-small for CJK corpora);
 - documents are ranked by first appearance of their passages, exactly as for Cairn.
 
 Two BM25 tokenizations are run: LangChain's default (``str.split``, what the recipe gives

@@ -161,8 +161,6 @@ def reindex(
     async def go():
         db, indexes = await _open(settings, with_vectors=not lexical_only)
         try:
-            if (message := indexes.migration_message()) is not None:
-                console.print(message)
             with _progress() as progress:
                 return await indexes.reindex(db, progress=index_progress(progress), vectors=not lexical_only)
         finally:

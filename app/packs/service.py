@@ -173,15 +173,12 @@ def _fuse(
             floors[0] if len(floors) == 1 else None,
             sum(1 for f in fused if "lexical" not in f.ranks),
             " + ".join(model_names),
-            floor_text=(
-                "floors "
-                + ", ".join(
-                    f"{f:.2f} for {m.name}" if f is not None else f"none for {m.name}"
-                    for m, f in ((m, similarity_floor(m)) for m in by_space.values() if m.name in model_names)
-                )
-                if len(floors) > 1
-                else None
-            ),
+            floor_text=" and ".join(
+                (f"floor {f:.2f} for {m.name}" if f is not None else f"no floor for {m.name}")
+                for m, f in ((m, similarity_floor(m)) for m in by_space.values() if m.name in model_names)
+            )
+            if len(floors) > 1
+            else None,
         )
     )
     if "dense" in results and dense is not None and dense.multilingual is not None and served.models:

@@ -56,7 +56,7 @@ async def _workspace(db, indexes: SearchIndexes, documents: dict[str, str]) -> t
         from app.core.models import Document
 
         rows = (await s.execute(select(Document.id, Document.external_id).where(Document.workspace_id == ws.id))).all()
-    return ws.id, {doc_id: ext for doc_id, ext in rows}
+    return ws.id, {str(doc_id): str(ext) for doc_id, ext in rows}
 
 
 def _who(ws: str) -> Principal:
@@ -81,7 +81,9 @@ async def test_a_short_japanese_task_gets_the_multilingual_leg_and_the_piano_par
             assert ext[pack.items[0].citation.document_id] == "piano", (mode, pack.footer.notes)
         hybrid = await build_pack(services, _who(ws), PackRequest(task=task, retrieval="HYBRID", max_tokens=400))
         assert hybrid.items[0].dense_rank == 1 and hybrid.items[0].lexical_rank == 1
-        assert [n for n in hybrid.footer.notes if n.startswith("dense leg: intfloat/multilingual-e5-small (the task is")]
+        assert [
+            n for n in hybrid.footer.notes if n.startswith("dense leg: intfloat/multilingual-e5-small (the task is")
+        ]
         assert not [n for n in hybrid.footer.notes if "skipped" in n]
         # an English task finds the Japanese paragraph across languages (BM25 has no match)
         english = await build_pack(

@@ -406,13 +406,16 @@ async def test_client_disconnect_mid_stream_leaves_server_healthy(live):
     assert p["items"]
 
 
-def test_dense_leg_steps_aside_for_text_the_model_cannot_read(live):
+def test_a_japanese_task_is_served_by_the_multilingual_model_and_the_pack_says_so(live):
     p = pack(live, "ベクトル検索は何を探す方法ですか")
-    assert any(n.startswith("dense leg skipped") for n in p["notes"]), p["notes"]
+    assert not any(n.startswith("dense leg skipped") for n in p["notes"]), p["notes"]
+    assert [n for n in p["notes"] if n.startswith("dense leg: intfloat/multilingual-e5-small (the task is written")]
     assert p["items"][0]["citation"]["documentId"] == live.ids["doc:ja-search"]
-    assert all(i["ranks"]["dense"] is None for i in p["items"])
+    assert p["items"][0]["ranks"]["dense"] == 1
+    # an English task: MiniLM for the English passages, e5 for the workspace's CJK passages
     english = pack(live, "Mount Etna volcano")
-    assert not any(n.startswith("dense leg") for n in english["notes"])
+    assert [n for n in english["notes"] if "(cross-lingual)" in n], english["notes"]
+    assert english["items"][0]["citation"]["documentId"] == live.ids["doc:volcano"]
     assert any(i["ranks"]["dense"] for i in english["items"])
 
 
@@ -446,7 +449,8 @@ def test_a_task_found_by_meaning_only_is_flagged_and_a_real_task_is_not(live, mo
     floored = pack(live, task, budget={"maxTokens": 2000})
     monkeypatch.setitem(pack_evidence.DENSE_SIMILARITY_FLOOR, "sentence-transformers/all-MiniLM-L6-v2", -1.0)
     unfloored = pack(live, task, budget={"maxTokens": 2000})
-    assert floored["notes"] == [] and floored["items"][0] == unfloored["items"][0]
+    assert [n for n in floored["notes"] if not n.startswith("dense leg: ")] == []
+    assert floored["items"][0] == unfloored["items"][0]
     lexical = [(i["text"], i["score"]) for i in unfloored["items"] if i["ranks"]["lexical"] is not None]
     assert [(i["text"], i["score"]) for i in floored["items"] if i["ranks"]["lexical"] is not None] == lexical
     assert len(floored["items"]) < len(unfloored["items"])  # unrelated dense-only passages dropped

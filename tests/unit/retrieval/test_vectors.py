@@ -252,3 +252,60 @@ def test_resolve_backend_one_vocabulary():
     assert [resolve_backend(b, None) for b in ("edge", "local", "server")] == ["edge", "local", "server"]
     with pytest.raises(ValueError, match=re.escape("one of auto | edge | local | server, got 'client'")):
         resolve_backend("client", None)
+
+
+SPACES = {"minilm": DIM, "e5": DIM * 2}
+
+
+def _legacy_store(tmp_path, backend_name: str):
+    """A store of the layout before named vectors (one unnamed vector), as the previous version wrote it."""
+    if backend_name == "edge":
+        import qdrant_edge as qe
+
+        path = tmp_path / "store" / "passages"
+        path.mkdir(parents=True)
+        shard = qe.EdgeShard.create(
+            str(path), qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=DIM, distance=qe.Distance.Cosine))
+        )
+        shard.update(qe.UpdateOperation.upsert_points([qe.Point(point_id("old"), [1.0] * DIM, {"passage_id": "old"})]))
+        shard.close()
+    else:
+        from qdrant_client import QdrantClient, models
+
+        client = QdrantClient(path=str(tmp_path / "store"))
+        client.create_collection(
+            "passages", vectors_config=models.VectorParams(size=DIM, distance=models.Distance.COSINE)
+        )
+        client.upsert("passages", points=[models.PointStruct(id=point_id("old"), vector=[1.0] * DIM, payload={})])
+        client.close()
+
+
+@pytest.mark.parametrize("backend_name", ["edge", "local"])
+def test_named_vectors_keep_models_apart_and_an_old_layout_is_re_created(tmp_path, backend_name):
+    _legacy_store(tmp_path, backend_name)
+    index = open_vector_index(path=tmp_path / "store", spaces=SPACES, backend=backend_name)
+    try:
+        assert index.migrated is not None and "one unnamed vector (16 dims" in index.migrated  # type: ignore[attr-defined]
+        assert index.count() == 0
+        rng = np.random.default_rng(3)
+        small = [VectorPoint(f"m{i}", rng.standard_normal(DIM), "w", "c", "d", space="minilm") for i in range(5)]
+        large = [VectorPoint(f"e{i}", rng.standard_normal(DIM * 2), "w", "c", "d", space="e5") for i in range(4)]
+        index.upsert(small + large)
+        assert index.count() == 9
+        got = index.search(rng.standard_normal(DIM * 2), workspace_id="w", limit=20, space="e5")
+        assert sorted(pid for pid, _ in got) == ["e0", "e1", "e2", "e3"]  # only e5 points, never MiniLM's
+        got = index.search(rng.standard_normal(DIM), workspace_id="w", limit=20)  # default space: minilm
+        assert sorted(pid for pid, _ in got) == [f"m{i}" for i in range(5)]
+        assert index.has_space("e5", workspace_id="w") and not index.has_space("e5", workspace_id="other")
+        assert index.vectors(["e1"])["e1"].shape == (DIM * 2,)
+        with pytest.raises(ValueError, match="space must be one of"):
+            index.search(rng.standard_normal(DIM), workspace_id="w", space="nope")
+        with pytest.raises(ValueError, match="shape"):  # a vector of the other model's size
+            index.upsert([VectorPoint("x", rng.standard_normal(DIM), "w", "c", "d", space="e5")])
+    finally:
+        index.close()
+    reopened = open_vector_index(path=tmp_path / "store", spaces=SPACES, backend=backend_name)
+    try:
+        assert reopened.migrated is None and reopened.count() == 9  # type: ignore[attr-defined]
+    finally:
+        reopened.close()
