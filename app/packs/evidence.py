@@ -36,13 +36,38 @@ from collections.abc import Mapping, Sequence
 
 from retrieval.fusion import Fused
 
-DENSE_SIMILARITY_FLOOR: dict[str, float] = {"sentence-transformers/all-MiniLM-L6-v2": 0.30}
-"""Embedding model name → least cosine similarity of a dense-only pack item (module doc)."""
+DENSE_SIMILARITY_FLOOR: dict[str, float] = {
+    "sentence-transformers/all-MiniLM-L6-v2": 0.30,
+    "intfloat/multilingual-e5-small": 0.84,
+}
+"""Embedding model name → least cosine similarity of a dense-only pack item (module doc).
+
+multilingual-e5-small (``python -m bench.multilingual --floor-questions 200`` on the JSQuAD
+data dir, e5 space): top-1 cosine of 200 JSQuAD questions min 0.845, p5 0.866, p50 0.916;
+of 110 nonsense (random letters/kana) and off-topic tasks p50 0.816, p95 0.842, max 0.861.
+0.84 keeps every measured real top-1 (and issue 18's one-sentence piano case, 0.847) and
+drops ~95 % of nonsense tasks' items. E5's cosines are compressed high, hence the scale."""
+
+CROSS_LINGUAL_FLOOR: dict[str, float] = {"intfloat/multilingual-e5-small": 0.83}
+"""Floor for passages a task finds in a model's space across scripts (an English task, CJK
+passages: :mod:`retrieval.dense`). Measured on the JSQuAD data dir: top-1 e5 cosine of our 63
+English translations of JSQuAD questions min 0.761, p50 0.797 (13 % reach 0.83); of 30
+random-letter strings max 0.825 and of 10 English off-topic tasks max 0.815. Real
+cross-lingual matches and off-topic tasks are not separable by cosine here, so this floor
+keeps only the strongest cross-lingual matches (no junk, little recall)."""
 
 
-def similarity_floor(embedder: object) -> float | None:
-    """The floor for ``embedder`` (by its ``name``), or None when none has been measured."""
-    return DENSE_SIMILARITY_FLOOR.get(getattr(embedder, "name", None) or "")
+def similarity_floor(embedder: object, *, cross_lingual: bool = False) -> float | None:
+    """The floor for ``embedder`` (by its ``name``), or None when none has been measured.
+
+    Args:
+        cross_lingual: The task is in another script than the passages of this model's space
+            (:data:`CROSS_LINGUAL_FLOOR`; falls back to the model's own floor).
+    """
+    name = getattr(embedder, "name", None) or ""
+    if cross_lingual and name in CROSS_LINGUAL_FLOOR:
+        return CROSS_LINGUAL_FLOOR[name]
+    return DENSE_SIMILARITY_FLOOR.get(name)
 
 
 def apply_floor(

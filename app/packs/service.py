@@ -160,7 +160,11 @@ def _fuse(
     fused = rrf(results, k=RRF_K, weights=weights) if results else []
     ran = {k: v for k, v in results.items() if weights.get(k, 1.0) > 0}
     by_space = dense.by_space if dense is not None else {}
-    floor_of = {name: similarity_floor(model) for name, model in by_space.items()}
+    multi = dense.multilingual_space if dense is not None else None
+    floor_of = {
+        name: similarity_floor(model, cross_lingual=name == multi and not served.cjk)
+        for name, model in by_space.items()
+    }
     if "dense" in ran:
         fused = apply_floor(fused, cosine, {pid: floor_of.get(space) for pid, space in served.space_of.items()})
     model_names = served.models or [getattr(dense.primary if dense else None, "name", "none")]
