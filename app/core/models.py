@@ -692,3 +692,23 @@ class QueryTemplate(SQLModel, table=True):
     created_by: str = Field(max_length=40)
     updated_at: datetime
     updated_by: str = Field(max_length=40)
+
+
+class ContextGap(SQLModel, table=True):
+    """A reported context gap (:mod:`app.gaps`): the task, what was missing, who reported it
+    (an agent credential and its creator, or a member) and, optionally, the pack and trace it
+    concerns. Listed newest first (``created_at``, then ``id``) to editors and above."""
+
+    __tablename__ = "context_gap"
+    __table_args__ = (Index("ix_context_gap_workspace_created", "workspace_id", "created_at", "id"),)
+
+    id: str = Field(primary_key=True, max_length=40)
+    workspace_id: str = Field(foreign_key="workspace.id", max_length=40)
+    task: str = Field(sa_column=Column(Text, nullable=False))
+    missing: str = Field(sa_column=Column(Text, nullable=False))
+    reporter_kind: str = Field(max_length=16)
+    credential_id: str | None = Field(default=None, max_length=16)
+    member_id: str = Field(max_length=40)
+    pack_id: str | None = Field(default=None, max_length=64)
+    trace_id: str | None = Field(default=None, max_length=64)
+    created_at: datetime
