@@ -306,7 +306,7 @@ def test_folder_ingest_reports_every_skipped_file(tmp_path):
         {"path": "photo.md", "reason": "not text: a PNG file (image/png)"},
         {
             "path": "slides.pptx",
-            "reason": "unsupported type .pptx; supported: .txt .md .markdown .html .htm .jsonl (optionally .gz), .pdf .docx",
+            "reason": "unsupported type .pptx; supported: .txt .md .markdown .html .htm .jsonl .csv (optionally .gz), .pdf .docx",
         },
     ]
     assert [line for line in r.stderr.splitlines() if line.startswith("skipped ")] == [

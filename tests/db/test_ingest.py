@@ -89,7 +89,7 @@ def test_sources_cover_every_format(tmp_path):
     assert [(s.path, s.reason) for s in skipped] == [
         (
             "ignored.bin",
-            "unsupported type .bin; supported: .txt .md .markdown .html .htm .jsonl (optionally .gz), .pdf .docx",
+            "unsupported type .bin; supported: .txt .md .markdown .html .htm .jsonl .csv (optionally .gz), .pdf .docx",
         )
     ]
     assert by_id["sub/c.html"].text.split() == ["Deserts", "Dunes", "&", "oases."]
