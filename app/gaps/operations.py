@@ -27,6 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, func, or_, select
+from sqlmodel import col
 
 from app.core.errors import BadInput
 from app.core.ids import as_utc, new_id, utcnow
@@ -202,19 +203,19 @@ async def list_gaps(services: Any, principal: Principal, req: GapListRequest) ->
         ContextGapPageSizeOutOfRange, ContextGapCursorInvalid: see :func:`validate_list`.
     """
     validate_list(req)
-    ws = ContextGap.workspace_id == principal.workspace_id
+    ws = col(ContextGap.workspace_id) == principal.workspace_id
     async with services.db.session() as s:
-        total = int((await s.execute(select(func.count(ContextGap.id)).where(ws))).scalar_one())
+        total = int((await s.execute(select(func.count(col(ContextGap.id))).where(ws))).scalar_one())
         q = select(ContextGap).where(ws)
         if req.after is not None:
             when, gap_id = _decode(req.after)
             q = q.where(
                 or_(
-                    ContextGap.created_at < when,  # type: ignore[operator]
-                    and_(ContextGap.created_at == when, ContextGap.id < gap_id),  # type: ignore[arg-type]
+                    col(ContextGap.created_at) < when,
+                    and_(col(ContextGap.created_at) == when, col(ContextGap.id) < gap_id),
                 )
             )
-        order = (ContextGap.created_at.desc(), ContextGap.id.desc())  # type: ignore[attr-defined]
+        order = (col(ContextGap.created_at).desc(), col(ContextGap.id).desc())
         rows = list((await s.execute(q.order_by(*order).limit(req.first + 1))).scalars())
         more = len(rows) > req.first
         rows = rows[: req.first]
