@@ -275,3 +275,54 @@ def test_an_unknown_method_is_method_not_found(live, tokens):
         f"{live.url}/mcp", json={"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": 5}, headers=h, timeout=30
     )
     assert r.json()["error"]["code"] == -32602
+
+
+def test_query_fields_over_mcp_answers_with_verifiable_citations(live, lib):
+    from tests.db.test_fields import NDAS
+    from tests.graphql.test_fields import FIELDS, PLAN_Q
+
+    owner, reader = lib["owner"], lib["reader"]
+    coll = live.data('mutation{createCollection(name:"ndas"){id}}', token=owner)["createCollection"]["id"]
+    for ext, text in NDAS.items():
+        live.data(
+            "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){status}}",
+            {"i": {"collectionId": coll, "externalId": ext, "title": ext, "text": text}},
+            owner,
+        )
+    live.data(
+        "mutation($c:ID!,$f:[FieldDefinitionInput!]!){defineFields(collectionId:$c, fields:$f)}",
+        {"c": coll, "f": FIELDS},
+        owner,
+    )
+    live.data("mutation($c:ID!){extractFields(collectionId:$c){documents}}", {"c": coll}, owner)
+    listed = call(live, reader, "list_fields", {"collectionId": coll}).structuredContent["fields"]
+    gql = live.data("query($c:ID!){fields(collectionId:$c){name type coverage}}", {"c": coll}, reader)["fields"]
+    assert [(f["name"], f["type"], f["coverage"]) for f in listed] == [
+        (g["name"], g["type"], g["coverage"]) for g in gql
+    ]
+    plan = {
+        "collectionId": coll,
+        "fields": ["party", "jurisdiction", "term"],
+        "filters": [
+            {"field": "jurisdiction", "op": "EQ", "value": "Delaware"},
+            {"field": "term", "op": "GT", "value": "2 years"},
+        ],
+    }
+    r = call(live, reader, "query_fields", plan)
+    assert not r.isError, r.structuredContent
+    res = r.structuredContent
+    want = live.data(PLAN_Q, {"p": plan}, reader)["queryFields"]
+    assert [x["externalId"] for x in res["rows"]] == [x["externalId"] for x in want["rows"]] == ["acme.txt"]
+    assert (res["matched"], res["incomplete"]) == (want["matched"], want["incomplete"])
+    (row,) = res["rows"]
+    assert [(v["field"], v["value"]) for v in row["values"]] == [
+        (v["field"], v["value"]) for v in want["rows"][0]["values"]
+    ]
+    juris = next(v for v in row["values"] if v["field"] == "jurisdiction")
+    c = juris["citation"]
+    # the span is in the cited version's text; sha256 is the cited passage's (as GraphQL's FieldCitation)
+    doc = live.data("query($id:ID!){document(id:$id){versions{id text}}}", {"id": c["documentId"]}, reader)
+    text = {x["id"]: x["text"] for x in doc["document"]["versions"]}[c["versionId"]]
+    assert text[c["start"] : c["end"]] == "Delaware"
+    passage = call(live, reader, "get_passage", {"passageId": c["passageId"]}).structuredContent["passage"]
+    assert passage["citation"]["sha256"] == c["sha256"] and "Delaware" in passage["text"]
