@@ -86,7 +86,8 @@ async def _extract_fields(db, settings: Settings, workspace_id: str, collection:
 
 def ingest(
     path: Path = typer.Argument(
-        ..., help="A file or folder: .txt .md .html .jsonl (BEIR), optionally .gz; .pdf .docx."
+        ...,
+        help="A file or folder: .txt .md .html .jsonl (BEIR) .csv (a document per row), optionally .gz; .pdf .docx.",
     ),
     collection: str = typer.Option(..., "--collection", "-c", help="Collection name (created if missing)."),
     workspace: str = WorkspaceOpt,
