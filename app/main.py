@@ -54,7 +54,7 @@ from app.http import (
 )
 from app.mcp import MCPHttp
 from app.memory import purge_expired as purge_expired_memories
-from app.replay import purge_expired_replays
+from app.replay import purge_replays, purge_replays_every
 from resolvers.schema import schema
 
 log = logging.getLogger("cairn")
@@ -121,8 +121,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
             async with svc.db.session() as s:
                 purged = await purge_expired_memories(s)
             readiness.detail["memoryPurge"] = f"done ({purged} expired memory versions deleted)"
-            async with svc.db.session() as s:
-                purged = await purge_expired_replays(s)
+            purged = await purge_replays(svc.db)
             readiness.detail["replayPurge"] = f"done ({purged} expired replay records deleted)"
             readiness.detail["indexRepair"] = f"done ({lex} lexical, {vec} vector passages indexed)"
             await svc.db.analyze()
@@ -145,13 +144,22 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         svc: Services = holder["services"]
         view.services = svc
         task = asyncio.create_task(startup_work(svc))
+
+        def purged(n: int, when: Any) -> None:
+            readiness.detail["replayPurge"] = f"{when.isoformat()}: {n} expired replay records deleted"
+
+        # expired replay records go every CAIRN_REPLAY_PURGE_INTERVAL_SECONDS, not only at start-up
+        purge = asyncio.create_task(
+            purge_replays_every(svc.db, settings.replay_purge_interval_seconds, on_purge=purged)
+        )
         try:
             async with mcp_http.running():
                 yield
         finally:
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
+            for t in (task, purge):
+                t.cancel()
+                with contextlib.suppress(BaseException):
+                    await t
             if owned:
                 svc.indexes.close()
                 await svc.query_database.close()

@@ -66,6 +66,8 @@ class Settings(BaseSettings):
         templates_timeout_seconds: Deadline of one template run (504 ``QUERY_TIMEOUT``).
         templates_max_rows: Row cap of one template run (a template may set a lower one); more
             rows → the first ones plus a ``QUERY_ROW_CAP_REACHED`` notice.
+        replay_purge_interval_seconds: How often ``cairn serve`` deletes expired replay records
+            (30 days old) besides at start-up (:func:`app.replay.purge_replays_every`), 60 s – 1 day.
     """
 
     # enable_decoding=False: list settings arrive as the raw string and _split_lists reads
@@ -117,6 +119,7 @@ class Settings(BaseSettings):
     templates_database_url: str | None = None
     templates_timeout_seconds: float = Field(default=5.0, gt=0, le=300)
     templates_max_rows: int = Field(default=1000, ge=1, le=100_000)
+    replay_purge_interval_seconds: float = Field(default=3600.0, ge=60, le=86_400)
 
     @model_validator(mode="after")
     def _refuse_unsafe_prod(self) -> Settings:
