@@ -165,6 +165,7 @@ async def test_recompute_of_a_past_as_of_pack_is_byte_identical_after_later_writ
     # is valid from its recording, or from next year): the same passages, ranks and scores;
     # only the edited document's item now reads superseded, its validTo = the new version's validFrom
     known_now = await build_pack(svc, who, _req(task, valid_time=t))
+
     def core(p):
         out = []
         for i in p.items:
