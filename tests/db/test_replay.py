@@ -331,3 +331,54 @@ async def test_the_periodic_purge_deletes_expired_records_while_running(svc, db)
             await task
     with pytest.raises(NotFound):
         await replay_pack(svc, who, ReplayRequest(rid, "VERIFY"))
+
+
+async def test_visible_legs_over_fetches_a_leg_left_short_and_says_when_it_gives_up(svc):
+    """app.packs.resolve.visible_legs at a small depth: hidden passages ranked first are dropped,
+    the leg is searched deeper until it holds ``depth`` visible ones, or says it fell short."""
+    from app.packs.resolve import MAX_OVERFETCH, visible_legs
+
+    who = _who(svc)
+    t = utcnow()
+    await ingest_documents(
+        svc.db,
+        svc.indexes,
+        workspace_id=svc.ws_id,
+        collection="c",
+        documents=iter(
+            SourceDocument(external_id=f"late{i}", title=f"Late {i}", text=f"Tidal tidal tidal plants, late {i}.")
+            for i in range(40)
+        ),
+        chunk_max_tokens=40,
+    )
+    limits: list[int] = []
+
+    def lexical(limit: int):
+        limits.append(limit)
+        return svc.indexes.lexical.search("tidal plants", workspace_id=svc.ws_id, limit=limit)
+
+    # as of t the 40 later passages (BM25's best) are hidden: depth 3 needs a leg of 64
+    ranked = {"lexical": lexical(3)}
+    notes: list[str] = []
+    await visible_legs(svc, who, ranked, t, t, {}, depth=3, more={"lexical": lexical}, notes=notes)
+    assert limits == [3, 6, 12, 24, 48]  # 2x each time, until 3 visible were found
+    expected = [p for p in lexical(1000) if p[0] in {q for q, _ in ranked["lexical"]}]
+    assert ranked["lexical"] == expected[:3] and notes == []
+    async with svc.db.session() as s:
+        from app.core.models import Passage
+
+        late = set(
+            (await s.execute(select(Passage.id).where(Passage.text.like("%late%"), Passage.workspace_id == svc.ws_id)))
+            .scalars()
+            .all()
+        )
+    assert len(late) == 40 and not late & {p for p, _ in ranked["lexical"]}
+    # depth 1: 16 x 1 = 16 passages searched, all hidden: the leg is empty and a note says why
+    limits.clear()
+    short = {"lexical": lexical(1)}
+    await visible_legs(svc, who, short, t, t, {}, depth=1, more={"lexical": lexical}, notes=notes)
+    assert limits[-1] == MAX_OVERFETCH and short["lexical"] == []
+    assert notes == [
+        "lexical leg: 16 of its first 16 passages are not visible at this asOf; it lists the 0 visible "
+        "ones (fewer than its depth 1)"
+    ]
