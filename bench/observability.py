@@ -64,7 +64,11 @@ async def _setup(data_dir: Path, docs: int):
     from app.corpus import SourceDocument, ingest_documents
     from app.identity import service as identity
 
-    settings = Settings(data_dir=data_dir, **{f"rate_limit_{c}_per_minute": 0 for c in ("packs", "reads", "writes")})
+    settings = Settings(
+        data_dir=data_dir,
+        log_level="WARNING",
+        **{f"rate_limit_{c}_per_minute": 0 for c in ("packs", "reads", "writes")},
+    )
     await asyncio.to_thread(upgrade_database, settings.resolved_database_url)
     db = Database(settings.resolved_database_url)
     async with db.session() as s:
@@ -127,6 +131,27 @@ def _micro() -> dict[str, float]:
     }
 
 
+async def _paired(a: httpx.AsyncClient, b: httpx.AsyncClient, token: str, queries: list[str], rounds: int):
+    """Per query, one call on ``a`` and one on ``b`` (order alternating): both lists of ms."""
+    ta: list[float] = []
+    tb: list[float] = []
+    for r in range(rounds):
+        for i, q in enumerate(queries):
+            first_a = (r + i) % 2 == 0
+            for c, sink in ((a, ta), (b, tb)) if first_a else ((b, tb), (a, ta)):
+                sink += await _round(c, token, [q])
+    return ta, tb
+
+
+def _row(name: str, values: list[float], base: list[float]) -> str:
+    p50, b50 = statistics.median(values), statistics.median(base)
+    diffs = [v - w for v, w in zip(values, base)]
+    return (
+        f"{name:<36}{p50:>9.2f}{statistics.fmean(values):>9.2f}"
+        f"{statistics.median(diffs):>+14.2f}{statistics.median(diffs) / b50 * 100:>+9.1f}%"
+    )
+
+
 async def main(docs: int, n_queries: int, rounds: int) -> None:
     from app.observability import Metrics, Telemetry, install, instrument_engine
 
@@ -136,31 +161,22 @@ async def main(docs: int, n_queries: int, rounds: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         services, token = await _setup(Path(tmp), docs)
         metered = dataclasses.replace(services, telemetry=Telemetry(Metrics()))
-        times: dict[str, list[float]] = {"off": [], "metrics": [], "traced": []}
         async with _client(services) as off, _client(metered) as met:
             await _round(off, token, queries[:10])  # warm-up (model, caches)
             await _round(met, token, queries[:10])
-            for r in range(rounds):
-                order = [("off", off), ("metrics", met)] if r % 2 == 0 else [("metrics", met), ("off", off)]
-                for name, c in order:
-                    times[name] += await _round(c, token, queries)
+            t_off, t_met = await _paired(off, met, token, queries, rounds)
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
         exporter = _Drop()
         provider = install(BatchSpanProcessor(exporter))  # type: ignore[arg-type]
         instrument_engine(services.db.engine)  # what bootstrap does when tracing is on
-        traced_times: list[float] = []
-        metrics_again: list[float] = []
         async with _client(metered) as met:
             await _round(met, token, queries[:10])
-            for r in range(rounds):
-                order = [("traced", traced_times), ("metrics", metrics_again)]
-                if r % 2:
-                    order.reverse()
-                for _name, sink in order:
-                    sink += await _round(met, token, queries)
+            traced: list[float] = []
+            for _ in range(rounds):
+                for q in queries:
+                    traced += await _round(met, token, [q])
         provider.force_flush()
-        times["traced"] = traced_times
         services.indexes.close()
         await services.query_database.close()
         await services.db.dispose()
@@ -169,31 +185,26 @@ async def main(docs: int, n_queries: int, rounds: int) -> None:
     print(
         f"contextPack via POST /graphql (ASGI, in-process), {docs} SciFact docs, {len(queries)} queries x {rounds} rounds"
     )
-    base = statistics.median(times["off"])
-    base_mean = statistics.fmean(times["off"])
-    print(f"{'mode':<34}{'p50 ms':>9}{'mean ms':>9}{'p50 vs off':>12}")
-    rows = [
-        ("off (default)", times["off"]),
-        ("metrics on", times["metrics"]),
-        ("metrics on (tracing phase)", metrics_again),
-        ("metrics + tracing (SDK, dropped)", times["traced"]),
-    ]
-    for name, values in rows:
-        p50 = statistics.median(values)
-        print(f"{name:<34}{p50:>9.2f}{statistics.fmean(values):>9.2f}{(p50 - base) / base * 100:>+11.1f}%")
-    tr, ma = statistics.median(times["traced"]), statistics.median(metrics_again)
-    print(f"tracing vs metrics-only in the same phase: {(tr - ma) / ma * 100:+.1f}% p50 ({tr - ma:+.2f} ms)")
-    print(f"spans exported per traced pack call: {getattr(exporter, 'count', 0) / (len(traced_times) + 10):.1f}")
-    print(f"mean of off: {base_mean:.2f} ms")
-    print("\nhook micro-costs (ns per call):")
+    print(f"{'mode':<36}{'p50 ms':>9}{'mean ms':>9}{'paired Δ p50':>14}{'Δ/off':>10}")
+    print(_row("off (default)", t_off, t_off))
+    print(_row("metrics on (calls paired with off)", t_met, t_off))
+    print(_row("metrics + tracing (SDK; later, unpaired)", traced, t_off))
+    print(f"spans per traced pack call: {getattr(exporter, 'count', 0) / (len(traced) + 10):.1f}")
+    print("\nhook micro-costs, ns per call (what a pack pays with everything off: ~12 span() no-ops,")
+    print("one record_pack and one log_call check):")
     for k, v in micro.items():
         print(f"  {k:<28}{v:>8.0f}")
+    off_cost = 12 * micro["span (tracing off)"] + 2 * micro["record_call (metrics off)"]
+    print(
+        f"  => per pack with everything off: ~{off_cost / 1000:.1f} µs = "
+        f"{off_cost / 1e6 / statistics.median(t_off) * 100:.3f} % of the p50 pack call"
+    )
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    ap.add_argument("--docs", type=int, default=300)
-    ap.add_argument("--queries", type=int, default=40)
-    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--docs", type=int, default=120)
+    ap.add_argument("--queries", type=int, default=30)
+    ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
     asyncio.run(main(a.docs, a.queries, a.rounds))

@@ -53,8 +53,12 @@ def enabled() -> bool:
     return bool(_state["enabled"])
 
 
-def _exporters_from_env(env: Mapping[str, str]) -> list[str]:
-    """The exporter names the environment asks for (``[]`` = tracing off)."""
+def exporters_from_env(env: Mapping[str, str]) -> list[str]:
+    """The exporter names the environment asks for (``[]`` = tracing off; module doc).
+
+    Raises:
+        TracingConfigError: an unknown exporter, or an OTLP protocol other than HTTP/protobuf.
+    """
     if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return []
     names = [n.strip().lower() for n in env.get("OTEL_TRACES_EXPORTER", "").split(",") if n.strip()]
@@ -88,7 +92,7 @@ def configure_from_env(env: Mapping[str, str] | None = None) -> bool:
     """
     if enabled():
         return True
-    names = _exporters_from_env(os.environ if env is None else env)
+    names = exporters_from_env(os.environ if env is None else env)
     if not names:
         return False
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
