@@ -62,7 +62,7 @@ async def obs(tmp_path_factory, embedder) -> Obs:
     owner = tokens["owner"]
     statuses: dict[str, str] = {}
     async with _client(services) as c:
-        coll = (await _gql(c, "mutation{createCollection(name:\"obs\"){id}}", {}, owner))["createCollection"]["id"]
+        coll = (await _gql(c, 'mutation{createCollection(name:"obs"){id}}', {}, owner))["createCollection"]["id"]
         for ext, text in DOCS + [DOCS[0]]:  # the last write is unchanged
             r = await _gql(c, UPSERT, {"i": {"collectionId": coll, "externalId": ext, "text": text}}, owner)
             statuses[ext] = r["upsertDocument"]["status"]
@@ -213,9 +213,7 @@ async def test_metrics_count_exactly_the_calls_made(obs: Obs):
         assert bad.json()["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
         anon = await c.post("/graphql", json={"query": PACK, "variables": {"i": task}})
         assert anon.json()["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
-        stream = await c.post(
-            "/v1/context-packs/stream", json=task, headers={"Authorization": f"Bearer {obs.owner}"}
-        )
+        stream = await c.post("/v1/context-packs/stream", json=task, headers={"Authorization": f"Bearer {obs.owner}"})
         assert stream.status_code == 200 and stream.text.strip().endswith("}")
         r = await c.get("/metrics")
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
