@@ -147,7 +147,7 @@ def _row(name: str, values: list[float], base: list[float]) -> str:
     p50, b50 = statistics.median(values), statistics.median(base)
     diffs = [v - w for v, w in zip(values, base)]
     return (
-        f"{name:<36}{p50:>9.2f}{statistics.fmean(values):>9.2f}"
+        f"{name:<42}{p50:>9.2f}{statistics.fmean(values):>9.2f}"
         f"{statistics.median(diffs):>+14.2f}{statistics.median(diffs) / b50 * 100:>+9.1f}%"
     )
 
@@ -185,7 +185,7 @@ async def main(docs: int, n_queries: int, rounds: int) -> None:
     print(
         f"contextPack via POST /graphql (ASGI, in-process), {docs} SciFact docs, {len(queries)} queries x {rounds} rounds"
     )
-    print(f"{'mode':<36}{'p50 ms':>9}{'mean ms':>9}{'paired Δ p50':>14}{'Δ/off':>10}")
+    print(f"{'mode':<42}{'p50 ms':>9}{'mean ms':>9}{'paired Δ p50':>14}{'Δ/off':>10}")
     print(_row("off (default)", t_off, t_off))
     print(_row("metrics on (calls paired with off)", t_met, t_off))
     print(_row("metrics + tracing (SDK; later, unpaired)", traced, t_off))
