@@ -2,7 +2,7 @@
 
 Tracing uses the SDK's own test exporter (``InMemorySpanExporter``) installed as the process's
 tracer provider (OpenTelemetry allows one per process; spans of later tests in the session also
-land there, harmlessly). The app runs on SQLite with the real embedding model, Whoosh and Qdrant
+land there, harmlessly). The app runs on SQLite and on PostgreSQL with the real embedding model, Whoosh and Qdrant
 Edge; calls go through ``httpx.ASGITransport`` (the same ASGI app uvicorn serves).
 """
 
@@ -23,6 +23,7 @@ from app.core.migrate import upgrade_database
 from app.governance.registry import RATE_CLASSES
 from app.main import create_app
 from app.observability import Metrics, Telemetry, install
+from tests.conftest import drop_postgres_database, postgres_database
 from tests.graphql.conftest import _bootstrap
 
 TRACE_ID = "0af7651916cd43dd8448eb211c80319c"
@@ -40,18 +41,21 @@ pytestmark = pytest.mark.model
 
 @dataclasses.dataclass
 class Obs:
+    backend: str
     services: Services
     exporter: InMemorySpanExporter
     owner: str
     ingest: dict[str, str]
 
 
-@pytest.fixture(scope="module")
-async def obs(tmp_path_factory, embedder) -> Obs:
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+async def obs(request, tmp_path_factory, embedder) -> Obs:
     exporter = InMemorySpanExporter()
     install(SimpleSpanProcessor(exporter))  # before bootstrap: SQL spans are attached there
+    pg_url = await asyncio.to_thread(postgres_database) if request.param == "postgres" else None
     settings = Settings(
         data_dir=tmp_path_factory.mktemp("obs"),
+        database_url=pg_url,
         metrics=True,
         chunk_max_tokens=40,
         **{f"rate_limit_{c}_per_minute": 0 for c in RATE_CLASSES},
@@ -67,11 +71,13 @@ async def obs(tmp_path_factory, embedder) -> Obs:
             r = await _gql(c, UPSERT, {"i": {"collectionId": coll, "externalId": ext, "text": text}}, owner)
             statuses[ext] = r["upsertDocument"]["status"]
     try:
-        yield Obs(services, exporter, owner, statuses)
+        yield Obs(request.param, services, exporter, owner, statuses)
     finally:
         services.indexes.close()
         await services.query_database.close()
         await services.db.dispose()
+        if pg_url:
+            await asyncio.to_thread(drop_postgres_database, pg_url)
 
 
 def _client(services: Services, headers: dict[str, str] | None = None) -> httpx.AsyncClient:
@@ -137,7 +143,9 @@ async def test_pack_spans_continue_the_traceparent_and_chain(obs: Obs):
         assert parent_name(by_name[stage][0]) == "graphql contextPack", stage
     assert by_name["pack.packing"][0].attributes["cairn.pack.included"] >= 1
     # SQL statements are CLIENT spans inside the call (authentication, candidate rows, the replay record)
-    sql = [s for s in spans if s.attributes.get("db.system") == "sqlite"]
+    sql = [
+        s for s in spans if s.attributes.get("db.system") == {"sqlite": "sqlite", "postgres": "postgresql"}[obs.backend]
+    ]
     assert any(s.attributes["db.operation"] == "SELECT" for s in sql)
     assert any(s.attributes["db.operation"] == "INSERT" for s in sql)  # the replay record
     for s in sql:  # each chains up to the server span
