@@ -275,3 +275,30 @@ def test_prod_needs_a_metrics_token(tmp_path):
     with pytest.raises(SettingsInvalid, match="CAIRN_METRICS_TOKEN must be set"):
         load_settings(env="prod", database_url="postgresql+asyncpg://x/y", metrics=True)
     assert load_settings(data_dir=tmp_path, metrics=True).metrics is True
+
+
+async def test_mcp_tool_calls_are_counted_and_traced_like_the_other_channels(obs: Obs):
+    """The MCP server over the SDK's in-memory transport (the stdio path: no HTTP request, so
+    each tool call's span is a root whose OTEL trace id is the envelope's)."""
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    from app.mcp import ENVELOPE_META, build_server
+
+    obs.exporter.clear()
+    before = _samples(obs.services.telemetry.metrics.exposition().decode())
+    server = build_server(lambda: obs.services, token=obs.owner)
+    async with create_connected_server_and_client_session(server) as session:
+        ok = await session.call_tool("context_pack", {"task": "When are invoices generated?"})
+        bad = await session.call_tool("context_pack", {"task": "When?", "budget": {"maxTokens": 10}})
+    assert not ok.isError and bad.isError
+    assert bad.structuredContent["error"]["code"] == "BAD_USER_INPUT"
+    after = _samples(obs.services.telemetry.metrics.exposition().decode())
+    mcp_ok = dict(channel="mcp", operation="mcp.context_pack", status="OK", code="OK")
+    assert _delta(before, after, "cairn_calls_total", **mcp_ok) == 1
+    assert _delta(before, after, "cairn_calls_total", **{**mcp_ok, "status": "ERROR", "code": "BAD_USER_INPUT"}) == 1
+    trace_id = ok.meta[ENVELOPE_META]["traceId"]
+    spans = obs.exporter.get_finished_spans()
+    op = next(s for s in spans if s.name == "mcp mcp.context_pack" and s.attributes["cairn.status"] == "OK")
+    assert op.parent is None and trace_id == f"trace_{_hex(op.context.trace_id, 32)}"
+    bm25 = next(s for s in spans if s.name == "pack.leg.bm25" and s.context.trace_id == op.context.trace_id)
+    assert bm25.attributes["cairn.leg.results"] >= 1
