@@ -50,6 +50,7 @@ from app.contextsets import SetItem, SetPlan, plan_set
 from app.core.errors import BadInput, PackIncomplete
 from app.core.ids import new_id, utcnow
 from app.governance import Principal, require_scope
+from app.observability import set_attributes, span
 from app.packs.evidence import apply_floor, evidence_notes, similarity_floor
 from app.packs.graph_hook import add_fact_items, run_graph_leg
 from app.packs.pipeline_types import Candidate, LegResults, PackEntry, PackServices, PackTimings, RowCache
@@ -111,7 +112,10 @@ async def _legs(
     ws = principal.workspace_id
 
     def lexical(limit: int = depth) -> Ranked:
-        return idx.lexical.search(req.task, workspace_id=ws, collection_ids=colls, document_ids=docs, limit=limit)
+        with span("pack.leg.bm25", {"cairn.leg": "bm25", "cairn.leg.depth": limit}) as s:
+            out = idx.lexical.search(req.task, workspace_id=ws, collection_ids=colls, document_ids=docs, limit=limit)
+            set_attributes(s, {"cairn.leg.results": len(out)})
+            return out
 
     more["lexical"] = lexical
     if embedder is None or vectors is None:
@@ -119,13 +123,20 @@ async def _legs(
     else:
         coverage_of = getattr(embedder, "vocabulary_coverage", None)
 
+        def encode() -> np.ndarray:
+            with span("pack.leg.dense.embed", {"cairn.leg": "dense", "cairn.embedder": getattr(embedder, "name", "")}):
+                return embedder.encode_query(req.task)
+
         def search_vectors(vec: np.ndarray, limit: int = depth) -> Ranked:
             more["dense"] = lambda n: search_vectors(vec, n)  # the over-fetch reuses the task's vector
-            return vectors.search(vec, workspace_id=ws, collection_ids=colls, document_ids=docs, limit=limit)
+            with span("pack.leg.dense.search", {"cairn.leg": "dense", "cairn.leg.depth": limit}) as s:
+                out = vectors.search(vec, workspace_id=ws, collection_ids=colls, document_ids=docs, limit=limit)
+                set_attributes(s, {"cairn.leg.results": len(out)})
+                return out
 
         legs = Legs(
             lexical,
-            encode=lambda: embedder.encode_query(req.task),
+            encode=encode,
             search_vectors=search_vectors,
             coverage=(lambda: float(coverage_of(req.task))) if coverage_of is not None else None,
         )
@@ -404,7 +415,9 @@ async def stream_pack(
     # temporal GRAPH leg (issue 14, app/packs/graph_hook.py): joins the legs, fused by RRF below
     graph = None
     if "GRAPH" in req.sources:
-        graph = await run_graph_leg(services, principal, req, valid_time, system_time, filters, legs)
+        with span("pack.leg.graph", {"cairn.leg": "graph"}) as s:
+            graph = await run_graph_leg(services, principal, req, valid_time, system_time, filters, legs)
+            set_attributes(s, {"cairn.leg.results": len(legs.ranked.get("graph", ()))})
         if "graph" in legs.ranked:
             graph_only = {"graph": legs.ranked["graph"]}
             await visible_legs(
@@ -413,14 +426,17 @@ async def stream_pack(
             legs.ranked["graph"] = graph_only["graph"]
     with timings.stage("fusionMs"):
         fused = _fuse(legs, config, services.indexes.embedder, notes)
-    cands, groups, unresolved = await resolve_windows(
-        services, principal, fused, req, valid_time, system_time, timings, cache
-    )
+    with span("pack.resolve", {"cairn.pack.fused": len(fused)}):  # as-of resolution + dedup windows
+        cands, groups, unresolved = await resolve_windows(
+            services, principal, fused, req, valid_time, system_time, timings, cache
+        )
     t = time.perf_counter()
     merged = sum(len(g.duplicates) for g in groups)
-    entries = await _entries(services, req, _without_required(groups, plan))  # context-set hook
-    set_tokens = plan.tokens if plan is not None else 0  # context-set hook: set items come first
-    packed = pack_greedy(entries, tokens=lambda e: e.tokens, max_tokens=req.max_tokens - set_tokens)
+    with span("pack.packing", {"cairn.pack.max_tokens": req.max_tokens}) as s:
+        entries = await _entries(services, req, _without_required(groups, plan))  # context-set hook
+        set_tokens = plan.tokens if plan is not None else 0  # context-set hook: set items come first
+        packed = pack_greedy(entries, tokens=lambda e: e.tokens, max_tokens=req.max_tokens - set_tokens)
+        set_attributes(s, {"cairn.pack.entries": len(entries), "cairn.pack.included": len(packed.included)})
     timings.values["dedupPackMs"] = round(timings.values.pop("dedupMs") + (time.perf_counter() - t) * 1000, 2)
     if entries and packed.included[:1] != entries[:1]:  # PackEntry compares by identity
         incomplete.append("TOP_ITEM_OVER_BUDGET")
@@ -460,7 +476,7 @@ async def stream_pack(
         if not replay.done():
             await asyncio.shield(replay)
     replay.result()
-    yield PackFooter(
+    footer = PackFooter(
         tokens_used=sum(i.tokens for i in set_items) + sum(i.tokens for i in items),
         item_count=len(set_items) + len(items),
         truncated=bool(packed.skipped) or unresolved > 0 or bool(plan and plan.skipped),
@@ -472,6 +488,10 @@ async def stream_pack(
         duplicates_merged=merged,
         notes=tuple(notes),
     )
+    services.telemetry.record_pack(
+        retrieval=req.retrieval, complete=footer.complete, timings=footer.timings, latency_ms=footer.latency_ms
+    )
+    yield footer
 
 
 async def build_pack(services: PackServices, principal: Principal, req: PackRequest, *, trace_id: str = "") -> Pack:
