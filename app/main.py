@@ -7,7 +7,12 @@ Routes (each registered in :mod:`app.governance.registry`):
 - ``POST /v1/context-packs/stream`` NDJSON pack stream (header, items, footer);
 - ``POST /api/v1/decisions``, ``GET /api/v1/decisions/{id}`` (:mod:`app.http.decisions`);
 - ``POST /mcp`` the MCP tools over streamable HTTP (:mod:`app.mcp`);
-- ``GET /healthz`` (process up), ``GET /readyz`` (migrated, indexes repaired, model warm).
+- ``GET /healthz`` (process up), ``GET /readyz`` (migrated, indexes repaired, model warm);
+- ``GET /metrics`` Prometheus metrics (404 unless ``CAIRN_METRICS``; :mod:`app.http.metrics`).
+
+Observability (:mod:`app.observability`): OpenTelemetry traces when the ``OTEL_*`` environment
+names an exporter (:func:`~app.observability.configure_from_env`, here), each HTTP request in
+a server span (:class:`~app.observability.TraceMiddleware`, a pass-through when tracing is off).
 
 Start-up: migrate the database (Alembic), open the indexes, then in the background repair
 index work left by a crash (outbox flags) and warm the embedding model; ``/readyz`` says 503
@@ -47,6 +52,7 @@ from app.http import (
     deny_websocket,
     graphiql_html,
     make_create_route,
+    make_metrics_route,
     make_read_route,
     make_replay_route,
     make_stream_route,
@@ -54,7 +60,9 @@ from app.http import (
 )
 from app.mcp import MCPHttp
 from app.memory import purge_expired as purge_expired_memories
-from app.replay import purge_expired_replays
+from app.observability import TraceMiddleware
+from app.observability import configure_from_env as configure_tracing
+from app.replay import purge_replays, purge_replays_every
 from resolvers.schema import schema
 
 log = logging.getLogger("cairn")
@@ -112,6 +120,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     """
     settings = settings or load_settings()
     configure_logging(settings.log_level)
+    configure_tracing()  # OTEL_* environment; idempotent; off (nothing installed) by default
     holder: dict[str, Any] = {"services": services}
     readiness = Readiness()
 
@@ -121,8 +130,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
             async with svc.db.session() as s:
                 purged = await purge_expired_memories(s)
             readiness.detail["memoryPurge"] = f"done ({purged} expired memory versions deleted)"
-            async with svc.db.session() as s:
-                purged = await purge_expired_replays(s)
+            purged = await purge_replays(svc.db)
             readiness.detail["replayPurge"] = f"done ({purged} expired replay records deleted)"
             readiness.detail["indexRepair"] = f"done ({lex} lexical, {vec} vector passages indexed)"
             await svc.db.analyze()
@@ -145,13 +153,22 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         svc: Services = holder["services"]
         view.services = svc
         task = asyncio.create_task(startup_work(svc))
+
+        def purged(n: int, when: Any) -> None:
+            readiness.detail["replayPurge"] = f"{when.isoformat()}: {n} expired replay records deleted"
+
+        # expired replay records go every CAIRN_REPLAY_PURGE_INTERVAL_SECONDS, not only at start-up
+        purge = asyncio.create_task(
+            purge_replays_every(svc.db, settings.replay_purge_interval_seconds, on_purge=purged)
+        )
         try:
             async with mcp_http.running():
                 yield
         finally:
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
+            for t in (task, purge):
+                t.cancel()
+                with contextlib.suppress(BaseException):
+                    await t
             if owned:
                 svc.indexes.close()
                 await svc.query_database.close()
@@ -196,11 +213,12 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         Route("/v1/replays/{replayId}", make_replay_route(lambda: holder["services"]), methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
+        Route("/metrics", make_metrics_route(lambda: holder["services"]), methods=["GET"]),
         Mount("/static/graphiql", app=StaticFiles(directory=STATIC_DIR), name="graphiql-assets"),
         Route("/console", console_page, methods=["GET"]),
         Mount("/console", app=StaticFiles(directory=CONSOLE_DIR), name="console-assets"),
     ]
-    middleware = []
+    middleware = [Middleware(TraceMiddleware)]  # outermost: the server span covers CORS refusals too
     if settings.cors_origins:
         middleware.append(
             Middleware(

@@ -245,6 +245,8 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
     from app.core.datadir import DataDirInUse, DataDirLock
     from app.core.migrate import upgrade_database
     from app.main import create_app
+    from app.observability import TracingConfigError
+    from app.observability import configure_from_env as configure_tracing
     from retrieval.client_vectors import check_server
     from retrieval.vectors import VectorStoreUnavailable
 
@@ -258,6 +260,10 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
                 check_server(settings.qdrant_url, api_key=settings.qdrant_api_key)
             except VectorStoreUnavailable as exc:
                 _fail(str(exc))
+        try:  # the OTEL_* environment (traces): a bad exporter or protocol stops here in one line
+            configure_tracing()
+        except TracingConfigError as exc:
+            _fail(str(exc))
         if migrate_first:
             upgrade_database(settings.resolved_database_url)
         console.print(f"Cairn on http://{host}:{port}/graphql  (data: {_where(settings)})", soft_wrap=True)

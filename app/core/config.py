@@ -66,6 +66,16 @@ class Settings(BaseSettings):
         templates_timeout_seconds: Deadline of one template run (504 ``QUERY_TIMEOUT``).
         templates_max_rows: Row cap of one template run (a template may set a lower one); more
             rows → the first ones plus a ``QUERY_ROW_CAP_REACHED`` notice.
+        replay_purge_interval_seconds: How often ``cairn serve`` deletes expired replay records
+            (30 days old) besides at start-up (:func:`app.replay.purge_replays_every`), 60 s – 1 day.
+        metrics: Serve Prometheus metrics at ``GET /metrics`` and record them
+            (``CAIRN_METRICS=true``); off → nothing is recorded and ``/metrics`` answers 404
+            like an unknown route (:mod:`app.observability.metrics`).
+        metrics_token: A bearer token ``/metrics`` requires (``Authorization: Bearer …``; a
+            scrape config's ``authorization.credentials``); required with ``env=prod``. Unset in
+            dev → ``/metrics`` is open to whoever reaches the port (operation names and counts).
+            Traces are configured by the standard ``OTEL_*`` variables, not here
+            (:mod:`app.observability.tracing`).
     """
 
     # enable_decoding=False: list settings arrive as the raw string and _split_lists reads
@@ -117,6 +127,9 @@ class Settings(BaseSettings):
     templates_database_url: str | None = None
     templates_timeout_seconds: float = Field(default=5.0, gt=0, le=300)
     templates_max_rows: int = Field(default=1000, ge=1, le=100_000)
+    replay_purge_interval_seconds: float = Field(default=3600.0, ge=60, le=86_400)
+    metrics: bool = False
+    metrics_token: str | None = None
 
     @model_validator(mode="after")
     def _refuse_unsafe_prod(self) -> Settings:
@@ -125,6 +138,13 @@ class Settings(BaseSettings):
                 raise ValueError("CAIRN_DATABASE_URL must be set when CAIRN_ENV=prod")
             if "*" in self.cors_origins:
                 raise ValueError("CAIRN_CORS_ORIGINS may not contain '*' when CAIRN_ENV=prod")
+            if self.metrics and not self.metrics_token:
+                raise ValueError(
+                    "CAIRN_METRICS_TOKEN must be set when CAIRN_METRICS=true and CAIRN_ENV=prod "
+                    "(Prometheus sends it as a bearer token)"
+                )
+        if self.metrics_token is not None and not 16 <= len(self.metrics_token) <= 256:
+            raise ValueError("CAIRN_METRICS_TOKEN must be 16 to 256 characters")
         if self.embedder == "openai" and not self.embedding_url:
             raise ValueError("CAIRN_EMBEDDING_URL is required when CAIRN_EMBEDDER=openai")
         if self.judge == "openai" and not self.judge_url:
@@ -243,7 +263,7 @@ def expected_format(name: str) -> str:
     return kind + (f" {' and '.join(bounds)}" if bounds else "")
 
 
-_SECRET = re.compile(r"(api_key|secret|password)$")
+_SECRET = re.compile(r"(api_key|secret|password|token)$")
 
 
 def describe_settings_error(exc: ValidationError | SettingsError) -> str:

@@ -5,7 +5,14 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.corpus.as_of import DocumentRead, VersionMeta, choose_versions, read_document, visible_versions
+from app.corpus.as_of import (
+    DocumentRead,
+    VersionMeta,
+    VersionView,
+    choose_versions,
+    read_document,
+    visible_versions,
+)
 from app.corpus.documents import (
     delete_document,
     get_collection,
@@ -65,6 +72,7 @@ __all__ = [
     "SkippedFile",
     "SourceDocument",
     "VersionMeta",
+    "VersionView",
     "check_citation",
     "choose_versions",
     "create_collection",

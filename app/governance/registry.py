@@ -378,6 +378,8 @@ _OPS = [
     Operation("POST /v1/replays/{replayId}", "http", "G1.U2.P1.Z3.A1", "context:replay", _DOC_READ, "replay:run"),
     Operation("GET /healthz", "http", "G1.U2.P8.Z1.A1", "system:health", auth="none"),
     Operation("GET /readyz", "http", "G1.U2.P8.Z1.A2", "system:ready", auth="none"),
+    # Prometheus metrics: 404 unless CAIRN_METRICS; its own bearer token (CAIRN_METRICS_TOKEN), not a credential
+    Operation("GET /metrics", "http", "G1.U2.P8.Z1.A3", "system:metrics", auth="none"),
     Operation("GET /graphql", "http", "G1.U2.P8.Z2.A1", "ide:graphiql", auth="none"),
     Operation("GET /static/graphiql/{path}", "http", "G1.U2.P8.Z2.A2", "ide:assets", auth="none"),
     Operation("GET /console", "http", "G1.U2.P8.Z5.A1", "console:page", auth="none"),

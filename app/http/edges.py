@@ -32,7 +32,7 @@ from starlette.websockets import WebSocket
 
 from app.core.errors import CairnError, Forbidden, NotFound, error_class
 from app.decisions import DecisionMethodNotAllowed, error_to_wire
-from app.governance import CallRecord, EnvelopeState, trace_id_from_headers
+from app.governance import CallRecord, EnvelopeState, mark_failed, trace_id_from_headers
 
 log = logging.getLogger("cairn.http")
 
@@ -66,7 +66,7 @@ def enveloped_json(
     """
     state = EnvelopeState(trace_id=trace_id_from_headers(dict(headers)), target="cairn.http")
     if record is not None:
-        record.status = "REJECTED" if status in (401, 403) else "ERROR"
+        mark_failed(record, exc, "REJECTED" if status in (401, 403) else "ERROR")
         state.calls.append(record)
     envelope = state.build(had_errors=True)
     if record is None and status in (401, 403):

@@ -6,7 +6,12 @@ Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
    :class:`~retrieval.pipeline.RetrievalConfig`): BM25 over Whoosh (``HYBRID``, ``LEXICAL``)
    and query embedding + Qdrant search (``HYBRID``, ``DENSE``),
    each returning ``depth = clamp(maxTokens / 40, 100, 1000)`` passage ids;
-3. RRF (Cormack et al. 2009; k = 60; ranks from 1; ties by passage id ascending), the dense
+3. as-of visibility, per leg and before fusion (:func:`app.packs.resolve.visible_legs`): each
+   leg keeps only passages of each document's version visible at ``(validTime, systemTime)``
+   (a leg left short of its depth by hidden passages searches again deeper), so a later
+   version or document never takes a rank and a pack as of a past time depends only on
+   what was visible then;
+   RRF (Cormack et al. 2009; k = 60; ranks from 1; ties by passage id ascending), the dense
    leg weighted by the model's vocabulary coverage of the task
    (:func:`retrieval.pipeline.weigh_dense_leg`);
    passages only the dense leg found must reach the model's cosine floor, and a pack
@@ -36,17 +41,20 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
+
+import numpy as np
 
 from app.contextsets import SetItem, SetPlan, plan_set
 from app.core.errors import BadInput, PackIncomplete
 from app.core.ids import new_id, utcnow
 from app.governance import Principal, require_scope
+from app.observability import set_attributes, span
 from app.packs.evidence import apply_floor, evidence_notes, similarity_floor
 from app.packs.graph_hook import add_fact_items, run_graph_leg
 from app.packs.pipeline_types import Candidate, LegResults, PackEntry, PackServices, PackTimings, RowCache
-from app.packs.resolve import first_window, prefetch, resolve_windows
+from app.packs.resolve import first_window, prefetch, resolve_windows, visible_legs
 from app.packs.store import check_filters, readable_now, record_replay, whole_documents
 from app.packs.types import (
     RRF_K,
@@ -77,9 +85,13 @@ async def _legs(
     deadline: float,
     timings: PackTimings,
     cache: RowCache,
+    more: dict[str, Callable[[int], Ranked]],
 ) -> LegResults:
     """Bind the leg searches to the caller's workspace, filters and depth, and run them
     (:func:`retrieval.pipeline.run_legs`) until ``deadline`` (monotonic seconds).
+
+    ``more`` receives, per leg that ran, the same search at another limit (the dense one
+    reuses the task's vector), for :func:`app.packs.resolve.visible_legs` to over-fetch.
 
     While the dense leg embeds the task, BM25's top ``first_window(maxTokens)`` candidates'
     rows are read into ``cache`` (:func:`app.packs.resolve.prefetch`).
@@ -99,19 +111,33 @@ async def _legs(
         )
     ws = principal.workspace_id
 
-    def lexical() -> Ranked:
-        return idx.lexical.search(req.task, workspace_id=ws, collection_ids=colls, document_ids=docs, limit=depth)
+    def lexical(limit: int = depth) -> Ranked:
+        with span("pack.leg.bm25", {"cairn.leg": "bm25", "cairn.leg.depth": limit}) as s:
+            out = idx.lexical.search(req.task, workspace_id=ws, collection_ids=colls, document_ids=docs, limit=limit)
+            set_attributes(s, {"cairn.leg.results": len(out)})
+            return out
 
+    more["lexical"] = lexical
     if embedder is None or vectors is None:
         legs = Legs(lexical)  # HYBRID: the pipeline notes the missing dense leg
     else:
         coverage_of = getattr(embedder, "vocabulary_coverage", None)
+
+        def encode() -> np.ndarray:
+            with span("pack.leg.dense.embed", {"cairn.leg": "dense", "cairn.embedder": getattr(embedder, "name", "")}):
+                return embedder.encode_query(req.task)
+
+        def search_vectors(vec: np.ndarray, limit: int = depth) -> Ranked:
+            more["dense"] = lambda n: search_vectors(vec, n)  # the over-fetch reuses the task's vector
+            with span("pack.leg.dense.search", {"cairn.leg": "dense", "cairn.leg.depth": limit}) as s:
+                out = vectors.search(vec, workspace_id=ws, collection_ids=colls, document_ids=docs, limit=limit)
+                set_attributes(s, {"cairn.leg.results": len(out)})
+                return out
+
         legs = Legs(
             lexical,
-            encode=lambda: embedder.encode_query(req.task),
-            search_vectors=lambda vec: vectors.search(
-                vec, workspace_id=ws, collection_ids=colls, document_ids=docs, limit=depth
-            ),
+            encode=encode,
+            search_vectors=search_vectors,
             coverage=(lambda: float(coverage_of(req.task))) if coverage_of is not None else None,
         )
 
@@ -366,11 +392,18 @@ async def stream_pack(
             timings.values.setdefault("firstSetItemMs", round((time.perf_counter() - perf0) * 1000, 2))
             yield item
     cache: RowCache = {}
+    more: dict[str, Callable[[int], Ranked]] = {}
     with timings.stage("legsMs"):
         if filters[0] == [] or filters[1] == []:  # context-set hook: the set's scope leaves nothing to search
             legs = LegResults({}, (), {"lexical": 1.0, "dense": 1.0})
         else:
-            legs = await _legs(services, principal, req, config, filters, deadline, timings, cache)
+            legs = await _legs(services, principal, req, config, filters, deadline, timings, cache, more)
+    # as-of visibility before fusion (issue 14): legs rank only passages visible at the read point
+    depth = retrieval_depth(req.max_tokens)
+    with timings.stage("resolveMs"):
+        await visible_legs(
+            services, principal, legs.ranked, valid_time, system_time, cache, depth=depth, more=more, notes=legs.notes
+        )
     notes = legs.notes  # the legs' notes first (a late leg's thread may still append, as before)
     if plan is not None:  # context-set hook
         notes[:0] = plan.notes
@@ -382,17 +415,28 @@ async def stream_pack(
     # temporal GRAPH leg (issue 14, app/packs/graph_hook.py): joins the legs, fused by RRF below
     graph = None
     if "GRAPH" in req.sources:
-        graph = await run_graph_leg(services, principal, req, valid_time, system_time, filters, legs)
+        with span("pack.leg.graph", {"cairn.leg": "graph"}) as s:
+            graph = await run_graph_leg(services, principal, req, valid_time, system_time, filters, legs)
+            set_attributes(s, {"cairn.leg.results": len(legs.ranked.get("graph", ()))})
+        if "graph" in legs.ranked:
+            graph_only = {"graph": legs.ranked["graph"]}
+            await visible_legs(
+                services, principal, graph_only, valid_time, system_time, cache, depth=len(graph_only["graph"])
+            )
+            legs.ranked["graph"] = graph_only["graph"]
     with timings.stage("fusionMs"):
         fused = _fuse(legs, config, services.indexes.embedder, notes)
-    cands, groups, unresolved = await resolve_windows(
-        services, principal, fused, req, valid_time, system_time, timings, cache
-    )
+    with span("pack.resolve", {"cairn.pack.fused": len(fused)}):  # as-of resolution + dedup windows
+        cands, groups, unresolved = await resolve_windows(
+            services, principal, fused, req, valid_time, system_time, timings, cache
+        )
     t = time.perf_counter()
     merged = sum(len(g.duplicates) for g in groups)
-    entries = await _entries(services, req, _without_required(groups, plan))  # context-set hook
-    set_tokens = plan.tokens if plan is not None else 0  # context-set hook: set items come first
-    packed = pack_greedy(entries, tokens=lambda e: e.tokens, max_tokens=req.max_tokens - set_tokens)
+    with span("pack.packing", {"cairn.pack.max_tokens": req.max_tokens}) as s:
+        entries = await _entries(services, req, _without_required(groups, plan))  # context-set hook
+        set_tokens = plan.tokens if plan is not None else 0  # context-set hook: set items come first
+        packed = pack_greedy(entries, tokens=lambda e: e.tokens, max_tokens=req.max_tokens - set_tokens)
+        set_attributes(s, {"cairn.pack.entries": len(entries), "cairn.pack.included": len(packed.included)})
     timings.values["dedupPackMs"] = round(timings.values.pop("dedupMs") + (time.perf_counter() - t) * 1000, 2)
     if entries and packed.included[:1] != entries[:1]:  # PackEntry compares by identity
         incomplete.append("TOP_ITEM_OVER_BUDGET")
@@ -432,7 +476,7 @@ async def stream_pack(
         if not replay.done():
             await asyncio.shield(replay)
     replay.result()
-    yield PackFooter(
+    footer = PackFooter(
         tokens_used=sum(i.tokens for i in set_items) + sum(i.tokens for i in items),
         item_count=len(set_items) + len(items),
         truncated=bool(packed.skipped) or unresolved > 0 or bool(plan and plan.skipped),
@@ -444,6 +488,10 @@ async def stream_pack(
         duplicates_merged=merged,
         notes=tuple(notes),
     )
+    services.telemetry.record_pack(
+        retrieval=req.retrieval, complete=footer.complete, timings=footer.timings, latency_ms=footer.latency_ms
+    )
+    yield footer
 
 
 async def build_pack(services: PackServices, principal: Principal, req: PackRequest, *, trace_id: str = "") -> Pack:
