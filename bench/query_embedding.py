@@ -57,7 +57,7 @@ def variants(ort_path: str | None) -> dict[str, Encode]:
     int8 = LocalMiniLM()
     int8.load()
     module = int8._model[0]
-    module.auto_model = torch.ao.quantization.quantize_dynamic(module.auto_model, {torch.nn.Linear}, dtype=torch.qint8)
+    module.model = torch.ao.quantization.quantize_dynamic(module.model, {torch.nn.Linear}, dtype=torch.qint8)
     out: dict[str, Encode] = {"fp32": fp32.encode_queries, "int8-dynamic": int8.encode_queries}
     if ort_path:
         sys.path.append(ort_path)
@@ -68,10 +68,21 @@ def variants(ort_path: str | None) -> dict[str, Encode]:
         return out
     tokenizer = fp32._model.tokenizer
     bert = fp32._model[0].auto_model
+
+    class Encoder(torch.nn.Module):  # keyword call: BertModel.forward's positions changed in transformers 5
+        def __init__(self, inner: torch.nn.Module) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids, attention_mask, token_type_ids):  # type: ignore[no-untyped-def]
+            return self.inner(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+
     path = Path(tempfile.mkdtemp()) / "minilm.onnx"
     sample = tokenizer(["a query"], return_tensors="pt")
     torch.onnx.export(
-        bert,
+        Encoder(bert).eval(),
         (sample["input_ids"], sample["attention_mask"], sample["token_type_ids"]),
         str(path),
         input_names=["input_ids", "attention_mask", "token_type_ids"],
@@ -128,6 +139,50 @@ def speed(encoders: dict[str, Encode], texts: list[str]) -> dict:
                 )
     torch.set_num_threads(1)
     return rows
+
+
+def concurrent(texts: list[str], callers: int = 8, window_ms: float = 2.0, threads: int = 1) -> dict:
+    """``callers`` threads embedding distinct queries at once: queries/s of the product's
+    model called directly (one pass per query, serialised by its lock) vs through a
+    :class:`~retrieval.query_batching.QueryBatcher` (cache off), and the batcher's mean pass."""
+    import threading
+
+    from retrieval.embeddings import LocalMiniLM
+    from retrieval.query_batching import BatchedEmbedder
+
+    model = LocalMiniLM(query_threads=threads)
+    model.encode_query("warm up")
+    out: dict = {}
+    for name in ("direct", "batched"):
+        embedder = model if name == "direct" else BatchedEmbedder(model, window_ms=window_ms, cache_size=0)
+        todo = list(texts)
+        lock = threading.Lock()
+
+        def work() -> None:
+            while True:
+                with lock:
+                    if not todo:
+                        return
+                    text = todo.pop()
+                embedder.encode_query(text)
+
+        threads = [threading.Thread(target=work) for _ in range(callers)]
+        t = time.perf_counter()
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        wall = time.perf_counter() - t
+        out[name] = {"queries_per_s": len(texts) / wall}
+        if isinstance(embedder, BatchedEmbedder):
+            out[name]["mean_batch"] = embedder.batcher.stats().mean_batch
+            embedder.close()
+        print(
+            f"{callers} concurrent callers, {name:7s}: {len(texts) / wall:6.1f} queries/s "
+            f"{out[name].get('mean_batch', 1.0):.2f} queries per pass",
+            flush=True,
+        )
+    return out
 
 
 def agreement(encoders: dict[str, Encode], texts: list[str]) -> dict:
@@ -204,10 +259,18 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=64)
     ap.add_argument("--data-dir", type=Path, default=None)
     ap.add_argument("--ort-path", default=os.environ.get("CAIRN_BENCH_ORT_PATH"))
+    ap.add_argument("--threads", type=int, default=1, help="torch threads of a query pass (concurrent figure)")
+    ap.add_argument("--concurrent-only", action="store_true", help="only the concurrent-callers figure")
     args = ap.parse_args()
     texts = list(load_queries(SHARED / DATASETS["scifact"][1]).values())[: args.queries]
-    encoders = variants(args.ort_path)
     results: dict = {"machine": machine(), "queries": len(texts)}
+    results["concurrent"] = concurrent(
+        list(load_queries(SHARED / DATASETS["scifact"][1]).values())[:96], threads=args.threads
+    )
+    if args.concurrent_only:
+        print(json.dumps(results["concurrent"]))
+        return
+    encoders = variants(args.ort_path)
     results["speed"] = speed(encoders, texts)
     results["agreement"] = agreement(encoders, texts)
     if args.data_dir is not None:

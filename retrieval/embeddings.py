@@ -250,11 +250,16 @@ class LocalMiniLM:
         return self._run([text], self.query_threads)[0]
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed several queries in one forward pass, with ``query_threads`` torch threads.
+        """Embed several queries in one forward pass.
 
         The batch path of :class:`retrieval.query_batching.QueryBatcher` (concurrent
         callers' queries in one pass). Row ``i`` equals ``encode_query(texts[i])`` within
-        float tolerance.
+        float tolerance. Threads: ``query_threads`` (default 1) for every pass, batched or
+        not. Measured in the server (bench/latency.py, 2 busy cores): ``batch_threads`` (2)
+        for passes of more than one query made packs at concurrency 8 ~5× slower (2.2 vs
+        12.3 packs/s; torch's second thread fights the event loop, BM25 and SQL threads for
+        the other core), although 8 bare threads calling the model alone gain from it
+        (bench/query_embedding.py).
 
         Returns:
             Array of shape ``(len(texts), 384)``, float32, rows L2-normalised.
