@@ -7,6 +7,7 @@ until every other query is queued, so the next pass takes them all at once.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Callable
 
@@ -253,3 +254,32 @@ def test_batched_embedder_wraps_any_provider(embedder):
 def test_normalize_query():
     assert normalize_query("  a\t b\n\nc  ") == "a b c"
     assert normalize_query("Cafe\u0301") == "Caf\u00e9"  # NFC
+
+
+def _lengths(texts: list[str]) -> np.ndarray:
+    """A stand-in encoder for the fork test (no torch in a forked child): [len, 1]."""
+    return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_starts_its_own_worker():
+    import multiprocessing
+
+    batcher = QueryBatcher(_lengths, model_id="lengths", cache_size=0)
+    try:
+        assert batcher.encode("abc").tolist() == [3.0, 1.0]  # the parent's worker is running
+        ctx = multiprocessing.get_context("fork")
+        parent, child = ctx.Pipe()
+        proc = ctx.Process(target=_encode_in_child, args=(batcher, "abcdef", child))  # fork: not pickled
+        proc.start()
+        assert parent.poll(30)
+        assert parent.recv() == [6.0, 1.0]
+        proc.join(30)
+        assert proc.exitcode == 0
+        assert batcher.encode("ab").tolist() == [2.0, 1.0]  # the parent's still works
+    finally:
+        batcher.close()
+
+
+def _encode_in_child(batcher: QueryBatcher, text: str, conn) -> None:  # type: ignore[no-untyped-def]
+    conn.send(batcher.submit(text).result(10).tolist())
