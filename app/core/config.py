@@ -35,6 +35,13 @@ class Settings(BaseSettings):
         embedder: ``local`` (all-MiniLM-L6-v2 from the offline package) or ``openai``
             (an OpenAI-compatible ``/embeddings`` endpoint at ``embedding_url``).
         chunk_max_tokens: Passage size limit in cl100k tokens (MiniLM reads 256 wordpieces).
+        query_batch_window_ms: Longest wait (ms) of a query-embedding pass for more concurrent
+            queries, under concurrent load only (:mod:`retrieval.query_batching`; 0 = take
+            only what is already queued).
+        query_batch_max: Most queries embedded in one forward pass.
+        query_cache_size: Query vectors kept for repeated tasks (LRU per model; 0 = none).
+        query_threads: Torch intra-op threads of a query-embedding pass (local model; the
+            other core serves the event loop, BM25 and SQL meanwhile).
         cors_origins: Origins whose browsers may call with *member* tokens. List settings are
             read from the environment as a comma-separated list or a JSON list.
         cursor_secret: HMAC key of ontology cursors; unset → random per process (cursors then
@@ -106,6 +113,10 @@ class Settings(BaseSettings):
     embedding_model: str = "all-MiniLM-L6-v2"
     embedding_api_key: str | None = None
     chunk_max_tokens: int = Field(default=200, ge=32, le=2000)
+    query_batch_window_ms: float = Field(default=2.0, ge=0, le=50)
+    query_batch_max: int = Field(default=16, ge=1, le=256)
+    query_cache_size: int = Field(default=1024, ge=0, le=1_000_000)
+    query_threads: int = Field(default=1, ge=1, le=64)
     cors_origins: list[str] = Field(default_factory=list)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     cursor_secret: str | None = None

@@ -152,8 +152,12 @@ class SearchIndexes:
         return await self.index_pending(db, progress=progress)
 
     def close(self) -> None:
-        """Release the vector index and the data dir lock (one process per data dir)."""
+        """Release the vector index, the query batcher's thread and the data dir lock
+        (one process per data dir)."""
         try:
+            stop = getattr(self.embedder, "batcher", None)
+            if stop is not None:
+                stop.close()
             if self.vectors is not None:
                 self.vectors.close()
         finally:
@@ -178,6 +182,7 @@ def open_indexes(settings, *, with_vectors: bool = True) -> SearchIndexes:
     """
     from app.core.datadir import DataDirInUse, DataDirLock
     from retrieval.embeddings import load_embedder
+    from retrieval.query_batching import BatchedEmbedder
     from retrieval.vectors import VectorStoreInUse, open_vector_index
 
     data_lock = DataDirLock(Path(settings.data_dir))
@@ -193,7 +198,13 @@ def open_indexes(settings, *, with_vectors: bool = True) -> SearchIndexes:
                     api_key=settings.embedding_api_key,
                 )
             else:
-                embedder = load_embedder("local")
+                embedder = load_embedder("local", query_threads=settings.query_threads)
+            embedder = BatchedEmbedder(
+                embedder,
+                window_ms=settings.query_batch_window_ms,
+                max_batch=settings.query_batch_max,
+                cache_size=settings.query_cache_size,
+            )
             server = settings.resolved_vector_backend == "server"
             try:
                 vectors = open_vector_index(

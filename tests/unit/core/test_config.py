@@ -10,6 +10,7 @@ from typing import get_origin
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 
 from app.core.config import Settings, SettingsInvalid, load_settings
 from app.core.datadir import DataDirInUse, DataDirLock
@@ -180,3 +181,24 @@ def test_the_readme_configuration_table_lists_every_setting():
         if isinstance(field.default, (int, float, str)) and not isinstance(field.default, bool):
             value = field.default if not isinstance(field.default, float) else f"{field.default:g}"
             assert defaults[name] == f"`{value}`", name
+
+
+def test_open_indexes_batches_queries_with_the_query_settings(tmp_path):
+    from retrieval.embeddings import LocalMiniLM
+    from retrieval.query_batching import BatchedEmbedder
+
+    settings = Settings(
+        data_dir=tmp_path / "d", query_batch_window_ms=4, query_batch_max=3, query_cache_size=7, query_threads=2
+    )
+    indexes = open_indexes(settings)
+    try:
+        assert isinstance(indexes.embedder, BatchedEmbedder)
+        assert isinstance(indexes.embedder.inner, LocalMiniLM) and indexes.embedder.inner.query_threads == 2
+        b = indexes.embedder.batcher
+        assert (b.window_s, b.max_batch, b.cache_size) == (0.004, 3, 7)
+    finally:
+        indexes.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        b.submit("after close")
+    with pytest.raises(ValidationError):
+        Settings(query_batch_max=0)
