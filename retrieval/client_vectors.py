@@ -15,14 +15,14 @@ from retrieval.qdrant_shared import (
     DENSE_VECTOR,
     check_server,
     count_holding,
-    drop_named_vector,
+    drop_named_vectors,
     ensure_payload_indexes,
     holding,
     is_local,
     open_client,
     payload_filter,
     unavailable,
-    write_named_vector,
+    write_named_vectors,
 )
 from retrieval.vector_types import (
     UPSERT_BATCH,
@@ -158,9 +158,9 @@ class ClientVectorIndex(VectorChecks):
         models = self._models
         latest = latest_points(points)
         if self._shared:
-            shared = [(point_id(p.passage_id), check_point(p, self.dim), payload_of(p)) for p in latest]
+            shared = [(point_id(p.passage_id), {DENSE_VECTOR: check_point(p, self.dim)}, payload_of(p)) for p in latest]
             with self._lock:
-                write_named_vector(self._client, self.collection, DENSE_VECTOR, shared)
+                write_named_vectors(self._client, self.collection, shared)
             return
         items = [
             models.PointStruct(id=point_id(p.passage_id), vector=check_point(p, self.dim), payload=payload_of(p))
@@ -207,8 +207,8 @@ class ClientVectorIndex(VectorChecks):
             return
         if self._shared:
             with self._lock:
-                drop_named_vector(
-                    self._client, self.collection, DENSE_VECTOR, [point_id(p) for p in sorted(set(passage_ids))]
+                drop_named_vectors(
+                    self._client, self.collection, [DENSE_VECTOR], [point_id(p) for p in sorted(set(passage_ids))]
                 )
             return
         ids: list[int | str | UUID] = [point_id(pid) for pid in sorted(set(passage_ids))]
@@ -264,7 +264,7 @@ class ClientVectorIndex(VectorChecks):
         """
         with self._lock:
             if self._shared:
-                drop_named_vector(self._client, self.collection, DENSE_VECTOR)
+                drop_named_vectors(self._client, self.collection, [DENSE_VECTOR])
                 return
             self._client.delete_collection(self.collection)
             self._ensure_collection()

@@ -5,8 +5,8 @@ vector (the collection's default, unnamed vector ``""``) and the lexical leg's s
 vector (named ``"bm25"``, :mod:`retrieval.sparse_bm25`); further named vectors (a second
 dense model) fit the same pattern. The legs are written at different times (BM25 at once,
 the embedding later), so no writer may replace a whole point: Qdrant's ``upsert`` overwrites
-every vector of an existing point. :func:`write_named_vector` therefore updates only its own
-vector on points that exist (``update_vectors``) and creates the missing ones (``upsert``
+every vector of an existing point. :func:`write_named_vectors` therefore updates only its own
+vectors on points that exist (``update_vectors``) and creates the missing ones (``upsert``
 with that vector and the payload). Reads of one leg ask for points that *have* its vector
 (``HasVectorCondition``), and clearing or deleting a leg removes only its vector
 (``delete_vectors``), so one leg's rebuild never empties the other.
@@ -132,17 +132,17 @@ def count_holding(client: Any, collection: str, vector: str) -> int:
     return int(client.count(collection, count_filter=query, exact=True).count)
 
 
-def write_named_vector(
-    client: Any, collection: str, vector: str, items: Sequence[tuple[str, Any, dict[str, str]]]
+def write_named_vectors(
+    client: Any, collection: str, items: Sequence[tuple[str, dict[str, Any], dict[str, str]]]
 ) -> None:
-    """Set one named vector on points, keeping their other vectors (module doc).
+    """Set some named vectors on points, keeping their other vectors (module doc).
 
     Args:
         client: A ``QdrantClient``.
         collection: The collection.
-        vector: The vector's name (``""`` = the default dense vector).
-        items: ``(point_id, vector value, payload)``; ids unique. The payload is written only
-            when the point is created (a passage's ids never change).
+        items: ``(point_id, {vector name: value}, payload)`` (``""`` = the default dense
+            vector); ids unique. The payload is written only when the point is created (a
+            passage's ids never change).
     """
     from qdrant_client import models
 
@@ -150,10 +150,10 @@ def write_named_vector(
         batch = items[start : start + UPSERT_BATCH]
         ids: list[int | str | UUID] = [pid for pid, _, _ in batch]
         existing = {str(r.id) for r in client.retrieve(collection, ids=ids, with_payload=False, with_vectors=False)}
-        updates = [models.PointVectors(id=pid, vector={vector: value}) for pid, value, _ in batch if pid in existing]
+        updates = [models.PointVectors(id=pid, vector=vectors) for pid, vectors, _ in batch if pid in existing]
         creates = [
-            models.PointStruct(id=pid, vector={vector: value}, payload=payload)
-            for pid, value, payload in batch
+            models.PointStruct(id=pid, vector=vectors, payload=payload)
+            for pid, vectors, payload in batch
             if pid not in existing
         ]
         if updates:
@@ -162,8 +162,10 @@ def write_named_vector(
             client.upsert(collection, points=creates, wait=True)
 
 
-def drop_named_vector(client: Any, collection: str, vector: str, point_ids: Sequence[str] | None = None) -> None:
-    """Remove the named ``vector`` from the given points (all points when None); other vectors,
+def drop_named_vectors(
+    client: Any, collection: str, vectors: Sequence[str], point_ids: Sequence[str] | None = None
+) -> None:
+    """Remove the named ``vectors`` from the given points (all points when None); other vectors,
     the payload and the points stay."""
     from qdrant_client import models
 
@@ -175,7 +177,7 @@ def drop_named_vector(client: Any, collection: str, vector: str, point_ids: Sequ
             return
         ids: list[int | str | UUID] = list(point_ids)
         selector = models.PointIdsList(points=ids)
-    client.delete_vectors(collection, vectors=[vector], points=selector, wait=True)
+    client.delete_vectors(collection, vectors=list(vectors), points=selector, wait=True)
 
 
 def payload_filter(workspace_id: str, collection_ids: Sequence[str] | None, document_ids: Sequence[str] | None) -> Any:

@@ -11,6 +11,7 @@ from retrieval.client_vectors import ClientVectorIndex
 from retrieval.lexical import IndexedPassage, LexicalIndex
 from retrieval.sparse_bm25 import (
     BM25_VECTOR,
+    TF_VECTOR,
     SparseBM25Index,
     document_vector,
     query_vector,
@@ -125,7 +126,8 @@ def test_the_collection_is_shared_with_the_dense_vectors_without_clobbering():
         dense = ClientVectorIndex(client=client, collection="shared", dim=4, sparse_vectors=sparse_config())
         lexical = SparseBM25Index(client=client, collection="shared")
         config = client.get_collection("shared").config.params
-        assert set(config.sparse_vectors or {}) == {BM25_VECTOR}
+        sparse_params = config.sparse_vectors or {}
+        assert {name: str(p.modifier) for name, p in sparse_params.items()} == {BM25_VECTOR: "idf", TF_VECTOR: "None"}
         lexical.add(CORPUS[:3])  # BM25 first (ingest order), the embedding later
         assert dense.count() == 0 and lexical.count() == 3 and dense.has(["en-dogs"]) == set()
         v = np.array([1, 0, 0, 0], dtype=np.float32)
