@@ -156,3 +156,24 @@ def test_a_collection_without_the_bm25_vector_is_refused_with_the_fix():
             ClientVectorIndex(client=client, collection="old", dim=4, sparse_vectors=sparse_config())
     finally:
         client.close()
+
+
+def test_the_remote_client_path_ranks_like_whoosh_and_keeps_the_dense_vectors(whoosh):
+    """qdrant-client's REST path (``url=``) against a REST endpoint backed by local mode
+    (tests/qdrant_rest.py): request serialisation and the server-only branches, not a server."""
+    from tests.qdrant_rest import qdrant_rest
+
+    with qdrant_rest() as (url, calls):
+        dense = ClientVectorIndex(url=url, collection="remote", dim=4, sparse_vectors=sparse_config())
+        lexical = SparseBM25Index(client=dense.client, collection="remote")
+        lexical.add(CORPUS)
+        v = np.array([0, 1, 0, 0], dtype=np.float32)
+        dense.upsert([VectorPoint("ja-tokyo", v, "w1", "c-ja", "d-ja2")])
+        for query in QUERIES:
+            assert ids(lexical.search(query, workspace_id="w1")) == ids(whoosh.search(query, workspace_id="w1"))
+        assert ids(lexical.search("東京", workspace_id="w1", collection_ids=["c-zh"])) == []
+        assert (lexical.count(), dense.count(), dense.has(["ja-tokyo", "ja-vec"])) == (len(CORPUS), 1, {"ja-tokyo"})
+        lexical.delete(["ja-tokyo"])
+        assert "ja-tokyo" not in ids(lexical.search("東京", workspace_id="w1")) and dense.count() == 1
+        dense.close()
+        assert ("PUT", "/collections/remote/index") in calls  # payload indexes: the server-only branch
