@@ -11,13 +11,23 @@ from uuid import UUID
 import numpy as np
 
 from retrieval.checks import check_ids
+from retrieval.qdrant_shared import (
+    DENSE_VECTOR,
+    check_server,
+    count_holding,
+    drop_named_vectors,
+    ensure_payload_indexes,
+    holding,
+    is_local,
+    open_client,
+    payload_filter,
+    unavailable,
+    write_named_vectors,
+)
 from retrieval.vector_types import (
-    PAYLOAD_KEYS,
     UPSERT_BATCH,
     VectorChecks,
     VectorPoint,
-    VectorStoreInUse,
-    VectorStoreUnavailable,
     check_point,
     latest_points,
     payload_of,
@@ -25,33 +35,7 @@ from retrieval.vector_types import (
     ranked_search,
 )
 
-
-def _unavailable(url: str, exc: BaseException) -> VectorStoreUnavailable:
-    text = str(exc).strip()
-    reason = text.splitlines()[0] if text else type(exc).__name__
-    return VectorStoreUnavailable(f"cannot use the Qdrant server at {url}: {reason}")
-
-
-def check_server(url: str, *, api_key: str | None = None, timeout: int = 10) -> None:
-    """Check that the Qdrant server at ``url`` answers (lists its collections), before serving.
-
-    Raises:
-        VectorStoreUnavailable: unreachable, refusing (e.g. a wrong API key) or not a URL;
-            the message is one line naming ``url``.
-    """
-    from qdrant_client import QdrantClient
-    from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
-
-    try:
-        client = QdrantClient(url=url, api_key=api_key, timeout=timeout, check_compatibility=False)
-    except ValueError as exc:
-        raise _unavailable(url, exc) from None
-    try:
-        client.get_collections()
-    except (ResponseHandlingException, UnexpectedResponse) as exc:
-        raise _unavailable(url, exc) from None
-    finally:
-        client.close()
+__all__ = ["ClientVectorIndex", "check_server"]
 
 
 class ClientVectorIndex(VectorChecks):
@@ -64,6 +48,12 @@ class ClientVectorIndex(VectorChecks):
     mode has no payload indexes (qdrant-client warns that they have no effect there), so
     none are requested.
 
+    Shared collection (cluster mode): with ``sparse_vectors`` the collection is created with
+    those named sparse vectors too (the lexical leg's ``bm25``, :mod:`retrieval.sparse_bm25`)
+    and this index touches only the dense vector of a point: writes keep the point's other
+    vectors, ``has``/``count`` see points that carry a dense vector, ``delete``/``clear``
+    remove only the dense vector (:mod:`retrieval.qdrant_shared`).
+
     Args:
         url: Qdrant server URL, e.g. ``http://127.0.0.1:6333``.
         path: Local-mode storage directory.
@@ -72,10 +62,13 @@ class ClientVectorIndex(VectorChecks):
         collection: Collection name.
         dim: Vector dimension; must match an existing collection's.
         timeout: Server request timeout in seconds.
+        sparse_vectors: Named sparse vector configs (``{name: SparseVectorParams}``) the
+            collection shares with other indexes; None (default): a dense-only collection.
 
     Raises:
         ValueError: If not exactly one of url/path/client is given, ``dim`` < 1, or
-            the collection exists with another size or distance.
+            the collection exists with another size or distance (or without one of
+            ``sparse_vectors``).
         VectorStoreInUse: local mode, and another process holds ``path``.
         VectorStoreUnavailable: the server at ``url`` cannot be reached or refuses the
             requests (e.g. a wrong API key).
@@ -91,8 +84,9 @@ class ClientVectorIndex(VectorChecks):
         collection: str = "passages",
         dim: int = 384,
         timeout: int = 30,
+        sparse_vectors: dict[str, Any] | None = None,
     ) -> None:
-        from qdrant_client import QdrantClient, models
+        from qdrant_client import models
         from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
         if sum(x is not None for x in (url, path, client)) != 1:
@@ -104,24 +98,13 @@ class ClientVectorIndex(VectorChecks):
         self._models = models
         self.dim = dim
         self.collection = collection
+        self.sparse_vectors = dict(sparse_vectors or {})
+        self._shared = bool(self.sparse_vectors)
         self._owns_client = client is None
-        if url is not None:
-            # Probe first: on an unreachable server QdrantClient's background version check
-            # would also warn (from a thread) after our one-line error.
-            check_server(url, api_key=api_key, timeout=timeout)
-            client = QdrantClient(url=url, api_key=api_key, timeout=timeout)
-        elif path is not None:
-            Path(path).mkdir(parents=True, exist_ok=True)
-            try:
-                client = QdrantClient(path=str(path))
-            except RuntimeError as exc:  # portalocker's lock on the storage folder
-                if "already accessed" not in str(exc):
-                    raise
-                raise VectorStoreInUse(
-                    f"the qdrant-client storage at {path} is open in another process", Path(path)
-                ) from None
+        if client is None:
+            client = open_client(url=url, path=path, api_key=api_key, timeout=timeout)
         self._client: Any = client
-        self._local = type(getattr(client, "_client", None)).__name__ == "QdrantLocal"
+        self._local = is_local(client)
         self._lock = threading.Lock()
         try:
             self._ensure_collection()
@@ -130,13 +113,19 @@ class ClientVectorIndex(VectorChecks):
                 raise
             if self._owns_client:
                 client.close()
-            raise _unavailable(url, exc) from None
+            raise unavailable(url, exc) from None
+
+    @property
+    def client(self) -> Any:
+        """The ``QdrantClient`` (shared with the sparse BM25 index in cluster mode)."""
+        return self._client
 
     def _ensure_collection(self) -> None:
         models = self._models
         client = self._client
         if client.collection_exists(self.collection):
-            params = client.get_collection(self.collection).config.params.vectors
+            config = client.get_collection(self.collection).config.params
+            params = config.vectors
             if (
                 not isinstance(params, models.VectorParams)
                 or params.size != self.dim
@@ -145,20 +134,20 @@ class ClientVectorIndex(VectorChecks):
                 raise ValueError(
                     f"collection {self.collection!r} exists with {params}, expected size={self.dim} cosine"
                 )
+            missing = sorted(set(self.sparse_vectors) - set(config.sparse_vectors or {}))
+            if missing:
+                raise ValueError(
+                    f"collection {self.collection!r} exists without the sparse vector(s) {missing} that cluster "
+                    "mode keeps the lexical leg in (made by an older Cairn): delete the collection and run "
+                    "`cairn reindex`"
+                )
         else:
             client.create_collection(
-                self.collection, vectors_config=models.VectorParams(size=self.dim, distance=models.Distance.COSINE)
+                self.collection,
+                vectors_config=models.VectorParams(size=self.dim, distance=models.Distance.COSINE),
+                sparse_vectors_config=self.sparse_vectors or None,
             )
-        if self._local:
-            return
-        existing = client.get_collection(self.collection).payload_schema or {}
-        for key in PAYLOAD_KEYS:
-            if key in existing:
-                continue
-            schema: Any = models.PayloadSchemaType.KEYWORD
-            if key == "workspace_id":
-                schema = models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True)
-            client.create_payload_index(self.collection, key, field_schema=schema, wait=True)
+        ensure_payload_indexes(client, self.collection)
 
     def upsert(self, points: Sequence[VectorPoint]) -> None:
         """Insert or replace points (last wins for a repeated passage id).
@@ -167,9 +156,15 @@ class ClientVectorIndex(VectorChecks):
             ValueError: As :meth:`EdgeVectorIndex.upsert`.
         """
         models = self._models
+        latest = latest_points(points)
+        if self._shared:
+            shared = [(point_id(p.passage_id), {DENSE_VECTOR: check_point(p, self.dim)}, payload_of(p)) for p in latest]
+            with self._lock:
+                write_named_vectors(self._client, self.collection, shared)
+            return
         items = [
             models.PointStruct(id=point_id(p.passage_id), vector=check_point(p, self.dim), payload=payload_of(p))
-            for p in latest_points(points)
+            for p in latest
         ]
         with self._lock:
             for start in range(0, len(items), UPSERT_BATCH):
@@ -191,15 +186,7 @@ class ClientVectorIndex(VectorChecks):
         values = self._search_args(vector, workspace_id, collection_ids, document_ids, limit)
         if values is None:
             return []
-        models = self._models
-        must: list[Any] = [models.FieldCondition(key="workspace_id", match=models.MatchValue(value=workspace_id))]
-        if collection_ids is not None:
-            must.append(
-                models.FieldCondition(key="collection_id", match=models.MatchAny(any=sorted(set(collection_ids))))
-            )
-        if document_ids is not None:
-            must.append(models.FieldCondition(key="document_id", match=models.MatchAny(any=sorted(set(document_ids)))))
-        query_filter = models.Filter(must=must)
+        query_filter = payload_filter(workspace_id, collection_ids, document_ids)
 
         def run(fetch: int) -> list[tuple[str, float]]:
             response = self._client.query_points(
@@ -218,6 +205,12 @@ class ClientVectorIndex(VectorChecks):
         check_ids("passage_ids", passage_ids)
         if not passage_ids:
             return
+        if self._shared:
+            with self._lock:
+                drop_named_vectors(
+                    self._client, self.collection, [DENSE_VECTOR], [point_id(p) for p in sorted(set(passage_ids))]
+                )
+            return
         ids: list[int | str | UUID] = [point_id(pid) for pid in sorted(set(passage_ids))]
         with self._lock:
             self._client.delete(self.collection, points_selector=self._models.PointIdsList(points=ids), wait=True)
@@ -232,6 +225,8 @@ class ClientVectorIndex(VectorChecks):
         if not passage_ids:
             return set()
         by_point = {point_id(pid): pid for pid in set(passage_ids)}
+        if self._shared:
+            return {by_point[p] for p in holding(self._client, self.collection, DENSE_VECTOR, list(by_point))}
         records = self._client.retrieve(self.collection, ids=list(by_point), with_payload=False, with_vectors=False)
         return {by_point[str(record.id)] for record in records}
 
@@ -249,15 +244,28 @@ class ClientVectorIndex(VectorChecks):
             return {}
         by_point = {point_id(pid): pid for pid in set(passage_ids)}
         records = self._client.retrieve(self.collection, ids=list(by_point), with_payload=False, with_vectors=True)
-        return {by_point[str(r.id)]: np.asarray(r.vector, dtype=np.float32) for r in records}
+        out: dict[str, np.ndarray] = {}
+        for r in records:
+            value = r.vector.get(DENSE_VECTOR) if isinstance(r.vector, dict) else r.vector
+            if value is not None:  # shared: a point may so far hold only its sparse vector
+                out[by_point[str(r.id)]] = np.asarray(value, dtype=np.float32)
+        return out
 
     def count(self) -> int:
-        """Return the number of stored points."""
+        """Return the number of stored points (shared: points that carry a dense vector)."""
+        if self._shared:
+            return count_holding(self._client, self.collection, DENSE_VECTOR)
         return int(self._client.count(self.collection, exact=True).count)
 
     def clear(self) -> None:
-        """Remove every point: the collection is dropped and re-created (with indexes)."""
+        """Remove every point: the collection is dropped and re-created (with indexes).
+
+        Shared: only the dense vectors are removed (the lexical leg's stay).
+        """
         with self._lock:
+            if self._shared:
+                drop_named_vectors(self._client, self.collection, [DENSE_VECTOR])
+                return
             self._client.delete_collection(self.collection)
             self._ensure_collection()
 

@@ -239,7 +239,8 @@ def _admin(
 
 
 def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = True) -> None:
-    """Hold the data dir lock, check a Qdrant server is reachable, migrate, then run uvicorn."""
+    """Hold the data dir lock (when an index lives there), check a Qdrant server is reachable,
+    migrate, then run uvicorn."""
     import uvicorn
 
     from app.core.datadir import DataDirInUse, DataDirLock
@@ -250,12 +251,15 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
     from retrieval.client_vectors import check_server
     from retrieval.vectors import VectorStoreUnavailable
 
+    lock = None
     try:
-        lock = DataDirLock(settings.data_dir)
+        if settings.local_indexes:
+            lock = DataDirLock(settings.data_dir)
     except DataDirInUse as exc:
         _fail(exc.message)
     try:
-        if settings.embedder != "none" and settings.resolved_vector_backend == "server":
+        uses_server = settings.embedder != "none" or settings.resolved_lexical_backend == "qdrant"
+        if uses_server and settings.resolved_vector_backend == "server":
             try:
                 check_server(settings.qdrant_url, api_key=settings.qdrant_api_key)
             except VectorStoreUnavailable as exc:
@@ -269,7 +273,8 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
         console.print(f"Cairn on http://{host}:{port}/graphql  (data: {_where(settings)})", soft_wrap=True)
         uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", ws="websockets-sansio")
     finally:
-        lock.release()
+        if lock is not None:
+            lock.release()
 
 
 def _embedder(settings: Settings):

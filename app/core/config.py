@@ -32,6 +32,14 @@ class Settings(BaseSettings):
             bench/vector_backends.py), ``local`` (qdrant-client local mode, pure Python, for
             tests) or ``server`` (qdrant-client on ``qdrant_url``). See
             :data:`retrieval.vectors.BACKENDS`.
+        lexical_backend: Where the BM25 leg lives: ``auto`` (default: ``qdrant`` when
+            ``qdrant_url`` is set, else ``whoosh``), ``whoosh`` (a Whoosh folder under
+            ``data_dir``, one process) or ``qdrant`` (sparse BM25 vectors in the vector
+            backend's collection, :mod:`retrieval.sparse_bm25`: cluster mode, no local search
+            state; needs the ``server`` or ``local`` vector backend).
+        bm25_avg_length: Mean passage length (analysed terms) the ``qdrant`` lexical backend's
+            BM25 weights assume (:data:`retrieval.sparse_bm25.DEFAULT_AVG_LENGTH`); changing it
+            needs ``cairn reindex``.
         embedder: ``local`` (all-MiniLM-L6-v2 from the offline package) or ``openai``
             (an OpenAI-compatible ``/embeddings`` endpoint at ``embedding_url``).
         chunk_max_tokens: Passage size limit in cl100k tokens (MiniLM reads 256 wordpieces).
@@ -108,6 +116,8 @@ class Settings(BaseSettings):
     qdrant_api_key: str | None = None
     qdrant_collection: str = "cairn_passages"
     vector_backend: Literal["auto", "edge", "local", "server"] = "auto"
+    lexical_backend: Literal["auto", "whoosh", "qdrant"] = "auto"
+    bm25_avg_length: float = Field(default=100.0, gt=0, le=100_000)
     embedder: Literal["local", "openai", "none"] = "local"
     embedding_url: str | None = None
     embedding_model: str = "all-MiniLM-L6-v2"
@@ -171,6 +181,11 @@ class Settings(BaseSettings):
                 f"CAIRN_VECTOR_BACKEND={self.vector_backend} is the embedded engine but CAIRN_QDRANT_URL "
                 "is set: unset one of them, or use CAIRN_VECTOR_BACKEND=auto (or server)"
             )
+        if self.resolved_lexical_backend == "qdrant" and self.resolved_vector_backend == "edge":
+            raise ValueError(
+                "CAIRN_LEXICAL_BACKEND=qdrant keeps BM25 in a qdrant-client collection: set CAIRN_QDRANT_URL "
+                "(or CAIRN_VECTOR_BACKEND=local), or use CAIRN_LEXICAL_BACKEND=whoosh"
+            )
         return self
 
     @property
@@ -179,6 +194,21 @@ class Settings(BaseSettings):
         if self.vector_backend == "auto":
             return "server" if self.qdrant_url else "edge"
         return self.vector_backend
+
+    @property
+    def resolved_lexical_backend(self) -> str:
+        """``whoosh`` or ``qdrant``: ``auto`` resolved (``qdrant`` iff ``qdrant_url``)."""
+        if self.lexical_backend == "auto":
+            return "qdrant" if self.qdrant_url else "whoosh"
+        return self.lexical_backend
+
+    @property
+    def local_indexes(self) -> bool:
+        """Whether a search index lives under ``data_dir`` (Whoosh, or an embedded Qdrant) — then
+        one process at a time holds the data dir (:class:`app.core.datadir.DataDirLock`). False
+        in cluster mode (``CAIRN_QDRANT_URL``: both legs in the Qdrant server), where any number
+        of workers may share one configuration."""
+        return self.resolved_lexical_backend == "whoosh" or self.resolved_vector_backend in ("edge", "local")
 
     @property
     def resolved_database_url(self) -> str:

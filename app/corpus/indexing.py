@@ -1,4 +1,9 @@
-"""Derived indexes (Whoosh BM25 + Qdrant vectors) kept in step with SQL.
+"""Derived indexes (BM25 + Qdrant vectors) kept in step with SQL.
+
+The BM25 leg is a Whoosh folder under the data dir (embedded default), or, in cluster mode
+(``CAIRN_QDRANT_URL``), sparse BM25 vectors in the same Qdrant collection as the dense
+vectors (:mod:`retrieval.sparse_bm25`): then no worker keeps local search state, and the SQL
+outbox flags below describe the one shared index.
 
 SQL is the source of truth. Each :class:`~app.core.models.Passage` carries outbox flags
 (``lexical_indexed``, ``vector_indexed``) that are false until the index has it; after every
@@ -25,6 +30,7 @@ from app.core.db import Database
 from app.core.models import Document, Passage
 from retrieval.embeddings import Embedder
 from retrieval.lexical import IndexedPassage, LexicalIndex
+from retrieval.sparse_bm25 import SparseBM25Index
 from retrieval.vectors import VectorIndex, VectorPoint
 
 log = logging.getLogger("cairn.indexing")
@@ -41,7 +47,7 @@ class SearchIndexes:
     ``LEXICAL`` only and say so.
     """
 
-    lexical: LexicalIndex
+    lexical: LexicalIndex | SparseBM25Index
     vectors: VectorIndex | None
     embedder: Embedder | None
     batch_size: int = 64
@@ -152,12 +158,13 @@ class SearchIndexes:
         return await self.index_pending(db, progress=progress)
 
     def close(self) -> None:
-        """Release the vector index, the query batcher's thread and the data dir lock
-        (one process per data dir)."""
+        """Release the indexes, the query batcher's thread and the data dir lock (one process
+        per data dir)."""
         try:
             stop = getattr(self.embedder, "batcher", None)
             if stop is not None:
                 stop.close()
+            self.lexical.close()
             if self.vectors is not None:
                 self.vectors.close()
         finally:
@@ -168,9 +175,11 @@ class SearchIndexes:
 def open_indexes(settings, *, with_vectors: bool = True) -> SearchIndexes:
     """Open the indexes named by ``settings`` (embedded paths or a Qdrant server).
 
-    Takes the data dir's process lock first (:class:`app.core.datadir.DataDirLock`, released by
-    :meth:`SearchIndexes.close`): Whoosh and the embedded vector engines live under
-    ``data_dir`` and allow one process at a time.
+    Takes the data dir's process lock first when an index lives there
+    (:attr:`app.core.config.Settings.local_indexes`; :class:`app.core.datadir.DataDirLock`,
+    released by :meth:`SearchIndexes.close`): Whoosh and the embedded vector engines allow one
+    process at a time. Cluster mode (both legs in a Qdrant server) takes no lock, so several
+    workers (``uvicorn --workers``, one container each) can run on one configuration.
 
     Args:
         settings: :class:`app.core.config.Settings`.
@@ -181,14 +190,19 @@ def open_indexes(settings, *, with_vectors: bool = True) -> SearchIndexes:
         retrieval.vectors.VectorStoreUnavailable: the Qdrant server cannot be reached.
     """
     from app.core.datadir import DataDirInUse, DataDirLock
+    from retrieval.client_vectors import ClientVectorIndex
     from retrieval.embeddings import load_embedder
     from retrieval.query_batching import BatchedEmbedder
+    from retrieval.sparse_bm25 import sparse_config
     from retrieval.vectors import VectorStoreInUse, open_vector_index
 
-    data_lock = DataDirLock(Path(settings.data_dir))
+    data_lock = DataDirLock(Path(settings.data_dir)) if settings.local_indexes else None
+    lexical: LexicalIndex | SparseBM25Index | None = None
+    vectors = embedder = None
+    server = settings.resolved_vector_backend == "server"
+    cluster = settings.resolved_lexical_backend == "qdrant"
+    where: dict[str, Any] = {"url": settings.qdrant_url} if server else {"path": settings.qdrant_dir}
     try:
-        lexical = LexicalIndex(settings.whoosh_dir)
-        vectors = embedder = None
         if with_vectors and settings.embedder != "none":
             if settings.embedder == "openai":
                 embedder = load_embedder(
@@ -205,8 +219,16 @@ def open_indexes(settings, *, with_vectors: bool = True) -> SearchIndexes:
                 max_batch=settings.query_batch_max,
                 cache_size=settings.query_cache_size,
             )
-            server = settings.resolved_vector_backend == "server"
-            try:
+        try:
+            if embedder is not None and cluster:
+                vectors = ClientVectorIndex(
+                    **where,
+                    api_key=settings.qdrant_api_key,
+                    collection=settings.qdrant_collection,
+                    dim=embedder.dim,
+                    sparse_vectors=sparse_config(),
+                )
+            elif embedder is not None:
                 vectors = open_vector_index(
                     path=None if server else settings.qdrant_dir,
                     url=settings.qdrant_url if server else None,
@@ -215,9 +237,25 @@ def open_indexes(settings, *, with_vectors: bool = True) -> SearchIndexes:
                     dim=embedder.dim,
                     backend=settings.resolved_vector_backend,
                 )
-            except VectorStoreInUse:  # held by a process that does not take Cairn's lock
-                raise DataDirInUse(Path(settings.data_dir), None) from None
+            if not cluster:
+                lexical = LexicalIndex(settings.whoosh_dir)
+            elif isinstance(vectors, ClientVectorIndex):  # one client per collection (local mode: per path)
+                lexical = SparseBM25Index(
+                    client=vectors.client, collection=settings.qdrant_collection, avg_length=settings.bm25_avg_length
+                )
+            else:
+                lexical = SparseBM25Index(
+                    **where,
+                    api_key=settings.qdrant_api_key,
+                    collection=settings.qdrant_collection,
+                    avg_length=settings.bm25_avg_length,
+                )
+        except VectorStoreInUse:  # held by a process that does not take Cairn's lock
+            raise DataDirInUse(Path(settings.data_dir), None) from None
     except BaseException:
-        data_lock.release()
+        if vectors is not None:
+            vectors.close()
+        if data_lock is not None:
+            data_lock.release()
         raise
     return SearchIndexes(lexical=lexical, vectors=vectors, embedder=embedder, data_lock=data_lock)
