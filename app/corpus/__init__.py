@@ -6,6 +6,7 @@ pyproject.toml).
 """
 
 from app.corpus.as_of import DocumentRead, VersionMeta, choose_versions, read_document, visible_versions
+from app.corpus.changes import Cursor, shared_value
 from app.corpus.documents import (
     delete_document,
     get_collection,
@@ -14,6 +15,7 @@ from app.corpus.documents import (
     upsert_document,
     validate_document_input,
 )
+from app.corpus.follower import ChangeFollower
 from app.corpus.indexing import SearchIndexes, open_indexes
 from app.corpus.ingest import IngestReport, SkippedFile, SourceDocument, ingest_documents, iter_sources
 from app.corpus.listing import (
@@ -46,9 +48,11 @@ from app.corpus.passages import MAX_NEIGHBOURS, CitationCheck, PassageView, chec
 __all__ = [
     "MAX_NEIGHBOURS",
     "MAX_PAGE",
+    "ChangeFollower",
     "CitationCheck",
     "CitationRequest",
     "CollectionInfo",
+    "Cursor",
     "DocumentListRequest",
     "DocumentPage",
     "DocumentRead",
@@ -81,6 +85,7 @@ __all__ = [
     "read_passages",
     "read_section",
     "remove_document",
+    "shared_value",
     "span_sha256",
     "upsert_document",
     "validate_document_input",

@@ -144,7 +144,7 @@ async def write_document(services, principal: Principal, request: DocumentWrite)
             chunk_max_tokens=services.settings.chunk_max_tokens,
         )
     if r.new_passage_ids:
-        await services.indexes.index_pending(services.db)
+        await services.indexes.index_passages(services.db, r.new_passage_ids)
     if r.status != "unchanged":
         for hook in services.on_new_version:
             await hook(services, principal, request.collection_id)
