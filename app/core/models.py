@@ -110,9 +110,9 @@ class DocumentVersion(SQLModel, table=True):
 class Passage(SQLModel, table=True):
     """A span of text, identified by (document, content, occurrence): stable across versions.
 
-    ``lexical_indexed``/``vector_indexed`` are the outbox flags: false until the derived
-    index has the passage, so a crash between the SQL commit and the index write is
-    repaired at start-up.
+    ``lexical_indexed``/``vector_indexed`` were shared outbox flags; since several workers
+    each keep their own indexes they are no longer read or written: every worker follows the
+    change log (:class:`IndexChange`) with its own cursor (:mod:`app.corpus.changes`).
     """
 
     id: str = Field(primary_key=True, max_length=40)
