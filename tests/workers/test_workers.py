@@ -281,6 +281,8 @@ def test_two_workers_then_a_third_then_kill_9(pg_url, tmp_path):
         # up, still catching up (the model loads before the first answer, catch-up runs after)
         assert status is not None and status[0] == 503 and status[1]["indexCatchUp"] == "pending", status
         os.kill(w4.proc.pid, signal.SIGKILL)
+        saved = tmp_path / "w4" / "index_state.json"
+        print(f"kill -9 mid-catch-up; cursor saved then: {saved.read_text() if saved.exists() else 'none'}")
         stop(w4)
         assert w4.proc.returncode == -signal.SIGKILL
         w4 = start("w4", tmp_path / "w4", pg_url)
