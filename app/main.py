@@ -7,16 +7,18 @@ Routes (each registered in :mod:`app.governance.registry`):
 - ``POST /v1/context-packs/stream`` NDJSON pack stream (header, items, footer);
 - ``POST /api/v1/decisions``, ``GET /api/v1/decisions/{id}`` (:mod:`app.http.decisions`);
 - ``POST /mcp`` the MCP tools over streamable HTTP (:mod:`app.mcp`);
-- ``GET /healthz`` (process up), ``GET /readyz`` (migrated, indexes repaired, model warm);
+- ``GET /healthz`` (process up), ``GET /readyz`` (migrated, indexes caught up, model warm);
 - ``GET /metrics`` Prometheus metrics (404 unless ``CAIRN_METRICS``; :mod:`app.http.metrics`).
 
 Observability (:mod:`app.observability`): OpenTelemetry traces when the ``OTEL_*`` environment
 names an exporter (:func:`~app.observability.configure_from_env`, here), each HTTP request in
 a server span (:class:`~app.observability.TraceMiddleware`, a pass-through when tracing is off).
 
-Start-up: migrate the database (Alembic), open the indexes, then in the background repair
-index work left by a crash (outbox flags) and warm the embedding model; ``/readyz`` says 503
-until both are done.
+Start-up: migrate the database (Alembic), open the indexes, then in the background catch the
+indexes up with the SQL change log (whatever this data dir has not applied yet: a crash, an
+empty data dir, writes through other workers) and warm the embedding model; ``/readyz`` says
+503 until both are done. Then a :class:`app.corpus.ChangeFollower` keeps following the log
+(``NOTIFY`` on PostgreSQL, polling every ``CAIRN_INDEX_POLL_SECONDS``) until shutdown.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from app.core.config import Settings, load_settings
 from app.core.errors import Forbidden
 from app.core.logs import configure_logging
 from app.core.migrate import upgrade_database
+from app.corpus import ChangeFollower, shared_value
 from app.governance import CallRecord, EnvelopeState, get_operation, trace_id_from_headers
 from app.http import (
     CONSOLE_DIR,
@@ -107,7 +110,7 @@ class Readiness:
 
     def __init__(self) -> None:
         self.ready = False
-        self.detail: dict[str, Any] = {"indexRepair": "pending", "model": "pending"}
+        self.detail: dict[str, Any] = {"indexCatchUp": "pending", "model": "pending"}
 
 
 def create_app(settings: Settings | None = None, *, services: Services | None = None) -> Starlette:
@@ -127,12 +130,15 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     async def startup_work(svc: Services) -> None:
         try:
             lex, vec = await svc.indexes.index_pending(svc.db)
+            cursor = svc.indexes.cursor
             async with svc.db.session() as s:
                 purged = await purge_expired_memories(s)
             readiness.detail["memoryPurge"] = f"done ({purged} expired memory versions deleted)"
             purged = await purge_replays(svc.db)
             readiness.detail["replayPurge"] = f"done ({purged} expired replay records deleted)"
-            readiness.detail["indexRepair"] = f"done ({lex} lexical, {vec} vector passages indexed)"
+            readiness.detail["indexCatchUp"] = (
+                f"done ({lex} lexical, {vec} vector passages indexed; change log at {cursor.txid}:{cursor.seq})"
+            )
             await svc.db.analyze()
             if svc.indexes.embedder is not None:
                 await asyncio.to_thread(svc.indexes.embedder.encode_query, "warm up")
@@ -142,7 +148,9 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
             readiness.ready = True
         except Exception:
             log.exception("start-up work failed")
-            readiness.detail["indexRepair"] = "failed (see log)"
+            readiness.detail["indexCatchUp"] = "failed (see log)"
+            return
+        await ChangeFollower(svc.db, svc.indexes, poll_seconds=settings.index_poll_seconds).run()
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette):
@@ -150,6 +158,10 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         if owned:
             await asyncio.to_thread(upgrade_database, settings.resolved_database_url)
             holder["services"] = bootstrap(settings)
+            if settings.cursor_secret is None:  # one key for every worker of this database
+                holder["services"].ontology.cursor_secret = (
+                    await shared_value(holder["services"].db, "cursor-secret")
+                ).encode()
         svc: Services = holder["services"]
         view.services = svc
         task = asyncio.create_task(startup_work(svc))

@@ -52,8 +52,12 @@ class Settings(BaseSettings):
             other core serves the event loop, BM25 and SQL meanwhile).
         cors_origins: Origins whose browsers may call with *member* tokens. List settings are
             read from the environment as a comma-separated list or a JSON list.
-        cursor_secret: HMAC key of ontology cursors; unset → random per process (cursors then
-            do not survive a restart and do not work across workers).
+        cursor_secret: HMAC key of ontology cursors; unset → a random key made once and kept in
+            the database (``shared_value``), so cursors survive restarts and work on every
+            worker of one database.
+        index_poll_seconds: Longest wait between two catch-ups of this worker's indexes with the
+            SQL change log (PostgreSQL also wakes on ``NOTIFY``); bounds how long a write through
+            another worker takes to reach this one's packs (:mod:`app.corpus.follower`).
         ontology_source_dirs: Directories under which ``loadKnowledgeNetwork`` (GraphQL) may
             read CSV files; empty → GraphQL loads are refused (use ``cairn ontology load``).
         reranker_path: Local cross-encoder folder for ``semanticRecall(rerank: true)``; unset →
@@ -130,6 +134,7 @@ class Settings(BaseSettings):
     cors_origins: list[str] = Field(default_factory=list)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     cursor_secret: str | None = None
+    index_poll_seconds: float = Field(default=1.0, gt=0, le=60)
     ontology_source_dirs: list[Path] = Field(default_factory=list)
     reranker_path: Path | None = None
     judge: Literal["local", "openai"] = "local"

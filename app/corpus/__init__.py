@@ -13,6 +13,7 @@ from app.corpus.as_of import (
     read_document,
     visible_versions,
 )
+from app.corpus.changes import Cursor, shared_value
 from app.corpus.documents import (
     delete_document,
     get_collection,
@@ -21,6 +22,7 @@ from app.corpus.documents import (
     upsert_document,
     validate_document_input,
 )
+from app.corpus.follower import ChangeFollower
 from app.corpus.indexing import SearchIndexes, open_indexes
 from app.corpus.ingest import IngestReport, SkippedFile, SourceDocument, ingest_documents, iter_sources
 from app.corpus.listing import (
@@ -53,9 +55,11 @@ from app.corpus.passages import MAX_NEIGHBOURS, CitationCheck, PassageView, chec
 __all__ = [
     "MAX_NEIGHBOURS",
     "MAX_PAGE",
+    "ChangeFollower",
     "CitationCheck",
     "CitationRequest",
     "CollectionInfo",
+    "Cursor",
     "DocumentListRequest",
     "DocumentPage",
     "DocumentRead",
@@ -89,6 +93,7 @@ __all__ = [
     "read_passages",
     "read_section",
     "remove_document",
+    "shared_value",
     "span_sha256",
     "upsert_document",
     "validate_document_input",

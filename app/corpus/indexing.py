@@ -1,18 +1,24 @@
-"""Derived indexes (BM25 + Qdrant vectors) kept in step with SQL.
+"""Derived indexes (BM25 + Qdrant vectors) that follow the SQL change log.
 
 The BM25 leg is a Whoosh folder under the data dir (embedded default), or, in cluster mode
 (``CAIRN_QDRANT_URL``), sparse BM25 vectors in the same Qdrant collection as the dense
-vectors (:mod:`retrieval.sparse_bm25`): then no worker keeps local search state, and the SQL
-outbox flags below describe the one shared index.
+vectors (:mod:`retrieval.sparse_bm25`): then no worker keeps local search state; every worker
+still follows the change log below, and applying a passage the shared index already holds is
+skipped, so workers racing on one change do the work once.
 
-SQL is the source of truth. Each :class:`~app.core.models.Passage` carries outbox flags
-(``lexical_indexed``, ``vector_indexed``) that are false until the index has it; after every
-write the caller runs :meth:`SearchIndexes.index_pending`, and start-up runs it too, so a
-crash between the SQL commit and the index write is repaired, never lost. ``reindex``
-clears both indexes and rebuilds them from SQL.
+SQL is the source of truth. Every new passage is appended to the change log in its writing
+transaction (:mod:`app.corpus.changes`); each process's indexes record in their own data dir how
+far they have applied that log (``index_state.json``) and catch up from it: at start-up, after
+a write of their own, and continuously (:mod:`app.corpus.follower`). So N workers with their own
+data dirs on one PostgreSQL database each see every document, and a crash between the SQL
+commit and the index write is repaired, never lost. ``reindex`` clears the indexes and
+follows the log from the start. (The ``Passage.lexical_indexed``/``vector_indexed`` columns
+were the shared outbox flags this replaces; they are no longer read or written.)
 
-Ingest throughput: encoding (the bottleneck, ~20–25 passages/s on 2 cores) overlaps with
-Whoosh writes and SQL flag updates of the previous batch.
+Applying is idempotent: a passage already present in a leg is skipped (not replaced, so BM25
+statistics never count a replaced copy and no passage is embedded twice). Ingest throughput:
+encoding (the bottleneck, ~20–25 passages/s on 2 cores) overlaps with the Whoosh write and
+the vector upsert of the previous batch.
 """
 
 from __future__ import annotations
@@ -24,10 +30,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, select, update
-
 from app.core.db import Database
-from app.core.models import Document, Passage
+from app.corpus.changes import (
+    Change,
+    Cursor,
+    IndexState,
+    changes_for,
+    clear_state,
+    count_after,
+    load_state,
+    read_changes,
+    save_state,
+    shared_value,
+)
 from retrieval.embeddings import Embedder
 from retrieval.lexical import IndexedPassage, LexicalIndex
 from retrieval.sparse_bm25 import SparseBM25Index
@@ -38,123 +53,159 @@ log = logging.getLogger("cairn.indexing")
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``; stage is ``lexical`` or ``vector``."""
 
+LOG_BATCH = 256
+"""Change-log rows read per step (the cursor is saved after each step)."""
+
 
 @dataclass
 class SearchIndexes:
     """The lexical index, the vector index and the embedder of one process.
 
     ``embedder``/``vectors`` may be None (``CAIRN_EMBEDDER=none``): packs then run
-    ``LEXICAL`` only and say so.
+    ``LEXICAL`` only and say so. ``state_dir`` holds ``index_state.json`` (the data dir;
+    default: the lexical index's folder).
     """
 
     lexical: LexicalIndex | SparseBM25Index
     vectors: VectorIndex | None
     embedder: Embedder | None
     batch_size: int = 64
+    state_dir: Path | None = None
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _state: IndexState | None = None
     data_lock: Any = None
     """The data dir's :class:`app.core.datadir.DataDirLock` when opened by :func:`open_indexes`."""
+
+    @property
+    def legs(self) -> tuple[str, ...]:
+        """``("lexical",)`` or ``("lexical", "vector")``."""
+        return ("lexical", "vector") if self.vectors is not None and self.embedder is not None else ("lexical",)
+
+    @property
+    def cursor(self) -> Cursor:
+        """How far these indexes have applied the change log (in memory; saved after each batch)."""
+        return self._state.cursor if self._state is not None else Cursor()
+
+    def _folder(self) -> Path:
+        return Path(self.state_dir) if self.state_dir is not None else Path(self.lexical.path)
 
     def embedding_input(self, title: str, text: str) -> str:
         """Text given to the encoder for a passage: its document title, then the passage."""
         return f"{title}\n{text}" if title else text
 
+    async def _open_state(self, db: Database) -> IndexState:
+        """The saved state, or a fresh one when absent or not for this database / these legs."""
+        if self._state is not None:
+            return self._state
+        database_id = await shared_value(db, "database-id")
+        state = load_state(self._folder())
+        if state is not None and state.database_id != database_id:
+            log.warning("index state in %s follows another database: following this one from the start", self._folder())
+            state = None
+        if state is not None and not set(self.legs) <= set(state.legs):
+            state = None  # a leg was added (e.g. the embedder turned on): re-read the log
+        if state is not None and state.cursor != Cursor() and await asyncio.to_thread(self.lexical.count) == 0:
+            state = None  # the index folder was emptied or replaced under a kept state file
+        self._state = state or IndexState(database_id, self.legs, Cursor())
+        return self._state
+
     async def pending_counts(self, db: Database) -> tuple[int, int]:
-        """``(passages missing from the lexical index, missing from the vector index)``."""
-        async with db.session() as s:
-            lex = (await s.execute(select(func.count()).where(Passage.lexical_indexed.is_(False)))).scalar_one()
-            vec = (await s.execute(select(func.count()).where(Passage.vector_indexed.is_(False)))).scalar_one()
-        return int(lex), int(vec) if self.vectors is not None else 0
+        """``(changes not yet applied by the lexical leg, by the vector leg)`` (one cursor for both)."""
+        state = await self._open_state(db)
+        n = await count_after(db, state.cursor)
+        return n, n if "vector" in self.legs else 0
 
     async def index_pending(self, db: Database, *, progress: Progress | None = None) -> tuple[int, int]:
-        """Index every passage whose outbox flag is false, then set the flag.
+        """Catch up: apply every change after the cursor (up to the read horizon), saving the cursor.
 
         Returns:
-            ``(lexical_count, vector_count)`` of passages indexed.
+            ``(lexical_count, vector_count)`` of passages added to each index (present ones
+            are skipped, so a second call right after returns ``(0, 0)``).
         """
         async with self._lock:
-            lex_total, vec_total = await self.pending_counts(db)
-            lex_done = await self._run(db, "lexical", lex_total, progress)
-            vec_done = 0
+            state = await self._open_state(db)
+            total = await count_after(db, state.cursor)
+            done = lex = vec = 0
+            while True:
+                changes = await read_changes(db, state.cursor, LOG_BATCH)
+                if not changes:
+                    break
+                a, b = await self._apply(changes)
+                lex, vec = lex + a, vec + b
+                state = IndexState(state.database_id, self.legs, changes[-1].cursor)
+                await asyncio.to_thread(save_state, self._folder(), state)
+                self._state = state
+                done += len(changes)
+                if progress:
+                    progress("lexical", done, total)
+                    if "vector" in self.legs:
+                        progress("vector", done, total)
+            return lex, vec
+
+    async def index_passages(self, db: Database, passage_ids: Sequence[str]) -> tuple[int, int]:
+        """Index these (just written) passages now, whatever the cursor (read-your-writes).
+
+        On PostgreSQL a change becomes readable by the cursor only once older concurrent write
+        transactions ended; the writer does not wait for that: it applies its own rows now and
+        the cursor later skips them (present). Then it catches up with whatever is readable.
+
+        Returns:
+            ``(lexical_count, vector_count)`` added, this write's and the catch-up's.
+        """
+        async with self._lock:
+            lex, vec = await self._apply(await changes_for(db, passage_ids))
+        more = await self.index_pending(db)
+        return lex + more[0], vec + more[1]
+
+    async def _apply(self, changes: Sequence[Change]) -> tuple[int, int]:
+        """Add the changes' passages missing from each leg. Returns the counts added."""
+        ids = [c.passage_id for c in changes]
+        present = await asyncio.to_thread(self.lexical.has, ids)
+        lexical = [
+            IndexedPassage(c.passage_id, c.workspace_id, c.collection_id, c.document_id, c.title or "", c.text)
+            for c in changes
+            if c.passage_id not in present
+        ]
+        write = asyncio.create_task(asyncio.to_thread(self.lexical.add, lexical)) if lexical else None
+        vec = 0
+        try:
             if self.vectors is not None and self.embedder is not None:
-                vec_done = await self._run(db, "vector", vec_total, progress)
-            return lex_done, vec_done
-
-    async def _load_batch(self, db: Database, stage: str, after: str, limit: int) -> list[tuple]:
-        flag = Passage.lexical_indexed if stage == "lexical" else Passage.vector_indexed
-        async with db.session() as s:
-            rows = await s.execute(
-                select(
-                    Passage.id,
-                    Passage.workspace_id,
-                    Passage.collection_id,
-                    Passage.document_id,
-                    Document.title,
-                    Passage.text,
-                )
-                .join(Document, Document.id == Passage.document_id)
-                .where(flag.is_(False), Passage.id > after)
-                .order_by(Passage.id)
-                .limit(limit)
-            )
-            return [tuple(r) for r in rows.all()]
-
-    async def _mark(self, db: Database, stage: str, ids: Sequence[str]) -> None:
-        column = "lexical_indexed" if stage == "lexical" else "vector_indexed"
-        async with db.session() as s:
-            await s.execute(update(Passage).where(Passage.id.in_(list(ids))).values({column: True}))
-
-    async def _run(self, db: Database, stage: str, total: int, progress: Progress | None) -> int:
-        done = 0
-        after = ""
-        size = 512 if stage == "lexical" else self.batch_size
-        pending_write: asyncio.Task | None = None
-        while True:
-            rows = await self._load_batch(db, stage, after, size)
-            if not rows:
-                break
-            after = rows[-1][0]
-            if stage == "lexical":
-                batch = [IndexedPassage(r[0], r[1], r[2], r[3], r[4] or "", r[5]) for r in rows]
-                await asyncio.to_thread(self.lexical.add, batch)
-                await self._mark(db, stage, [r[0] for r in rows])
-            else:
-                texts = [self.embedding_input(r[4] or "", r[5]) for r in rows]
-                vectors = await asyncio.to_thread(self.embedder.encode, texts)  # type: ignore[union-attr]
-                points = [VectorPoint(r[0], vectors[i], r[1], r[2], r[3]) for i, r in enumerate(rows)]
-                if pending_write is not None:
-                    await pending_write
-                pending_write = asyncio.create_task(self._write_vectors(db, points))
-            done += len(rows)
-            if progress:
-                progress(stage, done, total)
-        if pending_write is not None:
-            await pending_write
-        return done
-
-    async def _write_vectors(self, db: Database, points: list[VectorPoint]) -> None:
-        await asyncio.to_thread(self.vectors.upsert, points)  # type: ignore[union-attr]
-        await self._mark(db, "vector", [p.passage_id for p in points])
+                have = await asyncio.to_thread(self.vectors.has, ids)
+                missing = list({c.passage_id: c for c in changes if c.passage_id not in have}.values())
+                for start in range(0, len(missing), self.batch_size):
+                    batch = missing[start : start + self.batch_size]
+                    texts = [self.embedding_input(c.title or "", c.text) for c in batch]
+                    vectors = await asyncio.to_thread(self.embedder.encode, texts)
+                    points = [
+                        VectorPoint(c.passage_id, vectors[i], c.workspace_id, c.collection_id, c.document_id)
+                        for i, c in enumerate(batch)
+                    ]
+                    await asyncio.to_thread(self.vectors.upsert, points)
+                    vec += len(points)
+        finally:
+            if write is not None:
+                await write
+        return len({p.passage_id for p in lexical}), vec
 
     async def reindex(
         self, db: Database, *, progress: Progress | None = None, lexical: bool = True, vectors: bool = True
     ) -> tuple[int, int]:
-        """Clear the chosen indexes and rebuild them from SQL.
+        """Clear the chosen indexes and follow the change log from the start.
 
         Args:
             lexical / vectors: Which index to rebuild (e.g. only lexical after an analyzer
-                change: re-embedding is the slow part).
+                change: re-embedding is the slow part; the kept leg skips present passages).
 
         Returns:
             ``(lexical_count, vector_count)`` indexed.
         """
-        async with self._lock, db.session() as s:
+        async with self._lock:
             if lexical:
                 await asyncio.to_thread(self.lexical.clear)
-                await s.execute(update(Passage).values(lexical_indexed=False))
             if vectors and self.vectors is not None:
                 await asyncio.to_thread(self.vectors.clear)
-                await s.execute(update(Passage).values(vector_indexed=False))
+            await asyncio.to_thread(clear_state, self._folder())
+            self._state = None
         return await self.index_pending(db, progress=progress)
 
     def close(self) -> None:
@@ -258,4 +309,6 @@ def open_indexes(settings, *, with_vectors: bool = True) -> SearchIndexes:
         if data_lock is not None:
             data_lock.release()
         raise
-    return SearchIndexes(lexical=lexical, vectors=vectors, embedder=embedder, data_lock=data_lock)
+    return SearchIndexes(
+        lexical=lexical, vectors=vectors, embedder=embedder, state_dir=Path(settings.data_dir), data_lock=data_lock
+    )

@@ -148,7 +148,7 @@ async def write_document(services, principal: Principal, request: DocumentWrite)
         )
     if r.new_passage_ids:
         with span("ingest.index", {"cairn.passages": len(r.new_passage_ids)}):
-            await services.indexes.index_pending(services.db)
+            await services.indexes.index_passages(services.db, r.new_passage_ids)
     services.telemetry.record_ingest(
         status=r.status, passages=len(r.new_passage_ids), seconds=time.perf_counter() - started
     )
