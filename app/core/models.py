@@ -711,6 +711,7 @@ class ContextGap(SQLModel, table=True):
     member_id: str = Field(max_length=40)
     pack_id: str | None = Field(default=None, max_length=64)
     trace_id: str | None = Field(default=None, max_length=64)
+    created_at: datetime
 
 
 # ---------------------------------------------------------------------------------------------
@@ -756,4 +757,3 @@ class SharedValue(SQLModel, table=True):
 
     name: str = Field(primary_key=True, max_length=40)
     value: str = Field(max_length=200)
-    created_at: datetime
