@@ -757,3 +757,4 @@ class SharedValue(SQLModel, table=True):
 
     name: str = Field(primary_key=True, max_length=40)
     value: str = Field(max_length=200)
+    created_at: datetime
