@@ -27,6 +27,8 @@ from app.governance import (
     trace_id_from_headers,
 )
 from app.identity import authenticate
+from app.observability import Telemetry, instrument_engine
+from app.observability import enabled as tracing_enabled
 from app.ontology import OntologyStore
 from app.templates import TemplatesDatabase
 
@@ -52,6 +54,8 @@ class Services:
     """The business database of query templates; connects on first use (none at start-up)."""
     on_new_version: tuple[NewVersionHook, ...] = ()
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("cairn"))
+    telemetry: Telemetry = field(default_factory=Telemetry)
+    """Metrics of this process (:class:`app.observability.Telemetry`; off unless ``CAIRN_METRICS``)."""
 
 
 def make_judge(settings: Settings) -> Judge:
@@ -80,6 +84,8 @@ def bootstrap(settings: Settings, *, db: Database | None = None, indexes: Search
             which takes the data dir's process lock).
     """
     db = db if db is not None else Database(settings.resolved_database_url)
+    if tracing_enabled():  # SQL statement spans only when OTEL tracing is on (no listeners otherwise)
+        instrument_engine(db.engine)
     indexes = indexes if indexes is not None else open_indexes(settings)
     judge = make_judge(settings)
     return Services(
@@ -97,6 +103,7 @@ def bootstrap(settings: Settings, *, db: Database | None = None, indexes: Search
         rate_limiter=RateLimiter.from_settings(settings),
         on_new_version=(_reextract_fields,),
         query_database=TemplatesDatabase(settings.templates_database_url),
+        telemetry=Telemetry.from_settings(settings),
     )
 
 

@@ -7,11 +7,18 @@ Routes (each registered in :mod:`app.governance.registry`):
 - ``POST /v1/context-packs/stream`` NDJSON pack stream (header, items, footer);
 - ``POST /api/v1/decisions``, ``GET /api/v1/decisions/{id}`` (:mod:`app.http.decisions`);
 - ``POST /mcp`` the MCP tools over streamable HTTP (:mod:`app.mcp`);
-- ``GET /healthz`` (process up), ``GET /readyz`` (migrated, indexes repaired, model warm).
+- ``GET /healthz`` (process up), ``GET /readyz`` (migrated, indexes caught up, model warm);
+- ``GET /metrics`` Prometheus metrics (404 unless ``CAIRN_METRICS``; :mod:`app.http.metrics`).
 
-Start-up: migrate the database (Alembic), open the indexes, then in the background repair
-index work left by a crash (outbox flags) and warm the embedding model; ``/readyz`` says 503
-until both are done.
+Observability (:mod:`app.observability`): OpenTelemetry traces when the ``OTEL_*`` environment
+names an exporter (:func:`~app.observability.configure_from_env`, here), each HTTP request in
+a server span (:class:`~app.observability.TraceMiddleware`, a pass-through when tracing is off).
+
+Start-up: migrate the database (Alembic), open the indexes, then in the background catch the
+indexes up with the SQL change log (whatever this data dir has not applied yet: a crash, an
+empty data dir, writes through other workers) and warm the embedding model; ``/readyz`` says
+503 until both are done. Then a :class:`app.corpus.ChangeFollower` keeps following the log
+(``NOTIFY`` on PostgreSQL, polling every ``CAIRN_INDEX_POLL_SECONDS``) until shutdown.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from app.core.config import Settings, load_settings
 from app.core.errors import Forbidden
 from app.core.logs import configure_logging
 from app.core.migrate import upgrade_database
+from app.corpus import ChangeFollower, shared_value
 from app.governance import CallRecord, EnvelopeState, get_operation, trace_id_from_headers
 from app.http import (
     CONSOLE_DIR,
@@ -47,6 +55,7 @@ from app.http import (
     deny_websocket,
     graphiql_html,
     make_create_route,
+    make_metrics_route,
     make_read_route,
     make_replay_route,
     make_stream_route,
@@ -54,7 +63,9 @@ from app.http import (
 )
 from app.mcp import MCPHttp
 from app.memory import purge_expired as purge_expired_memories
-from app.replay import purge_expired_replays
+from app.observability import TraceMiddleware
+from app.observability import configure_from_env as configure_tracing
+from app.replay import purge_replays, purge_replays_every
 from resolvers.schema import schema
 
 log = logging.getLogger("cairn")
@@ -99,7 +110,7 @@ class Readiness:
 
     def __init__(self) -> None:
         self.ready = False
-        self.detail: dict[str, Any] = {"indexRepair": "pending", "model": "pending"}
+        self.detail: dict[str, Any] = {"indexCatchUp": "pending", "model": "pending"}
 
 
 def create_app(settings: Settings | None = None, *, services: Services | None = None) -> Starlette:
@@ -112,6 +123,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     """
     settings = settings or load_settings()
     configure_logging(settings.log_level)
+    configure_tracing()  # OTEL_* environment; idempotent; off (nothing installed) by default
     holder: dict[str, Any] = {"services": services}
     readiness = Readiness()
 
@@ -120,13 +132,15 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
             if (message := svc.indexes.migration_message()) is not None:
                 readiness.detail["vectorMigration"] = message  # index_pending logs it and re-embeds
             lex, vec = await svc.indexes.index_pending(svc.db)
+            cursor = svc.indexes.cursor
             async with svc.db.session() as s:
                 purged = await purge_expired_memories(s)
             readiness.detail["memoryPurge"] = f"done ({purged} expired memory versions deleted)"
-            async with svc.db.session() as s:
-                purged = await purge_expired_replays(s)
+            purged = await purge_replays(svc.db)
             readiness.detail["replayPurge"] = f"done ({purged} expired replay records deleted)"
-            readiness.detail["indexRepair"] = f"done ({lex} lexical, {vec} vector passages indexed)"
+            readiness.detail["indexCatchUp"] = (
+                f"done ({lex} lexical, {vec} vector passages indexed; change log at {cursor.txid}:{cursor.seq})"
+            )
             await svc.db.analyze()
             if svc.indexes.embedder is not None:
                 await asyncio.to_thread(svc.indexes.embedder.encode_query, "warm up")
@@ -138,7 +152,9 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
             readiness.ready = True
         except Exception:
             log.exception("start-up work failed")
-            readiness.detail["indexRepair"] = "failed (see log)"
+            readiness.detail["indexCatchUp"] = "failed (see log)"
+            return
+        await ChangeFollower(svc.db, svc.indexes, poll_seconds=settings.index_poll_seconds).run()
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette):
@@ -146,16 +162,29 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         if owned:
             await asyncio.to_thread(upgrade_database, settings.resolved_database_url)
             holder["services"] = bootstrap(settings)
+            if settings.cursor_secret is None:  # one key for every worker of this database
+                holder["services"].ontology.cursor_secret = (
+                    await shared_value(holder["services"].db, "cursor-secret")
+                ).encode()
         svc: Services = holder["services"]
         view.services = svc
         task = asyncio.create_task(startup_work(svc))
+
+        def purged(n: int, when: Any) -> None:
+            readiness.detail["replayPurge"] = f"{when.isoformat()}: {n} expired replay records deleted"
+
+        # expired replay records go every CAIRN_REPLAY_PURGE_INTERVAL_SECONDS, not only at start-up
+        purge = asyncio.create_task(
+            purge_replays_every(svc.db, settings.replay_purge_interval_seconds, on_purge=purged)
+        )
         try:
             async with mcp_http.running():
                 yield
         finally:
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
+            for t in (task, purge):
+                t.cancel()
+                with contextlib.suppress(BaseException):
+                    await t
             if owned:
                 svc.indexes.close()
                 await svc.query_database.close()
@@ -200,11 +229,12 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         Route("/v1/replays/{replayId}", make_replay_route(lambda: holder["services"]), methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
+        Route("/metrics", make_metrics_route(lambda: holder["services"]), methods=["GET"]),
         Mount("/static/graphiql", app=StaticFiles(directory=STATIC_DIR), name="graphiql-assets"),
         Route("/console", console_page, methods=["GET"]),
         Mount("/console", app=StaticFiles(directory=CONSOLE_DIR), name="console-assets"),
     ]
-    middleware = []
+    middleware = [Middleware(TraceMiddleware)]  # outermost: the server span covers CORS refusals too
     if settings.cors_origins:
         middleware.append(
             Middleware(

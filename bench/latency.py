@@ -74,6 +74,24 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far, in seconds (``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _measured(pid: int, level) -> dict:
+    """Run one level and add the server's CPU time per pack and the cores it used."""
+    cpu = cpu_seconds(pid)
+    t = time.perf_counter()
+    out = level()
+    wall = time.perf_counter() - t
+    used = cpu_seconds(pid) - cpu
+    out["server_cpu_ms_per_pack"] = used * 1000 / out["packs"]
+    out["server_cores_used"] = used / wall
+    return out
+
+
 def peak_rss_mb(pid: int) -> float:
     """Peak resident set size (VmHWM) of a process, in MiB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -220,9 +238,14 @@ def run(args) -> dict:
             "max_tokens": args.max_tokens,
             "passages": _passages(data_dir),
         }
-        results["c1"] = asyncio.run(_run_level(base, agent["token"], tasks[10 : 10 + args.queries], 1, args))
-        results["c8"] = asyncio.run(
-            _run_level(base, agent["token"], tasks[10 + args.queries : 10 + 3 * args.queries], 8, args)
+        results["c1"] = _measured(
+            server.pid, lambda: asyncio.run(_run_level(base, agent["token"], tasks[10 : 10 + args.queries], 1, args))
+        )
+        results["c8"] = _measured(
+            server.pid,
+            lambda: asyncio.run(
+                _run_level(base, agent["token"], tasks[10 + args.queries : 10 + 3 * args.queries], 8, args)
+            ),
         )
         results["stream"] = asyncio.run(_first_item(base, agent["token"], tasks[-30:], args))
         results["peak_rss_mb"] = peak_rss_mb(server.pid)
@@ -259,7 +282,8 @@ def print_results(r: dict) -> None:
         print(
             f"concurrency {x['concurrency']}: p50 {c['p50']:.1f} ms  p95 {c['p95']:.1f}  p99 {c['p99']:.1f}  "
             f"{x['packs_per_s']:.1f} packs/s  (server p50 {x['server_ms']['p50']:.1f}; legs sum p50 "
-            f"{x['legs_sum_median_ms']:.1f})"
+            f"{x['legs_sum_median_ms']:.1f}); server CPU {x['server_cpu_ms_per_pack']:.1f} ms/pack, "
+            f"{x['server_cores_used']:.2f} cores"
         )
         print(
             "   stages (median ms): "

@@ -1,16 +1,23 @@
-"""Alembic environment: async engines (aiosqlite / asyncpg), batch mode on SQLite."""
+"""Alembic environment: async engines (aiosqlite / asyncpg), batch mode on SQLite.
+
+On PostgreSQL the migration transaction first takes an advisory lock, so several workers
+starting at once on one database migrate one after another (the later ones find the schema
+at head and do nothing) instead of racing to create the same tables.
+"""
 
 from __future__ import annotations
 
 import asyncio
 
 from alembic import context
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlmodel import SQLModel
 
 import app.core.models  # noqa: F401  (registers the tables)
 
 target_metadata = SQLModel.metadata
+MIGRATION_LOCK = 0x43414952_4E4D4947  # "CAIRNMIG": the advisory lock key of migrations
 
 
 def _run(connection) -> None:
@@ -21,6 +28,8 @@ def _run(connection) -> None:
         compare_type=True,
     )
     with context.begin_transaction():
+        if connection.dialect.name == "postgresql":
+            connection.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATION_LOCK})
         context.run_migrations()
 
 

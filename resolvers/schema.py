@@ -33,6 +33,7 @@ from resolvers.decisions import DecisionMutation, DecisionQuery
 from resolvers.documents import DocumentMutation, DocumentQuery
 from resolvers.field_repeats import repeat_errors
 from resolvers.fields import FieldMutation, FieldQuery
+from resolvers.gaps import GapMutation, GapQuery
 from resolvers.identity import IdentityMutation, IdentityQuery
 from resolvers.interactions import TraceMutation
 from resolvers.limits import MAX_DEPTH, MAX_SELECTIONS, limit_errors
@@ -276,6 +277,7 @@ class Query(
     FieldQuery,
     ContextSetQuery,
     TemplateQuery,
+    GapQuery,
 ):
     """Root query."""
 
@@ -291,6 +293,7 @@ class Mutation(
     FieldMutation,
     ContextSetMutation,
     TemplateMutation,
+    GapMutation,
 ):
     """Root mutation."""
 

@@ -5,6 +5,12 @@ point has the vector of its own space, searches name the space (``using``). A co
 the layout before named vectors (one unnamed vector) or with other names is dropped and
 re-created empty on open (:attr:`ClientVectorIndex.migrated` holds the message; the caller
 re-embeds every passage).
+
+Cluster mode shares the collection with the lexical leg's sparse vectors
+(:mod:`retrieval.qdrant_shared`): the dense spaces and ``bm25``/``bm25_tf`` are named vectors
+of one point. Re-creating such a collection (older dense layout) keeps its sparse vector
+configuration but not their data, so the caller then re-applies the lexical leg too
+(:class:`app.corpus.SearchIndexes` follows the change log again from its start).
 """
 
 from __future__ import annotations
@@ -18,14 +24,24 @@ from uuid import UUID
 import numpy as np
 
 from retrieval.checks import check_ids
+from retrieval.qdrant_shared import (
+    check_server,
+    count_holding,
+    drop_named_vectors,
+    ensure_payload_indexes,
+    has_vector,
+    holding,
+    is_local,
+    open_client,
+    payload_filter,
+    unavailable,
+    write_named_vectors,
+)
 from retrieval.vector_types import (
     DEFAULT_SPACE,
-    PAYLOAD_KEYS,
     UPSERT_BATCH,
     VectorChecks,
     VectorPoint,
-    VectorStoreInUse,
-    VectorStoreUnavailable,
     check_point,
     check_spaces,
     latest_points,
@@ -35,33 +51,7 @@ from retrieval.vector_types import (
     ranked_search,
 )
 
-
-def _unavailable(url: str, exc: BaseException) -> VectorStoreUnavailable:
-    text = str(exc).strip()
-    reason = text.splitlines()[0] if text else type(exc).__name__
-    return VectorStoreUnavailable(f"cannot use the Qdrant server at {url}: {reason}")
-
-
-def check_server(url: str, *, api_key: str | None = None, timeout: int = 10) -> None:
-    """Check that the Qdrant server at ``url`` answers (lists its collections), before serving.
-
-    Raises:
-        VectorStoreUnavailable: unreachable, refusing (e.g. a wrong API key) or not a URL;
-            the message is one line naming ``url``.
-    """
-    from qdrant_client import QdrantClient
-    from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
-
-    try:
-        client = QdrantClient(url=url, api_key=api_key, timeout=timeout, check_compatibility=False)
-    except ValueError as exc:
-        raise _unavailable(url, exc) from None
-    try:
-        client.get_collections()
-    except (ResponseHandlingException, UnexpectedResponse) as exc:
-        raise _unavailable(url, exc) from None
-    finally:
-        client.close()
+__all__ = ["ClientVectorIndex", "check_server"]
 
 
 class ClientVectorIndex(VectorChecks):
@@ -69,10 +59,16 @@ class ClientVectorIndex(VectorChecks):
 
     Exactly one of ``url`` (server/cluster), ``path`` (local mode, on disk) or
     ``client`` (an existing ``QdrantClient``) must be given. The collection is created
-    (cosine, ``dim``) if missing; against a server, keyword payload indexes are created
+    (cosine, one named vector per space) if missing; against a server, keyword payload indexes are created
     for ``workspace_id`` (as tenant key), ``collection_id`` and ``document_id``. Local
     mode has no payload indexes (qdrant-client warns that they have no effect there), so
     none are requested.
+
+    Shared collection (cluster mode): with ``sparse_vectors`` the collection is created with
+    those named sparse vectors too (the lexical leg's ``bm25``, :mod:`retrieval.sparse_bm25`)
+    and this index touches only the dense vectors of a point (its ``spaces``): writes keep the
+    point's other vectors, ``has``/``count`` see points that carry a vector of one of the
+    spaces, ``delete``/``clear`` remove only those (:mod:`retrieval.qdrant_shared`).
 
     Args:
         url: Qdrant server URL, e.g. ``http://127.0.0.1:6333``.
@@ -83,13 +79,16 @@ class ClientVectorIndex(VectorChecks):
         dim: Vector dimension of the single default space (when ``spaces`` is None).
         spaces: Named vector → dimension; an existing collection's must match (module doc).
         timeout: Server request timeout in seconds.
+        sparse_vectors: Named sparse vector configs (``{name: SparseVectorParams}``) the
+            collection shares with other indexes; None (default): a dense-only collection.
 
     Attributes:
         migrated: None, or the message saying a collection of another layout was re-created.
 
     Raises:
-        ValueError: If not exactly one of url/path/client is given, ``dim`` < 1, or
-            the collection exists with another size or distance.
+        ValueError: If not exactly one of url/path/client is given, ``dim`` < 1, the
+            collection has one of ``spaces`` with another size or distance, or it has the
+            current dense layout without one of ``sparse_vectors`` (delete it and reindex).
         VectorStoreInUse: local mode, and another process holds ``path``.
         VectorStoreUnavailable: the server at ``url`` cannot be reached or refuses the
             requests (e.g. a wrong API key).
@@ -106,8 +105,9 @@ class ClientVectorIndex(VectorChecks):
         dim: int = 384,
         spaces: Mapping[str, int] | None = None,
         timeout: int = 30,
+        sparse_vectors: dict[str, Any] | None = None,
     ) -> None:
-        from qdrant_client import QdrantClient, models
+        from qdrant_client import models
         from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
         if sum(x is not None for x in (url, path, client)) != 1:
@@ -120,24 +120,13 @@ class ClientVectorIndex(VectorChecks):
         self.spaces = check_spaces(spaces, dim)
         self.migrated: str | None = None
         self.collection = collection
+        self.sparse_vectors = dict(sparse_vectors or {})
+        self._shared = bool(self.sparse_vectors)
         self._owns_client = client is None
-        if url is not None:
-            # Probe first: on an unreachable server QdrantClient's background version check
-            # would also warn (from a thread) after our one-line error.
-            check_server(url, api_key=api_key, timeout=timeout)
-            client = QdrantClient(url=url, api_key=api_key, timeout=timeout)
-        elif path is not None:
-            Path(path).mkdir(parents=True, exist_ok=True)
-            try:
-                client = QdrantClient(path=str(path))
-            except RuntimeError as exc:  # portalocker's lock on the storage folder
-                if "already accessed" not in str(exc):
-                    raise
-                raise VectorStoreInUse(
-                    f"the qdrant-client storage at {path} is open in another process", Path(path)
-                ) from None
+        if client is None:
+            client = open_client(url=url, path=path, api_key=api_key, timeout=timeout)
         self._client: Any = client
-        self._local = type(getattr(client, "_client", None)).__name__ == "QdrantLocal"
+        self._local = is_local(client)
         self._lock = threading.Lock()
         try:
             self._ensure_collection()
@@ -146,46 +135,65 @@ class ClientVectorIndex(VectorChecks):
                 raise
             if self._owns_client:
                 client.close()
-            raise _unavailable(url, exc) from None
+            raise unavailable(url, exc) from None
+
+    @property
+    def client(self) -> Any:
+        """The ``QdrantClient`` (shared with the sparse BM25 index in cluster mode)."""
+        return self._client
 
     def _ensure_collection(self) -> None:
-        models = self._models
         client = self._client
         if client.collection_exists(self.collection):
-            params = client.get_collection(self.collection).config.params.vectors
-            found = None
-            if not isinstance(params, dict):
-                size = getattr(params, "size", None)
-                found = f"one unnamed vector ({size} dims, before named vectors)"
-            elif set(params) != set(self.spaces):
-                found = "named vectors " + ", ".join(sorted(params))
-            else:
-                for name, p in params.items():
-                    if p.size != self.spaces[name] or p.distance != models.Distance.COSINE:
-                        raise ValueError(
-                            f"collection {self.collection!r} has {name}: {p}, expected size={self.spaces[name]} cosine"
-                        )
+            config = client.get_collection(self.collection).config.params
+            found = self._other_layout(config.vectors)
             if found is not None:
+                # derived data only: re-created empty (with the sparse vectors it had or that
+                # cluster mode needs); the caller re-applies every leg kept in it (module doc)
+                sparse = {**(config.sparse_vectors or {}), **self.sparse_vectors}
                 client.delete_collection(self.collection)
                 self.migrated = legacy_message(f"collection {self.collection!r}", found, self.spaces)
-        if not client.collection_exists(self.collection):
-            client.create_collection(
-                self.collection,
-                vectors_config={
-                    name: models.VectorParams(size=size, distance=models.Distance.COSINE)
-                    for name, size in self.spaces.items()
-                },
-            )
-        if self._local:
-            return
-        existing = client.get_collection(self.collection).payload_schema or {}
-        for key in PAYLOAD_KEYS:
-            if key in existing:
-                continue
-            schema: Any = models.PayloadSchemaType.KEYWORD
-            if key == "workspace_id":
-                schema = models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True)
-            client.create_payload_index(self.collection, key, field_schema=schema, wait=True)
+                if config.sparse_vectors:
+                    self.migrated += "; the lexical leg's sparse BM25 vectors it held are re-indexed too"
+                self._create(sparse)
+            else:
+                missing = sorted(set(self.sparse_vectors) - set(config.sparse_vectors or {}))
+                if missing:
+                    raise ValueError(
+                        f"collection {self.collection!r} exists without the sparse vector(s) {missing} that cluster "
+                        "mode keeps the lexical leg in (made by an older Cairn): delete the collection and run "
+                        "`cairn reindex`"
+                    )
+        else:
+            self._create(self.sparse_vectors)
+        ensure_payload_indexes(client, self.collection)
+
+    def _other_layout(self, params: Any) -> str | None:
+        """None if the collection's dense vectors are exactly ``self.spaces``; else a description
+        of its layout (it is re-created). Raises ValueError on one of our names with another
+        size or distance (a configuration error, not an older layout)."""
+        models = self._models
+        if not isinstance(params, dict):
+            return f"one unnamed vector ({getattr(params, 'size', None)} dims, before named vectors)"
+        if set(params) != set(self.spaces):
+            return "named vectors " + ", ".join(sorted(params)) if params else "no dense vector"
+        for name, p in params.items():
+            if p.size != self.spaces[name] or p.distance != models.Distance.COSINE:
+                raise ValueError(
+                    f"collection {self.collection!r} has {name}: {p}, expected size={self.spaces[name]} cosine"
+                )
+        return None
+
+    def _create(self, sparse: dict[str, Any]) -> None:
+        models = self._models
+        self._client.create_collection(
+            self.collection,
+            vectors_config={
+                name: models.VectorParams(size=size, distance=models.Distance.COSINE)
+                for name, size in self.spaces.items()
+            },
+            sparse_vectors_config=sparse or None,
+        )
 
     def upsert(self, points: Sequence[VectorPoint]) -> None:
         """Insert or replace points (last wins for a repeated passage id).
@@ -194,11 +202,17 @@ class ClientVectorIndex(VectorChecks):
             ValueError: As :meth:`EdgeVectorIndex.upsert`.
         """
         models = self._models
+        latest = latest_points(points)
+        if self._shared:
+            shared = [(point_id(p.passage_id), {p.space: check_point(p, self.spaces)}, payload_of(p)) for p in latest]
+            with self._lock:
+                write_named_vectors(self._client, self.collection, shared)
+            return
         items = [
             models.PointStruct(
                 id=point_id(p.passage_id), vector={p.space: check_point(p, self.spaces)}, payload=payload_of(p)
             )
-            for p in latest_points(points)
+            for p in latest
         ]
         with self._lock:
             for start in range(0, len(items), UPSERT_BATCH):
@@ -221,15 +235,7 @@ class ClientVectorIndex(VectorChecks):
         values = self._search_args(vector, workspace_id, collection_ids, document_ids, limit, space)
         if values is None:
             return []
-        models = self._models
-        must: list[Any] = [models.FieldCondition(key="workspace_id", match=models.MatchValue(value=workspace_id))]
-        if collection_ids is not None:
-            must.append(
-                models.FieldCondition(key="collection_id", match=models.MatchAny(any=sorted(set(collection_ids))))
-            )
-        if document_ids is not None:
-            must.append(models.FieldCondition(key="document_id", match=models.MatchAny(any=sorted(set(document_ids)))))
-        query_filter = models.Filter(must=must)
+        query_filter = payload_filter(workspace_id, collection_ids, document_ids)
 
         def run(fetch: int) -> list[tuple[str, float]]:
             response = self._client.query_points(
@@ -254,10 +260,12 @@ class ClientVectorIndex(VectorChecks):
         if not workspace_id or not isinstance(workspace_id, str):
             raise ValueError("workspace_id must be a non-empty string")
         models = self._models
+        # by the vector itself, not the payload: in a shared collection a point made by the
+        # lexical leg first keeps that leg's payload (no ``space`` key)
         query_filter = models.Filter(
             must=[
                 models.FieldCondition(key="workspace_id", match=models.MatchValue(value=workspace_id)),
-                models.FieldCondition(key="space", match=models.MatchValue(value=space)),
+                has_vector(space),
             ]
         )
         return int(self._client.count(self.collection, count_filter=query_filter, exact=True).count) > 0
@@ -270,6 +278,12 @@ class ClientVectorIndex(VectorChecks):
         """
         check_ids("passage_ids", passage_ids)
         if not passage_ids:
+            return
+        if self._shared:
+            with self._lock:
+                drop_named_vectors(
+                    self._client, self.collection, list(self.spaces), [point_id(p) for p in sorted(set(passage_ids))]
+                )
             return
         ids: list[int | str | UUID] = [point_id(pid) for pid in sorted(set(passage_ids))]
         with self._lock:
@@ -285,6 +299,8 @@ class ClientVectorIndex(VectorChecks):
         if not passage_ids:
             return set()
         by_point = {point_id(pid): pid for pid in set(passage_ids)}
+        if self._shared:
+            return {by_point[p] for p in holding(self._client, self.collection, list(self.spaces), list(by_point))}
         records = self._client.retrieve(self.collection, ids=list(by_point), with_payload=False, with_vectors=False)
         return {by_point[str(record.id)] for record in records}
 
@@ -302,20 +318,30 @@ class ClientVectorIndex(VectorChecks):
             return {}
         by_point = {point_id(pid): pid for pid in set(passage_ids)}
         records = self._client.retrieve(self.collection, ids=list(by_point), with_payload=False, with_vectors=True)
-        return {
-            by_point[str(r.id)]: np.asarray(
-                next(iter(r.vector.values())) if isinstance(r.vector, dict) else r.vector, dtype=np.float32
-            )
-            for r in records
-        }
+        out: dict[str, np.ndarray] = {}
+        for r in records:
+            value = r.vector
+            if isinstance(value, dict):  # named: the point's own space (shared: maybe only sparse so far)
+                value = next((value[name] for name in self.spaces if name in value), None)
+            if value is not None:
+                out[by_point[str(r.id)]] = np.asarray(value, dtype=np.float32)
+        return out
 
     def count(self) -> int:
-        """Return the number of stored points."""
+        """Return the number of stored points (shared: points that carry a dense vector)."""
+        if self._shared:
+            return count_holding(self._client, self.collection, list(self.spaces))
         return int(self._client.count(self.collection, exact=True).count)
 
     def clear(self) -> None:
-        """Remove every point: the collection is dropped and re-created (with indexes)."""
+        """Remove every point: the collection is dropped and re-created (with indexes).
+
+        Shared: only the dense vectors are removed (the lexical leg's stay).
+        """
         with self._lock:
+            if self._shared:
+                drop_named_vectors(self._client, self.collection, list(self.spaces))
+                return
             self._client.delete_collection(self.collection)
             self._ensure_collection()
 

@@ -53,11 +53,16 @@ class DenseServed:
         models: Names of the models whose spaces were searched, in search order.
         space_of: Passage id → the space it was found in.
         cjk: The task was routed as CJK script.
+        lists: Space → its own ranking, as last searched (before :func:`merge_spaces`).
+        more: Space → the same search in that space at another limit (reusing the task's
+            query vector), for a caller that filters each space's list before merging.
     """
 
     models: list[str] = field(default_factory=list)
     space_of: dict[str, str] = field(default_factory=dict)
     cjk: bool = False
+    lists: dict[str, Ranked] = field(default_factory=dict)
+    more: dict[str, Callable[[int], Ranked]] = field(default_factory=dict)
 
 
 class DenseModels:

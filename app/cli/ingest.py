@@ -86,7 +86,8 @@ async def _extract_fields(db, settings: Settings, workspace_id: str, collection:
 
 def ingest(
     path: Path = typer.Argument(
-        ..., help="A file or folder: .txt .md .html .jsonl (BEIR), optionally .gz; .pdf .docx."
+        ...,
+        help="A file or folder: .txt .md .html .jsonl (BEIR) .csv (a document per row), optionally .gz; .pdf .docx.",
     ),
     collection: str = typer.Option(..., "--collection", "-c", help="Collection name (created if missing)."),
     workspace: str = WorkspaceOpt,
@@ -155,17 +156,23 @@ def reindex(
     lexical_only: bool = typer.Option(False, "--lexical-only", help="Rebuild only the BM25 index (no re-embedding)."),
     data_dir: Path | None = DataDir,
 ) -> None:
-    """Rebuild the Whoosh and Qdrant indexes from SQL."""
+    """Rebuild the Whoosh and Qdrant indexes and the temporal statement index from SQL."""
+    from app.temporal import rebuild_index
+
     settings = _settings(data_dir, require_store=True)
 
     async def go():
         db, indexes = await _open(settings, with_vectors=not lexical_only)
         try:
             with _progress() as progress:
-                return await indexes.reindex(db, progress=index_progress(progress), vectors=not lexical_only)
+                on_index = index_progress(progress)
+                lex, vec = await indexes.reindex(db, progress=on_index, vectors=not lexical_only)
+                return lex, vec, await rebuild_index(db, progress=on_index)
         finally:
             indexes.close()
             await db.dispose()
 
-    lex, vec = _run(go())
-    console.print(f"reindexed {lex} passages lexically, {vec} as vectors")
+    lex, vec, versions = _run(go())
+    console.print(
+        f"reindexed {lex} passages lexically, {vec} as vectors, and the temporal statements of {versions} versions"
+    )

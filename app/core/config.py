@@ -32,6 +32,14 @@ class Settings(BaseSettings):
             bench/vector_backends.py), ``local`` (qdrant-client local mode, pure Python, for
             tests) or ``server`` (qdrant-client on ``qdrant_url``). See
             :data:`retrieval.vectors.BACKENDS`.
+        lexical_backend: Where the BM25 leg lives: ``auto`` (default: ``qdrant`` when
+            ``qdrant_url`` is set, else ``whoosh``), ``whoosh`` (a Whoosh folder under
+            ``data_dir``, one process) or ``qdrant`` (sparse BM25 vectors in the vector
+            backend's collection, :mod:`retrieval.sparse_bm25`: cluster mode, no local search
+            state; needs the ``server`` or ``local`` vector backend).
+        bm25_avg_length: Mean passage length (analysed terms) the ``qdrant`` lexical backend's
+            BM25 weights assume (:data:`retrieval.sparse_bm25.DEFAULT_AVG_LENGTH`); changing it
+            needs ``cairn reindex``.
         embedder: ``local`` (all-MiniLM-L6-v2 from the offline package) or ``openai``
             (an OpenAI-compatible ``/embeddings`` endpoint at ``embedding_url``).
         multilingual_embedder: ``e5`` (default: multilingual-e5-small from the offline
@@ -40,10 +48,21 @@ class Settings(BaseSettings):
             ``embedder`` serves every language). Changing it re-embeds every passage at the
             next start-up. Unused with ``embedder=none``.
         chunk_max_tokens: Passage size limit in cl100k tokens (MiniLM reads 256 wordpieces).
+        query_batch_window_ms: Longest wait (ms) of a query-embedding pass for more concurrent
+            queries, under concurrent load only (:mod:`retrieval.query_batching`; 0 = take
+            only what is already queued).
+        query_batch_max: Most queries embedded in one forward pass.
+        query_cache_size: Query vectors kept for repeated tasks (LRU per model; 0 = none).
+        query_threads: Torch intra-op threads of a query-embedding pass (local model; the
+            other core serves the event loop, BM25 and SQL meanwhile).
         cors_origins: Origins whose browsers may call with *member* tokens. List settings are
             read from the environment as a comma-separated list or a JSON list.
-        cursor_secret: HMAC key of ontology cursors; unset → random per process (cursors then
-            do not survive a restart and do not work across workers).
+        cursor_secret: HMAC key of ontology cursors; unset → a random key made once and kept in
+            the database (``shared_value``), so cursors survive restarts and work on every
+            worker of one database.
+        index_poll_seconds: Longest wait between two catch-ups of this worker's indexes with the
+            SQL change log (PostgreSQL also wakes on ``NOTIFY``); bounds how long a write through
+            another worker takes to reach this one's packs (:mod:`app.corpus.follower`).
         ontology_source_dirs: Directories under which ``loadKnowledgeNetwork`` (GraphQL) may
             read CSV files; empty → GraphQL loads are refused (use ``cairn ontology load``).
         reranker_path: Local cross-encoder folder for ``semanticRecall(rerank: true)``; unset →
@@ -71,6 +90,16 @@ class Settings(BaseSettings):
         templates_timeout_seconds: Deadline of one template run (504 ``QUERY_TIMEOUT``).
         templates_max_rows: Row cap of one template run (a template may set a lower one); more
             rows → the first ones plus a ``QUERY_ROW_CAP_REACHED`` notice.
+        replay_purge_interval_seconds: How often ``cairn serve`` deletes expired replay records
+            (30 days old) besides at start-up (:func:`app.replay.purge_replays_every`), 60 s – 1 day.
+        metrics: Serve Prometheus metrics at ``GET /metrics`` and record them
+            (``CAIRN_METRICS=true``); off → nothing is recorded and ``/metrics`` answers 404
+            like an unknown route (:mod:`app.observability.metrics`).
+        metrics_token: A bearer token ``/metrics`` requires (``Authorization: Bearer …``; a
+            scrape config's ``authorization.credentials``); required with ``env=prod``. Unset in
+            dev → ``/metrics`` is open to whoever reaches the port (operation names and counts).
+            Traces are configured by the standard ``OTEL_*`` variables, not here
+            (:mod:`app.observability.tracing`).
     """
 
     # enable_decoding=False: list settings arrive as the raw string and _split_lists reads
@@ -96,15 +125,22 @@ class Settings(BaseSettings):
     qdrant_api_key: str | None = None
     qdrant_collection: str = "cairn_passages"
     vector_backend: Literal["auto", "edge", "local", "server"] = "auto"
+    lexical_backend: Literal["auto", "whoosh", "qdrant"] = "auto"
+    bm25_avg_length: float = Field(default=100.0, gt=0, le=100_000)
     embedder: Literal["local", "openai", "none"] = "local"
     embedding_url: str | None = None
     embedding_model: str = "all-MiniLM-L6-v2"
     embedding_api_key: str | None = None
     multilingual_embedder: Literal["e5", "none"] = "e5"
     chunk_max_tokens: int = Field(default=200, ge=32, le=2000)
+    query_batch_window_ms: float = Field(default=2.0, ge=0, le=50)
+    query_batch_max: int = Field(default=16, ge=1, le=256)
+    query_cache_size: int = Field(default=1024, ge=0, le=1_000_000)
+    query_threads: int = Field(default=1, ge=1, le=64)
     cors_origins: list[str] = Field(default_factory=list)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     cursor_secret: str | None = None
+    index_poll_seconds: float = Field(default=1.0, gt=0, le=60)
     ontology_source_dirs: list[Path] = Field(default_factory=list)
     reranker_path: Path | None = None
     judge: Literal["local", "openai"] = "local"
@@ -123,6 +159,9 @@ class Settings(BaseSettings):
     templates_database_url: str | None = None
     templates_timeout_seconds: float = Field(default=5.0, gt=0, le=300)
     templates_max_rows: int = Field(default=1000, ge=1, le=100_000)
+    replay_purge_interval_seconds: float = Field(default=3600.0, ge=60, le=86_400)
+    metrics: bool = False
+    metrics_token: str | None = None
 
     @model_validator(mode="after")
     def _refuse_unsafe_prod(self) -> Settings:
@@ -131,6 +170,13 @@ class Settings(BaseSettings):
                 raise ValueError("CAIRN_DATABASE_URL must be set when CAIRN_ENV=prod")
             if "*" in self.cors_origins:
                 raise ValueError("CAIRN_CORS_ORIGINS may not contain '*' when CAIRN_ENV=prod")
+            if self.metrics and not self.metrics_token:
+                raise ValueError(
+                    "CAIRN_METRICS_TOKEN must be set when CAIRN_METRICS=true and CAIRN_ENV=prod "
+                    "(Prometheus sends it as a bearer token)"
+                )
+        if self.metrics_token is not None and not 16 <= len(self.metrics_token) <= 256:
+            raise ValueError("CAIRN_METRICS_TOKEN must be 16 to 256 characters")
         if self.embedder == "openai" and not self.embedding_url:
             raise ValueError("CAIRN_EMBEDDING_URL is required when CAIRN_EMBEDDER=openai")
         if self.judge == "openai" and not self.judge_url:
@@ -146,6 +192,11 @@ class Settings(BaseSettings):
                 f"CAIRN_VECTOR_BACKEND={self.vector_backend} is the embedded engine but CAIRN_QDRANT_URL "
                 "is set: unset one of them, or use CAIRN_VECTOR_BACKEND=auto (or server)"
             )
+        if self.resolved_lexical_backend == "qdrant" and self.resolved_vector_backend == "edge":
+            raise ValueError(
+                "CAIRN_LEXICAL_BACKEND=qdrant keeps BM25 in a qdrant-client collection: set CAIRN_QDRANT_URL "
+                "(or CAIRN_VECTOR_BACKEND=local), or use CAIRN_LEXICAL_BACKEND=whoosh"
+            )
         return self
 
     @property
@@ -154,6 +205,21 @@ class Settings(BaseSettings):
         if self.vector_backend == "auto":
             return "server" if self.qdrant_url else "edge"
         return self.vector_backend
+
+    @property
+    def resolved_lexical_backend(self) -> str:
+        """``whoosh`` or ``qdrant``: ``auto`` resolved (``qdrant`` iff ``qdrant_url``)."""
+        if self.lexical_backend == "auto":
+            return "qdrant" if self.qdrant_url else "whoosh"
+        return self.lexical_backend
+
+    @property
+    def local_indexes(self) -> bool:
+        """Whether a search index lives under ``data_dir`` (Whoosh, or an embedded Qdrant) — then
+        one process at a time holds the data dir (:class:`app.core.datadir.DataDirLock`). False
+        in cluster mode (``CAIRN_QDRANT_URL``: both legs in the Qdrant server), where any number
+        of workers may share one configuration."""
+        return self.resolved_lexical_backend == "whoosh" or self.resolved_vector_backend in ("edge", "local")
 
     @property
     def resolved_database_url(self) -> str:
@@ -249,7 +315,7 @@ def expected_format(name: str) -> str:
     return kind + (f" {' and '.join(bounds)}" if bounds else "")
 
 
-_SECRET = re.compile(r"(api_key|secret|password)$")
+_SECRET = re.compile(r"(api_key|secret|password|token)$")
 
 
 def describe_settings_error(exc: ValidationError | SettingsError) -> str:

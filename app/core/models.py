@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, Index, LargeBinary, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, ForeignKey, Index, Integer, LargeBinary, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -110,9 +110,9 @@ class DocumentVersion(SQLModel, table=True):
 class Passage(SQLModel, table=True):
     """A span of text, identified by (document, content, occurrence): stable across versions.
 
-    ``lexical_indexed``/``vector_indexed`` are the outbox flags: false until the derived
-    index has the passage, so a crash between the SQL commit and the index write is
-    repaired at start-up.
+    ``lexical_indexed``/``vector_indexed`` were shared outbox flags; since several workers
+    each keep their own indexes they are no longer read or written: every worker follows the
+    change log (:class:`IndexChange`) with its own cursor (:mod:`app.corpus.changes`).
     """
 
     id: str = Field(primary_key=True, max_length=40)
@@ -692,3 +692,69 @@ class QueryTemplate(SQLModel, table=True):
     created_by: str = Field(max_length=40)
     updated_at: datetime
     updated_by: str = Field(max_length=40)
+
+
+class ContextGap(SQLModel, table=True):
+    """A reported context gap (:mod:`app.gaps`): the task, what was missing, who reported it
+    (an agent credential and its creator, or a member) and, optionally, the pack and trace it
+    concerns. Listed newest first (``created_at``, then ``id``) to editors and above."""
+
+    __tablename__ = "context_gap"
+    __table_args__ = (Index("ix_context_gap_workspace_created", "workspace_id", "created_at", "id"),)
+
+    id: str = Field(primary_key=True, max_length=40)
+    workspace_id: str = Field(foreign_key="workspace.id", max_length=40)
+    task: str = Field(sa_column=Column(Text, nullable=False))
+    missing: str = Field(sa_column=Column(Text, nullable=False))
+    reporter_kind: str = Field(max_length=16)
+    credential_id: str | None = Field(default=None, max_length=16)
+    member_id: str = Field(max_length=40)
+    pack_id: str | None = Field(default=None, max_length=64)
+    trace_id: str | None = Field(default=None, max_length=64)
+    created_at: datetime
+
+
+# ---------------------------------------------------------------------------------------------
+# Several workers (issue 19): the change log the search indexes follow, and values every worker
+# of one database shares.
+# ---------------------------------------------------------------------------------------------
+
+
+class IndexChange(SQLModel, table=True):
+    """One entry of the search-index change log (:mod:`app.corpus.changes`).
+
+    Written in the same transaction as the passage it names (a new passage is the only SQL
+    write that changes what the derived indexes hold: versions, deletions and valid times are
+    resolved against SQL at query time). ``seq`` is monotonic (SQLite ``AUTOINCREMENT``,
+    a PostgreSQL identity); ``txid`` is the writing transaction's ``txid_current()`` on
+    PostgreSQL (0 on SQLite and for rows back-filled by the migration): followers read in
+    ``(txid, seq)`` order and only rows of transactions older than every running one, so a
+    later sequence number committed before an earlier one is never skipped. ``title`` is the
+    document title at the write, so every worker embeds the passage with the same text.
+    """
+
+    __tablename__ = "index_change"
+    __table_args__ = (Index("ix_index_change_txid_seq", "txid", "seq"), {"sqlite_autoincrement": True})
+
+    seq: int | None = Field(
+        default=None,
+        sa_column=Column(BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True),
+    )
+    txid: int = Field(sa_column=Column(BigInteger, nullable=False))
+    passage_id: str = Field(sa_column=Column(Text, ForeignKey("passage.id"), nullable=False))
+    title: str = Field(default="", sa_column=Column(Text, nullable=False))
+
+
+class SharedValue(SQLModel, table=True):
+    """A value every worker of one database shares, made once by whichever worker needs it first.
+
+    ``name``: ``database-id`` (tells a data dir which database its indexes follow) or
+    ``cursor-secret`` (the HMAC key of ontology cursors when ``CAIRN_CURSOR_SECRET`` is unset,
+    so a cursor made by one worker is honoured by every other one).
+    """
+
+    __tablename__ = "shared_value"
+
+    name: str = Field(primary_key=True, max_length=40)
+    value: str = Field(max_length=200)
+    created_at: datetime

@@ -5,7 +5,15 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.corpus.as_of import DocumentRead, VersionMeta, choose_versions, read_document, visible_versions
+from app.corpus.as_of import (
+    DocumentRead,
+    VersionMeta,
+    VersionView,
+    choose_versions,
+    read_document,
+    visible_versions,
+)
+from app.corpus.changes import Cursor, shared_value
 from app.corpus.documents import (
     delete_document,
     get_collection,
@@ -14,6 +22,7 @@ from app.corpus.documents import (
     upsert_document,
     validate_document_input,
 )
+from app.corpus.follower import ChangeFollower
 from app.corpus.indexing import SearchIndexes, open_indexes
 from app.corpus.ingest import IngestReport, SkippedFile, SourceDocument, ingest_documents, iter_sources
 from app.corpus.listing import (
@@ -46,9 +55,11 @@ from app.corpus.passages import MAX_NEIGHBOURS, CitationCheck, PassageView, chec
 __all__ = [
     "MAX_NEIGHBOURS",
     "MAX_PAGE",
+    "ChangeFollower",
     "CitationCheck",
     "CitationRequest",
     "CollectionInfo",
+    "Cursor",
     "DocumentListRequest",
     "DocumentPage",
     "DocumentRead",
@@ -65,6 +76,7 @@ __all__ = [
     "SkippedFile",
     "SourceDocument",
     "VersionMeta",
+    "VersionView",
     "check_citation",
     "choose_versions",
     "create_collection",
@@ -81,6 +93,7 @@ __all__ = [
     "read_passages",
     "read_section",
     "remove_document",
+    "shared_value",
     "span_sha256",
     "upsert_document",
     "validate_document_input",

@@ -27,6 +27,7 @@ from app.core.errors import BadInput, NotFound
 from app.core.ids import as_utc, new_id, sha256_text, stable_id, utcnow
 from app.core.models import Collection, Document, DocumentVersion, Passage, VersionPassage
 from app.core.text_rules import require_storable, validate_identifier, validate_name
+from app.corpus.changes import record_passages
 from retrieval.chunking import chunk_text
 from retrieval.tokens import count_tokens
 
@@ -236,6 +237,7 @@ async def upsert_document(
             )
         )
     await s.flush()
+    await record_passages(s, new_ids, title)  # the search-index change log, in this transaction
     return UpsertResult(doc.id, version.id, status, tuple(new_ids))
 
 

@@ -1,19 +1,33 @@
-"""Derived indexes (Whoosh BM25 + Qdrant vectors) kept in step with SQL.
+"""Derived indexes (BM25 + Qdrant vectors) that follow the SQL change log.
 
-SQL is the source of truth. Each :class:`~app.core.models.Passage` carries outbox flags
-(``lexical_indexed``, ``vector_indexed``) that are false until the index has it; after every
-write the caller runs :meth:`SearchIndexes.index_pending`, and start-up runs it too, so a
-crash between the SQL commit and the index write is repaired, never lost. ``reindex``
-clears both indexes and rebuilds them from SQL.
+The BM25 leg is a Whoosh folder under the data dir (embedded default), or, in cluster mode
+(``CAIRN_QDRANT_URL``), sparse BM25 vectors in the same Qdrant collection as the dense
+vectors (:mod:`retrieval.sparse_bm25`): then no worker keeps local search state; every worker
+still follows the change log below, and applying a passage the shared index already holds is
+skipped, so workers racing on one change do the work once.
+
+SQL is the source of truth. Every new passage is appended to the change log in its writing
+transaction (:mod:`app.corpus.changes`); each process's indexes record in their own data dir how
+far they have applied that log (``index_state.json``) and catch up from it: at start-up, after
+a write of their own, and continuously (:mod:`app.corpus.follower`). So N workers with their own
+data dirs on one PostgreSQL database each see every document, and a crash between the SQL
+commit and the index write is repaired, never lost. ``reindex`` clears the indexes and
+follows the log from the start. (The ``Passage.lexical_indexed``/``vector_indexed`` columns
+were the shared outbox flags this replaces; they are no longer read or written.)
+
+Applying is idempotent: a passage already present in a leg is skipped (not replaced, so BM25
+statistics never count a replaced copy and no passage is embedded twice). Ingest throughput:
+encoding (the bottleneck, ~20–25 passages/s on 2 cores) overlaps with the Whoosh write of
+the same batch; a batch's BM25 write is finished before its vectors are written (in cluster
+mode both write the same Qdrant points, :mod:`retrieval.qdrant_shared`).
 
 Dense models (:mod:`retrieval.dense`): each passage is embedded by the model of its script
 (multilingual-e5-small for CJK, else the primary model) into that model's named vector. A
 vector store of an older layout (before named vectors, or other models) is re-created empty
-when opened; the next :meth:`SearchIndexes.index_pending` (start-up, ingest, ``cairn
-reindex``) logs the store's message and re-embeds every passage.
-
-Ingest throughput: encoding (the bottleneck, ~20–25 passages/s on 2 cores) overlaps with
-Whoosh writes and SQL flag updates of the previous batch.
+when opened (:attr:`SearchIndexes.migration_message`); the next catch-up logs that message
+once and follows the change log again from its start: the vector leg re-embeds every
+passage, and the lexical leg skips the passages it holds (Whoosh) or re-adds them (cluster
+mode, whose BM25 vectors were in the re-created collection).
 """
 
 from __future__ import annotations
@@ -25,19 +39,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, select, update
-
 from app.core.db import Database
-from app.core.models import Document, Passage
+from app.corpus.changes import (
+    Change,
+    Cursor,
+    IndexState,
+    changes_for,
+    clear_state,
+    count_after,
+    load_state,
+    read_changes,
+    save_state,
+    shared_value,
+)
 from retrieval.dense import DenseModels
 from retrieval.embeddings import Embedder
 from retrieval.lexical import IndexedPassage, LexicalIndex
+from retrieval.sparse_bm25 import SparseBM25Index
 from retrieval.vectors import VectorIndex, VectorPoint
 
 log = logging.getLogger("cairn.indexing")
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``; stage is ``lexical`` or ``vector``."""
+
+LOG_BATCH = 256
+"""Change-log rows read per step (the cursor is saved after each step)."""
 
 
 @dataclass
@@ -47,14 +74,17 @@ class SearchIndexes:
     ``embedder``/``vectors`` may be None (``CAIRN_EMBEDDER=none``): packs then run
     ``LEXICAL`` only and say so. ``multilingual`` (multilingual-e5-small, or None) embeds CJK
     passages and tasks (:mod:`retrieval.dense`); ``vectors`` must have both models' spaces.
+    ``state_dir`` holds ``index_state.json`` (the data dir; default: the lexical index's folder).
     """
 
-    lexical: LexicalIndex
+    lexical: LexicalIndex | SparseBM25Index
     vectors: VectorIndex | None
     embedder: Embedder | None
     multilingual: Embedder | None = None
     batch_size: int = 64
+    state_dir: Path | None = None
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _state: IndexState | None = None
     _dense: DenseModels | None = field(default=None, init=False, repr=False)
     data_lock: Any = None
     """The data dir's :class:`app.core.datadir.DataDirLock` when opened by :func:`open_indexes`."""
@@ -71,132 +101,177 @@ class SearchIndexes:
         return models
 
     def migration_message(self) -> str | None:
-        """The vector store's message if it was re-created on open (older layout), until re-embedded."""
+        """The vector store's message if it was re-created on open (older layout), until the
+        next catch-up has logged it and restarted the change log (module doc)."""
         return getattr(self.vectors, "migrated", None)
 
-    async def _migrate(self, db: Database) -> None:
-        """After the vector store was re-created (older layout): log it and mark every passage
-        for re-embedding."""
-        message = self.migration_message()
-        if message is None:
-            return
-        log.warning("%s", message)
-        async with db.session() as s:
-            await s.execute(update(Passage).values(vector_indexed=False))
-        self.vectors.migrated = None  # type: ignore[union-attr]
+    @property
+    def legs(self) -> tuple[str, ...]:
+        """``("lexical",)`` or ``("lexical", "vector")``."""
+        return ("lexical", "vector") if self.vectors is not None and self.embedder is not None else ("lexical",)
+
+    @property
+    def cursor(self) -> Cursor:
+        """How far these indexes have applied the change log (in memory; saved after each batch)."""
+        return self._state.cursor if self._state is not None else Cursor()
+
+    def _folder(self) -> Path:
+        return Path(self.state_dir) if self.state_dir is not None else Path(self.lexical.path)
 
     def embedding_input(self, title: str, text: str) -> str:
         """Text given to the encoder for a passage: its document title, then the passage."""
         return f"{title}\n{text}" if title else text
 
+    async def _open_state(self, db: Database) -> IndexState:
+        """The saved state, or a fresh one when absent or not for this database / these legs, or
+        when the vector store was re-created on open (module doc: logged once, here)."""
+        message = self.migration_message()
+        if message is not None:
+            log.warning("%s", message)
+            await asyncio.to_thread(clear_state, self._folder())
+            self._state = None
+            self.vectors.migrated = None  # type: ignore[union-attr]
+        if self._state is not None:
+            return self._state
+        database_id = await shared_value(db, "database-id")
+        state = load_state(self._folder())
+        if state is not None and state.database_id != database_id:
+            log.warning("index state in %s follows another database: following this one from the start", self._folder())
+            state = None
+        if state is not None and not set(self.legs) <= set(state.legs):
+            state = None  # a leg was added (e.g. the embedder turned on): re-read the log
+        if state is not None and state.cursor != Cursor() and await asyncio.to_thread(self.lexical.count) == 0:
+            state = None  # the index folder was emptied or replaced under a kept state file
+        if (
+            state is not None
+            and state.cursor != Cursor()
+            and self.vectors is not None
+            and "vector" in self.legs
+            and await asyncio.to_thread(self.vectors.count) == 0
+        ):
+            state = None  # the vector store was emptied or re-created (a crash before its re-embedding saved)
+        self._state = state or IndexState(database_id, self.legs, Cursor())
+        return self._state
+
     async def pending_counts(self, db: Database) -> tuple[int, int]:
-        """``(passages missing from the lexical index, missing from the vector index)``."""
-        async with db.session() as s:
-            lex = (await s.execute(select(func.count()).where(Passage.lexical_indexed.is_(False)))).scalar_one()
-            vec = (await s.execute(select(func.count()).where(Passage.vector_indexed.is_(False)))).scalar_one()
-        return int(lex), int(vec) if self.vectors is not None else 0
+        """``(changes not yet applied by the lexical leg, by the vector leg)`` (one cursor for both)."""
+        state = await self._open_state(db)
+        n = await count_after(db, state.cursor)
+        return n, n if "vector" in self.legs else 0
 
     async def index_pending(self, db: Database, *, progress: Progress | None = None) -> tuple[int, int]:
-        """Index every passage whose outbox flag is false, then set the flag.
+        """Catch up: apply every change after the cursor (up to the read horizon), saving the cursor.
 
         Returns:
-            ``(lexical_count, vector_count)`` of passages indexed.
+            ``(lexical_count, vector_count)`` of passages added to each index (present ones
+            are skipped, so a second call right after returns ``(0, 0)``).
         """
         async with self._lock:
-            await self._migrate(db)
-            lex_total, vec_total = await self.pending_counts(db)
-            lex_done = await self._run(db, "lexical", lex_total, progress)
-            vec_done = 0
-            if self.vectors is not None and self.embedder is not None:
-                vec_done = await self._run(db, "vector", vec_total, progress)
-            return lex_done, vec_done
+            state = await self._open_state(db)
+            total = await count_after(db, state.cursor)
+            done = lex = vec = 0
+            while True:
+                changes = await read_changes(db, state.cursor, LOG_BATCH)
+                if not changes:
+                    break
+                a, b = await self._apply(changes)
+                lex, vec = lex + a, vec + b
+                state = IndexState(state.database_id, self.legs, changes[-1].cursor)
+                await asyncio.to_thread(save_state, self._folder(), state)
+                self._state = state
+                done += len(changes)
+                if progress:
+                    progress("lexical", done, total)
+                    if "vector" in self.legs:
+                        progress("vector", done, total)
+            return lex, vec
 
-    async def _load_batch(self, db: Database, stage: str, after: str, limit: int) -> list[tuple]:
-        flag = Passage.lexical_indexed if stage == "lexical" else Passage.vector_indexed
-        async with db.session() as s:
-            rows = await s.execute(
-                select(
-                    Passage.id,
-                    Passage.workspace_id,
-                    Passage.collection_id,
-                    Passage.document_id,
-                    Document.title,
-                    Passage.text,
-                )
-                .join(Document, Document.id == Passage.document_id)
-                .where(flag.is_(False), Passage.id > after)
-                .order_by(Passage.id)
-                .limit(limit)
-            )
-            return [tuple(r) for r in rows.all()]
+    async def index_passages(self, db: Database, passage_ids: Sequence[str]) -> tuple[int, int]:
+        """Index these (just written) passages now, whatever the cursor (read-your-writes).
 
-    async def _mark(self, db: Database, stage: str, ids: Sequence[str]) -> None:
-        column = "lexical_indexed" if stage == "lexical" else "vector_indexed"
-        async with db.session() as s:
-            await s.execute(update(Passage).where(Passage.id.in_(list(ids))).values({column: True}))
+        On PostgreSQL a change becomes readable by the cursor only once older concurrent write
+        transactions ended; the writer does not wait for that: it applies its own rows now and
+        the cursor later skips them (present). Then it catches up with whatever is readable.
 
-    async def _run(self, db: Database, stage: str, total: int, progress: Progress | None) -> int:
-        done = 0
-        after = ""
-        size = 512 if stage == "lexical" else self.batch_size
-        pending_write: asyncio.Task | None = None
-        while True:
-            rows = await self._load_batch(db, stage, after, size)
-            if not rows:
-                break
-            after = rows[-1][0]
-            if stage == "lexical":
-                batch = [IndexedPassage(r[0], r[1], r[2], r[3], r[4] or "", r[5]) for r in rows]
-                await asyncio.to_thread(self.lexical.add, batch)
-                await self._mark(db, stage, [r[0] for r in rows])
-            else:
-                texts = [self.embedding_input(r[4] or "", r[5]) for r in rows]
-                dense = self.dense
-                assert dense is not None
-                encoded = await asyncio.to_thread(dense.encode_passages, texts)
-                points = [
-                    VectorPoint(r[0], encoded[i][1], r[1], r[2], r[3], space=encoded[i][0]) for i, r in enumerate(rows)
-                ]
-                if pending_write is not None:
-                    await pending_write
-                pending_write = asyncio.create_task(self._write_vectors(db, points))
-            done += len(rows)
-            if progress:
-                progress(stage, done, total)
-        if pending_write is not None:
-            await pending_write
-        return done
+        Returns:
+            ``(lexical_count, vector_count)`` added, this write's and the catch-up's.
+        """
+        async with self._lock:
+            lex, vec = await self._apply(await changes_for(db, passage_ids))
+        more = await self.index_pending(db)
+        return lex + more[0], vec + more[1]
 
-    async def _write_vectors(self, db: Database, points: list[VectorPoint]) -> None:
-        await asyncio.to_thread(self.vectors.upsert, points)  # type: ignore[union-attr]
-        await self._mark(db, "vector", [p.passage_id for p in points])
+    async def _apply(self, changes: Sequence[Change]) -> tuple[int, int]:
+        """Add the changes' passages missing from each leg. Returns the counts added."""
+        ids = [c.passage_id for c in changes]
+        present = await asyncio.to_thread(self.lexical.has, ids)
+        lexical = [
+            IndexedPassage(c.passage_id, c.workspace_id, c.collection_id, c.document_id, c.title or "", c.text)
+            for c in changes
+            if c.passage_id not in present
+        ]
+        write = asyncio.create_task(asyncio.to_thread(self.lexical.add, lexical)) if lexical else None
+        vec = 0
+        try:
+            dense = self.dense
+            if self.vectors is not None and dense is not None:
+                have = await asyncio.to_thread(self.vectors.has, ids)
+                missing = list({c.passage_id: c for c in changes if c.passage_id not in have}.values())
+                for start in range(0, len(missing), self.batch_size):
+                    batch = missing[start : start + self.batch_size]
+                    texts = [self.embedding_input(c.title or "", c.text) for c in batch]
+                    encoded = await asyncio.to_thread(dense.encode_passages, texts)  # each by its space's model
+                    points = [
+                        VectorPoint(
+                            c.passage_id,
+                            encoded[i][1],
+                            c.workspace_id,
+                            c.collection_id,
+                            c.document_id,
+                            space=encoded[i][0],
+                        )
+                        for i, c in enumerate(batch)
+                    ]
+                    if write is not None:  # cluster mode: both legs write these points (no lost vector)
+                        await write
+                        write = None
+                    await asyncio.to_thread(self.vectors.upsert, points)
+                    vec += len(points)
+        finally:
+            if write is not None:
+                await write
+        return len({p.passage_id for p in lexical}), vec
 
     async def reindex(
         self, db: Database, *, progress: Progress | None = None, lexical: bool = True, vectors: bool = True
     ) -> tuple[int, int]:
-        """Clear the chosen indexes and rebuild them from SQL.
+        """Clear the chosen indexes and follow the change log from the start.
 
         Args:
             lexical / vectors: Which index to rebuild (e.g. only lexical after an analyzer
-                change: re-embedding is the slow part).
+                change: re-embedding is the slow part; the kept leg skips present passages).
 
         Returns:
             ``(lexical_count, vector_count)`` indexed.
         """
         async with self._lock:
-            await self._migrate(db)
-        async with self._lock, db.session() as s:
             if lexical:
                 await asyncio.to_thread(self.lexical.clear)
-                await s.execute(update(Passage).values(lexical_indexed=False))
             if vectors and self.vectors is not None:
                 await asyncio.to_thread(self.vectors.clear)
-                await s.execute(update(Passage).values(vector_indexed=False))
+            await asyncio.to_thread(clear_state, self._folder())
+            self._state = None
         return await self.index_pending(db, progress=progress)
 
     def close(self) -> None:
-        """Release the vector index and the data dir lock (one process per data dir)."""
+        """Release the indexes, the query batcher's thread and the data dir lock (one process
+        per data dir)."""
         try:
+            for model in (self.embedder, self.multilingual):
+                stop = getattr(model, "batcher", None)
+                if stop is not None:
+                    stop.close()
+            self.lexical.close()
             if self.vectors is not None:
                 self.vectors.close()
         finally:
@@ -207,9 +282,11 @@ class SearchIndexes:
 def open_indexes(settings, *, with_vectors: bool = True) -> SearchIndexes:
     """Open the indexes named by ``settings`` (embedded paths or a Qdrant server).
 
-    Takes the data dir's process lock first (:class:`app.core.datadir.DataDirLock`, released by
-    :meth:`SearchIndexes.close`): Whoosh and the embedded vector engines live under
-    ``data_dir`` and allow one process at a time.
+    Takes the data dir's process lock first when an index lives there
+    (:attr:`app.core.config.Settings.local_indexes`; :class:`app.core.datadir.DataDirLock`,
+    released by :meth:`SearchIndexes.close`): Whoosh and the embedded vector engines allow one
+    process at a time. Cluster mode (both legs in a Qdrant server) takes no lock, so several
+    workers (``uvicorn --workers``, one container each) can run on one configuration.
 
     Args:
         settings: :class:`app.core.config.Settings`.
@@ -220,13 +297,19 @@ def open_indexes(settings, *, with_vectors: bool = True) -> SearchIndexes:
         retrieval.vectors.VectorStoreUnavailable: the Qdrant server cannot be reached.
     """
     from app.core.datadir import DataDirInUse, DataDirLock
+    from retrieval.client_vectors import ClientVectorIndex
     from retrieval.embeddings import load_embedder
+    from retrieval.query_batching import BatchedEmbedder
+    from retrieval.sparse_bm25 import sparse_config
     from retrieval.vectors import VectorStoreInUse, open_vector_index
 
-    data_lock = DataDirLock(Path(settings.data_dir))
+    data_lock = DataDirLock(Path(settings.data_dir)) if settings.local_indexes else None
+    lexical: LexicalIndex | SparseBM25Index | None = None
+    vectors = embedder = multilingual = None
+    server = settings.resolved_vector_backend == "server"
+    cluster = settings.resolved_lexical_backend == "qdrant"
+    where: dict[str, Any] = {"url": settings.qdrant_url} if server else {"path": settings.qdrant_dir}
     try:
-        lexical = LexicalIndex(settings.whoosh_dir)
-        vectors = embedder = multilingual = None
         if with_vectors and settings.embedder != "none":
             if settings.embedder == "openai":
                 embedder = load_embedder(
@@ -236,25 +319,65 @@ def open_indexes(settings, *, with_vectors: bool = True) -> SearchIndexes:
                     api_key=settings.embedding_api_key,
                 )
             else:
-                embedder = load_embedder("local")
-            if settings.multilingual_embedder == "e5":
-                multilingual = load_embedder("e5")
-            dense = DenseModels(embedder, multilingual)
-            server = settings.resolved_vector_backend == "server"
-            try:
+                embedder = load_embedder("local", query_threads=settings.query_threads)
+            embedder = BatchedEmbedder(
+                embedder,
+                window_ms=settings.query_batch_window_ms,
+                max_batch=settings.query_batch_max,
+                cache_size=settings.query_cache_size,
+            )
+            if settings.multilingual_embedder == "e5":  # CJK passages and tasks (retrieval.dense)
+                multilingual = BatchedEmbedder(
+                    load_embedder("e5"),
+                    window_ms=settings.query_batch_window_ms,
+                    max_batch=settings.query_batch_max,
+                    cache_size=settings.query_cache_size,
+                )
+        spaces = DenseModels(embedder, multilingual).spaces if embedder is not None else None
+        try:
+            if embedder is not None and cluster:
+                vectors = ClientVectorIndex(
+                    **where,
+                    api_key=settings.qdrant_api_key,
+                    collection=settings.qdrant_collection,
+                    spaces=spaces,
+                    sparse_vectors=sparse_config(),
+                )
+            elif embedder is not None:
                 vectors = open_vector_index(
                     path=None if server else settings.qdrant_dir,
                     url=settings.qdrant_url if server else None,
                     api_key=settings.qdrant_api_key,
                     collection=settings.qdrant_collection,
-                    spaces=dense.spaces,
+                    spaces=spaces,
                     backend=settings.resolved_vector_backend,
                 )
-            except VectorStoreInUse:  # held by a process that does not take Cairn's lock
-                raise DataDirInUse(Path(settings.data_dir), None) from None
+            if not cluster:
+                lexical = LexicalIndex(settings.whoosh_dir)
+            elif isinstance(vectors, ClientVectorIndex):  # one client per collection (local mode: per path)
+                lexical = SparseBM25Index(
+                    client=vectors.client, collection=settings.qdrant_collection, avg_length=settings.bm25_avg_length
+                )
+            else:
+                lexical = SparseBM25Index(
+                    **where,
+                    api_key=settings.qdrant_api_key,
+                    collection=settings.qdrant_collection,
+                    avg_length=settings.bm25_avg_length,
+                )
+        except VectorStoreInUse:  # held by a process that does not take Cairn's lock
+            raise DataDirInUse(Path(settings.data_dir), None) from None
     except BaseException:
-        data_lock.release()
+        if vectors is not None:
+            vectors.close()
+        if data_lock is not None:
+            data_lock.release()
         raise
     return SearchIndexes(
-        lexical=lexical, vectors=vectors, embedder=embedder, multilingual=multilingual, data_lock=data_lock
+        lexical=lexical,
+        vectors=vectors,
+        embedder=embedder,
+        multilingual=multilingual,
+        state_dir=Path(settings.data_dir),
+        data_lock=data_lock,
     )

@@ -5,6 +5,10 @@ Sources (``iter_sources``):
 - ``.html`` / ``.htm``: visible text (:func:`retrieval.chunking.html_to_text`);
 - ``.jsonl`` (BEIR shape ``{"_id", "title", "text"}``, optional ``validFrom``/``validTo``
   ISO-8601), one document per line;
+- ``.csv``: one document per data row (:func:`csv_rows`): the first row names the columns,
+  each row's text is one ``header: value`` line per non-empty cell, its external id
+  ``<path>#row=<n>`` (``n`` counts data rows from 1); a row with more cells than the header
+  is skipped and reported;
 - any of these ``.gz``-compressed; folders recursively, in sorted path order;
 - ``.pdf`` (pypdf) and ``.docx`` (python-docx): their extracted text
   (:mod:`app.corpus.binary_text`); citations point into that text.
@@ -21,6 +25,7 @@ stable for unchanged content (see :mod:`app.corpus.documents`).
 from __future__ import annotations
 
 import codecs
+import csv
 import gzip
 import io
 import json
@@ -218,7 +223,66 @@ def _jsonl(path: Path, gz: bool) -> Iterator[SourceDocument]:
         )
 
 
-SUPPORTED = ".txt .md .markdown .html .htm .jsonl (optionally .gz), .pdf .docx"
+SUPPORTED = ".txt .md .markdown .html .htm .jsonl .csv (optionally .gz), .pdf .docx"
+
+
+def _columns(header: list[str]) -> list[str]:
+    """Header cells as column names: stripped, blanks named ``column <n>``, repeats ``name (2)``."""
+    out: list[str] = []
+    for i, raw in enumerate(header, start=1):
+        name = " ".join(raw.split()) or f"column {i}"
+        base, k = name, 2
+        while name in out:
+            name, k = f"{base} ({k})", k + 1
+        out.append(name)
+    return out
+
+
+def csv_rows(text: str, rel: str, name: str, skipped: list[SkippedFile]) -> list[SourceDocument]:
+    """The data rows of a CSV text as documents (module doc), with the stdlib :mod:`csv` reader
+    (RFC 4180 quoting, so a quoted cell may hold commas and line breaks).
+
+    The delimiter is sniffed from the first line among ``,`` ``;`` tab and ``|`` (``,`` when
+    none is found). Cells are stripped; empty cells are left out of the text; blank lines are
+    no rows. A title is ``<file name> row <n>``.
+
+    Args:
+        skipped: Receives a :class:`SkippedFile` ``<path>#row=<n>`` per row with more cells
+            than the header.
+
+    Raises:
+        NotText: the text is not CSV the reader accepts (e.g. a cell over the reader's
+            131,072-character field limit); ``reason`` names the line.
+    """
+    first = text.split("\n", 1)[0]
+    counts = {d: first.count(d) for d in (",", ";", "\t", "|")}
+    delimiter = max(counts, key=lambda d: counts[d]) if any(counts.values()) else ","
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=False)
+    docs: list[SourceDocument] = []
+    try:
+        header: list[str] | None = None
+        n = 0
+        for cells in reader:
+            if not any(c.strip() for c in cells):
+                continue
+            if header is None:
+                header = _columns(cells)
+                continue
+            n += 1
+            if len(cells) > len(header):
+                skipped.append(
+                    SkippedFile(f"{rel}#row={n}", f"{len(cells)} cells; the header has {len(header)} columns")
+                )
+                continue
+            lines = [f"{h}: {' '.join(c.split())}" for h, c in zip(header, cells, strict=False) if c.strip()]
+            docs.append(
+                SourceDocument(
+                    external_id=f"{rel}#row={n}", title=f"{name} row {n}", text="\n".join(lines), media_type="text/csv"
+                )
+            )
+    except csv.Error as exc:
+        raise NotText(f"not CSV at line {reader.line_num}: {exc}") from None
+    return docs
 
 
 def _files(path: Path, skipped: list[SkippedFile]) -> list[Path]:
@@ -293,7 +357,7 @@ def iter_sources(path: Path, skipped: list[SkippedFile] | None = None) -> Iterat
                 continue
             yield SourceDocument(external_id=rel, title=f.name, text=text, media_type=BINARY_SUFFIXES[suffix])
             continue
-        if suffix not in TEXT_SUFFIXES and suffix != ".jsonl":
+        if suffix not in TEXT_SUFFIXES and suffix not in (".jsonl", ".csv"):
             skip(rel, f"unsupported type {suffix or '(no extension)'}; supported: {SUPPORTED}")
             continue
         supported = True
@@ -302,8 +366,22 @@ def iter_sources(path: Path, skipped: list[SkippedFile] | None = None) -> Iterat
                 yield from _jsonl(f, gz)
                 continue
             raw = decode_text(_read_bytes(f, gz))
+            if suffix == ".csv":
+                bad_rows: list[SkippedFile] = []
+                rows = csv_rows(raw, rel, f.name, bad_rows)
         except NotText as exc:
             skip(rel, f"not text: {exc}")
+            continue
+        if suffix == ".csv":
+            for row in bad_rows:  # a bad row skips that row, not the file (even a file named alone)
+                found.append(row)
+                if skipped is not None:
+                    skipped.append(row)
+                else:
+                    log.warning("ingest skipped %s: %s", row.path, row.reason)
+            if not rows:
+                skip(rel, "no data rows (a CSV needs a header row and at least one row)")
+            yield from rows
             continue
         media = TEXT_SUFFIXES[suffix]
         text = html_to_text(raw) if media == "text/html" else raw

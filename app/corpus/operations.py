@@ -10,6 +10,7 @@ imports this package).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,6 +33,7 @@ from app.corpus.listing import (
 )
 from app.corpus.passages import CitationCheck, PassageView, check_citation, read_section
 from app.governance import Principal
+from app.observability import span
 
 NewVersionHook = Callable[[Any, Principal, str], Awaitable[object]]
 """Called as ``hook(services, principal, collection_id)`` after :func:`write_document` recorded a
@@ -129,6 +131,7 @@ async def write_document(services, principal: Principal, request: DocumentWrite)
     Raises:
         NotFound: no such live collection. BadInput: the document input rules.
     """
+    started = time.perf_counter()
     async with services.db.session() as s:
         await docs.get_collection(s, workspace_id=principal.workspace_id, collection_id=request.collection_id)
         r = await docs.upsert_document(
@@ -144,7 +147,11 @@ async def write_document(services, principal: Principal, request: DocumentWrite)
             chunk_max_tokens=services.settings.chunk_max_tokens,
         )
     if r.new_passage_ids:
-        await services.indexes.index_pending(services.db)
+        with span("ingest.index", {"cairn.passages": len(r.new_passage_ids)}):
+            await services.indexes.index_passages(services.db, r.new_passage_ids)
+    services.telemetry.record_ingest(
+        status=r.status, passages=len(r.new_passage_ids), seconds=time.perf_counter() - started
+    )
     if r.status != "unchanged":
         for hook in services.on_new_version:
             await hook(services, principal, request.collection_id)

@@ -6,7 +6,12 @@ pyproject.toml).
 """
 
 from app.decisions.body import MAX_BODY_BYTES, check_json_value, parse_body
-from app.decisions.errors import DecisionBodyTooLarge, DecisionInputError, DecisionUnsupportedMediaType
+from app.decisions.errors import (
+    DecisionBodyTooLarge,
+    DecisionInputError,
+    DecisionMethodNotAllowed,
+    DecisionUnsupportedMediaType,
+)
 from app.decisions.idempotency import Outcome, body_sha256, validate_idempotency_key
 from app.decisions.judges import Judge, LocalJudge, OpenAIJudge
 from app.decisions.operations import (
@@ -46,6 +51,7 @@ __all__ = [
     "WIRE",
     "DecisionBodyTooLarge",
     "DecisionInputError",
+    "DecisionMethodNotAllowed",
     "DecisionRunner",
     "DecisionSubmission",
     "DecisionUnsupportedMediaType",

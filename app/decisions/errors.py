@@ -32,6 +32,14 @@ class DecisionUnsupportedMediaType(CairnError):
     http_status = 415
 
 
+class DecisionMethodNotAllowed(CairnError):
+    """A method the route does not serve, e.g. ``PUT /api/v1/decisions`` (405 ``method_not_allowed``;
+    the response carries ``Allow``)."""
+
+    code = "method_not_allowed"
+    http_status = 405
+
+
 class IdempotencyKeyReused(CairnError):
     """The Idempotency-Key was used with a different body (409 ``idempotency_key_reused``)."""
 

@@ -63,6 +63,7 @@ from app.decisions.judges import timeout_error
 from app.decisions.judging import answer_all, session_context, state_context
 from app.decisions.request import DecisionRequest
 from app.governance import Principal
+from app.observability import span
 
 RETENTION_RETAINING = timedelta(days=30)
 RETENTION_NON_RETAINING = timedelta(hours=24)
@@ -294,16 +295,18 @@ class DecisionRunner:
                     .values(judge_runs=Decision.judge_runs + 1, judge=judge.name)
                 )
             row.judge_runs += 1
-            work = asyncio.ensure_future(
-                asyncio.to_thread(answer_all, judge, request, context, time.monotonic() + self.timeout_seconds)
-            )
-            try:
-                answers = await asyncio.wait_for(asyncio.shield(work), timeout=self.timeout_seconds)
-            except TimeoutError:
-                # the worker thread stops at its next question (answer_all's deadline); wait for
-                # it, so the Idempotency-Key is freed only when no judge run is left behind
-                await asyncio.gather(work, return_exceptions=True)
-                raise timeout_error(self.timeout_seconds) from None
+            # the judge's work in a trace span (its thread inherits it; a no-op with tracing off)
+            with span("decision.judge", {"cairn.judge": judge.name, "cairn.decision_id": row.id}):
+                work = asyncio.ensure_future(
+                    asyncio.to_thread(answer_all, judge, request, context, time.monotonic() + self.timeout_seconds)
+                )
+                try:
+                    answers = await asyncio.wait_for(asyncio.shield(work), timeout=self.timeout_seconds)
+                except TimeoutError:
+                    # the worker thread stops at its next question (answer_all's deadline); wait for
+                    # it, so the Idempotency-Key is freed only when no judge run is left behind
+                    await asyncio.gather(work, return_exceptions=True)
+                    raise timeout_error(self.timeout_seconds) from None
         except asyncio.CancelledError:
             error = DecisionCancelled("the decision request was cancelled", transient=True)
             await asyncio.shield(self._save(row, info, None, error))

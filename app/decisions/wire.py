@@ -38,6 +38,7 @@ _ERROR_TYPES = {
     401: "authentication_error",
     403: "permission_error",
     404: "not_found_error",
+    405: "invalid_request_error",
     409: "invalid_request_error",
     413: "request_too_large",
     415: "invalid_request_error",
@@ -89,7 +90,7 @@ def decision_to_wire(decision: dict[str, Any]) -> dict[str, Any]:
 
 def error_type(status: int) -> str:
     """The wire ``error.type`` (the broad class) of an HTTP status: ``invalid_request_error`` (400,
-    409, 415), ``authentication_error`` (401), ``permission_error`` (403), ``not_found_error`` (404),
+    405, 409, 415), ``authentication_error`` (401), ``permission_error`` (403), ``not_found_error`` (404),
     ``request_too_large`` (413), ``rate_limit_error`` (429), else ``api_error`` (402, 422, 499, 5xx —
     the seed's example type for a failed decision)."""
     return _ERROR_TYPES.get(status, "api_error")

@@ -52,6 +52,12 @@ class FieldKnownAtInvalid(BadInput):
     code = "FIELD_KNOWN_AT_INVALID"
 
 
+class FieldQueryNoFields(BadInput):
+    """A plan naming no field (400 ``FIELD_QUERY_NO_FIELDS``, ``limit`` 1: at least one)."""
+
+    code = "FIELD_QUERY_NO_FIELDS"
+
+
 class FieldQueryTooManyFields(BadInput):
     """A plan naming more than 6 fields (400 ``FIELD_QUERY_TOO_MANY_FIELDS``)."""
 

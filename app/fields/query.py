@@ -1,7 +1,7 @@
 """``queryFields(plan)``: a structured plan over a collection's field values (SPEC §5).
 
 Limits (each refused with a coded error naming it, never clamped): ``fields`` 1–6
-(``FIELD_QUERY_TOO_MANY_FIELDS``), ``filters`` ≤ 6 (``FIELD_QUERY_TOO_MANY_FILTERS``), ``limit``
+(none: ``FIELD_QUERY_NO_FIELDS``; over 6: ``FIELD_QUERY_TOO_MANY_FIELDS``), ``filters`` ≤ 6 (``FIELD_QUERY_TOO_MANY_FILTERS``), ``limit``
 1–200 (``FIELD_QUERY_LIMIT_OUT_OF_RANGE``), ``groupBy`` results ≤ 50 groups
 (``FIELD_QUERY_TOO_MANY_GROUPS``), sort keys ≤ 6 (``FIELD_QUERY_TOO_MANY_SORT_KEYS``); an unknown
 field is ``FIELD_NOT_DEFINED``; an operator the field's type does not support or a value that
@@ -43,6 +43,7 @@ from app.fields.errors import (
     FieldQueryInvalidFilter,
     FieldQueryInvalidPlan,
     FieldQueryLimitOutOfRange,
+    FieldQueryNoFields,
     FieldQueryTooManyFields,
     FieldQueryTooManyFilters,
     FieldQueryTooManyGroups,
@@ -134,7 +135,11 @@ MAX_FILTER_TEXT = 1_000
 
 def check_limits(plan: Plan) -> None:
     """Refuse a plan over a limit (coded errors named in the module doc)."""
-    if not 1 <= len(plan.fields) <= MAX_FIELDS:
+    if not plan.fields:
+        raise FieldQueryNoFields(
+            f"plan.fields is empty; name 1–{MAX_FIELDS} fields to return", field="plan.fields", limit=1
+        )
+    if len(plan.fields) > MAX_FIELDS:
         raise FieldQueryTooManyFields(
             f"plan.fields: {len(plan.fields)} fields; between 1 and {MAX_FIELDS} allowed",
             field="plan.fields",

@@ -6,7 +6,15 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.governance.adapter import authorize, log_call, normalized_arguments, status_of, to_graphql_error
+from app.governance.adapter import (
+    authorize,
+    log_call,
+    mark_failed,
+    normalized_arguments,
+    start_call,
+    status_of,
+    to_graphql_error,
+)
 from app.governance.auth import (
     DEFAULT_SCOPES,
     MAX_ACTIVE_CREDENTIALS,
@@ -54,10 +62,12 @@ __all__ = [
     "is_browser_request",
     "issue_token",
     "log_call",
+    "mark_failed",
     "normalized_arguments",
     "parse_token",
     "require_scope",
     "secret_matches",
+    "start_call",
     "status_of",
     "to_graphql_error",
     "trace_id_from_headers",

@@ -46,7 +46,8 @@ from app.governance.auth import Principal, require_scope
 from app.governance.boundaries import Boundary, evaluate
 from app.governance.envelope import CallRecord
 from app.governance.rate_limits import subject_of
-from app.governance.registry import Operation
+from app.governance.registry import REGISTRY, Operation
+from app.observability import CHANNELS, end_operation, start_operation
 
 log = logging.getLogger("cairn.adapter")
 
@@ -228,10 +229,55 @@ def to_graphql_error(ctx, exc: BaseException) -> GraphQLError:
     return GraphQLError(f"internal error; quote trace id {trace} when reporting it", extensions=extensions)
 
 
+def start_call(ctx, record: CallRecord) -> Any:
+    """Start the call's trace span (``<channel> <operation>``, a child of the request's span;
+    None with tracing off) and keep it on ``record``; :func:`log_call` ends it. Returns the
+    span for :func:`app.observability.use`."""
+    op = REGISTRY.get(record.operation)
+    channel = CHANNELS.get(op.kind, op.kind) if op is not None else "http"
+    record.span = start_operation(
+        f"{channel} {record.operation}",
+        {
+            "cairn.channel": channel,
+            "cairn.operation": record.operation,
+            "cairn.coordinate": record.coordinate,
+            "cairn.capability": record.capability,
+        },
+        ctx.trace_id,
+    )
+    return record.span
+
+
+def mark_failed(record: CallRecord, exc: BaseException, status: str | None = None) -> None:
+    """Record a failed call: envelope ``status`` (default :func:`status_of`) and the error's
+    ``extensions.code`` (the one mapper, :func:`~app.core.errors.to_response`)."""
+    record.status = status or status_of(exc)
+    record.code = str(to_response(exc)[1].get("code", "INTERNAL_SERVER_ERROR"))
+
+
 def log_call(ctx, record: CallRecord) -> None:
-    """One structured line per operation call: operation, status, boundary, trace id, ms."""
+    """One structured line per operation call: operation, status, boundary, trace id, ms.
+
+    Also the one observability hook of a call: ends its trace span (status, code) and counts it
+    with its latency in ``services.telemetry`` (``cairn_calls_total`` and
+    ``cairn_call_duration_seconds``; a no-op with metrics off).
+    """
     started = getattr(ctx, "started", None)
-    ms = round((time.perf_counter() - started) * 1000, 2) if started else None
+    elapsed = time.perf_counter() - started if started else None
+    ms = round(elapsed * 1000, 2) if elapsed is not None else None
+    if record.span is not None:
+        end_operation(record.span, status=record.status, code=record.code, seconds=elapsed)
+        record.span = None
+    telemetry = getattr(getattr(ctx, "services", None), "telemetry", None)
+    if telemetry is not None and telemetry.metrics is not None:
+        op = REGISTRY.get(record.operation)
+        telemetry.record_call(
+            kind=op.kind if op is not None else "http",
+            operation=record.operation,
+            status=record.status,
+            code=record.code,
+            seconds=elapsed,
+        )
     log.info(
         "call %s %s",
         record.operation,

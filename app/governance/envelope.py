@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.ids import new_id, utcnow
+from app.observability import current_trace_id
 
 PROTOCOL = "cairn.envelope.v1"
 SOURCE = "cairn"
@@ -27,12 +28,19 @@ _CAIRN_TRACE_RE = re.compile(r"^trace_[A-Za-z0-9_-]{1,64}$")
 def trace_id_from_headers(headers: dict[str, str]) -> str:
     """The trace id for a request: ``x-cairn-trace``, else ``traceparent``, else a new one.
 
+    With tracing on, "``traceparent``" is read as the current OpenTelemetry span's trace id:
+    the request's server span continued the header (same id) or began a new trace, so the
+    envelope's id and the exported trace's id are one (:mod:`app.observability.tracing`).
+
     Malformed values are not trusted (a new id is made) — a trace header is advisory and
     must never fail a request.
     """
     cairn = headers.get("x-cairn-trace", "").strip()
     if _CAIRN_TRACE_RE.match(cairn):
         return cairn
+    current = current_trace_id()  # tracing on: the request's span continued the traceparent
+    if current is not None:
+        return current
     m = _TRACEPARENT_RE.match(headers.get("traceparent", "").strip().lower())
     if m and m.group(1) != "0" * 32:
         return f"trace_{m.group(1)}"
@@ -48,6 +56,8 @@ class CallRecord:
     capability: str
     status: str = "OK"  # OK | ERROR | REJECTED
     boundary: dict[str, Any] | None = None
+    code: str = "OK"  # OK, or the failure's extensions.code (metrics label; set by mark_failed)
+    span: Any = field(default=None, repr=False, compare=False)  # the call's trace span (tracing on)
 
 
 @dataclass

@@ -17,7 +17,9 @@ For each call, in order (steps of :mod:`app.governance.adapter`):
 4. its exceptions become coded GraphQL errors (``ERROR``/``REJECTED``); anything that is not a
    :class:`~app.core.errors.CairnError` becomes ``INTERNAL_SERVER_ERROR`` with the trace id;
 5. :func:`~app.governance.adapter.log_call` runs exactly once per call — for a subscription
-   (async-generator resolver) when its stream ends, however it ends.
+   (async-generator resolver) when its stream ends, however it ends; it also ends the call's
+   trace span (started before step 2, current while the resolver runs) and counts the call in
+   the metrics (:mod:`app.observability`).
 
 The contract check (:mod:`app.governance.contract`) reads the ``Governed`` extension of each
 root field: exactly one, named like the field, with ``validate`` when the field takes arguments.
@@ -35,9 +37,10 @@ from strawberry.types import Info
 from strawberry.types.field import StrawberryField
 
 from app.core.errors import CairnError
-from app.governance.adapter import authorize, log_call, status_of, to_graphql_error
+from app.governance.adapter import authorize, log_call, mark_failed, start_call, to_graphql_error
 from app.governance.envelope import CallRecord
 from app.governance.registry import Operation, get_operation
+from app.observability import use
 
 
 class Governed(FieldExtension):
@@ -84,10 +87,19 @@ class Governed(FieldExtension):
         op = self.op
         record = CallRecord(op.name, op.coordinate, op.capability)
         ctx.envelope.calls.append(record)
+        with use(start_call(ctx, record)):  # the call's trace span (no-op with tracing off)
+            return await self._governed(record, next_, source, info, **kwargs)
+
+    async def _governed(
+        self, record: CallRecord, next_: AsyncExtensionResolver, source: Any, info: Info, **kwargs: Any
+    ) -> Any:
+        """Steps 2–5 of the module doc for one call, under its trace span."""
+        ctx = info.context
+        op = self.op
         try:
             principal, boundary = await authorize(ctx, op, {"info": info, **kwargs}, self.validate)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a coded GraphQL error
-            record.status = status_of(exc)
+            mark_failed(record, exc)
             if isinstance(exc, CairnError) and "boundary" in exc.extra:
                 record.boundary = exc.extra["boundary"]
             log_call(ctx, record)
@@ -103,7 +115,7 @@ class Governed(FieldExtension):
                 return self._stream(ctx, record, result)
             return await result if inspect.isawaitable(result) else result
         except Exception as exc:  # noqa: BLE001 - every failure becomes a coded GraphQL error
-            record.status = status_of(exc)
+            mark_failed(record, exc)
             raise to_graphql_error(ctx, exc) from None
         finally:
             if not streaming:
@@ -111,12 +123,15 @@ class Governed(FieldExtension):
 
     @staticmethod
     async def _stream(ctx: Any, record: CallRecord, agen: AsyncGenerator[Any, None]) -> AsyncIterator[Any]:
-        """Yield the subscription's items; shape its errors; close it and log the call once."""
+        """Yield the subscription's items; shape its errors; close it and log the call once.
+
+        The items are produced under the call's trace span (the stream outlives ``resolve_async``)."""
         try:
-            async for item in agen:
-                yield item
+            with use(record.span):
+                async for item in agen:
+                    yield item
         except Exception as exc:  # noqa: BLE001 - every failure becomes a coded GraphQL error
-            record.status = status_of(exc)
+            mark_failed(record, exc)
             raise to_graphql_error(ctx, exc) from None
         finally:
             try:

@@ -112,6 +112,17 @@ _OPS = [
     Operation("lookupDefinitions", "query", "G1.U1.P1.Z3.A3", "context_set:definitions", _READ, "context:read"),
     Operation("matchVerifiedAnswers", "query", "G1.U1.P1.Z3.A4", "context_set:answers", _READ, "context:read"),
     Operation("contextSetVersions", "query", "G1.U1.P1.Z3.A5", "context_set:history", _READ, "context:read"),
+    # P1 knowledge — context gaps (issue 16): agents with gaps:report (and members) report, editors+ list
+    Operation(
+        "reportContextGap",
+        "mutation",
+        "G1.U1.P1.Z8.A1",
+        "context_gap:report",
+        frozenset({"library:read"}),
+        "gaps:report",
+        effect="write",
+    ),
+    Operation("contextGaps", "query", "G1.U1.P1.Z8.A2", "context_gap:list", frozenset({"document:write"}), None),
     # P3 ingest — writes (members only)
     Operation(
         "createCollection",
@@ -367,6 +378,8 @@ _OPS = [
     Operation("POST /v1/replays/{replayId}", "http", "G1.U2.P1.Z3.A1", "context:replay", _DOC_READ, "replay:run"),
     Operation("GET /healthz", "http", "G1.U2.P8.Z1.A1", "system:health", auth="none"),
     Operation("GET /readyz", "http", "G1.U2.P8.Z1.A2", "system:ready", auth="none"),
+    # Prometheus metrics: 404 unless CAIRN_METRICS; its own bearer token (CAIRN_METRICS_TOKEN), not a credential
+    Operation("GET /metrics", "http", "G1.U2.P8.Z1.A3", "system:metrics", auth="none"),
     Operation("GET /graphql", "http", "G1.U2.P8.Z2.A1", "ide:graphiql", auth="none"),
     Operation("GET /static/graphiql/{path}", "http", "G1.U2.P8.Z2.A2", "ide:assets", auth="none"),
     Operation("GET /console", "http", "G1.U2.P8.Z5.A1", "console:page", auth="none"),
@@ -400,6 +413,23 @@ _OPS = [
     Operation("mcp.recall", "mcp", "G1.U3.P9.Z2.A1", "memory:recall", _READ, "memory:read"),
     Operation(
         "mcp.create_decision", "mcp", "G1.U3.P2.Z1.A1", "decision:create", _DECIDE, "decisions:run", effect="write"
+    ),
+    Operation("mcp.search_context_sets", "mcp", "G1.U3.P1.Z3.A1", "context_set:list", _READ, "context:read"),
+    Operation("mcp.lookup_definitions", "mcp", "G1.U3.P1.Z3.A3", "context_set:definitions", _READ, "context:read"),
+    Operation("mcp.match_verified_answers", "mcp", "G1.U3.P1.Z3.A4", "context_set:answers", _READ, "context:read"),
+    Operation("mcp.timeline", "mcp", "G1.U3.P1.Z4.A1", "context:temporal", _READ, "context:read"),
+    Operation("mcp.current_facts", "mcp", "G1.U3.P1.Z4.A2", "context:temporal", _READ, "context:read"),
+    Operation("mcp.list_fields", "mcp", "G1.U3.P1.Z5.A1", "fields:read", _READ, "context:read"),
+    Operation("mcp.query_fields", "mcp", "G1.U3.P1.Z5.A2", "fields:query", _READ, "context:read"),
+    Operation("mcp.run_query_template", "mcp", "G1.U3.P1.Z7.A2", "query_template:run", _QUERIES, "queries:run"),
+    Operation(
+        "mcp.report_context_gap",
+        "mcp",
+        "G1.U3.P1.Z8.A1",
+        "context_gap:report",
+        frozenset({"library:read"}),
+        "gaps:report",
+        effect="write",
     ),
     Operation("mcp.object_instances", "mcp", "G1.U3.P4.Z2.A1", "ontology:query", _READ, "context:read"),
     Operation("mcp.semantic_recall", "mcp", "G1.U3.P4.Z2.A2", "ontology:recall", _READ, "context:read"),

@@ -1,5 +1,5 @@
 """HTTP transport: the GraphQL gate, GraphiQL and its static assets, the web console, WebSocket transport, the
-NDJSON pack stream and decisions routes, enveloped edge errors.
+NDJSON pack stream and decisions routes, ``/metrics``, enveloped edge errors.
 
 Public surface: other packages import only the names below (import-linter contract in
 pyproject.toml).
@@ -10,6 +10,7 @@ from app.http.decisions import make_create_route, make_read_route
 from app.http.edges import EXCEPTION_HANDLERS, EnvelopedCORSMiddleware, deny_websocket, route_not_found
 from app.http.gate import GraphQLGate
 from app.http.graphiql import STATIC_DIR, graphiql_html
+from app.http.metrics import make_metrics_route
 from app.http.replays import make_replay_route
 from app.http.routes import error_response
 from app.http.stream import make_stream_route
@@ -27,6 +28,7 @@ __all__ = [
     "error_response",
     "graphiql_html",
     "make_create_route",
+    "make_metrics_route",
     "make_read_route",
     "make_replay_route",
     "make_stream_route",

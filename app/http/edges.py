@@ -8,7 +8,9 @@ errors: [{message, extensions: {code}}], extensions: {envelope}}`` — with the
 ``x-cairn-trace`` header:
 
 - 404 ``NOT_FOUND`` (unknown route, unknown static file), 405 ``METHOD_NOT_ALLOWED`` (with
-  ``Allow``), other Starlette HTTP errors ``BAD_REQUEST``;
+  ``Allow``), other Starlette HTTP errors ``BAD_REQUEST``; a wrong method on the Decision API
+  (``/api/v1/decisions…``) is answered in that API's wire format instead (405
+  ``method_not_allowed``, :func:`app.decisions.error_to_wire`);
 - 403 ``FORBIDDEN`` for a refused CORS preflight (naming the origin or method refused);
 - a refused WebSocket handshake is answered with an HTTP response carrying that body (the
   ASGI WebSocket Denial Response extension, which uvicorn implements; on a server without
@@ -29,7 +31,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.websockets import WebSocket
 
 from app.core.errors import CairnError, Forbidden, NotFound, error_class
-from app.governance import CallRecord, EnvelopeState, trace_id_from_headers
+from app.decisions import DecisionMethodNotAllowed, error_to_wire
+from app.governance import CallRecord, EnvelopeState, mark_failed, trace_id_from_headers
 
 log = logging.getLogger("cairn.http")
 
@@ -63,7 +66,7 @@ def enveloped_json(
     """
     state = EnvelopeState(trace_id=trace_id_from_headers(dict(headers)), target="cairn.http")
     if record is not None:
-        record.status = "REJECTED" if status in (401, 403) else "ERROR"
+        mark_failed(record, exc, "REJECTED" if status in (401, 403) else "ERROR")
         state.calls.append(record)
     envelope = state.build(had_errors=True)
     if record is None and status in (401, 403):
@@ -93,11 +96,23 @@ async def http_exception_handler(request: Request, exc: Exception) -> Response:
     elif status == 405:
         allowed = (exc.headers or {}).get("Allow") or (exc.headers or {}).get("allow") or ""
         message = f"{method} is not allowed on {path}; use {allowed or 'another method'}"
+        if path == "/api/v1/decisions" or path.startswith("/api/v1/decisions/"):
+            return _decisions_wire(request, DecisionMethodNotAllowed(message), exc.headers)
     else:
         message = exc.detail
     return enveloped_json(
         _headers(request), error_class(code_for_status(status), status)(message), status, extra_headers=exc.headers
     )
+
+
+def _decisions_wire(request: Request, exc: CairnError, extra_headers: Mapping[str, str] | None) -> Response:
+    """An edge error on the Decision API's paths in its wire format (``{"type": "error",
+    "request_id", "error": {type, code, message}}``), the envelope in ``extensions``."""
+    state = EnvelopeState(trace_id=trace_id_from_headers(_headers(request)), target="cairn.http")
+    body = error_to_wire(exc.http_status, exc.message, exc.extensions(), state.trace_id)
+    body["extensions"] = {"envelope": state.build(had_errors=True)}
+    headers = {**(extra_headers or {}), "x-cairn-trace": state.trace_id}
+    return JSONResponse(body, status_code=exc.http_status, headers=headers)
 
 
 async def server_error_handler(request: Request, exc: Exception) -> Response:

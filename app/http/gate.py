@@ -22,7 +22,7 @@ from typing import Any
 
 from app.context import RequestContext
 from app.core.errors import CairnError, error_class, to_response
-from app.governance import CallRecord, get_operation, to_graphql_error
+from app.governance import CallRecord, get_operation, log_call, mark_failed, to_graphql_error
 from app.http.edges import code_for_status
 from app.http.errors import BadRequest, BodyTooLarge, RequestTimeout, UnsupportedMediaType
 
@@ -74,7 +74,7 @@ def enveloped_error(ctx: RequestContext, exc: BaseException, status: int | None 
         status, _ = to_response(exc)
     err = to_graphql_error(ctx, exc)
     if ctx.envelope.calls:
-        ctx.envelope.calls[-1].status = "REJECTED" if status in (401, 403) else "ERROR"
+        mark_failed(ctx.envelope.calls[-1], exc, "REJECTED" if status in (401, 403) else "ERROR")
     body = {"data": None, "errors": [err.formatted], "extensions": {"envelope": ctx.envelope.build(had_errors=True)}}
     headers = {"x-cairn-trace": ctx.trace_id}
     if status == 401:
@@ -134,6 +134,7 @@ class GraphQLGate:
         except Exception as exc:  # noqa: BLE001 - shaped below
             status = exc.http_status if isinstance(exc, CairnError) else 400
             await send_error(send, ctx, exc, status)
+            log_call(ctx, ctx.envelope.calls[-1])  # a refusal at the gate is a call of POST /graphql
             return
         scope.setdefault("state", {})["cairn_principal"] = principal
         replayed = False

@@ -15,6 +15,7 @@ from app.packs import parse_body
 from app.replay import ReplayRequest, replay_pack, replay_request_from_json, result_json
 
 MAX_REPLAY_BODY_BYTES = 16 * 1024
+REPLAY_SHAPE = '{"mode": "VERIFY"|"RECOMPUTE", "task"?: "…"}'
 
 
 def _arguments(request: Request, raw: bytes, body: Any) -> dict[str, Any]:
@@ -38,7 +39,7 @@ def make_replay_route(get_services: Callable[[], Services]) -> Callable[[Request
         get_services=get_services,
         body_limit=MAX_REPLAY_BODY_BYTES,
         json_body=True,
-        parse=parse_body,
+        parse=lambda raw: parse_body(raw, REPLAY_SHAPE),
         arguments=_arguments,
     )
     async def route(call: HttpCall) -> Response:

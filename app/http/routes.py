@@ -18,6 +18,9 @@ endpoint that, in order:
    recording the boundary;
 7. calls the handler.
 
+Steps 2–7 run under the call's trace span (:func:`~app.governance.start_call`; a streamed
+body runs after it, under the request's server span), which :func:`~app.governance.log_call` ends.
+
 Any exception becomes the enveloped JSON error (:func:`error_response`: the error's HTTP status,
 ``extensions.code``, ``Retry-After`` on 429, ``WWW-Authenticate`` on 401). The call is logged
 exactly once: here, or — when the handler returns a ``StreamingResponse`` — by the handler's
@@ -36,9 +39,10 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from app.context import RequestContext, Services
 from app.core.errors import CairnError, to_response
-from app.governance import CallRecord, Principal, authorize, get_operation, log_call
+from app.governance import CallRecord, Principal, authorize, get_operation, log_call, start_call
 from app.http.errors import BodyTooLarge, UnsupportedMediaType
 from app.http.gate import enveloped_error, read_body
+from app.observability import use
 
 
 @dataclass(frozen=True)
@@ -170,6 +174,10 @@ def governed_route(
             ctx.envelope.target = "cairn.http"
             record = CallRecord(op.name, op.coordinate, op.capability)
             ctx.envelope.calls.append(record)
+            with use(start_call(ctx, record)):  # the call's trace span (no-op with tracing off)
+                return await run(request, ctx, record)
+
+        async def run(request: Request, ctx: RequestContext, record: CallRecord) -> Response:
             try:
                 if before is not None:
                     before(request)

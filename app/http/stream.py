@@ -8,8 +8,9 @@ from collections.abc import AsyncIterator, Callable
 from starlette.responses import Response, StreamingResponse
 
 from app.context import Services
-from app.governance import log_call, to_graphql_error
+from app.governance import log_call, mark_failed, to_graphql_error
 from app.http.routes import HttpCall, governed_route
+from app.observability import use
 from app.packs import event_json, parse_body, request_from_json, stream_pack
 
 MAX_STREAM_BODY_BYTES = 64 * 1024
@@ -42,10 +43,12 @@ def make_stream_route(get_services: Callable[[], Services]):
 
         async def body_iter() -> AsyncIterator[bytes]:
             try:
-                yield _line(first, op)
-                async for event in events:
-                    yield _line(event, op)
+                with use(call.record.span):  # the rest of the pack runs under the call's span
+                    yield _line(first, op)
+                    async for event in events:
+                        yield _line(event, op)
             except Exception as exc:  # noqa: BLE001 - after the first line: an error line
+                mark_failed(call.record, exc)
                 err = to_graphql_error(ctx, exc)
                 yield (json.dumps({"type": "error", **err.formatted}, ensure_ascii=False) + "\n").encode()
             finally:

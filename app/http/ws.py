@@ -33,7 +33,7 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import Bas
 
 from app.context import RequestContext
 from app.core.errors import CairnError
-from app.governance import CallRecord, get_operation, log_call, to_graphql_error
+from app.governance import CallRecord, get_operation, log_call, mark_failed, to_graphql_error
 
 _operation_context: ContextVar[RequestContext | None] = ContextVar("cairn_ws_operation", default=None)
 """The context of the operation whose task is running (each operation runs in its own task)."""
@@ -65,7 +65,9 @@ class CairnTransportWS(BaseGraphQLTransportWSHandler):
         except Exception as exc:  # noqa: BLE001 - shaped into the operation's error message
             op = get_operation("WS /graphql")
             record = CallRecord(op.name, op.coordinate, op.capability)
-            record.status = "REJECTED" if isinstance(exc, CairnError) and exc.http_status in (401, 403) else "ERROR"
+            mark_failed(
+                record, exc, "REJECTED" if isinstance(exc, CairnError) and exc.http_status in (401, 403) else "ERROR"
+            )
             ctx.envelope.calls.append(record)
             log_call(ctx, record)
             error = to_graphql_error(ctx, exc)

@@ -27,7 +27,17 @@ from mcp import types
 
 from app.context import RequestContext, Services
 from app.core.errors import CairnError, Unauthenticated
-from app.governance import CallRecord, Principal, authorize, get_operation, log_call, status_of, to_graphql_error
+from app.governance import (
+    CallRecord,
+    Principal,
+    authorize,
+    get_operation,
+    log_call,
+    mark_failed,
+    start_call,
+    to_graphql_error,
+)
+from app.observability import use
 
 CONFIRMATION_META = "cairn/confirmation"
 """``_meta`` key of a tool call carrying a boundary confirmation token (stdio has no headers;
@@ -88,6 +98,20 @@ async def governed_call(
         ctx.connection_params = {"confirmation": confirmation}
     record = CallRecord(op.name, op.coordinate, op.capability)
     ctx.envelope.calls.append(record)
+    with use(start_call(ctx, record)):  # the call's trace span (no-op with tracing off)
+        return await _run_governed(ctx, op, record, arguments, check, prepare, run)
+
+
+async def _run_governed(
+    ctx: RequestContext,
+    op: Any,
+    record: CallRecord,
+    arguments: dict[str, Any],
+    check: Callable[[dict[str, Any]], None],
+    prepare: Callable[[dict[str, Any]], Any],
+    run: Callable[[RequestContext, Principal, Any], Awaitable[dict[str, Any]]],
+) -> types.CallToolResult:
+    """The body of :func:`governed_call` under the call's trace span."""
     prepared: dict[str, Any] = {}
 
     def validate(input: dict[str, Any]) -> None:
@@ -101,7 +125,7 @@ async def governed_call(
             raise Unauthenticated("tool operations need a credential")
         result = json.loads(json.dumps(await run(ctx, principal, prepared["request"]), default=_json_default))
     except Exception as exc:  # noqa: BLE001 - every failure becomes a coded error result
-        record.status = status_of(exc)
+        mark_failed(record, exc)
         if isinstance(exc, CairnError) and "boundary" in exc.extra:
             record.boundary = exc.extra["boundary"]
         payload = error_payload(ctx, exc)

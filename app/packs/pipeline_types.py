@@ -19,6 +19,7 @@ from typing import Literal, Protocol
 
 from app.core.db import Database
 from app.corpus import SearchIndexes
+from app.observability import Telemetry, span
 from retrieval.dedup import DedupGroup
 from retrieval.pipeline import LegResults
 
@@ -35,13 +36,16 @@ __all__ = [
 
 
 class PackServices(Protocol):
-    """What the pack pipeline uses of :class:`app.context.Services` (the database and indexes)."""
+    """What the pack pipeline uses of :class:`app.context.Services` (the database, indexes and metrics)."""
 
     @property
     def db(self) -> Database: ...
 
     @property
     def indexes(self) -> SearchIndexes: ...
+
+    @property
+    def telemetry(self) -> Telemetry: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +164,9 @@ class PackTimings:
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
-        """Time the ``with`` block into ``values[name]`` (not recorded if the block raises)."""
-        t = time.perf_counter()
-        yield
-        self.values[name] = round((time.perf_counter() - t) * 1000, 2)
+        """Time the ``with`` block into ``values[name]`` (not recorded if the block raises), inside
+        a trace span ``pack.<stage>`` (``legsMs`` → ``pack.legs``; a no-op with tracing off)."""
+        with span(f"pack.{name.removesuffix('Ms')}"):
+            t = time.perf_counter()
+            yield
+            self.values[name] = round((time.perf_counter() - t) * 1000, 2)

@@ -11,8 +11,9 @@ the dense leg is still embedding the query.
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 from sqlalchemy import and_, select
@@ -20,13 +21,14 @@ from sqlmodel import col
 
 from app.core.ids import as_utc, utcnow
 from app.core.models import Collection, Document, DocumentVersion, Passage, VersionPassage
-from app.corpus import VersionMeta, choose_versions
+from app.corpus import VersionMeta, VersionView, choose_versions
 from app.governance import Principal
 from app.packs.pipeline_types import Candidate, PackServices, PackTimings, PassageRow, RowCache
 from app.packs.types import PackRequest
 from retrieval.dedup import DedupGroup, dedup, shingle_keys
 from retrieval.fusion import Fused
 from retrieval.packing import pack_greedy
+from retrieval.pipeline import Ranked
 
 FILL_SLACK_TOKENS = 64
 """Candidate resolution stops once less than this much of the budget is left unfilled."""
@@ -98,6 +100,94 @@ def _deleted_by(row: PassageRow, system_time: datetime) -> bool:
     )
 
 
+def _as_of(
+    cache: RowCache, ids: Sequence[str], valid_time: datetime, system_time: datetime
+) -> tuple[dict[str, PassageRow], dict[tuple[str, str], tuple[int, int]], dict[str, VersionView]]:
+    """The as-of rule over cached rows of ``ids``: ``(passage id → a row, (version id, passage
+    id) → span, document id → version visible at (valid_time, system_time))``; rows of a
+    document or collection deleted by ``system_time`` are left out."""
+    prow: dict[str, PassageRow] = {}
+    spans: dict[tuple[str, str], tuple[int, int]] = {}
+    metas: dict[str, VersionMeta] = {}
+    for pid in ids:
+        for r in cache.get(pid, ()):
+            if _deleted_by(r, system_time):
+                continue  # document or collection deleted by systemTime
+            prow.setdefault(r.passage_id, r)
+            metas.setdefault(
+                r.version_id,
+                VersionMeta(r.version_id, r.document_id, r.version_number, r.valid_from, r.valid_to, r.recorded_at),
+            )
+            if r.start is not None and r.end is not None:
+                spans[(r.version_id, r.passage_id)] = (r.start, r.end)
+    versions = choose_versions(metas.values(), valid_time=valid_time, system_time=system_time, now=utcnow())
+    return prow, spans, versions
+
+
+def _visible(cache: RowCache, ids: Sequence[str], valid_time: datetime, system_time: datetime) -> set[str]:
+    """Those of ``ids`` held by their document's version visible at (valid_time, system_time)."""
+    prow, spans, versions = _as_of(cache, ids, valid_time, system_time)
+    out: set[str] = set()
+    for pid, row in prow.items():
+        view = versions.get(row.document_id)
+        if view is not None and (view.id, pid) in spans:
+            out.add(pid)
+    return out
+
+
+MAX_OVERFETCH = 16
+"""A leg whose visible passages fall short of its depth is searched again at 2x, 4x, … up to
+this many times its depth (:func:`visible_legs`)."""
+
+
+async def visible_legs(
+    services: PackServices,
+    principal: Principal,
+    ranked: dict[str, Ranked],
+    valid_time: datetime,
+    system_time: datetime,
+    cache: RowCache,
+    *,
+    depth: int,
+    more: Mapping[str, Callable[[int], Ranked]] | None = None,
+    notes: list[str] | None = None,
+) -> None:
+    """Keep in each leg's list only passages visible at ``(valid_time, system_time)`` — before
+    RRF, so the ranks fused are ranks among visible passages and a pack as of a past time is
+    a function of what was visible then: a later version, a later document, or a version
+    valid at another time never takes a rank (issue 14).
+
+    Rows are read into ``cache`` (:func:`fetch_rows`; the resolution that follows reuses
+    them). A leg that returned ``depth`` results but keeps fewer visible ones is searched
+    again through ``more[name](limit)`` (a blocking search, run in a thread) at twice the
+    limit, and so on up to :data:`MAX_OVERFETCH` x ``depth``, so its visible list is the top
+    ``depth`` of all visible passages; a leg still short then gets a note. Lists are cut to
+    ``depth``. Updates ``ranked`` in place.
+    """
+    more = more or {}
+    for name in list(ranked):
+        out = ranked[name]
+        limit = depth
+        while True:
+            missing = [pid for pid, _ in out if pid not in cache]
+            if missing:
+                cache.update(await fetch_rows(services, principal, missing))
+            seen = _visible(cache, [pid for pid, _ in out], valid_time, system_time)
+            kept = [(pid, score) for pid, score in out if pid in seen]
+            if len(kept) >= depth or len(out) < limit or name not in more:
+                break
+            if limit >= depth * MAX_OVERFETCH:
+                if notes is not None:
+                    notes.append(
+                        f"{name} leg: {len(out) - len(kept)} of its first {len(out)} passages are not visible "
+                        f"at this asOf; it lists the {len(kept)} visible ones (fewer than its depth {depth})"
+                    )
+                break
+            limit *= 2
+            out = await asyncio.to_thread(more[name], limit)
+        ranked[name] = kept[:depth]
+
+
 async def resolve(
     services: PackServices,
     principal: Principal,
@@ -118,21 +208,7 @@ async def resolve(
     missing = [f.id for f in fused if f.id not in cache]
     if missing:
         cache.update(await fetch_rows(services, principal, missing))
-    prow: dict[str, PassageRow] = {}
-    spans: dict[tuple[str, str], tuple[int, int]] = {}
-    metas: dict[str, VersionMeta] = {}
-    for f in fused:
-        for r in cache.get(f.id, ()):
-            if _deleted_by(r, system_time):
-                continue  # document or collection deleted by systemTime
-            prow.setdefault(r.passage_id, r)
-            metas.setdefault(
-                r.version_id,
-                VersionMeta(r.version_id, r.document_id, r.version_number, r.valid_from, r.valid_to, r.recorded_at),
-            )
-            if r.start is not None and r.end is not None:
-                spans[(r.version_id, r.passage_id)] = (r.start, r.end)
-    versions = choose_versions(metas.values(), valid_time=valid_time, system_time=system_time, now=utcnow())
+    prow, spans, versions = _as_of(cache, [f.id for f in fused], valid_time, system_time)
     out: list[Candidate] = []
     for f in fused:
         row = prow.get(f.id)
@@ -211,7 +287,7 @@ async def resolve_windows(
             used = pack_greedy([g.kept.tokens for g in groups], tokens=int, max_tokens=req.max_tokens).tokens_used
             if req.max_tokens - used < FILL_SLACK_TOKENS:
                 break
-    timings.values["resolveMs"] = round(resolve_ms, 2)
+    timings.values["resolveMs"] = round(timings.values.get("resolveMs", 0.0) + resolve_ms, 2)
     timings.values["dedupMs"] = round(dedup_ms, 2)
     return cands, groups, len(fused) - min(start, len(fused))
 

@@ -230,9 +230,10 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def parse_body(raw: bytes) -> Any:
+def parse_body(raw: bytes, shape: str = "the ContextPackInput shape") -> Any:
     """The raw NDJSON request body as JSON, refusing repeated keys (``json.loads`` keeps the
-    last one silently).
+    last one silently). ``shape`` names the expected body in the error (the replay route passes
+    its own).
 
     Raises:
         BadInput: not UTF-8 JSON, or a key repeated (``field`` names it).
@@ -242,7 +243,7 @@ def parse_body(raw: bytes) -> Any:
     except _DuplicateKey as exc:
         raise BadInput(f"duplicate JSON key {exc.args[0]!r}; send each field once", field=exc.args[0]) from None
     except (ValueError, UnicodeDecodeError, RecursionError):
-        raise BadInput("request body must be one UTF-8 JSON object (the ContextPackInput shape)") from None
+        raise BadInput(f"request body must be one UTF-8 JSON object ({shape})") from None
 
 
 def request_from_json(body: Any) -> pt.PackRequest:

@@ -9,7 +9,12 @@ Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
    and the lists merged into one dense ranking: :mod:`retrieval.dense`; a note names the
    models when the multilingual one took part),
    each returning ``depth = clamp(maxTokens / 40, 100, 1000)`` passage ids;
-3. RRF (Cormack et al. 2009; k = 60; ranks from 1; ties by passage id ascending), the dense
+3. as-of visibility, per leg and before fusion (:func:`app.packs.resolve.visible_legs`): each
+   leg keeps only passages of each document's version visible at ``(validTime, systemTime)``
+   (a leg left short of its depth by hidden passages searches again deeper), so a later
+   version or document never takes a rank and a pack as of a past time depends only on
+   what was visible then;
+   RRF (Cormack et al. 2009; k = 60; ranks from 1; ties by passage id ascending), the dense
    leg weighted by the model's vocabulary coverage of the task
    (:func:`retrieval.pipeline.weigh_dense_leg`);
    passages only the dense leg found must reach the model's cosine floor, and a pack
@@ -39,7 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from datetime import datetime
 
 import numpy as np
@@ -48,10 +53,11 @@ from app.contextsets import SetItem, SetPlan, plan_set
 from app.core.errors import BadInput, PackIncomplete
 from app.core.ids import new_id, utcnow
 from app.governance import Principal, require_scope
+from app.observability import set_attributes, span
 from app.packs.evidence import apply_floor, evidence_notes, similarity_floor
 from app.packs.graph_hook import add_fact_items, run_graph_leg
 from app.packs.pipeline_types import Candidate, LegResults, PackEntry, PackServices, PackTimings, RowCache
-from app.packs.resolve import first_window, prefetch, resolve_windows
+from app.packs.resolve import first_window, prefetch, resolve_windows, visible_legs
 from app.packs.store import check_filters, readable_now, record_replay, whole_documents
 from app.packs.types import (
     RRF_K,
@@ -83,12 +89,18 @@ async def _legs(
     deadline: float,
     timings: PackTimings,
     cache: RowCache,
+    more: dict[str, Callable[[int], Ranked]],
 ) -> tuple[LegResults, DenseServed]:
     """Bind the leg searches to the caller's workspace, filters and depth, and run them
     (:func:`retrieval.pipeline.run_legs`) until ``deadline`` (monotonic seconds).
 
+    ``more`` receives, per leg that ran, the same search at another limit (the dense one
+    reuses the task's query vector in each space it searched, merged again at that limit),
+    for :func:`app.packs.resolve.visible_legs` to over-fetch.
+
     Returns:
-        The legs' results, and what the dense leg searched (models, each passage's space).
+        The legs' results, and what the dense leg searched (models, each passage's space;
+        an over-fetch adds the spaces of the passages it found).
 
     While the dense leg embeds the task, BM25's top ``first_window(maxTokens)`` candidates'
     rows are read into ``cache`` (:func:`app.packs.resolve.prefetch`).
@@ -109,16 +121,25 @@ async def _legs(
         )
     ws = principal.workspace_id
 
-    def lexical() -> Ranked:
-        return idx.lexical.search(req.task, workspace_id=ws, collection_ids=colls, document_ids=docs, limit=depth)
+    def lexical(limit: int = depth) -> Ranked:
+        with span("pack.leg.bm25", {"cairn.leg": "bm25", "cairn.leg.depth": limit}) as s:
+            out = idx.lexical.search(req.task, workspace_id=ws, collection_ids=colls, document_ids=docs, limit=limit)
+            set_attributes(s, {"cairn.leg.results": len(out)})
+            return out
 
+    more["lexical"] = lexical
     if dense is None or vectors is None:
         legs = Legs(lexical)  # HYBRID: the pipeline notes the missing dense leg
     else:
-        spaces = dense.task_spaces(
-            req.task,
-            multilingual_has_passages=lambda: vectors.has_space(dense.multilingual_space or "", workspace_id=ws),
-        )
+
+        def route() -> tuple[str, ...]:
+            return dense.task_spaces(
+                req.task,
+                multilingual_has_passages=lambda: vectors.has_space(dense.multilingual_space or "", workspace_id=ws),
+            )
+
+        # asking the store whether the workspace has multilingual passages is I/O (a server in cluster mode)
+        spaces = await asyncio.to_thread(route) if dense.multilingual is not None else route()
         served.cjk = dense.primary_space not in spaces
         served.models = [dense.by_space[name].name for name in spaces]
         coverage_of = getattr(dense.primary, "vocabulary_coverage", None)
@@ -128,25 +149,69 @@ async def _legs(
                 return None
             return float(coverage_of(req.task))
 
-        def search(query: Mapping[str, np.ndarray]) -> Ranked:
-            lists = {
-                name: vectors.search(
-                    vec, workspace_id=ws, collection_ids=colls, document_ids=docs, limit=depth, space=name
-                )
-                for name, vec in query.items()
-            }
-            served.space_of.update((pid, name) for name, ranked in lists.items() for pid, _ in ranked)
-            return merge_spaces(lists, depth)
+        def encode() -> Mapping[str, np.ndarray]:
+            with span("pack.leg.dense.embed", {"cairn.leg": "dense", "cairn.embedder": " + ".join(served.models)}):
+                return dense.encode_task(req.task, spaces)
 
-        legs = Legs(
-            lexical, encode=lambda: dense.encode_task(req.task, spaces), search_vectors=search, coverage=coverage
-        )
+        def search_space(name: str, vec: np.ndarray, limit: int) -> Ranked:
+            out = vectors.search(vec, workspace_id=ws, collection_ids=colls, document_ids=docs, limit=limit, space=name)
+            served.space_of.update((pid, name) for pid, _ in out)
+            return out
+
+        def deeper(name: str, vec: np.ndarray) -> Callable[[int], Ranked]:
+            def run(limit: int) -> Ranked:
+                attrs = {"cairn.leg": "dense", "cairn.leg.depth": limit, "cairn.vector.space": name}
+                with span("pack.leg.dense.search", attrs) as s:
+                    out = search_space(name, vec, limit)
+                    set_attributes(s, {"cairn.leg.results": len(out)})
+                    return out
+
+            return run
+
+        def search(query: Mapping[str, np.ndarray], limit: int = depth) -> Ranked:
+            more["dense"] = lambda n: search(query, n)  # the over-fetch reuses the task's vector(s)
+            served.more = {name: deeper(name, vec) for name, vec in query.items()}
+            with span("pack.leg.dense.search", {"cairn.leg": "dense", "cairn.leg.depth": limit}) as s:
+                served.lists = {name: search_space(name, vec, limit) for name, vec in query.items()}
+                out = merge_spaces(served.lists, limit)
+                set_attributes(s, {"cairn.leg.results": len(out)})
+                return out
+
+        legs = Legs(lexical, encode=encode, search_vectors=search, coverage=coverage)
 
     async def warm(lexical: Sequence[tuple[str, float]]) -> None:
         ids = [pid for pid, _ in lexical[: first_window(req.max_tokens)]]
         await prefetch(services, principal, ids, cache)
 
     return await run_legs(config, legs, deadline=deadline, timings=timings.values, warm=warm), served
+
+
+async def _visible_dense_spaces(
+    services: PackServices,
+    principal: Principal,
+    legs: LegResults,
+    served: DenseServed,
+    valid_time: datetime,
+    system_time: datetime,
+    cache: RowCache,
+    depth: int,
+    more: dict[str, Callable[[int], Ranked]],
+) -> None:
+    """When the dense leg searched several vector spaces: as-of visibility per space, *then* the
+    merge (:func:`retrieval.dense.merge_spaces` interleaves by rank, so hiding a passage of one
+    space after the merge would shift the other space's passages; per space, a pack as of a
+    past time ranks exactly what was visible then). Each space over-fetches on its own
+    (reusing its query vector); ``legs.ranked["dense"]`` becomes the merged visible list and
+    needs no further over-fetch (``more["dense"]`` is dropped)."""
+    if "dense" not in legs.ranked or len(served.lists) < 2:
+        return
+    lists = {f"dense/{name}": ranked for name, ranked in served.lists.items()}
+    deeper = {f"dense/{name}": run for name, run in served.more.items()}
+    await visible_legs(
+        services, principal, lists, valid_time, system_time, cache, depth=depth, more=deeper, notes=legs.notes
+    )
+    legs.ranked["dense"] = merge_spaces({name[len("dense/") :]: ranked for name, ranked in lists.items()}, depth)
+    more.pop("dense", None)
 
 
 def _fuse(
@@ -421,11 +486,19 @@ async def stream_pack(
             timings.values.setdefault("firstSetItemMs", round((time.perf_counter() - perf0) * 1000, 2))
             yield item
     cache: RowCache = {}
+    more: dict[str, Callable[[int], Ranked]] = {}
     with timings.stage("legsMs"):
         if filters[0] == [] or filters[1] == []:  # context-set hook: the set's scope leaves nothing to search
             legs, served = LegResults({}, (), {"lexical": 1.0, "dense": 1.0}), DenseServed()
         else:
-            legs, served = await _legs(services, principal, req, config, filters, deadline, timings, cache)
+            legs, served = await _legs(services, principal, req, config, filters, deadline, timings, cache, more)
+    # as-of visibility before fusion (issue 14): legs rank only passages visible at the read point
+    depth = retrieval_depth(req.max_tokens)
+    with timings.stage("resolveMs"):
+        await _visible_dense_spaces(services, principal, legs, served, valid_time, system_time, cache, depth, more)
+        await visible_legs(
+            services, principal, legs.ranked, valid_time, system_time, cache, depth=depth, more=more, notes=legs.notes
+        )
     notes = legs.notes  # the legs' notes first (a late leg's thread may still append, as before)
     if plan is not None:  # context-set hook
         notes[:0] = plan.notes
@@ -437,17 +510,28 @@ async def stream_pack(
     # temporal GRAPH leg (issue 14, app/packs/graph_hook.py): joins the legs, fused by RRF below
     graph = None
     if "GRAPH" in req.sources:
-        graph = await run_graph_leg(services, principal, req, valid_time, system_time, filters, legs)
+        with span("pack.leg.graph", {"cairn.leg": "graph"}) as s:
+            graph = await run_graph_leg(services, principal, req, valid_time, system_time, filters, legs)
+            set_attributes(s, {"cairn.leg.results": len(legs.ranked.get("graph", ()))})
+        if "graph" in legs.ranked:
+            graph_only = {"graph": legs.ranked["graph"]}
+            await visible_legs(
+                services, principal, graph_only, valid_time, system_time, cache, depth=len(graph_only["graph"])
+            )
+            legs.ranked["graph"] = graph_only["graph"]
     with timings.stage("fusionMs"):
         fused = _fuse(legs, config, services.indexes.dense, served, notes)
-    cands, groups, unresolved = await resolve_windows(
-        services, principal, fused, req, valid_time, system_time, timings, cache
-    )
+    with span("pack.resolve", {"cairn.pack.fused": len(fused)}):  # as-of resolution + dedup windows
+        cands, groups, unresolved = await resolve_windows(
+            services, principal, fused, req, valid_time, system_time, timings, cache
+        )
     t = time.perf_counter()
     merged = sum(len(g.duplicates) for g in groups)
-    entries = await _entries(services, req, _without_required(groups, plan))  # context-set hook
-    set_tokens = plan.tokens if plan is not None else 0  # context-set hook: set items come first
-    packed = pack_greedy(entries, tokens=lambda e: e.tokens, max_tokens=req.max_tokens - set_tokens)
+    with span("pack.packing", {"cairn.pack.max_tokens": req.max_tokens}) as s:
+        entries = await _entries(services, req, _without_required(groups, plan))  # context-set hook
+        set_tokens = plan.tokens if plan is not None else 0  # context-set hook: set items come first
+        packed = pack_greedy(entries, tokens=lambda e: e.tokens, max_tokens=req.max_tokens - set_tokens)
+        set_attributes(s, {"cairn.pack.entries": len(entries), "cairn.pack.included": len(packed.included)})
     timings.values["dedupPackMs"] = round(timings.values.pop("dedupMs") + (time.perf_counter() - t) * 1000, 2)
     if entries and packed.included[:1] != entries[:1]:  # PackEntry compares by identity
         incomplete.append("TOP_ITEM_OVER_BUDGET")
@@ -487,7 +571,7 @@ async def stream_pack(
         if not replay.done():
             await asyncio.shield(replay)
     replay.result()
-    yield PackFooter(
+    footer = PackFooter(
         tokens_used=sum(i.tokens for i in set_items) + sum(i.tokens for i in items),
         item_count=len(set_items) + len(items),
         truncated=bool(packed.skipped) or unresolved > 0 or bool(plan and plan.skipped),
@@ -499,6 +583,10 @@ async def stream_pack(
         duplicates_merged=merged,
         notes=tuple(notes),
     )
+    services.telemetry.record_pack(
+        retrieval=req.retrieval, complete=footer.complete, timings=footer.timings, latency_ms=footer.latency_ms
+    )
+    yield footer
 
 
 async def build_pack(services: PackServices, principal: Principal, req: PackRequest, *, trace_id: str = "") -> Pack:

@@ -7,7 +7,8 @@ span and SHA-256 — never text. Rules:
 - Only the credential (or member) that made the pack, in its workspace, can replay it; any
   other caller gets ``NOT_FOUND`` (as if the id did not exist).
 - Records expire 30 days after the pack: ``AGENT_REPLAY_EXPIRED`` (410) until purged
-  (:func:`purge_expired_replays`, run at start-up), ``NOT_FOUND`` after.
+  (:func:`purge_replays`, run at start-up and then every
+  ``CAIRN_REPLAY_PURGE_INTERVAL_SECONDS`` by :func:`purge_replays_every`), ``NOT_FOUND`` after.
 - A non-retaining workspace keeps no records, so every replay there is ``NOT_FOUND`` with
   ``reason: NOT_RETAINED`` and a message saying so.
 
@@ -26,6 +27,9 @@ by (kind, passage or document id, SHA-256): added, removed, moved (old → new r
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -51,6 +55,8 @@ from app.corpus import VersionMeta, choose_versions
 from app.governance import Principal
 from app.packs import Pack, PackRequest, RecordedItem, build_pack, decode_record, legacy_items, recorded_item
 from app.replay.errors import ReplayExpired
+
+log = logging.getLogger("cairn.replay")
 
 REPLAY_MODES = ("VERIFY", "RECOMPUTE")
 
@@ -350,13 +356,53 @@ async def _set_entries_now(s, principal: Principal, items: list[RecordedItem]) -
     return out
 
 
-async def purge_expired_replays(s, now: datetime | None = None) -> int:
-    """Delete replay records whose 30 days have passed (in session ``s``); returns the count."""
+PURGE_BATCH = 1000
+"""Expired replay records deleted per transaction by :func:`purge_replays`."""
+
+
+async def purge_expired_replays(s, now: datetime | None = None, *, limit: int | None = None) -> int:
+    """Delete replay records whose 30 days have passed (``expires_at`` at or before ``now``,
+    default the current time) in session ``s``, at most ``limit`` of them (oldest expiry
+    first; None: all); returns how many were deleted."""
     cut = now or utcnow()
-    n = (await s.execute(select(ReplayRecord.id).where(ReplayRecord.expires_at <= cut))).scalars().all()
-    if n:
-        await s.execute(delete(ReplayRecord).where(ReplayRecord.expires_at <= cut))
-    return len(n)
+    q = select(ReplayRecord.id).where(ReplayRecord.expires_at <= cut).order_by(ReplayRecord.expires_at)
+    if limit is not None:
+        q = q.limit(limit)
+    ids = list((await s.execute(q)).scalars().all())
+    for i in range(0, len(ids), 500):
+        await s.execute(delete(ReplayRecord).where(ReplayRecord.id.in_(ids[i : i + 500])))
+    return len(ids)
+
+
+async def purge_replays(db, now: datetime | None = None) -> int:
+    """Delete every expired replay record, :data:`PURGE_BATCH` per transaction (so a large
+    backlog never holds one long write lock); returns how many were deleted."""
+    total = 0
+    while True:
+        async with db.session() as s:
+            n = await purge_expired_replays(s, now, limit=PURGE_BATCH)
+        total += n
+        if n < PURGE_BATCH:
+            return total
+
+
+async def purge_replays_every(
+    db, interval_seconds: float, *, on_purge: Callable[[int, datetime], None] | None = None
+) -> None:
+    """Run until cancelled (the serve lifespan's background task): every ``interval_seconds``
+    (setting ``CAIRN_REPLAY_PURGE_INTERVAL_SECONDS``) :func:`purge_replays`, then
+    ``on_purge(deleted, when)``. A failed run is logged and the loop goes on; at most one run
+    at a time (each waits for the previous to finish, then the full interval)."""
+    while True:
+        await asyncio.sleep(interval_seconds)
+        try:
+            when = utcnow()
+            n = await purge_replays(db, when)
+        except Exception:
+            log.exception("periodic replay purge failed")
+            continue
+        if on_purge is not None:
+            on_purge(n, when)
 
 
 def _item_json(i: RecordedItem) -> dict[str, Any]:

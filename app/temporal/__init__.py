@@ -7,7 +7,7 @@ pyproject.toml).
 
 from app.temporal.leg import GraphLeg, temporal_leg
 from app.temporal.operations import TemporalRead, current_facts, timeline, validate_read
-from app.temporal.service import Fact, ensure_indexed
+from app.temporal.service import Fact, ensure_indexed, rebuild_index
 from app.temporal.timex import Interval, intervals, task_constraint
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "current_facts",
     "ensure_indexed",
     "intervals",
+    "rebuild_index",
     "task_constraint",
     "temporal_leg",
     "timeline",

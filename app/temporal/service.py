@@ -1,7 +1,7 @@
 """The temporal index: statements extracted per version, read per document as of a point
 (:func:`visible_facts`, used by :mod:`app.temporal.operations` and the packs' GRAPH leg).
 
-Indexing is lazy and complete: before any read, every version of the workspace not yet in
+Indexing is lazy and complete (``cairn reindex`` rebuilds it: :func:`rebuild_index`): before any read, every version of the workspace not yet in
 ``temporal_indexed_version`` is extracted (:mod:`app.temporal.extract`) into
 ``temporal_statement`` (ids, span, hash, interval; the statement text is the version's
 text at that span). Reads then take, per document, the version visible at
@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from sqlalchemy import or_, select
+from sqlalchemy import delete, func, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from app.core.ids import as_utc, sha256_text, stable_id
@@ -90,66 +91,119 @@ async def index_workspace(services, workspace_id: str) -> None:
 async def ensure_indexed(s, workspace_id: str) -> int:
     """Extract statements of every version of the workspace not indexed yet; returns how many versions."""
     done = 0
-    while True:
-        rows = (
+    while n := await _index_batch(s, workspace_id):
+        done += n
+    return done
+
+
+async def rebuild_index(db, *, progress: Callable[[str, int, int], None] | None = None) -> int:
+    """Drop the temporal index of every workspace and extract it again from SQL (``cairn reindex``).
+
+    Deletes every ``temporal_statement`` and ``temporal_indexed_version`` row, then indexes all
+    versions, :data:`BATCH` per transaction, workspace by workspace; reads in between see a
+    partial index (the lazy indexing of :func:`index_workspace` completes it on the next read).
+
+    Args:
+        db: :class:`app.core.db.Database`.
+        progress: Called ``progress("temporal", versions done, versions in total)`` after each batch.
+
+    Returns:
+        The number of document versions indexed.
+    """
+    async with db.session() as s:
+        await s.execute(delete(TemporalStatement))
+        await s.execute(delete(TemporalIndexedVersion))
+        counts = (
             await s.execute(
-                select(
-                    DocumentVersion.id,
-                    DocumentVersion.document_id,
-                    DocumentVersion.text,
-                    DocumentVersion.valid_from,
-                    DocumentVersion.valid_to,
-                    Document.title,
-                    Document.external_id,
-                )
-                .join(Document, Document.id == DocumentVersion.document_id)
-                .outerjoin(TemporalIndexedVersion, TemporalIndexedVersion.version_id == DocumentVersion.id)
-                .where(DocumentVersion.workspace_id == workspace_id, TemporalIndexedVersion.version_id.is_(None))
-                .order_by(DocumentVersion.id)
-                .limit(200)
+                select(DocumentVersion.workspace_id, func.count())
+                .group_by(DocumentVersion.workspace_id)
+                .order_by(DocumentVersion.workspace_id)
             )
         ).all()
-        if not rows:
-            return done
-        spans: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
-        for vid, pid, a, b in (
-            await s.execute(
-                select(
-                    VersionPassage.version_id, VersionPassage.passage_id, VersionPassage.start, VersionPassage.end
-                ).where(VersionPassage.version_id.in_([r[0] for r in rows]))
+    total = sum(int(n) for _, n in counts)
+    done = 0
+    if progress is not None:
+        progress("temporal", 0, total)
+    for workspace_id, _ in counts:
+        while True:
+            async with db.session() as s:
+                n = await _index_batch(s, workspace_id)
+            if not n:
+                break
+            done += n
+            if progress is not None:
+                progress("temporal", done, total)
+    return done
+
+
+BATCH = 200
+"""Versions extracted per query (and per transaction in :func:`rebuild_index`)."""
+
+
+async def _index_batch(s, workspace_id: str) -> int:
+    """Extract statements of up to :data:`BATCH` versions of the workspace not indexed yet
+    (flushed in ``s``); returns how many versions (0: the workspace is fully indexed)."""
+    done = 0
+    rows = (
+        await s.execute(
+            select(
+                DocumentVersion.id,
+                DocumentVersion.document_id,
+                DocumentVersion.text,
+                DocumentVersion.valid_from,
+                DocumentVersion.valid_to,
+                Document.title,
+                Document.external_id,
             )
-        ).all():
-            spans[vid].append((a, b, pid))
-        for vid, doc_id, text, vf, vt, title, ext in rows:
-            subject = title or ext
-            found = extract(text, subject, as_utc(vf) if vf else None, as_utc(vt) if vt else None)
-            for k, st in enumerate(found):
-                host = next((p for a, b, p in spans.get(vid, ()) if a <= st.start < b), None)
-                s.add(
-                    TemporalStatement(
-                        id=stable_id("stm", vid, st.start, k),
-                        workspace_id=workspace_id,
-                        document_id=doc_id,
-                        version_id=vid,
-                        passage_id=host,
-                        subject=subject,
-                        subject_key=subject_key(subject),
-                        subject_base=subject_base(subject),
-                        relation=st.relation,
-                        holder=st.holder[:200],
-                        text=st.text,
-                        start=st.start,
-                        end=st.end,
-                        sha256=sha256_text(st.text),
-                        valid_from=st.interval.valid_from,
-                        valid_to=st.interval.valid_to,
-                        precision=st.interval.precision,
-                        time_source=st.time_source,
-                    )
+            .join(Document, Document.id == DocumentVersion.document_id)
+            .outerjoin(TemporalIndexedVersion, TemporalIndexedVersion.version_id == DocumentVersion.id)
+            .where(DocumentVersion.workspace_id == workspace_id, TemporalIndexedVersion.version_id.is_(None))
+            .order_by(DocumentVersion.id)
+            .limit(BATCH)
+        )
+    ).all()
+    if not rows:
+        return 0
+    spans: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
+    for vid, pid, a, b in (
+        await s.execute(
+            select(
+                VersionPassage.version_id, VersionPassage.passage_id, VersionPassage.start, VersionPassage.end
+            ).where(VersionPassage.version_id.in_([r[0] for r in rows]))
+        )
+    ).all():
+        spans[vid].append((a, b, pid))
+    for vid, doc_id, text, vf, vt, title, ext in rows:
+        subject = title or ext
+        found = extract(text, subject, as_utc(vf) if vf else None, as_utc(vt) if vt else None)
+        for k, st in enumerate(found):
+            host = next((p for a, b, p in spans.get(vid, ()) if a <= st.start < b), None)
+            s.add(
+                TemporalStatement(
+                    id=stable_id("stm", vid, st.start, k),
+                    workspace_id=workspace_id,
+                    document_id=doc_id,
+                    version_id=vid,
+                    passage_id=host,
+                    subject=subject,
+                    subject_key=subject_key(subject),
+                    subject_base=subject_base(subject),
+                    relation=st.relation,
+                    holder=st.holder[:200],
+                    text=st.text,
+                    start=st.start,
+                    end=st.end,
+                    sha256=sha256_text(st.text),
+                    valid_from=st.interval.valid_from,
+                    valid_to=st.interval.valid_to,
+                    precision=st.interval.precision,
+                    time_source=st.time_source,
                 )
-            s.add(TemporalIndexedVersion(version_id=vid, workspace_id=workspace_id, statements=len(found)))
-            done += 1
-        await s.flush()
+            )
+        s.add(TemporalIndexedVersion(version_id=vid, workspace_id=workspace_id, statements=len(found)))
+        done += 1
+    await s.flush()
+    return done
 
 
 def _fact(r: TemporalStatement, source: tuple[str, str, str, str] = ("", "", "", "")) -> Fact:

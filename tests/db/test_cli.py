@@ -306,7 +306,7 @@ def test_folder_ingest_reports_every_skipped_file(tmp_path):
         {"path": "photo.md", "reason": "not text: a PNG file (image/png)"},
         {
             "path": "slides.pptx",
-            "reason": "unsupported type .pptx; supported: .txt .md .markdown .html .htm .jsonl (optionally .gz), .pdf .docx",
+            "reason": "unsupported type .pptx; supported: .txt .md .markdown .html .htm .jsonl .csv (optionally .gz), .pdf .docx",
         },
     ]
     assert [line for line in r.stderr.splitlines() if line.startswith("skipped ")] == [
@@ -352,3 +352,26 @@ def test_documents_list_pages_ingested_files_by_relative_path(tmp_path):
     r = cairn("documents", "list", "-c", "rocks", "--after", "garbage", data_dir=data)
     assert "after is not a cursor" in one_line_error(r)
     assert "no collection called 'nope'" in one_line_error(cairn("documents", "list", "-c", "nope", data_dir=data))
+
+
+def test_reindex_rebuilds_the_temporal_statement_index(tmp_path):
+    import sqlite3
+
+    data, docs = tmp_path / "data", tmp_path / "docs"
+    docs.mkdir()
+    (docs / "acme.txt").write_text("On 1 July 2024, Acme Corp named John Roe as its new CFO.")
+    (docs / "rock.txt").write_text("Granite is an igneous rock.")
+    r = cairn("ingest", str(docs), "-c", "notes", "--lexical-only", data_dir=data)
+    assert r.returncode == 0, r.stderr
+    r = cairn("reindex", "--lexical-only", data_dir=data)
+    assert r.returncode == 0, r.stderr
+    said = " ".join(r.stderr.split())  # the console (progress bars, summary) writes to stderr
+    assert "temporal index" in said, said  # its own progress bar, like the lexical one
+    assert "reindexed 2 passages lexically, 0 as vectors, and the temporal statements of 2 versions" in said, said
+    con = sqlite3.connect(data / "cairn.db")
+    try:
+        rows = con.execute("select text, precision from temporal_statement").fetchall()
+        marked = con.execute("select count(*) from temporal_indexed_version").fetchone()[0]
+    finally:
+        con.close()
+    assert rows == [("On 1 July 2024, Acme Corp named John Roe as its new CFO.", "day")] and marked == 2

@@ -211,6 +211,7 @@ async def test_labels_train_the_ranker(db):
     ("plan", "code", "limit"),
     [
         (dict(fields=("party",) * 7), "FIELD_QUERY_TOO_MANY_FIELDS", 6),
+        (dict(fields=()), "FIELD_QUERY_NO_FIELDS", 1),
         (dict(fields=("party",), filters=(Filter("term", "EXISTS"),) * 7), "FIELD_QUERY_TOO_MANY_FILTERS", 6),
         (dict(fields=("party",), limit=201), "FIELD_QUERY_LIMIT_OUT_OF_RANGE", 200),
         (dict(fields=("nope",)), "FIELD_NOT_DEFINED", None),

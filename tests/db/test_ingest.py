@@ -1,4 +1,4 @@
-"""Ingest from files/folders/JSONL(.gz), idempotence, and index repair after a crash."""
+"""Ingest from files/folders/JSONL(.gz), idempotence, and index catch-up after a crash."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import func, select
 
 from app.core.errors import BadInput
-from app.core.models import Passage
+from app.core.models import IndexChange, Passage
 from app.corpus.indexing import SearchIndexes
 from app.corpus.ingest import ingest_documents, iter_sources
 from app.identity import service as identity
@@ -89,7 +89,7 @@ def test_sources_cover_every_format(tmp_path):
     assert [(s.path, s.reason) for s in skipped] == [
         (
             "ignored.bin",
-            "unsupported type .bin; supported: .txt .md .markdown .html .htm .jsonl (optionally .gz), .pdf .docx",
+            "unsupported type .bin; supported: .txt .md .markdown .html .htm .jsonl .csv (optionally .gz), .pdf .docx",
         )
     ]
     assert by_id["sub/c.html"].text.split() == ["Deserts", "Dunes", "&", "oases."]
@@ -108,11 +108,16 @@ async def test_ingest_is_idempotent_and_repairs_indexes_after_a_crash(db, tmp_pa
     # "crash": SQL committed, derived indexes never written
     first = await ingest_documents(db, None, workspace_id=ws, collection="geo", documents=iter_sources(corpus))
     assert (first.created, first.updated, first.unchanged, first.new_passages) == (5, 0, 0, 5)
-    async with db.session() as s:
-        pending = (
-            await s.execute(select(func.count()).where(Passage.workspace_id == ws, Passage.lexical_indexed.is_(False)))
+    async with db.session() as s:  # each new passage is in the change log, written with it
+        logged = (
+            await s.execute(
+                select(func.count())
+                .select_from(IndexChange)
+                .join(Passage, Passage.id == IndexChange.passage_id)
+                .where(Passage.workspace_id == ws)
+            )
         ).scalar_one()
-    assert pending == first.new_passages
+    assert logged == first.new_passages
     indexes = SearchIndexes(
         lexical=LexicalIndex(tmp_path / "whoosh"),
         vectors=open_vector_index(path=tmp_path / "qdrant", dim=embedder.dim),

@@ -8,13 +8,16 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from sqlalchemy import select
 
 from app.core.config import Settings
 from app.core.db import Database
+from app.core.models import ContextGap
 from app.identity import service as identity
 from app.mcp import ENVELOPE_META, TOOLS
 from app.memory import set_settings
@@ -68,7 +71,7 @@ def test_stdio_tools_packs_memory_and_refusals(tmp_path):
             ],
         )
     )
-    assert tools == list(TOOLS)
+    assert tools == list(TOOLS) and len(tools) == 19
     assert not pack.isError, pack.structuredContent
     top = pack.structuredContent["items"][0]
     assert "Basalt" in top["text"] and len(top["citation"]["sha256"]) == 64
@@ -105,3 +108,97 @@ def test_stdio_tools_packs_memory_and_refusals(tmp_path):
 
     r = cairn("mcp", data_dir=data, env={"CAIRN_TOKEN": "ck_0000000000000000_nope", "CAIRN_EMBEDDER": "none"})
     assert r.returncode == 2 and r.stderr.startswith("error: ") and r.stdout == ""
+
+
+async def _gaps(url: str) -> list[ContextGap]:
+    db = Database(url)
+    try:
+        async with db.session() as s:
+            return list((await s.execute(select(ContextGap))).scalars())
+    finally:
+        await db.dispose()
+
+
+def test_stdio_library_fact_and_gap_tools(tmp_path):
+    data, docs = tmp_path / "data", tmp_path / "docs"
+    docs.mkdir()
+    rows = [
+        {"_id": "cfo-2019", "title": "Acme Corp", "text": "Jane Doe was appointed CFO of Acme Corp in 2019."},
+        {"_id": "cfo-2024", "title": "Acme Corp", "text": "On 1 July 2024, Acme Corp named John Roe as its new CFO."},
+    ]
+    (docs / "acme.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    assert cairn("ingest", str(docs), "--collection", "acme", "--lexical-only", data_dir=data).returncode == 0
+    owner = json.loads(cairn("members", "add", "olga", "--role", "owner", data_dir=data).stdout)
+    gaps = json.loads(
+        cairn(
+            "credentials", "create", "--creator", owner["memberId"], "--scope", "context:read", "--scope",
+            "gaps:report", data_dir=data,
+        ).stdout
+    )  # fmt: skip
+    ro = json.loads(
+        cairn("credentials", "create", "--creator", owner["memberId"], "--scope", "context:read", data_dir=data).stdout
+    )
+
+    async def go(token: str, calls: list[tuple[str, dict]]):
+        async with stdio_client(_server(data, token)) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            tools = [t.name for t in (await s.list_tools()).tools]
+            return tools, [await s.call_tool(name, args) for name, args in calls]
+
+    task = {"task": "Who was Acme's CFO in 2020?", "missing": "The 2020 annual report."}
+    tools, (line, gap, sets, empty) = asyncio.run(
+        go(
+            gaps["token"],
+            [
+                ("timeline", {"subject": "Acme Corp"}),
+                ("report_context_gap", task),
+                ("search_context_sets", {}),
+                ("query_fields", {"collectionId": "col_x", "fields": []}),
+            ],
+        )
+    )
+    assert {"timeline", "report_context_gap", "run_query_template", "query_fields"} <= set(tools) and len(tools) == 19
+    assert [f["holder"] for f in line.structuredContent["facts"]] == ["Jane Doe", "John Roe"]
+    assert line.structuredContent["facts"][0]["citation"]["externalId"] == "cfo-2019"
+    assert not gap.isError and gap.meta[ENVELOPE_META]["capability"] == "context_gap:report"
+    assert sets.structuredContent == {"contextSets": []}
+    assert empty.structuredContent["error"]["code"] == "FIELD_QUERY_NO_FIELDS"
+    (stored,) = asyncio.run(_gaps(Settings(data_dir=data).resolved_database_url))
+    assert (stored.task, stored.missing, stored.credential_id) == (task["task"], task["missing"], gaps["credentialId"])
+
+    _tools, (refused, template) = asyncio.run(
+        go(ro["token"], [("report_context_gap", task), ("run_query_template", {"templateId": "qt_x"})])
+    )
+    assert refused.structuredContent["error"]["code"] == "AGENT_SCOPE_MISSING"
+    assert template.structuredContent["error"]["code"] == "AGENT_SCOPE_MISSING"
+    assert len(asyncio.run(_gaps(Settings(data_dir=data).resolved_database_url))) == 1
+
+    # an unknown JSON-RPC method is -32601 (method not found), a known one still answers
+    server = _server(data, ro["token"])
+    with subprocess.Popen(
+        [server.command, *server.args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=server.env,
+        cwd=server.cwd,
+        text=True,
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        stdin, stdout = proc.stdin, proc.stdout
+
+        def send(message: dict) -> None:
+            stdin.write(json.dumps(message) + "\n")
+            stdin.flush()
+
+        init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+        assert json.loads(stdout.readline())["id"] == 1
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send({"jsonrpc": "2.0", "id": 2, "method": "tools/explode"})
+        answer = json.loads(stdout.readline())
+        assert (answer["id"], answer["error"]["code"]) == (2, -32601)
+        send({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+        assert len(json.loads(stdout.readline())["result"]["tools"]) == 19
+        stdin.close()
+        assert proc.wait(timeout=60) == 0

@@ -7,11 +7,12 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from app.context import bootstrap
 from app.core.config import Settings
 from app.core.models import Passage
+from app.corpus.changes import Cursor, load_state
 from app.corpus.indexing import SearchIndexes
 from app.corpus.ingest import SourceDocument, ingest_documents
 from app.governance.auth import ROLE_PERMISSIONS, Principal
@@ -51,7 +52,7 @@ async def _workspace(db, indexes: SearchIndexes, documents: dict[str, str]) -> t
         ws = await identity.create_workspace(s, name=f"ml-{id(indexes)}")
     docs = [SourceDocument(external_id=key, title="", text=text) for key, text in documents.items()]
     report = await ingest_documents(db, indexes, workspace_id=ws.id, collection="c", documents=iter(docs))
-    assert report.vector_indexed == len(documents)
+    assert report.vector_indexed >= len(documents)  # a new index follows the whole change log (other tests' too)
     async with db.session() as s:
         from app.core.models import Document
 
@@ -142,7 +143,7 @@ async def test_a_data_dir_of_the_old_layout_is_migrated_and_re_embedded(
     finally:
         indexes.close()
     # replace the shard by one of the layout before named vectors (one unnamed 384-d vector),
-    # as the previous version wrote it, with every SQL passage flagged as vector-indexed
+    # as the previous version wrote it, with the change-log cursor past every passage
     shard_dir = tmp_path / "qdrant" / "passages"
     import shutil
 
@@ -158,11 +159,8 @@ async def test_a_data_dir_of_the_old_layout_is_migrated_and_re_embedded(
     )
     old.flush()
     old.close()
-    async with db.session() as s:
-        flagged = (
-            await s.execute(select(func.count()).where(Passage.workspace_id == ws, Passage.vector_indexed.is_(True)))
-        ).scalar_one()
-    assert flagged == len(PARAGRAPHS)
+    state = load_state(tmp_path / "whoosh")  # the change-log cursor says every passage is applied
+    assert state is not None and state.cursor != Cursor() and "vector" in state.legs
 
     indexes = _indexes(tmp_path, embedder, multilingual_embedder)
     try:
@@ -170,9 +168,12 @@ async def test_a_data_dir_of_the_old_layout_is_migrated_and_re_embedded(
         assert message is not None and "one unnamed vector (384 dims" in message and "re-embedded" in message
         assert indexes.vectors.count() == 0
         with caplog.at_level(logging.WARNING, logger="cairn.indexing"):
-            _lex, vec = await indexes.index_pending(db)  # what start-up (and ingest, reindex) runs
-        assert vec >= len(PARAGRAPHS) and [r for r in caplog.records if "re-created empty" in r.getMessage()]
-        assert indexes.migration_message() is None
+            lex, vec = await indexes.index_pending(db)  # what start-up (and ingest, reindex) runs
+        # the log was followed again from its start: every passage re-embedded, the lexical leg
+        # (Whoosh, untouched) skipped the passages it holds; the message logged once
+        assert vec >= len(PARAGRAPHS) and vec == indexes.vectors.count() and lex == 0
+        assert len([r for r in caplog.records if "re-created empty" in r.getMessage()]) == 1
+        assert indexes.migration_message() is None and await indexes.index_pending(db) == (0, 0)
         assert indexes.vectors.has_space("e5", workspace_id=ws)
         services = bootstrap(Settings(data_dir=tmp_path, database_url=db_url), db=db, indexes=indexes)
         pack = await build_pack(
@@ -185,5 +186,107 @@ async def test_a_data_dir_of_the_old_layout_is_migrated_and_re_embedded(
     indexes = _indexes(tmp_path, embedder, multilingual_embedder)
     try:
         assert indexes.migration_message() is None and indexes.vectors.count() >= len(PARAGRAPHS)
+    finally:
+        indexes.close()
+
+
+async def test_cluster_mode_keeps_named_dense_spaces_and_bm25_in_one_collection_and_migrates_both_legs(
+    db, db_url, tmp_path, embedder, multilingual_embedder, caplog
+):
+    """Cluster mode (qdrant-client local mode here): MiniLM's and e5's named vectors and the
+    sparse BM25 vectors on the same points; a collection of the layout before named vectors
+    (one unnamed dense vector beside the BM25 ones) is re-created with both, and the change
+    log is followed again so that both legs are rebuilt (its BM25 data was in it)."""
+    from qdrant_client import QdrantClient, models
+
+    from retrieval.client_vectors import ClientVectorIndex
+    from retrieval.sparse_bm25 import BM25_VECTOR, SparseBM25Index, sparse_config
+
+    dense = DenseModels(embedder, multilingual_embedder)
+    store = tmp_path / "qdrant"
+
+    def cluster() -> SearchIndexes:
+        vectors = ClientVectorIndex(path=store, spaces=dense.spaces, sparse_vectors=sparse_config())
+        return SearchIndexes(
+            lexical=SparseBM25Index(client=vectors.client),
+            vectors=vectors,
+            embedder=embedder,
+            multilingual=multilingual_embedder,
+            state_dir=tmp_path / "d",
+        )
+
+    docs = {"en-volcano": "Mount Etna is an active volcano on the east coast of Sicily.", **PARAGRAPHS}
+    indexes = cluster()
+    try:
+        ws, ext = await _workspace(db, indexes, docs)
+        params = indexes.vectors.client.get_collection("passages").config.params
+        assert set(params.vectors) == {"minilm", "e5"} and set(params.sparse_vectors) == {"bm25", "bm25_tf"}
+        # the dense leg's writes kept the BM25 vectors and vice versa; has_space reads the
+        # vectors themselves (a point made by the BM25 write first has no "space" payload)
+        n = indexes.lexical.count()
+        assert n == indexes.vectors.count() and indexes.vectors.has_space("e5", workspace_id=ws)
+        by_ext = {v: k for k, v in ext.items()}
+        async with db.session() as s:
+            ids = dict(
+                (await s.execute(select(Passage.document_id, Passage.id).where(Passage.workspace_id == ws))).all()
+            )
+        piano, volcano = ids[by_ext["piano"]], ids[by_ext["en-volcano"]]
+        assert indexes.vectors.has([piano, volcano, "absent"]) == {piano, volcano}
+        stored = indexes.vectors.vectors([piano, volcano])
+        assert float(np.dot(stored[piano], multilingual_embedder.encode([PARAGRAPHS["piano"]])[0])) > 0.999
+        assert float(np.dot(stored[volcano], embedder.encode([docs["en-volcano"]])[0])) > 0.999
+    finally:
+        indexes.close()
+
+    # the previous version's collection: one unnamed dense vector beside the sparse BM25 ones
+    client = QdrantClient(path=str(store))
+    try:
+        client.delete_collection("passages")
+        client.create_collection(
+            "passages",
+            vectors_config=models.VectorParams(size=384, distance=models.Distance.COSINE),
+            sparse_vectors_config=sparse_config(),
+        )
+        client.upsert(
+            "passages",
+            points=[
+                models.PointStruct(
+                    id="00000000-0000-0000-0000-000000000001",
+                    vector={"": [1.0] * 384, BM25_VECTOR: models.SparseVector(indices=[1], values=[1.0])},
+                    payload={"passage_id": "old", "workspace_id": ws},
+                )
+            ],
+        )
+    finally:
+        client.close()
+
+    indexes = cluster()
+    try:
+        message = indexes.migration_message()
+        assert message is not None and "one unnamed vector (384 dims" in message and "sparse BM25" in message
+        assert (indexes.lexical.count(), indexes.vectors.count()) == (0, 0)
+        with caplog.at_level(logging.WARNING, logger="cairn.indexing"):
+            lex, vec = await indexes.index_pending(db)
+        assert lex == vec == n and (indexes.lexical.count(), indexes.vectors.count()) == (n, n)
+        assert len([r for r in caplog.records if "re-created empty" in r.getMessage()]) == 1
+        services = bootstrap(
+            Settings(data_dir=tmp_path / "d", database_url=db_url, vector_backend="local", lexical_backend="qdrant"),
+            db=db,
+            indexes=indexes,
+        )
+        for mode in ("LEXICAL", "DENSE"):
+            pack = await build_pack(
+                services, _who(ws), PackRequest(task="ピアノのコンクールは？", retrieval=mode, max_tokens=400)
+            )
+            assert ext[pack.items[0].citation.document_id] == "piano", mode
+        pack = await build_pack(
+            services, _who(ws), PackRequest(task="volcano in Sicily", retrieval="DENSE", max_tokens=400)
+        )
+        assert ext[pack.items[0].citation.document_id] == "en-volcano"
+    finally:
+        indexes.close()
+    indexes = cluster()  # opened again: current layout, the cursor at the end
+    try:
+        assert indexes.migration_message() is None and await indexes.index_pending(db) == (0, 0)
     finally:
         indexes.close()

@@ -19,7 +19,14 @@ from app.core.models import ReplayRecord
 from app.corpus import SourceDocument, delete_document, ingest_documents
 from app.identity import service as identity
 from app.packs import PackRequest, build_pack, decode_record, event_json
-from app.replay import ReplayExpired, ReplayRequest, purge_expired_replays, replay_pack
+from app.replay import (
+    ReplayExpired,
+    ReplayRequest,
+    purge_expired_replays,
+    purge_replays,
+    purge_replays_every,
+    replay_pack,
+)
 from tests import factories
 
 TOPICS = ["tidal", "solar", "wind", "hydro", "geothermal", "nuclear", "biomass", "wave", "coal", "gas"]
@@ -100,19 +107,78 @@ async def test_verify_flags_exactly_the_edited_and_the_deleted_item(svc):
             # an item of the edited document outside the edited paragraph is still UNCHANGED
 
 
-async def test_recompute_of_a_past_as_of_pack_is_byte_identical(svc):
+def _items_json(pack) -> str:
+    return json.dumps([event_json(i) for i in pack.items], sort_keys=True)
+
+
+async def test_recompute_of_a_past_as_of_pack_is_byte_identical_after_later_writes_the_task_matches(svc):
+    """Later writes the task matches take no leg rank in a pack as of before them: visibility
+    (system time and valid time) is applied to each leg before RRF (app/packs/resolve.py)."""
     who = _who(svc)
+    task = "solar farms maintenance crews"
     t = utcnow() - timedelta(milliseconds=1)
-    pack = await build_pack(svc, who, _req("solar farms maintenance crews", valid_time=t, system_time=t))
-    # a later write (after the pack's systemTime) that the task does not match changes nothing.
-    # (One that the task matches would take leg ranks among passages invisible at the pack's
-    # systemTime, shifting RRF scores: README "Replay" says so; the diff still shows no move.)
-    await _upsert(svc, "d900", "Orchards of apricot trees bloom early in a warm spring.")
-    r = await replay_pack(svc, who, ReplayRequest(pack.header.replay_id, "RECOMPUTE", "solar farms maintenance crews"))
-    old = json.dumps([event_json(i) for i in pack.items], sort_keys=True)
-    new = json.dumps([event_json(i) for i in r.pack.items], sort_keys=True)
-    assert old == new and r.added == () and r.removed == () and r.moved == ()
-    assert r.unchanged_ranks == len(pack.items) > 0
+    pack = await build_pack(svc, who, _req(task, valid_time=t, system_time=t))
+    assert len(pack.items) >= 3
+    cited = pack.items[1]
+    ext = {f"Doc {i}": f"d{i}" for i in range(50)}[cited.document_title]
+    # 1. a new version of a cited document, full of the task's words
+    await _upsert(svc, ext, "Solar farms maintenance crews: solar farms need maintenance crews.\n\nMore solar farms.")
+    # 2. more new documents matching the task than a leg returns (depth 100): without the
+    #    per-leg filter and over-fetch, the BM25 leg would hold none of the visible passages
+    await ingest_documents(
+        svc.db,
+        svc.indexes,
+        workspace_id=svc.ws_id,
+        collection="c",
+        documents=iter(
+            SourceDocument(external_id=f"n{i}", title=f"New {i}", text=f"Solar farms maintenance crews, round {i}.")
+            for i in range(120)
+        ),
+        chunk_max_tokens=40,
+    )
+    # 3. a document recorded now but valid only from next year
+    await ingest_documents(
+        svc.db,
+        svc.indexes,
+        workspace_id=svc.ws_id,
+        collection="c",
+        documents=iter(
+            [
+                SourceDocument(
+                    external_id="future",
+                    title="Future",
+                    text="Solar farms maintenance crews solar farms maintenance crews.",
+                    valid_from=t + timedelta(days=365),
+                )
+            ]
+        ),
+        chunk_max_tokens=40,
+    )
+    current = await build_pack(svc, who, _req(task))
+    assert current.items[0].document_title.startswith(("New", f"Doc {ext[1:]}"))  # the later writes do match
+    r = await replay_pack(svc, who, ReplayRequest(pack.header.replay_id, "RECOMPUTE", task))
+    assert _items_json(r.pack) == _items_json(pack)
+    assert r.added == () and r.removed == () and r.moved == () and r.unchanged_ranks == len(pack.items)
+    fresh = await build_pack(svc, who, _req(task, valid_time=t, system_time=t))
+    assert _items_json(fresh) == _items_json(pack)
+    # valid time alone: systemTime now knows every later write, but none is valid at t (each
+    # is valid from its recording, or from next year): the same passages, ranks and scores;
+    # only the edited document's item now reads superseded, its validTo = the new version's validFrom
+    known_now = await build_pack(svc, who, _req(task, valid_time=t))
+
+    def core(p):
+        out = []
+        for i in p.items:
+            j = event_json(i)
+            j.pop("superseded")
+            j["validity"].pop("validTo")
+            out.append(j)
+        return out
+
+    assert core(known_now) == core(pack)
+    edited = [i for i in known_now.items if i.citation.document_id == cited.citation.document_id]
+    assert edited and all(i.superseded and i.valid_to is not None and i.valid_to > t for i in edited)
+    assert not any(i.superseded for i in pack.items)
     with pytest.raises(BadInput) as e:
         await replay_pack(svc, who, ReplayRequest(pack.header.replay_id, "RECOMPUTE", "another task"))
     assert e.value.extra["field"] == "task"
@@ -129,7 +195,7 @@ async def test_recompute_diff_on_50_packs(svc):
     async with svc.db.session() as s:
         for d in victims:
             await delete_document(s, workspace_id=svc.ws_id, document_id=d)
-    changed = 0
+    changed = added = moved = 0
     for task, pack in packs:
         r = await replay_pack(svc, who, ReplayRequest(pack.header.replay_id, "RECOMPUTE", task))
         old = {(i.kind, i.citation.passage_id, i.citation.sha256): i.rank for i in pack.items}
@@ -140,8 +206,13 @@ async def test_recompute_diff_on_50_packs(svc):
             (k, old[k], new[k]) for k in old.keys() & new.keys() if old[k] != new[k]
         }
         assert all(i.document_id in victims for i in r.removed)
+        assert r.unchanged_ranks == sum(1 for k in old.keys() & new.keys() if old[k] == new[k])
         changed += bool(r.removed)
-    assert changed >= 3
+        added += bool(r.added)
+        moved += bool(r.moved)
+    # the recorded asOf predates the deletions, so nothing new enters (a deleted document's
+    # items leave at the read re-check, after budgeting): removals and the moves they cause
+    assert changed >= 3 and moved >= 1 and added == 0
 
 
 async def test_records_are_compact_and_keep_no_text(svc):
@@ -201,3 +272,113 @@ async def test_non_retaining_workspaces_keep_no_records(svc, db):
     with pytest.raises(NotFound) as e:
         await replay_pack(svc, who, ReplayRequest(pack.header.replay_id, "VERIFY"))
     assert e.value.extra["reason"] == "NOT_RETAINED" and "non-retaining" in e.value.message
+
+
+async def test_purge_deletes_exactly_the_records_expired_at_the_given_time(svc, db):
+    """Real time values: a record expiring at E is kept by a purge at E - 1 µs and deleted at E."""
+    who = _who(svc)
+    base = utcnow().replace(microsecond=0) + timedelta(days=400)  # later than any other test's record
+    rids = []
+    for k in range(3):
+        pack = await build_pack(svc, who, _req(f"{TOPICS[k]} plants"))
+        rids.append(pack.header.replay_id)
+        async with db.session() as s:
+            await s.execute(
+                update(ReplayRecord).where(ReplayRecord.id == rids[k]).values(expires_at=base + timedelta(days=k))
+            )
+
+    async def left() -> set[str]:
+        async with db.session() as s:
+            return set((await s.execute(select(ReplayRecord.id).where(ReplayRecord.id.in_(rids)))).scalars())
+
+    async with db.session() as s:
+        await purge_expired_replays(s, base - timedelta(microseconds=1))
+    assert await left() == set(rids)
+    async with db.session() as s:
+        await purge_expired_replays(s, base)
+    assert await left() == set(rids[1:])
+    assert await purge_replays(db, base + timedelta(days=2)) >= 2  # batched, one transaction per batch
+    assert await left() == set()
+
+
+async def test_the_periodic_purge_deletes_expired_records_while_running(svc, db):
+    """purge_replays_every (the serve lifespan's task) deletes a record that expired after start-up."""
+    import asyncio
+
+    who = _who(svc)
+    pack = await build_pack(svc, who, _req("wave farms"))
+    rid = pack.header.replay_id
+    runs: list[int] = []
+    task = asyncio.create_task(purge_replays_every(db, 0.05, on_purge=lambda n, when: runs.append(n)))
+    try:
+        await asyncio.sleep(0.2)
+        async with db.session() as s:
+            assert await s.get(ReplayRecord, rid) is not None  # not expired: kept
+            await s.execute(
+                update(ReplayRecord).where(ReplayRecord.id == rid).values(expires_at=utcnow() - timedelta(seconds=1))
+            )
+        for _ in range(100):
+            await asyncio.sleep(0.05)
+            async with db.session() as s:
+                if await s.get(ReplayRecord, rid) is None:
+                    break
+        async with db.session() as s:
+            assert await s.get(ReplayRecord, rid) is None
+        assert len(runs) >= 3 and sum(runs) >= 1
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    with pytest.raises(NotFound):
+        await replay_pack(svc, who, ReplayRequest(rid, "VERIFY"))
+
+
+async def test_visible_legs_over_fetches_a_leg_left_short_and_says_when_it_gives_up(svc):
+    """app.packs.resolve.visible_legs at a small depth: hidden passages ranked first are dropped,
+    the leg is searched deeper until it holds ``depth`` visible ones, or says it fell short."""
+    from app.packs.resolve import MAX_OVERFETCH, visible_legs
+
+    who = _who(svc)
+    t = utcnow()
+    await ingest_documents(
+        svc.db,
+        svc.indexes,
+        workspace_id=svc.ws_id,
+        collection="c",
+        documents=iter(
+            SourceDocument(external_id=f"late{i}", title=f"Late {i}", text=f"Tidal tidal tidal plants, late {i}.")
+            for i in range(40)
+        ),
+        chunk_max_tokens=40,
+    )
+    limits: list[int] = []
+
+    def lexical(limit: int):
+        limits.append(limit)
+        return svc.indexes.lexical.search("tidal plants", workspace_id=svc.ws_id, limit=limit)
+
+    # as of t the 40 later passages (BM25's best) are hidden: depth 3 needs a leg of 64
+    ranked = {"lexical": lexical(3)}
+    notes: list[str] = []
+    await visible_legs(svc, who, ranked, t, t, {}, depth=3, more={"lexical": lexical}, notes=notes)
+    assert limits == [3, 6, 12, 24, 48]  # 2x each time, until 3 visible were found
+    expected = [p for p in lexical(1000) if p[0] in {q for q, _ in ranked["lexical"]}]
+    assert ranked["lexical"] == expected[:3] and notes == []
+    async with svc.db.session() as s:
+        from app.core.models import Passage
+
+        late = set(
+            (await s.execute(select(Passage.id).where(Passage.text.like("%late%"), Passage.workspace_id == svc.ws_id)))
+            .scalars()
+            .all()
+        )
+    assert len(late) == 40 and not late & {p for p, _ in ranked["lexical"]}
+    # depth 1: 16 x 1 = 16 passages searched, all hidden: the leg is empty and a note says why
+    limits.clear()
+    short = {"lexical": lexical(1)}
+    await visible_legs(svc, who, short, t, t, {}, depth=1, more={"lexical": lexical}, notes=notes)
+    assert limits[-1] == MAX_OVERFETCH and short["lexical"] == []
+    assert notes == [
+        "lexical leg: 16 of its first 16 passages are not visible at this asOf; it lists the 0 visible "
+        "ones (fewer than its depth 1)"
+    ]

@@ -163,3 +163,32 @@ async def test_a_credential_bound_to_a_context_set_reads_only_statements_in_its_
     )
     assert await timeline(svc, outside, TemporalRead("acme corp")) == []
     assert await current_facts(svc, outside, TemporalRead("Acme Corp")) == []
+
+
+async def test_reindex_rebuilds_the_temporal_index_with_progress(svc):
+    """`cairn reindex` calls rebuild_index: a stale index (statements gone, versions still marked
+    indexed, which the lazy indexing never repairs) is extracted again, with progress."""
+    from sqlalchemy import delete, func, select
+
+    from app.core.models import TemporalIndexedVersion, TemporalStatement
+    from app.temporal import rebuild_index
+
+    await _ingest(svc, OLD, NEW, LATER, OTHER)
+    who = _who(svc)
+    before = await current_facts(svc, who, TemporalRead("Acme Corp"))
+    assert [f.holder for f in before if f.relation] == ["John Roe"]
+    async with svc.db.session() as s:
+        await s.execute(delete(TemporalStatement).where(TemporalStatement.workspace_id == svc.ws_id))
+    assert await current_facts(svc, who, TemporalRead("Acme Corp")) == []  # stale: lazy indexing skips it
+    calls: list[tuple[str, int, int]] = []
+    done = await rebuild_index(svc.db, progress=lambda *a: calls.append(a))
+    async with svc.db.session() as s:
+        versions = (await s.execute(select(func.count()).select_from(DocumentVersion))).scalar_one()
+        marked = (await s.execute(select(func.count()).select_from(TemporalIndexedVersion))).scalar_one()
+    assert done == versions == marked >= 4  # every workspace's versions, each marked indexed once
+    assert calls[0] == ("temporal", 0, versions) and calls[-1] == ("temporal", versions, versions)
+    assert [c[1] for c in calls] == sorted(c[1] for c in calls)
+    after = await current_facts(svc, who, TemporalRead("Acme Corp"))
+    assert [(f.id, f.holder, f.valid_from, f.text) for f in after] == [
+        (f.id, f.holder, f.valid_from, f.text) for f in before
+    ]

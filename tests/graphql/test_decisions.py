@@ -738,3 +738,20 @@ def test_seed_error_shape_for_documented_codes(live):
     # 401 without credentials, same body shape
     r = post(live, SEED_STATE_REQUEST)
     assert r.status_code == 401 and err_of(r)["type"] == "authentication_error"
+
+
+def test_a_wrong_method_answers_in_the_wire_format(live):
+    for method, path, allow in (("PUT", "/api/v1/decisions", "POST"), ("DELETE", "/api/v1/decisions/dec_x", "GET")):
+        r = httpx.request(method, f"{live.url}{path}", headers={"Authorization": f"Bearer {live.tokens['agent']}"})
+        assert r.status_code == 405 and allow in r.headers["allow"]
+        body = r.json()
+        assert (body["type"], body["error"]["type"], body["error"]["code"]) == (
+            "error",
+            "invalid_request_error",
+            "method_not_allowed",
+        )
+        assert body["request_id"] == r.headers["x-cairn-trace"] and "errors" not in body
+        assert method in body["error"]["message"]
+    # other paths keep the enveloped GraphQL-style body
+    r = httpx.put(f"{live.url}/healthz")
+    assert r.status_code == 405 and r.json()["errors"][0]["extensions"]["code"] == "METHOD_NOT_ALLOWED"

@@ -118,6 +118,9 @@ CALLS = {
         {},
     ),
     "approveQueryTemplate": ('mutation{approveQueryTemplate(templateId:"qt_missing"){id}}', {}),
+    # context gaps (issue 16)
+    "reportContextGap": ('mutation{reportContextGap(input:{task:"table task", missing:"table gap"}){id}}', {}),
+    "contextGaps": ("{contextGaps(first:1){totalCount}}", {}),
 }
 PRINCIPALS = [
     "none",
@@ -199,6 +202,8 @@ EXPECTED = {
     "createQueryTemplate": [U, F, F, NF, NF, *MEMBER_ONLY],
     "updateQueryTemplate": [U, F, F, NF, NF, *MEMBER_ONLY],
     "approveQueryTemplate": [U, F, F, NF, NF, *MEMBER_ONLY],
+    "reportContextGap": [U, *READ, SM, SM, SM, "OK", SM, SM, SM],
+    "contextGaps": [U, F, "OK", "OK", "OK", *MEMBER_ONLY],
 }
 CASES = [(op, who, EXPECTED[op][i]) for op in CALLS for i, who in enumerate(PRINCIPALS)]
 

@@ -227,7 +227,7 @@ def test_boundaries_apply_and_confirm_through_meta(live):
 
 
 def test_unknown_tool_is_a_coded_error(live, mcpco):
-    r = call(live, mcpco["readonly"], "timeline", {})
+    r = call(live, mcpco["readonly"], "no_such_tool", {})
     assert r.isError and (r.structuredContent["error"]["code"], r.structuredContent["error"]["field"]) == (
         "BAD_USER_INPUT",
         "name",

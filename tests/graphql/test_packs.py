@@ -454,3 +454,36 @@ def test_a_task_found_by_meaning_only_is_flagged_and_a_real_task_is_not(live, mo
     lexical = [(i["text"], i["score"]) for i in unfloored["items"] if i["ranks"]["lexical"] is not None]
     assert [(i["text"], i["score"]) for i in floored["items"] if i["ranks"]["lexical"] is not None] == lexical
     assert len(floored["items"]) < len(unfloored["items"])  # unrelated dense-only passages dropped
+
+
+@pytest.mark.parametrize("mode", ["HYBRID", "DENSE"])
+def test_a_pack_as_of_a_past_time_ignores_later_writes_in_every_leg(live, mode):
+    """Visibility applies to each leg (BM25 and the real model's dense leg) before RRF: a later
+    document the task matches takes no rank in a pack as of before it (issue 14)."""
+    task = "How does reciprocal rank fusion combine the BM25 and dense rankings?"
+    first = pack(live, task, retrieval=mode)
+    at = first["asOf"]
+    assert at["validTime"] == at["systemTime"] and first["items"]
+    assert pack(live, task, retrieval=mode, asOf=at)["items"] == first["items"]
+    owner = live.tokens["owner"]
+    r = live.data(
+        "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId}}",
+        {
+            "i": {
+                "collectionId": live.ids["coll:handbook"],
+                "externalId": f"rrf-later-{mode}",
+                "title": "Reciprocal rank fusion",
+                "text": "Reciprocal rank fusion combines the BM25 and dense rankings: each ranking adds "
+                "one over sixty plus the rank to a passage's score.",
+            }
+        },
+        owner,
+    )
+    later = r["upsertDocument"]["documentId"]
+    try:
+        now = pack(live, task, retrieval=mode)
+        assert later in {i["citation"]["documentId"] for i in now["items"][:3]}  # the task does match it
+        again = pack(live, task, retrieval=mode, asOf=at)
+        assert again["items"] == first["items"]
+    finally:
+        live.data("mutation($id:ID!){deleteDocument(id:$id){deletedAt}}", {"id": later}, owner)

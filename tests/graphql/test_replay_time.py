@@ -62,6 +62,9 @@ def test_replay_refusals(live):
     r = _post(live, rid, {"mode": "VERIFY", "extra": 1}, agent)
     assert r.status_code == 400
     assert _post(live, rid, b"mode=VERIFY", agent, "text/plain").status_code == 415
+    r = _post(live, rid, b"{not json", agent)
+    assert r.status_code == 400 and "ContextPackInput" not in r.json()["errors"][0]["message"]
+    assert '"mode"' in r.json()["errors"][0]["message"]  # names the replay body's own shape
     r = live.gql(REPLAY, {"id": rid, "m": "RECOMPUTE", "t": "a different task"}, agent)
     assert r.json()["errors"][0]["extensions"]["field"] == "task"
 

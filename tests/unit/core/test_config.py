@@ -10,6 +10,7 @@ from typing import get_origin
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 
 from app.core.config import Settings, SettingsInvalid, load_settings
 from app.core.datadir import DataDirInUse, DataDirLock
@@ -138,7 +139,7 @@ def test_a_qdrant_url_resolves_to_the_server_and_an_unreachable_one_is_one_line(
     with pytest.raises(VectorStoreUnavailable) as exc:
         open_indexes(settings)
     assert str(exc.value).startswith(f"cannot use the Qdrant server at {url}: ") and "\n" not in str(exc.value)
-    assert_unlocked(settings.data_dir)  # the failed open gave the lock back
+    assert not (settings.data_dir / "cairn.lock").exists()  # cluster mode: no local index, no data dir lock
 
 
 def test_the_data_dir_lock_is_reentrant_in_a_process_and_exclusive_across_processes(tmp_path):
@@ -180,3 +181,41 @@ def test_the_readme_configuration_table_lists_every_setting():
         if isinstance(field.default, (int, float, str)) and not isinstance(field.default, bool):
             value = field.default if not isinstance(field.default, float) else f"{field.default:g}"
             assert defaults[name] == f"`{value}`", name
+
+
+def test_open_indexes_batches_queries_with_the_query_settings(tmp_path):
+    from retrieval.embeddings import LocalMiniLM
+    from retrieval.query_batching import BatchedEmbedder
+
+    settings = Settings(
+        data_dir=tmp_path / "d", query_batch_window_ms=4, query_batch_max=3, query_cache_size=7, query_threads=2
+    )
+    indexes = open_indexes(settings)
+    try:
+        assert isinstance(indexes.embedder, BatchedEmbedder)
+        assert isinstance(indexes.embedder.inner, LocalMiniLM) and indexes.embedder.inner.query_threads == 2
+        b = indexes.embedder.batcher
+        assert (b.window_s, b.max_batch, b.cache_size) == (0.004, 3, 7)
+    finally:
+        indexes.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        b.submit("after close")
+    with pytest.raises(ValidationError):
+        Settings(query_batch_max=0)
+
+
+def test_cluster_mode_keeps_no_local_search_state_so_workers_share_a_data_dir(clean_env, tmp_path):
+    """The bug: every worker took the data dir lock even with CAIRN_QDRANT_URL, so
+    `uvicorn app.main:app --workers 2` (PostgreSQL + a Qdrant server) stopped at start-up with
+    DataDirInUse. Cluster mode now puts BM25 in Qdrant too and takes no lock."""
+    clean_env.setenv("CAIRN_QDRANT_URL", "http://q:6333")
+    settings = load_settings(data_dir=tmp_path)
+    assert (settings.resolved_lexical_backend, settings.resolved_vector_backend) == ("qdrant", "server")
+    assert settings.local_indexes is False
+    clean_env.delenv("CAIRN_QDRANT_URL")
+    assert Settings(data_dir=tmp_path).local_indexes is True  # embedded default: Whoosh + edge
+    assert Settings(vector_backend="local", lexical_backend="qdrant").local_indexes is True  # local mode on disk
+    assert Settings(qdrant_url="http://q:6333", lexical_backend="whoosh").local_indexes is True
+    clean_env.setenv("CAIRN_LEXICAL_BACKEND", "qdrant")
+    with pytest.raises(SettingsInvalid, match="CAIRN_LEXICAL_BACKEND=qdrant keeps BM25 in a qdrant-client collection"):
+        load_settings()

@@ -1,0 +1,40 @@
+"""Context gaps (issue 16): an agent (scope ``gaps:report``) or a member reports what context
+was missing for a task; editors and above list the reports, newest first, paged.
+
+Public surface: other packages import only the names below (import-linter contract in
+pyproject.toml).
+"""
+
+from app.gaps.errors import ContextGapCursorInvalid, ContextGapPageSizeOutOfRange, ContextGapTextTooLong
+from app.gaps.operations import (
+    GAP_LIST_DEFAULT,
+    GAP_LIST_MAX,
+    MISSING_MAX,
+    TASK_MAX,
+    GapListRequest,
+    GapPage,
+    GapReport,
+    GapView,
+    list_gaps,
+    report_gap,
+    validate_list,
+    validate_report,
+)
+
+__all__ = [
+    "GAP_LIST_DEFAULT",
+    "GAP_LIST_MAX",
+    "MISSING_MAX",
+    "TASK_MAX",
+    "ContextGapCursorInvalid",
+    "ContextGapPageSizeOutOfRange",
+    "ContextGapTextTooLong",
+    "GapListRequest",
+    "GapPage",
+    "GapReport",
+    "GapView",
+    "list_gaps",
+    "report_gap",
+    "validate_list",
+    "validate_report",
+]

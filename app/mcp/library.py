@@ -1,0 +1,308 @@
+"""Library tools: ``search_context_sets``, ``lookup_definitions``, ``match_verified_answers``
+(context sets, SPEC §4), ``run_query_template`` (approved templates) and
+``report_context_gap`` (:mod:`app.gaps`) — each with the validation and coded errors of its
+GraphQL operation (``contextSets``, ``lookupDefinitions``, ``matchVerifiedAnswers``,
+``runQueryTemplate``, ``reportContextGap``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app import contextsets as cs
+from app import gaps
+from app import templates as tpl
+from app.context import RequestContext
+from app.core.text_rules import validate_identifier
+from app.governance import Principal
+from app.mcp.spec import ToolSpec, string
+
+_LIMIT = {
+    "type": "integer",
+    "default": cs.READ_LIMIT_DEFAULT,
+    "description": f"Results to return, 1–50 (default {cs.READ_LIMIT_DEFAULT}).",
+}
+_SET_ID = {
+    "type": "string",
+    "description": "Only this context set (default: the credential's bound set, else every active set).",
+}
+
+
+def _entry_citation(e: cs.Entry) -> dict[str, Any] | None:
+    """Where an approved entry comes from: a document, optionally one passage (null: uncited)."""
+    return {"documentId": e.document_id, "passageId": e.passage_id} if e.document_id else None
+
+
+def _set(v: cs.ContextSetView) -> dict[str, Any]:
+    return {
+        "id": v.id,
+        "name": v.name,
+        "description": v.description,
+        "active": v.active,
+        "version": v.version,
+        "scope": {"collectionIds": list(v.collection_ids), "documentIds": list(v.document_ids)},
+        "instructions": [e.value for e in v.of("INSTRUCTION")],
+        "counts": {
+            "verifiedAnswers": len(v.of("VERIFIED_ANSWER")),
+            "definitions": len(v.of("DEFINITION")),
+            "requiredEvidence": len(v.of("REQUIRED_EVIDENCE")),
+        },
+        "updatedAt": v.updated_at,
+    }
+
+
+# --- search_context_sets -----------------------------------------------------------------
+
+_SEARCH_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "query": string(
+            "Words matched against set names and descriptions, ≤ 500 characters (omit: every set).",
+            min_len=0,
+            max_len=500,
+        ),
+        "limit": _LIMIT,
+    },
+}
+
+
+def _prepare_search(args: dict[str, Any]) -> cs.ListContextSetsRequest:
+    limit = args.get("limit", cs.READ_LIMIT_DEFAULT)
+    cs.validate_list(args.get("query"), limit)
+    return cs.ListContextSetsRequest(args.get("query"), limit)
+
+
+async def _run_search(ctx: RequestContext, principal: Principal, req: cs.ListContextSetsRequest) -> dict[str, Any]:
+    return {"contextSets": [_set(v) for v in await cs.list_context_sets(ctx.services, principal, req)]}
+
+
+# --- lookup_definitions / match_verified_answers -------------------------------------------
+
+_LOOKUP_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["term"],
+    "properties": {
+        "term": {"type": "string", "description": "The term to define, 1–200 characters (aliases match too)."},
+        "contextSetId": _SET_ID,
+        "limit": _LIMIT,
+    },
+}
+
+
+def _prepare_lookup(args: dict[str, Any]) -> cs.LookupDefinitionsRequest:
+    limit = args.get("limit", cs.READ_LIMIT_DEFAULT)
+    cs.validate_lookup(args["term"], args.get("contextSetId"), limit)
+    return cs.LookupDefinitionsRequest(args["term"], args.get("contextSetId"), limit)
+
+
+async def _run_lookup(ctx: RequestContext, principal: Principal, req: cs.LookupDefinitionsRequest) -> dict[str, Any]:
+    hits = await cs.lookup_definitions(ctx.services, principal, req)
+    return {
+        "definitions": [
+            {
+                "contextSetId": h.context_set_id,
+                "id": h.entry.id,
+                "term": h.entry.key,
+                "definition": h.entry.value,
+                "aliases": list(h.entry.aliases),
+                "score": h.score,
+                "matchedWords": list(h.matched_words),
+                "trust": h.entry.trust,
+                "citation": _entry_citation(h.entry),
+            }
+            for h in hits
+        ]
+    }
+
+
+_MATCH_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["question"],
+    "properties": {
+        "question": {"type": "string", "description": "The question, 1–1,000 characters."},
+        "contextSetId": _SET_ID,
+        "limit": _LIMIT,
+    },
+}
+
+
+def _prepare_match(args: dict[str, Any]) -> cs.MatchVerifiedAnswersRequest:
+    limit = args.get("limit", cs.READ_LIMIT_DEFAULT)
+    cs.validate_match(args["question"], args.get("contextSetId"), limit)
+    return cs.MatchVerifiedAnswersRequest(args["question"], args.get("contextSetId"), limit)
+
+
+async def _run_match(ctx: RequestContext, principal: Principal, req: cs.MatchVerifiedAnswersRequest) -> dict[str, Any]:
+    hits = await cs.match_verified_answers(ctx.services, principal, req)
+    return {
+        "verifiedAnswers": [
+            {
+                "contextSetId": h.context_set_id,
+                "id": h.entry.id,
+                "question": h.entry.key,
+                "answer": h.entry.value,
+                "score": h.score,
+                "coverage": h.coverage,
+                "matchedWords": list(h.matched_words),
+                "trust": h.entry.trust,
+                "citation": _entry_citation(h.entry),
+            }
+            for h in hits
+        ]
+    }
+
+
+# --- run_query_template ------------------------------------------------------------------
+
+_RUN_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["templateId"],
+    "properties": {
+        "templateId": {"type": "string", "description": "An approved query template's id."},
+        "parameters": {
+            "description": "Parameter name → value (a JSON object), typed strictly by the template: integer = "
+            "JSON integer, float = JSON number, date = 'YYYY-MM-DD', list = JSON array. Anything else: "
+            "QUERY_PARAMETER_INVALID naming the parameter and the limit.",
+        },
+        "contextSetId": {"type": "string", "description": "The template's context set (optional check)."},
+        "responseFormat": {
+            "type": "string",
+            "enum": ["JSON", "TOON"],
+            "default": "JSON",
+            "description": "JSON: rows as objects; TOON: rows as one Token-Oriented Object Notation string.",
+        },
+    },
+}
+
+
+def _prepare_run(args: dict[str, Any]) -> tuple[tpl.RunTemplateRequest, bool]:
+    validate_identifier(args["templateId"], "templateId")
+    if args.get("contextSetId") is not None:
+        validate_identifier(args["contextSetId"], "contextSetId")
+    parameters = args.get("parameters")
+    if parameters is not None and not isinstance(parameters, dict):
+        raise tpl.QueryParameterInvalid(
+            "parameters must be an object of name → value", field="parameters", reason="WRONG_TYPE"
+        )
+    req = tpl.RunTemplateRequest(
+        template_id=args["templateId"], parameters=parameters, context_set_id=args.get("contextSetId")
+    )
+    return req, args.get("responseFormat", "JSON") == "TOON"
+
+
+async def _run_template(
+    ctx: RequestContext, principal: Principal, req: tuple[tpl.RunTemplateRequest, bool]
+) -> dict[str, Any]:
+    request, toon = req
+    run = await tpl.run_template(ctx.services, principal, request)
+    r = run.result
+    return {
+        "templateId": run.template_id,
+        "name": run.name,
+        "version": run.version,
+        "columns": [{"name": c.name, "type": c.type} for c in r.columns],
+        "rows": None if toon else r.rows,
+        "toon": tpl.toon_rows(r.rows) if toon else None,
+        "responseFormat": "TOON" if toon else "JSON",
+        "rowCount": len(r.rows),
+        "truncated": r.truncated,
+        "rowCap": r.row_cap,
+        "notices": [{"code": n.code, "message": n.message} for n in r.notices],
+        "elapsedMs": r.elapsed_ms,
+    }
+
+
+# --- report_context_gap ------------------------------------------------------------------
+
+_GAP_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["task", "missing"],
+    "properties": {
+        "task": {
+            "type": "string",
+            "description": f"The task or question you worked on, 1–{gaps.TASK_MAX:,} characters.",
+        },
+        "missing": {
+            "type": "string",
+            "description": f"What context was missing or wrong, 1–{gaps.MISSING_MAX:,} characters.",
+        },
+        "packId": {"type": "string", "description": "The pack it concerns (packId of context_pack), ≤ 64 characters."},
+        "traceId": {"type": "string", "description": "The trace id of the call it concerns, ≤ 64 characters."},
+    },
+}
+
+
+def _prepare_gap(args: dict[str, Any]) -> gaps.GapReport:
+    req = gaps.GapReport(
+        task=args["task"], missing=args["missing"], pack_id=args.get("packId"), trace_id=args.get("traceId")
+    )
+    gaps.validate_report(req)
+    return req
+
+
+async def _run_gap(ctx: RequestContext, principal: Principal, req: gaps.GapReport) -> dict[str, Any]:
+    g = await gaps.report_gap(ctx.services, principal, req)
+    return {
+        "gap": {
+            "id": g.id,
+            "task": g.task,
+            "missing": g.missing,
+            "reporterKind": g.reporter_kind,
+            "credentialId": g.credential_id,
+            "packId": g.pack_id,
+            "traceId": g.trace_id,
+            "createdAt": g.created_at,
+        }
+    }
+
+
+TOOLS = [
+    ToolSpec(
+        "search_context_sets",
+        "Curated context sets by word match over name and description (no embedding cost; scope context:read): "
+        "id, name, description, scope, instructions and entry counts. A bound credential sees only its set.",
+        _SEARCH_SCHEMA,
+        _prepare_search,
+        _run_search,
+    ),
+    ToolSpec(
+        "lookup_definitions",
+        "Approved definitions whose term or alias matches (case/width folded, stemmed; scope context:read), with "
+        "score (1.0 = same term or alias), matched words and where the definition comes from (citation).",
+        _LOOKUP_SCHEMA,
+        _prepare_lookup,
+        _run_lookup,
+    ),
+    ToolSpec(
+        "match_verified_answers",
+        "Approved question → answer pairs ranked for your question by word match (BM25; scope context:read), "
+        "with score, coverage (0–1 share of the stored question's word weight found) and citation.",
+        _MATCH_SCHEMA,
+        _prepare_match,
+        _run_match,
+    ),
+    ToolSpec(
+        "run_query_template",
+        "Run an approved query template with typed parameters (scope queries:run): read-only, with a timeout "
+        "(QUERY_TIMEOUT) and a row cap (truncated + QUERY_ROW_CAP_REACHED notice). You never send or see SQL.",
+        _RUN_SCHEMA,
+        _prepare_run,
+        _run_template,
+    ),
+    ToolSpec(
+        "report_context_gap",
+        "Report that the context you got was missing something for a task (scope gaps:report); editors review "
+        "the reports. Over a limit: CONTEXT_GAP_TEXT_TOO_LONG naming the field.",
+        _GAP_SCHEMA,
+        _prepare_gap,
+        _run_gap,
+        field_prefix="input.",
+        read_only=False,
+    ),
+]
+"""The tools of this module, in listing order."""

@@ -1,0 +1,116 @@
+"""Prometheus metrics (prometheus-client), recorded only when ``CAIRN_METRICS`` is on.
+
+:class:`Telemetry` is the one object the rest of Cairn calls (``services.telemetry``); with
+metrics off its ``record_*`` methods return at once. With metrics on it owns a
+:class:`Metrics` on a private ``CollectorRegistry`` (one per process's ``Services``; nothing in
+prometheus-client's global registry), exposed at ``GET /metrics`` (:mod:`app.http.metrics`).
+
+Metrics (``channel`` = ``graphql`` | ``http`` | ``mcp``; ``status`` = the envelope status
+``OK`` | ``ERROR`` | ``REJECTED``; ``code`` = ``OK`` or the error's ``extensions.code``):
+
+- ``cairn_calls_total{channel,operation,status,code}`` — governed calls (every GraphQL root
+  field, HTTP route and MCP tool goes through the governance adapter, which records here once per
+  call, where it logs the call);
+- ``cairn_call_duration_seconds{channel,operation,status,code}`` — their latency (histogram);
+- ``cairn_packs_total{retrieval,complete}`` — context packs built;
+- ``cairn_pack_stage_seconds{stage}`` — the pack footer's stage timings (``lexical`` = BM25,
+  ``embed`` + ``vector`` = the dense leg, ``graph``, ``legs``, ``fusion``, ``resolve``,
+  ``dedupPack``, ``recheck``, ``contradiction``, ``firstEvidenceItem``, … as the pipeline
+  reports them) and ``total`` (the footer's latency);
+- ``cairn_ingest_documents_total{status}`` — document writes (``created`` | ``updated`` |
+  ``unchanged``);
+- ``cairn_ingest_passages_total`` — new passages indexed by them;
+- ``cairn_ingest_seconds_total`` — time spent in those writes (incl. indexing), so
+  ``rate(cairn_ingest_passages_total[5m]) / rate(cairn_ingest_seconds_total[5m])`` is the
+  indexing throughput in passages/s and ``rate(cairn_ingest_passages_total[5m])`` the ingest
+  rate in passages per wall-clock second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+"""Seconds; a pack is ~40 ms warm, a decision with the local judge seconds."""
+
+STAGE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+
+CHANNELS = {"query": "graphql", "mutation": "graphql", "subscription": "graphql", "http": "http", "mcp": "mcp"}
+"""Registry operation kind → ``channel`` label."""
+
+
+class Metrics:
+    """The metric families of the module doc on one private registry."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        labels = ("channel", "operation", "status", "code")
+        self.calls = Counter("cairn_calls", "Governed calls by operation and result", labels, registry=r)
+        self.call_seconds = Histogram(
+            "cairn_call_duration_seconds", "Latency of governed calls", labels, buckets=LATENCY_BUCKETS, registry=r
+        )
+        self.packs = Counter("cairn_packs", "Context packs built", ("retrieval", "complete"), registry=r)
+        self.pack_stage_seconds = Histogram(
+            "cairn_pack_stage_seconds", "Context pack stage timings", ("stage",), buckets=STAGE_BUCKETS, registry=r
+        )
+        self.ingest_documents = Counter("cairn_ingest_documents", "Document writes by outcome", ("status",), registry=r)
+        self.ingest_passages = Counter("cairn_ingest_passages", "New passages written and indexed", registry=r)
+        self.ingest_seconds = Counter("cairn_ingest_seconds", "Seconds spent writing and indexing", registry=r)
+
+    def exposition(self) -> bytes:
+        """The registry in the Prometheus text format (``text/plain; version=0.0.4``)."""
+        return generate_latest(self.registry)
+
+
+@dataclass(frozen=True)
+class Telemetry:
+    """What Cairn records about itself; ``metrics`` None = off (every method returns at once).
+
+    Attributes:
+        metrics: The process's :class:`Metrics` (``CAIRN_METRICS=true``), else None.
+        metrics_token: A bearer token ``GET /metrics`` requires (``CAIRN_METRICS_TOKEN``), else None.
+    """
+
+    metrics: Metrics | None = None
+    metrics_token: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_settings(cls, settings: object) -> Telemetry:
+        """``Telemetry(Metrics())`` when ``settings.metrics`` is true, else the off one."""
+        if getattr(settings, "metrics", False):
+            return cls(Metrics(), getattr(settings, "metrics_token", None))
+        return cls()
+
+    def record_call(self, *, kind: str, operation: str, status: str, code: str, seconds: float | None) -> None:
+        """Count one governed call (``kind``: the registry kind) and observe its latency."""
+        m = self.metrics
+        if m is None:
+            return
+        labels = (CHANNELS.get(kind, kind), operation, status, code)
+        m.calls.labels(*labels).inc()
+        if seconds is not None:
+            m.call_seconds.labels(*labels).observe(seconds)
+
+    def record_pack(self, *, retrieval: str, complete: bool, timings: Mapping[str, float], latency_ms: float) -> None:
+        """Count one pack and observe its stage timings (footer milliseconds; keys ``<stage>Ms``)."""
+        m = self.metrics
+        if m is None:
+            return
+        m.packs.labels(retrieval, "true" if complete else "false").inc()
+        for key, ms in timings.items():
+            stage = key[:-2] if key.endswith("Ms") else key
+            m.pack_stage_seconds.labels(stage).observe(ms / 1000.0)
+        m.pack_stage_seconds.labels("total").observe(latency_ms / 1000.0)
+
+    def record_ingest(self, *, status: str, passages: int, seconds: float) -> None:
+        """Count one document write (``created`` | ``updated`` | ``unchanged``), its new passages and time."""
+        m = self.metrics
+        if m is None:
+            return
+        m.ingest_documents.labels(status).inc()
+        m.ingest_passages.inc(passages)
+        m.ingest_seconds.inc(seconds)

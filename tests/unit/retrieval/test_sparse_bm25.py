@@ -1,0 +1,179 @@
+"""The lexical leg as sparse BM25 in Qdrant (qdrant-client local mode) vs Whoosh; a collection
+shared with the dense vectors; visibility filters in Qdrant; deletes and replaced text."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from qdrant_client import QdrantClient
+
+from retrieval.client_vectors import ClientVectorIndex
+from retrieval.lexical import IndexedPassage, LexicalIndex
+from retrieval.sparse_bm25 import (
+    BM25_VECTOR,
+    TF_VECTOR,
+    SparseBM25Index,
+    document_vector,
+    query_vector,
+    sparse_config,
+    term_index,
+)
+from retrieval.vectors import VectorPoint
+
+
+def P(pid: str, text: str, *, ws: str = "w1", coll: str = "c1", doc: str = "d1", title: str = "") -> IndexedPassage:
+    return IndexedPassage(pid, ws, coll, doc, title, text)
+
+
+CORPUS = [
+    P("en-dogs", "The dogs were running in the park every morning.", doc="d-en"),
+    P("en-dogs2", "Dogs and more dogs: a dog park guide for running dogs.", doc="d-en2", title="Dog parks"),
+    P("en-cats", "Cats sleep most of the day and hunt at night.", doc="d-en"),
+    P("en-mix", "Cats and dogs share the park at night in the morning fog.", doc="d-en3"),
+    P("ja-vec", "ベクトル検索は埋め込みを使って似た文書を探す技術です。", coll="c-ja", doc="d-ja"),
+    P("ja-tokyo", "東京都は日本の首都で、人口が最も多い都市です。", coll="c-ja", doc="d-ja2"),
+    P("ja-kyoto", "京都は日本の古い都で、多くの寺があります。東京から新幹線で行けます。", coll="c-ja", doc="d-ja3"),
+    P("zh-db", "数据库是按照数据结构来组织和存储数据的仓库。", coll="c-zh", doc="d-zh"),
+    P("other-ws", "Dogs running in the park, in another workspace.", ws="w2", doc="d-w2"),
+]
+QUERIES = [
+    "dogs running in the park",
+    "cats at night",
+    "morning fog park",
+    "東京",
+    "日本の首都はどこですか",
+    "京都の寺",
+]
+
+
+@pytest.fixture
+def whoosh(tmp_path):
+    ix = LexicalIndex(tmp_path / "lex")
+    ix.add(CORPUS)
+    yield ix
+    ix.close()
+
+
+@pytest.fixture
+def sparse():
+    client = QdrantClient(location=":memory:")
+    ix = SparseBM25Index(client=client, collection="passages")
+    ix.add(CORPUS)
+    yield ix
+    client.close()
+
+
+def ids(hits: list[tuple[str, float]]) -> list[str]:
+    return [pid for pid, _ in hits]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_the_sparse_leg_ranks_like_whoosh(whoosh, sparse, query):
+    expected = ids(whoosh.search(query, workspace_id="w1"))
+    assert expected  # every query matches something
+    assert ids(sparse.search(query, workspace_id="w1")) == expected
+
+
+def test_japanese_bigrams_find_the_passage_and_not_the_other_workspace(sparse):
+    assert ids(sparse.search("東京", workspace_id="w1"))[:1] == ["ja-tokyo"]
+    assert ids(sparse.search("ベクトル検索", workspace_id="w1")) == ["ja-vec"]
+    assert ids(sparse.search("数据库", workspace_id="w1")) == ["zh-db"]
+    assert "other-ws" not in ids(sparse.search("dogs running", workspace_id="w1"))
+    assert ids(sparse.search("dogs running", workspace_id="w2")) == ["other-ws"]
+
+
+def test_collection_and_document_filters_run_in_qdrant(sparse):
+    assert set(ids(sparse.search("日本", workspace_id="w1", collection_ids=["c-ja"]))) == {"ja-kyoto", "ja-tokyo"}
+    assert ids(sparse.search("日本", workspace_id="w1", collection_ids=["c-zh", "c1"])) == []
+    assert ids(sparse.search("dogs", workspace_id="w1", document_ids=["d-en3"])) == ["en-mix"]
+    assert sparse.search("dogs", workspace_id="w1", collection_ids=["c-zh"]) == []
+    assert sparse.search("dogs", workspace_id="w1", document_ids=[]) == []
+    assert sparse.search("the and of", workspace_id="w1") == []  # only stop words: no terms
+
+
+def test_deletes_and_replaced_text_are_respected(sparse, whoosh):
+    assert "en-cats" in ids(sparse.search("cats", workspace_id="w1"))
+    sparse.delete(["en-cats"])
+    whoosh.delete(["en-cats"])
+    assert ids(sparse.search("cats", workspace_id="w1")) == ids(whoosh.search("cats", workspace_id="w1")) == ["en-mix"]
+    assert sparse.has(["en-cats", "en-mix"]) == {"en-mix"} and sparse.count() == len(CORPUS) - 1
+    # new text under the same passage id replaces the old terms (upsert by passage id)
+    replaced = P("en-dogs", "Penguins huddle on the ice.", doc="d-en")
+    sparse.add([replaced])
+    whoosh.add([replaced])
+    assert ids(sparse.search("penguins", workspace_id="w1")) == ["en-dogs"]
+    assert "en-dogs" not in ids(sparse.search("morning", workspace_id="w1"))
+    for query in ("dogs running", "morning", "penguins ice"):
+        assert ids(sparse.search(query, workspace_id="w1")) == ids(whoosh.search(query, workspace_id="w1"))
+
+
+def test_document_weights_are_bm25_of_the_analysed_terms():
+    indices, values = document_vector("dog dogs cat", k1=1.5, b=0.75, avg_length=3.0)
+    # "dog" twice (stemmed), "cat" once; len = 3 = avg_length, so norm = k1
+    weight = dict(zip(indices, values))
+    assert weight[term_index("dog")] == pytest.approx(2 * 2.5 / (2 + 1.5))
+    assert weight[term_index("cat")] == pytest.approx(1 * 2.5 / (1 + 1.5))
+    q_indices, q_values = query_vector("Dogs dog 東京都")
+    assert q_indices == sorted({term_index("dog"), term_index("東京"), term_index("京都")}) and set(q_values) == {1.0}
+    import hashlib
+
+    assert term_index("dog") == int.from_bytes(hashlib.blake2b(b"dog", digest_size=4).digest(), "big") < 2**32
+
+
+def test_the_collection_is_shared_with_the_dense_vectors_without_clobbering():
+    client = QdrantClient(location=":memory:")
+    try:
+        dense = ClientVectorIndex(client=client, collection="shared", dim=4, sparse_vectors=sparse_config())
+        lexical = SparseBM25Index(client=client, collection="shared")
+        config = client.get_collection("shared").config.params
+        sparse_params = config.sparse_vectors or {}
+        assert {name: str(p.modifier) for name, p in sparse_params.items()} == {BM25_VECTOR: "idf", TF_VECTOR: "None"}
+        lexical.add(CORPUS[:3])  # BM25 first (ingest order), the embedding later
+        assert dense.count() == 0 and lexical.count() == 3 and dense.has(["en-dogs"]) == set()
+        v = np.array([1, 0, 0, 0], dtype=np.float32)
+        dense.upsert([VectorPoint("en-dogs", v, "w1", "c1", "d-en"), VectorPoint("new", v, "w1", "c1", "d-x")])
+        assert dense.count() == 2 and lexical.count() == 3  # the dense write kept the sparse vector
+        assert ids(lexical.search("dogs running", workspace_id="w1")) == ["en-dogs2", "en-dogs"]
+        assert ids(dense.search(v, workspace_id="w1")) == ["en-dogs", "new"]
+        lexical.add([CORPUS[0]])  # re-indexing BM25 keeps the dense vector
+        assert set(dense.vectors(["en-dogs"])) == {"en-dogs"}
+        lexical.clear()  # a lexical rebuild leaves the dense leg alone, and vice versa
+        assert (lexical.count(), dense.count()) == (0, 2)
+        lexical.add(CORPUS[:3])
+        dense.clear()
+        assert (lexical.count(), dense.count()) == (3, 0)
+    finally:
+        client.close()
+
+
+def test_a_collection_without_the_bm25_vector_is_refused_with_the_fix():
+    client = QdrantClient(location=":memory:")
+    try:
+        ClientVectorIndex(client=client, collection="old", dim=4)  # made by an older Cairn: dense only
+        with pytest.raises(ValueError, match=r"no sparse vector .bm25.*cairn reindex"):
+            SparseBM25Index(client=client, collection="old")
+        with pytest.raises(ValueError, match="without the sparse vector"):
+            ClientVectorIndex(client=client, collection="old", dim=4, sparse_vectors=sparse_config())
+    finally:
+        client.close()
+
+
+def test_the_remote_client_path_ranks_like_whoosh_and_keeps_the_dense_vectors(whoosh):
+    """qdrant-client's REST path (``url=``) against a REST endpoint backed by local mode
+    (tests/qdrant_rest.py): request serialisation and the server-only branches, not a server."""
+    from tests.qdrant_rest import qdrant_rest
+
+    with qdrant_rest() as (url, calls):
+        dense = ClientVectorIndex(url=url, collection="remote", dim=4, sparse_vectors=sparse_config())
+        lexical = SparseBM25Index(client=dense.client, collection="remote")
+        lexical.add(CORPUS)
+        v = np.array([0, 1, 0, 0], dtype=np.float32)
+        dense.upsert([VectorPoint("ja-tokyo", v, "w1", "c-ja", "d-ja2")])
+        for query in QUERIES:
+            assert ids(lexical.search(query, workspace_id="w1")) == ids(whoosh.search(query, workspace_id="w1"))
+        assert ids(lexical.search("東京", workspace_id="w1", collection_ids=["c-zh"])) == []
+        assert (lexical.count(), dense.count(), dense.has(["ja-tokyo", "ja-vec"])) == (len(CORPUS), 1, {"ja-tokyo"})
+        lexical.delete(["ja-tokyo"])
+        assert "ja-tokyo" not in ids(lexical.search("東京", workspace_id="w1")) and dense.count() == 1
+        dense.close()
+        assert ("PUT", "/collections/remote/index") in calls  # payload indexes: the server-only branch
