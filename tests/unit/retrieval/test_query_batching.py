@@ -283,3 +283,29 @@ def test_a_forked_child_starts_its_own_worker():
 
 def _encode_in_child(batcher: QueryBatcher, text: str, conn) -> None:  # type: ignore[no-untyped-def]
     conn.send(batcher.submit(text).result(10).tolist())
+
+
+def test_both_dense_models_go_through_batchers_with_their_own_space_and_query_prefix(embedder, multilingual_embedder):
+    """The server wraps MiniLM and multilingual-e5-small (app.corpus.open_indexes): routing by
+    space still sees each model's name/dim/space, and e5's batch path embeds *queries* (its
+    ``query: `` prefix), not passages."""
+    from retrieval.dense import DenseModels
+
+    minilm, e5 = BatchedEmbedder(embedder), BatchedEmbedder(multilingual_embedder)
+    try:
+        dense = DenseModels(minilm, e5)
+        assert dense.spaces == {"e5": 384, "minilm": 384} and (dense.primary_space, dense.multilingual_space) == (
+            "minilm",
+            "e5",
+        )
+        assert (e5.name, e5.dim, e5.space) == ("intfloat/multilingual-e5-small", 384, "e5")
+        task = "ピアノのコンクールで優勝したのは誰？"
+        query = dense.encode_task(task, ("e5",))["e5"]
+        assert np.allclose(query, multilingual_embedder.encode_query(task), atol=1e-5)
+        assert not np.allclose(query, multilingual_embedder.encode([task])[0], atol=1e-3)  # not the passage prefix
+        rows = multilingual_embedder.encode_queries([task, "東京"])
+        assert np.allclose(rows[0], query, atol=1e-5) and rows.shape == (2, 384)
+        assert dense.encode_task(task, ("e5",))["e5"] is query  # the batcher's LRU: the same read-only vector
+    finally:
+        minilm.close()
+        e5.close()

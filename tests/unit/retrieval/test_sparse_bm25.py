@@ -177,3 +177,51 @@ def test_the_remote_client_path_ranks_like_whoosh_and_keeps_the_dense_vectors(wh
         assert "ja-tokyo" not in ids(lexical.search("東京", workspace_id="w1")) and dense.count() == 1
         dense.close()
         assert ("PUT", "/collections/remote/index") in calls  # payload indexes: the server-only branch
+
+
+def test_named_dense_spaces_share_the_collection_and_an_unnamed_one_is_re_created_with_bm25():
+    """Two dense models' named vectors (``minilm``, ``e5``) beside ``bm25``/``bm25_tf``: each
+    index sees only its own vectors; a collection of the layout before named vectors is
+    re-created with the sparse vectors (their data gone: the caller re-applies both legs)."""
+    from qdrant_client import models
+
+    client = QdrantClient(location=":memory:")
+    try:
+        client.create_collection(
+            "old",
+            vectors_config=models.VectorParams(size=4, distance=models.Distance.COSINE),
+            sparse_vectors_config=sparse_config(),
+        )
+        SparseBM25Index(client=client, collection="old").add(CORPUS[:2])
+        spaces = {"minilm": 4, "e5": 4}
+        dense = ClientVectorIndex(client=client, collection="old", spaces=spaces, sparse_vectors=sparse_config())
+        assert dense.migrated is not None and "one unnamed vector (4 dims" in dense.migrated
+        assert "sparse BM25" in dense.migrated
+        params = client.get_collection("old").config.params
+        assert set(params.vectors) == {"minilm", "e5"} and set(params.sparse_vectors or {}) == {BM25_VECTOR, TF_VECTOR}
+        lexical = SparseBM25Index(client=client, collection="old")
+        assert lexical.count() == 0  # the BM25 data went with the old collection
+        lexical.add(CORPUS[:3])  # BM25 first: these points have no "space" payload
+        en, ja = np.array([1, 0, 0, 0], dtype=np.float32), np.array([0, 1, 0, 0], dtype=np.float32)
+        dense.upsert(
+            [
+                VectorPoint(CORPUS[0].passage_id, en, "w1", "c1", "d-en", space="minilm"),
+                VectorPoint(CORPUS[1].passage_id, ja, "w1", "c1", "d-ja", space="e5"),
+            ]
+        )
+        assert (dense.count(), lexical.count()) == (2, 3)
+        assert dense.has([p.passage_id for p in CORPUS[:3]]) == {CORPUS[0].passage_id, CORPUS[1].passage_id}
+        assert dense.has_space("e5", workspace_id="w1") and not dense.has_space("e5", workspace_id="w2")
+        assert ids(dense.search(ja, workspace_id="w1", space="e5")) == [CORPUS[1].passage_id]
+        assert ids(dense.search(ja, workspace_id="w1", space="minilm")) == [CORPUS[0].passage_id]
+        stored = dense.vectors([CORPUS[0].passage_id, CORPUS[1].passage_id, CORPUS[2].passage_id])
+        assert set(stored) == {CORPUS[0].passage_id, CORPUS[1].passage_id}
+        assert np.allclose(stored[CORPUS[1].passage_id], ja)
+        dense.delete([CORPUS[1].passage_id])  # its e5 vector only: the BM25 vectors stay
+        assert (dense.count(), lexical.count()) == (1, 3) and not dense.has_space("e5", workspace_id="w1")
+        dense.clear()
+        assert (dense.count(), lexical.count()) == (0, 3)
+        again = ClientVectorIndex(client=client, collection="old", spaces=spaces, sparse_vectors=sparse_config())
+        assert again.migrated is None  # the current layout: kept
+    finally:
+        client.close()
