@@ -5,7 +5,8 @@ Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
 2. legs, concurrently (:func:`retrieval.pipeline.run_legs`, legs per the mode's
    :class:`~retrieval.pipeline.RetrievalConfig`): BM25 over Whoosh (``HYBRID``, ``LEXICAL``)
    and query embedding + Qdrant search (``HYBRID``, ``DENSE``),
-   each returning ``depth = clamp(maxTokens / 40, 100, 1000)`` passage ids;
+   each returning :data:`~retrieval.pipeline.LEG_DEPTH` (200) passage ids whatever the budget,
+   so a passage's fused score and rank do not depend on ``maxTokens``;
 3. RRF (Cormack et al. 2009; k = 60; ranks from 1; ties by passage id ascending), the dense
    leg weighted by the model's vocabulary coverage of the task
    (:func:`retrieval.pipeline.weigh_dense_leg`);
@@ -64,7 +65,7 @@ from retrieval.contradiction import find_contradictions
 from retrieval.dedup import DedupGroup
 from retrieval.fusion import Fused, rrf
 from retrieval.packing import pack_greedy
-from retrieval.pipeline import RETRIEVAL_CONFIGS, Legs, Ranked, RetrievalConfig, retrieval_depth, run_legs
+from retrieval.pipeline import LEG_DEPTH, RETRIEVAL_CONFIGS, Legs, Ranked, RetrievalConfig, run_legs
 from retrieval.tokens import TOKENIZER_NAME
 
 
@@ -89,7 +90,7 @@ async def _legs(
     """
     idx = services.indexes
     colls, docs = filters
-    depth = retrieval_depth(req.max_tokens)
+    depth = LEG_DEPTH  # never from the budget: a passage's fused score must not depend on maxTokens
     embedder, vectors = idx.embedder, idx.vectors
     if config.dense_only and (embedder is None or vectors is None):
         raise BadInput(
