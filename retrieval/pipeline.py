@@ -26,6 +26,7 @@ __all__ = [
     "DENSE_COVERAGE_POWER",
     "DENSE_MIN_COVERAGE",
     "HYBRID",
+    "LEG_DEPTH",
     "LEXICAL",
     "RETRIEVAL_CONFIGS",
     "DenseWeight",
@@ -33,7 +34,6 @@ __all__ = [
     "Legs",
     "Ranked",
     "RetrievalConfig",
-    "LEG_DEPTH",
     "run_legs",
     "weigh_dense_leg",
 ]

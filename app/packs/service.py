@@ -1,4 +1,4 @@
-"""Context packs (SPEC §3): hybrid retrieval, RRF fusion, as-of resolution, dedup, budget.
+"""Context packs (SPEC §3): hybrid retrieval, score fusion, as-of resolution, dedup, budget.
 
 Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
 1. header (pack id, replay id, budget) — emitted at once;
@@ -7,9 +7,13 @@ Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
    and query embedding + Qdrant search (``HYBRID``, ``DENSE``),
    each returning :data:`~retrieval.pipeline.LEG_DEPTH` (200) passage ids whatever the budget,
    so a passage's fused score and rank do not depend on ``maxTokens``;
-3. RRF (Cormack et al. 2009; k = 60; ranks from 1; ties by passage id ascending), the dense
-   leg weighted by the model's vocabulary coverage of the task
-   (:func:`retrieval.pipeline.weigh_dense_leg`);
+3. fusion (:func:`retrieval.fusion.hybrid_fusion`, issue 18): a convex combination of min-max
+   normalised leg scores (Bruch et al. 2023), each leg weighted per query by how clearly its
+   top result stands out (score gap), the dense leg's weight also scaled by the model's
+   vocabulary coverage of the task (:func:`retrieval.pipeline.weigh_dense_leg`); ties by
+   passage id ascending. It replaced weighted RRF (Cormack et al. 2009), which let 13
+   passages found weakly by both legs push BM25's lone exact match of a rare code out of a
+   600-token pack, and trailed min-max on SciFact (bench/fusion.py, BENCHMARKS.md);
    passages only the dense leg found must reach the model's cosine floor, and a pack
    without lexical evidence says so in its notes (:mod:`app.packs.evidence`);
    with ``sources: GRAPH`` the temporal leg (:mod:`app.packs.graph_hook`) runs after the
@@ -50,7 +54,6 @@ from app.packs.pipeline_types import Candidate, LegResults, PackEntry, PackServi
 from app.packs.resolve import first_window, prefetch, resolve_windows
 from app.packs.store import check_filters, readable_now, record_replay, whole_documents
 from app.packs.types import (
-    RRF_K,
     Citation,
     ContextSetEntryRef,
     Pack,
@@ -63,7 +66,7 @@ from app.packs.types import (
 )
 from retrieval.contradiction import find_contradictions
 from retrieval.dedup import DedupGroup
-from retrieval.fusion import Fused, rrf
+from retrieval.fusion import Fused, hybrid_fusion
 from retrieval.packing import pack_greedy
 from retrieval.pipeline import LEG_DEPTH, RETRIEVAL_CONFIGS, Legs, Ranked, RetrievalConfig, run_legs
 from retrieval.tokens import TOKENIZER_NAME
@@ -124,11 +127,12 @@ async def _legs(
 
 
 def _fuse(legs: LegResults, config: RetrievalConfig, embedder: object, notes: list[str]) -> list[Fused]:
-    """RRF over the legs that finished, the dense similarity floor, and the evidence notes."""
+    """Fuse the legs that finished (:func:`retrieval.fusion.hybrid_fusion`; ``legs.weights``
+    are its static priors), apply the dense similarity floor, and add the evidence notes."""
     results = legs.ids()
     cosine = legs.cosine()
     weights = legs.weights
-    fused = rrf(results, k=RRF_K, weights=weights) if results else []
+    fused = hybrid_fusion(legs.ranked, weights) if results else []
     ran = {k: v for k, v in results.items() if weights.get(k, 1.0) > 0}
     if "dense" in ran:
         fused = apply_floor(fused, cosine, similarity_floor(embedder))
@@ -380,7 +384,7 @@ async def stream_pack(
     if legs.late:
         incomplete.append("LATENCY")
         notes.append(f"maxLatencyMs reached before the {', '.join(legs.late)} leg finished; used the rest")
-    # temporal GRAPH leg (issue 14, app/packs/graph_hook.py): joins the legs, fused by RRF below
+    # temporal GRAPH leg (issue 14, app/packs/graph_hook.py): joins the legs, fused below (GRAPH_WEIGHT its prior)
     graph = None
     if "GRAPH" in req.sources:
         graph = await run_graph_leg(services, principal, req, valid_time, system_time, filters, legs)

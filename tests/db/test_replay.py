@@ -109,9 +109,16 @@ async def test_recompute_of_a_past_as_of_pack_is_byte_identical(svc):
     # systemTime, shifting RRF scores: README "Replay" says so; the diff still shows no move.)
     await _upsert(svc, "d900", "Orchards of apricot trees bloom early in a warm spring.")
     r = await replay_pack(svc, who, ReplayRequest(pack.header.replay_id, "RECOMPUTE", "solar farms maintenance crews"))
-    old = json.dumps([event_json(i) for i in pack.items], sort_keys=True)
-    new = json.dumps([event_json(i) for i in r.pack.items], sort_keys=True)
-    assert old == new and r.added == () and r.removed == () and r.moved == ()
+
+    # Fused scores are normalised leg scores (retrieval.fusion.hybrid_fusion), and BM25 scores
+    # move with the corpus statistics (idf, mean length) the new document changes: items, order,
+    # ranks and citations are byte-identical, scores equal to a few per cent.
+    def without_scores(items):
+        return json.dumps([{**event_json(i), "score": None} for i in items], sort_keys=True)
+
+    assert without_scores(pack.items) == without_scores(r.pack.items)
+    assert [i.score for i in r.pack.items] == pytest.approx([i.score for i in pack.items], rel=0.05)
+    assert r.added == () and r.removed == () and r.moved == ()
     assert r.unchanged_ranks == len(pack.items) > 0
     with pytest.raises(BadInput) as e:
         await replay_pack(svc, who, ReplayRequest(pack.header.replay_id, "RECOMPUTE", "another task"))
