@@ -473,7 +473,8 @@ def test_a_pack_as_of_a_past_time_ignores_later_writes_in_every_leg(live, mode):
     first = pack(live, task, retrieval=mode)
     at = first["asOf"]
     assert at["validTime"] == at["systemTime"] and first["items"]
-    assert pack(live, task, retrieval=mode, asOf=at)["items"] == first["items"]
+    baseline = pack(live, task, retrieval=mode, asOf=at)  # as of a given time: fused by rank (RRF)
+    assert [i["citation"] for i in baseline["items"]] == [i["citation"] for i in first["items"]]
     owner = live.tokens["owner"]
     r = live.data(
         "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId}}",
@@ -493,6 +494,6 @@ def test_a_pack_as_of_a_past_time_ignores_later_writes_in_every_leg(live, mode):
         now = pack(live, task, retrieval=mode)
         assert later in {i["citation"]["documentId"] for i in now["items"][:3]}  # the task does match it
         again = pack(live, task, retrieval=mode, asOf=at)
-        assert again["items"] == first["items"]
+        assert again["items"] == baseline["items"]
     finally:
         live.data("mutation($id:ID!){deleteDocument(id:$id){deletedAt}}", {"id": later}, owner)
