@@ -13,6 +13,9 @@ same sub-corpus only.
   nDCG@10 and recall@100.
 - ``jsquad``: ../shared/data/jsquad/beir (Japanese; 4,442 valid questions); recall@10 is the
   share of questions whose source passage's document is in the top 10.
+- ``locomo``: LoCoMo dialogue turns as documents, questions of categories 1–4, evidence
+  turns as qrels (:mod:`bench.locomo_beir`, built under bench/out); the test conversations
+  (6–10) are evaluated here, conversations 1–5 are the tuning split of ``bench/fusion.py``.
 
 Cairn: the corpus is ingested into its own data dir (idempotent; SciFact's first run embeds
 ~10.7k passages, 10–20 min on 2 cores), then every query runs through
@@ -38,11 +41,14 @@ import json
 import time
 from pathlib import Path
 
+from bench import locomo_beir
 from bench.common import OUT, SHARED, load_qrels, load_queries, machine, ndcg_at, percentiles, ranked_docs, recall_at
 
 DATASETS = {
     "scifact": ("scifact/corpus.jsonl.gz", "scifact/queries.jsonl", "scifact/qrels/test.tsv"),
     "jsquad": ("jsquad/beir/corpus.jsonl", "jsquad/beir/queries.jsonl", "jsquad/beir/qrels/valid.tsv"),
+    # built from ../shared/data/locomo by bench/locomo_beir.py (absolute paths: SHARED / abs == abs)
+    "locomo": (str(locomo_beir.CORPUS), str(locomo_beir.QUERIES), str(locomo_beir.QRELS["test"])),
 }
 RESULTS = OUT / "results"
 
@@ -155,6 +161,8 @@ async def run(
     from app.packs.service import build_pack
     from app.packs.types import PackRequest
 
+    if dataset == "locomo":
+        locomo_beir.build()
     queries, qrels, qids = selected_queries(dataset, limit)
     rels = [qrels[q] for q in qids]
     documents = None

@@ -1,7 +1,10 @@
 """Shared benchmark helpers: BEIR loading, nDCG/recall, a bench workspace, timing stats.
 
-nDCG@k uses binary/graded gains with log2 discounts (Järvelin & Kekäläinen 2002), the
-pytrec_eval definition: DCG = Σ (2^rel − 1) / log2(i + 1), i from 1; ideal from the qrels.
+nDCG@k: trec_eval's ``ndcg_cut.k`` (what pytrec_eval, and so BEIR, report): linear gain,
+DCG = Σ_{i=1..k} rel_i / log2(i + 1), divided by the DCG of the qrels' grades sorted
+descending (Järvelin & Kekäläinen 2002). Not the exponential-gain variant (2^rel − 1,
+Burges et al. 2005); the two agree on binary qrels (SciFact, JSQuAD, LoCoMo turns: every
+grade is 1) and differ on graded ones.
 """
 
 from __future__ import annotations
@@ -41,10 +44,16 @@ def load_qrels(path: Path) -> dict[str, dict[str, int]]:
 
 
 def ndcg_at(ranked: Sequence[str], rels: dict[str, int], k: int = 10) -> float:
-    """nDCG@k of a ranked list of doc ids against graded relevance."""
-    dcg = sum((2 ** rels.get(d, 0) - 1) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
-    ideal = sorted(rels.values(), reverse=True)[:k]
-    idcg = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
+    """nDCG@k of a ranked list of doc ids against graded relevance: trec_eval ``ndcg_cut.k``,
+    linear gain (module doc). A document listed twice counts once (its first position)."""
+    seen: set[str] = set()
+    dcg = 0.0
+    for i, d in enumerate(ranked[:k]):
+        if d not in seen:
+            seen.add(d)
+            dcg += max(rels.get(d, 0), 0) / math.log2(i + 2)
+    ideal = sorted((g for g in rels.values() if g > 0), reverse=True)[:k]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
     return dcg / idcg if idcg else 0.0
 
 

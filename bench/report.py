@@ -140,6 +140,10 @@ def render() -> str:
         "Regenerate everything: `.venv/bin/python -m bench.report --run` (runs the commands below, then "
         "rewrites this file). Figures are printed by each command too; none of them is a timed test.",
         "",
+        "nDCG@10 everywhere is trec_eval's `ndcg_cut.10` (as pytrec_eval and BEIR report it): linear gain "
+        "rel / log2(rank + 1), normalised by the ideal ordering of the qrels (`bench/common.py`); on the binary "
+        "qrels used here it equals the exponential-gain (2^rel − 1) variant.",
+        "",
     ]
     for ds, title, rk in (
         ("scifact", "SciFact test (5,183 abstracts, 300 queries, 339 qrels)", "R@100"),

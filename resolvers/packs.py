@@ -17,7 +17,7 @@ from resolvers.types import Info
 
 
 @strawberry.enum(
-    description="Which legs retrieve: HYBRID = BM25 + dense vectors fused by RRF; LEXICAL = BM25 only (no embedding cost); DENSE = dense vectors only (for comparison; weaker than HYBRID on every benchmark in BENCHMARKS.md)."
+    description="Which legs retrieve: HYBRID = BM25 + dense vectors fused by a convex combination of min-max normalised scores with per-query leg weights (retrieval.fusion.hybrid_fusion); LEXICAL = BM25 only (no embedding cost); DENSE = dense vectors only (for comparison; weaker than HYBRID on every benchmark in BENCHMARKS.md)."
 )
 class RetrievalMode(Enum):
     HYBRID = "HYBRID"
@@ -159,7 +159,9 @@ class PackItem:
     text: str
     tokens: int = strawberry.field(description="cl100k_base token count of text.")
     trust: Trust
-    score: float = strawberry.field(description="RRF score: sum over legs of 1/(60 + rank).")
+    score: float = strawberry.field(
+        description="Fused score (HYBRID: Σ over legs of weight × min-max normalised leg score, weights from each leg's score gap; retrieval.fusion.hybrid_fusion). Compare within one pack only."
+    )
     ranks: LegRanks
     citation: Citation | None = strawberry.field(
         description="Null only for approved context-set entries (VERIFIED_ANSWER, DEFINITION, INSTRUCTION)."

@@ -13,9 +13,17 @@ Method (deterministic, no model):
    original separators between them) still fits ``max_tokens``.
 4. Each chunk is stripped of surrounding whitespace; offsets are adjusted so that
    ``source[chunk.start:chunk.end] == chunk.text`` always holds.
+5. No tiny tails: a chunk of fewer than ``min_tokens`` tokens (default ``max_tokens // 5``,
+   40 at the default 200) joins the chunk before it — or, when it is the first, the chunk
+   after it — when the joined span fits ``max_tokens + min_tokens``. A 30-token tail
+   embedded alone carries little dense evidence (issue 18: 712 SciFact-like abstracts left
+   tails under 40 tokens, and their dense leg trailed whole-abstract MiniLM); joined, the
+   sentence keeps its context. The joined span is still an exact source span, so citations
+   stay exact.
 
 Token counts are ``cl100k_base`` counts (:mod:`retrieval.tokens`), measured on the
-exact chunk text, so every chunk satisfies ``count_tokens(chunk.text) <= max_tokens``.
+exact chunk text, so every chunk satisfies ``count_tokens(chunk.text) <= max_tokens``,
+except a chunk that absorbed a short tail: ``<= max_tokens + min_tokens``.
 
 Formats: :func:`html_to_text` turns HTML into paragraph-separated plain text (stdlib
 ``html.parser``). :func:`markdown_to_text` returns Markdown unchanged on purpose:
@@ -134,27 +142,56 @@ def _split_paragraph(text: str, start: int, end: int, max_tokens: int) -> list[t
     return _merge(text, pieces, max_tokens)
 
 
-def chunk_text(text: str, *, max_tokens: int = 200) -> list[Chunk]:
+def _join_tails(text: str, spans: list[tuple[int, int]], max_tokens: int, min_tokens: int) -> list[tuple[int, int]]:
+    """Join each span under ``min_tokens`` tokens to its previous span (the first: to its
+    next) when the joined source span fits ``max_tokens + min_tokens`` (step 5, module doc)."""
+    if min_tokens < 1 or len(spans) < 2:
+        return spans
+    limit = max_tokens + min_tokens
+    out: list[tuple[int, int]] = []
+    for span in spans:
+        if out and count_tokens(text[span[0] : span[1]]) < min_tokens:
+            joined = (out[-1][0], span[1])
+            if count_tokens(text[joined[0] : joined[1]]) <= limit:
+                out[-1] = joined
+                continue
+        out.append(span)
+    if len(out) >= 2 and count_tokens(text[out[0][0] : out[0][1]]) < min_tokens:
+        joined = (out[0][0], out[1][1])
+        if count_tokens(text[joined[0] : joined[1]]) <= limit:
+            out[:2] = [joined]
+    return out
+
+
+def chunk_text(text: str, *, max_tokens: int = 200, min_tokens: int | None = None) -> list[Chunk]:
     """Split ``text`` into passages of at most ``max_tokens`` tokens (method: module doc).
 
     Whole paragraphs that fit are merged with their neighbours; the pieces of an
-    over-long paragraph are merged only with each other, never with the next paragraph.
+    over-long paragraph are merged only with each other, never with the next paragraph;
+    then chunks under ``min_tokens`` join a neighbour (step 5).
 
     Args:
         text: The source text (a document version's full text).
         max_tokens: Largest chunk, in ``cl100k_base`` tokens; >= 1.
+        min_tokens: Smallest chunk kept alone when a neighbour can take it, in tokens;
+            default ``max_tokens // 5``; 0 turns tail joining off.
 
     Returns:
         Chunks in source order, non-overlapping, each with
         ``text[chunk.start:chunk.end] == chunk.text`` and at most ``max_tokens`` tokens
-        (except a single character that alone exceeds the budget). ``[]`` for empty or
+        (``max_tokens + min_tokens`` for a chunk that absorbed a short tail; a single
+        character that alone exceeds the budget is one chunk). ``[]`` for empty or
         whitespace-only text.
 
     Raises:
-        ValueError: If ``max_tokens`` < 1.
+        ValueError: If ``max_tokens`` < 1 or ``min_tokens`` < 0.
     """
     if max_tokens < 1:
         raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+    if min_tokens is None:
+        min_tokens = max_tokens // 5
+    if min_tokens < 0:
+        raise ValueError(f"min_tokens must be >= 0, got {min_tokens}")
     if not text or text.isspace():
         return []
     spans: list[tuple[int, int]] = []
@@ -167,6 +204,7 @@ def chunk_text(text: str, *, max_tokens: int = 200) -> list[Chunk]:
         run = []
         spans.extend(_split_paragraph(text, p_start, p_end, max_tokens))
     spans.extend(_merge(text, run, max_tokens))
+    spans = _join_tails(text, spans, max_tokens, min_tokens)
     return [Chunk(start, end, text[start:end]) for start, end in spans]
 
 

@@ -20,7 +20,9 @@ One ranking (:func:`merge_spaces`): the per-space lists are fused by reciprocal 
 weights; Cormack et al. 2009). Their passages are disjoint (one space per passage), so this
 interleaves them rank by rank, the task's own space first at each rank; cosines of different
 models are never compared. Each item keeps the cosine from its own space (for the per-model
-similarity floor).
+similarity floor). Score fusion (:func:`retrieval.fusion.hybrid_fusion`) reads scores, so a
+merged list enters it through :func:`scale_by_space`: each model's cosines divided by that
+model's top cosine in the list (the fusion's own scale-to-top, per model), never compared raw.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from retrieval.embeddings import Embedder
 from retrieval.language import is_cjk
 from retrieval.vector_types import DEFAULT_SPACE
 
-__all__ = ["DEFAULT_SPACE", "DenseModels", "DenseServed", "merge_spaces", "space_of"]
+__all__ = ["DEFAULT_SPACE", "DenseModels", "DenseServed", "merge_spaces", "scale_by_space", "space_of"]
 
 
 Ranked = list[tuple[str, float]]
@@ -172,4 +174,30 @@ def merge_spaces(lists: Mapping[str, Ranked], limit: int) -> Ranked:
                 out.append(ranked[rank])
                 if len(out) == limit:
                     return out
+    return out
+
+
+def scale_by_space(ranked: Ranked, space_of: Mapping[str, str]) -> Ranked:
+    """A merged dense ranking with each passage's cosine divided by the top cosine of its space.
+
+    The per-model form of :func:`retrieval.fusion.scale_to_top` (cosines below 0 count as 0):
+    multilingual-e5-small's cosines sit high (~0.8–0.9 for unrelated text) and MiniLM's lower,
+    so raw cosines of two models must not meet in one score scale.
+
+    Args:
+        ranked: ``(passage id, cosine in its own space)`` in merged order (:func:`merge_spaces`).
+        space_of: Passage id → its space (passages missing here form one group).
+
+    Returns:
+        The same ids in the same order, scores in [0, 1] (each space's best → 1.0; a space
+        whose top cosine is <= 0 → all 1.0).
+    """
+    tops: dict[str, float] = {}
+    for pid, score in ranked:
+        name = space_of.get(pid, "")
+        tops[name] = max(tops.get(name, score), score)
+    out: Ranked = []
+    for pid, score in ranked:
+        top = tops[space_of.get(pid, "")]
+        out.append((pid, max(score, 0.0) / top if top > 0 else 1.0))
     return out

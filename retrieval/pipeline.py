@@ -28,6 +28,7 @@ __all__ = [
     "DENSE_COVERAGE_POWER",
     "DENSE_MIN_COVERAGE",
     "HYBRID",
+    "LEG_DEPTH",
     "LEXICAL",
     "RETRIEVAL_CONFIGS",
     "DenseWeight",
@@ -35,7 +36,6 @@ __all__ = [
     "Legs",
     "Ranked",
     "RetrievalConfig",
-    "retrieval_depth",
     "run_legs",
     "weigh_dense_leg",
 ]
@@ -74,10 +74,17 @@ RETRIEVAL_CONFIGS: dict[str, RetrievalConfig] = {c.name: c for c in (HYBRID, LEX
 """Wire name → preset."""
 
 
-def retrieval_depth(max_tokens: int) -> int:
-    """Candidates per leg: enough passages to fill the budget several times over
-    (``clamp(max_tokens / 40, 100, 1000)``)."""
-    return max(100, min(1000, max_tokens // 40))
+LEG_DEPTH = 200
+"""Candidates per leg, the same at every budget (issue 18).
+
+It used to be derived from ``maxTokens`` (``clamp(maxTokens / 40, 100, 1000)``), so a passage
+found by one leg at rank 150 joined the fusion at 32,000 tokens but not at 4,000: the same
+passage's fused score and rank depended on the budget, and two packs of one task disagreed
+beyond their top few items. A fixed depth makes the fused list a function of the task and
+the data only; a pack at any budget is a greedy prefix of the same ranking. 200 per leg (up
+to 400 fused candidates, ~40,000 tokens of 100-token passages) fills the largest budget
+(32,000) and ranks ≥ 100 documents for recall@100.
+"""
 
 
 @dataclass(frozen=True, slots=True)

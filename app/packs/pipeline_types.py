@@ -99,7 +99,7 @@ class Candidate:
 
     Attributes:
         id: Passage id.
-        score: RRF score (:class:`retrieval.fusion.Fused`).
+        score: Fused score (:func:`retrieval.fusion.hybrid_fusion`).
         ranks: Leg name → 1-based rank in that leg.
         doc, version, collection: Document, chosen version and collection ids.
         text, sha, tokens: The passage text, its SHA-256 (hex) and cl100k token count.

@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from app.packs.types import PackHeader, PackRequest
+from app.packs.types import PackHeader, PackRequest, fusion_method
 
 # appended only: a stored record keeps the index (context-set kinds came after FACT)
 KINDS = ("EVIDENCE", "WHOLE_DOCUMENT", "FACT", "VERIFIED_ANSWER", "DEFINITION", "INSTRUCTION", "REQUIRED_EVIDENCE")
@@ -62,6 +62,7 @@ def replay_conditions(header: PackHeader, req: PackRequest) -> dict[str, Any]:
         "documentIds": list(req.document_ids or []),
         "sources": list(req.sources),
         "contextSetId": req.context_set_id,
+        "fusion": fusion_method(req),
     }
 
 

@@ -1,4 +1,4 @@
-"""Context packs (SPEC §3): hybrid retrieval, RRF fusion, as-of resolution, dedup, budget.
+"""Context packs (SPEC §3): hybrid retrieval, score fusion, as-of resolution, dedup, budget.
 
 Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
 1. header (pack id, replay id, budget) — emitted at once;
@@ -8,15 +8,23 @@ Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
    passages could match the task is searched with its own model's embedding of the task
    and the lists merged into one dense ranking: :mod:`retrieval.dense`; a note names the
    models when the multilingual one took part),
-   each returning ``depth = clamp(maxTokens / 40, 100, 1000)`` passage ids;
+   each returning :data:`~retrieval.pipeline.LEG_DEPTH` (200) passage ids whatever the budget,
+   so a passage's fused score and rank do not depend on ``maxTokens``;
 3. as-of visibility, per leg and before fusion (:func:`app.packs.resolve.visible_legs`): each
    leg keeps only passages of each document's version visible at ``(validTime, systemTime)``
    (a leg left short of its depth by hidden passages searches again deeper), so a later
    version or document never takes a rank and a pack as of a past time depends only on
    what was visible then;
-   RRF (Cormack et al. 2009; k = 60; ranks from 1; ties by passage id ascending), the dense
-   leg weighted by the model's vocabulary coverage of the task
-   (:func:`retrieval.pipeline.weigh_dense_leg`);
+   fusion (:func:`app.packs.types.fusion_method`): a current pack by
+   :func:`retrieval.fusion.hybrid_fusion` (issue 18), a convex combination of leg scores
+   scaled to each leg's top (Bruch et al. 2023), each leg weighted per query by how clearly its
+   top result stands out (score gap), the dense leg's weight also scaled by the model's
+   vocabulary coverage of the task (:func:`retrieval.pipeline.weigh_dense_leg`); ties by
+   passage id ascending. It replaced weighted RRF, which let 13 passages found weakly by both
+   legs push BM25's lone exact match of a rare code out of a 600-token pack, and trailed
+   min-max on SciFact (bench/fusion.py, BENCHMARKS.md). A pack read as of a given time is
+   fused by weighted RRF (Cormack et al. 2009; k = 60; ranks from 1), which depends on ranks
+   only, so its RECOMPUTE is byte-identical however the corpus's BM25 statistics move;
    passages only the dense leg found must reach the model's cosine floor, and a pack
    without lexical evidence says so in its notes (:mod:`app.packs.evidence`);
    with ``sources: GRAPH`` the temporal leg (:mod:`app.packs.graph_hook`) runs after the
@@ -69,14 +77,15 @@ from app.packs.types import (
     PackHeader,
     PackItem,
     PackRequest,
+    fusion_method,
     validate_pack_request,
 )
 from retrieval.contradiction import find_contradictions
 from retrieval.dedup import DedupGroup
-from retrieval.dense import DenseModels, DenseServed, merge_spaces
-from retrieval.fusion import Fused, rrf
+from retrieval.dense import DenseModels, DenseServed, merge_spaces, scale_by_space
+from retrieval.fusion import Fused, hybrid_fusion, rrf
 from retrieval.packing import pack_greedy
-from retrieval.pipeline import RETRIEVAL_CONFIGS, Legs, Ranked, RetrievalConfig, retrieval_depth, run_legs
+from retrieval.pipeline import LEG_DEPTH, RETRIEVAL_CONFIGS, Legs, Ranked, RetrievalConfig, run_legs
 from retrieval.tokens import TOKENIZER_NAME
 
 
@@ -110,7 +119,7 @@ async def _legs(
     """
     idx = services.indexes
     colls, docs = filters
-    depth = retrieval_depth(req.max_tokens)
+    depth = LEG_DEPTH  # never from the budget: a passage's fused score must not depend on maxTokens
     dense, vectors = idx.dense, idx.vectors
     served = DenseServed()
     if config.dense_only and (dense is None or vectors is None):
@@ -215,14 +224,37 @@ async def _visible_dense_spaces(
 
 
 def _fuse(
-    legs: LegResults, config: RetrievalConfig, dense: DenseModels | None, served: DenseServed, notes: list[str]
+    legs: LegResults,
+    config: RetrievalConfig,
+    dense: DenseModels | None,
+    served: DenseServed,
+    notes: list[str],
+    method: str,
 ) -> list[Fused]:
-    """RRF over the legs that finished, the dense similarity floor (each passage's by the model
-    of its space), the evidence notes, and which dense models served the task."""
+    """Fuse the legs that finished, apply the dense similarity floor (each passage's by the model
+    of its space), and add the evidence notes and which dense models served the task.
+
+    ``method`` (:func:`app.packs.types.fusion_method`): ``SCORE`` =
+    :func:`retrieval.fusion.hybrid_fusion` (``legs.weights`` its static priors; a dense leg
+    over several spaces enters with each model's cosines divided by that model's top one,
+    :func:`retrieval.dense.scale_by_space`: cosines of two models are never compared); ``RANK`` =
+    RRF (Cormack et al. 2009, k = 60, ranks from 1, ``legs.weights`` per leg), for packs read as
+    of a given time, so they are reproducible byte for byte.
+    """
     results = legs.ids()
     cosine = legs.cosine()
     weights = legs.weights
-    fused = rrf(results, k=RRF_K, weights=weights) if results else []
+    if not results:
+        fused: list[Fused] = []
+    elif method == "RANK":
+        fused = rrf(results, k=RRF_K, weights=weights)
+        if len(results) > 1:
+            notes.append("legs fused by rank (RRF): the pack reads as of a given time, so it is reproducible")
+    else:
+        scored = legs.ranked
+        if "dense" in scored and len(served.lists) > 1:
+            scored = {**scored, "dense": scale_by_space(scored["dense"], served.space_of)}
+        fused = hybrid_fusion(scored, weights)
     ran = {k: v for k, v in results.items() if weights.get(k, 1.0) > 0}
     by_space = dense.by_space if dense is not None else {}
     multi = dense.multilingual_space if dense is not None else None
@@ -493,7 +525,7 @@ async def stream_pack(
         else:
             legs, served = await _legs(services, principal, req, config, filters, deadline, timings, cache, more)
     # as-of visibility before fusion (issue 14): legs rank only passages visible at the read point
-    depth = retrieval_depth(req.max_tokens)
+    depth = LEG_DEPTH
     with timings.stage("resolveMs"):
         await _visible_dense_spaces(services, principal, legs, served, valid_time, system_time, cache, depth, more)
         await visible_legs(
@@ -507,7 +539,7 @@ async def stream_pack(
     if legs.late:
         incomplete.append("LATENCY")
         notes.append(f"maxLatencyMs reached before the {', '.join(legs.late)} leg finished; used the rest")
-    # temporal GRAPH leg (issue 14, app/packs/graph_hook.py): joins the legs, fused by RRF below
+    # temporal GRAPH leg (issue 14, app/packs/graph_hook.py): joins the legs, fused below (GRAPH_WEIGHT its prior)
     graph = None
     if "GRAPH" in req.sources:
         with span("pack.leg.graph", {"cairn.leg": "graph"}) as s:
@@ -520,7 +552,7 @@ async def stream_pack(
             )
             legs.ranked["graph"] = graph_only["graph"]
     with timings.stage("fusionMs"):
-        fused = _fuse(legs, config, services.indexes.dense, served, notes)
+        fused = _fuse(legs, config, services.indexes.dense, served, notes, fusion_method(req))
     with span("pack.resolve", {"cairn.pack.fused": len(fused)}):  # as-of resolution + dedup windows
         cands, groups, unresolved = await resolve_windows(
             services, principal, fused, req, valid_time, system_time, timings, cache

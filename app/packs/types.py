@@ -39,6 +39,10 @@ class PackRequest:
     sources: tuple[str, ...] = ("PASSAGES",)
     retrieval: str = "HYBRID"
     context_set_id: str | None = None
+    fusion: str | None = None
+    """``SCORE`` (:func:`retrieval.fusion.hybrid_fusion`) or ``RANK`` (weighted RRF); None: RANK
+    when the pack reads as of a given time (``valid_time``/``system_time``), else SCORE — see
+    :func:`fusion_method`. Not a GraphQL input: RECOMPUTE passes the recorded method."""
 
 
 def _check_id_filter(ids: tuple[str, ...] | None, field: str, limit: int) -> None:
@@ -51,6 +55,25 @@ def _check_id_filter(ids: tuple[str, ...] | None, field: str, limit: int) -> Non
         raise BadInput(f"{field}, when given, must not be empty (omit it for all)", field=field)
     for i, value in enumerate(ids):
         validate_identifier(value, f"{field}[{i}]")
+
+
+FUSION_METHODS = ("SCORE", "RANK")
+
+
+def fusion_method(req: PackRequest) -> str:
+    """How a pack fuses its legs: ``req.fusion`` if set, else ``RANK`` for a pack read as of a
+    given time and ``SCORE`` for a current one.
+
+    Why two: score fusion (:func:`retrieval.fusion.hybrid_fusion`) ranks better (BENCHMARKS.md),
+    but BM25 scores move with collection statistics (IDF, mean length) that every later write
+    changes; weighted RRF depends on ranks only, and with legs filtered to what was visible at
+    the read point (:func:`app.packs.resolve.visible_legs`) a pack as of a past time is then a
+    function of what was visible then, so its RECOMPUTE equals it byte for byte however the
+    corpus grows (issue 14). A current pack is read as of now, whose statistics are its own.
+    """
+    if req.fusion is not None:
+        return req.fusion
+    return "RANK" if req.valid_time is not None or req.system_time is not None else "SCORE"
 
 
 def validate_pack_request(req: PackRequest) -> None:

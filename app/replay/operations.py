@@ -225,6 +225,7 @@ def _request(c: dict[str, Any], task: str) -> PackRequest:
         sources=tuple(c["sources"]),
         retrieval=str(c["retrieval"]),
         context_set_id=c.get("contextSetId"),
+        fusion=c.get("fusion", "RANK"),  # records made before score fusion existed were fused by rank
     )
 
 

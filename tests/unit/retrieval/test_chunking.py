@@ -10,12 +10,12 @@ from retrieval.tokens import count_tokens
 THREE = "Alpha one.\n\nBeta two.\n \n\nGamma three."  # 3 tokens per paragraph
 
 
-def _check_invariants(source: str, chunks: list[Chunk], max_tokens: int) -> None:
+def _check_invariants(source: str, chunks: list[Chunk], max_tokens: int, slack: int = 0) -> None:
     previous_end = 0
     for chunk in chunks:
         assert source[chunk.start : chunk.end] == chunk.text
         assert chunk.text == chunk.text.strip() and chunk.text
-        assert count_tokens(chunk.text) <= max_tokens
+        assert count_tokens(chunk.text) <= max_tokens + slack
         assert chunk.start >= previous_end
         previous_end = chunk.end
 
@@ -91,22 +91,61 @@ def test_hard_split_prefers_whitespace_so_words_stay_whole():
     assert sum(len(c.text.split(" ")) for c in chunks) == 40
 
 
+MIXED = (
+    "Intro.\n\n"
+    + "The cat sat on the mat. " * 40
+    + "\n\n"
+    + "東京は日本の首都です。" * 30
+    + "\n\n"
+    + "word " * 300
+    + "\n\nTail."
+)
+
+
 def test_mixed_document_invariants_and_determinism():
-    source = (
-        "Intro.\n\n"
-        + "The cat sat on the mat. " * 40
-        + "\n\n"
-        + "東京は日本の首都です。" * 30
-        + "\n\n"
-        + "word " * 300
-        + "\n\nTail."
-    )
-    chunks = chunk_text(source, max_tokens=50)
-    _check_invariants(source, chunks, 50)
-    assert chunks == chunk_text(source, max_tokens=50)
+    chunks = chunk_text(MIXED, max_tokens=50, min_tokens=0)  # tail joining off
+    _check_invariants(MIXED, chunks, 50)
+    assert chunks == chunk_text(MIXED, max_tokens=50, min_tokens=0)
     assert chunks[0] == Chunk(0, 6, "Intro.")
     assert chunks[-1].text == "Tail."
     assert not any("mat." in c.text and "東京" in c.text for c in chunks)
+
+
+def test_tiny_tails_join_a_neighbour_within_the_limit_keeping_exact_offsets():
+    plain = chunk_text(MIXED, max_tokens=50, min_tokens=0)
+    joined = chunk_text(MIXED, max_tokens=50)  # min_tokens defaults to 50 // 5 = 10
+    _check_invariants(MIXED, joined, 50, slack=10)
+    assert joined == chunk_text(MIXED, max_tokens=50)
+    # the leading "Intro." (first chunk) joins the chunk after it; the last "word" piece (6
+    # tokens) and "Tail." (2) both join the chunk before them
+    assert [count_tokens(c.text) for c in plain[-3:]] == [49, 6, 2]
+    assert joined[0] == Chunk(0, plain[1].end, MIXED[0 : plain[1].end])
+    assert joined[-1] == Chunk(plain[-3].start, len(MIXED), MIXED[plain[-3].start :])
+    assert joined[-1].text.endswith("word \n\nTail.") and len(joined) == len(plain) - 3
+    # every chunk under 10 tokens was absorbed
+    assert [c for c in plain if count_tokens(c.text) < 10]
+    assert not [c for c in joined if count_tokens(c.text) < 10]
+    # nothing beyond the tails changed: each joined chunk is a run of whole plain chunks
+    starts = {c.start for c in plain}
+    ends = {c.end for c in plain}
+    assert all(c.start in starts and c.end in ends for c in joined)
+    assert sum(1 for p in plain for c in joined if c.start <= p.start and p.end <= c.end) == len(plain)
+
+
+def test_the_tail_of_a_split_abstract_is_not_embedded_alone():
+    sentence = "Reciprocal rank fusion combines the rankings of lexical and dense retrieval legs well. "
+    n = count_tokens(sentence.strip())  # 15 tokens
+    source = (sentence * (200 // n + 1)).strip()  # a little over 200 tokens: 200 + one sentence
+    assert [count_tokens(c.text) for c in chunk_text(source, min_tokens=0)][-1] == n  # the old tiny tail
+    chunks = chunk_text(source)
+    assert chunks == [Chunk(0, len(source), source)] and count_tokens(source) <= 240
+    many = (sentence * 40).strip()  # 600 tokens: three full chunks, no tail to join
+    assert chunk_text(many) == chunk_text(many, min_tokens=0)
+
+
+def test_invalid_min_tokens():
+    with pytest.raises(ValueError):
+        chunk_text("text", min_tokens=-1)
 
 
 def test_invalid_max_tokens():

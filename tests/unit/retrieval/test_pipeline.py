@@ -20,7 +20,6 @@ from retrieval.pipeline import (
     LEXICAL,
     RETRIEVAL_CONFIGS,
     Legs,
-    retrieval_depth,
     run_legs,
     weigh_dense_leg,
 )
@@ -59,7 +58,6 @@ def test_presets_by_wire_name():
         False,
         True,
     )
-    assert [retrieval_depth(t) for t in (256, 4000, 8000, 32000, 60000)] == [100, 100, 200, 800, 1000]
 
 
 def test_dense_weight_from_coverage():

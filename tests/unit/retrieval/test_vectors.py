@@ -309,3 +309,21 @@ def test_named_vectors_keep_models_apart_and_an_old_layout_is_re_created(tmp_pat
         assert reopened.migrated is None and reopened.count() == 9  # type: ignore[attr-defined]
     finally:
         reopened.close()
+
+
+def test_merge_spaces_interleaves_by_rank_and_scale_by_space_never_compares_two_models_cosines():
+    from retrieval.dense import merge_spaces, scale_by_space
+    from retrieval.fusion import hybrid_fusion
+
+    minilm = [("en1", 0.62), ("en2", 0.31)]
+    e5 = [("ja1", 0.91), ("ja2", 0.88), ("ja3", 0.80)]
+    merged = merge_spaces({"minilm": minilm, "e5": e5}, 4)
+    assert merged == [("en1", 0.62), ("ja1", 0.91), ("en2", 0.31), ("ja2", 0.88)]
+    space_of = {pid: "minilm" for pid, _ in minilm} | {pid: "e5" for pid, _ in e5}
+    scaled = scale_by_space(merged, space_of)
+    assert [pid for pid, _ in scaled] == [pid for pid, _ in merged]
+    assert [round(s, 4) for _, s in scaled] == [1.0, 1.0, round(0.31 / 0.62, 4), round(0.88 / 0.91, 4)]
+    # each model's best is full dense evidence: raw cosines would have ranked e5's first
+    fused = hybrid_fusion({"dense": scaled})
+    assert [f.id for f in fused][:2] == ["en1", "ja1"] and fused[0].score == fused[1].score
+    assert scale_by_space([("x", -0.2)], {}) == [("x", 1.0)]

@@ -1,0 +1,319 @@
+"""Fusion study (issue 18): cache each leg's ranking once, evaluate fusion methods offline.
+
+Usage::
+
+    python -m bench.fusion cache --dataset scifact|jsquad|locomo   # ingest (idempotent) + cache legs
+    python -m bench.fusion eval [--depth 300]                      # every method, dev and test splits
+
+``cache`` ingests the dataset into the same data dir as ``bench/beir.py``
+(``bench/out/<dataset>``, gitignored, reused), then for every judged query of every split
+runs the two legs exactly as a pack does — BM25 (:meth:`retrieval.lexical.LexicalIndex.search`)
+and the dense leg (the configured embedder, Qdrant Edge search) — to depth
+:data:`CACHE_DEPTH`, with the model's vocabulary coverage of the query, and writes them to
+``bench/out/fusion/<dataset>-legs.json``. ``eval`` reads the caches (no model, seconds) and
+scores each fusion method: documents ranked by the first appearance of one of their
+passages in the fused list (as ``bench/beir.py`` ranks pack items), nDCG@10 and recall@10
+(:mod:`bench.common`), per split:
+
+- SciFact: ``train`` qrels (809 claims) tune, ``test`` (300) is reported;
+- JSQuAD (valid, 4,442 questions): articles with an even number tune (``dev``), odd ones are
+  reported (``test``);
+- LoCoMo turns (:mod:`bench.locomo_beir`): conversations 1–5 tune, 6–10 are reported.
+
+A dense-only passage under the model's cosine floor (:mod:`app.packs.evidence`) is dropped
+after fusion, as in a pack. Every method sees legs cut to the same ``--depth``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import statistics
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+from bench import locomo_beir
+from bench.beir import DATASETS, corpus_subset, open_bench
+from bench.common import OUT, SHARED, load_qrels, load_queries, ndcg_at, recall_at
+
+CACHE_DEPTH = 300
+CACHE = OUT / "fusion"
+Leg = list[tuple[str, float]]
+
+
+def splits(dataset: str) -> dict[str, dict[str, dict[str, int]]]:
+    """Split name (``dev``, ``test``) → qrels ``{query id: {doc id: grade}}`` (module doc)."""
+    if dataset == "scifact":
+        return {
+            "dev": load_qrels(SHARED / "scifact/qrels/train.tsv"),
+            "test": load_qrels(SHARED / "scifact/qrels/test.tsv"),
+        }
+    if dataset == "jsquad":
+        qrels = load_qrels(SHARED / "jsquad/beir/qrels/valid.tsv")
+        even = {q: r for q, r in qrels.items() if int(q[1:].split("p")[0]) % 2 == 0}
+        return {"dev": even, "test": {q: r for q, r in qrels.items() if q not in even}}
+    if dataset == "locomo":
+        locomo_beir.build()
+        return {s: load_qrels(p) for s, p in locomo_beir.QRELS.items()}
+    raise ValueError(f"unknown dataset {dataset!r}")
+
+
+def cache_name(dataset: str, corpus_docs: int | None) -> str:
+    """Name of a dataset's data dir and cache: ``scifact`` or ``scifact-docs1000``."""
+    return dataset if corpus_docs is None else f"{dataset}-docs{corpus_docs}"
+
+
+async def cache(dataset: str, corpus_docs: int | None = None, batch: int = 64) -> None:
+    """Ingest ``dataset`` (idempotent) and cache both legs for every judged query (module doc).
+
+    ``corpus_docs``: ingest only the documents judged in any split plus the first this many
+    others (``bench/beir.py --corpus-docs``; its own data dir and cache).
+    """
+    from sqlalchemy import select
+
+    from app.core.models import Document, Passage
+
+    if dataset == "locomo":
+        locomo_beir.build()
+    queries = load_queries(SHARED / DATASETS[dataset][1])
+    qids = sorted({q for qrels in splits(dataset).values() for q in qrels})
+    documents = None
+    if corpus_docs is not None:
+        judged = {d for qrels in splits(dataset).values() for rels in qrels.values() for d in rels}
+        documents = corpus_subset(dataset, judged, corpus_docs)
+    name = cache_name(dataset, corpus_docs)
+    services, principal, close = await open_bench(OUT / name, dataset, documents)
+    try:
+        ws = principal.workspace_id
+        async with services.db.session() as s:
+            rows = (
+                await s.execute(
+                    select(Passage.id, Document.external_id)
+                    .join(Document, Document.id == Passage.document_id)
+                    .where(Passage.workspace_id == ws)
+                )
+            ).all()
+        idx = services.indexes
+        embedder, vectors = idx.embedder, idx.vectors
+        out: dict = {
+            "dataset": dataset,
+            "depth": CACHE_DEPTH,
+            "model": getattr(embedder, "name", None),
+            "passage_doc": dict(rows),
+            "queries": {},
+        }
+        t = time.perf_counter()
+        for i in range(0, len(qids), batch):
+            chunk = qids[i : i + batch]
+            vecs = embedder.encode([queries[q] for q in chunk])
+            for q, vec in zip(chunk, vecs):
+                text = queries[q]
+                out["queries"][q] = {
+                    "coverage": float(embedder.vocabulary_coverage(text)),
+                    "lexical": idx.lexical.search(text, workspace_id=ws, limit=CACHE_DEPTH),
+                    "dense": vectors.search(vec, workspace_id=ws, limit=CACHE_DEPTH),
+                }
+            print(f"\rlegs {min(i + batch, len(qids))}/{len(qids)} {time.perf_counter() - t:.0f}s", end="", flush=True)
+        CACHE.mkdir(parents=True, exist_ok=True)
+        (CACHE / f"{name}-legs.json").write_text(json.dumps(out))
+        print(f"\nsaved {CACHE / f'{name}-legs.json'}")
+    finally:
+        await close()
+
+
+def load_cache(dataset: str) -> dict:
+    """The cached legs of ``dataset`` (run ``cache`` first)."""
+    return json.loads((CACHE / f"{dataset}-legs.json").read_text())
+
+
+FusionFn = Callable[[Mapping[str, Leg], float], list[str]]
+"""A fusion method: (leg name → ``(passage id, score)`` best first, query coverage) → passage ids."""
+
+
+def doc_ranking(passages: Sequence[str], passage_doc: Mapping[str, str]) -> list[str]:
+    """Documents in first-appearance order of their passages."""
+    seen: dict[str, None] = {}
+    for p in passages:
+        seen.setdefault(passage_doc[p], None)
+    return list(seen)
+
+
+def evaluate(
+    data: dict, qrels: Mapping[str, Mapping[str, int]], fuse: FusionFn, depth: int, floor: float | None = 0.30
+) -> dict[str, float]:
+    """nDCG@10 and recall@10 of ``fuse`` over the split's queries (legs cut to ``depth``)."""
+    nd, r10 = [], []
+    for qid, rels in qrels.items():
+        q = data["queries"][qid]
+        legs = {name: [(p, float(s)) for p, s in q[name][:depth]] for name in ("lexical", "dense")}
+        ids = fuse(legs, q["coverage"])
+        if floor is not None:
+            lexical = {p for p, _ in legs["lexical"]}
+            cosine = dict(legs["dense"])
+            ids = [p for p in ids if p in lexical or cosine.get(p, 0.0) >= floor]
+        docs = doc_ranking(ids, data["passage_doc"])
+        nd.append(ndcg_at(docs, dict(rels), 10))
+        r10.append(recall_at(docs, dict(rels), 10))
+    return {"ndcg@10": statistics.fmean(nd), "recall@10": statistics.fmean(r10), "queries": len(nd)}
+
+
+def methods() -> dict[str, FusionFn]:
+    """The fusion methods compared (name → function); see :mod:`retrieval.fusion` for sources."""
+    from retrieval import fusion
+    from retrieval.pipeline import HYBRID, weigh_dense_leg
+
+    def dense_prior(coverage: float) -> float:
+        return weigh_dense_leg(coverage, HYBRID).weight
+
+    def lexical_only(legs, coverage):
+        return [p for p, _ in legs["lexical"]]
+
+    def dense_only(legs, coverage):
+        return [p for p, _ in legs["dense"]]
+
+    def rrf_plain(legs, coverage):
+        return [f.id for f in fusion.rrf({k: [p for p, _ in v] for k, v in legs.items()})]
+
+    def rrf_coverage(legs, coverage):  # today's pack fusion
+        w = dense_prior(coverage)
+        lists = {"lexical": [p for p, _ in legs["lexical"]]}
+        if w > 0:
+            lists["dense"] = [p for p, _ in legs["dense"]]
+        return [f.id for f in fusion.rrf(lists, weights={"dense": w})]
+
+    out: dict[str, FusionFn] = {
+        "LEXICAL": lexical_only,
+        "DENSE": dense_only,
+        "rrf k60": rrf_plain,
+        "rrf k60, dense × coverage (today)": rrf_coverage,
+    }
+    out.update(study_methods(dense_prior))
+
+    def chosen(legs, coverage):  # what packs run: retrieval.fusion.hybrid_fusion
+        return [f.id for f in fusion.hybrid_fusion(legs, {"dense": dense_prior(coverage)})]
+
+    out["hybrid_fusion (chosen)"] = chosen
+    for norm_name, norm in (("minmax", fusion.minmax), ("tmm", fusion.scale_to_top)):
+        for alpha in (0.5, 0.6):
+            for beta in (0.0, 2.0, 4.0):
+
+                def variant(legs, coverage, norm=norm, alpha=alpha, beta=beta):
+                    w = {"lexical": alpha, "dense": (1 - alpha) * dense_prior(coverage)}
+                    for leg in w:
+                        w[leg] *= 1 + beta * fusion.leg_confidence([x for _, x in legs[leg]], 10, norm)
+                    return [f.id for f in fusion.score_fusion(legs, w, normalize=norm)]
+
+                out[f"self-{norm_name} a{alpha} b{beta}"] = variant
+    return out
+
+
+def _gap(scores: Sequence[float], n: int = 10) -> float:
+    """1 − mean min-max-normalised score of ranks 2..n: how far the leg's top result stands out."""
+    from retrieval.fusion import minmax
+
+    norm = minmax(list(scores))
+    rest = norm[1:n]
+    return 1.0 - (sum(rest) / len(rest)) if rest else 0.0
+
+
+def study_methods(dense_prior: Callable[[float], float]) -> dict[str, FusionFn]:
+    """Exploratory variants (min-max / DBSF / z-score convex combinations, gap-weighted legs)."""
+    from retrieval import fusion
+
+    def zscore(scores: Sequence[float]) -> list[float]:
+        if len(scores) < 2:
+            return [1.0] * len(scores)
+        mu = statistics.fmean(scores)
+        sd = statistics.pstdev(scores) or 1.0
+        return [(x - mu) / sd + 3.0 for x in scores]  # shifted so absent (0) is below typical
+
+    def tmm(scores: Sequence[float]) -> list[float]:  # theoretical min 0 (BM25 ≥ 0, cosine clipped)
+        hi = max(scores, default=0.0)
+        return [max(0.0, x) / hi if hi > 0 else 1.0 for x in scores]
+
+    norms = {"minmax": fusion.minmax, "dbsf": fusion.dbsf, "zscore": zscore, "tmm": tmm}
+    out: dict[str, FusionFn] = {}
+
+    def make(
+        norm, alpha: float, beta: float = 0.0, gap_n: int = 10, rrf_k: int | None = None, power: float = 0.0
+    ) -> FusionFn:
+        def fn(legs, coverage):
+            prior = dense_prior(coverage)
+            w = {"lexical": alpha, "dense": (1 - alpha) * prior}
+            if beta:
+                for leg in w:
+                    w[leg] *= 1 + beta * _gap([x for _, x in legs[leg]], gap_n)
+            if power:
+                for leg in w:
+                    w[leg] *= _gap([x for _, x in legs[leg]], gap_n) ** power
+            use = {k: v for k, v in legs.items() if w[k] > 0}
+            if rrf_k is not None:
+                return [f.id for f in fusion.rrf({k: [p for p, _ in v] for k, v in use.items()}, k=rrf_k, weights=w)]
+            return [f.id for f in fusion.score_fusion(use, w, normalize=norm)]
+
+        return fn
+
+    for nname, norm in norms.items():
+        for alpha in (0.3, 0.4, 0.5, 0.6):
+            out[f"{nname} a{alpha}"] = make(norm, alpha)
+    for alpha in (0.4, 0.5, 0.6):
+        for beta in (1.0, 2.0, 4.0):
+            for gn in (2, 10):
+                out[f"minmax a{alpha} gap{gn} b{beta}"] = make(fusion.minmax, alpha, beta, gn)
+                out[f"dbsf a{alpha} gap{gn} b{beta}"] = make(fusion.dbsf, alpha, beta, gn)
+    for alpha in (0.5, 0.6):
+        for gn in (2, 5, 10):
+            for pw in (0.5, 1.0, 2.0):
+                out[f"minmax a{alpha} conf gap{gn} p{pw}"] = make(fusion.minmax, alpha, 0.0, gn, power=pw)
+    for k in (20, 60):
+        for beta in (0.0, 2.0):
+            out[f"rrf k{k} gap10 b{beta}"] = make(None, 0.5, beta, 10, rrf_k=k)
+    return out
+
+
+def run_eval(datasets: Sequence[str], depth: int, only: str | None = None) -> dict:
+    """Evaluate every method on every cached dataset's splits; prints a table, returns the figures."""
+    results: dict = {}
+    fns = methods()
+    caches = {d: load_cache(d) for d in datasets if (CACHE / f"{d}-legs.json").exists()}
+    split_qrels = {d: splits(d.split("-docs")[0]) for d in caches}
+    for name, fn in fns.items():
+        if only and not re.search(only, name) and name not in ("LEXICAL", "DENSE"):
+            continue
+        row = {}
+        for d, data in caches.items():
+            for split, qrels in split_qrels[d].items():
+                row[f"{d}/{split}"] = evaluate(data, qrels, fn, depth)
+        results[name] = row
+    cols = [f"{d}/{s}" for d in caches for s in split_qrels[d]]
+    print(f"nDCG@10 (recall@10), legs at depth {depth}")
+    print(f"{'method':<58}" + "".join(f"{c:>20}" for c in cols))
+    for name, row in results.items():
+        print(f"{name:<58}" + "".join(f"{row[c]['ndcg@10']:>11.4f} ({row[c]['recall@10']:.3f})" for c in cols))
+    return results
+
+
+def main() -> None:
+    """Parse arguments and run ``cache`` or ``eval``."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("cache")
+    c.add_argument("--dataset", choices=sorted(DATASETS), required=True)
+    c.add_argument("--corpus-docs", type=int, default=None, help="judged documents + this many others")
+    e = sub.add_parser("eval")
+    e.add_argument("--datasets", default="scifact,jsquad,locomo")
+    e.add_argument("--depth", type=int, default=CACHE_DEPTH)
+    e.add_argument("--only", default=None, help="only methods whose name matches this regex")
+    args = ap.parse_args()
+    if args.cmd == "cache":
+        asyncio.run(cache(args.dataset, args.corpus_docs))
+    else:
+        results = run_eval(args.datasets.split(","), args.depth, args.only)
+        CACHE.mkdir(parents=True, exist_ok=True)
+        (CACHE / f"eval-depth{args.depth}.json").write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
