@@ -51,7 +51,12 @@ class Settings(BaseSettings):
         query_batch_window_ms: Longest wait (ms) of a query-embedding pass for more concurrent
             queries, under concurrent load only (:mod:`retrieval.query_batching`; 0 = take
             only what is already queued).
-        query_batch_max: Most queries embedded in one forward pass.
+        query_batch_max: Most queries embedded in one forward pass. Default 1: concurrent tasks
+            are still serialised on one model thread and repeated ones served by the LRU, but
+            each is embedded alone, because a vector from a shared pass differs from the lone
+            one in the 7th decimal and score fusion would show it (packs must be byte-identical
+            whatever the load); batching measured no gain in the server on 2 cores (1.3
+            queries per pass, bench/latency.py). Raise it to trade that for throughput.
         query_cache_size: Query vectors kept for repeated tasks (LRU per model; 0 = none).
         query_threads: Torch intra-op threads of a query-embedding pass (local model; the
             other core serves the event loop, BM25 and SQL meanwhile).
@@ -134,7 +139,7 @@ class Settings(BaseSettings):
     multilingual_embedder: Literal["e5", "none"] = "e5"
     chunk_max_tokens: int = Field(default=200, ge=32, le=2000)
     query_batch_window_ms: float = Field(default=2.0, ge=0, le=50)
-    query_batch_max: int = Field(default=16, ge=1, le=256)
+    query_batch_max: int = Field(default=1, ge=1, le=256)
     query_cache_size: int = Field(default=1024, ge=0, le=1_000_000)
     query_threads: int = Field(default=1, ge=1, le=64)
     cors_origins: list[str] = Field(default_factory=list)
