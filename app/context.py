@@ -11,13 +11,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from app import fields
-from app.core.config import Settings
-from app.core.db import Database
-from app.core.errors import CairnError, Unauthenticated
-from app.corpus import NewVersionHook, SearchIndexes, open_indexes
-from app.decisions import DecisionRunner, Judge, LocalJudge, OpenAIJudge
-from app.governance import (
+from cairn.app import fields
+from cairn.app.core.config import Settings
+from cairn.app.core.db import Database
+from cairn.app.core.errors import CairnError, Unauthenticated
+from cairn.app.corpus import NewVersionHook, SearchIndexes, open_indexes
+from cairn.app.decisions import DecisionRunner, Judge, LocalJudge, OpenAIJudge
+from cairn.app.governance import (
     EnvelopeState,
     Principal,
     RateLimiter,
@@ -26,11 +26,11 @@ from app.governance import (
     is_browser_request,
     trace_id_from_headers,
 )
-from app.identity import authenticate
-from app.observability import Telemetry, instrument_engine
-from app.observability import enabled as tracing_enabled
-from app.ontology import OntologyStore
-from app.templates import TemplatesDatabase
+from cairn.app.identity import authenticate
+from cairn.app.observability import Telemetry, instrument_engine
+from cairn.app.observability import enabled as tracing_enabled
+from cairn.app.ontology import OntologyStore
+from cairn.app.templates import TemplatesDatabase
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""ASGI application: ``create_app(settings) -> Starlette``; ``app.main:app`` for uvicorn.
+"""ASGI application: ``create_app(settings) -> Starlette``; ``cairn.app.main:app`` for uvicorn.
 
 Routes (each registered in :mod:`app.governance.registry`):
 - ``GET /graphql`` GraphiQL (assets served locally, works offline); ``POST /graphql``;
@@ -37,14 +37,14 @@ from starlette.staticfiles import StaticFiles
 from strawberry.asgi import GraphQL
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 
-from app.context import RequestContext, Services, bootstrap
-from app.core.config import Settings, load_settings
-from app.core.errors import Forbidden
-from app.core.logs import configure_logging
-from app.core.migrate import upgrade_database
-from app.corpus import ChangeFollower, shared_value
-from app.governance import CallRecord, EnvelopeState, get_operation, trace_id_from_headers
-from app.http import (
+from cairn.app.context import RequestContext, Services, bootstrap
+from cairn.app.core.config import Settings, load_settings
+from cairn.app.core.errors import Forbidden
+from cairn.app.core.logs import configure_logging
+from cairn.app.core.migrate import upgrade_database
+from cairn.app.corpus import ChangeFollower, shared_value
+from cairn.app.governance import CallRecord, EnvelopeState, get_operation, trace_id_from_headers
+from cairn.app.http import (
     CONSOLE_DIR,
     EXCEPTION_HANDLERS,
     STATIC_DIR,
@@ -61,12 +61,12 @@ from app.http import (
     make_stream_route,
     route_not_found,
 )
-from app.mcp import MCPHttp
-from app.memory import purge_expired as purge_expired_memories
-from app.observability import TraceMiddleware
-from app.observability import configure_from_env as configure_tracing
-from app.replay import purge_replays, purge_replays_every
-from resolvers.schema import schema
+from cairn.app.mcp import MCPHttp
+from cairn.app.memory import purge_expired as purge_expired_memories
+from cairn.app.observability import TraceMiddleware
+from cairn.app.observability import configure_from_env as configure_tracing
+from cairn.app.replay import purge_replays, purge_replays_every
+from cairn.resolvers.schema import schema
 
 log = logging.getLogger("cairn")
 
@@ -253,7 +253,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
 
 
 def __getattr__(name: str):
-    """``app.main:app`` for uvicorn, built from the environment on first access."""
+    """``cairn.app.main:app`` for uvicorn, built from the environment on first access."""
     if name == "app":
         return create_app()
     raise AttributeError(name)

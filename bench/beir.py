@@ -66,7 +66,7 @@ def _scores(rankings: list[list[str]], qrels: list[dict[str, int]], latencies: l
 
 def corpus_subset(dataset: str, keep: set[str], extra_docs: int):
     """The dataset's documents in ``keep`` plus its first ``extra_docs`` others, in corpus order."""
-    from app.corpus.ingest import iter_sources
+    from cairn.app.corpus.ingest import iter_sources
 
     others = 0
     for doc in iter_sources(SHARED / DATASETS[dataset][0]):
@@ -79,13 +79,13 @@ def corpus_subset(dataset: str, keep: set[str], extra_docs: int):
 
 async def open_services(data_dir: Path):
     """Migrate and open a bench data dir (no ingest); returns ``(services, principal, close)``."""
-    from app.context import bootstrap
-    from app.core.config import Settings
-    from app.core.db import Database
-    from app.core.migrate import upgrade_database
-    from app.corpus.indexing import open_indexes
-    from app.governance.auth import ROLE_PERMISSIONS, Principal
-    from app.identity import service as identity
+    from cairn.app.context import bootstrap
+    from cairn.app.core.config import Settings
+    from cairn.app.core.db import Database
+    from cairn.app.core.migrate import upgrade_database
+    from cairn.app.corpus.indexing import open_indexes
+    from cairn.app.governance.auth import ROLE_PERMISSIONS, Principal
+    from cairn.app.identity import service as identity
 
     settings = Settings(data_dir=data_dir)
     await asyncio.to_thread(upgrade_database, settings.resolved_database_url)
@@ -115,7 +115,7 @@ async def open_bench(data_dir: Path, dataset: str, documents=None):
 
     ``documents``: the source documents to ingest (default: the whole corpus).
     """
-    from app.corpus.ingest import ingest_documents, iter_sources
+    from cairn.app.corpus.ingest import ingest_documents, iter_sources
 
     services, principal, close = await open_services(data_dir)
     t = time.perf_counter()
@@ -157,9 +157,9 @@ async def run(
     """
     from sqlalchemy import select
 
-    from app.core.models import Document
-    from app.packs.service import build_pack
-    from app.packs.types import PackRequest
+    from cairn.app.core.models import Document
+    from cairn.app.packs.service import build_pack
+    from cairn.app.packs.types import PackRequest
 
     if dataset == "locomo":
         locomo_beir.build()

@@ -21,9 +21,9 @@ import statistics
 import time
 from typing import Any
 
-from app.decisions.judges import LocalJudge, OpenAIJudge, option_probabilities
-from app.decisions.judging import build_prompt, session_context, state_context
-from app.decisions.request import validate_request
+from cairn.app.decisions.judges import LocalJudge, OpenAIJudge, option_probabilities
+from cairn.app.decisions.judging import build_prompt, session_context, state_context
+from cairn.app.decisions.request import validate_request
 
 YES_NO = [{"value": True}, {"value": False}]
 

@@ -32,8 +32,8 @@ from collections import defaultdict
 from itertools import chain
 
 from bench.common import SHARED
-from retrieval.chunking import chunk_text
-from retrieval.dedup import (
+from cairn.retrieval.chunking import chunk_text
+from cairn.retrieval.dedup import (
     DEFAULT_COVER,
     DEFAULT_MIN_LINE_UNITS,
     DEFAULT_THRESHOLD,
@@ -45,7 +45,7 @@ from retrieval.dedup import (
     line_keys,
     shingle_keys,
 )
-from retrieval.tokens import count_tokens
+from cairn.retrieval.tokens import count_tokens
 
 _EN_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(])")
 

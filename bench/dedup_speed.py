@@ -45,8 +45,8 @@ async def pack_candidates(data_dir, dataset: str, queries: int) -> list[list[tup
     """``(passage id, text, sha256)`` lists in fused rank order, one per query."""
     from sqlalchemy import select
 
-    from app.core.models import Passage
-    from retrieval.fusion import rrf
+    from cairn.app.core.models import Passage
+    from cairn.retrieval.fusion import rrf
 
     services, principal, close = await open_services(data_dir)
     try:
@@ -125,7 +125,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100, help="packs per data set")
     ap.add_argument("--rev", default=None, help="also time retrieval/dedup.py at this git revision")
     args = ap.parse_args()
-    import retrieval.dedup as current
+    import cairn.retrieval.dedup as current
 
     sets = {
         "SciFact": asyncio.run(pack_candidates(OUT / "scifact-docs1200", "scifact", args.queries)),

@@ -101,9 +101,9 @@ async def measure(data_dir, dataset: str, limit: int | None) -> dict[str, dict]:
     """Per query group: top-1 cosines, BM25-hit flags, and dense-only relevant cosines."""
     from sqlalchemy import select
 
-    from app.core.models import Document, Passage
-    from retrieval.fusion import rrf
-    from retrieval.pipeline import DENSE_COVERAGE_POWER, DENSE_MIN_COVERAGE
+    from cairn.app.core.models import Document, Passage
+    from cairn.retrieval.fusion import rrf
+    from cairn.retrieval.pipeline import DENSE_COVERAGE_POWER, DENSE_MIN_COVERAGE
 
     services, principal, close = await open_services(data_dir)
     try:

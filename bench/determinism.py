@@ -25,8 +25,8 @@ from bench.common import OUT, ROOT, SHARED, load_qrels, load_queries
 
 
 async def _worker(data_dir: Path, n: int) -> list:
-    from app.packs.service import build_pack
-    from app.packs.types import PackRequest
+    from cairn.app.packs.service import build_pack
+    from cairn.app.packs.types import PackRequest
 
     services, principal, close = await open_bench(data_dir, "scifact")
     try:

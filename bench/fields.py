@@ -26,7 +26,7 @@ import lzma
 import time
 from pathlib import Path
 
-from app.fields import KLEISTER_NDA_FIELDS, choose, doc_features, f1, train_field, verify_span
+from cairn.app.fields import KLEISTER_NDA_FIELDS, choose, doc_features, f1, train_field, verify_span
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "kleister-nda"
 _ESC = {"n": "\n", "t": "\t", "f": "\f", "\\": "\\"}

@@ -73,7 +73,7 @@ async def cache(dataset: str, corpus_docs: int | None = None, batch: int = 64) -
     """
     from sqlalchemy import select
 
-    from app.core.models import Document, Passage
+    from cairn.app.core.models import Document, Passage
 
     if dataset == "locomo":
         locomo_beir.build()
@@ -161,8 +161,8 @@ def evaluate(
 
 def methods() -> dict[str, FusionFn]:
     """The fusion methods compared (name → function); see :mod:`retrieval.fusion` for sources."""
-    from retrieval import fusion
-    from retrieval.pipeline import HYBRID, weigh_dense_leg
+    from cairn.retrieval import fusion
+    from cairn.retrieval.pipeline import HYBRID, weigh_dense_leg
 
     def dense_prior(coverage: float) -> float:
         return weigh_dense_leg(coverage, HYBRID).weight
@@ -211,7 +211,7 @@ def methods() -> dict[str, FusionFn]:
 
 def _gap(scores: Sequence[float], n: int = 10) -> float:
     """1 − mean min-max-normalised score of ranks 2..n: how far the leg's top result stands out."""
-    from retrieval.fusion import minmax
+    from cairn.retrieval.fusion import minmax
 
     norm = minmax(list(scores))
     rest = norm[1:n]
@@ -220,7 +220,7 @@ def _gap(scores: Sequence[float], n: int = 10) -> float:
 
 def study_methods(dense_prior: Callable[[float], float]) -> dict[str, FusionFn]:
     """Exploratory variants (min-max / DBSF / z-score convex combinations, gap-weighted legs)."""
-    from retrieval import fusion
+    from cairn.retrieval import fusion
 
     def zscore(scores: Sequence[float]) -> list[float]:
         if len(scores) < 2:

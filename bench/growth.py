@@ -57,14 +57,14 @@ async def build(data_dir: Path, chunk_max_tokens: int) -> dict:
     """Ingest the corpus lexically, then store stand-in vectors; returns counts and times."""
     from sqlalchemy import func, select, update
 
-    from app.core.config import Settings
-    from app.core.db import Database
-    from app.core.migrate import upgrade_database
-    from app.core.models import Passage
-    from app.corpus.indexing import open_indexes
-    from app.corpus.ingest import ingest_documents, iter_sources
-    from app.identity import service as identity
-    from retrieval.vectors import VectorPoint, open_vector_index
+    from cairn.app.core.config import Settings
+    from cairn.app.core.db import Database
+    from cairn.app.core.migrate import upgrade_database
+    from cairn.app.core.models import Passage
+    from cairn.app.corpus.indexing import open_indexes
+    from cairn.app.corpus.ingest import ingest_documents, iter_sources
+    from cairn.app.identity import service as identity
+    from cairn.retrieval.vectors import VectorPoint, open_vector_index
 
     data_dir.mkdir(parents=True, exist_ok=True)
     src = data_dir / "corpus.jsonl"

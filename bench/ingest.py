@@ -29,12 +29,12 @@ from bench.common import SHARED, machine, read_jsonl_gz
 
 
 async def _ingest(data_dir: Path, docs: list[dict], embedder) -> tuple[float, int]:
-    from app.core.config import Settings
-    from app.core.db import Database
-    from app.core.migrate import upgrade_database
-    from app.corpus.indexing import open_indexes
-    from app.corpus.ingest import ingest_documents, iter_sources
-    from app.identity import service as identity
+    from cairn.app.core.config import Settings
+    from cairn.app.core.db import Database
+    from cairn.app.core.migrate import upgrade_database
+    from cairn.app.corpus.indexing import open_indexes
+    from cairn.app.corpus.ingest import ingest_documents, iter_sources
+    from cairn.app.identity import service as identity
 
     src = data_dir / "corpus.jsonl"
     src.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
@@ -57,8 +57,8 @@ async def _ingest(data_dir: Path, docs: list[dict], embedder) -> tuple[float, in
 
 
 def _passage_inputs(docs: list[dict], chunk_max_tokens: int) -> list[str]:
-    from app.corpus.indexing import SearchIndexes
-    from retrieval.chunking import chunk_text
+    from cairn.app.corpus.indexing import SearchIndexes
+    from cairn.retrieval.chunking import chunk_text
 
     inputs = []
     for d in docs:
@@ -79,8 +79,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--docs", type=int, default=400)
     args = ap.parse_args()
-    from app.core.config import Settings
-    from retrieval.embeddings import load_embedder
+    from cairn.app.core.config import Settings
+    from cairn.retrieval.embeddings import load_embedder
 
     docs = list(islice(read_jsonl_gz(SHARED / "scifact" / "corpus.jsonl.gz"), args.docs))
     embedder = load_embedder("local")

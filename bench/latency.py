@@ -59,7 +59,7 @@ STAGES = (
 
 def _cairn(*args: str, data_dir: Path) -> dict:
     out = subprocess.run(
-        [sys.executable, "-m", "app.cli", *args, "--data-dir", str(data_dir)],
+        [sys.executable, "-m", "cairn.app.cli", *args, "--data-dir", str(data_dir)],
         check=True,
         capture_output=True,
         text=True,
@@ -204,7 +204,7 @@ def run(args) -> dict:
     log_path = OUT / f"latency-{args.label}-server.log"
     log = open(log_path, "wb")  # a file, not a pipe: a full pipe would block the server's logging
     server = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--data-dir", str(data_dir)],
+        [sys.executable, "-m", "cairn.app.cli", "serve", "--port", str(port), "--data-dir", str(data_dir)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,

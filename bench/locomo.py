@@ -71,15 +71,15 @@ def evidence_ids(raw: list) -> set[str]:
 
 
 async def run(limit: int | None, fmt: str, vector_candidates: int | None = None, full: bool = False) -> None:
-    from app.core.db import Database
-    from app.core.errors import CairnError
-    from app.core.ids import utcnow
-    from app.core.migrate import upgrade_database
-    from app.governance.auth import ROLE_PERMISSIONS, Principal
-    from app.identity import service as identity
-    from app.memory import service as mem
-    from app.memory.rank import LEG_WEIGHTS, fuse
-    from retrieval.embeddings import load_embedder
+    from cairn.app.core.db import Database
+    from cairn.app.core.errors import CairnError
+    from cairn.app.core.ids import utcnow
+    from cairn.app.core.migrate import upgrade_database
+    from cairn.app.governance.auth import ROLE_PERMISSIONS, Principal
+    from cairn.app.identity import service as identity
+    from cairn.app.memory import service as mem
+    from cairn.app.memory.rank import LEG_WEIGHTS, fuse
+    from cairn.retrieval.embeddings import load_embedder
 
     samples = json.loads(DATA.read_text(encoding="utf-8"))[:limit]
     tmp = Path(tempfile.mkdtemp(prefix="cairn-locomo-"))

@@ -44,16 +44,16 @@ async def run(url: str | None) -> None:
     from sqlalchemy import insert
     from sqlalchemy import text as sql
 
-    from app.core.db import Database
-    from app.core.ids import new_id, utcnow
-    from app.core.migrate import upgrade_database
-    from app.core.models import AgentMemory, MemoryTerm
-    from app.governance.auth import ROLE_PERMISSIONS, Principal
-    from app.identity import service as identity
-    from app.memory import service as mem
-    from app.memory.candidates import memory_terms
-    from app.memory.rank import pack_vector
-    from retrieval.embeddings import load_embedder
+    from cairn.app.core.db import Database
+    from cairn.app.core.ids import new_id, utcnow
+    from cairn.app.core.migrate import upgrade_database
+    from cairn.app.core.models import AgentMemory, MemoryTerm
+    from cairn.app.governance.auth import ROLE_PERMISSIONS, Principal
+    from cairn.app.identity import service as identity
+    from cairn.app.memory import service as mem
+    from cairn.app.memory.candidates import memory_terms
+    from cairn.app.memory.rank import pack_vector
+    from cairn.retrieval.embeddings import load_embedder
 
     samples = json.loads(DATA.read_text(encoding="utf-8"))
     texts, questions = [], []

@@ -73,10 +73,10 @@ async def run(data_dir: Path, floor_questions: int) -> dict:
     """Measure (module doc) and return the results dict."""
     from sqlalchemy import select
 
-    from app.core.models import Document
-    from app.packs.service import build_pack
-    from app.packs.types import PackRequest
-    from retrieval.language import is_cjk
+    from cairn.app.core.models import Document
+    from cairn.app.packs.service import build_pack
+    from cairn.app.packs.types import PackRequest
+    from cairn.retrieval.language import is_cjk
 
     if not (data_dir / "cairn.db").exists():
         raise SystemExit(f"{data_dir} has no data dir: run python -m bench.beir --dataset jsquad first")

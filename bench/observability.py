@@ -57,12 +57,12 @@ class _Drop:
 
 
 async def _setup(data_dir: Path, docs: int):
-    from app.context import bootstrap
-    from app.core.config import Settings
-    from app.core.db import Database
-    from app.core.migrate import upgrade_database
-    from app.corpus import SourceDocument, ingest_documents
-    from app.identity import service as identity
+    from cairn.app.context import bootstrap
+    from cairn.app.core.config import Settings
+    from cairn.app.core.db import Database
+    from cairn.app.core.migrate import upgrade_database
+    from cairn.app.corpus import SourceDocument, ingest_documents
+    from cairn.app.identity import service as identity
 
     settings = Settings(
         data_dir=data_dir,
@@ -106,7 +106,7 @@ async def _round(client: httpx.AsyncClient, token: str, queries: list[str]) -> l
 
 
 def _client(services) -> httpx.AsyncClient:
-    from app.main import create_app
+    from cairn.app.main import create_app
 
     app = create_app(services.settings, services=services)
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://cairn", timeout=60)
@@ -114,7 +114,7 @@ def _client(services) -> httpx.AsyncClient:
 
 def _micro() -> dict[str, float]:
     """Nanoseconds per call of the hooks with tracing off (run before tracing is installed)."""
-    from app.observability import Metrics, Telemetry, span
+    from cairn.app.observability import Metrics, Telemetry, span
 
     n = 200_000
     off, on = Telemetry(), Telemetry(Metrics())
@@ -153,7 +153,7 @@ def _row(name: str, values: list[float], base: list[float]) -> str:
 
 
 async def main(docs: int, n_queries: int, rounds: int) -> None:
-    from app.observability import Metrics, Telemetry, install, instrument_engine
+    from cairn.app.observability import Metrics, Telemetry, install, instrument_engine
 
     queries = [json.loads(line)["text"] for line in (SHARED / "scifact" / "queries.jsonl").read_text().splitlines()]
     queries = queries[:n_queries]

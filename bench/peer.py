@@ -108,7 +108,7 @@ async def load_passages(
     """
     from sqlalchemy import select
 
-    from app.core.models import Document, Passage
+    from cairn.app.core.models import Document, Passage
 
     async with services.db.session() as s:
         rows = (

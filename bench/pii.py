@@ -31,7 +31,7 @@ def main() -> None:
     import stdnum.il.idnr  # noqa: F401
 
     import_ms = (time.perf_counter() - t0) * 1000
-    from app.memory.pii import find_pii, mask_pii
+    from cairn.app.memory.pii import find_pii, mask_pii
     from tests.unit.memory.pii_cases import EXACT, NEGATIVE, POSITIVE
 
     # warm up every detector (their stdnum modules are imported on first use)

@@ -50,7 +50,7 @@ def variants(ort_path: str | None) -> dict[str, Encode]:
     """Name → ``encode_queries`` for each variant that can be built here."""
     import torch
 
-    from retrieval.embeddings import LOCAL_MAX_SEQ_LENGTH, LocalMiniLM
+    from cairn.retrieval.embeddings import LOCAL_MAX_SEQ_LENGTH, LocalMiniLM
 
     fp32 = LocalMiniLM()
     fp32.load()
@@ -147,8 +147,8 @@ def concurrent(texts: list[str], callers: int = 8, window_ms: float = 2.0, threa
     :class:`~retrieval.query_batching.QueryBatcher` (cache off), and the batcher's mean pass."""
     import threading
 
-    from retrieval.embeddings import LocalMiniLM
-    from retrieval.query_batching import BatchedEmbedder
+    from cairn.retrieval.embeddings import LocalMiniLM
+    from cairn.retrieval.query_batching import BatchedEmbedder
 
     model = LocalMiniLM(query_threads=threads)
     model.encode_query("warm up")
@@ -200,11 +200,11 @@ async def quality(encoders: dict[str, Encode], data_dir: Path) -> dict:
     """SciFact test nDCG@10 of DENSE and HYBRID packs with each variant's query vectors."""
     from sqlalchemy import select
 
-    from app.core.models import Document
-    from app.packs.service import build_pack
-    from app.packs.types import PackRequest
     from bench.beir import open_services
-    from retrieval.query_batching import BatchedEmbedder
+    from cairn.app.core.models import Document
+    from cairn.app.packs.service import build_pack
+    from cairn.app.packs.types import PackRequest
+    from cairn.retrieval.query_batching import BatchedEmbedder
 
     queries = load_queries(SHARED / DATASETS["scifact"][1])
     qrels = load_qrels(SHARED / DATASETS["scifact"][2])

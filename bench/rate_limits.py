@@ -18,10 +18,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from app.core.db import Database
-from app.core.migrate import upgrade_database
-from app.governance.rate_limits import RateLimiter
-from app.governance.registry import RATE_CLASSES
+from cairn.app.core.db import Database
+from cairn.app.core.migrate import upgrade_database
+from cairn.app.governance.rate_limits import RateLimiter
+from cairn.app.governance.registry import RATE_CLASSES
 
 
 async def measure(url: str, calls: int) -> list[float]:

@@ -25,15 +25,15 @@ from bench.common import OUT, SHARED
 async def run(n_packs: int, max_tokens: int) -> dict:
     from sqlalchemy import func, select
 
-    from app.context import bootstrap
-    from app.core.config import Settings
-    from app.core.db import Database
-    from app.core.migrate import upgrade_database
-    from app.core.models import ReplayRecord
-    from app.corpus import SourceDocument, ingest_documents, open_indexes
-    from app.governance.auth import ROLE_PERMISSIONS, Principal
-    from app.identity import service as identity
-    from app.packs import PackRequest, build_pack, decode_record
+    from cairn.app.context import bootstrap
+    from cairn.app.core.config import Settings
+    from cairn.app.core.db import Database
+    from cairn.app.core.migrate import upgrade_database
+    from cairn.app.core.models import ReplayRecord
+    from cairn.app.corpus import SourceDocument, ingest_documents, open_indexes
+    from cairn.app.governance.auth import ROLE_PERMISSIONS, Principal
+    from cairn.app.identity import service as identity
+    from cairn.app.packs import PackRequest, build_pack, decode_record
 
     data_dir = OUT / "replay-size"
     data_dir.mkdir(parents=True, exist_ok=True)

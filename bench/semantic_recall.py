@@ -131,14 +131,14 @@ def _node_key(node) -> tuple[str, str]:
 
 async def run(top: int, verbose: bool) -> dict[str, float]:
     """Load Northwind, ask every question, print the table; returns the summary figures."""
-    from app.core.db import Database
-    from app.core.migrate import upgrade_database
-    from app.identity import service as identity
-    from app.ontology.load import load_network
-    from app.ontology.mapping import read_mapping_file
-    from app.ontology.recall import RecallRequest, semantic_recall
-    from app.ontology.store import OntologyStore
-    from retrieval.embeddings import load_embedder
+    from cairn.app.core.db import Database
+    from cairn.app.core.migrate import upgrade_database
+    from cairn.app.identity import service as identity
+    from cairn.app.ontology.load import load_network
+    from cairn.app.ontology.mapping import read_mapping_file
+    from cairn.app.ontology.recall import RecallRequest, semantic_recall
+    from cairn.app.ontology.store import OntologyStore
+    from cairn.retrieval.embeddings import load_embedder
 
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite+aiosqlite:///{tmp}/bench.db"

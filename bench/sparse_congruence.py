@@ -71,8 +71,8 @@ def load(dataset: str, every: int, limit: int | None):
 def run(dataset: str, every: int, limit: int | None, oracle: bool = False) -> dict:
     from qdrant_client import QdrantClient
 
-    from retrieval.lexical import IndexedPassage, LexicalIndex
-    from retrieval.sparse_bm25 import SparseBM25Index, body_of, vocabulary_collisions
+    from cairn.retrieval.lexical import IndexedPassage, LexicalIndex
+    from cairn.retrieval.sparse_bm25 import SparseBM25Index, body_of, vocabulary_collisions
 
     docs, queries, qrels = load(dataset, every, limit)
     passages = [IndexedPassage(i, "w", "c", i, title, text) for i, title, text in docs]

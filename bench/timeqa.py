@@ -56,7 +56,7 @@ def first_hit(texts: list[str], answers: list[str]) -> int | None:
 
 
 async def ingest(services, principal, pages: list[dict]) -> None:
-    from app.corpus.ingest import SourceDocument, ingest_documents
+    from cairn.app.corpus.ingest import SourceDocument, ingest_documents
 
     t = time.perf_counter()
     docs = (
@@ -78,7 +78,7 @@ RETRIEVAL = "HYBRID"
 
 
 async def ask(services, principal, task: str, graph: bool, max_tokens: int):
-    from app.packs import PackRequest, build_pack
+    from cairn.app.packs import PackRequest, build_pack
 
     sources = ("PASSAGES", "GRAPH") if graph else ("PASSAGES",)
     req = PackRequest(task=task, max_tokens=max_tokens, sources=sources, retrieval=RETRIEVAL)
@@ -87,7 +87,7 @@ async def ask(services, principal, task: str, graph: bool, max_tokens: int):
 
 
 async def evaluate(services, principal, pages: list[dict], max_tokens: int, limit: int | None) -> dict:
-    from app.temporal import task_constraint
+    from cairn.app.temporal import task_constraint
 
     rows = []
     for p in pages:
@@ -146,7 +146,7 @@ def summarise(rows: list[dict]) -> dict:
 
 
 async def main_async(args) -> None:
-    from app.packs import graph_hook
+    from cairn.app.packs import graph_hook
 
     global RETRIEVAL
     RETRIEVAL = args.retrieval

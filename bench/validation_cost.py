@@ -23,7 +23,7 @@ from graphql import parse, specified_rules, validate
 from strawberry.extensions.max_aliases import create_validator as alias_validator
 from strawberry.extensions.query_depth_limiter import create_validator as depth_validator
 
-from resolvers.schema import document_limit_errors, schema
+from cairn.resolvers.schema import document_limit_errors, schema
 
 
 def nested_fragments(n: int) -> str:

@@ -33,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from retrieval.vectors import ClientVectorIndex, EdgeVectorIndex, VectorIndex, VectorPoint
+from cairn.retrieval.vectors import ClientVectorIndex, EdgeVectorIndex, VectorIndex, VectorPoint
 
 DIM = 384
 WORKSPACES = 4

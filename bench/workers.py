@@ -54,7 +54,7 @@ async def _admin(sql: str) -> None:
 
 def _cli(*args: str, env: dict, data_dir: Path) -> dict:
     out = subprocess.run(
-        [sys.executable, "-m", "app.cli", *args, "--data-dir", str(data_dir)],
+        [sys.executable, "-m", "cairn.app.cli", *args, "--data-dir", str(data_dir)],
         check=True,
         capture_output=True,
         text=True,
@@ -67,9 +67,9 @@ def _cli(*args: str, env: dict, data_dir: Path) -> dict:
 async def _write_corpus(url: str, docs: int) -> int:
     from sqlalchemy import select
 
-    from app.core.db import Database
-    from app.core.models import Workspace
-    from app.corpus import SourceDocument, ingest_documents
+    from cairn.app.core.db import Database
+    from cairn.app.core.models import Workspace
+    from cairn.app.corpus import SourceDocument, ingest_documents
 
     db = Database(url)
     try:
@@ -91,7 +91,7 @@ def _start(name: str, data_dir: Path, env: dict) -> tuple[subprocess.Popen, str,
     log = open(OUT / f"workers-{name}.log", "wb")
     t = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--data-dir", str(data_dir)],
+        [sys.executable, "-m", "cairn.app.cli", "serve", "--port", str(port), "--data-dir", str(data_dir)],
         cwd=ROOT,
         env=env,
         stdout=log,
@@ -188,7 +188,7 @@ def run(args) -> dict:
     )
     procs: list[subprocess.Popen] = []
     try:
-        from app.core.migrate import upgrade_database
+        from cairn.app.core.migrate import upgrade_database
 
         upgrade_database(url)
         member = _cli("members", "add", "bench", "--role", "owner", env=env, data_dir=root / "cli")

@@ -14,7 +14,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlmodel import SQLModel
 
-import app.core.models  # noqa: F401  (registers the tables)
+import cairn.app.core.models  # noqa: F401  (registers the tables)
 
 target_metadata = SQLModel.metadata
 MIGRATION_LOCK = 0x43414952_4E4D4947  # "CAIRNMIG": the advisory lock key of migrations

@@ -7,12 +7,12 @@ from datetime import datetime
 import strawberry
 from strawberry.scalars import JSON
 
-from app import contextsets as cs
-from app.core.errors import BadInput
-from app.core.text_rules import validate_identifier
-from app.governance import Governed, Principal
-from resolvers.packs import Trust
-from resolvers.types import Info
+from cairn.app import contextsets as cs
+from cairn.app.core.errors import BadInput
+from cairn.app.core.text_rules import validate_identifier
+from cairn.app.governance import Governed, Principal
+from cairn.resolvers.packs import Trust
+from cairn.resolvers.types import Info
 
 
 @strawberry.type(

@@ -18,10 +18,10 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types.unset import UNSET
 
-from app import decisions as session_service
-from app.core.errors import BadInput
-from app.core.text_rules import validate_identifier
-from app.decisions import (
+from cairn.app import decisions as session_service
+from cairn.app.core.errors import BadInput
+from cairn.app.core.text_rules import validate_identifier
+from cairn.app.decisions import (
     DecisionSubmission,
     NewSession,
     SessionAppend,
@@ -34,8 +34,8 @@ from app.decisions import (
     validate_request,
     validate_session_id,
 )
-from app.governance import Governed, Principal
-from resolvers.types import Info
+from cairn.app.governance import Governed, Principal
+from cairn.resolvers.types import Info
 
 
 @strawberry.enum(description="CHOICE picks one of choices[].value; SCORE picks one of levels[] and returns its score.")

@@ -6,10 +6,10 @@ from datetime import datetime
 
 import strawberry
 
-from app import corpus as docs
-from app.core.errors import BadInput
-from app.core.text_rules import validate_identifier, validate_name
-from app.corpus import (
+from cairn.app import corpus as docs
+from cairn.app.core.errors import BadInput
+from cairn.app.core.text_rules import validate_identifier, validate_name
+from cairn.app.corpus import (
     MAX_PAGE,
     CollectionInfo,
     DocumentListRequest,
@@ -19,9 +19,9 @@ from app.corpus import (
     DocumentWrite,
     validate_list_request,
 )
-from app.governance import Governed, Principal
-from resolvers.packs import AsOfInput
-from resolvers.types import Info
+from cairn.app.governance import Governed, Principal
+from cairn.resolvers.packs import AsOfInput
+from cairn.resolvers.types import Info
 
 
 @strawberry.type(description="A span of a version: version.text[start:end] is the passage text.")

@@ -28,7 +28,7 @@ from graphql import (
     SelectionSetNode,
 )
 
-from resolvers.limits import FragmentFold
+from cairn.resolvers.limits import FragmentFold
 
 MAX_REPEATS = 50
 _CAP = 1_000_000

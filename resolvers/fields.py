@@ -12,11 +12,11 @@ from enum import Enum
 import strawberry
 from strawberry.scalars import JSON
 
-from app import fields as fl
-from app.core.errors import BadInput
-from app.core.text_rules import validate_identifier
-from app.governance import Governed, Principal
-from resolvers.types import Info
+from cairn.app import fields as fl
+from cairn.app.core.errors import BadInput
+from cairn.app.core.text_rules import validate_identifier
+from cairn.app.governance import Governed, Principal
+from cairn.resolvers.types import Info
 
 FieldTypeEnum = strawberry.enum(fl.FieldType, name="FieldType", description="A learned field's value type.")
 MultiplicityEnum = strawberry.enum(

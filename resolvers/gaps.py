@@ -7,9 +7,9 @@ from datetime import datetime
 
 import strawberry
 
-from app import gaps
-from app.governance import Governed, Principal
-from resolvers.types import Info
+from cairn.app import gaps
+from cairn.app.governance import Governed, Principal
+from cairn.resolvers.types import Info
 
 
 @strawberry.input(description="What context was missing for a task (task 1–4,000 characters, missing 1–2,000).")

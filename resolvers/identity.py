@@ -7,10 +7,10 @@ from datetime import datetime
 
 import strawberry
 
-from app import identity
-from app.core.errors import BadInput
-from app.core.text_rules import validate_identifier, validate_name
-from app.governance import (
+from cairn.app import identity
+from cairn.app.core.errors import BadInput
+from cairn.app.core.text_rules import validate_identifier, validate_name
+from cairn.app.governance import (
     DEFAULT_SCOPES,
     MAX_EXPIRY_DAYS,
     MIN_EXPIRY_DAYS,
@@ -21,8 +21,8 @@ from app.governance import (
     Governed,
     Principal,
 )
-from app.identity import CredentialRequest, CredentialView, MemberInfo
-from resolvers.types import Info
+from cairn.app.identity import CredentialRequest, CredentialView, MemberInfo
+from cairn.resolvers.types import Info
 
 
 @strawberry.type(description="Who is calling.")

@@ -8,10 +8,10 @@ from typing import Any
 
 import strawberry
 
-from app import interactions as tracing
-from app.core.text_rules import validate_identifier
-from app.governance import Governed, Principal, normalized_arguments
-from resolvers.types import Info
+from cairn.app import interactions as tracing
+from cairn.app.core.text_rules import validate_identifier
+from cairn.app.governance import Governed, Principal, normalized_arguments
+from cairn.resolvers.types import Info
 
 
 @strawberry.input(description="Trace context from startInteraction: both ids, or omit it (ad hoc).")

@@ -7,11 +7,11 @@ from enum import Enum
 
 import strawberry
 
-from app import memory as mem
-from app.core.errors import BadInput
-from app.core.text_rules import require_storable, validate_identifier
-from app.governance import Governed, Principal
-from app.memory import (
+from cairn.app import memory as mem
+from cairn.app.core.errors import BadInput
+from cairn.app.core.text_rules import require_storable, validate_identifier
+from cairn.app.governance import Governed, Principal
+from cairn.app.memory import (
     ForgetRequest,
     MemoryListQuery,
     MemoryNote,
@@ -19,8 +19,8 @@ from app.memory import (
     MemorySettingsView,
     RecallQuery,
 )
-from resolvers.packs import Trust
-from resolvers.types import Info
+from cairn.resolvers.packs import Trust
+from cairn.resolvers.types import Info
 
 
 @strawberry.enum(

@@ -10,12 +10,12 @@ from typing import Annotated, Any
 import strawberry
 from strawberry.scalars import JSON
 
-from app import interactions as tracing
-from app import ontology
-from app.core.errors import BadInput
-from app.core.text_rules import validate_path
-from app.governance import Governed, Principal
-from app.ontology import (
+from cairn.app import interactions as tracing
+from cairn.app import ontology
+from cairn.app.core.errors import BadInput
+from cairn.app.core.text_rules import validate_path
+from cairn.app.governance import Governed, Principal
+from cairn.app.ontology import (
     InstanceQuery,
     InstancesRequest,
     LoadRequest,
@@ -29,8 +29,8 @@ from app.ontology import (
     parse_mapping,
     toon_rows,
 )
-from resolvers.interactions import TraceInput, plain, receipt_of, trace_dict, traced_call
-from resolvers.ontology_types import (
+from cairn.resolvers.interactions import TraceInput, plain, receipt_of, trace_dict, traced_call
+from cairn.resolvers.ontology_types import (
     MAX_INLINE_FILES,
     ConditionInput,
     CsvFileInput,
@@ -46,7 +46,7 @@ from resolvers.ontology_types import (
     SemanticRecallResult,
     SortInput,
 )
-from resolvers.types import Info
+from cairn.resolvers.types import Info
 
 
 def _validate_kn(kn_id: str, trace: TraceInput | None = None, **_: Any) -> None:

@@ -9,7 +9,7 @@ from datetime import datetime
 import strawberry
 from strawberry.scalars import JSON
 
-from resolvers.interactions import OperationReceipt
+from cairn.resolvers.interactions import OperationReceipt
 
 MAX_INLINE_FILES = 50
 

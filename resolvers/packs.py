@@ -10,10 +10,10 @@ from typing import Annotated, Any
 
 import strawberry
 
-from app import packs as pt
-from app.governance import Governed, Principal
-from app.packs import build_pack, footer_fields, header_fields, item_fields, stream_pack
-from resolvers.types import Info
+from cairn.app import packs as pt
+from cairn.app.governance import Governed, Principal
+from cairn.app.packs import build_pack, footer_fields, header_fields, item_fields, stream_pack
+from cairn.resolvers.types import Info
 
 
 @strawberry.enum(

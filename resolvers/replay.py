@@ -7,10 +7,10 @@ from enum import Enum
 
 import strawberry
 
-from app import replay as rp
-from app.governance import Governed, Principal
-from resolvers.packs import AsOf, Citation, ContextPack, PackItemKind, to_pack
-from resolvers.types import Info
+from cairn.app import replay as rp
+from cairn.app.governance import Governed, Principal
+from cairn.resolvers.packs import AsOf, Citation, ContextPack, PackItemKind, to_pack
+from cairn.resolvers.types import Info
 
 
 @strawberry.enum(description="VERIFY re-checks recorded items against current documents; RECOMPUTE rebuilds the pack.")

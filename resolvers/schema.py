@@ -27,22 +27,22 @@ from starlette.responses import Response
 from strawberry.extensions import MaxTokensLimiter, ParserCache, SchemaExtension, ValidationCache
 from strawberry.types.graphql import OperationType
 
-from app.core.errors import CairnError
-from resolvers.contextsets import ContextSetMutation, ContextSetQuery
-from resolvers.decisions import DecisionMutation, DecisionQuery
-from resolvers.documents import DocumentMutation, DocumentQuery
-from resolvers.field_repeats import repeat_errors
-from resolvers.fields import FieldMutation, FieldQuery
-from resolvers.gaps import GapMutation, GapQuery
-from resolvers.identity import IdentityMutation, IdentityQuery
-from resolvers.interactions import TraceMutation
-from resolvers.limits import MAX_DEPTH, MAX_SELECTIONS, limit_errors
-from resolvers.memory import MemoryMutation, MemoryQuery
-from resolvers.ontology import OntologyMutation, OntologyQuery
-from resolvers.packs import PackQuery, PackSubscription
-from resolvers.replay import ReplayQuery
-from resolvers.templates import TemplateMutation, TemplateQuery
-from resolvers.temporal import TemporalQuery
+from cairn.app.core.errors import CairnError
+from cairn.resolvers.contextsets import ContextSetMutation, ContextSetQuery
+from cairn.resolvers.decisions import DecisionMutation, DecisionQuery
+from cairn.resolvers.documents import DocumentMutation, DocumentQuery
+from cairn.resolvers.field_repeats import repeat_errors
+from cairn.resolvers.fields import FieldMutation, FieldQuery
+from cairn.resolvers.gaps import GapMutation, GapQuery
+from cairn.resolvers.identity import IdentityMutation, IdentityQuery
+from cairn.resolvers.interactions import TraceMutation
+from cairn.resolvers.limits import MAX_DEPTH, MAX_SELECTIONS, limit_errors
+from cairn.resolvers.memory import MemoryMutation, MemoryQuery
+from cairn.resolvers.ontology import OntologyMutation, OntologyQuery
+from cairn.resolvers.packs import PackQuery, PackSubscription
+from cairn.resolvers.replay import ReplayQuery
+from cairn.resolvers.templates import TemplateMutation, TemplateQuery
+from cairn.resolvers.temporal import TemporalQuery
 
 log = logging.getLogger("cairn.graphql")
 

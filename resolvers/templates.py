@@ -13,12 +13,12 @@ from typing import Any
 import strawberry
 from strawberry.scalars import JSON
 
-from app import templates as tpl
-from app.core.errors import BadInput
-from app.core.text_rules import validate_identifier
-from app.governance import Governed, Principal
-from resolvers.ontology_types import ResponseFormat
-from resolvers.types import Info
+from cairn.app import templates as tpl
+from cairn.app.core.errors import BadInput
+from cairn.app.core.text_rules import validate_identifier
+from cairn.app.governance import Governed, Principal
+from cairn.resolvers.ontology_types import ResponseFormat
+from cairn.resolvers.types import Info
 
 
 @strawberry.enum(description="The type of a template parameter.")

@@ -7,10 +7,10 @@ from typing import Annotated
 
 import strawberry
 
-from app import temporal as tm
-from app.governance import Governed, Principal
-from resolvers.packs import AsOfInput, Citation, FactInterval, TimePrecision
-from resolvers.types import Info
+from cairn.app import temporal as tm
+from cairn.app.governance import Governed, Principal
+from cairn.resolvers.packs import AsOfInput, Citation, FactInterval, TimePrecision
+from cairn.resolvers.types import Info
 
 
 @strawberry.type(description="A time-scoped statement from a document, cited, with its interval.")

@@ -11,7 +11,7 @@ from typing import TypeAlias
 
 import strawberry
 
-from app.context import RequestContext
+from cairn.app.context import RequestContext
 
 Info: TypeAlias = strawberry.Info[RequestContext, None]
 

@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
-from retrieval.tokens import count_tokens, token_boundaries
+from cairn.retrieval.tokens import count_tokens, token_boundaries
 
 _PARAGRAPH_BREAK = re.compile(r"(\r?\n[ \t\r\f\v]*\r?\n\s*)")
 # A sentence ends after Latin terminal punctuation (+ closing quotes/brackets) followed by

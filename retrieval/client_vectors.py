@@ -23,8 +23,8 @@ from uuid import UUID
 
 import numpy as np
 
-from retrieval.checks import check_ids
-from retrieval.qdrant_shared import (
+from cairn.retrieval.checks import check_ids
+from cairn.retrieval.qdrant_shared import (
     check_server,
     count_holding,
     drop_named_vectors,
@@ -37,7 +37,7 @@ from retrieval.qdrant_shared import (
     unavailable,
     write_named_vectors,
 )
-from retrieval.vector_types import (
+from cairn.retrieval.vector_types import (
     DEFAULT_SPACE,
     UPSERT_BATCH,
     VectorChecks,

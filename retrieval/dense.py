@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from retrieval.embeddings import Embedder
-from retrieval.language import is_cjk
-from retrieval.vector_types import DEFAULT_SPACE
+from cairn.retrieval.embeddings import Embedder
+from cairn.retrieval.language import is_cjk
+from cairn.retrieval.vector_types import DEFAULT_SPACE
 
 __all__ = ["DEFAULT_SPACE", "DenseModels", "DenseServed", "merge_spaces", "scale_by_space", "space_of"]
 

@@ -30,8 +30,8 @@ from uuid import UUID
 
 import numpy as np
 
-from retrieval.checks import check_ids
-from retrieval.vector_types import (
+from cairn.retrieval.checks import check_ids
+from cairn.retrieval.vector_types import (
     DEFAULT_SPACE,
     PAYLOAD_KEYS,
     UPSERT_BATCH,

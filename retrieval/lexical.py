@@ -57,10 +57,10 @@ from whoosh.scoring import BM25F
 from whoosh.searching import Searcher
 from whoosh.writing import CLEAR
 
-from retrieval.analysis import cairn_analyzer
-from retrieval.checks import check_ids
-from retrieval.lexical_query import CJK_MODES, bm25_query, filter_query
-from retrieval.lexical_scoring import SegmentArrays, allowed_mask, bm25_top, disjunction_terms
+from cairn.retrieval.analysis import cairn_analyzer
+from cairn.retrieval.checks import check_ids
+from cairn.retrieval.lexical_query import CJK_MODES, bm25_query, filter_query
+from cairn.retrieval.lexical_scoring import SegmentArrays, allowed_mask, bm25_top, disjunction_terms
 
 INDEX_NAME = "passages"
 

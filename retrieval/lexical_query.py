@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from whoosh import query as wq
 from whoosh.searching import Searcher
 
-from retrieval.analysis import analyze_runs
+from cairn.retrieval.analysis import analyze_runs
 
 CJK_MODES = ("or", "phrase", "or+phrase")
 

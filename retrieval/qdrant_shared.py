@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from retrieval.vector_types import PAYLOAD_KEYS, UPSERT_BATCH, VectorStoreInUse, VectorStoreUnavailable
+from cairn.retrieval.vector_types import PAYLOAD_KEYS, UPSERT_BATCH, VectorStoreInUse, VectorStoreUnavailable
 
 
 def unavailable(url: str, exc: BaseException) -> VectorStoreUnavailable:

@@ -56,10 +56,10 @@ from typing import Any
 
 from whoosh.util.numeric import byte_to_length, length_to_byte
 
-from retrieval.analysis import analyze, analyze_runs
-from retrieval.checks import check_ids
-from retrieval.lexical import IndexedPassage
-from retrieval.qdrant_shared import (
+from cairn.retrieval.analysis import analyze, analyze_runs
+from cairn.retrieval.checks import check_ids
+from cairn.retrieval.lexical import IndexedPassage
+from cairn.retrieval.qdrant_shared import (
     count_holding,
     drop_named_vectors,
     ensure_payload_indexes,
@@ -70,7 +70,7 @@ from retrieval.qdrant_shared import (
     unavailable,
     write_named_vectors,
 )
-from retrieval.vector_types import point_id, ranked_search
+from cairn.retrieval.vector_types import point_id, ranked_search
 
 BM25_VECTOR = "bm25"
 """Name of the sparse vector (IDF modifier) in the shared collection."""

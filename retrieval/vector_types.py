@@ -13,7 +13,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from retrieval.checks import check_ids
+from cairn.retrieval.checks import check_ids
 
 PASSAGE_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://cairn.invalid/passage")
 """UUIDv5 namespace for point ids; changing it orphans every stored point."""

@@ -29,9 +29,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from retrieval.client_vectors import ClientVectorIndex
-from retrieval.edge_vectors import EdgeVectorIndex
-from retrieval.vector_types import (
+from cairn.retrieval.client_vectors import ClientVectorIndex
+from cairn.retrieval.edge_vectors import EdgeVectorIndex
+from cairn.retrieval.vector_types import (
     DEFAULT_SPACE,
     PASSAGE_NAMESPACE,
     VectorIndex,

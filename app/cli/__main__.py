@@ -1,8 +1,8 @@
-"""``python -m app.cli``: the cairn command."""
+"""``python -m cairn.app.cli``: the cairn command."""
 
 import sys
 
-from app.cli import main
+from cairn.app.cli import main
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from app.core.config import Settings, SettingsInvalid, load_settings
+from cairn.app.core.config import Settings, SettingsInvalid, load_settings
 
 
 def _typer(help: str, **kw) -> typer.Typer:
@@ -66,7 +66,7 @@ def _settings(data_dir: Path | None, *, require_store: bool = False) -> Settings
     except SettingsInvalid as exc:
         _fail(exc.message)
     if require_store:
-        from app.core.datadir import store_exists
+        from cairn.app.core.datadir import store_exists
 
         try:
             exists = store_exists(settings)
@@ -91,9 +91,9 @@ def _where(settings: Settings) -> str:
 async def _open(settings: Settings, *, with_vectors: bool | None = True):
     """``(db, indexes)``: migrated database; indexes (taking the data dir lock first) unless
     ``with_vectors`` is None (SQL-only commands, safe beside a running server)."""
-    from app.core.db import Database
-    from app.core.migrate import upgrade_database
-    from app.corpus import open_indexes
+    from cairn.app.core.db import Database
+    from cairn.app.core.migrate import upgrade_database
+    from cairn.app.corpus import open_indexes
 
     indexes = open_indexes(settings, with_vectors=with_vectors) if with_vectors is not None else None
     try:
@@ -113,7 +113,7 @@ async def _workspace(db, name: str, *, create: bool | None = None):
     the implicit ``default`` workspace, so a mistyped ``--workspace`` is refused instead of
     silently making a new tenant; False creates nothing.
     """
-    from app import identity
+    from cairn.app import identity
 
     async with db.session() as s:
         ws = await identity.get_workspace_by_name(s, name)
@@ -126,9 +126,9 @@ async def _workspace(db, name: str, *, create: bool | None = None):
 
 def _run(coro):
     """Run a coroutine; operator-facing errors become one line on stderr and exit code 2."""
-    from app.core.datadir import DataDirInUse
-    from app.core.errors import CairnError
-    from retrieval.vectors import VectorStoreUnavailable
+    from cairn.app.core.datadir import DataDirInUse
+    from cairn.app.core.errors import CairnError
+    from cairn.retrieval.vectors import VectorStoreUnavailable
 
     try:
         return asyncio.run(coro)
@@ -177,7 +177,7 @@ async def ingest_with_progress(
     Returns:
         The :class:`~app.corpus.ingest.IngestReport`.
     """
-    from app.corpus import ingest_documents
+    from cairn.app.corpus import ingest_documents
 
     t_docs = progress.add_task("documents", total=len(docs))
     return await ingest_documents(
@@ -243,13 +243,13 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
     migrate, then run uvicorn."""
     import uvicorn
 
-    from app.core.datadir import DataDirInUse, DataDirLock
-    from app.core.migrate import upgrade_database
-    from app.main import create_app
-    from app.observability import TracingConfigError
-    from app.observability import configure_from_env as configure_tracing
-    from retrieval.client_vectors import check_server
-    from retrieval.vectors import VectorStoreUnavailable
+    from cairn.app.core.datadir import DataDirInUse, DataDirLock
+    from cairn.app.core.migrate import upgrade_database
+    from cairn.app.main import create_app
+    from cairn.app.observability import TracingConfigError
+    from cairn.app.observability import configure_from_env as configure_tracing
+    from cairn.retrieval.client_vectors import check_server
+    from cairn.retrieval.vectors import VectorStoreUnavailable
 
     lock = None
     try:
@@ -279,7 +279,7 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
 
 def _embedder(settings: Settings):
     """The embedding provider named by settings (no vector store: loads write SQL only)."""
-    from retrieval.embeddings import load_embedder
+    from cairn.retrieval.embeddings import load_embedder
 
     if settings.embedder == "none":
         return None
@@ -294,7 +294,7 @@ def _embedder(settings: Settings):
 
 
 async def _load_ontology(settings: Settings, mapping: Path, source_dir: Path | None, workspace: str):
-    from app.ontology import load_network, read_mapping_file
+    from cairn.app.ontology import load_network, read_mapping_file
 
     spec = read_mapping_file(mapping)
     db, _ = await _open(settings, with_vectors=None)

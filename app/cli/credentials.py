@@ -5,7 +5,7 @@ from pathlib import Path
 
 import typer
 
-from app.cli.common import DataDir, WorkspaceOpt, _admin, _typer
+from cairn.app.cli.common import DataDir, WorkspaceOpt, _admin, _typer
 
 credentials_cli = _typer("Agent credentials (ck_… tokens).")
 
@@ -35,7 +35,7 @@ def credentials_create(
 @credentials_cli.command("revoke")
 def credentials_revoke(credential_id: str, workspace: str = WorkspaceOpt, data_dir: Path | None = DataDir) -> None:
     """Revoke an agent credential now."""
-    from app import identity
+    from cairn.app import identity
 
     cred = _admin(
         data_dir,
@@ -50,8 +50,8 @@ def credentials_list(workspace: str = WorkspaceOpt, data_dir: Path | None = Data
     """List agent credentials (never their secrets), each with its status: ACTIVE, REVOKED,
     EXPIRED or AUTHORITY_LOST (:mod:`app.identity.credential_state`) and the scopes its
     creator no longer holds."""
-    from app import identity
-    from app.identity import credential_states
+    from cairn.app import identity
+    from cairn.app.identity import credential_states
 
     async def listed(s, ws):
         creds = await identity.list_credentials(s, workspace_id=ws.id)
@@ -75,10 +75,10 @@ def credentials_list(workspace: str = WorkspaceOpt, data_dir: Path | None = Data
 
 
 async def _create_credential(s, creator_id, scopes, days, name):
-    from app import identity
-    from app.core.errors import Forbidden, NotFound
-    from app.core.models import Member
-    from app.governance import DEFAULT_SCOPES, ROLE_PERMISSIONS, Principal, capabilities_for_scopes
+    from cairn.app import identity
+    from cairn.app.core.errors import Forbidden, NotFound
+    from cairn.app.core.models import Member
+    from cairn.app.governance import DEFAULT_SCOPES, ROLE_PERMISSIONS, Principal, capabilities_for_scopes
 
     m = await s.get(Member, creator_id)
     if m is None or m.removed_at is not None:

@@ -2,12 +2,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.cli.common import DataDir, _settings, _where, console
+from cairn.app.cli.common import DataDir, _settings, _where, console
 
 
 def migrate(data_dir: Path | None = DataDir) -> None:
     """Bring the database schema to the newest Alembic revision (creates a new store)."""
-    from app.core.migrate import upgrade_database
+    from cairn.app.core.migrate import upgrade_database
 
     settings = _settings(data_dir)
     upgrade_database(settings.resolved_database_url)

@@ -13,13 +13,13 @@ from pathlib import Path
 import typer
 from sqlalchemy import select
 
-from app import identity
-from app.cli.common import DataDir, _fail, _load_ontology, _progress, _run, _serve, _settings, console
-from app.cli.templates import template_demo_query
-from app.core.config import Settings
-from app.core.models import AgentCredential, Member
-from app.corpus import IngestReport, SourceDocument, ingest_documents
-from app.governance import ROLE_PERMISSIONS, Principal, capabilities_for_scopes, issue_token
+from cairn.app import identity
+from cairn.app.cli.common import DataDir, _fail, _load_ontology, _progress, _run, _serve, _settings, console
+from cairn.app.cli.templates import template_demo_query
+from cairn.app.core.config import Settings
+from cairn.app.core.models import AgentCredential, Member
+from cairn.app.corpus import IngestReport, SourceDocument, ingest_documents
+from cairn.app.governance import ROLE_PERMISSIONS, Principal, capabilities_for_scopes, issue_token
 
 DEMO_OWNER = "demo-owner"
 DEMO_AGENT = "demo-agent"
@@ -95,7 +95,7 @@ class DemoInfo:
 
 async def prepare_demo(settings: Settings, *, progress_factory=None) -> DemoInfo:
     """Migrate, create or reuse the demo workspace/owner, rotate tokens, ingest the sample."""
-    from app.cli.common import _open, _workspace
+    from cairn.app.cli.common import _open, _workspace
 
     db, indexes = await _open(settings)
     try:
@@ -148,7 +148,7 @@ async def prepare_demo(settings: Settings, *, progress_factory=None) -> DemoInfo
                 chunk_max_tokens=settings.chunk_max_tokens,
             )
         else:
-            from app.cli.common import ingest_with_progress
+            from cairn.app.cli.common import ingest_with_progress
 
             with progress_factory() as progress:
                 report = await ingest_with_progress(
@@ -160,7 +160,7 @@ async def prepare_demo(settings: Settings, *, progress_factory=None) -> DemoInfo
                     docs=docs,
                     chunk_max_tokens=settings.chunk_max_tokens,
                 )
-        from app.contextsets import import_context_sets
+        from cairn.app.contextsets import import_context_sets
 
         @dataclass
         class _Db:
@@ -253,8 +253,8 @@ def print_demo(info: DemoInfo, *, host: str, port: int, serving: bool = True) ->
 
 
 async def _template_demo(settings: Settings, csv_dir: Path, workspace_id: str):
-    from app.cli.templates import prepare_template_demo
-    from app.core.db import Database
+    from cairn.app.cli.templates import prepare_template_demo
+    from cairn.app.core.db import Database
 
     db = Database(settings.resolved_database_url)
     try:
@@ -280,7 +280,7 @@ def demo(
     ),
 ) -> None:
     """The main job on the embedded default: ingest Python's own docs, print tokens, serve GraphiQL."""
-    from app.core.datadir import DataDirInUse, DataDirLock
+    from cairn.app.core.datadir import DataDirInUse, DataDirLock
 
     settings = _settings(data_dir)
     try:

@@ -15,14 +15,14 @@ from types import SimpleNamespace
 
 import typer
 
-from app.cli.common import DataDir, WorkspaceOpt, _fail, _open, _run, _settings, _typer, _workspace
+from cairn.app.cli.common import DataDir, WorkspaceOpt, _fail, _open, _run, _settings, _typer, _workspace
 
 documents_cli = _typer("Documents of a collection.")
 
 
 async def _list(settings, workspace: str, collection: str, first: int, after: str | None):
-    from app.corpus import DocumentListRequest, list_collections, list_documents
-    from app.governance import ROLE_PERMISSIONS, Principal
+    from cairn.app.corpus import DocumentListRequest, list_collections, list_documents
+    from cairn.app.governance import ROLE_PERMISSIONS, Principal
 
     db, _ = await _open(settings, with_vectors=None)
     try:

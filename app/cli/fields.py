@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import typer
 
-from app.cli.common import DataDir, WorkspaceOpt, _fail, _open, _progress, _run, _settings, _typer, _workspace
+from cairn.app.cli.common import DataDir, WorkspaceOpt, _fail, _open, _progress, _run, _settings, _typer, _workspace
 
 fields_cli = _typer("Learned fields: define, extract, list, suggest, query.")
 CollectionOpt = typer.Option(..., "--collection", "-c", help="Collection name.")
@@ -23,7 +23,7 @@ jurisdiction, party, term)."""
 
 
 def _operator(ws_id: str):
-    from app.governance import ROLE_PERMISSIONS, Principal
+    from cairn.app.governance import ROLE_PERMISSIONS, Principal
 
     return Principal(
         kind="member",
@@ -43,8 +43,8 @@ def read_fields_yaml(path: Path):
     """
     import yaml
 
-    from app.core.errors import BadInput
-    from app.fields import KLEISTER_NDA_FIELDS, FieldSpec, FieldType, Multiplicity
+    from cairn.app.core.errors import BadInput
+    from cairn.app.fields import KLEISTER_NDA_FIELDS, FieldSpec, FieldType, Multiplicity
 
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -81,7 +81,7 @@ def _with_collection(data_dir, workspace: str, collection: str, action):
     settings = _settings(data_dir, require_store=True)
 
     async def go():
-        from app.corpus import list_collections
+        from cairn.app.corpus import list_collections
 
         db, _ = await _open(settings, with_vectors=None)
         try:
@@ -106,8 +106,8 @@ def define(
     data_dir: Path | None = DataDir,
 ) -> None:
     """Create or replace the collection's fields from a YAML file (then run `cairn fields extract`)."""
-    from app.core.errors import BadInput
-    from app.fields import DefineFieldsRequest, define_fields
+    from cairn.app.core.errors import BadInput
+    from cairn.app.fields import DefineFieldsRequest, define_fields
 
     try:
         specs = read_fields_yaml(file)
@@ -123,7 +123,7 @@ def define(
 
 async def extract_with_progress(services, principal, collection_id: str, *, force: bool = False):
     """:func:`app.fields.extract_fields` with a documents bar on stderr."""
-    from app.fields import ExtractRequest, extract_fields
+    from cairn.app.fields import ExtractRequest, extract_fields
 
     with _progress() as progress:
         task = progress.add_task("fields", total=None)
@@ -153,7 +153,7 @@ def extract(
 @fields_cli.command("list")
 def list_(collection: str = CollectionOpt, workspace: str = WorkspaceOpt, data_dir: Path | None = DataDir) -> None:
     """The collection's fields with coverage, as JSON lines."""
-    from app.fields import FieldsRequest, list_fields
+    from cairn.app.fields import FieldsRequest, list_fields
 
     async def action(services, principal, coll_id):
         return await list_fields(services, principal, FieldsRequest(coll_id))
@@ -178,7 +178,7 @@ def list_(collection: str = CollectionOpt, workspace: str = WorkspaceOpt, data_d
 @fields_cli.command("suggest")
 def suggest(collection: str = CollectionOpt, workspace: str = WorkspaceOpt, data_dir: Path | None = DataDir) -> None:
     """Fields suggested by recurring `Label: value` lines (never applied), as JSON lines."""
-    from app.fields import SuggestRequest, suggest_fields
+    from cairn.app.fields import SuggestRequest, suggest_fields
 
     async def action(services, principal, coll_id):
         return await suggest_fields(services, principal, SuggestRequest(coll_id))
@@ -208,7 +208,7 @@ def query(
     data_dir: Path | None = DataDir,
 ) -> None:
     """Run a queryFields plan; prints the result as JSON (rows with cited values, groups, coverage lines)."""
-    from app.fields import Aggregate, Filter, Plan, Sort, query_fields
+    from cairn.app.fields import Aggregate, Filter, Plan, Sort, query_fields
 
     try:
         raw = json.loads(plan.read_text(encoding="utf-8"))

@@ -6,7 +6,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from app.cli.common import (
+from cairn.app.cli.common import (
     DataDir,
     WorkspaceOpt,
     _fail,
@@ -19,13 +19,13 @@ from app.cli.common import (
     index_progress,
     ingest_with_progress,
 )
-from app.core.config import Settings
+from cairn.app.core.config import Settings
 
 
 def _scan(path: Path):
     """``(documents, skipped files)`` of an ingest source, read before any store is touched."""
-    from app.core.errors import BadInput
-    from app.corpus import SkippedFile, iter_sources
+    from cairn.app.core.errors import BadInput
+    from cairn.app.corpus import SkippedFile, iter_sources
 
     skipped: list[SkippedFile] = []
     try:
@@ -36,8 +36,8 @@ def _scan(path: Path):
 
 def _check_name(value: str, option: str) -> None:
     """Refuse a bad name given on the command line before any store or file is touched."""
-    from app.core.errors import BadInput
-    from app.core.text_rules import validate_name
+    from cairn.app.core.errors import BadInput
+    from cairn.app.core.text_rules import validate_name
 
     try:
         validate_name(value, option, 120)
@@ -72,9 +72,9 @@ async def _extract_fields(db, settings: Settings, workspace_id: str, collection:
     """Learned fields of the collection extracted from its new versions (None: no fields defined)."""
     from types import SimpleNamespace
 
-    from app.cli.fields import _operator, extract_with_progress
-    from app.corpus import list_collections
-    from app.fields import FieldsRequest, list_fields
+    from cairn.app.cli.fields import _operator, extract_with_progress
+    from cairn.app.corpus import list_collections
+    from cairn.app.fields import FieldsRequest, list_fields
 
     async with db.session() as s:
         coll = next(c for c, _ in await list_collections(s, workspace_id=workspace_id) if c.name == collection)
@@ -157,7 +157,7 @@ def reindex(
     data_dir: Path | None = DataDir,
 ) -> None:
     """Rebuild the Whoosh and Qdrant indexes and the temporal statement index from SQL."""
-    from app.temporal import rebuild_index
+    from cairn.app.temporal import rebuild_index
 
     settings = _settings(data_dir, require_store=True)
 

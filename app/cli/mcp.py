@@ -4,7 +4,7 @@ from pathlib import Path
 
 import typer
 
-from app.cli.common import DataDir, _fail, _open, _run, _settings
+from cairn.app.cli.common import DataDir, _fail, _open, _run, _settings
 
 
 def mcp(
@@ -27,9 +27,9 @@ def mcp(
     settings = _settings(data_dir, require_store=True)
 
     async def go() -> None:
-        from app.context import RequestContext, bootstrap
-        from app.core.logs import configure_logging
-        from app.mcp import run_stdio
+        from cairn.app.context import RequestContext, bootstrap
+        from cairn.app.core.logs import configure_logging
+        from cairn.app.mcp import run_stdio
 
         configure_logging(settings.log_level)
         db, indexes = await _open(settings)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import typer
 
-from app.cli.common import DataDir, WorkspaceOpt, _admin, _typer
+from cairn.app.cli.common import DataDir, WorkspaceOpt, _admin, _typer
 
 members_cli = _typer("Members (humans) and their tokens.")
 
@@ -13,7 +13,7 @@ members_cli = _typer("Members (humans) and their tokens.")
 @members_cli.command("list")
 def members_list(workspace: str = WorkspaceOpt, data_dir: Path | None = DataDir) -> None:
     """List live members (never their tokens)."""
-    from app import identity
+    from cairn.app import identity
 
     for m in _admin(data_dir, lambda s, ws: identity.list_members(s, workspace_id=ws.id), workspace=workspace):
         typer.echo(json.dumps({"memberId": m.id, "name": m.name, "role": m.role}))
@@ -27,7 +27,7 @@ def members_set_role(
     data_dir: Path | None = DataDir,
 ) -> None:
     """Change a member's role (their agent credentials act with it from the next call)."""
-    from app import identity
+    from cairn.app import identity
 
     m = _admin(
         data_dir,
@@ -45,7 +45,7 @@ def members_add(
     data_dir: Path | None = DataDir,
 ) -> None:
     """Add a member and print their member token (shown once)."""
-    from app import identity
+    from cairn.app import identity
 
     member, issued = _admin(
         data_dir,

@@ -5,7 +5,17 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from app.cli.common import DataDir, WorkspaceOpt, _admin, _console, _load_ontology, _run, _settings, _typer, console
+from cairn.app.cli.common import (
+    DataDir,
+    WorkspaceOpt,
+    _admin,
+    _console,
+    _load_ontology,
+    _run,
+    _settings,
+    _typer,
+    console,
+)
 
 ontology_cli = _typer("Knowledge networks (ontology): load from a mapping, list.")
 
@@ -40,7 +50,7 @@ def ontology_list(workspace: str = WorkspaceOpt, data_dir: Path | None = DataDir
     """Knowledge networks of a workspace with their object types and instance counts."""
     from sqlalchemy import select
 
-    from app.core.models import KnowledgeNetwork, ObjectType
+    from cairn.app.core.models import KnowledgeNetwork, ObjectType
 
     async def action(s, ws):
         kns = (await s.execute(select(KnowledgeNetwork).where(KnowledgeNetwork.workspace_id == ws.id))).scalars().all()

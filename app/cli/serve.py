@@ -4,7 +4,7 @@ from pathlib import Path
 
 import typer
 
-from app.cli.common import DataDir, _serve, _settings
+from cairn.app.cli.common import DataDir, _serve, _settings
 
 
 def serve(

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from app.cli.common import DataDir, WorkspaceOpt, _fail, _run, _settings, _typer
+from cairn.app.cli.common import DataDir, WorkspaceOpt, _fail, _run, _settings, _typer
 
 sets_cli = _typer("Context sets: curated answers, definitions, instructions and required evidence.")
 
@@ -29,8 +29,8 @@ async def _author(s, ws_id: str, member: str | None):
     """
     from sqlalchemy import select
 
-    from app.core.models import Member
-    from app.governance import ROLE_PERMISSIONS, Principal
+    from cairn.app.core.models import Member
+    from cairn.app.governance import ROLE_PERMISSIONS, Principal
 
     stmt = select(Member).where(Member.workspace_id == ws_id, Member.removed_at.is_(None))
     if member is not None:
@@ -56,8 +56,8 @@ async def import_file(settings, path: Path, workspace: str, member: str | None) 
     """Import a YAML file of sets (format: :mod:`app.contextsets.importer`); one JSON row per set."""
     import yaml
 
-    from app.cli.common import _open, _workspace
-    from app.contextsets import import_context_sets
+    from cairn.app.cli.common import _open, _workspace
+    from cairn.app.contextsets import import_context_sets
 
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))

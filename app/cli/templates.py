@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from app.cli.common import DataDir, WorkspaceOpt, _fail, _open, _run, _settings, _typer, _workspace
+from cairn.app.cli.common import DataDir, WorkspaceOpt, _fail, _open, _run, _settings, _typer, _workspace
 
 templates_cli = _typer("Query templates: the Northwind demo database, loading and approving templates.")
 
@@ -26,7 +26,7 @@ def load_northwind_cmd(
     """Create the Northwind tables (snake_case) in the business database and load the CSV rows."""
     from sqlalchemy.exc import SQLAlchemyError
 
-    from app.templates import load_northwind
+    from cairn.app.templates import load_northwind
 
     url = to or _settings(data_dir).templates_database_url
     if not url:
@@ -58,10 +58,10 @@ def load_templates_cmd(
     async def go():
         from sqlalchemy import or_, select
 
-        from app import templates as tpl
-        from app.core.errors import Forbidden, NotFound
-        from app.core.models import ContextSet, Member, QueryTemplate
-        from app.governance import ROLE_PERMISSIONS, Principal
+        from cairn.app import templates as tpl
+        from cairn.app.core.errors import Forbidden, NotFound
+        from cairn.app.core.models import ContextSet, Member, QueryTemplate
+        from cairn.app.governance import ROLE_PERMISSIONS, Principal
 
         definitions = tpl.load_catalog(file)
         db, _ = await _open(settings, with_vectors=None)
@@ -131,11 +131,11 @@ async def prepare_template_demo(settings, csv_dir: Path, workspace_id: str, memb
     """
     from sqlalchemy import select
 
-    from app import contextsets
-    from app import templates as tpl
-    from app.core.db import Database
-    from app.core.models import ContextSet, Member, QueryTemplate
-    from app.governance import ROLE_PERMISSIONS, Principal
+    from cairn.app import contextsets
+    from cairn.app import templates as tpl
+    from cairn.app.core.db import Database
+    from cairn.app.core.models import ContextSet, Member, QueryTemplate
+    from cairn.app.governance import ROLE_PERMISSIONS, Principal
 
     url = settings.templates_database_url
     if not url:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import typer
 
-from app.cli.common import DataDir, _admin, _typer
+from cairn.app.cli.common import DataDir, _admin, _typer
 
 workspaces_cli = _typer("Workspaces (tenants).")
 
@@ -15,7 +15,7 @@ def workspaces_create(
     name: str, non_retaining: bool = typer.Option(False, "--non-retaining"), data_dir: Path | None = DataDir
 ) -> None:
     """Create a workspace."""
-    from app import identity
+    from cairn.app import identity
 
     ws = _admin(
         data_dir, lambda s, _: identity.create_workspace(s, name=name, retaining=not non_retaining), require_store=False
@@ -28,7 +28,7 @@ def workspaces_list(data_dir: Path | None = DataDir) -> None:
     """List workspaces (one JSON object per line)."""
     from sqlalchemy import select
 
-    from app.core.models import Workspace
+    from cairn.app.core.models import Workspace
 
     async def action(s, _):
         return list((await s.execute(select(Workspace).order_by(Workspace.name))).scalars())

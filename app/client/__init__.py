@@ -8,8 +8,8 @@ It imports nothing from the server (import-linter contract): a program using it 
 httpx (and websockets for the subscription).
 """
 
-from app.client.clients import AsyncCairnClient, CairnClient
-from app.client.documents import item_metadata
-from app.client.protocol import CairnAPIError, pack_input
+from cairn.app.client.clients import AsyncCairnClient, CairnClient
+from cairn.app.client.documents import item_metadata
+from cairn.app.client.protocol import CairnAPIError, pack_input
 
 __all__ = ["AsyncCairnClient", "CairnAPIError", "CairnClient", "item_metadata", "pack_input"]

@@ -22,8 +22,8 @@ from typing import Any
 
 import httpx
 
-from app.client import protocol as p
-from app.client.protocol import CairnAPIError
+from cairn.app.client import protocol as p
+from cairn.app.client.protocol import CairnAPIError
 
 DEFAULT_TIMEOUT = 120.0
 STREAM_PATH = "/v1/context-packs/stream"

@@ -12,8 +12,8 @@ from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, Callba
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 
-from app.client.clients import AsyncCairnClient, CairnClient
-from app.client.documents import item_metadata, pack_options
+from cairn.app.client.clients import AsyncCairnClient, CairnClient
+from cairn.app.client.documents import item_metadata, pack_options
 
 
 def pack_documents(pack: dict) -> list[Document]:

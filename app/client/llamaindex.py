@@ -12,8 +12,8 @@ from typing import Any
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from app.client.clients import AsyncCairnClient, CairnClient
-from app.client.documents import item_metadata, pack_options
+from cairn.app.client.clients import AsyncCairnClient, CairnClient
+from cairn.app.client.documents import item_metadata, pack_options
 
 
 def pack_nodes(pack: dict) -> list[NodeWithScore]:

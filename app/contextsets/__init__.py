@@ -6,16 +6,16 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.contextsets.errors import ContextSetLimit, ContextSetNameTaken
-from app.contextsets.importer import import_context_sets
-from app.contextsets.library import (
+from cairn.app.contextsets.errors import ContextSetLimit, ContextSetNameTaken
+from cairn.app.contextsets.importer import import_context_sets
+from cairn.app.contextsets.library import (
     AnswerHit,
     DefinitionHit,
     validate_list,
     validate_lookup,
     validate_match,
 )
-from app.contextsets.operations import (
+from cairn.app.contextsets.operations import (
     ContextSetVersionsRequest,
     GetContextSetRequest,
     ListContextSetsRequest,
@@ -30,9 +30,9 @@ from app.contextsets.operations import (
     match_verified_answers,
     update_context_set,
 )
-from app.contextsets.packing import SetItem, SetPlan, plan_set
-from app.contextsets.store import active_set, check_set_access
-from app.contextsets.types import (
+from cairn.app.contextsets.packing import SetItem, SetPlan, plan_set
+from cairn.app.contextsets.store import active_set, check_set_access
+from cairn.app.contextsets.types import (
     KINDS,
     READ_LIMIT_DEFAULT,
     ContextSetView,

@@ -6,7 +6,7 @@ The scope refusals shared with other packages (``AGENT_CONTEXT_SET_SCOPE_REFUSED
 
 from __future__ import annotations
 
-from app.core.errors import Conflict, ContextSetInactive, ContextSetScopeRefused
+from cairn.app.core.errors import Conflict, ContextSetInactive, ContextSetScopeRefused
 
 __all__ = ["ContextSetInactive", "ContextSetLimit", "ContextSetNameTaken", "ContextSetScopeRefused"]
 

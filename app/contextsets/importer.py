@@ -29,11 +29,17 @@ from typing import Any
 
 from sqlalchemy import select
 
-from app.contextsets.store import create_context_set, update_context_set
-from app.contextsets.types import ContextSetView, ContextSetWrite, DefinitionInput, EvidenceRef, VerifiedAnswerInput
-from app.core.errors import BadInput, NotFound
-from app.core.models import Collection, ContextSet, Document
-from app.governance import Principal
+from cairn.app.contextsets.store import create_context_set, update_context_set
+from cairn.app.contextsets.types import (
+    ContextSetView,
+    ContextSetWrite,
+    DefinitionInput,
+    EvidenceRef,
+    VerifiedAnswerInput,
+)
+from cairn.app.core.errors import BadInput, NotFound
+from cairn.app.core.models import Collection, ContextSet, Document
+from cairn.app.governance import Principal
 
 _SET_KEYS = {
     "name",

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.contextsets.matching import INDEXES, AnswerIndex, DefinitionIndex, terms
-from app.contextsets.store import check_set_access, load_set, load_set_cached
-from app.contextsets.types import (
+from cairn.app.contextsets.matching import INDEXES, AnswerIndex, DefinitionIndex, terms
+from cairn.app.contextsets.store import check_set_access, load_set, load_set_cached
+from cairn.app.contextsets.types import (
     QUERY_MAX,
     QUESTION_MAX,
     TERM_MAX,
@@ -29,10 +29,10 @@ from app.contextsets.types import (
     Entry,
     validate_limit,
 )
-from app.core.errors import BadInput, ContextSetInactive
-from app.core.models import ContextSet
-from app.core.text_rules import validate_identifier, validate_text
-from app.governance import Principal
+from cairn.app.core.errors import BadInput, ContextSetInactive
+from cairn.app.core.models import ContextSet
+from cairn.app.core.text_rules import validate_identifier, validate_text
+from cairn.app.governance import Principal
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from retrieval.analysis import analyze
+from cairn.retrieval.analysis import analyze
 
 K1, B = 1.2, 0.75
 ANSWER_WEIGHT = 0.3

@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from app.contextsets import library, store
-from app.contextsets.library import AnswerHit, DefinitionHit
-from app.contextsets.types import READ_LIMIT_DEFAULT, ContextSetView, ContextSetWrite, VersionView
-from app.governance import Principal
+from cairn.app.contextsets import library, store
+from cairn.app.contextsets.library import AnswerHit, DefinitionHit
+from cairn.app.contextsets.types import READ_LIMIT_DEFAULT, ContextSetView, ContextSetWrite, VersionView
+from cairn.app.governance import Principal
 
 
 @dataclass(frozen=True)

@@ -36,16 +36,16 @@ from datetime import datetime
 
 from sqlalchemy import select
 
-from app.contextsets.library import answer_index, definition_index
-from app.contextsets.matching import PACK_MIN_COVERAGE
-from app.contextsets.store import active_set
-from app.contextsets.types import TRUST_APPROVED, ContextSetView
-from app.core.errors import CairnError, ContextSetScopeRefused
-from app.core.models import Collection, Document
-from app.corpus import read_document
-from app.governance import Principal
-from retrieval.packing import pack_greedy
-from retrieval.tokens import count_tokens
+from cairn.app.contextsets.library import answer_index, definition_index
+from cairn.app.contextsets.matching import PACK_MIN_COVERAGE
+from cairn.app.contextsets.store import active_set
+from cairn.app.contextsets.types import TRUST_APPROVED, ContextSetView
+from cairn.app.core.errors import CairnError, ContextSetScopeRefused
+from cairn.app.core.models import Collection, Document
+from cairn.app.corpus import read_document
+from cairn.app.governance import Principal
+from cairn.retrieval.packing import pack_greedy
+from cairn.retrieval.tokens import count_tokens
 
 MAX_ANSWERS = 3
 MAX_DEFINITIONS = 10
@@ -194,7 +194,7 @@ async def _required(
                 continue
             pid, start, end = span[0], span[2], span[3]
         text = version.text[start:end]
-        from app.core.ids import sha256_text
+        from cairn.app.core.ids import sha256_text
 
         items.append(
             SetItem(

@@ -22,8 +22,8 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.contextsets.errors import ContextSetLimit, ContextSetNameTaken
-from app.contextsets.types import (
+from cairn.app.contextsets.errors import ContextSetLimit, ContextSetNameTaken
+from cairn.app.contextsets.types import (
     KINDS,
     MAX_SETS_PER_WORKSPACE,
     TRUST_APPROVED,
@@ -33,12 +33,12 @@ from app.contextsets.types import (
     VersionView,
     validate_write,
 )
-from app.core.db import serialize
-from app.core.errors import BadInput, ContextSetInactive, ContextSetScopeRefused, NotFound
-from app.core.ids import new_id, stable_id, utcnow
-from app.core.models import Collection, ContextSet, ContextSetEntry, ContextSetVersion, Document, Passage
-from app.core.text_rules import validate_identifier
-from app.governance import Principal
+from cairn.app.core.db import serialize
+from cairn.app.core.errors import BadInput, ContextSetInactive, ContextSetScopeRefused, NotFound
+from cairn.app.core.ids import new_id, stable_id, utcnow
+from cairn.app.core.models import Collection, ContextSet, ContextSetEntry, ContextSetVersion, Document, Passage
+from cairn.app.core.text_rules import validate_identifier
+from cairn.app.governance import Principal
 
 
 def _entry(e: ContextSetEntry) -> Entry:
@@ -122,7 +122,7 @@ async def load_set_cached(
     Raises:
         NotFound: as :func:`load_set`.
     """
-    from app.contextsets.matching import INDEXES
+    from cairn.app.contextsets.matching import INDEXES
 
     validate_identifier(set_id, field)
     row = await s.get(ContextSet, set_id, populate_existing=True)
@@ -204,7 +204,7 @@ async def _check_refs(s: AsyncSession, workspace_id: str, w: ContextSetWrite, cu
             refs.append((f"input.verifiedAnswers[{i}].citation", va.document_id, va.passage_id, True))
     required = w.required_evidence
     if required is None and current is not None and (w.collection_ids is not None or w.document_ids is not None):
-        from app.contextsets.types import EvidenceRef
+        from cairn.app.contextsets.types import EvidenceRef
 
         required = tuple(EvidenceRef(e.document_id or "", e.passage_id) for e in current.of("REQUIRED_EVIDENCE"))
     for i, r in enumerate(required or ()):
@@ -470,7 +470,7 @@ async def context_set_versions(services, principal: Principal, set_id: str, limi
     Raises:
         NotFound: no such set. ContextSetScopeRefused: a bound credential asking for another set.
     """
-    from app.contextsets.types import validate_limit
+    from cairn.app.contextsets.types import validate_limit
 
     validate_identifier(set_id, "contextSetId")
     validate_limit(limit)

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from app.core.errors import BadInput
-from app.core.text_rules import validate_identifier, validate_name, validate_text
+from cairn.app.core.errors import BadInput
+from cairn.app.core.text_rules import validate_identifier, validate_name, validate_text
 
 KINDS = ("VERIFIED_ANSWER", "DEFINITION", "INSTRUCTION", "REQUIRED_EVIDENCE")
 TRUST_APPROVED = "APPROVED"
@@ -140,7 +140,7 @@ def validate_write(w: ContextSetWrite, prefix: str = "input", *, creating: bool 
             )
         for j, a in enumerate(d.aliases):
             validate_name(a, f"{f}.aliases[{j}]", TERM_MAX)
-        from app.contextsets.matching import fold
+        from cairn.app.contextsets.matching import fold
 
         key = fold(d.term)
         if key in seen:

@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from app.core.errors import BadInput, CairnError
+from cairn.app.core.errors import BadInput, CairnError
 
 ErrorFactory = Callable[..., CairnError]
 """Builds the error: ``error(message, field=..., limit=...)`` (default :class:`BadInput`)."""

@@ -5,7 +5,7 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.corpus.as_of import (
+from cairn.app.corpus.as_of import (
     DocumentRead,
     VersionMeta,
     VersionView,
@@ -13,8 +13,8 @@ from app.corpus.as_of import (
     read_document,
     visible_versions,
 )
-from app.corpus.changes import Cursor, shared_value
-from app.corpus.documents import (
+from cairn.app.corpus.changes import Cursor, shared_value
+from cairn.app.corpus.documents import (
     delete_document,
     get_collection,
     get_or_create_collection,
@@ -22,10 +22,10 @@ from app.corpus.documents import (
     upsert_document,
     validate_document_input,
 )
-from app.corpus.follower import ChangeFollower
-from app.corpus.indexing import SearchIndexes, open_indexes
-from app.corpus.ingest import IngestReport, SkippedFile, SourceDocument, ingest_documents, iter_sources
-from app.corpus.listing import (
+from cairn.app.corpus.follower import ChangeFollower
+from cairn.app.corpus.indexing import SearchIndexes, open_indexes
+from cairn.app.corpus.ingest import IngestReport, SkippedFile, SourceDocument, ingest_documents, iter_sources
+from cairn.app.corpus.listing import (
     MAX_PAGE,
     DocumentListRequest,
     DocumentPage,
@@ -34,7 +34,7 @@ from app.corpus.listing import (
     PageSizeOutOfRange,
     validate_list_request,
 )
-from app.corpus.operations import (
+from cairn.app.corpus.operations import (
     CitationRequest,
     CollectionInfo,
     DocumentRequest,
@@ -50,7 +50,14 @@ from app.corpus.operations import (
     workspace_collections,
     write_document,
 )
-from app.corpus.passages import MAX_NEIGHBOURS, CitationCheck, PassageView, check_citation, read_section, span_sha256
+from cairn.app.corpus.passages import (
+    MAX_NEIGHBOURS,
+    CitationCheck,
+    PassageView,
+    check_citation,
+    read_section,
+    span_sha256,
+)
 
 __all__ = [
     "MAX_NEIGHBOURS",

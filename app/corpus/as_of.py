@@ -25,10 +25,10 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.errors import NotFound
-from app.core.ids import as_utc, utcnow
-from app.core.models import Collection, Document, DocumentVersion, VersionPassage
-from app.core.text_rules import validate_identifier
+from cairn.app.core.errors import NotFound
+from cairn.app.core.ids import as_utc, utcnow
+from cairn.app.core.models import Collection, Document, DocumentVersion, VersionPassage
+from cairn.app.core.text_rules import validate_identifier
 
 
 @dataclass(frozen=True)

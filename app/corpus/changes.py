@@ -41,9 +41,9 @@ from sqlalchemy import and_, insert, or_, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.db import Database
-from app.core.ids import utcnow
-from app.core.models import IndexChange, Passage, SharedValue
+from cairn.app.core.db import Database
+from cairn.app.core.ids import utcnow
+from cairn.app.core.models import IndexChange, Passage, SharedValue
 
 CHANNEL = "cairn_index_changes"
 """PostgreSQL ``LISTEN``/``NOTIFY`` channel a write signals on."""

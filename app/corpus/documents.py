@@ -22,14 +22,14 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.db import serialize
-from app.core.errors import BadInput, NotFound
-from app.core.ids import as_utc, new_id, sha256_text, stable_id, utcnow
-from app.core.models import Collection, Document, DocumentVersion, Passage, VersionPassage
-from app.core.text_rules import require_storable, validate_identifier, validate_name
-from app.corpus.changes import record_passages
-from retrieval.chunking import chunk_text
-from retrieval.tokens import count_tokens
+from cairn.app.core.db import serialize
+from cairn.app.core.errors import BadInput, NotFound
+from cairn.app.core.ids import as_utc, new_id, sha256_text, stable_id, utcnow
+from cairn.app.core.models import Collection, Document, DocumentVersion, Passage, VersionPassage
+from cairn.app.core.text_rules import require_storable, validate_identifier, validate_name
+from cairn.app.corpus.changes import record_passages
+from cairn.retrieval.chunking import chunk_text
+from cairn.retrieval.tokens import count_tokens
 
 MAX_DOCUMENT_CHARS = 2_000_000
 MAX_TITLE_CHARS = 1_000
@@ -257,7 +257,7 @@ async def delete_document(s: AsyncSession, *, workspace_id: str, document_id: st
     doc.deleted_at = utcnow()
     s.add(doc)
     await s.flush()
-    from app.memory import purge_for_documents  # memories citing it go with it (SPEC §7)
+    from cairn.app.memory import purge_for_documents  # memories citing it go with it (SPEC §7)
 
     await purge_for_documents(s, document_ids=[doc.id])
     return doc.deleted_at

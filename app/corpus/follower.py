@@ -21,8 +21,8 @@ import contextlib
 import logging
 from typing import Any
 
-from app.core.db import Database
-from app.corpus.changes import CHANNEL
+from cairn.app.core.db import Database
+from cairn.app.corpus.changes import CHANNEL
 
 log = logging.getLogger("cairn.indexing")
 

@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core.db import Database
-from app.corpus.changes import (
+from cairn.app.core.db import Database
+from cairn.app.corpus.changes import (
     Change,
     Cursor,
     IndexState,
@@ -52,11 +52,11 @@ from app.corpus.changes import (
     save_state,
     shared_value,
 )
-from retrieval.dense import DenseModels
-from retrieval.embeddings import Embedder
-from retrieval.lexical import IndexedPassage, LexicalIndex
-from retrieval.sparse_bm25 import SparseBM25Index
-from retrieval.vectors import VectorIndex, VectorPoint
+from cairn.retrieval.dense import DenseModels
+from cairn.retrieval.embeddings import Embedder
+from cairn.retrieval.lexical import IndexedPassage, LexicalIndex
+from cairn.retrieval.sparse_bm25 import SparseBM25Index
+from cairn.retrieval.vectors import VectorIndex, VectorPoint
 
 log = logging.getLogger("cairn.indexing")
 
@@ -296,12 +296,12 @@ def open_indexes(settings, *, with_vectors: bool = True) -> SearchIndexes:
         app.core.datadir.DataDirInUse: another process holds the data dir (one-line message).
         retrieval.vectors.VectorStoreUnavailable: the Qdrant server cannot be reached.
     """
-    from app.core.datadir import DataDirInUse, DataDirLock
-    from retrieval.client_vectors import ClientVectorIndex
-    from retrieval.embeddings import load_embedder
-    from retrieval.query_batching import BatchedEmbedder
-    from retrieval.sparse_bm25 import sparse_config
-    from retrieval.vectors import VectorStoreInUse, open_vector_index
+    from cairn.app.core.datadir import DataDirInUse, DataDirLock
+    from cairn.retrieval.client_vectors import ClientVectorIndex
+    from cairn.retrieval.embeddings import load_embedder
+    from cairn.retrieval.query_batching import BatchedEmbedder
+    from cairn.retrieval.sparse_bm25 import sparse_config
+    from cairn.retrieval.vectors import VectorStoreInUse, open_vector_index
 
     data_lock = DataDirLock(Path(settings.data_dir)) if settings.local_indexes else None
     lexical: LexicalIndex | SparseBM25Index | None = None

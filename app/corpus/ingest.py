@@ -40,12 +40,12 @@ from pathlib import Path
 
 import filetype
 
-from app.core.db import Database
-from app.core.errors import BadInput
-from app.core.text_rules import validate_path
-from app.corpus.binary_text import BINARY_SUFFIXES, BinaryTextError, binary_text
-from app.corpus.documents import get_or_create_collection, upsert_document, validate_document_input
-from retrieval.chunking import html_to_text
+from cairn.app.core.db import Database
+from cairn.app.core.errors import BadInput
+from cairn.app.core.text_rules import validate_path
+from cairn.app.corpus.binary_text import BINARY_SUFFIXES, BinaryTextError, binary_text
+from cairn.app.corpus.documents import get_or_create_collection, upsert_document, validate_document_input
+from cairn.retrieval.chunking import html_to_text
 
 TEXT_SUFFIXES = {
     ".txt": "text/plain",

@@ -20,8 +20,8 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.core.errors import BadInput
-from app.core.text_rules import validate_identifier
+from cairn.app.core.errors import BadInput
+from cairn.app.core.text_rules import validate_identifier
 
 DEFAULT_PAGE = 50
 MAX_PAGE = 200

@@ -18,12 +18,12 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from app.core.errors import ContextSetScopeRefused
-from app.core.models import Document
-from app.corpus import documents as docs
-from app.corpus.as_of import DocumentRead, read_document
-from app.corpus.documents import UpsertResult
-from app.corpus.listing import (
+from cairn.app.core.errors import ContextSetScopeRefused
+from cairn.app.core.models import Document
+from cairn.app.corpus import documents as docs
+from cairn.app.corpus.as_of import DocumentRead, read_document
+from cairn.app.corpus.documents import UpsertResult
+from cairn.app.corpus.listing import (
     DocumentListRequest,
     DocumentPage,
     DocumentSummary,
@@ -31,9 +31,9 @@ from app.corpus.listing import (
     encode_cursor,
     validate_list_request,
 )
-from app.corpus.passages import CitationCheck, PassageView, check_citation, read_section
-from app.governance import Principal
-from app.observability import span
+from cairn.app.corpus.passages import CitationCheck, PassageView, check_citation, read_section
+from cairn.app.governance import Principal
+from cairn.app.observability import span
 
 NewVersionHook = Callable[[Any, Principal, str], Awaitable[object]]
 """Called as ``hook(services, principal, collection_id)`` after :func:`write_document` recorded a

@@ -13,11 +13,11 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.errors import BadInput, NotFound
-from app.core.ids import sha256_text
-from app.core.models import Passage
-from app.core.text_rules import validate_identifier
-from app.corpus.as_of import read_document
+from cairn.app.core.errors import BadInput, NotFound
+from cairn.app.core.ids import sha256_text
+from cairn.app.core.models import Passage
+from cairn.app.core.text_rules import validate_identifier
+from cairn.app.corpus.as_of import read_document
 
 MAX_NEIGHBOURS = 10
 """At most this many passages on each side of a section's centre."""

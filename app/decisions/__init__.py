@@ -5,16 +5,16 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.decisions.body import MAX_BODY_BYTES, check_json_value, parse_body
-from app.decisions.errors import (
+from cairn.app.decisions.body import MAX_BODY_BYTES, check_json_value, parse_body
+from cairn.app.decisions.errors import (
     DecisionBodyTooLarge,
     DecisionInputError,
     DecisionMethodNotAllowed,
     DecisionUnsupportedMediaType,
 )
-from app.decisions.idempotency import Outcome, body_sha256, validate_idempotency_key
-from app.decisions.judges import Judge, LocalJudge, OpenAIJudge
-from app.decisions.operations import (
+from cairn.app.decisions.idempotency import Outcome, body_sha256, validate_idempotency_key
+from cairn.app.decisions.judges import Judge, LocalJudge, OpenAIJudge
+from cairn.app.decisions.operations import (
     DecisionSubmission,
     NewSession,
     SessionAppend,
@@ -29,9 +29,9 @@ from app.decisions.operations import (
     start_session,
     submit_decision,
 )
-from app.decisions.request import validate_request, validate_session_id
-from app.decisions.service import DecisionRunner
-from app.decisions.sessions import (
+from cairn.app.decisions.request import validate_request, validate_session_id
+from cairn.app.decisions.service import DecisionRunner
+from cairn.app.decisions.sessions import (
     MAX_READ,
     MessageIn,
     append_messages,
@@ -43,7 +43,7 @@ from app.decisions.sessions import (
     validate_messages,
     validate_title,
 )
-from app.decisions.wire import WIRE, decision_to_wire, error_to_wire
+from cairn.app.decisions.wire import WIRE, decision_to_wire, error_to_wire
 
 __all__ = [
     "MAX_BODY_BYTES",

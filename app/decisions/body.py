@@ -15,7 +15,7 @@ import json
 import math
 from typing import Any
 
-from app.decisions.errors import DecisionBodyTooLarge, DecisionInputError
+from cairn.app.decisions.errors import DecisionBodyTooLarge, DecisionInputError
 
 MAX_BODY_BYTES = 1024 * 1024
 MAX_DEPTH = 16

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.core.errors import CairnError, Conflict
+from cairn.app.core.errors import CairnError, Conflict
 
 
 class DecisionInputError(CairnError):

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from app.core.errors import CairnError, error_class
-from app.core.models import DecisionIdempotency
-from app.decisions.errors import DecisionInProgress, DecisionInputError, IdempotencyKeyReused
+from cairn.app.core.errors import CairnError, error_class
+from cairn.app.core.models import DecisionIdempotency
+from cairn.app.decisions.errors import DecisionInProgress, DecisionInputError, IdempotencyKeyReused
 
 IDEMPOTENCY_TTL = timedelta(hours=24)
 MAX_KEY_BYTES = 256

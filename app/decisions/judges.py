@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from app.decisions.errors import (
+from cairn.app.decisions.errors import (
     DecisionContextTooLarge,
     DecisionInvalidUpstreamResponse,
     DecisionQuotaExhausted,

@@ -27,10 +27,14 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from app.decisions.errors import DecisionContextTooLarge, DecisionContextUnavailable, DecisionInvalidUpstreamResponse
-from app.decisions.judges import Judge, OptionScore, option_probabilities, timeout_error
-from app.decisions.request import DecisionRequest, Question
-from retrieval.tokens import count_tokens
+from cairn.app.decisions.errors import (
+    DecisionContextTooLarge,
+    DecisionContextUnavailable,
+    DecisionInvalidUpstreamResponse,
+)
+from cairn.app.decisions.judges import Judge, OptionScore, option_probabilities, timeout_error
+from cairn.app.decisions.request import DecisionRequest, Question
+from cairn.retrieval.tokens import count_tokens
 
 NORMALISE = "sum"
 PROMPT_STYLE = "auto"

@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.models import AgentSession, SessionMessage
-from app.decisions import sessions
-from app.decisions.idempotency import Outcome
-from app.decisions.request import validate_request
-from app.decisions.sessions import MessageIn
-from app.governance import Principal
+from cairn.app.core.models import AgentSession, SessionMessage
+from cairn.app.decisions import sessions
+from cairn.app.decisions.idempotency import Outcome
+from cairn.app.decisions.request import validate_request
+from cairn.app.decisions.sessions import MessageIn
+from cairn.app.governance import Principal
 
 RECENT_AFTER_WRITE = 50
 """Messages returned with a session after creating or appending to it."""

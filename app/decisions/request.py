@@ -27,9 +27,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.errors import CairnError
-from app.core.text_rules import ErrorFactory, validate_identifier, validate_name
-from app.decisions.body import _MAX_DOUBLE, DecisionInputError, _bad
+from cairn.app.core.errors import CairnError
+from cairn.app.core.text_rules import ErrorFactory, validate_identifier, validate_name
+from cairn.app.decisions.body import _MAX_DOUBLE, DecisionInputError, _bad
 
 MAX_QUESTIONS = 32
 MIN_OPTIONS, MAX_OPTIONS = 2, 32

@@ -39,19 +39,19 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.core.errors import CairnError, NotFound
-from app.core.ids import as_utc, new_id, utcnow
-from app.core.models import Decision, DecisionIdempotency, Workspace
-from app.core.text_rules import validate_identifier
-from app.decisions import sessions as session_service
-from app.decisions.errors import (
+from cairn.app.core.errors import CairnError, NotFound
+from cairn.app.core.ids import as_utc, new_id, utcnow
+from cairn.app.core.models import Decision, DecisionIdempotency, Workspace
+from cairn.app.core.text_rules import validate_identifier
+from cairn.app.decisions import sessions as session_service
+from cairn.app.decisions.errors import (
     DecisionCancelled,
     DecisionContextReadFailed,
     DecisionInProgress,
     DecisionInputError,
     DecisionInternalError,
 )
-from app.decisions.idempotency import (  # noqa: F401 - two names re-exported for tests
+from cairn.app.decisions.idempotency import (  # noqa: F401 - two names re-exported for tests
     IDEMPOTENCY_TTL,
     Outcome,
     body_sha256,
@@ -59,11 +59,11 @@ from app.decisions.idempotency import (  # noqa: F401 - two names re-exported fo
     replay_or_conflict,
     validate_idempotency_key,
 )
-from app.decisions.judges import timeout_error
-from app.decisions.judging import answer_all, session_context, state_context
-from app.decisions.request import DecisionRequest
-from app.governance import Principal
-from app.observability import span
+from cairn.app.decisions.judges import timeout_error
+from cairn.app.decisions.judging import answer_all, session_context, state_context
+from cairn.app.decisions.request import DecisionRequest
+from cairn.app.governance import Principal
+from cairn.app.observability import span
 
 RETENTION_RETAINING = timedelta(days=30)
 RETENTION_NON_RETAINING = timedelta(hours=24)

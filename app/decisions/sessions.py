@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.errors import BadInput, NonRetainingWorkspace, NotFound
-from app.core.ids import new_id, utcnow
-from app.core.models import AgentSession, SessionMessage, Workspace
-from app.core.text_rules import validate_identifier, validate_name, validate_text
-from app.decisions.errors import SessionArchived, SessionConflict, SessionFull
-from app.governance import Principal
+from cairn.app.core.errors import BadInput, NonRetainingWorkspace, NotFound
+from cairn.app.core.ids import new_id, utcnow
+from cairn.app.core.models import AgentSession, SessionMessage, Workspace
+from cairn.app.core.text_rules import validate_identifier, validate_name, validate_text
+from cairn.app.decisions.errors import SessionArchived, SessionConflict, SessionFull
+from cairn.app.governance import Principal
 
 ROLES = ("user", "assistant", "system", "tool")
 MAX_TITLE = 200

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.decisions.request import Dialect
+from cairn.app.decisions.request import Dialect
 
 WIRE = Dialect(session_key="session_id", types=("choice", "score"))
 """The wire dialect of the request validator: ``session_id``, ``choice`` | ``score``."""

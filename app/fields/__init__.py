@@ -10,7 +10,7 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.fields.errors import (
+from cairn.app.fields.errors import (
     FieldDefinitionsTooMany,
     FieldExamplesTooMany,
     FieldKnownAtInvalid,
@@ -28,9 +28,9 @@ from app.fields.errors import (
     FieldQueryTooManyGroups,
     FieldQueryTooManySortKeys,
 )
-from app.fields.finders import find_candidates, text_key, verify_span
-from app.fields.kleister import KLEISTER_NDA_FIELDS
-from app.fields.operations import (
+from cairn.app.fields.finders import find_candidates, text_key, verify_span
+from cairn.app.fields.kleister import KLEISTER_NDA_FIELDS
+from cairn.app.fields.operations import (
     DefineFieldsRequest,
     ExtractRequest,
     FieldInfo,
@@ -47,7 +47,7 @@ from app.fields.operations import (
     train_fields,
     validate_define,
 )
-from app.fields.query import (
+from cairn.app.fields.query import (
     MAX_FIELDS,
     MAX_FILTERS,
     MAX_GROUPS,
@@ -61,10 +61,10 @@ from app.fields.query import (
     Sort,
     check_limits,
 )
-from app.fields.ranker import DocFeatures, FieldModel, Ranker, choose, doc_features, f1, train, train_field
-from app.fields.store import DocValues, ExtractReport, ValueView, extract_collection
-from app.fields.suggest import Suggestion
-from app.fields.types import Candidate, Extracted, FieldSpec, FieldType, Multiplicity
+from cairn.app.fields.ranker import DocFeatures, FieldModel, Ranker, choose, doc_features, f1, train, train_field
+from cairn.app.fields.store import DocValues, ExtractReport, ValueView, extract_collection
+from cairn.app.fields.suggest import Suggestion
+from cairn.app.fields.types import Candidate, Extracted, FieldSpec, FieldType, Multiplicity
 
 __all__ = [
     "KLEISTER_NDA_FIELDS",

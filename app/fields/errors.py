@@ -6,7 +6,7 @@ in ``extensions``).
 
 from __future__ import annotations
 
-from app.core.errors import BadInput
+from cairn.app.core.errors import BadInput
 
 
 class FieldNameInvalid(BadInput):

@@ -25,7 +25,7 @@ from datetime import date
 
 from dateutil import parser as dateparser
 
-from app.fields.types import Candidate, FieldType
+from cairn.app.fields.types import Candidate, FieldType
 
 MONTHS = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"

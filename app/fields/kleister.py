@@ -1,7 +1,7 @@
 """The Kleister NDA field definitions (the dataset's four keys), shipped as the starting set
 for NDA collections and used by ``bench.fields``."""
 
-from app.fields.types import FieldSpec, FieldType, Multiplicity
+from cairn.app.fields.types import FieldSpec, FieldType, Multiplicity
 
 KLEISTER_NDA_FIELDS = (
     FieldSpec("effective_date", FieldType.DATE, "the date the agreement is effective, dated or made as of"),

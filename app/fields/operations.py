@@ -15,13 +15,13 @@ from typing import Any
 
 from sqlalchemy import select
 
-from app.core.errors import BadInput, ContextSetScopeRefused, NotFound
-from app.core.ids import new_id, utcnow
-from app.core.models import Document, DocumentVersion, FieldDefinition, FieldLabel
-from app.core.text_rules import validate_identifier, validate_name, validate_text
-from app.corpus import VersionMeta, choose_versions
-from app.fields import store
-from app.fields.errors import (
+from cairn.app.core.errors import BadInput, ContextSetScopeRefused, NotFound
+from cairn.app.core.ids import new_id, utcnow
+from cairn.app.core.models import Document, DocumentVersion, FieldDefinition, FieldLabel
+from cairn.app.core.text_rules import validate_identifier, validate_name, validate_text
+from cairn.app.corpus import VersionMeta, choose_versions
+from cairn.app.fields import store
+from cairn.app.fields.errors import (
     FieldDefinitionsTooMany,
     FieldExamplesTooMany,
     FieldLabelInvalid,
@@ -29,11 +29,11 @@ from app.fields.errors import (
     FieldNameInvalid,
     FieldNotDefined,
 )
-from app.fields.finders import text_key
-from app.fields.query import Plan, QueryResult, check_limits, run_plan
-from app.fields.store import ExtractReport
-from app.fields.suggest import Suggestion, suggest
-from app.fields.types import FieldSpec, FieldType, Multiplicity
+from cairn.app.fields.finders import text_key
+from cairn.app.fields.query import Plan, QueryResult, check_limits, run_plan
+from cairn.app.fields.store import ExtractReport
+from cairn.app.fields.suggest import Suggestion, suggest
+from cairn.app.fields.types import FieldSpec, FieldType, Multiplicity
 
 MAX_DEFINITIONS = 50
 MAX_DESCRIPTION = 2_000

@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from app.core.errors import BadInput
-from app.core.text_rules import validate_text
-from app.fields.errors import (
+from cairn.app.core.errors import BadInput
+from cairn.app.core.text_rules import validate_text
+from cairn.app.fields.errors import (
     FieldNotDefined,
     FieldQueryInvalidAggregate,
     FieldQueryInvalidFilter,
@@ -49,9 +49,9 @@ from app.fields.errors import (
     FieldQueryTooManyGroups,
     FieldQueryTooManySortKeys,
 )
-from app.fields.finders import find_candidates, text_key
-from app.fields.store import DocValues, ValueView
-from app.fields.types import FieldSpec, FieldType
+from cairn.app.fields.finders import find_candidates, text_key
+from cairn.app.fields.store import DocValues, ValueView
+from cairn.app.fields.types import FieldSpec, FieldType
 
 MAX_FIELDS = 6
 MAX_FILTERS = 6

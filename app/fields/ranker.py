@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from app.fields.finders import find_candidates
-from app.fields.types import Candidate, Extracted, FieldSpec, FieldType, Multiplicity
+from cairn.app.fields.finders import find_candidates
+from cairn.app.fields.types import Candidate, Extracted, FieldSpec, FieldType, Multiplicity
 
 N_FEATURES = 2**18
 WINDOW = 12

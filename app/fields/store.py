@@ -36,10 +36,10 @@ from typing import Any
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.db import Database
-from app.core.errors import NotFound
-from app.core.ids import new_id, utcnow
-from app.core.models import (
+from cairn.app.core.db import Database
+from cairn.app.core.errors import NotFound
+from cairn.app.core.ids import new_id, utcnow
+from cairn.app.core.models import (
     Collection,
     Document,
     DocumentVersion,
@@ -51,11 +51,11 @@ from app.core.models import (
     Passage,
     VersionPassage,
 )
-from app.corpus import VersionMeta, choose_versions
-from app.fields.errors import FieldKnownAtInvalid
-from app.fields.finders import find_candidates, verify_span
-from app.fields.ranker import FieldModel, Ranker, doc_features, train_field
-from app.fields.types import FieldSpec, FieldType, Multiplicity
+from cairn.app.corpus import VersionMeta, choose_versions
+from cairn.app.fields.errors import FieldKnownAtInvalid
+from cairn.app.fields.finders import find_candidates, verify_span
+from cairn.app.fields.ranker import FieldModel, Ranker, doc_features, train_field
+from cairn.app.fields.types import FieldSpec, FieldType, Multiplicity
 
 SEED_MODEL = Path(__file__).with_name("kleister_nda_model.json")
 NO_VALUE = "NO_CANDIDATE: no stated value scored above the field's threshold"

@@ -14,8 +14,8 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.fields.finders import FINDERS
-from app.fields.types import FieldType
+from cairn.app.fields.finders import FINDERS
+from cairn.app.fields.types import FieldType
 
 _LINE = re.compile(
     r"^[ \t]*(?P<label>[A-Za-z][A-Za-z0-9 '’&/()-]{0,48}?)[ \t]*:[ \t]*(?P<value>\S.{0,180}?)[ \t]*$", re.M

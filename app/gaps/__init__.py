@@ -5,8 +5,8 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.gaps.errors import ContextGapCursorInvalid, ContextGapPageSizeOutOfRange, ContextGapTextTooLong
-from app.gaps.operations import (
+from cairn.app.gaps.errors import ContextGapCursorInvalid, ContextGapPageSizeOutOfRange, ContextGapTextTooLong
+from cairn.app.gaps.operations import (
     GAP_LIST_DEFAULT,
     GAP_LIST_MAX,
     MISSING_MAX,

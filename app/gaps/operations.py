@@ -29,12 +29,12 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select
 from sqlmodel import col
 
-from app.core.errors import BadInput
-from app.core.ids import as_utc, new_id, utcnow
-from app.core.models import AgentCredential, ContextGap, Member
-from app.core.text_rules import validate_identifier, validate_text
-from app.gaps.errors import ContextGapCursorInvalid, ContextGapPageSizeOutOfRange, ContextGapTextTooLong
-from app.governance import Principal
+from cairn.app.core.errors import BadInput
+from cairn.app.core.ids import as_utc, new_id, utcnow
+from cairn.app.core.models import AgentCredential, ContextGap, Member
+from cairn.app.core.text_rules import validate_identifier, validate_text
+from cairn.app.gaps.errors import ContextGapCursorInvalid, ContextGapPageSizeOutOfRange, ContextGapTextTooLong
+from cairn.app.governance import Principal
 
 TASK_MAX = 4_000
 MISSING_MAX = 2_000

@@ -6,7 +6,7 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.governance.adapter import (
+from cairn.app.governance.adapter import (
     authorize,
     log_call,
     mark_failed,
@@ -15,7 +15,7 @@ from app.governance.adapter import (
     status_of,
     to_graphql_error,
 )
-from app.governance.auth import (
+from cairn.app.governance.auth import (
     DEFAULT_SCOPES,
     MAX_ACTIVE_CREDENTIALS,
     MAX_EXPIRY_DAYS,
@@ -33,10 +33,10 @@ from app.governance.auth import (
     require_scope,
     secret_matches,
 )
-from app.governance.envelope import CallRecord, EnvelopeState, trace_id_from_headers
-from app.governance.extension import Governed
-from app.governance.rate_limits import RateLimiter
-from app.governance.registry import PROFILE_LISTS, REGISTRY, capabilities_for_scopes, get_operation
+from cairn.app.governance.envelope import CallRecord, EnvelopeState, trace_id_from_headers
+from cairn.app.governance.extension import Governed
+from cairn.app.governance.rate_limits import RateLimiter
+from cairn.app.governance.registry import PROFILE_LISTS, REGISTRY, capabilities_for_scopes, get_operation
 
 __all__ = [
     "DEFAULT_SCOPES",

@@ -39,15 +39,15 @@ from graphql import GraphQLError
 from sqlalchemy import update
 from strawberry.utils.str_converters import to_camel_case
 
-from app.core.errors import CairnError, Forbidden, to_response
-from app.core.ids import utcnow
-from app.core.models import ConfirmationRequest
-from app.governance.auth import Principal, require_scope
-from app.governance.boundaries import Boundary, evaluate
-from app.governance.envelope import CallRecord
-from app.governance.rate_limits import subject_of
-from app.governance.registry import REGISTRY, Operation
-from app.observability import CHANNELS, end_operation, start_operation
+from cairn.app.core.errors import CairnError, Forbidden, to_response
+from cairn.app.core.ids import utcnow
+from cairn.app.core.models import ConfirmationRequest
+from cairn.app.governance.auth import Principal, require_scope
+from cairn.app.governance.boundaries import Boundary, evaluate
+from cairn.app.governance.envelope import CallRecord
+from cairn.app.governance.rate_limits import subject_of
+from cairn.app.governance.registry import REGISTRY, Operation
+from cairn.app.observability import CHANNELS, end_operation, start_operation
 
 log = logging.getLogger("cairn.adapter")
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from app.core.errors import AgentCredentialAuthorityLost, CairnError, Forbidden, Unauthenticated
-from app.governance.errors import AgentBrowserRequestRefused, AgentScopeMissing
+from cairn.app.core.errors import AgentCredentialAuthorityLost, CairnError, Forbidden, Unauthenticated
+from cairn.app.governance.errors import AgentBrowserRequestRefused, AgentScopeMissing
 
 ROLES = ("viewer", "editor", "admin", "owner")
 

@@ -19,8 +19,8 @@ from collections.abc import Iterable
 
 from strawberry.types.field import StrawberryField
 
-from app.governance.extension import Governed
-from app.governance.registry import COORDINATE_RE, PROFILE_LISTS, RATE_CLASSES, REGISTRY
+from cairn.app.governance.extension import Governed
+from cairn.app.governance.registry import COORDINATE_RE, PROFILE_LISTS, RATE_CLASSES, REGISTRY
 
 _CAPABILITY_RE = re.compile(r"^[a-z_]+:[a-z_*]+$")
 

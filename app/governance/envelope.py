@@ -15,8 +15,8 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.ids import new_id, utcnow
-from app.observability import current_trace_id
+from cairn.app.core.ids import new_id, utcnow
+from cairn.app.observability import current_trace_id
 
 PROTOCOL = "cairn.envelope.v1"
 SOURCE = "cairn"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.core.errors import Forbidden
+from cairn.app.core.errors import Forbidden
 
 
 class AgentBrowserRequestRefused(Forbidden):

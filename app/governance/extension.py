@@ -36,11 +36,11 @@ from strawberry.extensions.field_extension import AsyncExtensionResolver
 from strawberry.types import Info
 from strawberry.types.field import StrawberryField
 
-from app.core.errors import CairnError
-from app.governance.adapter import authorize, log_call, mark_failed, start_call, to_graphql_error
-from app.governance.envelope import CallRecord
-from app.governance.registry import Operation, get_operation
-from app.observability import use
+from cairn.app.core.errors import CairnError
+from cairn.app.governance.adapter import authorize, log_call, mark_failed, start_call, to_graphql_error
+from cairn.app.governance.envelope import CallRecord
+from cairn.app.governance.registry import Operation, get_operation
+from cairn.app.observability import use
 
 
 class Governed(FieldExtension):

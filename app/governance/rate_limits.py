@@ -33,9 +33,9 @@ from typing import Any
 from sqlalchemy import delete, text
 from sqlalchemy.dialects import postgresql, sqlite
 
-from app.core.errors import CairnError
-from app.core.models import RateLimitCounter
-from app.governance.registry import RATE_CLASSES
+from cairn.app.core.errors import CairnError
+from cairn.app.core.models import RateLimitCounter
+from cairn.app.governance.registry import RATE_CLASSES
 
 WINDOW_SECONDS = 60
 """Length of one fixed window (limits are configured per minute)."""

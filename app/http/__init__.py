@@ -5,16 +5,16 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.http.console import CONSOLE_DIR, console_page
-from app.http.decisions import make_create_route, make_read_route
-from app.http.edges import EXCEPTION_HANDLERS, EnvelopedCORSMiddleware, deny_websocket, route_not_found
-from app.http.gate import GraphQLGate
-from app.http.graphiql import STATIC_DIR, graphiql_html
-from app.http.metrics import make_metrics_route
-from app.http.replays import make_replay_route
-from app.http.routes import error_response
-from app.http.stream import make_stream_route
-from app.http.ws import CairnTransportWS
+from cairn.app.http.console import CONSOLE_DIR, console_page
+from cairn.app.http.decisions import make_create_route, make_read_route
+from cairn.app.http.edges import EXCEPTION_HANDLERS, EnvelopedCORSMiddleware, deny_websocket, route_not_found
+from cairn.app.http.gate import GraphQLGate
+from cairn.app.http.graphiql import STATIC_DIR, graphiql_html
+from cairn.app.http.metrics import make_metrics_route
+from cairn.app.http.replays import make_replay_route
+from cairn.app.http.routes import error_response
+from cairn.app.http.stream import make_stream_route
+from cairn.app.http.ws import CairnTransportWS
 
 __all__ = [
     "CONSOLE_DIR",

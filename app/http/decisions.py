@@ -27,10 +27,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from app.context import RequestContext, Services
-from app.core.errors import CairnError, to_response
-from app.core.text_rules import validate_identifier
-from app.decisions import (
+from cairn.app.context import RequestContext, Services
+from cairn.app.core.errors import CairnError, to_response
+from cairn.app.core.text_rules import validate_identifier
+from cairn.app.decisions import (
     MAX_BODY_BYTES,
     WIRE,
     DecisionBodyTooLarge,
@@ -43,8 +43,8 @@ from app.decisions import (
     validate_idempotency_key,
     validate_request,
 )
-from app.http.gate import enveloped_error
-from app.http.routes import HttpCall, governed_route, require_json
+from cairn.app.http.gate import enveloped_error
+from cairn.app.http.routes import HttpCall, governed_route, require_json
 
 _REPLAYED = {"idempotency-replayed": "true"}
 

@@ -30,9 +30,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.websockets import WebSocket
 
-from app.core.errors import CairnError, Forbidden, NotFound, error_class
-from app.decisions import DecisionMethodNotAllowed, error_to_wire
-from app.governance import CallRecord, EnvelopeState, mark_failed, trace_id_from_headers
+from cairn.app.core.errors import CairnError, Forbidden, NotFound, error_class
+from cairn.app.decisions import DecisionMethodNotAllowed, error_to_wire
+from cairn.app.governance import CallRecord, EnvelopeState, mark_failed, trace_id_from_headers
 
 log = logging.getLogger("cairn.http")
 

@@ -5,7 +5,7 @@ Each class fixes its ``extensions.code`` and HTTP status; the message names what
 
 from __future__ import annotations
 
-from app.core.errors import CairnError
+from cairn.app.core.errors import CairnError
 
 
 class BadRequest(CairnError):

@@ -20,11 +20,11 @@ import asyncio
 import json
 from typing import Any
 
-from app.context import RequestContext
-from app.core.errors import CairnError, error_class, to_response
-from app.governance import CallRecord, get_operation, log_call, mark_failed, to_graphql_error
-from app.http.edges import code_for_status
-from app.http.errors import BadRequest, BodyTooLarge, RequestTimeout, UnsupportedMediaType
+from cairn.app.context import RequestContext
+from cairn.app.core.errors import CairnError, error_class, to_response
+from cairn.app.governance import CallRecord, get_operation, log_call, mark_failed, to_graphql_error
+from cairn.app.http.edges import code_for_status
+from cairn.app.http.errors import BadRequest, BodyTooLarge, RequestTimeout, UnsupportedMediaType
 
 MAX_GRAPHQL_BODY_BYTES = 256 * 1024
 

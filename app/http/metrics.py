@@ -21,10 +21,10 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from app.context import Services
-from app.core.errors import Unauthenticated
-from app.governance import CallRecord, bearer_from_headers, get_operation
-from app.http.edges import enveloped_json
+from cairn.app.context import Services
+from cairn.app.core.errors import Unauthenticated
+from cairn.app.governance import CallRecord, bearer_from_headers, get_operation
+from cairn.app.http.edges import enveloped_json
 
 
 def make_metrics_route(get_services: Callable[[], Services]) -> Callable[[Request], Awaitable[Response]]:

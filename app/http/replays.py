@@ -9,10 +9,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from app.context import Services
-from app.http.routes import HttpCall, governed_route
-from app.packs import parse_body
-from app.replay import ReplayRequest, replay_pack, replay_request_from_json, result_json
+from cairn.app.context import Services
+from cairn.app.http.routes import HttpCall, governed_route
+from cairn.app.packs import parse_body
+from cairn.app.replay import ReplayRequest, replay_pack, replay_request_from_json, result_json
 
 MAX_REPLAY_BODY_BYTES = 16 * 1024
 REPLAY_SHAPE = '{"mode": "VERIFY"|"RECOMPUTE", "task"?: "…"}'

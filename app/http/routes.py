@@ -37,12 +37,12 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from app.context import RequestContext, Services
-from app.core.errors import CairnError, to_response
-from app.governance import CallRecord, Principal, authorize, get_operation, log_call, start_call
-from app.http.errors import BodyTooLarge, UnsupportedMediaType
-from app.http.gate import enveloped_error, read_body
-from app.observability import use
+from cairn.app.context import RequestContext, Services
+from cairn.app.core.errors import CairnError, to_response
+from cairn.app.governance import CallRecord, Principal, authorize, get_operation, log_call, start_call
+from cairn.app.http.errors import BodyTooLarge, UnsupportedMediaType
+from cairn.app.http.gate import enveloped_error, read_body
+from cairn.app.observability import use
 
 
 @dataclass(frozen=True)

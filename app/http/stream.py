@@ -7,11 +7,11 @@ from collections.abc import AsyncIterator, Callable
 
 from starlette.responses import Response, StreamingResponse
 
-from app.context import Services
-from app.governance import log_call, mark_failed, to_graphql_error
-from app.http.routes import HttpCall, governed_route
-from app.observability import use
-from app.packs import event_json, parse_body, request_from_json, stream_pack
+from cairn.app.context import Services
+from cairn.app.governance import log_call, mark_failed, to_graphql_error
+from cairn.app.http.routes import HttpCall, governed_route
+from cairn.app.observability import use
+from cairn.app.packs import event_json, parse_body, request_from_json, stream_pack
 
 MAX_STREAM_BODY_BYTES = 64 * 1024
 

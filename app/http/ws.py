@@ -31,9 +31,9 @@ from typing import Any
 
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
 
-from app.context import RequestContext
-from app.core.errors import CairnError
-from app.governance import CallRecord, get_operation, log_call, mark_failed, to_graphql_error
+from cairn.app.context import RequestContext
+from cairn.app.core.errors import CairnError
+from cairn.app.governance import CallRecord, get_operation, log_call, mark_failed, to_graphql_error
 
 _operation_context: ContextVar[RequestContext | None] = ContextVar("cairn_ws_operation", default=None)
 """The context of the operation whose task is running (each operation runs in its own task)."""

@@ -4,9 +4,9 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.identity.authentication import authenticate, describe_principal
-from app.identity.credential_state import CredentialState, credential_states
-from app.identity.operations import (
+from cairn.app.identity.authentication import authenticate, describe_principal
+from cairn.app.identity.credential_state import CredentialState, credential_states
+from cairn.app.identity.operations import (
     CredentialRequest,
     CredentialView,
     MemberInfo,
@@ -22,7 +22,7 @@ from app.identity.operations import (
     workspace_credentials,
     workspace_members,
 )
-from app.identity.service import (
+from cairn.app.identity.service import (
     create_credential,
     create_member,
     create_workspace,

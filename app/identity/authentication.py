@@ -11,22 +11,22 @@ from datetime import datetime, timedelta
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.errors import (
+from cairn.app.core.errors import (
     AgentCredentialAuthorityLost,
     ContextSetInactive,
     NotFound,
     Unauthenticated,
 )
-from app.core.ids import as_utc, utcnow
-from app.core.models import AgentCredential, ContextSet, Document, Member, Workspace
-from app.governance import (
+from cairn.app.core.ids import as_utc, utcnow
+from cairn.app.core.models import AgentCredential, ContextSet, Document, Member, Workspace
+from cairn.app.governance import (
     ROLE_PERMISSIONS,
     ContextScope,
     Principal,
     parse_token,
     secret_matches,
 )
-from app.identity.errors import AgentCredentialExpired, AgentCredentialRevoked
+from cairn.app.identity.errors import AgentCredentialExpired, AgentCredentialRevoked
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 """How often ``last_used_at`` is written: at most once a minute per credential."""

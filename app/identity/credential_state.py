@@ -25,9 +25,9 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.ids import as_utc, utcnow
-from app.core.models import AgentCredential, Member
-from app.governance import ROLE_PERMISSIONS, SCOPE_PERMISSIONS
+from cairn.app.core.ids import as_utc, utcnow
+from cairn.app.core.models import AgentCredential, Member
+from cairn.app.governance import ROLE_PERMISSIONS, SCOPE_PERMISSIONS
 
 ACTIVE, REVOKED, EXPIRED, AUTHORITY_LOST = "ACTIVE", "REVOKED", "EXPIRED", "AUTHORITY_LOST"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.core.errors import Conflict, Unauthenticated
+from cairn.app.core.errors import Conflict, Unauthenticated
 
 
 class AgentCredentialRevoked(Unauthenticated):

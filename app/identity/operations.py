@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.core.models import AgentCredential, Member
-from app.governance import Principal, capabilities_for_scopes
-from app.identity import service as identity
-from app.identity.authentication import describe_principal
-from app.identity.credential_state import CredentialState, credential_states
+from cairn.app.core.models import AgentCredential, Member
+from cairn.app.governance import Principal, capabilities_for_scopes
+from cairn.app.identity import service as identity
+from cairn.app.identity.authentication import describe_principal
+from cairn.app.identity.credential_state import CredentialState, credential_states
 
 _DEFAULT_SCOPES = frozenset({"context:read", "queries:run", "replay:run"})
 

@@ -15,17 +15,17 @@ from datetime import timedelta
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.db import serialize
-from app.core.errors import (
+from cairn.app.core.db import serialize
+from cairn.app.core.errors import (
     BadInput,
     Conflict,
     Forbidden,
     NotFound,
 )
-from app.core.ids import new_id, utcnow
-from app.core.models import AgentCredential, ContextSet, Member, Workspace
-from app.core.text_rules import validate_identifier, validate_name
-from app.governance import (
+from cairn.app.core.ids import new_id, utcnow
+from cairn.app.core.models import AgentCredential, ContextSet, Member, Workspace
+from cairn.app.core.text_rules import validate_identifier, validate_name
+from cairn.app.governance import (
     DEFAULT_SCOPES,
     MAX_ACTIVE_CREDENTIALS,
     MAX_EXPIRY_DAYS,
@@ -36,8 +36,8 @@ from app.governance import (
     Principal,
     issue_token,
 )
-from app.identity.credential_state import count_active
-from app.identity.errors import AgentCredentialLimit, LastOwner
+from cairn.app.identity.credential_state import count_active
+from cairn.app.identity.errors import AgentCredentialLimit, LastOwner
 
 """``AgentCredential.last_used_at`` moves only when it is this much older than the call: one
 write per credential per minute at most, not one per call."""
@@ -147,7 +147,7 @@ def _check_profile(profile: dict | None) -> dict:
 
 
 def _known_capability(entry: str) -> bool:
-    from app.governance import REGISTRY
+    from cairn.app.governance import REGISTRY
 
     caps = {op.capability for op in REGISTRY.values()}
     if entry == "*" or entry in caps:

@@ -4,8 +4,8 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.interactions.operations import InteractionInfo, TracedCall, open_interaction, run_traced_call
-from app.interactions.service import Receipt, check_trace, input_sha256, run_traced, start_interaction
+from cairn.app.interactions.operations import InteractionInfo, TracedCall, open_interaction, run_traced_call
+from cairn.app.interactions.service import Receipt, check_trace, input_sha256, run_traced, start_interaction
 
 __all__ = [
     "InteractionInfo",

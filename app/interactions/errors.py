@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.core.errors import BadInput, Conflict
+from cairn.app.core.errors import BadInput, Conflict
 
 
 class TraceContextInvalid(BadInput):

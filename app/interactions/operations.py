@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.governance import Principal
-from app.interactions.service import Receipt, run_traced, start_interaction
+from cairn.app.governance import Principal
+from cairn.app.interactions.service import Receipt, run_traced, start_interaction
 
 
 @dataclass(frozen=True)

@@ -32,11 +32,11 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.core.errors import BadInput, NotFound
-from app.core.ids import new_id, utcnow
-from app.core.models import OperationReceipt, TraceInteraction
-from app.core.text_rules import validate_identifier
-from app.interactions.errors import InvocationIdReused, InvocationInProgress, TraceContextInvalid
+from cairn.app.core.errors import BadInput, NotFound
+from cairn.app.core.ids import new_id, utcnow
+from cairn.app.core.models import OperationReceipt, TraceInteraction
+from cairn.app.core.text_rules import validate_identifier
+from cairn.app.interactions.errors import InvocationIdReused, InvocationInProgress, TraceContextInvalid
 
 INVOCATION_HEADER = "x-client-invocation-id"
 PENDING = {"cairn:pending": True}

@@ -5,10 +5,10 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.mcp.governed import CONFIRMATION_META, ENVELOPE_META, governed_call
-from app.mcp.server import MCPHttp, build_server, run_stdio
-from app.mcp.spec import ToolSpec
-from app.mcp.tools import TOOLS
+from cairn.app.mcp.governed import CONFIRMATION_META, ENVELOPE_META, governed_call
+from cairn.app.mcp.server import MCPHttp, build_server, run_stdio
+from cairn.app.mcp.spec import ToolSpec
+from cairn.app.mcp.tools import TOOLS
 
 __all__ = [
     "CONFIRMATION_META",

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from app import fields as fl
-from app import temporal as tm
-from app.context import RequestContext
-from app.core.text_rules import validate_identifier
-from app.governance import Principal
-from app.mcp.spec import AS_OF, ToolSpec, as_of_times, parse_time
+from cairn.app import fields as fl
+from cairn.app import temporal as tm
+from cairn.app.context import RequestContext
+from cairn.app.core.text_rules import validate_identifier
+from cairn.app.governance import Principal
+from cairn.app.mcp.spec import AS_OF, ToolSpec, as_of_times, parse_time
 
 # --- timeline / current_facts ------------------------------------------------------------
 

@@ -25,9 +25,9 @@ from typing import Any
 
 from mcp import types
 
-from app.context import RequestContext, Services
-from app.core.errors import CairnError, Unauthenticated
-from app.governance import (
+from cairn.app.context import RequestContext, Services
+from cairn.app.core.errors import CairnError, Unauthenticated
+from cairn.app.governance import (
     CallRecord,
     Principal,
     authorize,
@@ -37,7 +37,7 @@ from app.governance import (
     start_call,
     to_graphql_error,
 )
-from app.observability import use
+from cairn.app.observability import use
 
 CONFIRMATION_META = "cairn/confirmation"
 """``_meta`` key of a tool call carrying a boundary confirmation token (stdio has no headers;

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from app.context import RequestContext
-from app.core.errors import BadInput
-from app.core.text_rules import validate_identifier
-from app.corpus import (
+from cairn.app.context import RequestContext
+from cairn.app.core.errors import BadInput
+from cairn.app.core.text_rules import validate_identifier
+from cairn.app.corpus import (
     MAX_NEIGHBOURS,
     CitationRequest,
     PassageView,
@@ -16,9 +16,9 @@ from app.corpus import (
     read_passages,
     verify_citation,
 )
-from app.governance import Principal
-from app.mcp.spec import AS_OF, ID, ToolSpec, as_of_times, string
-from app.packs import PackRequest, build_pack, footer_fields, header_fields, item_fields, request_from_json
+from cairn.app.governance import Principal
+from cairn.app.mcp.spec import AS_OF, ID, ToolSpec, as_of_times, string
+from cairn.app.packs import PackRequest, build_pack, footer_fields, header_fields, item_fields, request_from_json
 
 
 def _passage(v: PassageView) -> dict[str, Any]:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from app import contextsets as cs
-from app import gaps
-from app import templates as tpl
-from app.context import RequestContext
-from app.core.text_rules import validate_identifier
-from app.governance import Principal
-from app.mcp.spec import ToolSpec, string
+from cairn.app import contextsets as cs
+from cairn.app import gaps
+from cairn.app import templates as tpl
+from cairn.app.context import RequestContext
+from cairn.app.core.text_rules import validate_identifier
+from cairn.app.governance import Principal
+from cairn.app.mcp.spec import ToolSpec, string
 
 _LIMIT = {
     "type": "integer",

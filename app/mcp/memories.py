@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from app import memory as mem
-from app.context import RequestContext
-from app.core.errors import BadInput
-from app.core.text_rules import require_storable, validate_identifier
-from app.governance import Principal
-from app.mcp.spec import ID, ToolSpec, parse_time, string
+from cairn.app import memory as mem
+from cairn.app.context import RequestContext
+from cairn.app.core.errors import BadInput
+from cairn.app.core.text_rules import require_storable, validate_identifier
+from cairn.app.governance import Principal
+from cairn.app.mcp.spec import ID, ToolSpec, parse_time, string
 
 # --- memory ------------------------------------------------------------------------------
 

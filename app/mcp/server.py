@@ -29,12 +29,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
-from app.context import RequestContext, Services
-from app.core.errors import BadInput, CairnError
-from app.governance import CallRecord, get_operation, log_call
-from app.http import error_response
-from app.mcp.governed import CONFIRMATION_META, ENVELOPE_META, error_payload, governed_call
-from app.mcp.tools import TOOLS
+from cairn.app.context import RequestContext, Services
+from cairn.app.core.errors import BadInput, CairnError
+from cairn.app.governance import CallRecord, get_operation, log_call
+from cairn.app.http import error_response
+from cairn.app.mcp.governed import CONFIRMATION_META, ENVELOPE_META, error_payload, governed_call
+from cairn.app.mcp.tools import TOOLS
 
 SERVER_NAME = "cairn"
 INSTRUCTIONS = (

@@ -18,9 +18,9 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from app.context import RequestContext
-from app.core.errors import BadInput
-from app.governance import Principal
+from cairn.app.context import RequestContext
+from cairn.app.core.errors import BadInput
+from cairn.app.governance import Principal
 
 _STRUCTURAL = {"type", "required", "additionalProperties", "enum", "const", "oneOf", "anyOf", "format"}
 

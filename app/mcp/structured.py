@@ -6,19 +6,19 @@ import hashlib
 import json
 from typing import Any
 
-from app.context import RequestContext
-from app.core.errors import BadInput
-from app.decisions import (
+from cairn.app.context import RequestContext
+from cairn.app.core.errors import BadInput
+from cairn.app.decisions import (
     DecisionSubmission,
     check_json_value,
     submit_decision,
     validate_idempotency_key,
     validate_request,
 )
-from app.governance import Principal
-from app.interactions import TracedCall
-from app.mcp.spec import ToolSpec
-from app.ontology import (
+from cairn.app.governance import Principal
+from cairn.app.interactions import TracedCall
+from cairn.app.mcp.spec import ToolSpec
+from cairn.app.ontology import (
     InstanceQuery,
     InstancesRequest,
     RecallRequest,

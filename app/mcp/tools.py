@@ -14,8 +14,8 @@ The schemas, validation and handlers live by noun in ``knowledge``, ``library``,
 
 from __future__ import annotations
 
-from app.mcp import facts, knowledge, library, memories, structured
-from app.mcp.spec import ToolSpec
+from cairn.app.mcp import facts, knowledge, library, memories, structured
+from cairn.app.mcp.spec import ToolSpec
 
 TOOLS: dict[str, ToolSpec] = {
     t.name: t for t in [*knowledge.TOOLS, *library.TOOLS, *facts.TOOLS, *memories.TOOLS, *structured.TOOLS]

@@ -5,8 +5,15 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.memory.admin import MAX_RETENTION, MIN_RETENTION, delete_all, purge_expired, purge_for_documents, set_settings
-from app.memory.operations import (
+from cairn.app.memory.admin import (
+    MAX_RETENTION,
+    MIN_RETENTION,
+    delete_all,
+    purge_expired,
+    purge_for_documents,
+    set_settings,
+)
+from cairn.app.memory.operations import (
     ForgetRequest,
     MemoryListQuery,
     MemoryNote,
@@ -21,7 +28,7 @@ from app.memory.operations import (
     recall_memories,
     remember_memory,
 )
-from app.memory.service import (
+from cairn.app.memory.service import (
     LIST_LIMIT,
     MAX_LIST_LIMIT,
     MAX_RECALL_LIMIT,

@@ -13,9 +13,9 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.errors import BadInput, NonRetainingWorkspace
-from app.core.ids import utcnow
-from app.core.models import AgentMemory, MemoryCitation, MemoryTerm, MemoryWrite, Workspace
+from cairn.app.core.errors import BadInput, NonRetainingWorkspace
+from cairn.app.core.ids import utcnow
+from cairn.app.core.models import AgentMemory, MemoryCitation, MemoryTerm, MemoryWrite, Workspace
 
 MIN_RETENTION, MAX_RETENTION = 1, 365
 

@@ -45,10 +45,10 @@ import numpy as np
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.ids import as_utc
-from app.core.models import AgentMemory, MemoryTerm
-from app.governance import Principal
-from retrieval.analysis import analyze
+from cairn.app.core.ids import as_utc
+from cairn.app.core.models import AgentMemory, MemoryTerm
+from cairn.app.governance import Principal
+from cairn.retrieval.analysis import analyze
 
 RECALL_CANDIDATES = 300
 VECTOR_CANDIDATES = 100

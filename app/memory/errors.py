@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.core.errors import BadInput, CairnError, Conflict, ContextSetScopeRefused, Forbidden
+from cairn.app.core.errors import BadInput, CairnError, Conflict, ContextSetScopeRefused, Forbidden
 
 __all__ = [
     "ContextSetScopeRefused",

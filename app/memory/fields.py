@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.core.errors import BadInput
-from app.core.text_rules import validate_name, validate_text
-from app.memory.errors import MemoryPersonalData
-from app.memory.pii import mask_pii
+from cairn.app.core.errors import BadInput
+from cairn.app.core.text_rules import validate_name, validate_text
+from cairn.app.memory.errors import MemoryPersonalData
+from cairn.app.memory.pii import mask_pii
 
 MAX_TEXT, MAX_NAMESPACE, MAX_KEY, MAX_CITATIONS = 1_000, 64, 120, 20
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.core.models import Workspace
-from app.governance import Principal
-from app.memory import admin, service
-from app.memory.views import ListOutcome, RecallOutcome, RememberOutcome
+from cairn.app.core.models import Workspace
+from cairn.app.governance import Principal
+from cairn.app.memory import admin, service
+from cairn.app.memory.views import ListOutcome, RecallOutcome, RememberOutcome
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from app.memory.pii_ids import BANK_WORDS, ip_spans, national_id_spans
+from cairn.app.memory.pii_ids import BANK_WORDS, ip_spans, national_id_spans
 
 KINDS = (
     "EMAIL",

@@ -38,9 +38,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from app.memory.pii import PLACEHOLDER_RE
-from retrieval.analysis import analyze
-from retrieval.fusion import Fused, rrf
+from cairn.app.memory.pii import PLACEHOLDER_RE
+from cairn.retrieval.analysis import analyze
+from cairn.retrieval.fusion import Fused, rrf
 
 BM25_K1 = 1.2
 BM25_B = 0.75

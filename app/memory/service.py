@@ -36,13 +36,13 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.db import serialize
-from app.core.errors import BadInput, NonRetainingWorkspace, NotFound
-from app.core.ids import as_utc, new_id, utcnow
-from app.core.models import AgentMemory, Collection, MemoryWrite, Workspace
-from app.governance import Principal
-from app.memory import rank
-from app.memory.admin import (  # noqa: F401 - re-exported: the service's public surface
+from cairn.app.core.db import serialize
+from cairn.app.core.errors import BadInput, NonRetainingWorkspace, NotFound
+from cairn.app.core.ids import as_utc, new_id, utcnow
+from cairn.app.core.models import AgentMemory, Collection, MemoryWrite, Workspace
+from cairn.app.governance import Principal
+from cairn.app.memory import rank
+from cairn.app.memory.admin import (  # noqa: F401 - re-exported: the service's public surface
     MAX_RETENTION,
     MIN_RETENTION,
     _delete_memories,
@@ -52,7 +52,7 @@ from app.memory.admin import (  # noqa: F401 - re-exported: the service's public
     purge_for_documents,
     set_settings,
 )
-from app.memory.candidates import (  # noqa: F401 - re-exported
+from cairn.app.memory.candidates import (  # noqa: F401 - re-exported
     RECALL_CANDIDATES,
     VECTOR_BUDGET_S,
     VECTOR_CANDIDATES,
@@ -61,11 +61,11 @@ from app.memory.candidates import (  # noqa: F401 - re-exported
     select_candidates,
     term_rows,
 )
-from app.memory.errors import MemoryDisabled, MemoryEmpty, MemoryFull, MemoryRateLimited
-from app.memory.fields import MAX_CITATIONS, MAX_KEY, MAX_NAMESPACE, MAX_TEXT, validate_fields  # noqa: F401
-from app.memory.pii import mask_pii, only_placeholders
-from app.memory.sources import HIDDEN, check_context_set, check_sources, resolve_citations
-from app.memory.views import ListOutcome, MemoryView, RecallOutcome, RememberOutcome
+from cairn.app.memory.errors import MemoryDisabled, MemoryEmpty, MemoryFull, MemoryRateLimited
+from cairn.app.memory.fields import MAX_CITATIONS, MAX_KEY, MAX_NAMESPACE, MAX_TEXT, validate_fields  # noqa: F401
+from cairn.app.memory.pii import mask_pii, only_placeholders
+from cairn.app.memory.sources import HIDDEN, check_context_set, check_sources, resolve_citations
+from cairn.app.memory.views import ListOutcome, MemoryView, RecallOutcome, RememberOutcome
 
 RATE_PER_HOUR = 120
 MAX_VERSIONS = 5_000

@@ -20,11 +20,11 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.errors import BadInput
-from app.core.ids import as_utc, utcnow
-from app.core.models import Collection, Document, DocumentVersion, MemoryCitation, Passage
-from app.governance import Principal
-from app.memory.errors import ContextSetScopeRefused
+from cairn.app.core.errors import BadInput
+from cairn.app.core.ids import as_utc, utcnow
+from cairn.app.core.models import Collection, Document, DocumentVersion, MemoryCitation, Passage
+from cairn.app.governance import Principal
+from cairn.app.memory.errors import ContextSetScopeRefused
 
 CURRENT, CHANGED, HIDDEN = "CURRENT", "CHANGED", "HIDDEN"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from app.core.models import AgentMemory
-from app.memory.candidates import LegReport
-from app.memory.sources import SourceCheck
+from cairn.app.core.models import AgentMemory
+from cairn.app.memory.candidates import LegReport
+from cairn.app.memory.sources import SourceCheck
 
 
 @dataclass

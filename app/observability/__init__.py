@@ -14,9 +14,9 @@ Public surface: other packages import only the names below (import-linter contra
 package imports nothing of Cairn but :mod:`app.core`.
 """
 
-from app.observability.asgi import TraceMiddleware, instrument_engine
-from app.observability.metrics import CHANNELS, Metrics, Telemetry
-from app.observability.tracing import (
+from cairn.app.observability.asgi import TraceMiddleware, instrument_engine
+from cairn.app.observability.metrics import CHANNELS, Metrics, Telemetry
+from cairn.app.observability.tracing import (
     TracingConfigError,
     configure_from_env,
     current_trace_id,

@@ -20,7 +20,7 @@ from typing import Any
 from opentelemetry import propagate
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from app.observability import tracing
+from cairn.app.observability import tracing
 
 
 def _route_template(scope: dict[str, Any]) -> str | None:

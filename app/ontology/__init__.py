@@ -5,9 +5,9 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.ontology.load import list_networks, load_network
-from app.ontology.mapping import allowed_source_dir, parse_mapping, read_mapping_file
-from app.ontology.operations import (
+from cairn.app.ontology.load import list_networks, load_network
+from cairn.app.ontology.mapping import allowed_source_dir, parse_mapping, read_mapping_file
+from cairn.app.ontology.operations import (
     InstancesRequest,
     LoadRequest,
     NetworkInfo,
@@ -19,10 +19,10 @@ from app.ontology.operations import (
     object_types,
     recall_instances,
 )
-from app.ontology.query import InstanceQuery, check_shape, query_instances, toon_rows
-from app.ontology.recall import RecallRequest, check_request, semantic_recall
-from app.ontology.store import OntologyStore
-from app.ontology.types import check_identifier, condition_operations
+from cairn.app.ontology.query import InstanceQuery, check_shape, query_instances, toon_rows
+from cairn.app.ontology.recall import RecallRequest, check_request, semantic_recall
+from cairn.app.ontology.store import OntologyStore
+from cairn.app.ontology.types import check_identifier, condition_operations
 
 __all__ = [
     "InstanceQuery",

@@ -20,7 +20,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from app.ontology.types import (
+from cairn.app.ontology.types import (
     ALL_OPS,
     LIST_OPS,
     MAX_IN_VALUES,
@@ -215,7 +215,7 @@ async def evaluate(node: Node, tindex, store) -> tuple[set[int], dict[int, float
         tindex: :class:`~app.ontology.store.TypeIndex`.
         store: :class:`~app.ontology.store.OntologyStore` (query embeddings).
     """
-    from app.ontology.store import text_field
+    from cairn.app.ontology.store import text_field
 
     if node.op in ("and", "or"):
         results = [await evaluate(s, tindex, store) for s in node.subs]

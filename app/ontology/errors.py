@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.core.errors import BadInput
+from cairn.app.core.errors import BadInput
 
 
 class InvalidCursor(BadInput):

@@ -26,13 +26,13 @@ from typing import Any
 import numpy as np
 from sqlalchemy import delete, insert, select
 
-from app.core.db import serialize
-from app.core.errors import BadInput
-from app.core.ids import utcnow
-from app.core.models import KnowledgeNetwork, ObjectInstance, ObjectType
-from app.core.text_rules import validate_path
-from app.ontology.mapping import MappingSpec, SourceRows, csv_files_of, read_csv_rows, read_sql_rows
-from app.ontology.types import coerce_stored
+from cairn.app.core.db import serialize
+from cairn.app.core.errors import BadInput
+from cairn.app.core.ids import utcnow
+from cairn.app.core.models import KnowledgeNetwork, ObjectInstance, ObjectType
+from cairn.app.core.text_rules import validate_path
+from cairn.app.ontology.mapping import MappingSpec, SourceRows, csv_files_of, read_csv_rows, read_sql_rows
+from cairn.app.ontology.types import coerce_stored
 
 Progress = Callable[[str, int, int], None]
 INSERT_CHUNK = 500

@@ -41,10 +41,10 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from app.core.errors import BadInput
-from app.core.text_rules import validate_name, validate_path, validate_text
-from app.ontology.errors import SourcePathNotAllowed
-from app.ontology.types import check_identifier
+from cairn.app.core.errors import BadInput
+from cairn.app.core.text_rules import validate_name, validate_path, validate_text
+from cairn.app.ontology.errors import SourcePathNotAllowed
+from cairn.app.ontology.types import check_identifier
 
 MAX_MAPPING_BYTES = 256 * 1024
 MAX_TYPES = 100

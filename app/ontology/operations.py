@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.core.errors import BadInput
-from app.governance import Principal
-from app.interactions import Receipt, TracedCall, run_traced_call
-from app.ontology.load import list_networks, load_network
-from app.ontology.mapping import allowed_source_dir, parse_mapping
-from app.ontology.query import InstanceQuery, query_instances
-from app.ontology.recall import RecallRequest, semantic_recall
-from app.ontology.types import condition_operations
+from cairn.app.core.errors import BadInput
+from cairn.app.governance import Principal
+from cairn.app.interactions import Receipt, TracedCall, run_traced_call
+from cairn.app.ontology.load import list_networks, load_network
+from cairn.app.ontology.mapping import allowed_source_dir, parse_mapping
+from cairn.app.ontology.query import InstanceQuery, query_instances
+from cairn.app.ontology.recall import RecallRequest, semantic_recall
+from cairn.app.ontology.types import condition_operations
 
 Traced = tuple[Any, Receipt | None]
 """``(JSON result, receipt or None)`` of a traced operation."""

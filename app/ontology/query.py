@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from functools import total_ordering
 from typing import Any
 
-from app.core.errors import BadInput
-from app.ontology.conditions import Node, evaluate, parse_condition
-from app.ontology.errors import InvalidCursor
+from cairn.app.core.errors import BadInput
+from cairn.app.ontology.conditions import Node, evaluate, parse_condition
+from cairn.app.ontology.errors import InvalidCursor
 
 MAX_LIMIT = 10_000
 MAX_OFFSET = 1_000_000

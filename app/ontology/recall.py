@@ -40,11 +40,11 @@ from typing import Any
 
 import numpy as np
 
-from app.core.errors import BadInput
-from app.ontology.store import text_field
-from app.ontology.types import condition_operations
-from retrieval.analysis import analyze_runs
-from retrieval.fusion import rrf
+from cairn.app.core.errors import BadInput
+from cairn.app.ontology.store import text_field
+from cairn.app.ontology.types import condition_operations
+from cairn.retrieval.analysis import analyze_runs
+from cairn.retrieval.fusion import rrf
 
 KNN_DEPTH = 50
 MATCH_DEPTH = 50

@@ -32,10 +32,10 @@ from whoosh.fields import ID, TEXT, Schema
 from whoosh.filedb.filestore import RamStorage
 from whoosh.scoring import BM25F
 
-from app.core.errors import NotFound
-from app.core.models import KnowledgeNetwork, ObjectInstance, ObjectType
-from app.ontology.load import vector_from_b64
-from retrieval.analysis import analyze_runs, cairn_analyzer
+from cairn.app.core.errors import NotFound
+from cairn.app.core.models import KnowledgeNetwork, ObjectInstance, ObjectType
+from cairn.app.ontology.load import vector_from_b64
+from cairn.retrieval.analysis import analyze_runs, cairn_analyzer
 
 MAX_CACHED_TYPES = 256
 
@@ -138,7 +138,7 @@ class OntologyStore:
     async def reranker(self):
         """``(reranker or None, reason)``, loaded once (see :mod:`retrieval.rerank`)."""
         if self._reranker is None:
-            from retrieval.rerank import load_reranker
+            from cairn.retrieval.rerank import load_reranker
 
             self._reranker = await asyncio.to_thread(load_reranker, self.reranker_path)
         return self._reranker

@@ -31,7 +31,7 @@ import re
 from datetime import UTC, date, datetime
 from typing import Any
 
-from app.core.errors import BadInput, CairnError
+from cairn.app.core.errors import BadInput, CairnError
 
 PROPERTY_TYPES = ("string", "integer", "float", "boolean", "date", "datetime")
 ORDERED_TYPES = frozenset({"integer", "float", "date", "datetime"})

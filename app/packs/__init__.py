@@ -5,8 +5,8 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.packs.replay_codec import RecordedItem, decode_record, encode_record, legacy_items
-from app.packs.serialize import (
+from cairn.app.packs.replay_codec import RecordedItem, decode_record, encode_record, legacy_items
+from cairn.app.packs.serialize import (
     citation_fields,
     context_set_entry_fields,
     event_json,
@@ -16,9 +16,9 @@ from app.packs.serialize import (
     parse_body,
     request_from_json,
 )
-from app.packs.service import build_pack, stream_pack
-from app.packs.store import recorded_item
-from app.packs.types import (
+from cairn.app.packs.service import build_pack, stream_pack
+from cairn.app.packs.store import recorded_item
+from cairn.app.packs.types import (
     DEFAULT_LATENCY_MS,
     DEFAULT_TOKENS,
     Citation,

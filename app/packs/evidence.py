@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from retrieval.fusion import Fused
+from cairn.retrieval.fusion import Fused
 
 DENSE_SIMILARITY_FLOOR: dict[str, float] = {
     "sentence-transformers/all-MiniLM-L6-v2": 0.30,

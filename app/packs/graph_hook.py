@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from app.governance import Principal
-from app.packs.pipeline_types import LegResults, PackServices
-from app.packs.types import Citation, PackItem, PackRequest
-from app.temporal import GraphLeg, temporal_leg
-from retrieval.tokens import count_tokens
+from cairn.app.governance import Principal
+from cairn.app.packs.pipeline_types import LegResults, PackServices
+from cairn.app.packs.types import Citation, PackItem, PackRequest
+from cairn.app.temporal import GraphLeg, temporal_leg
+from cairn.retrieval.tokens import count_tokens
 
 MAX_FACT_ITEMS = 5
 """FACT items per pack: the statements of the temporal leg's best-ranked passages only."""

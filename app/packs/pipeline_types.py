@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol
 
-from app.core.db import Database
-from app.corpus import SearchIndexes
-from app.observability import Telemetry, span
-from retrieval.dedup import DedupGroup
-from retrieval.pipeline import LegResults
+from cairn.app.core.db import Database
+from cairn.app.corpus import SearchIndexes
+from cairn.app.observability import Telemetry, span
+from cairn.retrieval.dedup import DedupGroup
+from cairn.retrieval.pipeline import LegResults
 
 __all__ = [
     "Candidate",

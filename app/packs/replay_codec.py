@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from app.packs.types import PackHeader, PackRequest, fusion_method
+from cairn.app.packs.types import PackHeader, PackRequest, fusion_method
 
 # appended only: a stored record keeps the index (context-set kinds came after FACT)
 KINDS = ("EVIDENCE", "WHOLE_DOCUMENT", "FACT", "VERIFIED_ANSWER", "DEFINITION", "INSTRUCTION", "REQUIRED_EVIDENCE")

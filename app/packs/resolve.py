@@ -19,16 +19,16 @@ from datetime import datetime
 from sqlalchemy import and_, select
 from sqlmodel import col
 
-from app.core.ids import as_utc, utcnow
-from app.core.models import Collection, Document, DocumentVersion, Passage, VersionPassage
-from app.corpus import VersionMeta, VersionView, choose_versions
-from app.governance import Principal
-from app.packs.pipeline_types import Candidate, PackServices, PackTimings, PassageRow, RowCache
-from app.packs.types import PackRequest
-from retrieval.dedup import DedupGroup, dedup, shingle_keys
-from retrieval.fusion import Fused
-from retrieval.packing import pack_greedy
-from retrieval.pipeline import Ranked
+from cairn.app.core.ids import as_utc, utcnow
+from cairn.app.core.models import Collection, Document, DocumentVersion, Passage, VersionPassage
+from cairn.app.corpus import VersionMeta, VersionView, choose_versions
+from cairn.app.governance import Principal
+from cairn.app.packs.pipeline_types import Candidate, PackServices, PackTimings, PassageRow, RowCache
+from cairn.app.packs.types import PackRequest
+from cairn.retrieval.dedup import DedupGroup, dedup, shingle_keys
+from cairn.retrieval.fusion import Fused
+from cairn.retrieval.packing import pack_greedy
+from cairn.retrieval.pipeline import Ranked
 
 FILL_SLACK_TOKENS = 64
 """Candidate resolution stops once less than this much of the budget is left unfilled."""

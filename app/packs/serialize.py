@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from app.core.errors import BadInput
-from app.packs import types as pt
+from cairn.app.core.errors import BadInput
+from cairn.app.packs import types as pt
 
 TIMING_KEYS = (
     "embedMs",

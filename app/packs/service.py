@@ -57,17 +57,17 @@ from datetime import datetime
 
 import numpy as np
 
-from app.contextsets import SetItem, SetPlan, plan_set
-from app.core.errors import BadInput, PackIncomplete
-from app.core.ids import new_id, utcnow
-from app.governance import Principal, require_scope
-from app.observability import set_attributes, span
-from app.packs.evidence import apply_floor, evidence_notes, similarity_floor
-from app.packs.graph_hook import add_fact_items, run_graph_leg
-from app.packs.pipeline_types import Candidate, LegResults, PackEntry, PackServices, PackTimings, RowCache
-from app.packs.resolve import first_window, prefetch, resolve_windows, visible_legs
-from app.packs.store import check_filters, readable_now, record_replay, whole_documents
-from app.packs.types import (
+from cairn.app.contextsets import SetItem, SetPlan, plan_set
+from cairn.app.core.errors import BadInput, PackIncomplete
+from cairn.app.core.ids import new_id, utcnow
+from cairn.app.governance import Principal, require_scope
+from cairn.app.observability import set_attributes, span
+from cairn.app.packs.evidence import apply_floor, evidence_notes, similarity_floor
+from cairn.app.packs.graph_hook import add_fact_items, run_graph_leg
+from cairn.app.packs.pipeline_types import Candidate, LegResults, PackEntry, PackServices, PackTimings, RowCache
+from cairn.app.packs.resolve import first_window, prefetch, resolve_windows, visible_legs
+from cairn.app.packs.store import check_filters, readable_now, record_replay, whole_documents
+from cairn.app.packs.types import (
     RRF_K,
     Citation,
     ContextSetEntryRef,
@@ -80,13 +80,13 @@ from app.packs.types import (
     fusion_method,
     validate_pack_request,
 )
-from retrieval.contradiction import find_contradictions
-from retrieval.dedup import DedupGroup
-from retrieval.dense import DenseModels, DenseServed, merge_spaces, scale_by_space
-from retrieval.fusion import Fused, hybrid_fusion, rrf
-from retrieval.packing import pack_greedy
-from retrieval.pipeline import LEG_DEPTH, RETRIEVAL_CONFIGS, Legs, Ranked, RetrievalConfig, run_legs
-from retrieval.tokens import TOKENIZER_NAME
+from cairn.retrieval.contradiction import find_contradictions
+from cairn.retrieval.dedup import DedupGroup
+from cairn.retrieval.dense import DenseModels, DenseServed, merge_spaces, scale_by_space
+from cairn.retrieval.fusion import Fused, hybrid_fusion, rrf
+from cairn.retrieval.packing import pack_greedy
+from cairn.retrieval.pipeline import LEG_DEPTH, RETRIEVAL_CONFIGS, Legs, Ranked, RetrievalConfig, run_legs
+from cairn.retrieval.tokens import TOKENIZER_NAME
 
 
 async def _legs(

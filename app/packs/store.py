@@ -16,15 +16,15 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from app.core.errors import NotFound
-from app.core.ids import sha256_text, utcnow
-from app.core.models import Collection, Document, DocumentVersion, ReplayRecord, Workspace
-from app.governance import Principal
-from app.packs.pipeline_types import Candidate, PackEntry, PackServices, PackTimings, WholeDocument
-from app.packs.replay_codec import RecordedItem, encode_record, replay_conditions
-from app.packs.types import PackHeader, PackItem, PackRequest
-from retrieval.dedup import DedupGroup
-from retrieval.tokens import count_tokens
+from cairn.app.core.errors import NotFound
+from cairn.app.core.ids import sha256_text, utcnow
+from cairn.app.core.models import Collection, Document, DocumentVersion, ReplayRecord, Workspace
+from cairn.app.governance import Principal
+from cairn.app.packs.pipeline_types import Candidate, PackEntry, PackServices, PackTimings, WholeDocument
+from cairn.app.packs.replay_codec import RecordedItem, encode_record, replay_conditions
+from cairn.app.packs.types import PackHeader, PackItem, PackRequest
+from cairn.retrieval.dedup import DedupGroup
+from cairn.retrieval.tokens import count_tokens
 
 REPLAY_TTL = timedelta(days=30)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from app.core.errors import BadInput
-from app.core.text_rules import require_storable, validate_identifier
+from cairn.app.core.errors import BadInput
+from cairn.app.core.text_rules import require_storable, validate_identifier
 
 TASK_MAX_CHARS = 4_000
 MIN_TOKENS, MAX_TOKENS, DEFAULT_TOKENS = 256, 32_000, 4_000

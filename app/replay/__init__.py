@@ -5,8 +5,8 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.replay.errors import ReplayExpired
-from app.replay.operations import (
+from cairn.app.replay.errors import ReplayExpired
+from cairn.app.replay.operations import (
     REPLAY_MODES,
     ItemCheck,
     Moved,

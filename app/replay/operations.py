@@ -36,9 +36,9 @@ from typing import Any
 
 from sqlalchemy import delete, select
 
-from app.core.errors import BadInput, NotFound
-from app.core.ids import as_utc, sha256_text, utcnow
-from app.core.models import (
+from cairn.app.core.errors import BadInput, NotFound
+from cairn.app.core.ids import as_utc, sha256_text, utcnow
+from cairn.app.core.models import (
     Collection,
     ContextSet,
     ContextSetEntry,
@@ -50,11 +50,11 @@ from app.core.models import (
     VersionPassage,
     Workspace,
 )
-from app.core.text_rules import require_storable, validate_identifier
-from app.corpus import VersionMeta, choose_versions
-from app.governance import Principal
-from app.packs import Pack, PackRequest, RecordedItem, build_pack, decode_record, legacy_items, recorded_item
-from app.replay.errors import ReplayExpired
+from cairn.app.core.text_rules import require_storable, validate_identifier
+from cairn.app.corpus import VersionMeta, choose_versions
+from cairn.app.governance import Principal
+from cairn.app.packs import Pack, PackRequest, RecordedItem, build_pack, decode_record, legacy_items, recorded_item
+from cairn.app.replay.errors import ReplayExpired
 
 log = logging.getLogger("cairn.replay")
 
@@ -423,7 +423,7 @@ def _item_json(i: RecordedItem) -> dict[str, Any]:
 
 def result_json(r: ReplayResult) -> dict[str, Any]:
     """A replay result as JSON (the HTTP route's body; field names as in GraphQL)."""
-    from app.packs import event_json
+    from cairn.app.packs import event_json
 
     out: dict[str, Any] = {
         "replayId": r.replay_id,

@@ -10,9 +10,9 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.templates.approval import check_sql, template_digest
-from app.templates.catalog import NORTHWIND_TEMPLATES, TemplateDefinition, definition_from_json, load_catalog
-from app.templates.errors import (
+from cairn.app.templates.approval import check_sql, template_digest
+from cairn.app.templates.catalog import NORTHWIND_TEMPLATES, TemplateDefinition, definition_from_json, load_catalog
+from cairn.app.templates.errors import (
     QueryFailed,
     QueryParameterInvalid,
     QueryTemplateInvalid,
@@ -22,8 +22,8 @@ from app.templates.errors import (
     TemplatesDatabaseMissing,
     TemplatesDatabaseUnavailable,
 )
-from app.templates.northwind import load_northwind
-from app.templates.operations import (
+from cairn.app.templates.northwind import load_northwind
+from cairn.app.templates.operations import (
     ApproveTemplateRequest,
     CreateTemplateRequest,
     ListTemplatesRequest,
@@ -39,13 +39,13 @@ from app.templates.operations import (
     run_template,
     update_template,
 )
-from app.templates.params import (
+from cairn.app.templates.params import (
     ParameterSpec,
     bind_values,
     parse_specs,
     specs_to_json,
 )
-from app.templates.runner import (
+from cairn.app.templates.runner import (
     Notice,
     QueryDatabase,
     QueryResult,

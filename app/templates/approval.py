@@ -37,9 +37,9 @@ from sqlalchemy import text
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from app.core.errors import BadInput
-from app.templates.errors import QueryTemplateRefused
-from app.templates.params import ParameterSpec, specs_to_json
+from cairn.app.core.errors import BadInput
+from cairn.app.templates.errors import QueryTemplateRefused
+from cairn.app.templates.params import ParameterSpec, specs_to_json
 
 DIALECTS = {"sqlite": "sqlite", "postgresql": "postgres"}
 """Business database dialect (SQLAlchemy name) → sqlglot dialect."""

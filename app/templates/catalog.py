@@ -14,11 +14,11 @@ from typing import Any
 
 import yaml
 
-from app.core.errors import BadInput
-from app.core.text_rules import require_storable
-from app.templates.approval import MAX_SQL_LENGTH
-from app.templates.errors import QueryTemplateInvalid
-from app.templates.params import ParameterSpec, parse_specs
+from cairn.app.core.errors import BadInput
+from cairn.app.core.text_rules import require_storable
+from cairn.app.templates.approval import MAX_SQL_LENGTH
+from cairn.app.templates.errors import QueryTemplateInvalid
+from cairn.app.templates.params import ParameterSpec, parse_specs
 
 NORTHWIND_TEMPLATES = Path(__file__).with_name("northwind.yaml")
 TEMPLATE_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")

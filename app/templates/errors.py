@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.core.errors import BadInput, CairnError
+from cairn.app.core.errors import BadInput, CairnError
 
 __all__ = [
     "QueryFailed",

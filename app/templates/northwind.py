@@ -24,7 +24,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from app.templates.runner import async_url
+from cairn.app.templates.runner import async_url
 
 TABLES = (
     "categories",

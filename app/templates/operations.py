@@ -29,20 +29,20 @@ from typing import Any, Protocol
 
 from sqlalchemy import select
 
-from app.contextsets import active_set, check_set_access
-from app.core.config import Settings
-from app.core.db import Database
-from app.core.errors import BadInput, Conflict, NotFound
-from app.core.ids import utcnow
-from app.core.models import ContextSet, QueryTemplate
-from app.core.text_rules import validate_identifier
-from app.templates.approval import check_sql, template_digest
-from app.templates.catalog import TemplateDefinition
-from app.templates.errors import (
+from cairn.app.contextsets import active_set, check_set_access
+from cairn.app.core.config import Settings
+from cairn.app.core.db import Database
+from cairn.app.core.errors import BadInput, Conflict, NotFound
+from cairn.app.core.ids import utcnow
+from cairn.app.core.models import ContextSet, QueryTemplate
+from cairn.app.core.text_rules import validate_identifier
+from cairn.app.templates.approval import check_sql, template_digest
+from cairn.app.templates.catalog import TemplateDefinition
+from cairn.app.templates.errors import (
     TemplateNotApproved,
 )
-from app.templates.params import ParameterSpec, bind_values, parse_specs, specs_to_json
-from app.templates.runner import QueryResult, TemplatesDatabase
+from cairn.app.templates.params import ParameterSpec, bind_values, parse_specs, specs_to_json
+from cairn.app.templates.runner import QueryResult, TemplatesDatabase
 
 
 class TemplateServices(Protocol):

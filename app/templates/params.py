@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from app.templates.errors import QueryParameterInvalid, QueryTemplateInvalid
+from cairn.app.templates.errors import QueryParameterInvalid, QueryTemplateInvalid
 
 TYPES = ("string", "integer", "float", "boolean", "date", "enum", "list")
 SCALAR_TYPES = TYPES[:-1]

@@ -37,9 +37,9 @@ from urllib.parse import quote
 from sqlalchemy import bindparam, event, text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from app.templates.approval import DIALECTS
-from app.templates.errors import QueryFailed, QueryTimeout, TemplatesDatabaseMissing, TemplatesDatabaseUnavailable
-from app.templates.params import ParameterSpec
+from cairn.app.templates.approval import DIALECTS
+from cairn.app.templates.errors import QueryFailed, QueryTimeout, TemplatesDatabaseMissing, TemplatesDatabaseUnavailable
+from cairn.app.templates.params import ParameterSpec
 
 log = logging.getLogger("cairn.templates")
 

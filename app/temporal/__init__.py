@@ -5,10 +5,10 @@ Public surface: other packages import only the names below (import-linter contra
 pyproject.toml).
 """
 
-from app.temporal.leg import GraphLeg, temporal_leg
-from app.temporal.operations import TemporalRead, current_facts, timeline, validate_read
-from app.temporal.service import Fact, ensure_indexed, rebuild_index
-from app.temporal.timex import Interval, intervals, task_constraint
+from cairn.app.temporal.leg import GraphLeg, temporal_leg
+from cairn.app.temporal.operations import TemporalRead, current_facts, timeline, validate_read
+from cairn.app.temporal.service import Fact, ensure_indexed, rebuild_index
+from cairn.app.temporal.timex import Interval, intervals, task_constraint
 
 __all__ = [
     "Fact",

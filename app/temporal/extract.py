@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.temporal.timex import Interval, intervals
+from cairn.app.temporal.timex import Interval, intervals
 
 ROLES = {
     "ceo": "chief executive officer",

@@ -24,11 +24,11 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import select
 
-from app.core.models import Passage
-from app.governance import Principal
-from app.temporal.extract import subject_key
-from app.temporal.service import Fact, visible_facts
-from app.temporal.timex import Interval, task_constraint
+from cairn.app.core.models import Passage
+from cairn.app.governance import Principal
+from cairn.app.temporal.extract import subject_key
+from cairn.app.temporal.service import Fact, visible_facts
+from cairn.app.temporal.timex import Interval, task_constraint
 
 MAX_RANKED = 200
 TOP_DOCS_WITHOUT_SUBJECT = 3

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from app.core.errors import BadInput
-from app.core.ids import utcnow
-from app.core.text_rules import require_storable
-from app.governance import Principal
-from app.temporal.extract import subject_key
-from app.temporal.service import FAR_FUTURE, FAR_PAST, Fact, visible_facts
+from cairn.app.core.errors import BadInput
+from cairn.app.core.ids import utcnow
+from cairn.app.core.text_rules import require_storable
+from cairn.app.governance import Principal
+from cairn.app.temporal.extract import subject_key
+from cairn.app.temporal.service import FAR_FUTURE, FAR_PAST, Fact, visible_facts
 
 MAX_LIMIT = 500
 

@@ -25,8 +25,8 @@ from datetime import UTC, datetime
 from sqlalchemy import delete, func, or_, select
 from sqlalchemy.exc import IntegrityError
 
-from app.core.ids import as_utc, sha256_text, stable_id
-from app.core.models import (
+from cairn.app.core.ids import as_utc, sha256_text, stable_id
+from cairn.app.core.models import (
     Collection,
     Document,
     DocumentVersion,
@@ -34,9 +34,9 @@ from app.core.models import (
     TemporalStatement,
     VersionPassage,
 )
-from app.corpus import visible_versions
-from app.governance import Principal
-from app.temporal.extract import extract, subject_base, subject_key
+from cairn.app.corpus import visible_versions
+from cairn.app.governance import Principal
+from cairn.app.temporal.extract import extract, subject_base, subject_key
 
 FAR_PAST = datetime(1, 1, 2, tzinfo=UTC)
 FAR_FUTURE = datetime(9999, 1, 1, tzinfo=UTC)

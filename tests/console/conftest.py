@@ -23,11 +23,11 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from app.core.config import Settings
-from app.core.db import Database
-from app.core.migrate import upgrade_database
-from app.governance.registry import RATE_CLASSES
-from app.identity import service as identity
+from cairn.app.core.config import Settings
+from cairn.app.core.db import Database
+from cairn.app.core.migrate import upgrade_database
+from cairn.app.governance.registry import RATE_CLASSES
+from cairn.app.identity import service as identity
 
 CHROMIUM = os.environ.get("CAIRN_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [

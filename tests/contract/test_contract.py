@@ -9,12 +9,12 @@ from pathlib import Path
 import strawberry
 from strawberry.types import Info
 
-from app.core.config import Settings
-from app.governance import Governed
-from app.governance.contract import contract_violations
-from app.governance.registry import REGISTRY, parse_coordinate
-from app.main import create_app
-from resolvers.schema import Mutation, Subscription, schema
+from cairn.app.core.config import Settings
+from cairn.app.governance import Governed
+from cairn.app.governance.contract import contract_violations
+from cairn.app.governance.registry import REGISTRY, parse_coordinate
+from cairn.app.main import create_app
+from cairn.resolvers.schema import Mutation, Subscription, schema
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,7 +76,7 @@ def test_profiles_need_all_five_lists():
 
 def test_committed_schema_equals_served_schema():
     served = subprocess.run(
-        [sys.executable, "-m", "strawberry", "export-schema", "resolvers.schema:schema"],
+        [sys.executable, "-m", "strawberry", "export-schema", "cairn.resolvers.schema:schema"],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -84,12 +84,12 @@ def test_committed_schema_equals_served_schema():
     ).stdout
     committed = (ROOT / "schema.graphql").read_text()
     assert served.strip() == committed.strip(), (
-        "schema.graphql is stale: run `python -m strawberry export-schema resolvers.schema:schema > schema.graphql`"
+        "schema.graphql is stale: run `python -m strawberry export-schema cairn.resolvers.schema:schema > schema.graphql`"
     )
 
 
 def test_every_operation_has_a_valid_rate_class(monkeypatch):
-    from app.governance.registry import RATE_CLASSES, Operation
+    from cairn.app.governance.registry import RATE_CLASSES, Operation
 
     for op in REGISTRY.values():
         if op.auth == "required":

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.db import Database
-from app.core.migrate import upgrade_database
+from cairn.app.core.db import Database
+from cairn.app.core.migrate import upgrade_database
 from tests.conftest import drop_postgres_database, postgres_database
 
 

@@ -11,11 +11,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.core.ids import as_utc
-from app.core.models import DocumentVersion
-from app.corpus import as_of
-from app.corpus import documents as docs
-from app.identity import service as identity
+from cairn.app.core.ids import as_utc
+from cairn.app.core.models import DocumentVersion
+from cairn.app.corpus import as_of
+from cairn.app.corpus import documents as docs
+from cairn.app.identity import service as identity
 
 T2018 = datetime(2018, 1, 1, tzinfo=UTC)
 T2019 = datetime(2019, 1, 1, tzinfo=UTC)

@@ -10,12 +10,12 @@ import secrets
 
 import pytest
 
-from app.corpus.changes import STATE_FILE, Cursor, load_state
-from app.corpus.documents import get_or_create_collection, upsert_document
-from app.corpus.indexing import SearchIndexes
-from app.identity import service as identity
-from retrieval.lexical import LexicalIndex
-from retrieval.vectors import open_vector_index
+from cairn.app.corpus.changes import STATE_FILE, Cursor, load_state
+from cairn.app.corpus.documents import get_or_create_collection, upsert_document
+from cairn.app.corpus.indexing import SearchIndexes
+from cairn.app.identity import service as identity
+from cairn.retrieval.lexical import LexicalIndex
+from cairn.retrieval.vectors import open_vector_index
 
 
 async def _collections(db, *names):

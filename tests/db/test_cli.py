@@ -12,10 +12,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def cairn(*args: str, data_dir: Path | None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """Run ``python -m app.cli ARGS --data-dir DATA_DIR`` (no ``--data-dir`` when None)."""
+    """Run ``python -m cairn.app.cli ARGS --data-dir DATA_DIR`` (no ``--data-dir`` when None)."""
     extra = ["--data-dir", str(data_dir)] if data_dir is not None else []
     return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args, *extra],
+        [sys.executable, "-m", "cairn.app.cli", *args, *extra],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -98,7 +98,7 @@ def start_server(data: Path) -> subprocess.Popen:
         port = s.getsockname()[1]
     env = dict(os.environ, CAIRN_EMBEDDER="none")
     server = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--data-dir", str(data)],
+        [sys.executable, "-m", "cairn.app.cli", "serve", "--port", str(port), "--data-dir", str(data)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -126,8 +126,8 @@ def test_serve_migrates_an_older_data_dir_before_serving(tmp_path):
 
     from alembic.script import ScriptDirectory
 
-    from app.core.config import Settings
-    from app.core.migrate import alembic_config, upgrade_database
+    from cairn.app.core.config import Settings
+    from cairn.app.core.migrate import alembic_config, upgrade_database
 
     data = tmp_path / "old"
     upgrade_database(Settings(data_dir=data).resolved_database_url, revision="0001")
@@ -178,7 +178,7 @@ def test_an_embedded_engine_held_by_another_program_is_one_line(tmp_path):
     docs.mkdir()
     (docs / "one.txt").write_text("Granite is an igneous rock.")
     hold = (
-        "import sys, time; from retrieval.vectors import open_vector_index\n"
+        "import sys, time; from cairn.retrieval.vectors import open_vector_index\n"
         "i = open_vector_index(path=sys.argv[1], collection='cairn_passages', dim=384)\n"
         "print('held', flush=True); time.sleep(120)"
     )

@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import text as sql
 
-from app import identity
-from app.context import bootstrap
-from app.core.config import Settings
-from app.corpus import SourceDocument, delete_document, ingest_documents, open_indexes
-from app.packs import PackRequest, build_pack
-from retrieval.sparse_bm25 import SparseBM25Index
+from cairn.app import identity
+from cairn.app.context import bootstrap
+from cairn.app.core.config import Settings
+from cairn.app.corpus import SourceDocument, delete_document, ingest_documents, open_indexes
+from cairn.app.packs import PackRequest, build_pack
+from cairn.retrieval.sparse_bm25 import SparseBM25Index
 from tests import factories
 
 V2019 = datetime(2019, 1, 1, tzinfo=UTC)

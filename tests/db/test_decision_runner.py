@@ -10,10 +10,10 @@ import threading
 import httpx
 import pytest
 
-from app.decisions.judges import JudgeError, OpenAIJudge
-from app.decisions.request import validate_request
-from app.decisions.service import DecisionRunner
-from app.governance.auth import Principal
+from cairn.app.decisions.judges import JudgeError, OpenAIJudge
+from cairn.app.decisions.request import validate_request
+from cairn.app.decisions.service import DecisionRunner
+from cairn.app.governance.auth import Principal
 from tests import factories
 
 REQ = {
@@ -109,7 +109,7 @@ def test_upstream_status_mapping(status, headers, text, code, http):
 
 
 def test_an_echo_body_without_logprobs_is_an_invalid_upstream_response():
-    from app.decisions.judges import _echo_score
+    from cairn.app.decisions.judges import _echo_score
 
     with pytest.raises(JudgeError) as e:
         _echo_score({"choices": [{"text": "p a"}]}, " a", 1)
@@ -127,7 +127,7 @@ async def test_a_cancelled_decision_is_failed_499_and_frees_its_key(db):
 
     from sqlalchemy import select
 
-    from app.core.models import Decision, DecisionIdempotency
+    from cairn.app.core.models import Decision, DecisionIdempotency
 
     principal = await _principal(db)
     srv, port = _silent_server()  # accepts, never answers: the judge call hangs until cancelled
@@ -170,8 +170,8 @@ async def test_a_cancelled_decision_is_failed_499_and_frees_its_key(db):
 async def test_a_key_left_running_by_a_dead_process_is_taken_over(db):
     from datetime import timedelta
 
-    from app.core.ids import utcnow
-    from app.core.models import Decision, DecisionIdempotency
+    from cairn.app.core.ids import utcnow
+    from cairn.app.core.models import Decision, DecisionIdempotency
 
     principal = await _principal(db)
     old = utcnow() - timedelta(seconds=200)
@@ -261,8 +261,8 @@ async def test_a_decision_whose_key_was_taken_over_leaves_the_new_holders_key_al
 
     from sqlalchemy import select, update
 
-    from app.core.ids import utcnow
-    from app.core.models import Decision, DecisionIdempotency
+    from cairn.app.core.ids import utcnow
+    from cairn.app.core.models import Decision, DecisionIdempotency
 
     principal = await _principal(db)
     srv, port = _silent_server()

@@ -8,25 +8,25 @@ import subprocess
 import sys
 from pathlib import Path
 
-from app.core.config import Settings
-from app.core.db import Database
-from app.core.migrate import upgrade_database
-from app.corpus.indexing import open_indexes
-from app.corpus.ingest import SourceDocument, ingest_documents
-from app.identity import service as identity
+from cairn.app.core.config import Settings
+from cairn.app.core.db import Database
+from cairn.app.core.migrate import upgrade_database
+from cairn.app.corpus.indexing import open_indexes
+from cairn.app.corpus.ingest import SourceDocument, ingest_documents
+from cairn.app.identity import service as identity
 
 ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = r"""
 import asyncio, json, sys
-from app.governance.auth import ROLE_PERMISSIONS, Principal
-from app.core.config import Settings
-from app.context import bootstrap
-from app.core.db import Database
-from app.corpus.indexing import open_indexes
-from app.packs.types import PackRequest
-from app.packs.service import build_pack
-from app.packs.serialize import event_json
+from cairn.app.governance.auth import ROLE_PERMISSIONS, Principal
+from cairn.app.core.config import Settings
+from cairn.app.context import bootstrap
+from cairn.app.core.db import Database
+from cairn.app.corpus.indexing import open_indexes
+from cairn.app.packs.types import PackRequest
+from cairn.app.packs.service import build_pack
+from cairn.app.packs.serialize import event_json
 
 async def main(data_dir, ws_id):
     settings = Settings(data_dir=data_dir)

@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
-from app.core.errors import BadInput, NotFound
-from app.core.models import DocumentVersion, Passage, VersionPassage
-from app.corpus import as_of
-from app.corpus import documents as docs
-from app.identity import service as identity
+from cairn.app.core.errors import BadInput, NotFound
+from cairn.app.core.models import DocumentVersion, Passage, VersionPassage
+from cairn.app.corpus import as_of
+from cairn.app.corpus import documents as docs
+from cairn.app.identity import service as identity
 
 T2020 = datetime(2020, 1, 1, tzinfo=UTC)
 T2023 = datetime(2023, 7, 1, tzinfo=UTC)

@@ -9,9 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from app.core.errors import BadInput
-from app.corpus import SourceDocument, ingest_documents, upsert_document
-from app.fields import (
+from cairn.app.core.errors import BadInput
+from cairn.app.corpus import SourceDocument, ingest_documents, upsert_document
+from cairn.app.fields import (
     KLEISTER_NDA_FIELDS,
     Aggregate,
     DefineFieldsRequest,
@@ -76,7 +76,7 @@ async def _setup(db):
     ]
     await ingest_documents(db, None, workspace_id=ws.id, collection="ndas", documents=iter(docs), chunk_max_tokens=40)
     async with db.session() as s:
-        from app.corpus import list_collections
+        from cairn.app.corpus import list_collections
 
         (coll, _), *_ = await list_collections(s, workspace_id=ws.id)
     await define_fields(_services(db), editor, DefineFieldsRequest(coll.id, KLEISTER_NDA_FIELDS))
@@ -179,7 +179,7 @@ async def test_labels_train_the_ranker(db):
     async with db.session() as s:
         from sqlalchemy import select
 
-        from app.core.models import Document
+        from cairn.app.core.models import Document
 
         ids = {d.external_id: d.id for d in (await s.execute(select(Document))).scalars() if d.collection_id == coll.id}
     assert await label_value(_services(db), editor, LabelRequest(ids["acme.txt"], "company_state", ("Delaware",))) == [

@@ -11,13 +11,13 @@ import zipfile
 import pytest
 from sqlalchemy import func, select
 
-from app.core.errors import BadInput
-from app.core.models import IndexChange, Passage
-from app.corpus.indexing import SearchIndexes
-from app.corpus.ingest import ingest_documents, iter_sources
-from app.identity import service as identity
-from retrieval.lexical import LexicalIndex
-from retrieval.vectors import open_vector_index
+from cairn.app.core.errors import BadInput
+from cairn.app.core.models import IndexChange, Passage
+from cairn.app.corpus.indexing import SearchIndexes
+from cairn.app.corpus.ingest import ingest_documents, iter_sources
+from cairn.app.identity import service as identity
+from cairn.retrieval.lexical import LexicalIndex
+from cairn.retrieval.vectors import open_vector_index
 
 
 def _corpus(tmp_path):

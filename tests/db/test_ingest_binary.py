@@ -9,8 +9,8 @@ import shutil
 import docx
 import pytest
 
-from app.core.errors import BadInput
-from app.corpus.ingest import iter_sources
+from cairn.app.core.errors import BadInput
+from cairn.app.corpus.ingest import iter_sources
 from tests.conftest import shared_data
 
 

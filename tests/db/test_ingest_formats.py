@@ -11,11 +11,11 @@ import secrets
 import pytest
 from sqlalchemy import select
 
-from app.core.errors import BadInput
-from app.core.ids import sha256_text
-from app.core.models import Document, DocumentVersion, Passage, VersionPassage
-from app.corpus.ingest import csv_rows, ingest_documents, iter_sources
-from app.identity import service as identity
+from cairn.app.core.errors import BadInput
+from cairn.app.core.ids import sha256_text
+from cairn.app.core.models import Document, DocumentVersion, Passage, VersionPassage
+from cairn.app.corpus.ingest import csv_rows, ingest_documents, iter_sources
+from cairn.app.identity import service as identity
 from tests.db.test_ingest_binary import tiny_pdf
 
 PAGE = """<!doctype html><html><head><title>Ignored title</title>

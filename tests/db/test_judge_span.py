@@ -8,10 +8,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from app.decisions.judges import OpenAIJudge
-from app.decisions.request import validate_request
-from app.decisions.service import DecisionRunner
-from app.observability import install, span
+from cairn.app.decisions.judges import OpenAIJudge
+from cairn.app.decisions.request import validate_request
+from cairn.app.decisions.service import DecisionRunner
+from cairn.app.observability import install, span
 from tests import factories
 
 REQ = {

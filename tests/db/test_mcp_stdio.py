@@ -15,12 +15,12 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from sqlalchemy import select
 
-from app.core.config import Settings
-from app.core.db import Database
-from app.core.models import ContextGap
-from app.identity import service as identity
-from app.mcp import ENVELOPE_META, TOOLS
-from app.memory import set_settings
+from cairn.app.core.config import Settings
+from cairn.app.core.db import Database
+from cairn.app.core.models import ContextGap
+from cairn.app.identity import service as identity
+from cairn.app.mcp import ENVELOPE_META, TOOLS
+from cairn.app.memory import set_settings
 from tests.db.test_cli import ROOT, cairn
 
 
@@ -37,7 +37,7 @@ async def _memory_on(url: str) -> None:
 def _server(data_dir, token: str) -> StdioServerParameters:
     env = {**os.environ, "CAIRN_TOKEN": token, "CAIRN_EMBEDDER": "none"}
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "app.cli", "mcp", "--data-dir", str(data_dir)], env=env, cwd=str(ROOT)
+        command=sys.executable, args=["-m", "cairn.app.cli", "mcp", "--data-dir", str(data_dir)], env=env, cwd=str(ROOT)
     )
 
 

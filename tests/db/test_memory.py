@@ -9,11 +9,11 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, insert, select
 
-from app.core.errors import CairnError
-from app.core.ids import new_id, utcnow
-from app.core.models import AgentMemory, Workspace
-from app.governance.auth import Principal
-from app.memory import service as mem
+from cairn.app.core.errors import CairnError
+from cairn.app.core.ids import new_id, utcnow
+from cairn.app.core.models import AgentMemory, Workspace
+from cairn.app.governance.auth import Principal
+from cairn.app.memory import service as mem
 from tests import factories
 
 

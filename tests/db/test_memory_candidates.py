@@ -7,11 +7,11 @@ from datetime import timedelta
 
 from sqlalchemy import func, insert, select
 
-from app.core.ids import new_id, utcnow
-from app.core.models import AgentMemory, MemoryTerm
-from app.memory import service as mem
-from app.memory.candidates import memory_terms
-from app.memory.rank import pack_vector
+from cairn.app.core.ids import new_id, utcnow
+from cairn.app.core.models import AgentMemory, MemoryTerm
+from cairn.app.memory import service as mem
+from cairn.app.memory.candidates import memory_terms
+from cairn.app.memory.rank import pack_vector
 from tests.db.test_memory import _setup
 
 FILLER = "Alice bought oat milk and bread for the weekly grocery list"

@@ -9,19 +9,19 @@ import logging
 import numpy as np
 from sqlalchemy import select
 
-from app.context import bootstrap
-from app.core.config import Settings
-from app.core.models import Passage
-from app.corpus.changes import Cursor, load_state
-from app.corpus.indexing import SearchIndexes
-from app.corpus.ingest import SourceDocument, ingest_documents
-from app.governance.auth import ROLE_PERMISSIONS, Principal
-from app.identity import service as identity
-from app.packs.service import build_pack
-from app.packs.types import PackRequest
-from retrieval.dense import DenseModels
-from retrieval.lexical import LexicalIndex
-from retrieval.vectors import open_vector_index
+from cairn.app.context import bootstrap
+from cairn.app.core.config import Settings
+from cairn.app.core.models import Passage
+from cairn.app.corpus.changes import Cursor, load_state
+from cairn.app.corpus.indexing import SearchIndexes
+from cairn.app.corpus.ingest import SourceDocument, ingest_documents
+from cairn.app.governance.auth import ROLE_PERMISSIONS, Principal
+from cairn.app.identity import service as identity
+from cairn.app.packs.service import build_pack
+from cairn.app.packs.types import PackRequest
+from cairn.retrieval.dense import DenseModels
+from cairn.retrieval.lexical import LexicalIndex
+from cairn.retrieval.vectors import open_vector_index
 
 # nine one-sentence Japanese paragraphs (issue 18's minimal case); only one is about a piano
 PARAGRAPHS = {
@@ -54,7 +54,7 @@ async def _workspace(db, indexes: SearchIndexes, documents: dict[str, str]) -> t
     report = await ingest_documents(db, indexes, workspace_id=ws.id, collection="c", documents=iter(docs))
     assert report.vector_indexed >= len(documents)  # a new index follows the whole change log (other tests' too)
     async with db.session() as s:
-        from app.core.models import Document
+        from cairn.app.core.models import Document
 
         rows = (await s.execute(select(Document.id, Document.external_id).where(Document.workspace_id == ws.id))).all()
     return ws.id, {str(doc_id): str(ext) for doc_id, ext in rows}
@@ -199,8 +199,8 @@ async def test_cluster_mode_keeps_named_dense_spaces_and_bm25_in_one_collection_
     log is followed again so that both legs are rebuilt (its BM25 data was in it)."""
     from qdrant_client import QdrantClient, models
 
-    from retrieval.client_vectors import ClientVectorIndex
-    from retrieval.sparse_bm25 import BM25_VECTOR, SparseBM25Index, sparse_config
+    from cairn.retrieval.client_vectors import ClientVectorIndex
+    from cairn.retrieval.sparse_bm25 import BM25_VECTOR, SparseBM25Index, sparse_config
 
     dense = DenseModels(embedder, multilingual_embedder)
     store = tmp_path / "qdrant"

@@ -9,12 +9,12 @@ import secrets
 import pytest
 from sqlalchemy import text
 
-from app.core.errors import BadInput
-from app.identity import service as identity
-from app.ontology.load import load_network
-from app.ontology.mapping import parse_mapping
-from app.ontology.query import InstanceQuery, query_instances
-from app.ontology.store import OntologyStore
+from cairn.app.core.errors import BadInput
+from cairn.app.identity import service as identity
+from cairn.app.ontology.load import load_network
+from cairn.app.ontology.mapping import parse_mapping
+from cairn.app.ontology.query import InstanceQuery, query_instances
+from cairn.app.ontology.store import OntologyStore
 
 SHOP = """
 id: shop

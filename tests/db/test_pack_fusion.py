@@ -12,16 +12,16 @@ import random
 
 import pytest
 
-from app.context import bootstrap
-from app.core.config import Settings
-from app.core.db import Database
-from app.core.migrate import upgrade_database
-from app.corpus.indexing import open_indexes
-from app.corpus.ingest import SourceDocument, ingest_documents
-from app.governance.auth import ROLE_PERMISSIONS, Principal
-from app.identity import service as identity
-from app.packs.service import build_pack
-from app.packs.types import PackRequest
+from cairn.app.context import bootstrap
+from cairn.app.core.config import Settings
+from cairn.app.core.db import Database
+from cairn.app.core.migrate import upgrade_database
+from cairn.app.corpus.indexing import open_indexes
+from cairn.app.corpus.ingest import SourceDocument, ingest_documents
+from cairn.app.governance.auth import ROLE_PERMISSIONS, Principal
+from cairn.app.identity import service as identity
+from cairn.app.packs.service import build_pack
+from cairn.app.packs.types import PackRequest
 
 WORDS = [
     "billing",

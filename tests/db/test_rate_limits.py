@@ -7,8 +7,8 @@ import asyncio
 import pytest
 from sqlalchemy import select
 
-from app.core.models import RateLimitCounter
-from app.governance.rate_limits import RateLimited, RateLimiter
+from cairn.app.core.models import RateLimitCounter
+from cairn.app.governance.rate_limits import RateLimited, RateLimiter
 
 
 class Clock:

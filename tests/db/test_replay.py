@@ -13,13 +13,13 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, update
 
-from app.core.errors import BadInput, NotFound
-from app.core.ids import utcnow
-from app.core.models import ReplayRecord
-from app.corpus import SourceDocument, delete_document, ingest_documents
-from app.identity import service as identity
-from app.packs import PackRequest, build_pack, decode_record, event_json
-from app.replay import (
+from cairn.app.core.errors import BadInput, NotFound
+from cairn.app.core.ids import utcnow
+from cairn.app.core.models import ReplayRecord
+from cairn.app.corpus import SourceDocument, delete_document, ingest_documents
+from cairn.app.identity import service as identity
+from cairn.app.packs import PackRequest, build_pack, decode_record, event_json
+from cairn.app.replay import (
     ReplayExpired,
     ReplayRequest,
     purge_expired_replays,
@@ -89,7 +89,7 @@ async def test_verify_flags_exactly_the_edited_and_the_deleted_item(svc):
     ext = {f"Doc {i}": f"d{i}" for i in range(50)}[edited.document_title]
     # edit the cited paragraph; the other paragraph of that document stays as it was
     async with svc.db.session() as s:
-        from app.core.models import DocumentVersion
+        from cairn.app.core.models import DocumentVersion
 
         old_text = (await s.get(DocumentVersion, edited.citation.version_id)).text
     await _upsert(svc, ext, old_text.replace(edited.text, edited.text.replace("plants", "stations")))
@@ -336,7 +336,7 @@ async def test_the_periodic_purge_deletes_expired_records_while_running(svc, db)
 async def test_visible_legs_over_fetches_a_leg_left_short_and_says_when_it_gives_up(svc):
     """app.packs.resolve.visible_legs at a small depth: hidden passages ranked first are dropped,
     the leg is searched deeper until it holds ``depth`` visible ones, or says it fell short."""
-    from app.packs.resolve import MAX_OVERFETCH, visible_legs
+    from cairn.app.packs.resolve import MAX_OVERFETCH, visible_legs
 
     who = _who(svc)
     t = utcnow()
@@ -365,7 +365,7 @@ async def test_visible_legs_over_fetches_a_leg_left_short_and_says_when_it_gives
     expected = [p for p in lexical(1000) if p[0] in {q for q, _ in ranked["lexical"]}]
     assert ranked["lexical"] == expected[:3] and notes == []
     async with svc.db.session() as s:
-        from app.core.models import Passage
+        from cairn.app.core.models import Passage
 
         late = set(
             (await s.execute(select(Passage.id).where(Passage.text.like("%late%"), Passage.workspace_id == svc.ws_id)))

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from app.templates import (
+from cairn.app.templates import (
     NORTHWIND_TEMPLATES,
     QueryDatabase,
     QueryParameterInvalid,

@@ -8,7 +8,7 @@ import time
 import pytest
 from toon_format import decode
 
-from app.templates import (
+from cairn.app.templates import (
     QueryDatabase,
     QueryFailed,
     QueryParameterInvalid,
@@ -155,7 +155,7 @@ async def test_duplicate_column_names_are_renamed_with_a_notice(qdb):
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 async def test_an_unreachable_business_database_is_503(tmp_path, backend):
-    from app.templates import TemplatesDatabaseUnavailable
+    from cairn.app.templates import TemplatesDatabaseUnavailable
     from tests.conftest import PG_ADMIN_URL
 
     if backend == "sqlite":

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.config import Settings
-from app.core.errors import CairnError
-from app.core.ids import new_id, utcnow
-from app.core.models import ContextSet
-from app.templates import (
+from cairn.app.core.config import Settings
+from cairn.app.core.errors import CairnError
+from cairn.app.core.ids import new_id, utcnow
+from cairn.app.core.models import ContextSet
+from cairn.app.templates import (
     ApproveTemplateRequest,
     CreateTemplateRequest,
     ListTemplatesRequest,

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from app.core.db import Database
-from app.core.ids import new_id, utcnow
-from app.core.models import ContextSet, Workspace
+from cairn.app.core.db import Database
+from cairn.app.core.ids import new_id, utcnow
+from cairn.app.core.models import ContextSet, Workspace
 from tests.conftest import shared_data
 from tests.db.test_cli import cairn, one_line_error
 
@@ -65,10 +65,10 @@ def test_load_northwind_then_load_and_approve_the_ten_templates(tmp_path):
 
 @pytest.mark.shared_data
 async def test_the_demo_template_is_approved_and_runs(tmp_path):
-    from app.cli.templates import prepare_template_demo, template_demo_query
-    from app.core.config import Settings
-    from app.core.migrate import upgrade_database
-    from app.templates import RunTemplateRequest, TemplateContext, TemplatesDatabase, run_template
+    from cairn.app.cli.templates import prepare_template_demo, template_demo_query
+    from cairn.app.core.config import Settings
+    from cairn.app.core.migrate import upgrade_database
+    from cairn.app.templates import RunTemplateRequest, TemplateContext, TemplatesDatabase, run_template
     from tests import factories
 
     csv_dir = shared_data("northwind", "csv")

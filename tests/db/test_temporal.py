@@ -7,13 +7,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.core.ids import as_utc
-from app.core.models import DocumentVersion
-from app.corpus import SourceDocument, ingest_documents
-from app.governance import ContextScope
-from app.packs import PackRequest, build_pack, event_json
-from app.replay import ReplayRequest, replay_pack
-from app.temporal import TemporalRead, current_facts, timeline
+from cairn.app.core.ids import as_utc
+from cairn.app.core.models import DocumentVersion
+from cairn.app.corpus import SourceDocument, ingest_documents
+from cairn.app.governance import ContextScope
+from cairn.app.packs import PackRequest, build_pack, event_json
+from cairn.app.replay import ReplayRequest, replay_pack
+from cairn.app.temporal import TemporalRead, current_facts, timeline
 from tests import factories
 
 OLD = ("cfo-2019", "Acme Corp", "Jane Doe was appointed CFO of Acme Corp in 2019.", datetime(2019, 1, 1, tzinfo=UTC))
@@ -170,8 +170,8 @@ async def test_reindex_rebuilds_the_temporal_index_with_progress(svc):
     indexed, which the lazy indexing never repairs) is extracted again, with progress."""
     from sqlalchemy import delete, func, select
 
-    from app.core.models import TemporalIndexedVersion, TemporalStatement
-    from app.temporal import rebuild_index
+    from cairn.app.core.models import TemporalIndexedVersion, TemporalStatement
+    from cairn.app.temporal import rebuild_index
 
     await _ingest(svc, OLD, NEW, LATER, OTHER)
     who = _who(svc)

@@ -18,11 +18,11 @@ import httpx
 import pytest
 import uvicorn
 
-from app.core.config import Settings
-from app.core.db import Database
-from app.core.migrate import upgrade_database
-from app.governance.registry import RATE_CLASSES
-from app.identity import service as identity
+from cairn.app.core.config import Settings
+from cairn.app.core.db import Database
+from cairn.app.core.migrate import upgrade_database
+from cairn.app.governance.registry import RATE_CLASSES
+from cairn.app.identity import service as identity
 from tests import factories
 from tests.conftest import drop_postgres_database, postgres_database
 
@@ -158,7 +158,7 @@ async def _bootstrap(url: str) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def _start(settings: Settings):
-    from app.main import create_app
+    from cairn.app.main import create_app
 
     port = _free_port()
     config = uvicorn.Config(

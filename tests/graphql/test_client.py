@@ -8,9 +8,9 @@ import asyncio
 
 import pytest
 
-from app.client import AsyncCairnClient, CairnAPIError, CairnClient
-from app.core.db import Database
-from app.identity import service as identity
+from cairn.app.client import AsyncCairnClient, CairnAPIError, CairnClient
+from cairn.app.core.db import Database
+from cairn.app.identity import service as identity
 from tests import factories
 
 TASK = "How does reciprocal rank fusion combine the BM25 and dense rankings?"
@@ -141,7 +141,7 @@ def test_memory_decisions_and_ontology(live, clientco):
 def test_langchain_retriever_documents_carry_citations(live):
     from langchain_core.documents import Document
 
-    from app.client.langchain import CairnRetriever
+    from cairn.app.client.langchain import CairnRetriever
 
     retriever = CairnRetriever(base_url=live.url, token=live.tokens["agent"], max_tokens=512, retrieval="LEXICAL")
     docs = retriever.invoke(TASK)
@@ -167,7 +167,7 @@ def test_langchain_retriever_documents_carry_citations(live):
 
 
 def test_llamaindex_retriever_nodes_carry_citations(live):
-    from app.client.llamaindex import CairnLlamaRetriever
+    from cairn.app.client.llamaindex import CairnLlamaRetriever
 
     retriever = CairnLlamaRetriever(live.url, live.tokens["agent"], max_tokens=512, retrieval="LEXICAL")
     nodes = retriever.retrieve(TASK)

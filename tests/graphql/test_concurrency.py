@@ -18,12 +18,12 @@ import httpx
 import pytest
 from sqlalchemy import func, insert, select, update
 
-from app.core.db import Database
-from app.core.ids import new_id, utcnow
-from app.core.models import AgentCredential, AgentMemory, ConfirmationRequest, Member, MemoryWrite, ReplayRecord
-from app.governance.auth import ROLE_PERMISSIONS, Principal
-from app.governance.registry import capabilities_for_scopes
-from app.identity import service as identity
+from cairn.app.core.db import Database
+from cairn.app.core.ids import new_id, utcnow
+from cairn.app.core.models import AgentCredential, AgentMemory, ConfirmationRequest, Member, MemoryWrite, ReplayRecord
+from cairn.app.governance.auth import ROLE_PERMISSIONS, Principal
+from cairn.app.governance.registry import capabilities_for_scopes
+from cairn.app.identity import service as identity
 from tests.graphql.conftest import _agent
 
 PACK = "query($i:ContextPackInput!){contextPack(input:$i){packId}}"

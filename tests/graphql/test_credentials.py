@@ -7,9 +7,9 @@ from datetime import timedelta
 
 from sqlalchemy import update
 
-from app.core.db import Database
-from app.core.ids import utcnow
-from app.core.models import AgentCredential
+from cairn.app.core.db import Database
+from cairn.app.core.ids import utcnow
+from cairn.app.core.models import AgentCredential
 from tests.graphql.conftest import _agent
 from tests.graphql.test_concurrency import CREATE_CRED, new_workspace, outcome
 

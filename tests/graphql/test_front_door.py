@@ -287,8 +287,8 @@ async def test_refused_websocket_handshakes_carry_an_envelope(live):
 
 
 async def test_cors_preflight_refusals_are_enveloped(tmp_path):
-    from app.core.config import Settings
-    from app.main import create_app
+    from cairn.app.core.config import Settings
+    from cairn.app.main import create_app
 
     app = create_app(Settings(data_dir=tmp_path, cors_origins=["https://app.example"]))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://cairn") as client:
@@ -311,8 +311,8 @@ async def test_cors_preflight_refusals_are_enveloped(tmp_path):
 async def test_an_unhandled_error_is_an_enveloped_500_without_details(tmp_path):
     from starlette.routing import Route
 
-    from app.core.config import Settings
-    from app.main import create_app
+    from cairn.app.core.config import Settings
+    from cairn.app.main import create_app
 
     async def broken(_request):
         raise RuntimeError("secret internals /etc/passwd")

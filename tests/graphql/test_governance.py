@@ -11,9 +11,9 @@ import pytest
 import websockets
 from sqlalchemy import update
 
-from app.core.db import Database
-from app.core.ids import utcnow
-from app.core.models import AgentCredential
+from cairn.app.core.db import Database
+from cairn.app.core.ids import utcnow
+from cairn.app.core.models import AgentCredential
 from tests.graphql.conftest import _agent
 from tests.graphql.test_packs import PACK_QUERY, STREAM_QUERY, _stream, error_of
 
@@ -235,7 +235,7 @@ def _resolve(live, value):
 
 
 def test_table_covers_every_graphql_operation():
-    from app.governance.registry import REGISTRY
+    from cairn.app.governance.registry import REGISTRY
 
     graphql_ops = {n for n, op in REGISTRY.items() if op.kind in ("query", "mutation")}
     assert set(CALLS) == graphql_ops
@@ -555,8 +555,8 @@ def test_document_token_limit(live):
 
 
 async def test_cors_allow_list_for_member_browsers(tmp_path):
-    from app.core.config import Settings
-    from app.main import create_app
+    from cairn.app.core.config import Settings
+    from cairn.app.main import create_app
 
     app = create_app(Settings(data_dir=tmp_path, cors_origins=["https://ui.example"]))
     transport = httpx.ASGITransport(app=app)
@@ -579,8 +579,8 @@ async def test_cors_allow_list_for_member_browsers(tmp_path):
 async def test_every_stored_profile_passes_the_contract_check(live, tokens):
     from sqlalchemy import select
 
-    from app.governance.contract import contract_violations
-    from resolvers.schema import schema
+    from cairn.app.governance.contract import contract_violations
+    from cairn.resolvers.schema import schema
 
     db = Database(live.settings.resolved_database_url)
     try:

@@ -15,10 +15,10 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from app.core.db import Database
-from app.governance import REGISTRY
-from app.identity import service as identity
-from app.mcp import ENVELOPE_META, TOOLS
+from cairn.app.core.db import Database
+from cairn.app.governance import REGISTRY
+from cairn.app.identity import service as identity
+from cairn.app.mcp import ENVELOPE_META, TOOLS
 from tests import factories
 from tests.graphql.conftest import _agent
 

@@ -11,8 +11,8 @@ import asyncio
 import httpx
 import pytest
 
-from app.core.db import Database
-from app.identity import service as identity
+from cairn.app.core.db import Database
+from cairn.app.identity import service as identity
 from tests import factories
 from tests.graphql.conftest import _agent
 from tests.graphql.test_context_sets import make_set

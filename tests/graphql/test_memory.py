@@ -14,9 +14,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
-from app.core.db import Database
-from app.core.models import AgentMemory, MemoryCitation
-from app.identity import service as identity
+from cairn.app.core.db import Database
+from cairn.app.core.models import AgentMemory, MemoryCitation
+from cairn.app.identity import service as identity
 from tests import factories
 from tests.graphql.conftest import _agent
 

@@ -17,12 +17,12 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.context import Services, bootstrap
-from app.core.config import Settings
-from app.core.migrate import upgrade_database
-from app.governance.registry import RATE_CLASSES
-from app.main import create_app
-from app.observability import Metrics, Telemetry, install
+from cairn.app.context import Services, bootstrap
+from cairn.app.core.config import Settings
+from cairn.app.core.migrate import upgrade_database
+from cairn.app.governance.registry import RATE_CLASSES
+from cairn.app.main import create_app
+from cairn.app.observability import Metrics, Telemetry, install
 from tests.conftest import drop_postgres_database, postgres_database
 from tests.graphql.conftest import _bootstrap
 
@@ -270,7 +270,7 @@ async def test_metrics_are_off_by_default_and_can_need_a_token(obs: Obs):
 
 
 def test_prod_needs_a_metrics_token(tmp_path):
-    from app.core.config import SettingsInvalid, load_settings
+    from cairn.app.core.config import SettingsInvalid, load_settings
 
     with pytest.raises(SettingsInvalid, match="CAIRN_METRICS_TOKEN must be set"):
         load_settings(env="prod", database_url="postgresql+asyncpg://x/y", metrics=True)
@@ -282,7 +282,7 @@ async def test_mcp_tool_calls_are_counted_and_traced_like_the_other_channels(obs
     each tool call's span is a root whose OTEL trace id is the envelope's)."""
     from mcp.shared.memory import create_connected_server_and_client_session
 
-    from app.mcp import ENVELOPE_META, build_server
+    from cairn.app.mcp import ENVELOPE_META, build_server
 
     obs.exporter.clear()
     before = _samples(obs.services.telemetry.metrics.exposition().decode())

@@ -10,7 +10,7 @@ import httpx
 import pytest
 import websockets
 
-from retrieval.tokens import count_tokens
+from cairn.retrieval.tokens import count_tokens
 
 PACK_FIELDS = """
   packId replayId maxTokens tokensUsed truncated complete incompleteReasons latencyMs tokenizer retrieval
@@ -72,8 +72,8 @@ def test_pack_is_cited_budgeted_and_reproducible_from_documents(live):
         assert version["text"][c["start"] : c["end"]] == item["text"]
     # hybrid (retrieval.fusion.hybrid_fusion): the top item is first in both legs, so its score is
     # the sum of the legs' weights, each in [base, base · (1 + β)] (min-max normalised score 1)
-    from retrieval.fusion import HYBRID_CONFIDENCE_BOOST as beta
-    from retrieval.fusion import HYBRID_LEXICAL_SHARE as alpha
+    from cairn.retrieval.fusion import HYBRID_CONFIDENCE_BOOST as beta
+    from cairn.retrieval.fusion import HYBRID_LEXICAL_SHARE as alpha
 
     assert top["ranks"] == {"lexical": 1, "dense": 1}, top["ranks"]
     assert 1.0 <= top["score"] <= (alpha + (1 - alpha)) * (1 + beta)
@@ -183,7 +183,7 @@ def test_dense_mode_skips_bm25(live):
 def _single_leg_scores(p: dict) -> None:
     """One leg (retrieval.fusion.hybrid_fusion): the top item's normalised score is 1, so its
     score is the leg's weight, base 0.5 times (1 + β · confidence), confidence in [0, 1]."""
-    from retrieval.fusion import HYBRID_CONFIDENCE_BOOST as beta
+    from cairn.retrieval.fusion import HYBRID_CONFIDENCE_BOOST as beta
 
     scores = [i["score"] for i in p["items"]]
     assert 0.5 <= scores[0] <= 0.5 * (1 + beta) and scores == sorted(scores, reverse=True)
@@ -456,7 +456,7 @@ def test_a_task_found_by_meaning_only_is_flagged_and_a_real_task_is_not(live, mo
     assert all(i["ranks"]["lexical"] is None for i in p["items"])
     assert [n for n in p["notes"] if n.startswith("no passage matched any query word: every item comes from dense")]
     # a real task: no note, and every item with lexical evidence is kept, in order, with its score
-    from app.packs import evidence as pack_evidence
+    from cairn.app.packs import evidence as pack_evidence
 
     task = "billing service region latency"
     floored = pack(live, task, budget={"maxTokens": 2000})

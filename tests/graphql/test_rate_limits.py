@@ -17,12 +17,12 @@ import httpx
 import pytest
 import websockets
 
-from app.core.config import Settings
-from app.core.db import Database
-from app.core.migrate import upgrade_database
-from app.governance.auth import ROLE_PERMISSIONS, Principal
-from app.governance.registry import capabilities_for_scopes
-from app.identity import service as identity
+from cairn.app.core.config import Settings
+from cairn.app.core.db import Database
+from cairn.app.core.migrate import upgrade_database
+from cairn.app.governance.auth import ROLE_PERMISSIONS, Principal
+from cairn.app.governance.registry import capabilities_for_scopes
+from cairn.app.identity import service as identity
 from tests.conftest import drop_postgres_database, postgres_database
 from tests.graphql.conftest import Live, _start
 

@@ -8,10 +8,10 @@ import asyncio
 import pytest
 from toon_format import decode
 
-from app.core.config import Settings
-from app.core.db import Database
-from app.core.migrate import upgrade_database
-from app.identity import service as identity
+from cairn.app.core.config import Settings
+from cairn.app.core.db import Database
+from cairn.app.core.migrate import upgrade_database
+from cairn.app.identity import service as identity
 from tests import factories
 from tests.business import TINY_SQL, business_url
 from tests.conftest import drop_postgres_database, postgres_database

@@ -12,7 +12,7 @@ import time
 import httpx
 import pytest
 
-from app.decisions.judges import LocalJudge, OpenAIJudge, gemma_model_path
+from cairn.app.decisions.judges import LocalJudge, OpenAIJudge, gemma_model_path
 
 pytestmark = pytest.mark.model
 

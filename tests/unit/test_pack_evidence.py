@@ -3,8 +3,8 @@ exercise them through the real model in tests/graphql/test_packs.py)."""
 
 from __future__ import annotations
 
-from app.packs.evidence import apply_floor, evidence_notes, similarity_floor
-from retrieval.fusion import rrf
+from cairn.app.packs.evidence import apply_floor, evidence_notes, similarity_floor
+from cairn.retrieval.fusion import rrf
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 

@@ -22,8 +22,8 @@ from typing import Any
 import httpx
 import pytest
 
-from app.core.db import Database
-from app.corpus import SourceDocument, ingest_documents
+from cairn.app.core.db import Database
+from cairn.app.corpus import SourceDocument, ingest_documents
 from tests.conftest import ROOT, drop_postgres_database, postgres_database
 from tests.graphql.conftest import _bootstrap, _free_port
 
@@ -90,7 +90,7 @@ def start(name: str, data_dir: Path, pg_url: str) -> Worker:
     )
     log = open(data_dir.parent / f"{name}.log", "ab")  # noqa: SIM115 - the process owns it
     proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--data-dir", str(data_dir)],
+        [sys.executable, "-m", "cairn.app.cli", "serve", "--port", str(port), "--data-dir", str(data_dir)],
         cwd=ROOT,
         env=env,
         stdout=log,

@@ -8,11 +8,11 @@ import dataclasses
 
 import pytest
 
-from app.context import Services, bootstrap
-from app.core.config import Settings
-from app.decisions import DecisionRunner, LocalJudge, OpenAIJudge
-from app.governance import RateLimiter
-from app.ontology import OntologyStore
+from cairn.app.context import Services, bootstrap
+from cairn.app.core.config import Settings
+from cairn.app.decisions import DecisionRunner, LocalJudge, OpenAIJudge
+from cairn.app.governance import RateLimiter
+from cairn.app.ontology import OntologyStore
 
 
 @pytest.fixture

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from app.core.config import Settings, SettingsInvalid, load_settings
-from app.core.datadir import DataDirInUse, DataDirLock
-from app.corpus.indexing import open_indexes
-from retrieval.vectors import BACKENDS, ClientVectorIndex, EdgeVectorIndex, VectorPoint, VectorStoreUnavailable
+from cairn.app.core.config import Settings, SettingsInvalid, load_settings
+from cairn.app.core.datadir import DataDirInUse, DataDirLock
+from cairn.app.corpus.indexing import open_indexes
+from cairn.retrieval.vectors import BACKENDS, ClientVectorIndex, EdgeVectorIndex, VectorPoint, VectorStoreUnavailable
 
 LIST_FIELDS = sorted(n for n, f in Settings.model_fields.items() if get_origin(f.annotation) is list)
 
@@ -149,7 +149,7 @@ def test_the_data_dir_lock_is_reentrant_in_a_process_and_exclusive_across_proces
     first = DataDirLock(tmp_path)
     second = DataDirLock(tmp_path)  # same process (serve holds it while the app opens the indexes)
     probe = (
-        "import sys; from app.core.datadir import DataDirLock, DataDirInUse\n"
+        "import sys; from cairn.app.core.datadir import DataDirLock, DataDirInUse\n"
         "try:\n    DataDirLock(sys.argv[1])\nexcept DataDirInUse as e:\n    print(e.pid, e.message)"
     )
     root = Path(__file__).resolve().parents[3]
@@ -184,8 +184,8 @@ def test_the_readme_configuration_table_lists_every_setting():
 
 
 def test_open_indexes_batches_queries_with_the_query_settings(tmp_path):
-    from retrieval.embeddings import LocalMiniLM
-    from retrieval.query_batching import BatchedEmbedder
+    from cairn.retrieval.embeddings import LocalMiniLM
+    from cairn.retrieval.query_batching import BatchedEmbedder
 
     settings = Settings(
         data_dir=tmp_path / "d", query_batch_window_ms=4, query_batch_max=3, query_cache_size=7, query_threads=2
@@ -206,7 +206,7 @@ def test_open_indexes_batches_queries_with_the_query_settings(tmp_path):
 
 def test_cluster_mode_keeps_no_local_search_state_so_workers_share_a_data_dir(clean_env, tmp_path):
     """The bug: every worker took the data dir lock even with CAIRN_QDRANT_URL, so
-    `uvicorn app.main:app --workers 2` (PostgreSQL + a Qdrant server) stopped at start-up with
+    `uvicorn cairn.app.main:app --workers 2` (PostgreSQL + a Qdrant server) stopped at start-up with
     DataDirInUse. Cluster mode now puts BM25 in Qdrant too and takes no lock."""
     clean_env.setenv("CAIRN_QDRANT_URL", "http://q:6333")
     settings = load_settings(data_dir=tmp_path)

@@ -9,13 +9,13 @@ from types import SimpleNamespace
 
 import pytest
 
-import app
-from app.core.errors import CairnError, error_class, to_response
-from app.governance import to_graphql_error
+import cairn.app
+from cairn.app.core.errors import CairnError, error_class, to_response
+from cairn.app.governance import to_graphql_error
 
 
 def _all_error_classes() -> list[type[CairnError]]:
-    for module in pkgutil.walk_packages(app.__path__, "app."):
+    for module in pkgutil.walk_packages(cairn.app.__path__, "cairn.app."):
         importlib.import_module(module.name)
     found: list[type[CairnError]] = []
     pending: list[type[CairnError]] = [CairnError]
@@ -67,7 +67,7 @@ def test_none_extras_are_dropped():
 
 
 def test_error_class_finds_the_declared_class_or_makes_one_per_pair():
-    from app.decisions.errors import DecisionInputError
+    from cairn.app.decisions.errors import DecisionInputError
 
     assert error_class("invalid_decision_input", 400) is DecisionInputError
     made = error_class("SOMETHING_NEW", 418)

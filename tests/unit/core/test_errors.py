@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.errors import BadInput
-from app.core.text_rules import require_storable, validate_name, validate_text
-from app.memory.service import validate_fields
+from cairn.app.core.errors import BadInput
+from cairn.app.core.text_rules import require_storable, validate_name, validate_text
+from cairn.app.memory.service import validate_fields
 
 
 @pytest.mark.parametrize("value", ["a\x00b", "\ud800"])
@@ -50,7 +50,7 @@ def test_memory_fields_refuse_control_characters():
 def test_memory_inputs_refuse_nul_ids_unrepresentable_times_and_long_queries():
     from datetime import datetime, timedelta, timezone
 
-    from resolvers import memory as r
+    from cairn.resolvers import memory as r
 
     with pytest.raises(BadInput) as e:
         r._validate_forget(r.ForgetMemoryInput(memory_id="mem\x00"))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.errors import BadInput
-from app.core.text_rules import require_storable, validate_identifier, validate_name, validate_path, validate_text
-from app.decisions.body import DecisionInputError
+from cairn.app.core.errors import BadInput
+from cairn.app.core.text_rules import require_storable, validate_identifier, validate_name, validate_path, validate_text
+from cairn.app.decisions.body import DecisionInputError
 
 ONE_LINE_BAD = [
     "\x00",

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from app.decisions.body import DecisionBodyTooLarge, DecisionInputError, check_json_value, parse_body
-from app.decisions.judges import JudgeError, OptionScore, option_probabilities
-from app.decisions.judging import build_prompt, render_state, session_context, state_context
-from app.decisions.request import BOOL_TEXT, validate_request
-from app.decisions.service import validate_idempotency_key
+from cairn.app.decisions.body import DecisionBodyTooLarge, DecisionInputError, check_json_value, parse_body
+from cairn.app.decisions.judges import JudgeError, OptionScore, option_probabilities
+from cairn.app.decisions.judging import build_prompt, render_state, session_context, state_context
+from cairn.app.decisions.request import BOOL_TEXT, validate_request
+from cairn.app.decisions.service import validate_idempotency_key
 
 Q = {"type": "CHOICE", "instructions": "Resolved?", "choices": [{"value": True}, {"value": False}]}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.decisions import WIRE, DecisionInputError, decision_to_wire, error_to_wire, validate_request
+from cairn.app.decisions import WIRE, DecisionInputError, decision_to_wire, error_to_wire, validate_request
 
 STORED = {  # a decision as decision_json / a stored idempotent replay holds it (camelCase)
     "id": "dec_1",

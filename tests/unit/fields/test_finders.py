@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from app.fields import FieldType, find_candidates, text_key, verify_span
-from app.fields.finders import duration_key
-from app.fields.suggest import suggest
+from cairn.app.fields import FieldType, find_candidates, text_key, verify_span
+from cairn.app.fields.finders import duration_key
+from cairn.app.fields.suggest import suggest
 
 
 def _found(text, t):
@@ -71,7 +71,7 @@ def test_suggestions_come_from_recurring_label_lines():
 
 def test_absurd_durations_are_not_values():
     """A 400-digit amount parses to float inf: it is no duration (a label of it is refused, not stored)."""
-    from app.fields.finders import find_durations
+    from cairn.app.fields.finders import find_durations
 
     assert find_durations("9" * 400 + " years") == []
     assert [c.value for c in find_durations("for 3 years")] == [{"amount": 3, "unit": "years"}]

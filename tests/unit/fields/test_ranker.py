@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from app.fields import FieldSpec, FieldType, Multiplicity, Ranker, train
+from cairn.app.fields import FieldSpec, FieldType, Multiplicity, Ranker, train
 
 SPEC = FieldSpec("closing_date", FieldType.DATE, "the date the deal closes")
 PARTY = FieldSpec("party", FieldType.TEXT, "a party", Multiplicity.MANY)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.governance.boundaries import Boundary, evaluate
+from cairn.app.governance.boundaries import Boundary, evaluate
 
 ALL = {
     "grantedCapabilities": ["context:pack", "document:read"],

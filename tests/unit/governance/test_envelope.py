@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.governance.envelope import CallRecord, EnvelopeState, trace_id_from_headers
+from cairn.app.governance.envelope import CallRecord, EnvelopeState, trace_id_from_headers
 
 
 def test_trace_id_sources_in_order():

@@ -15,11 +15,11 @@ import pytest
 import strawberry
 from strawberry.types import Info
 
-from app.context import RequestContext, Services
-from app.core.config import Settings
-from app.core.errors import BadInput, CairnError, Forbidden, NotFound
-from app.governance import Governed, Principal
-from app.governance.rate_limits import RateLimiter
+from cairn.app.context import RequestContext, Services
+from cairn.app.core.config import Settings
+from cairn.app.core.errors import BadInput, CairnError, Forbidden, NotFound
+from cairn.app.governance import Governed, Principal
+from cairn.app.governance.rate_limits import RateLimiter
 from tests import factories
 
 closed: list[str] = []

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from app.http.console import CONSOLE_CSP, CONSOLE_DIR
+from cairn.app.http.console import CONSOLE_CSP, CONSOLE_DIR
 
 EXTERNAL = re.compile(r"https?://|\bcdn\b|\bunpkg\b|\bjsdelivr\b", re.IGNORECASE)
 IMPORT = re.compile(r"""(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+["']([^"']+)["']""")

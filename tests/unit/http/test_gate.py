@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from app.core.errors import CairnError
-from app.http.gate import BodyTooLarge, read_body
+from cairn.app.core.errors import CairnError
+from cairn.app.http.gate import BodyTooLarge, read_body
 
 
 def receiver(chunks: list[bytes], stall: bool = False):

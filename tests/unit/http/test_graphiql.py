@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from app.http.graphiql import STATIC_DIR, graphiql_html
+from cairn.app.http.graphiql import STATIC_DIR, graphiql_html
 
 PREFIX = "/static/graphiql/"
 EXTERNAL = re.compile(r"https?://|(?<![:\w])//[\w.-]*cdn|\bunpkg\b|\bjsdelivr\b", re.IGNORECASE)

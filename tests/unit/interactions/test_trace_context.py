@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.config import Settings
-from app.core.errors import BadInput
-from app.interactions.service import check_trace, input_sha256, invocation_id
-from app.ontology.mapping import csv_files_of
-from resolvers.ontology import _allowed_dir
+from cairn.app.core.config import Settings
+from cairn.app.core.errors import BadInput
+from cairn.app.interactions.service import check_trace, input_sha256, invocation_id
+from cairn.app.ontology.mapping import csv_files_of
+from cairn.resolvers.ontology import _allowed_dir
 
 
 def test_trace_needs_both_ids_or_none():

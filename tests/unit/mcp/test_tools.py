@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from jsonschema import Draft202012Validator
 
-from app.core.errors import BadInput
-from app.governance import REGISTRY
-from app.mcp import TOOLS
+from cairn.app.core.errors import BadInput
+from cairn.app.governance import REGISTRY
+from cairn.app.mcp import TOOLS
 
 
 def _properties(schema: dict, path: str = ""):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.memory.pii import KINDS, PLACEHOLDER_RE, find_pii, fold, mask_pii, only_placeholders
+from cairn.app.memory.pii import KINDS, PLACEHOLDER_RE, find_pii, fold, mask_pii, only_placeholders
 from tests.unit.memory.pii_cases import EXACT, NEGATIVE, POSITIVE
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.memory import rank
+from cairn.app.memory import rank
 
 
 def test_entities_are_names_numbers_and_terms():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.observability import Metrics, Telemetry, TracingConfigError
-from app.observability.tracing import exporters_from_env
+from cairn.app.observability import Metrics, Telemetry, TracingConfigError
+from cairn.app.observability.tracing import exporters_from_env
 
 
 def test_tracing_is_off_without_otel_environment():

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[3]
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 SCRIPT = f"""
 import asyncio, sys, httpx
-from app.core.config import Settings
-from app.main import create_app
+from cairn.app.core.config import Settings
+from cairn.app.main import create_app
 
 async def main():
     app = create_app(Settings(data_dir=sys.argv[1]))

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.ontology.conditions import parse_condition
-from app.ontology.query import toon_rows
-from app.ontology.types import ALL_OPS, InvalidCondition, LikePattern
+from cairn.app.ontology.conditions import parse_condition
+from cairn.app.ontology.query import toon_rows
+from cairn.app.ontology.types import ALL_OPS, InvalidCondition, LikePattern
 
 PROPS = {
     "s": {"name": "s", "type": "string"},
@@ -197,9 +197,9 @@ EVAL_PROPS = [
     ],
 )
 async def test_operator_semantics(leaf, keys):
-    from app.core.models import ObjectType
-    from app.ontology.conditions import evaluate
-    from app.ontology.store import _build
+    from cairn.app.core.models import ObjectType
+    from cairn.app.ontology.conditions import evaluate
+    from cairn.app.ontology.store import _build
 
     ot = ObjectType(workspace_id="w", kn_id="kn", ot_id="t", name="T", primary_key=["k"], properties=EVAL_PROPS)
     tindex = _build(ot, [(str(r["k"]), r, {}) for r in EVAL_ROWS])
@@ -256,7 +256,7 @@ def test_many_wildcards_do_not_backtrack_exponentially():
 
 
 def test_an_integer_beyond_the_double_range_on_a_float_property_is_an_invalid_condition():
-    from app.ontology.types import coerce_query_value
+    from cairn.app.ontology.types import coerce_query_value
 
     with pytest.raises(InvalidCondition) as e:
         coerce_query_value(10**400, "float", field="UnitPrice", operation=">")

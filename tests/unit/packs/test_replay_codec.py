@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.packs import RecordedItem, decode_record, encode_record
+from cairn.app.packs import RecordedItem, decode_record, encode_record
 
 SHA = "ab" * 32
 

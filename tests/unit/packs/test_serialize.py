@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from app.core.errors import BadInput
-from app.packs.serialize import (
+from cairn.app.core.errors import BadInput
+from cairn.app.packs.serialize import (
     citation_fields,
     event_json,
     footer_fields,
@@ -15,7 +15,7 @@ from app.packs.serialize import (
     item_fields,
     request_from_json,
 )
-from app.packs.types import Citation, ContextSetEntryRef, PackFooter, PackHeader, PackItem
+from cairn.app.packs.types import Citation, ContextSetEntryRef, PackFooter, PackHeader, PackItem
 
 
 def test_full_body_parses():
@@ -134,7 +134,7 @@ ENVELOPE_KEYS = {"type", "coordinate", "capability"}
 
 def graphql_fields(type_name: str) -> set[str]:
     """The camelCase field names of a GraphQL type in the served schema."""
-    from resolvers.schema import schema
+    from cairn.resolvers.schema import schema
 
     return set(schema._schema.get_type(type_name).fields)
 
@@ -172,7 +172,7 @@ def test_item_fields_is_the_one_source():
 
 
 def test_graphql_objects_are_built_from_the_same_fields():
-    from resolvers.packs import to_footer, to_item
+    from cairn.resolvers.packs import to_footer, to_item
 
     item = to_item(ITEM)
     assert (item.rank, item.kind.value, item.trust.value, item.score) == (1, "EVIDENCE", "UNTRUSTED", 0.03278689)
@@ -198,7 +198,7 @@ def test_items_and_citations_name_their_source():
 def test_fact_items_carry_their_interval_through_the_one_serializer():
     from dataclasses import replace
 
-    from resolvers.packs import to_item
+    from cairn.resolvers.packs import to_item
 
     fact = replace(ITEM, kind="FACT", interval=(T0, None, "month"))
     wire = event_json(fact)
@@ -217,7 +217,7 @@ def test_context_set_items_go_through_the_same_serializer():
     assert (wire["citation"], wire["validity"], wire["collectionId"]) == (None, None, None)
     assert {k: v for k, v in wire.items() if k != "type"} == item_fields(SET_ITEM)
     assert event_json(ITEM)["contextSetEntry"] is None
-    from resolvers.packs import to_item
+    from cairn.resolvers.packs import to_item
 
     item = to_item(SET_ITEM)
     assert (item.kind.value, item.trust.value, item.citation, item.validity) == (

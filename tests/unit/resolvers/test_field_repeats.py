@@ -6,7 +6,7 @@ import concurrent.futures
 
 from graphql import get_introspection_query, parse
 
-from resolvers.field_repeats import MAX_REPEATS, repeat_errors
+from cairn.resolvers.field_repeats import MAX_REPEATS, repeat_errors
 
 
 def errors(query: str) -> list[str]:

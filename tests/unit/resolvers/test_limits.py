@@ -7,8 +7,8 @@ import concurrent.futures
 import pytest
 from graphql import get_introspection_query, parse, specified_rules, validate
 
-from resolvers.limits import MAX_SELECTIONS, DocumentCost, limit_errors
-from resolvers.schema import document_limit_errors, schema
+from cairn.resolvers.limits import MAX_SELECTIONS, DocumentCost, limit_errors
+from cairn.resolvers.schema import document_limit_errors, schema
 
 
 def nested_fragments(n: int) -> str:

@@ -8,7 +8,7 @@ import concurrent.futures
 from graphql import parse
 from strawberry.extensions.validation_cache import _get_validate_cache
 
-from resolvers.schema import document_limit_errors, schema
+from cairn.resolvers.schema import document_limit_errors, schema
 
 
 async def test_a_document_over_a_limit_is_not_visited_by_the_other_rules():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pickle
 
-from retrieval.analysis import analyze, analyze_runs, cairn_analyzer, is_cjk
+from cairn.retrieval.analysis import analyze, analyze_runs, cairn_analyzer, is_cjk
 
 
 def _terms_and_positions(text: str) -> list[tuple[str, int]]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.chunking import Chunk, chunk_text, html_to_text, markdown_to_text
-from retrieval.tokens import count_tokens
+from cairn.retrieval.chunking import Chunk, chunk_text, html_to_text, markdown_to_text
+from cairn.retrieval.tokens import count_tokens
 
 THREE = "Alpha one.\n\nBeta two.\n \n\nGamma three."  # 3 tokens per paragraph
 

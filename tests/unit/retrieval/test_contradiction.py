@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from retrieval.contradiction import find_contradictions
+from cairn.retrieval.contradiction import find_contradictions
 
 
 def test_conflicting_numbers_about_the_same_fact_are_flagged():

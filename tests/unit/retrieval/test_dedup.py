@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from retrieval.chunking import chunk_text
-from retrieval.dedup import DedupGroup, coverage, dedup, jaccard, shingle_keys, shingles, units
+from cairn.retrieval.chunking import chunk_text
+from cairn.retrieval.dedup import DedupGroup, coverage, dedup, jaccard, shingle_keys, shingles, units
 from tests.conftest import shared_data
 
 

@@ -8,7 +8,7 @@ import httpx
 import numpy as np
 import pytest
 
-from retrieval.embeddings import (
+from cairn.retrieval.embeddings import (
     Embedder,
     EmbeddingError,
     LocalMiniLM,

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from retrieval.fusion import Fused, rrf
+from cairn.retrieval.fusion import Fused, rrf
 
 
 def test_exact_scores_and_ranks():
@@ -55,7 +55,7 @@ def test_invalid_input_raises(lists, kwargs):
 
 
 def test_minmax_and_dbsf_normalisation():
-    from retrieval.fusion import dbsf, minmax
+    from cairn.retrieval.fusion import dbsf, minmax
 
     assert minmax([10.0, 6.0, 2.0]) == [1.0, 0.5, 0.0]
     assert minmax([3.0, 3.0]) == [1.0, 1.0] and minmax([]) == []
@@ -66,7 +66,7 @@ def test_minmax_and_dbsf_normalisation():
 
 
 def test_score_fusion_is_a_weighted_sum_of_normalised_scores():
-    from retrieval.fusion import score_fusion
+    from cairn.retrieval.fusion import score_fusion
 
     fused = score_fusion(
         {"lexical": [("a", 12.0), ("b", 8.0), ("c", 4.0)], "dense": [("b", 0.9), ("d", 0.5)]},
@@ -85,7 +85,7 @@ def test_score_fusion_is_a_weighted_sum_of_normalised_scores():
 
 
 def test_leg_confidence_is_high_for_one_clear_winner_and_low_for_a_plateau():
-    from retrieval.fusion import leg_confidence
+    from cairn.retrieval.fusion import leg_confidence
 
     assert leg_confidence([20.0, 2.0, 1.5, 1.0]) == pytest.approx(1 - (1 / 19 + 0.5 / 19 + 0) / 3)
     assert leg_confidence([0.61, 0.60, 0.60, 0.59, 0.30]) == pytest.approx(1 - (0.30 / 0.31 * 2 + 0.29 / 0.31 + 0) / 4)
@@ -93,7 +93,7 @@ def test_leg_confidence_is_high_for_one_clear_winner_and_low_for_a_plateau():
 
 
 def test_hybrid_fusion_trusts_a_leg_whose_top_result_stands_out():
-    from retrieval.fusion import (
+    from cairn.retrieval.fusion import (
         HYBRID_CONFIDENCE_BOOST,
         HYBRID_LEXICAL_SHARE,
         hybrid_fusion,

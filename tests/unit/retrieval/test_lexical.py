@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from retrieval.lexical import IndexedPassage, LexicalIndex
+from cairn.retrieval.lexical import IndexedPassage, LexicalIndex
 
 
 def P(pid: str, text: str, *, ws: str = "w1", coll: str = "c1", doc: str = "d1", title: str = "") -> IndexedPassage:

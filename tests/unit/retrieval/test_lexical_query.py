@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from whoosh import query as wq
 
-from retrieval.lexical import IndexedPassage, LexicalIndex
-from retrieval.lexical_query import bm25_query, filter_query
+from cairn.retrieval.lexical import IndexedPassage, LexicalIndex
+from cairn.retrieval.lexical_query import bm25_query, filter_query
 
 
 def test_terms_are_distinct_body_terms_in_first_occurrence_order():

@@ -7,9 +7,9 @@ import random
 import pytest
 from whoosh import query as wq
 
-from retrieval.lexical import IndexedPassage, LexicalIndex
-from retrieval.lexical_query import filter_query
-from retrieval.lexical_scoring import disjunction_terms
+from cairn.retrieval.lexical import IndexedPassage, LexicalIndex
+from cairn.retrieval.lexical_query import filter_query
+from cairn.retrieval.lexical_scoring import disjunction_terms
 
 WORDS = [
     "cell",

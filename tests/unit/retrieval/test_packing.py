@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.packing import PackResult, pack_greedy
+from cairn.retrieval.packing import PackResult, pack_greedy
 
 
 def test_greedy_skips_what_does_not_fit_and_continues():

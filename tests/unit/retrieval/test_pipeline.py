@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from retrieval.pipeline import (
+from cairn.retrieval.pipeline import (
     DENSE,
     DENSE_MIN_COVERAGE,
     HYBRID,

@@ -14,8 +14,8 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from retrieval.embeddings import Embedder
-from retrieval.query_batching import BatchedEmbedder, BatchShapeError, QueryBatcher, normalize_query
+from cairn.retrieval.embeddings import Embedder
+from cairn.retrieval.query_batching import BatchedEmbedder, BatchShapeError, QueryBatcher, normalize_query
 
 pytestmark = pytest.mark.model
 
@@ -289,7 +289,7 @@ def test_both_dense_models_go_through_batchers_with_their_own_space_and_query_pr
     """The server wraps MiniLM and multilingual-e5-small (app.corpus.open_indexes): routing by
     space still sees each model's name/dim/space, and e5's batch path embeds *queries* (its
     ``query: `` prefix), not passages."""
-    from retrieval.dense import DenseModels
+    from cairn.retrieval.dense import DenseModels
 
     minilm, e5 = BatchedEmbedder(embedder), BatchedEmbedder(multilingual_embedder)
     try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from retrieval.rerank import load_reranker
+from cairn.retrieval.rerank import load_reranker
 
 
 def test_no_reranker_without_a_model(tmp_path):

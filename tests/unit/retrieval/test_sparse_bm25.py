@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from qdrant_client import QdrantClient
 
-from retrieval.client_vectors import ClientVectorIndex
-from retrieval.lexical import IndexedPassage, LexicalIndex
-from retrieval.sparse_bm25 import (
+from cairn.retrieval.client_vectors import ClientVectorIndex
+from cairn.retrieval.lexical import IndexedPassage, LexicalIndex
+from cairn.retrieval.sparse_bm25 import (
     BM25_VECTOR,
     TF_VECTOR,
     SparseBM25Index,
@@ -18,7 +18,7 @@ from retrieval.sparse_bm25 import (
     sparse_config,
     term_index,
 )
-from retrieval.vectors import VectorPoint
+from cairn.retrieval.vectors import VectorPoint
 
 
 def P(pid: str, text: str, *, ws: str = "w1", coll: str = "c1", doc: str = "d1", title: str = "") -> IndexedPassage:

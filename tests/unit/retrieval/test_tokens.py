@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.tokens import (
+from cairn.retrieval.tokens import (
     OFFLINE_ENCODING_NAME,
     TOKENIZER_NAME,
     count_tokens,

@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from retrieval.vectors import (
+from cairn.retrieval.vectors import (
     ClientVectorIndex,
     EdgeVectorIndex,
     VectorIndex,
@@ -233,7 +233,7 @@ def test_client_index_accepts_an_injected_client_and_leaves_it_open():
 
 
 def test_an_edge_shard_held_elsewhere_is_vector_store_in_use(tmp_path):
-    from retrieval.vectors import VectorStoreInUse
+    from cairn.retrieval.vectors import VectorStoreInUse
 
     held = open_vector_index(path=tmp_path, dim=DIM, backend="edge")
     try:
@@ -245,7 +245,7 @@ def test_an_edge_shard_held_elsewhere_is_vector_store_in_use(tmp_path):
 
 
 def test_resolve_backend_one_vocabulary():
-    from retrieval.vectors import BACKENDS, resolve_backend
+    from cairn.retrieval.vectors import BACKENDS, resolve_backend
 
     assert BACKENDS == ("auto", "edge", "local", "server")
     assert [resolve_backend("auto", None), resolve_backend("auto", "http://q:6333")] == ["edge", "server"]
@@ -312,8 +312,8 @@ def test_named_vectors_keep_models_apart_and_an_old_layout_is_re_created(tmp_pat
 
 
 def test_merge_spaces_interleaves_by_rank_and_scale_by_space_never_compares_two_models_cosines():
-    from retrieval.dense import merge_spaces, scale_by_space
-    from retrieval.fusion import hybrid_fusion
+    from cairn.retrieval.dense import merge_spaces, scale_by_space
+    from cairn.retrieval.fusion import hybrid_fusion
 
     minilm = [("en1", 0.62), ("en2", 0.31)]
     e5 = [("ja1", 0.91), ("ja2", 0.88), ("ja3", 0.80)]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.templates import QueryTemplateRefused
-from app.templates.approval import check_sql, template_digest
-from app.templates.params import parse_specs
+from cairn.app.templates import QueryTemplateRefused
+from cairn.app.templates.approval import check_sql, template_digest
+from cairn.app.templates.params import parse_specs
 
 P = parse_specs(
     [

@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from app.templates.params import (
+from cairn.app.templates.params import (
     QueryParameterInvalid,
     QueryTemplateInvalid,
     bind_values,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.config import SettingsInvalid, load_settings
-from app.templates.runner import async_url, read_only_sqlite_url
+from cairn.app.core.config import SettingsInvalid, load_settings
+from cairn.app.templates.runner import async_url, read_only_sqlite_url
 
 
 def test_a_business_database_that_is_neither_postgresql_nor_sqlite_is_refused():

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from app.temporal import intervals, task_constraint
-from app.temporal.extract import extract
+from cairn.app.temporal import intervals, task_constraint
+from cairn.app.temporal.extract import extract
 
 
 def d(y, m=1, day=1):
