@@ -36,6 +36,7 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import and_, insert, or_, select, text
 from sqlalchemy.dialects import postgresql, sqlite
@@ -106,29 +107,35 @@ async def read_horizon(s: AsyncSession) -> int:
     return int((await s.execute(text("SELECT txid_snapshot_xmin(txid_current_snapshot())"))).scalar_one())
 
 
+def _select_changes() -> Any:
+    """The columns of a :class:`Change` (a log row joined to its passage)."""
+    return select(
+        IndexChange.txid,
+        IndexChange.seq,
+        IndexChange.passage_id,
+        Passage.workspace_id,
+        Passage.collection_id,
+        Passage.document_id,
+        IndexChange.title,
+        Passage.text,
+    ).join(Passage, Passage.id == IndexChange.passage_id)
+
+
+def _after(cursor: Cursor) -> Any:
+    """Rows after ``cursor`` in ``(txid, seq)`` order."""
+    return or_(
+        IndexChange.txid > cursor.txid,
+        and_(IndexChange.txid == cursor.txid, IndexChange.seq > cursor.seq),  # type: ignore[operator]
+    )
+
+
 async def read_changes(db: Database, after: Cursor, limit: int) -> list[Change]:
     """Up to ``limit`` changes after ``after`` in ``(txid, seq)`` order, below the read horizon."""
     async with db.session() as s:
         horizon = await read_horizon(s)
         rows = await s.execute(
-            select(
-                IndexChange.txid,
-                IndexChange.seq,
-                IndexChange.passage_id,
-                Passage.workspace_id,
-                Passage.collection_id,
-                Passage.document_id,
-                IndexChange.title,
-                Passage.text,
-            )
-            .join(Passage, Passage.id == IndexChange.passage_id)
-            .where(
-                or_(
-                    IndexChange.txid > after.txid,
-                    and_(IndexChange.txid == after.txid, IndexChange.seq > after.seq),  # type: ignore[operator]
-                ),
-                IndexChange.txid < horizon,
-            )
+            _select_changes()
+            .where(_after(after), IndexChange.txid < horizon)
             .order_by(IndexChange.txid, IndexChange.seq)
             .limit(limit)
         )
@@ -140,14 +147,7 @@ async def count_after(db: Database, after: Cursor) -> int:
     from sqlalchemy import func
 
     async with db.session() as s:
-        n = await s.execute(
-            select(func.count()).where(
-                or_(
-                    IndexChange.txid > after.txid,
-                    and_(IndexChange.txid == after.txid, IndexChange.seq > after.seq),  # type: ignore[operator]
-                )
-            )
-        )
+        n = await s.execute(select(func.count()).where(_after(after)))
         return int(n.scalar_one())
 
 
@@ -157,17 +157,7 @@ async def changes_for(db: Database, passage_ids: Sequence[str]) -> list[Change]:
         return []
     async with db.session() as s:
         rows = await s.execute(
-            select(
-                IndexChange.txid,
-                IndexChange.seq,
-                IndexChange.passage_id,
-                Passage.workspace_id,
-                Passage.collection_id,
-                Passage.document_id,
-                IndexChange.title,
-                Passage.text,
-            )
-            .join(Passage, Passage.id == IndexChange.passage_id)
+            _select_changes()
             .where(IndexChange.passage_id.in_(list(passage_ids)))  # type: ignore[attr-defined]
             .order_by(IndexChange.txid, IndexChange.seq)
         )
