@@ -286,7 +286,9 @@ def csv_rows(text: str, rel: str, name: str, skipped: list[SkippedFile]) -> list
 
 
 def _files(path: Path, skipped: list[SkippedFile]) -> list[Path]:
-    """Files under a folder in sorted order; hidden folders (.git, …) skipped as one entry each."""
+    """Files under a folder in sorted order; hidden folders (.git, …) skipped as one entry each,
+    symbolic links (to files or folders) skipped and reported: a folder's links may point
+    outside it, and ingesting is reading what the caller handed over, nothing else."""
     out: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(path):
         here = Path(dirpath)
@@ -299,8 +301,16 @@ def _files(path: Path, skipped: list[SkippedFile]) -> list[Path]:
                         f"hidden folder, not read ({n} file{'' if n == 1 else 's'})",
                     )
                 )
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        out.extend(here / f for f in filenames if (here / f).is_file())
+            elif (here / d).is_symlink():
+                skipped.append(
+                    SkippedFile(f"{(here / d).relative_to(path).as_posix()}/", "symbolic link, not followed")
+                )
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not (here / d).is_symlink())
+        for f in filenames:
+            if (here / f).is_symlink():  # it could point anywhere (/etc/passwd): never read through it
+                skipped.append(SkippedFile((here / f).relative_to(path).as_posix(), "symbolic link, not followed"))
+            elif (here / f).is_file():
+                out.append(here / f)
     return sorted(out)
 
 

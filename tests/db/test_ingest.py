@@ -166,6 +166,28 @@ def test_binary_content_is_skipped_and_reported_whatever_the_extension(tmp_path)
         assert exc.value.message == f"{name}: {reason}"
 
 
+def test_symbolic_links_in_a_folder_are_skipped_and_reported_never_followed(tmp_path):
+    """A link in a handed-over folder may point anywhere (``/etc/passwd``, a secrets folder):
+    ingest reads only the folder's own files and says which links it did not follow."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("api key: hunter2")
+    root = tmp_path / "docs"
+    (root / "sub").mkdir(parents=True)
+    (root / "readme.txt").write_text("Cairn packs cited evidence.")
+    (root / "passwd.txt").symlink_to(outside / "secret.txt")
+    (root / "sub" / "elsewhere").symlink_to(outside, target_is_directory=True)
+    (root / "sub" / "loop").symlink_to(root, target_is_directory=True)
+    skipped = []
+    docs = {d.external_id: d.text for d in iter_sources(root, skipped=skipped)}
+    assert docs == {"readme.txt": "Cairn packs cited evidence."}
+    assert sorted((s.path, s.reason) for s in skipped) == [
+        ("passwd.txt", "symbolic link, not followed"),
+        ("sub/elsewhere/", "symbolic link, not followed"),
+        ("sub/loop/", "symbolic link, not followed"),
+    ]
+
+
 def test_jsonl_decoding_errors_name_the_line(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(json.dumps({"_id": "1", "text": "ok"}).encode() + b"\n" + b'{"_id": "2", "text": "caf\xe9"}\n')
