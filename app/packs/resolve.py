@@ -175,6 +175,11 @@ async def visible_legs(
             seen = _visible(cache, [pid for pid, _ in out], valid_time, system_time)
             kept = [(pid, score) for pid, score in out if pid in seen]
             if len(kept) >= depth or len(out) < limit or name not in more:
+                if out and not kept and notes is not None:
+                    notes.append(
+                        f"{name} leg: {len(out)} passage{'s' if len(out) != 1 else ''} matched, but no version of "
+                        "their documents is visible at this asOf (validTime and systemTime)"
+                    )
                 break
             if limit >= depth * MAX_OVERFETCH:
                 if notes is not None:

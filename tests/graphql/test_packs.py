@@ -501,3 +501,18 @@ def test_a_pack_as_of_a_past_time_ignores_later_writes_in_every_leg(live, mode):
         assert again["items"] == baseline["items"]
     finally:
         live.data("mutation($id:ID!){deleteDocument(id:$id){deletedAt}}", {"id": later}, owner)
+
+
+def test_a_pack_as_of_before_any_version_says_why_it_is_empty(live):
+    """Words match, but no version existed then: the notes say that, not only "no match"."""
+    p = pack(
+        live,
+        "How does reciprocal rank fusion combine the BM25 and dense rankings?",
+        retrieval="LEXICAL",
+        asOf={"validTime": "1990-01-01T00:00:00Z"},
+    )
+    assert p["items"] == []
+    assert any(
+        n.startswith("lexical leg: ") and "matched, but no version of their documents is visible at this asOf" in n
+        for n in p["notes"]
+    ), p["notes"]
