@@ -536,6 +536,11 @@ async def stream_pack(
         notes[:0] = plan.notes
         if plan.missing_required:
             incomplete.append("REQUIRED_EVIDENCE")
+    if req.system_time is not None and req.system_time > now:  # said, not silently clamped
+        notes.append(
+            f"asOf.systemTime {req.system_time.isoformat()} is after now: nothing is recorded in the future, "
+            f"so the pack reads as of now ({system_time.isoformat()})"
+        )
     if legs.late:
         incomplete.append("LATENCY")
         notes.append(f"maxLatencyMs reached before the {', '.join(legs.late)} leg finished; used the rest")

@@ -516,3 +516,13 @@ def test_a_pack_as_of_before_any_version_says_why_it_is_empty(live):
         n.startswith("lexical leg: ") and "matched, but no version of their documents is visible at this asOf" in n
         for n in p["notes"]
     ), p["notes"]
+
+
+def test_a_future_system_time_is_read_as_now_and_said(live):
+    """systemTime after now cannot be known: the pack reads as of now and its notes say so."""
+    p = pack(live, "reciprocal rank fusion", asOf={"systemTime": "9999-01-01T00:00:00Z"})
+    assert p["asOf"]["systemTime"] < "9999"
+    assert any(
+        n.startswith("asOf.systemTime 9999-01-01T00:00:00+00:00 is after now") and "reads as of now" in n
+        for n in p["notes"]
+    ), p["notes"]
