@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -82,6 +82,14 @@ def _check_texts(texts: Sequence[str]) -> list[str]:
         if not isinstance(item, str):
             raise ValueError(f"texts must contain strings, got {type(item).__name__}")
     return items
+
+
+def _embed_checked(texts: Sequence[str], dim: int, run: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+    """:func:`_check_texts`, then ``run(items)``; no texts → shape ``(0, dim)`` without a call."""
+    items = _check_texts(texts)
+    if not items:
+        return np.zeros((0, dim), dtype=np.float32)
+    return run(items)
 
 
 def limit_blas_threads(threads: int = 1) -> None:
@@ -241,10 +249,7 @@ class LocalMiniLM:
             ValueError: If ``texts`` is a str or holds a non-string.
             EmbeddingError: If the model cannot be loaded.
         """
-        items = _check_texts(texts)
-        if not items:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return self._run(items, self.batch_threads)
+        return _embed_checked(texts, self.dim, lambda items: self._run(items, self.batch_threads))
 
     def encode_query(self, text: str) -> np.ndarray:
         """Embed one query.
@@ -282,10 +287,7 @@ class LocalMiniLM:
             ValueError: If ``texts`` is a str or holds a non-string.
             EmbeddingError: If the model cannot be loaded.
         """
-        items = _check_texts(texts)
-        if not items:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return self._run(items, self.query_threads)
+        return _embed_checked(texts, self.dim, lambda items: self._run(items, self.query_threads))
 
 
 class OpenAICompatibleEmbedder:
@@ -494,10 +496,7 @@ class LocalE5:
             ValueError: If ``texts`` is a str or holds a non-string.
             EmbeddingError: If the engine cannot be loaded.
         """
-        items = _check_texts(texts)
-        if not items:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return self._run(items, query=False)
+        return _embed_checked(texts, self.dim, lambda items: self._run(items, query=False))
 
     def encode_query(self, text: str) -> np.ndarray:
         """Embed one query (``query: `` prefix): shape ``(384,)``, float32, L2-normalised.
@@ -523,10 +522,7 @@ class LocalE5:
             ValueError: If ``texts`` is a str or holds a non-string.
             EmbeddingError: If the engine cannot be loaded.
         """
-        items = _check_texts(texts)
-        if not items:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return self._run(items, query=True)
+        return _embed_checked(texts, self.dim, lambda items: self._run(items, query=True))
 
 
 def load_embedder(kind: str = "local", **kw: Any) -> Embedder:
