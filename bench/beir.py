@@ -66,7 +66,7 @@ def _scores(rankings: list[list[str]], qrels: list[dict[str, int]], latencies: l
 
 def corpus_subset(dataset: str, keep: set[str], extra_docs: int):
     """The dataset's documents in ``keep`` plus its first ``extra_docs`` others, in corpus order."""
-    from cairn.app.corpus.ingest import iter_sources
+    from cairn.app.corpus.sources import iter_sources
 
     others = 0
     for doc in iter_sources(SHARED / DATASETS[dataset][0]):
@@ -115,7 +115,8 @@ async def open_bench(data_dir: Path, dataset: str, documents=None):
 
     ``documents``: the source documents to ingest (default: the whole corpus).
     """
-    from cairn.app.corpus.ingest import ingest_documents, iter_sources
+    from cairn.app.corpus.ingest import ingest_documents
+    from cairn.app.corpus.sources import iter_sources
 
     services, principal, close = await open_services(data_dir)
     t = time.perf_counter()

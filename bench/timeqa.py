@@ -56,7 +56,8 @@ def first_hit(texts: list[str], answers: list[str]) -> int | None:
 
 
 async def ingest(services, principal, pages: list[dict]) -> None:
-    from cairn.app.corpus.ingest import SourceDocument, ingest_documents
+    from cairn.app.corpus.ingest import ingest_documents
+    from cairn.app.corpus.sources import SourceDocument
 
     t = time.perf_counter()
     docs = (

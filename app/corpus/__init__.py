@@ -24,7 +24,7 @@ from cairn.app.corpus.documents import (
 )
 from cairn.app.corpus.follower import ChangeFollower
 from cairn.app.corpus.indexing import SearchIndexes, open_indexes
-from cairn.app.corpus.ingest import IngestReport, SkippedFile, SourceDocument, ingest_documents, iter_sources
+from cairn.app.corpus.ingest import IngestReport, ingest_documents
 from cairn.app.corpus.listing import (
     MAX_PAGE,
     DocumentListRequest,
@@ -58,6 +58,7 @@ from cairn.app.corpus.passages import (
     read_section,
     span_sha256,
 )
+from cairn.app.corpus.sources import SkippedFile, SourceDocument, iter_sources
 
 __all__ = [
     "MAX_NEIGHBOURS",

@@ -3,7 +3,7 @@
 The extracted text is what gets versioned, chunked and cited: a citation's ``[start:end]``
 points into this text, never into the file's bytes. Content decides, as for text files: a
 ``.pdf`` that is not a PDF or a ``.docx`` that is not a Word document is refused with the
-reason (:class:`app.corpus.ingest.NotText`).
+reason (:class:`app.corpus.sources.NotText`).
 
 - PDF: ``pypdf.PdfReader``, ``page.extract_text()`` per page, pages joined by a blank line
   (``"\\n\\n"``). An encrypted PDF that opens with an empty password is read; otherwise

@@ -12,7 +12,8 @@ from cairn.app.core.config import Settings
 from cairn.app.core.db import Database
 from cairn.app.core.migrate import upgrade_database
 from cairn.app.corpus.indexing import open_indexes
-from cairn.app.corpus.ingest import SourceDocument, ingest_documents
+from cairn.app.corpus.ingest import ingest_documents
+from cairn.app.corpus.sources import SourceDocument
 from cairn.app.identity import service as identity
 
 ROOT = Path(__file__).resolve().parents[2]

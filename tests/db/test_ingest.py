@@ -14,7 +14,8 @@ from sqlalchemy import func, select
 from cairn.app.core.errors import BadInput
 from cairn.app.core.models import IndexChange, Passage
 from cairn.app.corpus.indexing import SearchIndexes
-from cairn.app.corpus.ingest import ingest_documents, iter_sources
+from cairn.app.corpus.ingest import ingest_documents
+from cairn.app.corpus.sources import iter_sources
 from cairn.app.identity import service as identity
 from cairn.retrieval.lexical import LexicalIndex
 from cairn.retrieval.vectors import open_vector_index

@@ -10,7 +10,7 @@ import docx
 import pytest
 
 from cairn.app.core.errors import BadInput
-from cairn.app.corpus.ingest import iter_sources
+from cairn.app.corpus.sources import iter_sources
 from tests.conftest import shared_data
 
 

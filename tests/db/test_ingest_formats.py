@@ -14,7 +14,8 @@ from sqlalchemy import select
 from cairn.app.core.errors import BadInput
 from cairn.app.core.ids import sha256_text
 from cairn.app.core.models import Document, DocumentVersion, Passage, VersionPassage
-from cairn.app.corpus.ingest import csv_rows, ingest_documents, iter_sources
+from cairn.app.corpus.ingest import ingest_documents
+from cairn.app.corpus.sources import csv_rows, iter_sources
 from cairn.app.identity import service as identity
 from tests.db.test_ingest_binary import tiny_pdf
 

@@ -17,7 +17,8 @@ from cairn.app.core.config import Settings
 from cairn.app.core.db import Database
 from cairn.app.core.migrate import upgrade_database
 from cairn.app.corpus.indexing import open_indexes
-from cairn.app.corpus.ingest import SourceDocument, ingest_documents
+from cairn.app.corpus.ingest import ingest_documents
+from cairn.app.corpus.sources import SourceDocument
 from cairn.app.governance.auth import ROLE_PERMISSIONS, Principal
 from cairn.app.identity import service as identity
 from cairn.app.packs.service import build_pack
