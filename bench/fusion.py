@@ -65,11 +65,13 @@ def cache_name(dataset: str, corpus_docs: int | None) -> str:
     return dataset if corpus_docs is None else f"{dataset}-docs{corpus_docs}"
 
 
-async def cache(dataset: str, corpus_docs: int | None = None, batch: int = 64) -> None:
+async def cache(dataset: str, corpus_docs: int | None = None, e5_all: bool = False) -> None:
     """Ingest ``dataset`` (idempotent) and cache both legs for every judged query (module doc).
 
     ``corpus_docs``: ingest only the documents judged in any split plus the first this many
     others (``bench/beir.py --corpus-docs``; its own data dir and cache).
+    ``e5_all``: also rank every passage (whatever its script) by multilingual-e5-small
+    (:func:`_e5_everywhere`), to measure what a second dense model on English would add.
     """
     from sqlalchemy import select
 
@@ -95,27 +97,39 @@ async def cache(dataset: str, corpus_docs: int | None = None, batch: int = 64) -
                     .where(Passage.workspace_id == ws)
                 )
             ).all()
+        from cairn.retrieval.dense import merge_spaces
+
         idx = services.indexes
-        embedder, vectors = idx.embedder, idx.vectors
+        dense, vectors = idx.dense, idx.vectors
+        primary = dense.primary
         out: dict = {
             "dataset": dataset,
             "depth": CACHE_DEPTH,
-            "model": getattr(embedder, "name", None),
+            "model": getattr(primary, "name", None),
+            "space_model": {name: model.name for name, model in dense.by_space.items()},
             "passage_doc": dict(rows),
             "queries": {},
         }
+        has_multi = vectors.has_space(dense.multilingual_space or "", workspace_id=ws)
         t = time.perf_counter()
-        for i in range(0, len(qids), batch):
-            chunk = qids[i : i + batch]
-            vecs = embedder.encode([queries[q] for q in chunk])
-            for q, vec in zip(chunk, vecs):
-                text = queries[q]
-                out["queries"][q] = {
-                    "coverage": float(embedder.vocabulary_coverage(text)),
-                    "lexical": idx.lexical.search(text, workspace_id=ws, limit=CACHE_DEPTH),
-                    "dense": vectors.search(vec, workspace_id=ws, limit=CACHE_DEPTH),
-                }
-            print(f"\rlegs {min(i + batch, len(qids))}/{len(qids)} {time.perf_counter() - t:.0f}s", end="", flush=True)
+        for n, q in enumerate(qids, start=1):
+            text = queries[q]
+            spaces = dense.task_spaces(text, multilingual_has_passages=lambda: has_multi)
+            query_vectors = dense.encode_task(text, spaces)
+            lists = {
+                name: vectors.search(vec, workspace_id=ws, limit=CACHE_DEPTH, space=name)
+                for name, vec in query_vectors.items()
+            }
+            out["queries"][q] = {
+                "coverage": float(primary.vocabulary_coverage(text)),
+                "lexical": idx.lexical.search(text, workspace_id=ws, limit=CACHE_DEPTH),
+                "dense": merge_spaces(lists, CACHE_DEPTH),  # what a pack's dense leg lists
+                "dense_spaces": lists,
+            }
+            if n % 50 == 0 or n == len(qids):
+                print(f"\rlegs {n}/{len(qids)} {time.perf_counter() - t:.0f}s", end="", flush=True)
+        if e5_all:
+            out["e5_all"] = await _e5_everywhere(services, ws, [queries[q] for q in qids], qids, name)
         CACHE.mkdir(parents=True, exist_ok=True)
         (CACHE / f"{name}-legs.json").write_text(json.dumps(out))
         print(f"\nsaved {CACHE / f'{name}-legs.json'}")
@@ -123,13 +137,58 @@ async def cache(dataset: str, corpus_docs: int | None = None, batch: int = 64) -
         await close()
 
 
+async def _e5_everywhere(services, ws: str, texts: list[str], qids: list[str], name: str) -> dict[str, list]:
+    """Query id → ``(passage id, e5 cosine)`` best first over *all* the workspace's passages,
+    embedded by multilingual-e5-small exactly as ingest embeds a passage (title, newline, text),
+    searched by brute force (numpy). Vectors are cached in ``bench/out/fusion/<name>-e5.npz``."""
+    import numpy as np
+    from sqlalchemy import select
+
+    from cairn.app.core.models import Document, Passage
+    from cairn.retrieval.embeddings import LocalE5
+
+    async with services.db.session() as s:
+        rows = (
+            await s.execute(
+                select(Passage.id, Document.title, Passage.text)
+                .join(Document, Document.id == Passage.document_id)
+                .where(Passage.workspace_id == ws)
+                .order_by(Passage.id)
+            )
+        ).all()
+    ids = [r[0] for r in rows]
+    model = LocalE5()
+    store = CACHE / f"{name}-e5.npz"
+    if store.exists() and list(np.load(store)["ids"]) == ids:
+        matrix = np.load(store)["vectors"]
+    else:
+        t, parts = time.perf_counter(), []
+        for i in range(0, len(rows), 32):
+            parts.append(model.encode([services.indexes.embedding_input(r[1], r[2]) for r in rows[i : i + 32]]))
+            print(
+                f"\re5 passages {min(i + 32, len(rows))}/{len(rows)} {time.perf_counter() - t:.0f}s", end="", flush=True
+            )
+        matrix = np.vstack(parts).astype(np.float32)
+        CACHE.mkdir(parents=True, exist_ok=True)
+        np.savez(store, ids=np.array(ids), vectors=matrix)
+    out: dict[str, list] = {}
+    for q, text in zip(qids, texts):
+        scores = matrix @ model.encode_query(text)
+        top = np.argsort(-scores, kind="stable")[:CACHE_DEPTH]
+        out[q] = [(ids[i], float(scores[i])) for i in top]
+    print()
+    return out
+
+
 def load_cache(dataset: str) -> dict:
     """The cached legs of ``dataset`` (run ``cache`` first)."""
     return json.loads((CACHE / f"{dataset}-legs.json").read_text())
 
 
-FusionFn = Callable[[Mapping[str, Leg], float], list[str]]
-"""A fusion method: (leg name → ``(passage id, score)`` best first, query coverage) → passage ids."""
+FusionFn = Callable[[Mapping[str, Leg], float, Mapping], list[str]]
+"""A fusion method: (leg name → ``(passage id, score)`` best first, query coverage, extra) →
+passage ids; ``extra``: ``spaces`` (the dense leg per vector space), ``e5_all`` (every passage
+ranked by multilingual-e5-small, when cached)."""
 
 
 def doc_ranking(passages: Sequence[str], passage_doc: Mapping[str, str]) -> list[str]:
@@ -144,15 +203,37 @@ def evaluate(
     data: dict, qrels: Mapping[str, Mapping[str, int]], fuse: FusionFn, depth: int, floor: float | None = 0.30
 ) -> dict[str, float]:
     """nDCG@10 and recall@10 of ``fuse`` over the split's queries (legs cut to ``depth``)."""
+    from cairn.app.packs.evidence import CROSS_LINGUAL_FLOOR, DENSE_SIMILARITY_FLOOR
+    from cairn.retrieval.language import is_cjk
+
     nd, r10 = [], []
+    space_model = data.get("space_model", {"default": data.get("model")})
     for qid, rels in qrels.items():
         q = data["queries"][qid]
         legs = {name: [(p, float(s)) for p, s in q[name][:depth]] for name in ("lexical", "dense")}
-        ids = fuse(legs, q["coverage"])
+        extra = {
+            "spaces": {k: [(p, float(s)) for p, s in v[:depth]] for k, v in q.get("dense_spaces", {}).items()},
+            "e5_all": [(p, float(s)) for p, s in data.get("e5_all", {}).get(qid, [])[:depth]],
+            "cjk": is_cjk(data.get("texts", {}).get(qid, "")) if "texts" in data else None,
+        }
+        # a pack weighs the dense leg by MiniLM's vocabulary coverage only when MiniLM's space is
+        # searched (app/packs/service.py); a CJK task searches e5's alone: full weight
+        coverage = q["coverage"] if not extra["spaces"] or "minilm" in extra["spaces"] else 1.0
+        ids = fuse(legs, coverage, extra)
         if floor is not None:
-            lexical = {p for p, _ in legs["lexical"]}
-            cosine = dict(legs["dense"])
-            ids = [p for p in ids if p in lexical or cosine.get(p, 0.0) >= floor]
+            keep = {p for p, _ in legs["lexical"]}
+            if extra["spaces"]:  # each passage by the floor of the model of its space (as a pack)
+                cross = len(extra["spaces"]) > 1
+                for space, ranked in extra["spaces"].items():
+                    model = space_model.get(space, "")
+                    f = CROSS_LINGUAL_FLOOR.get(model) if cross and space != "minilm" else None
+                    f = f if f is not None else DENSE_SIMILARITY_FLOOR.get(model, floor)
+                    keep.update(p for p, s in ranked if s >= f)
+            else:
+                keep.update(p for p, s in legs["dense"] if s >= floor)
+            e5_floor = DENSE_SIMILARITY_FLOOR.get("intfloat/multilingual-e5-small", 0.84)
+            keep.update(p for p, s in extra["e5_all"] if s >= e5_floor)
+            ids = [p for p in ids if p in keep]
         docs = doc_ranking(ids, data["passage_doc"])
         nd.append(ndcg_at(docs, dict(rels), 10))
         r10.append(recall_at(docs, dict(rels), 10))
@@ -167,16 +248,16 @@ def methods() -> dict[str, FusionFn]:
     def dense_prior(coverage: float) -> float:
         return weigh_dense_leg(coverage, HYBRID).weight
 
-    def lexical_only(legs, coverage):
+    def lexical_only(legs, coverage, extra=None):
         return [p for p, _ in legs["lexical"]]
 
-    def dense_only(legs, coverage):
+    def dense_only(legs, coverage, extra=None):
         return [p for p, _ in legs["dense"]]
 
-    def rrf_plain(legs, coverage):
+    def rrf_plain(legs, coverage, extra=None):
         return [f.id for f in fusion.rrf({k: [p for p, _ in v] for k, v in legs.items()})]
 
-    def rrf_coverage(legs, coverage):  # today's pack fusion
+    def rrf_coverage(legs, coverage, extra=None):  # today's pack fusion
         w = dense_prior(coverage)
         lists = {"lexical": [p for p, _ in legs["lexical"]]}
         if w > 0:
@@ -191,15 +272,60 @@ def methods() -> dict[str, FusionFn]:
     }
     out.update(study_methods(dense_prior))
 
-    def chosen(legs, coverage):  # what packs run: retrieval.fusion.hybrid_fusion
-        return [f.id for f in fusion.hybrid_fusion(legs, {"dense": dense_prior(coverage)})]
+    from cairn.app.packs.evidence import COSINE_BASELINE
+    from cairn.retrieval.dense import scale_by_space
+
+    def spaced(legs, extra, baselines: Mapping[str, float]) -> Leg:
+        """The dense leg as a pack hands it to hybrid_fusion (app/packs/service.py ``_fuse``)."""
+        spaces = extra["spaces"] if extra else {}
+        if not spaces or (len(spaces) == 1 and not any(baselines.get(k) for k in spaces)):
+            return legs["dense"]
+        space_of = {p: name for name, ranked in spaces.items() for p, _ in ranked}
+        return scale_by_space(legs["dense"], space_of, baselines)
+
+    def product_baselines(extra_model: Mapping[str, str]) -> dict[str, float]:
+        return {space: COSINE_BASELINE.get(model, 0.0) for space, model in extra_model.items()}
+
+    space_model = {"minilm": "sentence-transformers/all-MiniLM-L6-v2", "e5": "intfloat/multilingual-e5-small"}
+
+    def chosen(legs, coverage, extra=None):  # what packs run: retrieval.fusion.hybrid_fusion
+        scored = {**legs, "dense": spaced(legs, extra, product_baselines(space_model))}
+        return [f.id for f in fusion.hybrid_fusion(scored, {"dense": dense_prior(coverage)})]
 
     out["hybrid_fusion (chosen)"] = chosen
+    for base in (0.0, 0.6, 0.7, 0.75, 0.78, 0.8, 0.82):
+
+        def with_base(legs, coverage, extra=None, base=base):
+            scored = {**legs, "dense": spaced(legs, extra, {"e5": base})}
+            return [f.id for f in fusion.hybrid_fusion(scored, {"dense": dense_prior(coverage)})]
+
+        out[f"hybrid, e5 baseline {base}"] = with_base
+    for base in (0.7, 0.78, 0.8):
+        for share in ((0.5, 0.25, 0.25), (0.4, 0.3, 0.3), (0.34, 0.33, 0.33), (0.5, 0.5, 0.5)):
+
+            def three(legs, coverage, extra=None, base=base, share=share):
+                if not extra or not extra["e5_all"]:
+                    return []
+                e5 = scale_by_space(extra["e5_all"], {}, {"": base})
+                scored = {"lexical": legs["lexical"], "dense": legs["dense"], "e5": e5}
+                w = {}
+                for (leg, ranked), b in zip(scored.items(), share):
+                    conf = fusion.leg_confidence([x for _, x in ranked], 10, fusion.scale_to_top)
+                    w[leg] = b * (1 + fusion.HYBRID_CONFIDENCE_BOOST * conf)
+                w["dense"] *= dense_prior(coverage)
+                return [f.id for f in fusion.score_fusion(scored, w, normalize=fusion.scale_to_top)]
+
+            out[f"3 legs + e5 (base {base}) w{share}"] = three
+
+        def e5_only(legs, coverage, extra=None, base=base):
+            return [p for p, _ in extra["e5_all"]] if extra else []
+
+    out["e5 alone (all passages)"] = e5_only
     for norm_name, norm in (("minmax", fusion.minmax), ("tmm", fusion.scale_to_top)):
         for alpha in (0.5, 0.6):
             for beta in (0.0, 2.0, 4.0):
 
-                def variant(legs, coverage, norm=norm, alpha=alpha, beta=beta):
+                def variant(legs, coverage, extra=None, norm=norm, alpha=alpha, beta=beta):
                     w = {"lexical": alpha, "dense": (1 - alpha) * dense_prior(coverage)}
                     for leg in w:
                         w[leg] *= 1 + beta * fusion.leg_confidence([x for _, x in legs[leg]], 10, norm)
@@ -239,7 +365,7 @@ def study_methods(dense_prior: Callable[[float], float]) -> dict[str, FusionFn]:
     def make(
         norm, alpha: float, beta: float = 0.0, gap_n: int = 10, rrf_k: int | None = None, power: float = 0.0
     ) -> FusionFn:
-        def fn(legs, coverage):
+        def fn(legs, coverage, extra=None):
             prior = dense_prior(coverage)
             w = {"lexical": alpha, "dense": (1 - alpha) * prior}
             if beta:
@@ -302,13 +428,14 @@ def main() -> None:
     c = sub.add_parser("cache")
     c.add_argument("--dataset", choices=sorted(DATASETS), required=True)
     c.add_argument("--corpus-docs", type=int, default=None, help="judged documents + this many others")
+    c.add_argument("--e5-all", action="store_true", help="also rank every passage by multilingual-e5-small")
     e = sub.add_parser("eval")
     e.add_argument("--datasets", default="scifact,jsquad,locomo")
     e.add_argument("--depth", type=int, default=CACHE_DEPTH)
     e.add_argument("--only", default=None, help="only methods whose name matches this regex")
     args = ap.parse_args()
     if args.cmd == "cache":
-        asyncio.run(cache(args.dataset, args.corpus_docs))
+        asyncio.run(cache(args.dataset, args.corpus_docs, args.e5_all))
     else:
         results = run_eval(args.datasets.split(","), args.depth, args.only)
         CACHE.mkdir(parents=True, exist_ok=True)

@@ -177,27 +177,37 @@ def merge_spaces(lists: Mapping[str, Ranked], limit: int) -> Ranked:
     return out
 
 
-def scale_by_space(ranked: Ranked, space_of: Mapping[str, str]) -> Ranked:
-    """A merged dense ranking with each passage's cosine divided by the top cosine of its space.
+def scale_by_space(ranked: Ranked, space_of: Mapping[str, str], baselines: Mapping[str, float] | None = None) -> Ranked:
+    """A merged dense ranking with each passage's cosine rescaled within its own space:
+    ``max(cos − b, 0) / (top − b)``, ``top`` the best cosine of that space in the list and ``b``
+    that space's model's *unrelated-text baseline* (:attr:`Embedder.cosine_baseline`, 0 when
+    not given).
 
-    The per-model form of :func:`retrieval.fusion.scale_to_top` (cosines below 0 count as 0):
-    multilingual-e5-small's cosines sit high (~0.8–0.9 for unrelated text) and MiniLM's lower,
-    so raw cosines of two models must not meet in one score scale.
+    The per-model form of :func:`retrieval.fusion.scale_to_top` ("theoretical min-max", Bruch,
+    Gai & Ingber 2023) with the model's theoretical minimum: a cosine at the level unrelated
+    texts reach carries no evidence. multilingual-e5-small's cosines sit high (~0.8 for
+    unrelated text) and MiniLM's near 0, so raw cosines of two models must not meet in one
+    score scale, and e5's cosines divided by their top alone would be a flat plateau
+    (0.93–1.0) that cannot tell a match from a miss.
 
     Args:
         ranked: ``(passage id, cosine in its own space)`` in merged order (:func:`merge_spaces`).
         space_of: Passage id → its space (passages missing here form one group).
+        baselines: Space → its model's unrelated-text cosine (missing: 0).
 
     Returns:
-        The same ids in the same order, scores in [0, 1] (each space's best → 1.0; a space
-        whose top cosine is <= 0 → all 1.0).
+        The same ids in the same order, scores in [0, 1] (each space's best → 1.0; every
+        passage of a space whose top cosine is <= its baseline → 0.0: no evidence).
     """
+    baselines = baselines or {}
     tops: dict[str, float] = {}
     for pid, score in ranked:
         name = space_of.get(pid, "")
         tops[name] = max(tops.get(name, score), score)
     out: Ranked = []
     for pid, score in ranked:
-        top = tops[space_of.get(pid, "")]
-        out.append((pid, max(score, 0.0) / top if top > 0 else 1.0))
+        name = space_of.get(pid, "")
+        base = float(baselines.get(name, 0.0))
+        top = tops[name]
+        out.append((pid, max(score - base, 0.0) / (top - base) if top > base else 0.0))
     return out

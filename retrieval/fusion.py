@@ -183,11 +183,11 @@ def scale_to_top(scores: Sequence[float]) -> list[float]:
     scores are >= 0; a cosine below 0 counts as 0). Unlike :func:`minmax` it does not depend on
     the worst result a leg happened to return, so a passage added at the bottom of a leg (a
     later, unrelated write the dense leg still lists) changes no other passage's score. A
-    top score <= 0 → all 1.0.
+    top score <= 0 → all 0.0 (the leg found no evidence: it adds nothing).
     """
     hi = max(scores, default=0.0)
     if hi <= 0:
-        return [1.0] * len(scores)
+        return [0.0] * len(scores)
     return [max(s, 0.0) / hi for s in scores]
 
 

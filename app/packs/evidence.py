@@ -48,6 +48,15 @@ of 110 nonsense (random letters/kana) and off-topic tasks p50 0.816, p95 0.842, 
 0.84 keeps every measured real top-1 (and issue 18's one-sentence piano case, 0.847) and
 drops ~95 % of nonsense tasks' items. E5's cosines are compressed high, hence the scale."""
 
+COSINE_BASELINE: dict[str, float] = {"intfloat/multilingual-e5-small": 0.75}
+"""Embedding model name → its median cosine between *unrelated* texts (missing: 0): the zero
+of its dense evidence in score fusion (:func:`retrieval.dense.scale_by_space`). A property of
+the model, measured on pairs that cannot be related, never tuned on judgements
+(``python -m bench.cosine_baseline``, 2026-12-01): multilingual-e5-small 0.753 (the product's
+Japanese/Chinese manual lines × JSQuAD Wikipedia paragraphs), 0.757 (SciFact claims × LoCoMo
+dialogue turns), 0.733 (LoCoMo questions × SciFact abstracts); all-MiniLM-L6-v2 −0.005 on both
+English pairs, i.e. 0 (absent here)."""
+
 CROSS_LINGUAL_FLOOR: dict[str, float] = {"intfloat/multilingual-e5-small": 0.83}
 """Floor for passages a task finds in a model's space across scripts (an English task, CJK
 passages: :mod:`retrieval.dense`). Measured on the JSQuAD data dir: top-1 e5 cosine of our 63

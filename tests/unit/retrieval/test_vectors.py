@@ -326,4 +326,11 @@ def test_merge_spaces_interleaves_by_rank_and_scale_by_space_never_compares_two_
     # each model's best is full dense evidence: raw cosines would have ranked e5's first
     fused = hybrid_fusion({"dense": scaled})
     assert [f.id for f in fused][:2] == ["en1", "ja1"] and fused[0].score == fused[1].score
-    assert scale_by_space([("x", -0.2)], {}) == [("x", 1.0)]
+    assert scale_by_space([("x", -0.2)], {}) == [("x", 0.0)]  # no evidence: adds nothing
+    # a model whose unrelated texts reach 0.80: evidence is the cosine above that, scaled to its top
+    assert scale_by_space(e5, {p: "e5" for p, _ in e5}, {"e5": 0.80}) == [
+        ("ja1", 1.0),
+        ("ja2", pytest.approx(0.08 / 0.11)),
+        ("ja3", 0.0),
+    ]
+    assert scale_by_space([("ja9", 0.79)], {"ja9": "e5"}, {"e5": 0.80}) == [("ja9", 0.0)]
