@@ -240,6 +240,19 @@ def evaluate(
     return {"ndcg@10": statistics.fmean(nd), "recall@10": statistics.fmean(r10), "queries": len(nd)}
 
 
+def union_recall(data: dict, qrels: Mapping[str, Mapping[str, int]], k: int = 10, depth: int = CACHE_DEPTH) -> float:
+    """Share of queries with a relevant document in the top ``k`` documents of *either* leg: the
+    recall@k no fusion of the two legs can exceed by much (it may only reorder their top k)."""
+    hits = 0
+    for qid, rels in qrels.items():
+        q = data["queries"][qid]
+        found = set()
+        for leg in ("lexical", "dense"):
+            found |= set(doc_ranking([p for p, _ in q[leg][:depth]], data["passage_doc"])[:k])
+        hits += bool(found & set(rels))
+    return hits / len(qrels) if qrels else 0.0
+
+
 def methods() -> dict[str, FusionFn]:
     """The fusion methods compared (name → function); see :mod:`retrieval.fusion` for sources."""
     from cairn.retrieval import fusion
@@ -418,6 +431,13 @@ def run_eval(datasets: Sequence[str], depth: int, only: str | None = None) -> di
     print(f"{'method':<58}" + "".join(f"{c:>20}" for c in cols))
     for name, row in results.items():
         print(f"{name:<58}" + "".join(f"{row[c]['ndcg@10']:>11.4f} ({row[c]['recall@10']:.3f})" for c in cols))
+    union = {
+        f"{d}/{split}": union_recall(data, qrels, 10, depth)
+        for d, data in caches.items()
+        for split, qrels in split_qrels[d].items()
+    }
+    print(f"{'recall@10 ceiling: gold in either leg top 10':<58}" + "".join(f"{'':>11} ({union[c]:.3f})" for c in cols))
+    results["_union_recall@10"] = union
     return results
 
 
