@@ -33,6 +33,7 @@ import re
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
+from types import SimpleNamespace
 
 from bench import locomo_beir
 from bench.beir import DATASETS, corpus_subset, open_bench
@@ -188,7 +189,8 @@ def load_cache(dataset: str) -> dict:
 FusionFn = Callable[[Mapping[str, Leg], float, Mapping], list[str]]
 """A fusion method: (leg name → ``(passage id, score)`` best first, query coverage, extra) →
 passage ids; ``extra``: ``spaces`` (the dense leg per vector space), ``e5_all`` (every passage
-ranked by multilingual-e5-small, when cached)."""
+ranked by multilingual-e5-small, when cached), ``models`` (space → an object with the model's
+``name``, for :func:`app.packs.evidence.dense_evidence`)."""
 
 
 def doc_ranking(passages: Sequence[str], passage_doc: Mapping[str, str]) -> list[str]:
@@ -204,17 +206,17 @@ def evaluate(
 ) -> dict[str, float]:
     """nDCG@10 and recall@10 of ``fuse`` over the split's queries (legs cut to ``depth``)."""
     from cairn.app.packs.evidence import CROSS_LINGUAL_FLOOR, DENSE_SIMILARITY_FLOOR
-    from cairn.retrieval.language import is_cjk
 
     nd, r10 = [], []
     space_model = data.get("space_model", {"default": data.get("model")})
+    models = {space: SimpleNamespace(name=model) for space, model in space_model.items()}
     for qid, rels in qrels.items():
         q = data["queries"][qid]
         legs = {name: [(p, float(s)) for p, s in q[name][:depth]] for name in ("lexical", "dense")}
         extra = {
             "spaces": {k: [(p, float(s)) for p, s in v[:depth]] for k, v in q.get("dense_spaces", {}).items()},
             "e5_all": [(p, float(s)) for p, s in data.get("e5_all", {}).get(qid, [])[:depth]],
-            "cjk": is_cjk(data.get("texts", {}).get(qid, "")) if "texts" in data else None,
+            "models": models,
         }
         # a pack weighs the dense leg by MiniLM's vocabulary coverage only when MiniLM's space is
         # searched (app/packs/service.py); a CJK task searches e5's alone: full weight
@@ -285,31 +287,21 @@ def methods() -> dict[str, FusionFn]:
     }
     out.update(study_methods(dense_prior))
 
-    from cairn.app.packs.evidence import COSINE_BASELINE
+    from cairn.app.packs.evidence import dense_evidence
     from cairn.retrieval.dense import scale_by_space
 
-    def spaced(legs, extra, baselines: Mapping[str, float]) -> Leg:
-        """The dense leg as a pack hands it to hybrid_fusion (app/packs/service.py ``_fuse``)."""
-        spaces = extra["spaces"] if extra else {}
-        if not spaces or (len(spaces) == 1 and not any(baselines.get(k) for k in spaces)):
-            return legs["dense"]
-        space_of = {p: name for name, ranked in spaces.items() for p, _ in ranked}
-        return scale_by_space(legs["dense"], space_of, baselines)
+    def space_of(extra) -> dict[str, str]:
+        return {p: name for name, ranked in (extra["spaces"] if extra else {}).items() for p, _ in ranked}
 
-    def product_baselines(extra_model: Mapping[str, str]) -> dict[str, float]:
-        return {space: COSINE_BASELINE.get(model, 0.0) for space, model in extra_model.items()}
-
-    space_model = {"minilm": "sentence-transformers/all-MiniLM-L6-v2", "e5": "intfloat/multilingual-e5-small"}
-
-    def chosen(legs, coverage, extra=None):  # what packs run: retrieval.fusion.hybrid_fusion
-        scored = {**legs, "dense": spaced(legs, extra, product_baselines(space_model))}
+    def chosen(legs, coverage, extra=None):  # what packs run (app/packs/service.py ``_fuse``)
+        scored = {**legs, "dense": dense_evidence(legs["dense"], space_of(extra), extra["models"] if extra else {})}
         return [f.id for f in fusion.hybrid_fusion(scored, {"dense": dense_prior(coverage)})]
 
     out["hybrid_fusion (chosen)"] = chosen
     for base in (0.0, 0.6, 0.7, 0.75, 0.78, 0.8, 0.82):
 
         def with_base(legs, coverage, extra=None, base=base):
-            scored = {**legs, "dense": spaced(legs, extra, {"e5": base})}
+            scored = {**legs, "dense": scale_by_space(legs["dense"], space_of(extra), {"e5": base})}
             return [f.id for f in fusion.hybrid_fusion(scored, {"dense": dense_prior(coverage)})]
 
         out[f"hybrid, e5 baseline {base}"] = with_base
@@ -330,8 +322,8 @@ def methods() -> dict[str, FusionFn]:
 
             out[f"3 legs + e5 (base {base}) w{share}"] = three
 
-        def e5_only(legs, coverage, extra=None, base=base):
-            return [p for p, _ in extra["e5_all"]] if extra else []
+    def e5_only(legs, coverage, extra=None):
+        return [p for p, _ in extra["e5_all"]] if extra else []
 
     out["e5 alone (all passages)"] = e5_only
     for norm_name, norm in (("minmax", fusion.minmax), ("tmm", fusion.scale_to_top)):

@@ -177,11 +177,13 @@ def merge_spaces(lists: Mapping[str, Ranked], limit: int) -> Ranked:
     return out
 
 
-def scale_by_space(ranked: Ranked, space_of: Mapping[str, str], baselines: Mapping[str, float] | None = None) -> Ranked:
+def scale_by_space(
+    ranked: Sequence[tuple[str, float]], space_of: Mapping[str, str], baselines: Mapping[str, float] | None = None
+) -> Ranked:
     """A merged dense ranking with each passage's cosine rescaled within its own space:
     ``max(cos − b, 0) / (top − b)``, ``top`` the best cosine of that space in the list and ``b``
-    that space's model's *unrelated-text baseline* (:attr:`Embedder.cosine_baseline`, 0 when
-    not given).
+    that space's model's *unrelated-text baseline* (the caller's ``baselines``; packs:
+    :data:`app.packs.evidence.COSINE_BASELINE`), 0 when not given.
 
     The per-model form of :func:`retrieval.fusion.scale_to_top` ("theoretical min-max", Bruch,
     Gai & Ingber 2023) with the model's theoretical minimum: a cosine at the level unrelated

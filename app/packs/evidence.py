@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from cairn.retrieval.dense import scale_by_space
 from cairn.retrieval.fusion import Fused
 
 DENSE_SIMILARITY_FLOOR: dict[str, float] = {
@@ -77,6 +78,32 @@ def similarity_floor(embedder: object, *, cross_lingual: bool = False) -> float 
     if cross_lingual and name in CROSS_LINGUAL_FLOOR:
         return CROSS_LINGUAL_FLOOR[name]
     return DENSE_SIMILARITY_FLOOR.get(name)
+
+
+def cosine_baseline(embedder: object) -> float:
+    """The unrelated-text cosine of ``embedder`` (:data:`COSINE_BASELINE` by its ``name``; 0
+    when none is listed)."""
+    return COSINE_BASELINE.get(getattr(embedder, "name", None) or "", 0.0)
+
+
+def dense_evidence(
+    ranked: Sequence[tuple[str, float]], space_of: Mapping[str, str], models: Mapping[str, object]
+) -> list[tuple[str, float]]:
+    """The dense leg as score fusion reads it (:func:`retrieval.fusion.hybrid_fusion`): each
+    space's cosines rescaled from its model's :func:`cosine_baseline` to that space's top
+    cosine (:func:`retrieval.dense.scale_by_space`), so cosines of two models never meet in one
+    scale and e5's compressed cosines still separate a match from a miss. For one space whose
+    model has no baseline this is the fusion's own scale-to-top: the same scores.
+
+    Args:
+        ranked: The merged dense leg, ``(passage id, cosine in its own space)`` best first.
+        space_of: Passage id → the vector space it was found in.
+        models: Space → its embedding model (by its ``name``).
+
+    Returns:
+        The same ids in the same order, scores in [0, 1].
+    """
+    return scale_by_space(ranked, space_of, {space: cosine_baseline(model) for space, model in models.items()})
 
 
 def apply_floor(

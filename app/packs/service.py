@@ -62,7 +62,7 @@ from cairn.app.core.errors import BadInput, PackIncomplete
 from cairn.app.core.ids import new_id, utcnow
 from cairn.app.governance import Principal, require_scope
 from cairn.app.observability import set_attributes, span
-from cairn.app.packs.evidence import COSINE_BASELINE, apply_floor, evidence_notes, similarity_floor
+from cairn.app.packs.evidence import apply_floor, dense_evidence, evidence_notes, similarity_floor
 from cairn.app.packs.graph_hook import add_fact_items, run_graph_leg
 from cairn.app.packs.pipeline_types import Candidate, LegResults, PackEntry, PackServices, PackTimings, RowCache
 from cairn.app.packs.resolve import first_window, prefetch, resolve_windows, visible_legs
@@ -82,7 +82,7 @@ from cairn.app.packs.types import (
 )
 from cairn.retrieval.contradiction import find_contradictions
 from cairn.retrieval.dedup import DedupGroup
-from cairn.retrieval.dense import DenseModels, DenseServed, merge_spaces, scale_by_space
+from cairn.retrieval.dense import DenseModels, DenseServed, merge_spaces
 from cairn.retrieval.fusion import Fused, hybrid_fusion, rrf
 from cairn.retrieval.packing import pack_greedy
 from cairn.retrieval.pipeline import LEG_DEPTH, RETRIEVAL_CONFIGS, Legs, Ranked, RetrievalConfig, run_legs
@@ -236,10 +236,9 @@ def _fuse(
 
     ``method`` (:func:`app.packs.types.fusion_method`): ``SCORE`` =
     :func:`retrieval.fusion.hybrid_fusion` (``legs.weights`` its static priors; a dense leg
-    over several spaces, or in a space whose model has an unrelated-text baseline
-    (:data:`app.packs.evidence.COSINE_BASELINE`), enters with each model's cosines rescaled
-    from that baseline to that model's top one, :func:`retrieval.dense.scale_by_space`:
-    cosines of two models are never compared); ``RANK`` =
+    enters as :func:`app.packs.evidence.dense_evidence`: each model's cosines rescaled from
+    that model's unrelated-text baseline to its top one, so cosines of two models are never
+    compared); ``RANK`` =
     RRF (Cormack et al. 2009, k = 60, ranks from 1, ``legs.weights`` per leg), for packs read as
     of a given time, so they are reproducible byte for byte.
     """
@@ -254,11 +253,8 @@ def _fuse(
             notes.append("legs fused by rank (RRF): the pack reads as of a given time, so it is reproducible")
     else:
         scored = legs.ranked
-        baselines = {
-            name: COSINE_BASELINE.get(model.name, 0.0) for name, model in (dense.by_space if dense else {}).items()
-        }
-        if "dense" in scored and (len(served.lists) > 1 or any(baselines.get(name) for name in served.lists)):
-            scored = {**scored, "dense": scale_by_space(scored["dense"], served.space_of, baselines)}
+        if "dense" in scored and dense is not None:
+            scored = {**scored, "dense": dense_evidence(scored["dense"], served.space_of, dense.by_space)}
         fused = hybrid_fusion(scored, weights)
     ran = {k: v for k, v in results.items() if weights.get(k, 1.0) > 0}
     by_space = dense.by_space if dense is not None else {}

@@ -3,7 +3,9 @@ exercise them through the real model in tests/graphql/test_packs.py)."""
 
 from __future__ import annotations
 
-from cairn.app.packs.evidence import apply_floor, evidence_notes, similarity_floor
+import pytest
+
+from cairn.app.packs.evidence import apply_floor, cosine_baseline, dense_evidence, evidence_notes, similarity_floor
 from cairn.retrieval.fusion import rrf
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -59,3 +61,30 @@ def test_notes_by_mode():
     assert evidence_notes("DENSE", {"dense": ["x"]}, {"x": 0.5}, 0.3, 1, MODEL) == []
     assert evidence_notes("DENSE", {"dense": ["x"]}, cos, 0.3, 0, MODEL)[0].endswith(": no items")
     assert evidence_notes("DENSE", {"dense": []}, {}, 0.3, 0, MODEL) == ["the dense leg found no passage: no items"]
+
+
+E5 = "intfloat/multilingual-e5-small"
+
+
+def test_dense_evidence_starts_at_each_models_unrelated_text_cosine():
+    assert cosine_baseline(Named(E5)) == 0.75
+    assert cosine_baseline(Named(MODEL)) == 0.0 and cosine_baseline(Named("text-embedding-3-small")) == 0.0
+    models = {"minilm": Named(MODEL), "e5": Named(E5)}
+    e5 = [("ja1", 0.91), ("ja2", 0.88), ("ja3", 0.80), ("ja4", 0.74)]
+    scaled = dense_evidence(e5, {pid: "e5" for pid, _ in e5}, models)
+    # from 0.75, not from 0: without the baseline ja4 (an unrelated-level cosine) would keep 0.81
+    assert scaled == [
+        ("ja1", 1.0),
+        ("ja2", pytest.approx(0.13 / 0.16)),
+        ("ja3", pytest.approx(0.05 / 0.16)),
+        ("ja4", 0.0),
+    ]
+    # MiniLM (baseline 0): its cosines divided by its top, as hybrid_fusion's own scale-to-top
+    en = [("en1", 0.62), ("en2", 0.31), ("en3", -0.1)]
+    assert dense_evidence(en, {pid: "minilm" for pid, _ in en}, models) == [("en1", 1.0), ("en2", 0.5), ("en3", 0.0)]
+    # two spaces in one list: each scaled on its own, order kept
+    mixed = [en[0], e5[0], en[1], e5[1]]
+    space_of = {pid: "minilm" for pid, _ in en} | {pid: "e5" for pid, _ in e5}
+    out = dense_evidence(mixed, space_of, models)
+    assert [pid for pid, _ in out] == ["en1", "ja1", "en2", "ja2"]
+    assert [round(s, 4) for _, s in out] == [1.0, 1.0, 0.5, round(0.13 / 0.16, 4)]
