@@ -143,3 +143,23 @@ def test_the_installed_wheel_migrates_and_serves_its_static_assets(wheel, tmp_pa
     is_static, is_console, where = check.stdout.split()
     assert (is_static, is_console) == ("True", "True")
     assert where.startswith(str(target))
+
+
+def test_the_package_pattern_leaves_out_a_data_dir_named_like_the_package(tmp_path):
+    """The demo's data dir ``cairn-data/`` sits next to ``cairn/`` in a clone; the wheel's package
+    pattern (pyproject ``[tool.setuptools.packages.find]``, namespace packages on, as setuptools
+    defaults) must not ship it (``cairn*`` did)."""
+    import tomllib
+
+    from setuptools import find_namespace_packages
+
+    include = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"][
+        "find"
+    ]["include"]
+    (tmp_path / "cairn" / "app").mkdir(parents=True)
+    (tmp_path / "cairn" / "__init__.py").write_text("")
+    (tmp_path / "cairn" / "app" / "__init__.py").write_text("")
+    (tmp_path / "cairn-data" / "qdrant").mkdir(parents=True)
+    (tmp_path / "cairn-data" / "cairn.db").write_text("")
+    assert sorted(find_namespace_packages(where=str(tmp_path), include=include)) == ["cairn", "cairn.app"]
+    assert "cairn-data" in find_namespace_packages(where=str(tmp_path), include=["cairn*"])  # the old pattern
