@@ -30,6 +30,7 @@ from cairn.app.identity import authenticate
 from cairn.app.observability import Telemetry, instrument_engine
 from cairn.app.observability import enabled as tracing_enabled
 from cairn.app.ontology import OntologyStore
+from cairn.app.packs import PassageRowCache
 from cairn.app.templates import TemplatesDatabase
 
 
@@ -56,6 +57,8 @@ class Services:
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("cairn"))
     telemetry: Telemetry = field(default_factory=Telemetry)
     """Metrics of this process (:class:`app.observability.Telemetry`; off unless ``CAIRN_METRICS``)."""
+    passage_rows: PassageRowCache = field(default_factory=PassageRowCache)
+    """Passage rows packs read, kept per workspace and corpus generation (:mod:`app.packs.row_cache`)."""
 
 
 def make_judge(settings: Settings) -> Judge:

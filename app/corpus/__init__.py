@@ -23,6 +23,7 @@ from cairn.app.corpus.documents import (
     validate_document_input,
 )
 from cairn.app.corpus.follower import ChangeFollower
+from cairn.app.corpus.generation import read_generation
 from cairn.app.corpus.indexing import SearchIndexes, open_indexes
 from cairn.app.corpus.ingest import IngestReport, ingest_documents
 from cairn.app.corpus.listing import (
@@ -98,6 +99,7 @@ __all__ = [
     "list_documents",
     "open_indexes",
     "read_document",
+    "read_generation",
     "read_passages",
     "read_section",
     "remove_document",

@@ -28,6 +28,7 @@ from cairn.app.core.ids import as_utc, new_id, sha256_text, stable_id, utcnow
 from cairn.app.core.models import Collection, Document, DocumentVersion, Passage, VersionPassage
 from cairn.app.core.text_rules import require_storable, validate_identifier, validate_name
 from cairn.app.corpus.changes import record_passages
+from cairn.app.corpus.generation import mark_changed
 from cairn.retrieval.chunking import chunk_text
 from cairn.retrieval.tokens import count_tokens
 
@@ -238,6 +239,7 @@ async def upsert_document(
         )
     await s.flush()
     await record_passages(s, new_ids, title)  # the search-index change log, in this transaction
+    mark_changed(s, workspace_id)  # packs' cached passage rows of this workspace expire at commit
     return UpsertResult(doc.id, version.id, status, tuple(new_ids))
 
 
@@ -257,6 +259,7 @@ async def delete_document(s: AsyncSession, *, workspace_id: str, document_id: st
     doc.deleted_at = utcnow()
     s.add(doc)
     await s.flush()
+    mark_changed(s, workspace_id)
     from cairn.app.memory import purge_for_documents  # memories citing it go with it (SPEC §7)
 
     await purge_for_documents(s, document_ids=[doc.id])

@@ -6,6 +6,7 @@ pyproject.toml).
 """
 
 from cairn.app.packs.replay_codec import RecordedItem, decode_record, encode_record, legacy_items
+from cairn.app.packs.row_cache import PassageRowCache
 from cairn.app.packs.serialize import (
     citation_fields,
     context_set_entry_fields,
@@ -39,6 +40,7 @@ __all__ = [
     "PackHeader",
     "PackItem",
     "PackRequest",
+    "PassageRowCache",
     "RecordedItem",
     "build_pack",
     "citation_fields",

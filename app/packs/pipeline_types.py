@@ -31,12 +31,14 @@ __all__ = [
     "PackTimings",
     "PassageRow",
     "RowCache",
+    "RowStore",
     "WholeDocument",
 ]
 
 
 class PackServices(Protocol):
-    """What the pack pipeline uses of :class:`app.context.Services` (the database, indexes and metrics)."""
+    """What the pack pipeline uses of :class:`app.context.Services` (the database, indexes, metrics and
+    the process's passage rows)."""
 
     @property
     def db(self) -> Database: ...
@@ -46,6 +48,15 @@ class PackServices(Protocol):
 
     @property
     def telemetry(self) -> Telemetry: ...
+
+    @property
+    def passage_rows(self) -> RowStore: ...
+
+
+class RowStore(Protocol):
+    """Passage rows kept across packs (:class:`app.packs.row_cache.PassageRowCache`)."""
+
+    def rows_for(self, workspace_id: str, generation: int) -> RowCache: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,9 @@ Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
    leg keeps only passages of each document's version visible at ``(validTime, systemTime)``
    (a leg left short of its depth by hidden passages searches again deeper), so a later
    version or document never takes a rank and a pack as of a past time depends only on
-   what was visible then;
+   what was visible then. The rows this reads (each passage's document, versions and span)
+   are kept across packs per workspace while its corpus generation is unchanged
+   (:mod:`app.packs.row_cache`, :mod:`app.corpus.generation`): a recurring passage costs no SQL;
    fusion (:func:`app.packs.types.fusion_method`): a current pack by
    :func:`retrieval.fusion.hybrid_fusion` (issue 18), a convex combination of leg scores
    scaled to each leg's top (Bruch et al. 2023), each leg weighted per query by how clearly its
@@ -60,6 +62,7 @@ import numpy as np
 from cairn.app.contextsets import SetItem, SetPlan, plan_set
 from cairn.app.core.errors import BadInput, PackIncomplete
 from cairn.app.core.ids import new_id, utcnow
+from cairn.app.corpus import read_generation
 from cairn.app.governance import Principal, require_scope
 from cairn.app.observability import set_attributes, span
 from cairn.app.packs.evidence import apply_floor, dense_evidence, evidence_notes, similarity_floor
@@ -518,7 +521,10 @@ async def stream_pack(
         for item in set_items:  # context-set hook: approved items before retrieval runs
             timings.values.setdefault("firstSetItemMs", round((time.perf_counter() - perf0) * 1000, 2))
             yield item
-    cache: RowCache = {}
+    # passage rows earlier packs read, valid while the workspace's documents are unchanged
+    # (read the generation before any row: app/packs/row_cache.py)
+    generation = await read_generation(services.db, principal.workspace_id)
+    cache: RowCache = services.passage_rows.rows_for(principal.workspace_id, generation)
     more: dict[str, Callable[[int], Ranked]] = {}
     with timings.stage("legsMs"):
         if filters[0] == [] or filters[1] == []:  # context-set hook: the set's scope leaves nothing to search

@@ -12,6 +12,7 @@ curation); this package re-exports every table, and importing it registers them 
 
 from cairn.app.core.models.corpus import (
     Collection,
+    CorpusGeneration,
     Document,
     DocumentVersion,
     IndexChange,
@@ -43,6 +44,7 @@ __all__ = [
     "ContextSet",
     "ContextSetEntry",
     "ContextSetVersion",
+    "CorpusGeneration",
     "Decision",
     "DecisionIdempotency",
     "Document",

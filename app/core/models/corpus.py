@@ -1,4 +1,4 @@
-"""SQLModel tables: Collections, documents and their bitemporal versions, passages, and the search-index change log with the values every worker shares."""
+"""SQLModel tables: Collections, documents and their bitemporal versions, passages, the search-index change log with the values every worker shares, and each workspace's corpus generation."""
 
 from __future__ import annotations
 
@@ -112,6 +112,22 @@ class IndexChange(SQLModel, table=True):
     txid: int = Field(sa_column=Column(BigInteger, nullable=False))
     passage_id: str = Field(sa_column=Column(Text, ForeignKey("passage.id"), nullable=False))
     title: str = Field(default="", sa_column=Column(Text, nullable=False))
+
+
+class CorpusGeneration(SQLModel, table=True):
+    """How many committed transactions have changed a workspace's documents.
+
+    Raised by one, at commit, by every transaction that recorded a document version or a
+    deletion (:mod:`app.corpus.generation`); no row means generation 0. Rows a process read
+    from SQL and kept (the pack path's passage rows, :class:`app.packs.row_cache.PassageRowCache`)
+    are valid while the generation is the one they were read at — on every worker, since the
+    number lives in the shared database.
+    """
+
+    __tablename__ = "corpus_generation"
+
+    workspace_id: str = Field(foreign_key="workspace.id", primary_key=True, max_length=40)
+    generation: int = Field(sa_column=Column(BigInteger, nullable=False))
 
 
 class SharedValue(SQLModel, table=True):
