@@ -101,3 +101,34 @@ def test_only_plain_disjunctions_are_scored_here():
     assert disjunction_terms(wq.Term("body", "a")) == ("body", ["a"])
     assert disjunction_terms(wq.Or([wq.Term("body", "a"), wq.Term("title", "a", boost=0.5)])) is None
     assert disjunction_terms(wq.Or([wq.Term("body", "a"), wq.Phrase("body", ["a", "b"])])) is None
+
+
+def test_cached_postings_and_passage_ids_stay_equal_to_whoosh_across_writes(many_segments):
+    """The decoded posting lists and stored passage ids kept between searches never serve a
+    segment or a document number of an earlier commit: after a write (new segment, deletion,
+    a merge that renumbers documents) every search still equals Whoosh's own."""
+    ix, text = many_segments, "cell protein immune response"
+    first = ix.search(text, workspace_id="w1", limit=30)
+    assert first == whoosh_reference(ix, text, "w1", limit=30)
+    assert ix._segment_arrays._postings and ix._passage_ids  # both were filled
+    ix.add([IndexedPassage("p9000", "w1", "c0", "d9000", "", "cell cell protein protein immune response")])
+    ix.delete(["p0001", "p0005"])
+    ix._index.optimize()  # one segment without the deleted documents: document numbers shift
+    ix._refresh()
+    assert len(ix._searcher.ixreader.leaf_readers()) == 1
+    again = ix.search(text, workspace_id="w1", limit=30)
+    assert again == whoosh_reference(ix, text, "w1", limit=30)
+    assert again[0][0] == "p9000" and "p0001" not in dict(again) and "p0005" not in dict(again)
+
+
+def test_the_posting_cache_keeps_at_most_its_bound(many_segments):
+    from cairn.retrieval.lexical_scoring import SegmentArrays
+
+    arrays = SegmentArrays(max_postings=25)
+    many_segments._segment_arrays = arrays
+    for text in ("cell protein", "immune response", "brain neuron memory", "virus infection blood"):
+        got = many_segments.search(text, workspace_id="w0", limit=20)
+        assert got == whoosh_reference(many_segments, text, "w0")
+        assert arrays._held == sum(len(ids) for ids, _ in arrays._postings.values()) <= 25
+    with pytest.raises(ValueError, match="max_postings must be >= 0"):
+        SegmentArrays(max_postings=-1)
