@@ -319,7 +319,9 @@ def open_indexes(settings, *, with_vectors: bool = True) -> SearchIndexes:
                     api_key=settings.embedding_api_key,
                 )
             else:
-                embedder = load_embedder("local", query_threads=settings.query_threads)
+                embedder = load_embedder(
+                    "local", query_threads=settings.query_threads, query_runtime=settings.query_runtime
+                )
             embedder = BatchedEmbedder(
                 embedder,
                 window_ms=settings.query_batch_window_ms,
