@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -49,7 +50,10 @@ _STOP = frozenset(
 )
 
 
+@lru_cache(maxsize=16_384)
 def _profile(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Content words (lower-cased, stop words out) and numbers (thousands commas out) of ``text``;
+    cached by text: packed passages recur from pack to pack."""
     words = frozenset(w.lower() for w in _WORD.findall(text) if w.lower() not in _STOP)
     numbers = frozenset(n.replace(",", "") for n in _NUMBER.findall(text))
     return words, numbers

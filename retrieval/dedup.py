@@ -137,12 +137,13 @@ def shingles(text: str, n: int = SHINGLE_SIZE) -> frozenset[str]:
     return frozenset(" ".join(run) for run in _ngrams(units(text), n))
 
 
-@lru_cache(maxsize=65_536)
+@lru_cache(maxsize=16_384)
 def _profile(text: str) -> tuple[frozenset, tuple[tuple[frozenset, int], ...]]:
     """Shingle keys of the whole text and of each line, from one pass over its units.
 
     Units never span a line break, so the whole text's units are its lines' units in
-    order. Cached by text: the same passages recur across packs (65,536 entries).
+    order. Cached by text: the same passages recur across packs (16,384 entries; ~27 KB each
+    with their prefixes for a 200-word SciFact abstract, so at most ~450 MB).
     """
     lines, seq = [], []
     for line in text.splitlines():
@@ -221,9 +222,14 @@ def _prefix_length(size: int, threshold: float) -> int:
     return size - math.ceil(threshold * size - 1e-9) + 1
 
 
-def _prefix(keys: frozenset, threshold: float) -> list[tuple]:
-    """The first :func:`_prefix_length` shingles of ``keys`` in the fixed total order."""
-    return sorted(keys, reverse=True)[: _prefix_length(len(keys), threshold)] if keys else []
+@lru_cache(maxsize=32_768)
+def _prefix(keys: frozenset, threshold: float) -> tuple[tuple, ...]:
+    """The first :func:`_prefix_length` shingles of ``keys`` in the fixed total order.
+
+    Cached by the set (its text's and lines' sets come from :func:`_profile`'s cache, so a
+    recurring passage's lookup is by identity): sorting each candidate's ~200 shingles was
+    the dedup pass's largest cost."""
+    return tuple(sorted(keys, reverse=True)[: _prefix_length(len(keys), threshold)]) if keys else ()
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -271,8 +277,8 @@ class _KeptIndex:
         self,
         keys: frozenset,
         lines: tuple[tuple[frozenset, int], ...],
-        prefix: list[tuple],
-        line_prefixes: list[list[tuple] | None],
+        prefix: Sequence[tuple],
+        line_prefixes: list[Sequence[tuple] | None],
     ) -> None:
         """Index a new kept item (its index is the number of items added before it).
 
@@ -293,7 +299,7 @@ class _KeptIndex:
             for shingle in given if given is not None else _prefix(line, self.threshold):
                 self.line_postings.setdefault(shingle, []).append(entry)
 
-    def resembling(self, keys: frozenset, prefix: list[tuple]) -> dict[int, float]:
+    def resembling(self, keys: frozenset, prefix: Sequence[tuple]) -> dict[int, float]:
         """Kept items whose Jaccard with ``keys`` (prefix ``prefix``) reaches the threshold → that Jaccard."""
         t = self.threshold
         found = {}
@@ -307,9 +313,9 @@ class _KeptIndex:
     def covered_units(
         self,
         lines: tuple[tuple[frozenset, int], ...],
-        text_prefix: list[tuple],
+        text_prefix: Sequence[tuple],
         cover: float,
-        line_prefixes: list[list[tuple] | None],
+        line_prefixes: list[Sequence[tuple] | None],
     ) -> dict[int, int]:
         """Kept item → units of ``lines`` matched by one of its lines, exact for every kept
         item whose coverage can reach ``cover`` (lines of fewer than ``min_line_units``
@@ -412,7 +418,7 @@ def dedup(
         keys, lines = shingle_keys(item_text), line_keys(item_text)
         best, best_sim, best_cover = -1, 0.0, 0.0
         prefix = _prefix(keys, threshold)
-        line_prefixes: list[list[tuple] | None] = [None] * len(lines)
+        line_prefixes: list[Sequence[tuple] | None] = [None] * len(lines)
         if keys:
             similar = index.resembling(keys, prefix)
             total = sum(n for _, n in lines)
