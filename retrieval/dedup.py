@@ -137,13 +137,13 @@ def shingles(text: str, n: int = SHINGLE_SIZE) -> frozenset[str]:
     return frozenset(" ".join(run) for run in _ngrams(units(text), n))
 
 
-@lru_cache(maxsize=16_384)
+@lru_cache(maxsize=8_192)
 def _profile(text: str) -> tuple[frozenset, tuple[tuple[frozenset, int], ...]]:
     """Shingle keys of the whole text and of each line, from one pass over its units.
 
     Units never span a line break, so the whole text's units are its lines' units in
-    order. Cached by text: the same passages recur across packs (16,384 entries; ~27 KB each
-    with their prefixes for a 200-word SciFact abstract, so at most ~450 MB).
+    order. Cached by text: the same passages recur across packs (8,192 texts, ~100 packs of
+    distinct candidates; ~27 KB a 200-word SciFact abstract with its prefixes: ~220 MB at most).
     """
     lines, seq = [], []
     for line in text.splitlines():
@@ -222,13 +222,14 @@ def _prefix_length(size: int, threshold: float) -> int:
     return size - math.ceil(threshold * size - 1e-9) + 1
 
 
-@lru_cache(maxsize=32_768)
+@lru_cache(maxsize=16_384)
 def _prefix(keys: frozenset, threshold: float) -> tuple[tuple, ...]:
     """The first :func:`_prefix_length` shingles of ``keys`` in the fixed total order.
 
     Cached by the set (its text's and lines' sets come from :func:`_profile`'s cache, so a
     recurring passage's lookup is by identity): sorting each candidate's ~200 shingles was
-    the dedup pass's largest cost."""
+    the dedup pass's largest cost. Its keys keep sets alive after :func:`_profile` dropped
+    them: 16,384 sets (a text's and its lines'), ~15 KB each at most."""
     return tuple(sorted(keys, reverse=True)[: _prefix_length(len(keys), threshold)]) if keys else ()
 
 

@@ -40,6 +40,10 @@ E5_MODEL_DIM = 384
 
 log = logging.getLogger("cairn.embeddings")
 
+ONNX_PROBE_MIN_COSINE = 0.99999
+"""Least cosine between ONNX Runtime's and torch's vector of a probe text for queries to run
+on ONNX (measured: 1.00000 to five decimals; stored passage vectors are torch's)."""
+
 
 class EmbeddingError(RuntimeError):
     """An embedding provider failed (model missing, endpoint error, bad response)."""
@@ -228,9 +232,15 @@ class LocalMiniLM:
             from cairn.retrieval.onnx_encoder import OnnxQueryEncoder
 
             cache = Path(self._onnx_cache_dir) if self._onnx_cache_dir is not None else None
-            return OnnxQueryEncoder(
+            onnx = OnnxQueryEncoder(
                 model, path, max_length=LOCAL_MAX_SEQ_LENGTH, threads=self.query_threads, cache_dir=cache
             )
+            probe = "Which mineral forms hexagonal basalt columns? 玄武岩の柱状節理"
+            want = model.encode([probe], batch_size=1, convert_to_numpy=True, normalize_embeddings=True)[0]
+            cosine = float(np.dot(onnx.encode([probe])[0], want))
+            if cosine < ONNX_PROBE_MIN_COSINE:  # a stale export or a runtime that computes otherwise
+                raise EmbeddingError(f"the ONNX model's probe vector differs from torch's (cosine {cosine:.6f})")
+            return onnx
         except Exception as exc:  # noqa: BLE001 - said in the log; queries stay on torch
             log.warning("query embeddings run on torch: ONNX Runtime could not be set up (%s)", exc)
             return None

@@ -216,6 +216,8 @@ class LexicalIndex:
             self._searcher = self._index.searcher(weighting=BM25F(B=self.b, K1=self.k1))
             self._filter_cache.clear()
             self._passage_ids = {}
+            segments = (leaf.segment() for leaf, _ in self._searcher.ixreader.leaf_readers())
+            self._segment_arrays.forget_segments({seg.segment_id() for seg in segments if seg is not None})
             searcher.close()
 
     def add(self, passages: Sequence[IndexedPassage]) -> None:

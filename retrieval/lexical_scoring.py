@@ -42,8 +42,9 @@ from whoosh.searching import Searcher
 _LENGTHS_CACHE_SEGMENTS = 256
 
 POSTINGS_CACHE_ENTRIES = 2_000_000
-"""Postings (doc number + term frequency, 16 bytes) kept decoded per index: ~32 MB, every
-posting of ~15k passages; least recently used terms go first."""
+"""Postings (doc number + term frequency, 16 bytes) kept decoded per index, each term's entry
+counting one more: ~32 MB plus ~0.2 KB per entry, every posting of ~15k passages; least
+recently used terms go first, and segments a merge removed are dropped at the next refresh."""
 
 
 class SegmentArrays:
@@ -69,7 +70,7 @@ class SegmentArrays:
     def postings(self, leaf: Any, field: str, term: str) -> tuple[np.ndarray, np.ndarray] | None:
         """:func:`_postings` of one segment, from the cache when the term was read before.
 
-        The arrays returned are shared: callers must not modify them."""
+        The arrays returned are shared (read-only): callers must not modify them."""
         key = (leaf.segment().segment_id(), field, term)
         with self._lock:
             got = self._postings.get(key)
@@ -77,16 +78,27 @@ class SegmentArrays:
                 self._postings.move_to_end(key)
                 return got
         got = _postings(leaf, field, term)
-        if got is None or len(got[0]) > self.max_postings:
+        # a term the segment lacks is not kept (its check is one lookup); each entry counts
+        # its postings + 1, so no entry is free and the bound holds in entries too
+        if got is None or not len(got[0]) or len(got[0]) + 1 > self.max_postings:
             return got
+        for array in got:
+            array.setflags(write=False)
         with self._lock:
             if key not in self._postings:
                 self._postings[key] = got
-                self._held += len(got[0])
+                self._held += len(got[0]) + 1
                 while self._held > self.max_postings:
                     _, (ids, _tf) = self._postings.popitem(last=False)
-                    self._held -= len(ids)
+                    self._held -= len(ids) + 1
         return got
+
+    def forget_segments(self, live: set[str]) -> None:
+        """Drop the postings of segments not in ``live`` (segment ids; a merge removed them)."""
+        with self._lock:
+            for key in [k for k in self._postings if k[0] not in live]:
+                ids, _tf = self._postings.pop(key)
+                self._held -= len(ids) + 1
 
     def lengths(self, leaf: Any, field: str) -> np.ndarray:
         """Whoosh's (quantised) length of ``field`` for every document of a segment, float64.

@@ -10,8 +10,10 @@ in a busy server.
 
 The transformer (the sentence-transformers model's first module) is exported once with
 ``torch.onnx.export`` (TorchScript exporter, opset 17, dynamic batch and sequence axes) into
-a cache folder, keyed by the model folder, the weights' size and the torch version; later
-processes load the file. Pooling and normalisation are the model's own (mean over the
+a cache folder, keyed by the model folder and its files (names, sizes, modification times),
+the torch and transformers versions; later processes load the file, and the model's vectors
+for a probe text are compared with torch's at every load (:class:`~retrieval.embeddings.LocalMiniLM`
+falls back to torch, logged, if they differ). Pooling and normalisation are the model's own (mean over the
 attention mask, then L2), done in numpy float32. Texts run one per pass, as the torch path
 does: a query's vector never depends on which queries shared its pass. Passages stay on
 torch (stored vectors, ingest speed and their bits are unchanged).
@@ -78,9 +80,16 @@ class OnnxQueryEncoder:
     def _export(model: Any, model_path: str, cache_dir: Path) -> Path:
         """The cached ``.onnx`` file of ``model``'s transformer, exporting it first if missing."""
         import torch
+        import transformers
 
-        weights = sum(p.numel() for p in model.parameters())
-        key = hashlib.sha256(f"{Path(model_path).resolve()}|{weights}|{torch.__version__}|{OPSET}".encode()).hexdigest()
+        folder = Path(model_path).resolve()
+        files = sorted(
+            (str(f.relative_to(folder)), f.stat().st_size, f.stat().st_mtime_ns)
+            for f in (folder.rglob("*") if folder.is_dir() else ())
+            if f.is_file()
+        )  # a re-packaged or fine-tuned model in the same folder gets a new file
+        identity = f"{folder}|{files}|{sum(p.numel() for p in model.parameters())}|{torch.__version__}|"
+        key = hashlib.sha256(f"{identity}{transformers.__version__}|{OPSET}".encode()).hexdigest()
         path = cache_dir / f"encoder-{key[:24]}.onnx"
         if path.exists():
             return path

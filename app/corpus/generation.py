@@ -52,9 +52,10 @@ def mark_changed(s: AsyncSession, workspace_id: str) -> None:
 @event.listens_for(Session, "before_commit")
 def _raise_generations(session: Session) -> None:
     """The ``before_commit`` listener: one upsert per workspace marked by :func:`mark_changed`."""
-    changed: set[str] | None = session.info.pop(_CHANGED, None)
-    if not changed:
-        return
+    if session.in_nested_transaction() or not session.info.get(_CHANGED):
+        return  # a savepoint's release is not the commit
+    session.flush()  # pending writes first: the generation row is the transaction's last write
+    changed: set[str] = session.info.pop(_CHANGED)
     dialect = session.get_bind().dialect.name
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     table = CorpusGeneration.__table__

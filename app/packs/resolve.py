@@ -43,6 +43,7 @@ async def fetch_rows(services: PackServices, principal: Principal, ids: list[str
     out: RowCache = {pid: [] for pid in ids}
     if not ids:
         return out
+    texts: dict[str, str] = {}
     async with services.db.session() as s:
         for i in range(0, len(ids), 500):
             q = (
@@ -79,7 +80,9 @@ async def fetch_rows(services: PackServices, principal: Principal, ids: list[str
                 .where(col(Passage.id).in_(ids[i : i + 500]), col(Passage.workspace_id) == principal.workspace_id)
             )
             for r in (await s.execute(q)).all():
-                row = PassageRow(*tuple(r))
+                t = tuple(r)
+                text = texts.setdefault(t[0], t[2])  # one text object per passage, not per version
+                row = PassageRow(t[0], t[1], text, *t[3:])
                 out[row.passage_id].append(row)
     return out
 
@@ -91,6 +94,33 @@ async def prefetch(services: PackServices, principal: Principal, ids: list[str],
     for pid_rows in rows.values():
         if pid_rows:
             shingle_keys(pid_rows[0].text)
+
+
+async def mend_torn_documents(
+    services: PackServices, principal: Principal, cache: RowCache, ids: Sequence[str]
+) -> None:
+    """Read again the rows of ``ids`` whose document the cache knows in two states.
+
+    Every row of a passage lists one version of its document, so rows of one document read
+    at one moment agree on its versions and deletion times. Rows kept from earlier packs
+    (:mod:`app.packs.row_cache`) and rows read after a write that committed while this pack
+    ran can disagree: the as-of rule would then pick the new version from one passage's rows
+    and drop a passage whose older rows lack a span in it. Such documents' passages among
+    ``ids`` are read again in one round trip (their rows replace the cached ones).
+    """
+    state: dict[str, tuple] = {}
+    torn: set[str] = set()
+    for pid in ids:
+        rows = cache.get(pid)
+        if not rows:
+            continue
+        first = rows[0]
+        seen = (frozenset(r.version_id for r in rows), first.doc_deleted_at, first.coll_deleted_at)
+        if state.setdefault(first.document_id, seen) != seen:
+            torn.add(first.document_id)
+    if torn:
+        again = [pid for pid in ids if cache.get(pid) and cache[pid][0].document_id in torn]
+        cache.update(await fetch_rows(services, principal, again))
 
 
 def _deleted_by(row: PassageRow, system_time: datetime) -> bool:
@@ -165,13 +195,19 @@ async def visible_legs(
     ``depth``. Updates ``ranked`` in place.
     """
     more = more or {}
+    every = list(dict.fromkeys(pid for out in ranked.values() for pid, _ in out))
+    missing = [pid for pid in every if pid not in cache]
+    if missing:  # every leg's rows in one round trip, then one view of each document across legs
+        cache.update(await fetch_rows(services, principal, missing))
+    await mend_torn_documents(services, principal, cache, every)
     for name in list(ranked):
         out = ranked[name]
         limit = depth
         while True:
             missing = [pid for pid, _ in out if pid not in cache]
-            if missing:
+            if missing:  # an over-fetch's deeper list
                 cache.update(await fetch_rows(services, principal, missing))
+                await mend_torn_documents(services, principal, cache, [pid for pid, _ in out])
             seen = _visible(cache, [pid for pid, _ in out], valid_time, system_time)
             kept = [(pid, score) for pid, score in out if pid in seen]
             if len(kept) >= depth or len(out) < limit or name not in more:
@@ -213,6 +249,7 @@ async def resolve(
     missing = [f.id for f in fused if f.id not in cache]
     if missing:
         cache.update(await fetch_rows(services, principal, missing))
+        await mend_torn_documents(services, principal, cache, [f.id for f in fused])
     prow, spans, versions = _as_of(cache, [f.id for f in fused], valid_time, system_time)
     out: list[Candidate] = []
     for f in fused:

@@ -13,50 +13,83 @@ A pack asks for the rows of its workspace *at the generation it read before any 
 (:meth:`PassageRowCache.rows_for`): the same generation returns the dict earlier packs
 filled; another one starts an empty dict. The dict is the pack's ``RowCache``: it is only
 ever added to, never emptied in place, so a pack holding it keeps every row it saw (trimming
-replaces the dict; packs in flight keep the old one).
+replaces the dict; packs in flight keep the old one). A write that commits while a pack runs
+can leave the pack holding rows of one document from before it and after it; the pack finds
+such a document and reads its passages again (:func:`app.packs.resolve.mend_torn_documents`).
+
+The bound is in rows (a passage has one per version of its document, all sharing one text
+object: :func:`app.packs.resolve.fetch_rows`), so documents with many versions cannot make
+the cache large.
 """
 
 from __future__ import annotations
 
-from itertools import islice
+from collections.abc import Mapping
 
-from cairn.app.packs.pipeline_types import RowCache
+from cairn.app.packs.pipeline_types import PassageRow, RowCache
 
-MAX_CACHED_PASSAGES = 20_000
-"""Passages kept per process over all workspaces (~2 KB each with their rows: ~40 MB). When
-a pack finds more, its workspace keeps the newest half and other workspaces' rows go."""
+MAX_CACHED_ROWS = 40_000
+"""Rows kept per process over all workspaces (a passage's text, ~1.2 KB, once per passage;
+~0.3 KB per row besides: at most ~60 MB). When a pack finds more, its workspace keeps the
+passages of the newest half of the rows and other workspaces' rows go."""
+
+
+class CountedRows(dict[str, list[PassageRow]]):
+    """A :data:`RowCache` that counts its rows (``rows``) as passages are added.
+
+    Only ``[key] = rows`` and :meth:`update` add; nothing is removed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows = 0
+
+    def __setitem__(self, key: str, value: list[PassageRow]) -> None:
+        old = self.get(key)
+        self.rows += len(value) - (len(old) if old is not None else 0)
+        super().__setitem__(key, value)
+
+    def update(self, other: Mapping[str, list[PassageRow]], /) -> None:  # type: ignore[override]
+        """Add every passage of ``other`` (through ``__setitem__``, so rows are counted)."""
+        for key, value in other.items():
+            self[key] = value
 
 
 class PassageRowCache:
     """``workspace id -> (corpus generation, passage id -> rows)`` for one process.
 
     Args:
-        max_passages: Passages kept over all workspaces before trimming, >= 2.
+        max_rows: Rows kept over all workspaces before trimming, >= 2.
 
     Raises:
-        ValueError: ``max_passages`` < 2.
+        ValueError: ``max_rows`` < 2.
     """
 
-    def __init__(self, max_passages: int = MAX_CACHED_PASSAGES) -> None:
-        if max_passages < 2:
-            raise ValueError(f"max_passages must be >= 2, got {max_passages}")
-        self.max_passages = max_passages
-        self._held: dict[str, tuple[int, RowCache]] = {}
+    def __init__(self, max_rows: int = MAX_CACHED_ROWS) -> None:
+        if max_rows < 2:
+            raise ValueError(f"max_rows must be >= 2, got {max_rows}")
+        self.max_rows = max_rows
+        self._held: dict[str, tuple[int, CountedRows]] = {}
 
     def rows_for(self, workspace_id: str, generation: int) -> RowCache:
         """The rows kept for ``workspace_id`` at ``generation`` (a new empty dict for any other
         generation, replacing the old one). The caller adds to it, never removes."""
         held = self._held.get(workspace_id)
         if held is None or held[0] != generation:
-            held = (generation, {})
+            held = (generation, CountedRows())
             self._held[workspace_id] = held
         rows = held[1]
-        if len(self) > self.max_passages:
-            keep = self.max_passages // 2
-            rows = dict(islice(rows.items(), max(len(rows) - keep, 0), None))  # the newest half
+        if len(self) > self.max_rows:
+            kept, budget = CountedRows(), self.max_rows // 2
+            for pid in reversed(list(rows)):  # the newest passages, up to half the bound in rows
+                budget -= len(rows[pid])
+                if budget < 0:
+                    break
+                kept[pid] = rows[pid]
+            rows = CountedRows()
+            rows.update(dict(reversed(list(kept.items()))))
             self._held = {workspace_id: (generation, rows)}
         return rows
 
     def __len__(self) -> int:
-        """Passages held over all workspaces."""
-        return sum(len(r) for _, r in self._held.values())
+        """Rows held over all workspaces."""
+        return sum(r.rows for _, r in self._held.values())

@@ -23,6 +23,7 @@ from cairn.app.corpus.indexing import open_indexes
 from cairn.app.governance.auth import ROLE_PERMISSIONS, Principal
 from cairn.app.identity import service as identity
 from cairn.app.packs import PassageRowCache
+from cairn.app.packs.resolve import _visible, fetch_rows, mend_torn_documents
 from cairn.app.packs.service import build_pack
 from cairn.app.packs.types import PackRequest
 
@@ -155,19 +156,47 @@ async def test_an_unchanged_upsert_or_a_rollback_leaves_the_generation(two):
     assert len(rows) == 1
 
 
+async def test_rows_of_one_document_from_before_and_after_a_write_are_mended(two):
+    """A pack can hold rows of one document read before a write (kept from earlier packs) and
+    rows read after it: the kept paragraph's rows know only version 1, the new paragraph's
+    know version 2, and the as-of rule would pick version 2 and drop the kept paragraph."""
+    a, who, ws, coll = two["a"], two["who"], two["ws"], two["coll"]
+    first, second, third = (" ".join([word] * 150) for word in ("stone", "river", "cloud"))  # a passage each
+
+    async def write(text: str):
+        async with a.db.session() as s:
+            return await docs.upsert_document(
+                s, workspace_id=ws, collection_id=coll, external_id="two-paragraphs", title="t", text=text
+            )
+
+    v1 = await write(f"{first}\n\n{second}")
+    kept = v1.new_passage_ids[0]
+    cache = await fetch_rows(a, who, [kept])  # read before the write, as if by an earlier pack
+    v2 = await write(f"{first}\n\n{third}")
+    (added,) = v2.new_passage_ids
+    cache.update(await fetch_rows(a, who, [added]))  # read after it
+    now = utcnow()
+    assert _visible(cache, [kept, added], now, now) == {added}  # the fault mended below
+    await mend_torn_documents(a, who, cache, [kept, added])
+    assert {r.version_id for r in cache[kept]} == {v1.version_id, v2.version_id}
+    assert _visible(cache, [kept, added], now, now) == {kept, added}
+
+
 def test_the_cache_starts_over_at_a_new_generation_and_trims_by_replacing():
-    cache = PassageRowCache(max_passages=4)
+    cache = PassageRowCache(max_rows=4)
     rows = cache.rows_for("w1", 1)
     rows.update({f"p{i}": [] for i in range(3)})
     assert cache.rows_for("w1", 1) is rows
     assert cache.rows_for("w1", 2) == {} and len(cache) == 0
+    row = object()
     held = cache.rows_for("w1", 2)
-    held.update({f"q{i}": [] for i in range(3)})
+    held.update({f"q{i}": [row] for i in range(2)})
     other = cache.rows_for("w2", 7)
-    other.update({f"r{i}": [] for i in range(3)})
-    trimmed = cache.rows_for("w2", 7)  # 6 held > 4: w2 keeps its newest half (2), w1 goes
-    assert list(trimmed) == ["r1", "r2"] and trimmed is not other
-    assert len(held) == 3 and len(other) == 3  # a pack holding a dict keeps every row it saw
+    other.update({"r0": [row], "r1": [row, row], "r2": [row]})  # a passage of a two-version document
+    assert len(cache) == 6  # rows, not passages
+    trimmed = cache.rows_for("w2", 7)  # 6 rows > 4: w2 keeps the newest passages within 2 rows, w1 goes
+    assert list(trimmed) == ["r2"] and trimmed is not other and trimmed.rows == 1
+    assert len(held) == 2 and len(other) == 3  # a pack holding a dict keeps every row it saw
     assert cache.rows_for("w1", 2) == {}
-    with pytest.raises(ValueError, match="max_passages must be >= 2"):
-        PassageRowCache(max_passages=1)
+    with pytest.raises(ValueError, match="max_rows must be >= 2"):
+        PassageRowCache(max_rows=1)

@@ -119,6 +119,8 @@ def test_cached_postings_and_passage_ids_stay_equal_to_whoosh_across_writes(many
     again = ix.search(text, workspace_id="w1", limit=30)
     assert again == whoosh_reference(ix, text, "w1", limit=30)
     assert again[0][0] == "p9000" and "p0001" not in dict(again) and "p0005" not in dict(again)
+    live = {leaf.segment().segment_id() for leaf, _ in ix._searcher.ixreader.leaf_readers()}
+    assert {key[0] for key in ix._segment_arrays._postings} <= live  # merged-away segments dropped
 
 
 def test_the_posting_cache_keeps_at_most_its_bound(many_segments):
@@ -129,6 +131,11 @@ def test_the_posting_cache_keeps_at_most_its_bound(many_segments):
     for text in ("cell protein", "immune response", "brain neuron memory", "virus infection blood"):
         got = many_segments.search(text, workspace_id="w0", limit=20)
         assert got == whoosh_reference(many_segments, text, "w0")
-        assert arrays._held == sum(len(ids) for ids, _ in arrays._postings.values()) <= 25
+        assert arrays._held == sum(len(ids) + 1 for ids, _ in arrays._postings.values()) <= 25
+    # terms a segment lacks are not kept (they counted nothing and would never leave)
+    for i in range(200):
+        many_segments.search(f"absentterm{i}", workspace_id="w0", limit=5)
+    assert all(len(ids) for ids, _ in arrays._postings.values()) and len(arrays._postings) <= 25
+    assert not any(tf.flags.writeable or ids.flags.writeable for ids, tf in arrays._postings.values())
     with pytest.raises(ValueError, match="max_postings must be >= 0"):
         SegmentArrays(max_postings=-1)
