@@ -37,12 +37,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import time
 from pathlib import Path
 
 from bench import locomo_beir
-from bench.common import OUT, SHARED, load_qrels, load_queries, machine, ndcg_at, percentiles, ranked_docs, recall_at
+from bench.common import (
+    OUT,
+    SHARED,
+    load_qrels,
+    load_queries,
+    machine,
+    ndcg_at,
+    percentiles,
+    ranked_docs,
+    recall_at,
+    save_results,
+)
 
 DATASETS = {
     "scifact": ("scifact/corpus.jsonl.gz", "scifact/queries.jsonl", "scifact/qrels/test.tsv"),
@@ -50,7 +60,6 @@ DATASETS = {
     # built from ../shared/data/locomo by bench/locomo_beir.py (absolute paths: SHARED / abs == abs)
     "locomo": (str(locomo_beir.CORPUS), str(locomo_beir.QUERIES), str(locomo_beir.QRELS["test"])),
 }
-RESULTS = OUT / "results"
 
 
 def _scores(rankings: list[list[str]], qrels: list[dict[str, int]], latencies: list[float]) -> dict:
@@ -319,9 +328,7 @@ def main() -> None:
     )
     print_table(results)
     if args.limit is None and args.corpus_docs is None:
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        (RESULTS / f"beir-{args.dataset}.json").write_text(json.dumps(results, indent=2))
-        print(f"saved {RESULTS / f'beir-{args.dataset}.json'}")
+        save_results(f"beir-{args.dataset}", results)
 
 
 if __name__ == "__main__":

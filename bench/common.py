@@ -20,6 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
 OUT = ROOT / "bench" / "out"
+RESULTS = OUT / "results"
 
 
 def load_queries(path: Path) -> dict[str, str]:
@@ -96,3 +97,12 @@ def read_jsonl_gz(path: Path):
         for line in fh:
             if line.strip():
                 yield json.loads(line)
+
+
+def save_results(name: str, results: object, *, ensure_ascii: bool = True) -> Path:
+    """Write ``results`` as indented JSON to ``bench/out/results/<name>.json``, say so, return the path."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps(results, indent=2, ensure_ascii=ensure_ascii))
+    print(f"saved {path}")
+    return path

@@ -20,8 +20,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.beir import DATASETS, RESULTS, open_bench
-from bench.common import OUT, ROOT, SHARED, load_qrels, load_queries
+from bench.beir import DATASETS, open_bench
+from bench.common import OUT, RESULTS, ROOT, SHARED, load_qrels, load_queries
 
 
 async def _worker(data_dir: Path, n: int) -> list:

@@ -24,8 +24,7 @@ import time
 from itertools import islice
 from pathlib import Path
 
-from bench.beir import RESULTS
-from bench.common import SHARED, machine, read_jsonl_gz
+from bench.common import RESULTS, SHARED, machine, read_jsonl_gz
 
 
 async def _ingest(data_dir: Path, docs: list[dict], embedder) -> tuple[float, int]:

@@ -37,8 +37,8 @@ from pathlib import Path
 
 import httpx
 
-from bench.beir import DATASETS, RESULTS
-from bench.common import OUT, ROOT, SHARED, load_qrels, load_queries, machine, percentiles
+from bench.beir import DATASETS
+from bench.common import OUT, ROOT, SHARED, load_qrels, load_queries, machine, percentiles, save_results
 
 QUERY = """query($i: ContextPackInput!) { contextPack(input: $i) {
   latencyMs tokensUsed items { rank }
@@ -316,10 +316,7 @@ def main() -> None:
     args.label = args.label or args.dataset
     r = run(args)
     print_results(r)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"latency-{args.label}-{args.retrieval.lower()}.json"
-    path.write_text(json.dumps(r, indent=2))
-    print(f"saved {path}")
+    save_results(f"latency-{args.label}-{args.retrieval.lower()}", r)
 
 
 if __name__ == "__main__":

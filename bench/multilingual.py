@@ -30,8 +30,8 @@ import string
 import time
 from pathlib import Path
 
-from bench.beir import RESULTS, open_services, selected_queries
-from bench.common import OUT, SHARED, load_queries, machine, ndcg_at, percentiles, ranked_docs, recall_at
+from bench.beir import open_services, selected_queries
+from bench.common import OUT, SHARED, load_queries, machine, ndcg_at, percentiles, ranked_docs, recall_at, save_results
 
 TRANSLATIONS = Path(__file__).with_name("jsquad_en.tsv")
 OFF_TOPIC = [
@@ -174,9 +174,7 @@ def main() -> None:
     results["command"] = (
         f"python -m bench.multilingual --data-dir {args.data_dir} --floor-questions {args.floor_questions}"
     )
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "multilingual.json").write_text(json.dumps(results, indent=2, ensure_ascii=False))
-    print(f"saved {RESULTS / 'multilingual.json'}")
+    save_results("multilingual", results, ensure_ascii=False)
 
 
 if __name__ == "__main__":

@@ -34,8 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.beir import DATASETS, RESULTS
-from bench.common import SHARED, load_qrels, load_queries, machine, ndcg_at, ranked_docs
+from bench.beir import DATASETS
+from bench.common import SHARED, load_qrels, load_queries, machine, ndcg_at, ranked_docs, save_results
 
 Encode = Callable[[list[str]], np.ndarray]
 
@@ -241,9 +241,7 @@ def main() -> None:
     results["agreement"] = agreement(encoders, texts)
     if args.data_dir is not None:
         results["quality"] = asyncio.run(quality(encoders, args.data_dir))
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "query-embedding.json").write_text(json.dumps(results, indent=2))
-    print(f"saved {RESULTS / 'query-embedding.json'}")
+    save_results("query-embedding", results)
 
 
 if __name__ == "__main__":

@@ -22,9 +22,8 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.common import OUT, ROOT
+from bench.common import RESULTS, ROOT
 
-RESULTS = OUT / "results"
 RUNS = [
     ["-m", "bench.beir", "--dataset", "scifact"],
     ["-m", "bench.beir", "--dataset", "jsquad", "--max-tokens", "4000"],

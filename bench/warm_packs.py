@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import time
 from pathlib import Path
 
-from bench.beir import DATASETS, RESULTS, open_services, selected_queries
-from bench.common import OUT, machine
+from bench.beir import DATASETS, open_services, selected_queries
+from bench.common import OUT, machine, save_results
 
 
 def _summary(ms: list[float], cpu_ms: float) -> dict:
@@ -80,10 +79,7 @@ def main() -> None:
             print(
                 f"{name:22s} p50 {row['p50_ms']:6.1f} ms  mean {row['mean_ms']:6.1f}  CPU {row['cpu_ms_per_call']:6.1f} ms"
             )
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"warm-packs-{args.dataset}.json"
-    path.write_text(json.dumps(res, indent=2))
-    print(f"saved {path}")
+    save_results(f"warm-packs-{args.dataset}", res)
 
 
 if __name__ == "__main__":

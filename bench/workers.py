@@ -35,8 +35,8 @@ from types import SimpleNamespace
 
 import httpx
 
-from bench.beir import DATASETS, RESULTS
-from bench.common import OUT, ROOT, SHARED, load_qrels, load_queries, machine, percentiles, read_jsonl_gz
+from bench.beir import DATASETS
+from bench.common import OUT, RESULTS, ROOT, SHARED, load_qrels, load_queries, machine, percentiles, read_jsonl_gz
 from bench.latency import _free_port, _one
 
 ADMIN_URL = os.environ.get("CAIRN_BENCH_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres")
