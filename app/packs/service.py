@@ -59,7 +59,6 @@ from datetime import datetime
 
 import numpy as np
 
-from cairn.app.contextsets import SetItem, SetPlan, plan_set
 from cairn.app.core.errors import BadInput, PackIncomplete
 from cairn.app.core.ids import new_id, utcnow
 from cairn.app.corpus import read_generation
@@ -69,11 +68,11 @@ from cairn.app.packs.evidence import apply_floor, dense_evidence, evidence_notes
 from cairn.app.packs.graph_hook import add_fact_items, run_graph_leg
 from cairn.app.packs.pipeline_types import Candidate, LegResults, PackEntry, PackServices, PackTimings, RowCache
 from cairn.app.packs.resolve import first_window, prefetch, resolve_windows, visible_legs
+from cairn.app.packs.set_hook import plan_context_set, set_item, without_required
 from cairn.app.packs.store import check_filters, readable_now, record_replay, whole_documents
 from cairn.app.packs.types import (
     RRF_K,
     Citation,
-    ContextSetEntryRef,
     Pack,
     PackEvent,
     PackFooter,
@@ -383,91 +382,6 @@ def _item(rank: int, e: PackEntry, readable: set[str], flags: dict[str, set[str]
     )
 
 
-# >>> context-set hook (issue 13): set-first packing lives in app/contextsets/packing.py. The
-# set is planned before retrieval (its scope narrows the filters), its items are emitted first
-# (BEST_EFFORT: before the legs run), evidence gets the budget left, and REQUIRE_COMPLETE fails
-# on missing required evidence before any event.
-async def _plan_context_set(
-    services: PackServices,
-    principal: Principal,
-    req: PackRequest,
-    filters: tuple[list[str] | None, list[str] | None],
-    valid_time: datetime,
-    system_time: datetime,
-) -> SetPlan | None:
-    """The context set's part of the pack (:func:`app.contextsets.plan_set`), or None without a set.
-
-    Raises:
-        PackIncomplete: ``REQUIRE_COMPLETE`` and required evidence is missing (``REQUIRED_EVIDENCE``).
-        ContextSetScopeRefused, ContextSetInactive, NotFound: from :func:`app.contextsets.plan_set`.
-    """
-    plan = await plan_set(
-        services,
-        principal,
-        task=req.task,
-        context_set_id=req.context_set_id,
-        collection_ids=filters[0],
-        document_ids=filters[1],
-        max_tokens=req.max_tokens,
-        valid_time=valid_time,
-        system_time=system_time,
-    )
-    if plan is not None and plan.missing_required and req.coverage == "REQUIRE_COMPLETE":
-        raise PackIncomplete(
-            "coverage REQUIRE_COMPLETE could not be met (REQUIRED_EVIDENCE): "
-            + "; ".join(plan.missing_required)
-            + ". Raise input.budget.maxTokens, or use BEST_EFFORT",
-            reasons=["REQUIRED_EVIDENCE"],
-            field="input.budget.maxTokens",
-        )
-    return plan
-
-
-def _set_item(rank: int, i: SetItem) -> PackItem:
-    """A :class:`~app.contextsets.SetItem` as a pack item at ``rank``: required evidence keeps
-    its citation; an approved entry has none and names its source in ``context_set_entry``."""
-    cit = None
-    if i.version_id is not None and i.document_id is not None and i.sha256 is not None:
-        cit = Citation(i.document_id, i.version_id, i.passage_id, i.start, i.end, i.sha256)
-    ref = ContextSetEntryRef(
-        i.context_set_id,
-        i.entry_id,
-        i.set_version,
-        i.document_id if cit is None else None,
-        i.passage_id if cit is None else None,
-    )
-    return PackItem(
-        rank,
-        i.kind,
-        i.text,
-        i.tokens,
-        i.trust,
-        round(i.score, 8),
-        None,
-        None,
-        cit,
-        (),
-        i.title,
-        i.collection_id,
-        i.valid_from,
-        i.valid_to,
-        i.superseded,
-        False,
-        (),
-        context_set_entry=ref,
-    )
-
-
-def _without_required(groups: list[DedupGroup[Candidate]], plan: SetPlan | None) -> list[DedupGroup[Candidate]]:
-    """Evidence groups less those the set's required items already quote."""
-    if plan is None:
-        return groups
-    return [g for g in groups if g.kept.id not in plan.required_passages and g.kept.doc not in plan.required_documents]
-
-
-# <<< context-set hook
-
-
 async def stream_pack(
     services: PackServices, principal: Principal, req: PackRequest, *, trace_id: str = ""
 ) -> AsyncIterator[PackEvent]:
@@ -497,11 +411,11 @@ async def stream_pack(
     valid_time = req.valid_time or now
     system_time = min(req.system_time or now, now)
     filters = await check_filters(services, principal, req)
-    plan = await _plan_context_set(services, principal, req, filters, valid_time, system_time)  # context-set hook
+    plan = await plan_context_set(services, principal, req, filters, valid_time, system_time)  # context-set hook
     set_items: list[PackItem] = []
     if plan is not None:  # context-set hook: retrieval limited to the set's scope
         filters = (plan.collection_ids, plan.document_ids)
-        set_items = [_set_item(rank, i) for rank, i in enumerate(plan.items, start=1)]
+        set_items = [set_item(rank, i) for rank, i in enumerate(plan.items, start=1)]
     header = PackHeader(
         new_id("pack"),
         new_id("rpl"),
@@ -572,7 +486,7 @@ async def stream_pack(
     t = time.perf_counter()
     merged = sum(len(g.duplicates) for g in groups)
     with span("pack.packing", {"cairn.pack.max_tokens": req.max_tokens}) as s:
-        entries = await _entries(services, req, _without_required(groups, plan))  # context-set hook
+        entries = await _entries(services, req, without_required(groups, plan))  # context-set hook
         set_tokens = plan.tokens if plan is not None else 0  # context-set hook: set items come first
         packed = pack_greedy(entries, tokens=lambda e: e.tokens, max_tokens=req.max_tokens - set_tokens)
         set_attributes(s, {"cairn.pack.entries": len(entries), "cairn.pack.included": len(packed.included)})
