@@ -164,8 +164,6 @@ class LocalMiniLM:
         if query_runtime not in ("onnx", "torch"):
             raise ValueError(f"query_runtime must be 'onnx' or 'torch', got {query_runtime!r}")
         self.query_runtime = query_runtime
-        self.query_runtime_used: str | None = None
-        """``onnx`` or ``torch`` once loaded (None before)."""
         self._onnx_cache_dir = onnx_cache_dir
         self._onnx: Any = None
         self._model_path = model_path
@@ -183,6 +181,13 @@ class LocalMiniLM:
     def loaded(self) -> bool:
         """Whether the model is in memory."""
         return self._model is not None
+
+    @property
+    def query_runtime_used(self) -> str | None:
+        """What queries run on once loaded: ``onnx`` or ``torch`` (None before)."""
+        if self._model is None:
+            return None
+        return "onnx" if self._onnx is not None else "torch"
 
     def load(self) -> None:
         """Import sentence-transformers and load the model now (idempotent, thread-safe).
@@ -221,7 +226,6 @@ class LocalMiniLM:
             self._coverage_tokenizer = copy.deepcopy(model.tokenizer)
             if self.query_runtime == "onnx":
                 self._onnx = self._onnx_encoder(model, str(path))
-            self.query_runtime_used = "onnx" if self._onnx is not None else "torch"
             self._model = model
 
     def _onnx_encoder(self, model: Any, path: str) -> Any:

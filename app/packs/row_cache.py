@@ -79,14 +79,15 @@ class PassageRowCache:
             self._held[workspace_id] = held
         rows = held[1]
         if len(self) > self.max_rows:
-            kept, budget = CountedRows(), self.max_rows // 2
-            for pid in reversed(list(rows)):  # the newest passages, up to half the bound in rows
+            newest, budget = [], self.max_rows // 2
+            for pid in reversed(rows):  # the newest passages, up to half the bound in rows
                 budget -= len(rows[pid])
                 if budget < 0:
                     break
-                kept[pid] = rows[pid]
-            rows = CountedRows()
-            rows.update(dict(reversed(list(kept.items()))))
+                newest.append(pid)
+            trimmed = CountedRows()
+            trimmed.update({pid: rows[pid] for pid in reversed(newest)})
+            rows = trimmed
             self._held = {workspace_id: (generation, rows)}
         return rows
 
