@@ -233,6 +233,20 @@ def _prefix(keys: frozenset, threshold: float) -> tuple[tuple, ...]:
     return tuple(sorted(keys, reverse=True)[: _prefix_length(len(keys), threshold)]) if keys else ()
 
 
+def prepare(text: str, threshold: float = DEFAULT_THRESHOLD, min_line_units: int = DEFAULT_MIN_LINE_UNITS) -> None:
+    """Compute and cache what :func:`dedup` will need of ``text`` (its shingle sets, and the
+    prefixes of the whole text and of each line that can match), so a later :func:`dedup` of
+    it only looks them up. Packs call it for likely candidates while they wait for the query
+    embedding. Same caches as :func:`dedup`; nothing else changes."""
+    keys, lines = _profile(text)
+    if keys:
+        _prefix(keys, threshold)
+    if len(lines) > 1:
+        for line, n in lines:
+            if n >= min_line_units:
+                _prefix(line, threshold)
+
+
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     """Return ``|a ∩ b| / |a ∪ b|`` (0.0 when both are empty).
 

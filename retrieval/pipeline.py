@@ -17,6 +17,7 @@ The coverage is the English model's: a task routed to the multilingual model (CJ
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
@@ -184,7 +185,7 @@ async def run_legs(
     *,
     deadline: float,
     timings: MutableMapping[str, float],
-    warm: Callable[[Sequence[tuple[str, float]]], Awaitable[None]] | None = None,
+    warm: Callable[[Sequence[tuple[str, float]], Callable[[], bool]], Awaitable[None]] | None = None,
 ) -> LegResults:
     """Run the legs of ``config`` concurrently (each in a thread) until ``deadline``.
 
@@ -196,8 +197,9 @@ async def run_legs(
         timings: Receives ``lexicalMs``, ``embedMs`` (coverage + query embedding) and
             ``vectorMs`` (ms, 2 decimals), written by the leg threads as they finish.
         warm: Pipelining hook: when both legs run and BM25 finishes first, called with its
-            results while the dense leg is still embedding (e.g. to prefetch their rows);
-            awaited before returning.
+            results while the dense leg is still embedding (e.g. to prefetch their rows), and
+            a callable telling whether the dense leg has finished (true from the moment its
+            thread is done; usable inside a synchronous loop); awaited before returning.
 
     Returns:
         :class:`LegResults`.
@@ -215,7 +217,15 @@ async def run_legs(
         timings["lexicalMs"] = round((clock() - t) * 1000, 2)
         return out
 
+    dense_finished = threading.Event()
+
     def dense() -> Ranked:
+        try:
+            return dense_leg()
+        finally:
+            dense_finished.set()
+
+    def dense_leg() -> Ranked:
         assert legs.encode is not None and legs.search_vectors is not None
         t = clock()
         coverage = legs.coverage() if legs.coverage is not None else None
@@ -250,7 +260,7 @@ async def run_legs(
             tasks.values(), timeout=max(0.0, deadline - time.monotonic()), return_when=asyncio.FIRST_COMPLETED
         )
         if tasks["lexical"] in first and tasks["dense"] not in first and not tasks["lexical"].exception():
-            warming = asyncio.ensure_future(warm(tasks["lexical"].result()))
+            warming = asyncio.ensure_future(warm(tasks["lexical"].result(), dense_finished.is_set))
     done, _pending = await asyncio.wait(tasks.values(), timeout=max(0.0, deadline - time.monotonic()))
     if warming is not None:
         await warming

@@ -14,18 +14,20 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import and_, select
 from sqlmodel import col
 
-from cairn.app.core.ids import as_utc, utcnow
+from cairn.app.core.ids import as_utc
 from cairn.app.core.models import Collection, Document, DocumentVersion, Passage, VersionPassage
 from cairn.app.corpus import VersionMeta, VersionView, choose_versions
 from cairn.app.governance import Principal
 from cairn.app.packs.pipeline_types import Candidate, PackServices, PackTimings, PassageRow, RowCache
 from cairn.app.packs.types import PackRequest
-from cairn.retrieval.dedup import DedupGroup, dedup, shingle_keys
+from cairn.retrieval.dedup import DedupGroup, dedup
+from cairn.retrieval.dedup import prepare as prepare_dedup
 from cairn.retrieval.fusion import Fused
 from cairn.retrieval.packing import pack_greedy
 from cairn.retrieval.pipeline import Ranked
@@ -87,13 +89,25 @@ async def fetch_rows(services: PackServices, principal: Principal, ids: list[str
     return out
 
 
-async def prefetch(services: PackServices, principal: Principal, ids: list[str], cache: RowCache) -> None:
-    """Read rows for ``ids`` into ``cache`` and warm their shingle sets (see :func:`app.packs.service._legs`)."""
-    rows = await fetch_rows(services, principal, [i for i in ids if i not in cache])
-    cache.update(rows)
-    for pid_rows in rows.values():
-        if pid_rows:
-            shingle_keys(pid_rows[0].text)
+async def prefetch(
+    services: PackServices,
+    principal: Principal,
+    ids: list[str],
+    cache: RowCache,
+    *,
+    until: Callable[[], bool] | None = None,
+) -> None:
+    """Read rows for ``ids`` into ``cache``, then prepare their texts for dedup
+    (:func:`retrieval.dedup.prepare`) in rank order until ``until()`` is true (the dense leg
+    finished: the pack needs the event loop again). See :func:`app.packs.service._legs`."""
+    cache.update(await fetch_rows(services, principal, [i for i in ids if i not in cache]))
+    for pid in ids:
+        if until is not None and until():
+            break
+        rows = cache.get(pid)
+        if rows:
+            prepare_dedup(rows[0].text)
+            time.sleep(0)  # let the dense leg's thread take the GIL now, not after the switch interval (5 ms)
 
 
 async def mend_torn_documents(
@@ -130,38 +144,83 @@ def _deleted_by(row: PassageRow, system_time: datetime) -> bool:
     )
 
 
-def _as_of(
+@dataclass(frozen=True, slots=True)
+class PassageView:
+    """One passage as of a read point: a row of it (text, document, collection), the version
+    of its document chosen by the as-of rule, and the passage's span in that version."""
+
+    row: PassageRow
+    version: VersionView
+    span: tuple[int, int]
+
+
+def _passage_as_of(rows: Sequence[PassageRow], valid_time: datetime, system_time: datetime) -> PassageView | None:
+    """The as-of rule (:func:`app.corpus.as_of.choose_versions`) over one passage's rows (one
+    per version of its document): None when the document or collection was deleted by
+    ``system_time``, no version is visible, or the visible version lacks the passage."""
+    live = [r for r in rows if not _deleted_by(r, system_time)]
+    if not live:
+        return None
+    first = live[0]
+    metas = [
+        VersionMeta(r.version_id, r.document_id, r.version_number, r.valid_from, r.valid_to, r.recorded_at)
+        for r in live
+    ]
+    view = choose_versions(metas, valid_time=valid_time, system_time=system_time).get(first.document_id)
+    if view is None:
+        return None
+    for r in live:
+        if r.version_id == view.id:
+            return PassageView(first, view, (r.start, r.end)) if r.start is not None and r.end is not None else None
+    return None
+
+
+def settled_at(rows: Sequence[PassageRow]) -> datetime:
+    """The latest time point of a passage's rows (valid from/to, recorded, deleted; UTC).
+
+    From a read point whose valid time and system time are both at or after it, every
+    comparison of the as-of rule over these rows has the same outcome (each bound is passed),
+    so the passage's reading is the same for all such read points — a pack "as of now" reads
+    every settled passage that way, and :func:`passage_views` reuses the reading."""
+    points = [
+        as_utc(t)
+        for r in rows
+        for t in (r.valid_from, r.valid_to, r.recorded_at, r.doc_deleted_at, r.coll_deleted_at)
+        if t is not None
+    ]
+    return max(points)
+
+
+def passage_views(
     cache: RowCache, ids: Sequence[str], valid_time: datetime, system_time: datetime
-) -> tuple[dict[str, PassageRow], dict[tuple[str, str], tuple[int, int]], dict[str, VersionView]]:
-    """The as-of rule over cached rows of ``ids``: ``(passage id → a row, (version id, passage
-    id) → span, document id → version visible at (valid_time, system_time))``; rows of a
-    document or collection deleted by ``system_time`` are left out."""
-    prow: dict[str, PassageRow] = {}
-    spans: dict[tuple[str, str], tuple[int, int]] = {}
-    metas: dict[str, VersionMeta] = {}
+) -> dict[str, PassageView]:
+    """Those of ``ids`` visible at ``(valid_time, system_time)`` (rows from ``cache``; ids
+    without rows are left out) → their :class:`PassageView`.
+
+    A cache that keeps readings (:class:`app.packs.row_cache.CountedRows` ``as_of``: passage →
+    ``(settled_at, reading)``) answers a passage read at or after its :func:`settled_at` from
+    the reading of an earlier pack, and records new readings made there; readings as of
+    earlier points are computed each time. Same result either way (tests/db/test_row_cache.py).
+    """
+    memo: dict[str, tuple[datetime, PassageView | None]] | None = getattr(cache, "as_of", None)
+    out: dict[str, PassageView] = {}
     for pid in ids:
-        for r in cache.get(pid, ()):
-            if _deleted_by(r, system_time):
-                continue  # document or collection deleted by systemTime
-            prow.setdefault(r.passage_id, r)
-            metas.setdefault(
-                r.version_id,
-                VersionMeta(r.version_id, r.document_id, r.version_number, r.valid_from, r.valid_to, r.recorded_at),
-            )
-            if r.start is not None and r.end is not None:
-                spans[(r.version_id, r.passage_id)] = (r.start, r.end)
-    versions = choose_versions(metas.values(), valid_time=valid_time, system_time=system_time, now=utcnow())
-    return prow, spans, versions
-
-
-def _visible(cache: RowCache, ids: Sequence[str], valid_time: datetime, system_time: datetime) -> set[str]:
-    """Those of ``ids`` held by their document's version visible at (valid_time, system_time)."""
-    prow, spans, versions = _as_of(cache, ids, valid_time, system_time)
-    out: set[str] = set()
-    for pid, row in prow.items():
-        view = versions.get(row.document_id)
-        if view is not None and (view.id, pid) in spans:
-            out.add(pid)
+        if pid in out:
+            continue
+        hit = memo.get(pid) if memo is not None else None
+        if hit is not None and valid_time >= hit[0] and system_time >= hit[0]:
+            view = hit[1]
+        else:
+            rows = cache.get(pid)
+            if not rows:
+                continue
+            view = _passage_as_of(rows, valid_time, system_time)
+            if memo is not None:
+                settled = settled_at(rows)
+                if valid_time >= settled and system_time >= settled:
+                    memo[pid] = (settled, view)
+        if view is not None:
+            out[pid] = view
     return out
 
 
@@ -208,7 +267,7 @@ async def visible_legs(
             if missing:  # an over-fetch's deeper list
                 cache.update(await fetch_rows(services, principal, missing))
                 await mend_torn_documents(services, principal, cache, [pid for pid, _ in out])
-            seen = _visible(cache, [pid for pid, _ in out], valid_time, system_time)
+            seen = passage_views(cache, [pid for pid, _ in out], valid_time, system_time)
             kept = [(pid, score) for pid, score in out if pid in seen]
             if len(kept) >= depth or len(out) < limit or name not in more:
                 if out and not kept and notes is not None:
@@ -250,16 +309,14 @@ async def resolve(
     if missing:
         cache.update(await fetch_rows(services, principal, missing))
         await mend_torn_documents(services, principal, cache, [f.id for f in fused])
-    prow, spans, versions = _as_of(cache, [f.id for f in fused], valid_time, system_time)
+    views = passage_views(cache, [f.id for f in fused], valid_time, system_time)
     out: list[Candidate] = []
     for f in fused:
-        row = prow.get(f.id)
-        if row is None:
+        pv = views.get(f.id)
+        if pv is None:
             continue
-        view = versions.get(row.document_id)
-        if view is None or (view.id, f.id) not in spans:
-            continue
-        start, end = spans[(view.id, f.id)]
+        row, view = pv.row, pv.version
+        start, end = pv.span
         out.append(
             Candidate(
                 id=f.id,

@@ -25,6 +25,7 @@ the cache large.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 
 from cairn.app.packs.pipeline_types import PassageRow, RowCache
 
@@ -35,17 +36,22 @@ passages of the newest half of the rows and other workspaces' rows go."""
 
 
 class CountedRows(dict[str, list[PassageRow]]):
-    """A :data:`RowCache` that counts its rows (``rows``) as passages are added.
+    """A :data:`RowCache` that counts its rows (``rows``) as passages are added, and keeps
+    each passage's settled as-of reading (``as_of``, :func:`app.packs.resolve.passage_views`).
 
-    Only ``[key] = rows`` and :meth:`update` add; nothing is removed."""
+    Only ``[key] = rows`` and :meth:`update` add; nothing is removed. Replacing a passage's
+    rows forgets its as-of reading (it was computed from the old rows)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.rows = 0
+        self.as_of: dict[str, tuple[datetime, object]] = {}
 
     def __setitem__(self, key: str, value: list[PassageRow]) -> None:
         old = self.get(key)
         self.rows += len(value) - (len(old) if old is not None else 0)
+        if old is not None:
+            self.as_of.pop(key, None)
         super().__setitem__(key, value)
 
     def update(self, other: Mapping[str, list[PassageRow]], /) -> None:  # type: ignore[override]

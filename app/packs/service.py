@@ -190,9 +190,9 @@ async def _legs(
 
         legs = Legs(lexical, encode=encode, search_vectors=search, coverage=coverage)
 
-    async def warm(lexical: Sequence[tuple[str, float]]) -> None:
+    async def warm(lexical: Sequence[tuple[str, float]], dense_finished: Callable[[], bool]) -> None:
         ids = [pid for pid, _ in lexical[: first_window(req.max_tokens)]]
-        await prefetch(services, principal, ids, cache)
+        await prefetch(services, principal, ids, cache, until=dense_finished)
 
     return await run_legs(config, legs, deadline=deadline, timings=timings.values, warm=warm), served
 

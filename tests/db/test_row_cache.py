@@ -23,7 +23,7 @@ from cairn.app.corpus.indexing import open_indexes
 from cairn.app.governance.auth import ROLE_PERMISSIONS, Principal
 from cairn.app.identity import service as identity
 from cairn.app.packs import PassageRowCache
-from cairn.app.packs.resolve import _visible, fetch_rows, mend_torn_documents
+from cairn.app.packs.resolve import fetch_rows, mend_torn_documents, passage_views
 from cairn.app.packs.service import build_pack
 from cairn.app.packs.types import PackRequest
 
@@ -176,10 +176,12 @@ async def test_rows_of_one_document_from_before_and_after_a_write_are_mended(two
     (added,) = v2.new_passage_ids
     cache.update(await fetch_rows(a, who, [added]))  # read after it
     now = utcnow()
-    assert _visible(cache, [kept, added], now, now) == {added}  # the fault mended below
+    torn = passage_views(cache, [kept, added], now, now)  # the fault mended below:
+    assert torn[kept].version.id == v1.version_id  # the kept paragraph cited in a version that is no longer current
     await mend_torn_documents(a, who, cache, [kept, added])
     assert {r.version_id for r in cache[kept]} == {v1.version_id, v2.version_id}
-    assert _visible(cache, [kept, added], now, now) == {kept, added}
+    views = passage_views(cache, [kept, added], now, now)
+    assert {pid: v.version.id for pid, v in views.items()} == {kept: v2.version_id, added: v2.version_id}
 
 
 def test_the_cache_starts_over_at_a_new_generation_and_trims_by_replacing():

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 import pytest
 
+from cairn.retrieval import dedup as dedup_module
 from cairn.retrieval.chunking import chunk_text
-from cairn.retrieval.dedup import DedupGroup, coverage, dedup, jaccard, shingle_keys, shingles, units
+from cairn.retrieval.dedup import DedupGroup, coverage, dedup, jaccard, prepare, shingle_keys, shingles, units
 from tests.conftest import shared_data
 
 
@@ -47,6 +48,28 @@ def test_near_duplicate_joins_the_better_ranked_item_with_alternates():
     similarity = jaccard(shingles(EDITED), shingles(PARAGRAPH))
     assert 0.8 <= similarity < 1.0
     assert groups[0].similarities == [similarity, 1.0]
+
+
+def test_prepare_caches_everything_dedup_computes_and_changes_no_group():
+    lines = "\n".join(
+        f"Line {i}: the distribution centre opened in March and delivery times fell again." for i in range(4)
+    )
+    items = [
+        Item("a", EDITED + " prepared"),
+        Item("b", lines),
+        Item("c", PARAGRAPH + " prepared"),
+        Item("d", lines + " x"),
+    ]
+    before = run(items)
+    dedup_module._profile.cache_clear()
+    dedup_module._prefix.cache_clear()
+    for item in items:
+        prepare(item.text)
+    profiles, prefixes = dedup_module._profile.cache_info(), dedup_module._prefix.cache_info()
+    assert prefixes.currsize == 4 + 4 + 1  # the 4 texts, b's 4 lines, and d's last line (its others are b's)
+    assert run(items) == before
+    assert dedup_module._profile.cache_info().misses == profiles.misses  # dedup computed no shingle set
+    assert dedup_module._prefix.cache_info().misses == prefixes.misses  # nor any prefix
 
 
 def test_exact_duplicates_by_hash_even_without_text_overlap():

@@ -109,12 +109,21 @@ def test_bm25_first_warms_while_the_dense_leg_embeds():
     release = threading.Event()
     seen: list[list[str]] = []
 
-    async def warm(lexical):
+    finished: list[bool] = []
+
+    async def warm(lexical, dense_finished):
         seen.append([pid for pid, _ in lexical])
+        finished.append(dense_finished())
         release.set()  # the dense leg finishes only after the warm-up started
+        for _ in range(500):  # a synchronous wait: the flag turns without the event loop
+            if dense_finished():
+                break
+            time.sleep(0.01)
+        finished.append(dense_finished())
 
     out, _ = run(HYBRID, legs(release=release), warm=warm)
     assert seen == [["p1", "p2"]] and out.late == ()
+    assert finished == [False, True]
 
 
 def test_a_failing_leg_raises():
