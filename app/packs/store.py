@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 from datetime import timedelta
 
-from sqlalchemy import select
+from sqlalchemy import insert, literal, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
@@ -151,22 +151,24 @@ async def record_replay(
         replay_conditions(header, req),
         (recorded_item(i) for i in items),
     )
+    table = ReplayRecord.__table__.c  # type: ignore[attr-defined]
+    values = {
+        "id": header.replay_id,
+        "pack_id": header.pack_id,
+        "workspace_id": principal.workspace_id,
+        "principal_id": principal.id,
+        "task_sha256": sha256_text(req.task),
+        "conditions": {},
+        "items": [],
+        "payload": payload,
+        "created_at": now,
+        "expires_at": now + REPLAY_TTL,
+    }
+    # one statement: the record is written only if the workspace retains (no read first)
+    retained = select(*(literal(v, type_=table[name].type) for name, v in values.items())).where(
+        col(Workspace.id) == principal.workspace_id, col(Workspace.retaining).is_(True)
+    )
     async with services.db.session() as s:
-        ws = await s.get(Workspace, principal.workspace_id)
-        if ws is not None and ws.retaining:
-            s.add(
-                ReplayRecord(
-                    id=header.replay_id,
-                    pack_id=header.pack_id,
-                    workspace_id=principal.workspace_id,
-                    principal_id=principal.id,
-                    task_sha256=sha256_text(req.task),
-                    conditions={},
-                    items=[],
-                    payload=payload,
-                    created_at=now,
-                    expires_at=now + REPLAY_TTL,
-                )
-            )
+        await s.execute(insert(ReplayRecord).from_select(list(values), retained))
     if timings is not None:
         timings.values["replayMs"] = round((time.perf_counter() - t) * 1000, 2)
