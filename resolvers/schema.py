@@ -15,6 +15,7 @@ message replaced (no internals leak). ``extensions.envelope`` is added to every 
 
 from __future__ import annotations
 
+import datetime
 import functools
 import logging
 from collections.abc import Iterator
@@ -25,6 +26,7 @@ from graphql import GraphQLError, GraphQLSyntaxError, OperationDefinitionNode, p
 from graphql.language import DocumentNode
 from starlette.responses import Response
 from strawberry.extensions import MaxTokensLimiter, ParserCache, SchemaExtension, ValidationCache
+from strawberry.schema.config import StrawberryConfig
 from strawberry.types.graphql import OperationType
 
 from cairn.app.core.errors import CairnError
@@ -35,6 +37,7 @@ from cairn.resolvers.field_repeats import repeat_errors
 from cairn.resolvers.fields import FieldMutation, FieldQuery
 from cairn.resolvers.gaps import GapMutation, GapQuery
 from cairn.resolvers.identity import IdentityMutation, IdentityQuery
+from cairn.resolvers.input_paths import DateTime, error_field
 from cairn.resolvers.interactions import TraceMutation
 from cairn.resolvers.limits import MAX_DEPTH, MAX_SELECTIONS, limit_errors
 from cairn.resolvers.memory import MemoryMutation, MemoryQuery
@@ -251,13 +254,22 @@ class CairnSchema(strawberry.Schema):
                     # value: Expected variable '$b' … not to be None"): the caller's input
                     ext["code"] = "BAD_USER_INPUT"
                     error.message = original.message.split("\n\n")[0]
-                elif error.path is None and (original is None or isinstance(original, GraphQLError)):
-                    # request errors found before execution (validation, operation selection)
+                elif error.path is None and (
+                    original is None
+                    or isinstance(original, GraphQLError)
+                    or (isinstance(original, ValueError) and error.message.startswith("Expected value of type"))
+                ):
+                    # request errors found before execution (validation, operation selection; a
+                    # scalar refusing a literal: graphql-core keeps its ValueError as the original)
                     ext["code"] = "GRAPHQL_VALIDATION_FAILED"
                 else:
                     ext["code"] = "INTERNAL_SERVER_ERROR"
                     log.error("internal error trace_id=%s", trace, exc_info=original)
                     error.message = f"internal error; quote trace id {trace} when reporting it"
+                if ext["code"] in ("BAD_USER_INPUT", "GRAPHQL_VALIDATION_FAILED"):
+                    field = error_field(error, getattr(execution_context, "graphql_document", None))
+                    if field is not None:
+                        ext["field"] = field
                 error.extensions = ext
             if ext.get("code") == "INTERNAL_SERVER_ERROR":
                 continue
@@ -310,6 +322,7 @@ def build_schema() -> CairnSchema:
         mutation=Mutation,
         subscription=Subscription,
         extensions=[Envelope, TokenLimit, SafeParserCache, LimitedValidation],
+        config=StrawberryConfig(scalar_map={datetime.datetime: DateTime}),
     )
 
 
