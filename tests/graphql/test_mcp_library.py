@@ -258,7 +258,7 @@ def test_context_gaps_are_reported_stored_and_listed_to_editors(live, tokens, li
     assert (e["code"], e["field"]) == ("INVALID_CURSOR", "after")
 
 
-def test_an_unknown_method_is_method_not_found(live, tokens):
+def test_an_unknown_method_is_method_not_found_and_bad_params_name_the_parameter(live, tokens):
     h = {
         "Accept": "application/json, text/event-stream",
         "Authorization": f"Bearer {tokens['reader']}",
@@ -270,11 +270,19 @@ def test_an_unknown_method_is_method_not_found(live, tokens):
     body = r.json()
     assert (body["id"], body["error"]["code"]) == (7, -32601)
     assert "tools/explode" in body["error"]["message"]
-    # a known method with bad params is still -32602
-    r = httpx.post(
-        f"{live.url}/mcp", json={"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": 5}, headers=h, timeout=30
-    )
-    assert r.json()["error"]["code"] == -32602
+    # a known method with bad params is -32602, naming the parameter
+    for i, (params, field, words) in enumerate(
+        [
+            (5, "params", "valid dictionary"),
+            ({"arguments": {}}, "params.name", "Field required"),
+            ({"name": "context_pack", "arguments": [1]}, "params.arguments", "valid dictionary"),
+        ]
+    ):
+        body = {"jsonrpc": "2.0", "id": 8 + i, "method": "tools/call", "params": params}
+        error = httpx.post(f"{live.url}/mcp", json=body, headers=h, timeout=30).json()["error"]
+        assert (error["code"], error["data"]["field"]) == (-32602, field), error
+        assert field in error["message"] and words in error["message"] and "tools/call" in error["message"]
+    # (what the SDK takes still passes: every other MCP test calls tools through the SDK's client)
 
 
 def test_query_fields_over_mcp_answers_with_verifiable_citations(live, lib):
