@@ -173,7 +173,8 @@ def test_stdio_library_fact_and_gap_tools(tmp_path):
     assert template.structuredContent["error"]["code"] == "AGENT_SCOPE_MISSING"
     assert len(asyncio.run(_gaps(Settings(data_dir=data).resolved_database_url))) == 1
 
-    # an unknown JSON-RPC method is -32601 (method not found), a known one still answers
+    # an unknown JSON-RPC method is -32601 (method not found), bad params -32602 naming the parameter,
+    # a known one still answers
     server = _server(data, ro["token"])
     with subprocess.Popen(
         [server.command, *server.args],
@@ -198,6 +199,9 @@ def test_stdio_library_fact_and_gap_tools(tmp_path):
         send({"jsonrpc": "2.0", "id": 2, "method": "tools/explode"})
         answer = json.loads(stdout.readline())
         assert (answer["id"], answer["error"]["code"]) == (2, -32601)
+        send({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"arguments": {"task": "x"}}})
+        answer = json.loads(stdout.readline())
+        assert (answer["id"], answer["error"]["code"], answer["error"]["data"]["field"]) == (4, -32602, "params.name")
         send({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
         assert len(json.loads(stdout.readline())["result"]["tools"]) == 19
         stdin.close()
