@@ -15,6 +15,11 @@ commit and the index write is repaired, never lost. ``reindex`` clears the index
 follows the log from the start. (The ``Passage.lexical_indexed``/``vector_indexed`` columns
 were the shared outbox flags this replaces; they are no longer read or written.)
 
+Embeddings are kept in SQL (:mod:`app.corpus.stored_vectors`): the first worker to index a
+passage stores its vectors, and every other worker catching up (or a ``reindex`` of the
+vectors) reads them instead of encoding the passage again — a new worker becomes ready in the
+time it takes to read its vectors, not to embed the corpus.
+
 Applying is idempotent: a passage already present in a leg is skipped (not replaced, so BM25
 statistics never count a replaced copy and no passage is embedded twice). Ingest throughput:
 encoding (the bottleneck, ~20–25 passages/s on 2 cores) overlaps with the Whoosh write of
@@ -26,7 +31,7 @@ Dense models (:mod:`retrieval.dense`): each passage is embedded by the model of 
 vector store of an older layout (before named vectors, or other models) is re-created empty
 when opened (:attr:`SearchIndexes.migration_message`); the next catch-up logs that message
 once and follows the change log again from its start: the vector leg re-embeds every
-passage, and the lexical leg skips the passages it holds (Whoosh) or re-adds them (cluster
+passage (stored vectors of the same model and text are reused), and the lexical leg skips the passages it holds (Whoosh) or re-adds them (cluster
 mode, whose BM25 vectors were in the re-created collection).
 """
 
@@ -38,6 +43,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from cairn.app.core.db import Database
 from cairn.app.corpus.changes import (
@@ -52,6 +59,7 @@ from cairn.app.corpus.changes import (
     save_state,
     shared_value,
 )
+from cairn.app.corpus.stored_vectors import StoredVector, input_sha256, read_vectors, write_vectors
 from cairn.retrieval.dense import DenseModels
 from cairn.retrieval.embeddings import Embedder
 from cairn.retrieval.lexical import IndexedPassage, LexicalIndex
@@ -174,7 +182,7 @@ class SearchIndexes:
                 changes = await read_changes(db, state.cursor, LOG_BATCH)
                 if not changes:
                     break
-                a, b = await self._apply(changes)
+                a, b = await self._apply(db, changes)
                 lex, vec = lex + a, vec + b
                 state = IndexState(state.database_id, self.legs, changes[-1].cursor)
                 await asyncio.to_thread(save_state, self._folder(), state)
@@ -197,11 +205,41 @@ class SearchIndexes:
             ``(lexical_count, vector_count)`` added, this write's and the catch-up's.
         """
         async with self._lock:
-            lex, vec = await self._apply(await changes_for(db, passage_ids))
+            lex, vec = await self._apply(db, await changes_for(db, passage_ids))
         more = await self.index_pending(db)
         return lex + more[0], vec + more[1]
 
-    async def _apply(self, changes: Sequence[Change]) -> tuple[int, int]:
+    async def _vectors_of(
+        self, db: Database, dense: DenseModels, batch: Sequence[Change]
+    ) -> list[tuple[str, np.ndarray]]:
+        """``(space, vector)`` per change of ``batch``: stored vectors of the same model and
+        embedded text (:mod:`app.corpus.stored_vectors`), the rest encoded now (one batch per
+        model) and stored for the other workers."""
+        texts = [self.embedding_input(c.title or "", c.text) for c in batch]
+        spaces = [dense.passage_space(t) for t in texts]
+        models = [dense.by_space[space].name for space in spaces]
+        shas = [input_sha256(t) for t in texts]
+        stored = await read_vectors(db, [(c.passage_id, m) for c, m in zip(batch, models, strict=True)])
+        out: list[tuple[str, np.ndarray] | None] = [None] * len(batch)
+        todo: list[int] = []
+        for i, c in enumerate(batch):
+            hit = stored.get((c.passage_id, models[i]))
+            if hit is not None and hit.input_sha256 == shas[i] and hit.vector.shape == (dense.by_space[spaces[i]].dim,):
+                out[i] = (spaces[i], hit.vector)
+            else:
+                todo.append(i)
+        if todo:
+            encoded = await asyncio.to_thread(
+                dense.encode_passages, [texts[i] for i in todo]
+            )  # each by its space's model
+            fresh = []
+            for i, (space, vector) in zip(todo, encoded, strict=True):
+                out[i] = (space, vector)
+                fresh.append(StoredVector(batch[i].passage_id, models[i], shas[i], vector))
+            await write_vectors(db, fresh)
+        return [item for item in out if item is not None]
+
+    async def _apply(self, db: Database, changes: Sequence[Change]) -> tuple[int, int]:
         """Add the changes' passages missing from each leg. Returns the counts added."""
         ids = [c.passage_id for c in changes]
         present = await asyncio.to_thread(self.lexical.has, ids)
@@ -219,8 +257,7 @@ class SearchIndexes:
                 missing = list({c.passage_id: c for c in changes if c.passage_id not in have}.values())
                 for start in range(0, len(missing), self.batch_size):
                     batch = missing[start : start + self.batch_size]
-                    texts = [self.embedding_input(c.title or "", c.text) for c in batch]
-                    encoded = await asyncio.to_thread(dense.encode_passages, texts)  # each by its space's model
+                    encoded = await self._vectors_of(db, dense, batch)
                     points = [
                         VectorPoint(
                             c.passage_id,

@@ -17,6 +17,7 @@ from cairn.app.core.models.corpus import (
     DocumentVersion,
     IndexChange,
     Passage,
+    PassageVector,
     SharedValue,
     VersionPassage,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "ObjectType",
     "OperationReceipt",
     "Passage",
+    "PassageVector",
     "QueryTemplate",
     "RateLimitCounter",
     "ReplayRecord",

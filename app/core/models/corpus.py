@@ -1,10 +1,10 @@
-"""SQLModel tables: Collections, documents and their bitemporal versions, passages, the search-index change log with the values every worker shares, and each workspace's corpus generation."""
+"""SQLModel tables: Collections, documents and their bitemporal versions, passages, the search-index change log with the values every worker shares, each workspace's corpus generation, and the passages' stored embeddings."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Column, ForeignKey, Index, Integer, Text, UniqueConstraint
+from sqlalchemy import BigInteger, Column, ForeignKey, Index, Integer, LargeBinary, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -143,3 +143,21 @@ class SharedValue(SQLModel, table=True):
     name: str = Field(primary_key=True, max_length=40)
     value: str = Field(max_length=200)
     created_at: datetime
+
+
+class PassageVector(SQLModel, table=True):
+    """A passage's embedding by one model, kept so no other worker (or rebuild) encodes it again.
+
+    ``vector`` is the float32 vector as little-endian bytes, exactly as the writing worker put
+    it into its own vector index; ``input_sha256`` is the SHA-256 of the text embedded (title
+    and passage, :meth:`app.corpus.indexing.SearchIndexes.embedding_input`), so a vector is
+    reused only for the same input (:mod:`app.corpus.stored_vectors`). Lives and goes with its
+    passage, like the passage's vector in the index.
+    """
+
+    __tablename__ = "passage_vector"
+
+    passage_id: str = Field(foreign_key="passage.id", primary_key=True, max_length=40)
+    model: str = Field(primary_key=True, max_length=200)
+    input_sha256: str = Field(max_length=64)
+    vector: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
