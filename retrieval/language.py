@@ -24,6 +24,8 @@ Japanese title is usually not (either model can serve it).
 
 from __future__ import annotations
 
+import re
+
 __all__ = ["CJK_MIN_SHARE", "cjk_share", "is_cjk"]
 
 CJK_MIN_SHARE = 0.2
@@ -46,26 +48,25 @@ _CJK_RANGES = (
 )
 
 
-def _is_cjk_char(ch: str) -> bool:
-    code = ord(ch)
-    return any(lo <= code <= hi for lo, hi in _CJK_RANGES)
+_CJK_CHARS = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES) + "]")
 
 
 def cjk_share(text: str) -> float:
     """Share (0–1) of the letters of ``text`` that are Han, kana or hangul; 0.0 without letters.
+
+    Letters are ``str.isalpha`` characters; a CJK letter is one of those in :data:`_CJK_RANGES`
+    (found by one regular-expression pass, then counted with ``str.isalpha`` in C: a 1,000-character
+    passage takes microseconds, where a Python loop over its characters took a millisecond).
 
     Raises:
         TypeError: If ``text`` is not a str.
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-    letters = cjk = 0
-    for ch in text:
-        if ch.isalpha():
-            letters += 1
-            if _is_cjk_char(ch):
-                cjk += 1
-    return cjk / letters if letters else 0.0
+    letters = sum(map(str.isalpha, text))
+    if not letters:
+        return 0.0
+    return sum(map(str.isalpha, _CJK_CHARS.findall(text))) / letters
 
 
 def is_cjk(text: str) -> bool:
