@@ -14,6 +14,7 @@ import hashlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
@@ -115,3 +116,13 @@ async def serialize(s: AsyncSession, *name: str) -> None:
         await s.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": int.from_bytes(digest[:8], "big", signed=True)})
     else:
         await s.execute(text("UPDATE workspace SET id = id WHERE 0"))
+
+
+def insert_if_absent(s: AsyncSession, table: Any, index_elements: list[str]) -> Any:
+    """``INSERT … ON CONFLICT (index_elements) DO NOTHING`` for ``table`` in the session's
+    dialect (PostgreSQL or SQLite): rows whose key is already stored are left as they are.
+    Execute it with the row values (one dict, or a list of dicts)."""
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    insert = postgresql.insert if s.get_bind().dialect.name == "postgresql" else sqlite.insert
+    return insert(table).on_conflict_do_nothing(index_elements=index_elements)

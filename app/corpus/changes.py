@@ -39,10 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import and_, insert, or_, select, text
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cairn.app.core.db import Database
+from cairn.app.core.db import Database, insert_if_absent
 from cairn.app.core.ids import utcnow
 from cairn.app.core.models import IndexChange, Passage, SharedValue
 
@@ -170,13 +169,8 @@ async def shared_value(db: Database, name: str) -> str:
     Insert-if-absent then read: two workers racing both read the one row that won.
     """
     async with db.session() as s:
-        dialect = s.get_bind().dialect.name
         values = {"name": name, "value": secrets.token_urlsafe(32), "created_at": utcnow()}
-        if dialect == "postgresql":
-            stmt = postgresql.insert(SharedValue).values(values).on_conflict_do_nothing(index_elements=["name"])
-        else:
-            stmt = sqlite.insert(SharedValue).values(values).on_conflict_do_nothing(index_elements=["name"])
-        await s.execute(stmt)
+        await s.execute(insert_if_absent(s, SharedValue, ["name"]), values)
     async with db.session() as s:
         return str((await s.execute(select(SharedValue.value).where(SharedValue.name == name))).scalar_one())
 

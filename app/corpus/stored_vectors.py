@@ -20,10 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from sqlalchemy import select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import col
 
-from cairn.app.core.db import Database
+from cairn.app.core.db import Database, insert_if_absent
 from cairn.app.core.models import PassageVector
 
 READ_BATCH = 500
@@ -90,8 +89,4 @@ async def write_vectors(db: Database, vectors: Sequence[StoredVector]) -> None:
         for v in vectors
     ]
     async with db.session() as s:
-        insert = postgresql.insert if s.get_bind().dialect.name == "postgresql" else sqlite.insert
-        await s.execute(
-            insert(PassageVector).on_conflict_do_nothing(index_elements=["passage_id", "model"]),
-            values,
-        )
+        await s.execute(insert_if_absent(s, PassageVector, ["passage_id", "model"]), values)

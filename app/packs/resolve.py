@@ -200,7 +200,7 @@ def passage_views(
     A cache that keeps readings (:class:`app.packs.row_cache.CountedRows` ``as_of``: passage →
     ``(settled_at, reading)``) answers a passage read at or after its :func:`settled_at` from
     the reading of an earlier pack, and records new readings made there; readings as of
-    earlier points are computed each time. Same result either way (tests/db/test_row_cache.py).
+    earlier points are computed each time. Same result either way (tests/unit/packs/test_as_of_views.py).
     """
     memo: dict[str, tuple[datetime, PassageView | None]] | None = getattr(cache, "as_of", None)
     out: dict[str, PassageView] = {}
