@@ -150,13 +150,14 @@ def _progress() -> Progress:
 
 
 def index_progress(progress: Progress):
-    """An ``on_index(stage, done, total)`` callback drawing one bar per index stage."""
+    """An ``on_index(stage, done, total)`` callback drawing one bar per index stage (a later pass
+    of a stage, e.g. the catch-up after a write's own passages, redraws it with its own total)."""
     tasks: dict[str, int] = {}
 
     def on_index(stage: str, done: int, total: int) -> None:
         if stage not in tasks:
             tasks[stage] = progress.add_task(f"{stage} index", total=total)
-        progress.update(tasks[stage], completed=done)
+        progress.update(tasks[stage], completed=done, total=total)
 
     return on_index
 

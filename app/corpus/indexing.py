@@ -194,19 +194,37 @@ class SearchIndexes:
                         progress("vector", done, total)
             return lex, vec
 
-    async def index_passages(self, db: Database, passage_ids: Sequence[str]) -> tuple[int, int]:
+    async def index_passages(
+        self, db: Database, passage_ids: Sequence[str], *, progress: Progress | None = None
+    ) -> tuple[int, int]:
         """Index these (just written) passages now, whatever the cursor (read-your-writes).
 
-        On PostgreSQL a change becomes readable by the cursor only once older concurrent write
-        transactions ended; the writer does not wait for that: it applies its own rows now and
-        the cursor later skips them (present). Then it catches up with whatever is readable.
+        On PostgreSQL a change becomes readable by the cursor only once every older write
+        transaction *of the whole server* has ended (the snapshot horizon is cluster-wide: an
+        idle-in-transaction session of another database holds it back too); the writer does
+        not wait for that: it applies its own rows now, :data:`LOG_BATCH` at a time, and the
+        cursor later skips them (present). Then it catches up with whatever is readable.
+
+        Args:
+            db: The database the passages were written to.
+            passage_ids: The new passages' ids (duplicates are applied once).
+            progress: ``(stage, done, total)`` per batch of this write's passages, then as
+                :meth:`index_pending` reports its catch-up.
 
         Returns:
             ``(lexical_count, vector_count)`` added, this write's and the catch-up's.
         """
-        async with self._lock:
-            lex, vec = await self._apply(db, await changes_for(db, passage_ids))
-        more = await self.index_pending(db)
+        ids = list(dict.fromkeys(passage_ids))
+        lex = vec = 0
+        for start in range(0, len(ids), LOG_BATCH):
+            async with self._lock:
+                a, b = await self._apply(db, await changes_for(db, ids[start : start + LOG_BATCH]))
+            lex, vec = lex + a, vec + b
+            if progress:
+                done = min(start + LOG_BATCH, len(ids))
+                for stage in self.legs:  # "lexical", "vector": the stage names
+                    progress(stage, done, len(ids))
+        more = await self.index_pending(db, progress=progress)
         return lex + more[0], vec + more[1]
 
     async def _vectors_of(

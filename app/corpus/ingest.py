@@ -67,6 +67,7 @@ async def ingest_documents(
     async with db.session() as s:
         coll = await get_or_create_collection(s, workspace_id=workspace_id, name=collection)
     batch: list[SourceDocument] = []
+    written: list[str] = []
 
     async def flush() -> None:
         async with db.session() as s:
@@ -85,6 +86,7 @@ async def ingest_documents(
                 )
                 setattr(report, r.status, getattr(report, r.status) + 1)
                 report.new_passages += len(r.new_passage_ids)
+                written.extend(r.new_passage_ids)
         if on_document:
             on_document(len(batch))
         batch.clear()
@@ -104,7 +106,9 @@ async def ingest_documents(
     if batch:
         await flush()
     if indexes is not None:
-        report.lexical_indexed, report.vector_indexed = await indexes.index_pending(db, progress=on_index)
+        # this run's passages by id (not only by the log's cursor, which a long transaction
+        # anywhere on a PostgreSQL server holds back): everything written is indexed on return
+        report.lexical_indexed, report.vector_indexed = await indexes.index_passages(db, written, progress=on_index)
         await db.analyze()
     report.seconds = round(time.perf_counter() - started, 2)
     return report

@@ -136,3 +136,41 @@ async def test_a_later_sequence_committed_first_is_not_skipped(db, tmp_path):
         assert _found(idx, "tortoises", ws) == set(slow) and _found(idx, "cheetahs", ws) == set(fast)
     finally:
         idx.close()
+
+
+async def test_an_ingest_indexes_what_it_wrote_while_another_database_holds_a_transaction(db, tmp_path):
+    """The log's read horizon is server-wide on PostgreSQL: an open write transaction in *another*
+    database (here the admin database) holds back every follower's cursor. An ingest must still
+    return with all it wrote indexed (it applies its own passages by id); before, it indexed
+    nothing and reported ``lexical_indexed == 0`` until that transaction ended."""
+    if db.dialect != "postgresql":
+        pytest.skip("SQLite has no server-wide transaction horizon")
+    import asyncpg
+
+    from cairn.app.corpus.ingest import ingest_documents
+    from cairn.app.corpus.sources import SourceDocument
+    from tests.conftest import PG_ADMIN_URL
+
+    ws, _ = await _collections(db)
+    idx = _lexical_only(tmp_path)
+    holder = await asyncpg.connect(PG_ADMIN_URL.replace("postgresql+asyncpg://", "postgresql://"), timeout=5)
+    try:
+        await idx.index_pending(db)
+        tx = holder.transaction()
+        await tx.start()
+        await holder.fetchval("SELECT txid_current()")  # an assigned txid: the horizon stops here
+        docs = [
+            SourceDocument(external_id="fjord", title="Fjord", text="Fjords are glacial troughs flooded by the sea."),
+            SourceDocument(external_id="esker", title="Esker", text="Eskers are ridges of meltwater gravel."),
+        ]
+        report = await ingest_documents(db, idx, workspace_id=ws, collection="landforms", documents=iter(docs))
+        assert report.new_passages == 2 and report.lexical_indexed == 2
+        assert len(_found(idx, "fjords", ws)) == 1 and len(_found(idx, "eskers", ws)) == 1
+        held = idx.cursor
+        assert await idx.index_pending(db) == (0, 0) and idx.cursor == held  # held back; nothing missing
+        await tx.rollback()
+        assert await idx.index_pending(db) == (0, 0)  # now readable: present, skipped
+        assert (idx.cursor.txid, idx.cursor.seq) > (held.txid, held.seq)
+    finally:
+        await holder.close()
+        idx.close()
