@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import httpx
 import pytest
 
 from cairn.app.core.config import Settings
@@ -28,6 +27,7 @@ from cairn.app.core.db import Database
 from cairn.app.core.migrate import upgrade_database
 from cairn.app.governance.registry import RATE_CLASSES
 from cairn.app.identity import service as identity
+from tests import local_http
 
 CHROMIUM = os.environ.get("CAIRN_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -83,7 +83,7 @@ class ConsoleServer:
     def gql(self, query: str, variables: dict | None = None, token: str | None = None, headers: dict | None = None):
         """POST /graphql as a non-browser client; returns the httpx response."""
         h = {"Authorization": f"Bearer {token}"} if token else {}
-        return httpx.post(
+        return local_http.post(
             f"{self.url}/graphql", json={"query": query, "variables": variables or {}}, headers={**h, **(headers or {})}
         )
 

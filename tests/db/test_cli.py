@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests import local_http
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -107,7 +109,7 @@ def start_server(data: Path) -> subprocess.Popen:
     ready = None
     for _ in range(240):
         try:
-            ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).json()
+            ready = local_http.get(f"http://127.0.0.1:{port}/readyz", timeout=2).json()
             if ready.get("ready"):
                 return server
         except httpx.HTTPError:

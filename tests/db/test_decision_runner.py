@@ -251,6 +251,8 @@ async def test_a_timed_out_decision_stops_judging_before_its_key_is_freed(db):
         assert len(accepted) == 1
     finally:
         srv.close()
+        for conn, _ in accepted:  # else each is a ResourceWarning in whatever test collects it
+            conn.close()
 
 
 async def test_a_decision_whose_key_was_taken_over_leaves_the_new_holders_key_alone(db):

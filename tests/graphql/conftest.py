@@ -23,7 +23,7 @@ from cairn.app.core.db import Database
 from cairn.app.core.migrate import upgrade_database
 from cairn.app.governance.registry import RATE_CLASSES
 from cairn.app.identity import service as identity
-from tests import factories
+from tests import factories, local_http
 from tests.conftest import drop_postgres_database, postgres_database
 
 CORPUS = [
@@ -112,7 +112,7 @@ class Live:
         h = {"Content-Type": "application/json", **(headers or {})}
         if token:
             h["Authorization"] = f"Bearer {token}"
-        return httpx.post(
+        return local_http.post(
             f"{self.url}/graphql", json={"query": query, "variables": variables or {}}, headers=h, timeout=120
         )
 
@@ -171,7 +171,7 @@ def _start(settings: Settings):
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         try:
-            if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
+            if local_http.get(f"{base}/readyz", timeout=2).status_code == 200:
                 return server, thread, port
         except httpx.HTTPError:
             pass

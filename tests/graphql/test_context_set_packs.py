@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 import secrets
 
-import httpx
-
+from tests import local_http
 from tests.graphql.test_context_sets import UPDATE, make_set
 from tests.graphql.test_packs import PACK_FIELDS, _stream
 
@@ -94,7 +93,7 @@ async def test_streamed_pack_with_a_set_equals_the_pack(live):
     p = live.data(PACK.replace(FIELDS, PACK_FIELDS), {"i": inp}, live.tokens["agent"])["contextPack"]
     assert [e["kind"] for e in streamed][:1] == ["VERIFIED_ANSWER"]
     assert json.dumps(streamed, sort_keys=True) == json.dumps(p["items"], sort_keys=True)
-    with httpx.stream(
+    with local_http.stream(
         "POST",
         f"{live.url}/v1/context-packs/stream",
         json=inp,
@@ -194,7 +193,7 @@ async def test_bound_credential_refusals_over_operations_and_channels(live):
     events = await _stream(live, {"i": {"task": "volcano", "filters": {"documentIds": [live.ids["doc:volcano"]]}}}, tok)
     assert events[0]["__error__"][0]["extensions"]["code"] == "AGENT_CONTEXT_SET_SCOPE_REFUSED"
     # NDJSON route
-    r = httpx.post(
+    r = local_http.post(
         f"{live.url}/v1/context-packs/stream",
         json={"task": "volcano", "filters": {"collectionIds": [live.ids["coll:finance"]]}},
         headers={"Authorization": f"Bearer {tok}"},
@@ -220,7 +219,7 @@ def test_deactivating_a_set_refuses_its_bound_credentials(live):
     for q in ("query{viewer{id}}", "query{collections{id}}", 'query{contextPack(input:{task:"invoices"}){packId}}'):
         body = live.gql(q, None, tok).json()
         assert body["errors"][0]["extensions"]["code"] == "AGENT_CONTEXT_SET_INACTIVE", (q, body)
-    r = httpx.post(
+    r = local_http.post(
         f"{live.url}/v1/context-packs/stream",
         json={"task": "invoices"},
         headers={"Authorization": f"Bearer {tok}"},

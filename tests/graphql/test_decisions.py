@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
+from tests import local_http
 from tests.graphql.conftest import _agent
 
 Q_BOOL = {  # the wire format (seeds/003): lower-case type
@@ -45,7 +46,7 @@ def post(
     if token:
         h.append(("Authorization", f"Bearer {token}"))
     h.extend(headers or [])
-    return httpx.post(f"{live.url}{path}", content=raw, headers=h, timeout=120)
+    return local_http.post(f"{live.url}{path}", content=raw, headers=h, timeout=120)
 
 
 def code_of(r: httpx.Response) -> str:
@@ -434,7 +435,9 @@ def test_failure_after_acceptance_carries_decision_id_and_reads_back_failed(live
     r = post(live, {"session_id": sid, "questions": [Q_BOOL]}, token=token)
     assert (r.status_code, code_of(r), err_of(r)["type"]) == (422, "decision_context_unavailable", "api_error")
     dec_id = err_of(r)["decision_id"]
-    got = httpx.get(f"{live.url}/api/v1/decisions/{dec_id}", headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    got = local_http.get(
+        f"{live.url}/api/v1/decisions/{dec_id}", headers={"Authorization": f"Bearer {token}"}, timeout=30
+    )
     assert got.status_code == 200
     d = got.json()
     assert (d["status"], d["error"]["code"], d["session_id"], d["context"]["mode"], d["judge_runs"]) == (
@@ -452,7 +455,7 @@ def test_failure_after_acceptance_carries_decision_id_and_reads_back_failed(live
     )["decision"]
     assert g == {"status": "FAILED", "error": {"code": "decision_context_too_large"}, "context": {"mode": "STATE"}}
     # another member's agent cannot read it
-    r = httpx.get(
+    r = local_http.get(
         f"{live.url}/api/v1/decisions/{dec_id}",
         headers={"Authorization": f"Bearer {live.tokens['ownerB']}"},
         timeout=30,
@@ -520,7 +523,7 @@ def test_state_decision_with_the_embedded_judge_replay_and_reuse(live):
     # one changed byte (whitespace) → reuse
     r3 = post(live, raw.replace(b'", "', b'","', 1), token=token, headers=[("Idempotency-Key", "idem-ok-1")])
     assert (r3.status_code, code_of(r3)) == (409, "idempotency_key_reused")
-    read = httpx.get(
+    read = local_http.get(
         f"{live.url}/api/v1/decisions/{d['id']}", headers={"Authorization": f"Bearer {token}"}, timeout=30
     ).json()
     assert read["judge_runs"] == 1 and read["answers"] == d["answers"]
@@ -553,7 +556,7 @@ def test_twenty_concurrent_identical_requests_run_the_judge_once(live):
     dec_id = ids.pop()
     final = post(live, raw, token=token, headers=key)
     assert final.status_code == 200 and final.json()["id"] == dec_id
-    read = httpx.get(
+    read = local_http.get(
         f"{live.url}/api/v1/decisions/{dec_id}", headers={"Authorization": f"Bearer {token}"}, timeout=30
     ).json()
     assert read["judge_runs"] == 1 and read["status"] == "completed"
@@ -742,7 +745,7 @@ def test_seed_error_shape_for_documented_codes(live):
 
 def test_a_wrong_method_answers_in_the_wire_format(live):
     for method, path, allow in (("PUT", "/api/v1/decisions", "POST"), ("DELETE", "/api/v1/decisions/dec_x", "GET")):
-        r = httpx.request(method, f"{live.url}{path}", headers={"Authorization": f"Bearer {live.tokens['agent']}"})
+        r = local_http.request(method, f"{live.url}{path}", headers={"Authorization": f"Bearer {live.tokens['agent']}"})
         assert r.status_code == 405 and allow in r.headers["allow"]
         body = r.json()
         assert (body["type"], body["error"]["type"], body["error"]["code"]) == (
@@ -753,5 +756,5 @@ def test_a_wrong_method_answers_in_the_wire_format(live):
         assert body["request_id"] == r.headers["x-cairn-trace"] and "errors" not in body
         assert method in body["error"]["message"]
     # other paths keep the enveloped GraphQL-style body
-    r = httpx.put(f"{live.url}/healthz")
+    r = local_http.put(f"{live.url}/healthz")
     assert r.status_code == 405 and r.json()["errors"][0]["extensions"]["code"] == "METHOD_NOT_ALLOWED"

@@ -10,6 +10,7 @@ import httpx
 import pytest
 import websockets
 
+from tests import local_http
 from tests.graphql.test_packs import error_of
 
 LIMIT_MESSAGE = "fields once fragments are expanded; the limit is 10,000"
@@ -59,12 +60,12 @@ def auth(live, role: str = "agent") -> dict:
 @pytest.mark.parametrize("n", [18, 24, 30])
 def test_nested_fragments_are_refused_on_post_and_get(live, n):
     doc = nested_fragments(n)
-    r = httpx.post(f"{live.url}/graphql", json={"query": doc}, headers=auth(live), timeout=10)
+    r = local_http.post(f"{live.url}/graphql", json={"query": doc}, headers=auth(live), timeout=10)
     assert r.status_code == 400
     err = error_of(r)
     assert err["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED" and LIMIT_MESSAGE in err["message"]
     assert r.json()["extensions"]["envelope"]["status"] == "ERROR"
-    r = httpx.get(f"{live.url}/graphql", params={"query": doc}, headers=auth(live), timeout=10)
+    r = local_http.get(f"{live.url}/graphql", params={"query": doc}, headers=auth(live), timeout=10)
     assert r.status_code == 400 and LIMIT_MESSAGE in error_of(r)["message"]
 
 
@@ -230,21 +231,21 @@ def _assert_enveloped(r: httpx.Response, status: int, code: str, env_status: str
 
 
 def test_unknown_routes_are_enveloped_404s(live):
-    r = httpx.get(f"{live.url}/nope", headers={"x-cairn-trace": "trace_lost-1"}, timeout=10)
+    r = local_http.get(f"{live.url}/nope", headers={"x-cairn-trace": "trace_lost-1"}, timeout=10)
     body = _assert_enveloped(r, 404, "NOT_FOUND")
     assert "GET /nope" in body["errors"][0]["message"]
     assert body["extensions"]["envelope"]["traceId"] == "trace_lost-1"
-    r = httpx.get(f"{live.url}/static/graphiql/missing.js", timeout=10)
+    r = local_http.get(f"{live.url}/static/graphiql/missing.js", timeout=10)
     _assert_enveloped(r, 404, "NOT_FOUND")
 
 
 def test_health_and_readiness_probes_carry_the_envelope(live):
     for path, coordinate in (("/healthz", "G1.U2.P8.Z1.A1"), ("/readyz", "G1.U2.P8.Z1.A2")):
-        r = httpx.get(f"{live.url}{path}", headers={"x-cairn-trace": "trace_probe-1"}, timeout=10)
+        r = local_http.get(f"{live.url}{path}", headers={"x-cairn-trace": "trace_probe-1"}, timeout=10)
         env = r.json()["extensions"]["envelope"]
         assert r.status_code == 200 and r.headers["x-cairn-trace"] == env["traceId"] == "trace_probe-1"
         assert (env["status"], env["coordinate"]) == ("OK", coordinate)
-    assert httpx.get(f"{live.url}/readyz", timeout=10).json()["ready"] is True
+    assert local_http.get(f"{live.url}/readyz", timeout=10).json()["ready"] is True
 
 
 @pytest.mark.parametrize(
@@ -257,14 +258,14 @@ def test_health_and_readiness_probes_carry_the_envelope(live):
     ],
 )
 def test_wrong_methods_are_enveloped_405s(live, method, path, allowed):
-    r = httpx.request(method, f"{live.url}{path}", timeout=10)
+    r = local_http.request(method, f"{live.url}{path}", timeout=10)
     body = _assert_enveloped(r, 405, "METHOD_NOT_ALLOWED")
     assert allowed in r.headers["allow"] and f"{method} is not allowed on {path}" in body["errors"][0]["message"]
 
 
 def test_strawberry_plain_text_refusals_are_enveloped(live):
     # GET /graphql without a query from a non-browser client: Strawberry's plain-text 400 before
-    r = httpx.get(f"{live.url}/graphql", headers={"accept": "application/json"}, timeout=10)
+    r = local_http.get(f"{live.url}/graphql", headers={"accept": "application/json"}, timeout=10)
     _assert_enveloped(r, 400, "BAD_REQUEST")
 
 

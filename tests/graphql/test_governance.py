@@ -14,6 +14,7 @@ from sqlalchemy import update
 from cairn.app.core.db import Database
 from cairn.app.core.ids import utcnow
 from cairn.app.core.models import AgentCredential
+from tests import local_http
 from tests.graphql.conftest import _agent
 from tests.graphql.test_packs import PACK_QUERY, STREAM_QUERY, _stream, error_of
 
@@ -271,7 +272,7 @@ async def test_subscription_by_principal(live, tokens):
 def test_ndjson_route_by_principal(live, tokens):
     for who, status in {"viewer": 200, "a:context:read": 200, "a:queries:run": 403, "none": 401}.items():
         headers = {"Authorization": f"Bearer {tokens[who]}"} if tokens[who] else {}
-        r = httpx.post(
+        r = local_http.post(
             f"{live.url}/v1/context-packs/stream",
             json={"task": "volcano", "retrieval": "LEXICAL"},
             headers=headers,
@@ -292,7 +293,7 @@ def test_agent_credentials_are_refused_from_browsers(live, header):
     assert r.status_code == 403
     assert error_of(r)["extensions"]["code"] == "AGENT_BROWSER_REQUEST_REFUSED"
     assert r.json()["extensions"]["envelope"]["status"] == "REJECTED"
-    r = httpx.post(
+    r = local_http.post(
         f"{live.url}/v1/context-packs/stream",
         json={"task": "volcano"},
         headers={"Authorization": f"Bearer {live.tokens['agent']}", **header},

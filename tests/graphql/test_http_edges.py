@@ -7,6 +7,7 @@ import asyncio
 import httpx
 import pytest
 
+from tests import local_http
 from tests.graphql.test_packs import PACK_QUERY, error_of
 
 
@@ -14,7 +15,7 @@ def post(live, content: bytes, *, token: str | None = None, ctype: str = "applic
     headers = {"Content-Type": ctype}
     if token:
         headers["Authorization"] = f"Bearer {token}"
-    return httpx.post(f"{live.url}/graphql", content=content, headers=headers, timeout=30)
+    return local_http.post(f"{live.url}/graphql", content=content, headers=headers, timeout=30)
 
 
 @pytest.mark.parametrize(
@@ -44,7 +45,7 @@ def test_oversized_bodies_are_refused_before_reading_them_whole(live):
     big = b'{"query":"{viewer{kind}}","variables":{"pad":"' + b"x" * (300 * 1024) + b'"}}'
     r = post(live, big, token=live.tokens["agent"])
     assert r.status_code == 413 and error_of(r)["extensions"]["limit"] == 256 * 1024
-    r = httpx.post(
+    r = local_http.post(
         f"{live.url}/v1/context-packs/stream",
         content=b'{"task":"' + b"x" * 70_000 + b'"}',
         headers={"Authorization": f"Bearer {live.tokens['agent']}"},
@@ -60,7 +61,7 @@ def test_unauthenticated_requests_are_refused_before_parsing(live):
     assert r.headers["www-authenticate"] == 'Bearer realm="cairn"'
     r = post(live, b'{"query":"{ __schema { types { name } } }"}')
     assert r.status_code == 401
-    r = httpx.post(f"{live.url}/v1/context-packs/stream", json={"task": ""}, timeout=30)
+    r = local_http.post(f"{live.url}/v1/context-packs/stream", json={"task": ""}, timeout=30)
     assert r.status_code == 401  # auth before input validation
 
 
@@ -148,7 +149,7 @@ def test_several_operations_need_an_operation_name_and_nothing_runs(live):
     assert "operationName" in r.json()["errors"][0]["message"]
     names = [c["name"] for c in live.data("{ collections { name } }", token=live.tokens["owner"])["collections"]]
     assert "never-made" not in names
-    named = httpx.post(
+    named = local_http.post(
         f"{live.url}/graphql",
         json={"query": doc, "operationName": "Q"},
         headers={"Authorization": f"Bearer {live.tokens['owner']}"},
@@ -170,7 +171,7 @@ def test_the_ndjson_route_takes_one_json_object_only(live, content, ctype, statu
     headers = {"Authorization": f"Bearer {live.tokens['agent']}"}
     if ctype:
         headers["Content-Type"] = ctype
-    r = httpx.post(f"{live.url}/v1/context-packs/stream", content=content, headers=headers, timeout=30)
+    r = local_http.post(f"{live.url}/v1/context-packs/stream", content=content, headers=headers, timeout=30)
     assert r.status_code == status
     err = r.json()["errors"][0]
     assert err["extensions"]["code"] == ("BAD_USER_INPUT" if status == 400 else "BAD_REQUEST")
@@ -190,7 +191,7 @@ def test_nested_fragment_documents_are_refused_over_http(live):
     err = error_of(r)
     assert err["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
     assert "the limit is 10,000" in err["message"]
-    r = httpx.get(
+    r = local_http.get(
         f"{live.url}/graphql",
         params={"query": _nested_fragments(30)},
         headers={"Authorization": f"Bearer {live.tokens['agent']}"},

@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 import time
 
-import httpx
 import pytest
+
+from tests import local_http
 
 
 class _Calls(logging.Handler):
@@ -60,7 +61,9 @@ def test_the_ndjson_route_logs_each_request_once(live, calls, label, token, body
     headers = {"content-type": ctype, "x-cairn-trace": trace}
     if token:
         headers["Authorization"] = f"Bearer {live.tokens[token]}"
-    with httpx.stream("POST", f"{live.url}/v1/context-packs/stream", content=body, headers=headers, timeout=60) as r:
+    with local_http.stream(
+        "POST", f"{live.url}/v1/context-packs/stream", content=body, headers=headers, timeout=60
+    ) as r:
         assert r.status_code == status
         assert r.headers["x-cairn-trace"] == trace
         r.read()
@@ -70,11 +73,11 @@ def test_the_ndjson_route_logs_each_request_once(live, calls, label, token, body
 def test_the_decision_routes_log_each_request_once(live, calls):
     auth = {"Authorization": f"Bearer {live.tokens['owner']}"}
     trace = f"trace_routes_read_missing_{live.backend}"
-    r = httpx.get(f"{live.url}/api/v1/decisions/dec_missing", headers={**auth, "x-cairn-trace": trace}, timeout=30)
+    r = local_http.get(f"{live.url}/api/v1/decisions/dec_missing", headers={**auth, "x-cairn-trace": trace}, timeout=30)
     assert r.status_code == 404 and r.json()["extensions"]["envelope"]["traceId"] == trace == r.json()["request_id"]
     assert _logged(calls, trace) == [("GET /api/v1/decisions/{decision_id}", "ERROR")]
     trace = f"trace_routes_create_415_{live.backend}"
-    r = httpx.post(
+    r = local_http.post(
         f"{live.url}/api/v1/decisions",
         content=b"{}",
         headers={**auth, "x-cairn-trace": trace, "content-type": "text/plain"},

@@ -19,7 +19,7 @@ from cairn.app.core.db import Database
 from cairn.app.governance import REGISTRY
 from cairn.app.identity import service as identity
 from cairn.app.mcp import ENVELOPE_META, TOOLS
-from tests import factories
+from tests import factories, local_http
 from tests.graphql.conftest import _agent
 
 DOCS = [
@@ -195,11 +195,11 @@ def test_refusals_carry_the_graphql_codes(live, mcpco):
 def test_http_needs_a_valid_credential(live, mcpco):
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     h = {"Accept": "application/json, text/event-stream"}
-    r = httpx.post(f"{live.url}/mcp", json=body, headers=h, timeout=30)
+    r = local_http.post(f"{live.url}/mcp", json=body, headers=h, timeout=30)
     assert r.status_code == 401
     assert r.json()["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
     assert r.json()["extensions"]["envelope"]["coordinate"] == "G1.U2.P8.Z4.A1"
-    r = httpx.post(
+    r = local_http.post(
         f"{live.url}/mcp",
         json=body,
         headers={**h, "Authorization": f"Bearer {mcpco['readonly']}", "Origin": "https://evil.example"},

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import asyncio
 
-import httpx
 import pytest
 
 from cairn.app.core.db import Database
 from cairn.app.identity import service as identity
-from tests import factories
+from tests import factories, local_http
 from tests.graphql.conftest import _agent
 from tests.graphql.test_context_sets import make_set
 from tests.graphql.test_mcp import ENVELOPE_META, call
@@ -264,7 +263,7 @@ def test_an_unknown_method_is_method_not_found_and_bad_params_name_the_parameter
         "Authorization": f"Bearer {tokens['reader']}",
         "MCP-Protocol-Version": "2025-06-18",
     }
-    r = httpx.post(
+    r = local_http.post(
         f"{live.url}/mcp", json={"jsonrpc": "2.0", "id": 7, "method": "tools/explode"}, headers=h, timeout=30
     )
     body = r.json()
@@ -279,7 +278,7 @@ def test_an_unknown_method_is_method_not_found_and_bad_params_name_the_parameter
         ]
     ):
         body = {"jsonrpc": "2.0", "id": 8 + i, "method": "tools/call", "params": params}
-        error = httpx.post(f"{live.url}/mcp", json=body, headers=h, timeout=30).json()["error"]
+        error = local_http.post(f"{live.url}/mcp", json=body, headers=h, timeout=30).json()["error"]
         assert (error["code"], error["data"]["field"]) == (-32602, field), error
         assert field in error["message"] and words in error["message"] and "tools/call" in error["message"]
     # (what the SDK takes still passes: every other MCP test calls tools through the SDK's client)

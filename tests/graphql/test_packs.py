@@ -11,6 +11,7 @@ import pytest
 import websockets
 
 from cairn.retrieval.tokens import count_tokens
+from tests import local_http
 
 PACK_FIELDS = """
   packId replayId maxTokens tokensUsed truncated complete incompleteReasons latencyMs tokenizer retrieval
@@ -357,7 +358,7 @@ async def test_subscription_errors_are_coded_and_need_auth(live):
 
 def test_ndjson_stream_equals_the_pack(live):
     body = {"task": "When are invoices generated?", "budget": {"maxTokens": 800}}
-    with httpx.stream(
+    with local_http.stream(
         "POST",
         f"{live.url}/v1/context-packs/stream",
         json=body,
@@ -381,7 +382,7 @@ def test_ndjson_stream_equals_the_pack(live):
 
 
 def test_ndjson_errors_before_the_first_item_are_enveloped(live):
-    r = httpx.post(
+    r = local_http.post(
         f"{live.url}/v1/context-packs/stream",
         json={"task": "x", "budget": {"maxTokens": 5}},
         headers={"Authorization": f"Bearer {live.tokens['agent']}"},
@@ -391,7 +392,7 @@ def test_ndjson_errors_before_the_first_item_are_enveloped(live):
     body = r.json()
     assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
     assert body["extensions"]["envelope"]["protocol"] == "cairn.envelope.v1"
-    r = httpx.post(
+    r = local_http.post(
         f"{live.url}/v1/context-packs/stream",
         json={"task": "x", "bogus": 1},
         headers={"Authorization": f"Bearer {live.tokens['agent']}"},

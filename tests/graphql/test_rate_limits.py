@@ -23,6 +23,7 @@ from cairn.app.core.migrate import upgrade_database
 from cairn.app.governance.auth import ROLE_PERMISSIONS, Principal
 from cairn.app.governance.registry import capabilities_for_scopes
 from cairn.app.identity import service as identity
+from tests import local_http
 from tests.conftest import drop_postgres_database, postgres_database
 from tests.graphql.conftest import Live, _start
 
@@ -126,7 +127,7 @@ def assert_limited(r: httpx.Response, rate_class: str, limit: int) -> None:
 
 
 def stream(live: Live, token: str) -> httpx.Response:
-    return httpx.post(
+    return local_http.post(
         f"{live.url}/v1/context-packs/stream",
         json={"task": "billing region", "retrieval": "LEXICAL"},
         headers={"Authorization": f"Bearer {token}"},
@@ -166,11 +167,11 @@ def test_the_decisions_route_and_mutation_share_the_decisions_limit(limited):
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     window = fresh_window()
     for _ in range(2):  # counted once authorised, even though the body is then refused
-        r = httpx.post(
+        r = local_http.post(
             f"{limited.url}/api/v1/decisions", content=b'{"state": {}, "questions": []}', headers=headers, timeout=60
         )
         assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_decision_input"
-    r = httpx.post(
+    r = local_http.post(
         f"{limited.url}/api/v1/decisions", content=b'{"state": {}, "questions": []}', headers=headers, timeout=60
     )
     assert_limited(r, "decisions", 2)

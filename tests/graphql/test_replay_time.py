@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import httpx
 
+from tests import local_http
+
 REPLAY = """query($id: ID!, $m: ReplayMode!, $t: String) { replay(replayId: $id, mode: $m, task: $t) {
   replayId packId mode asOf { validTime systemTime }
   items { rank kind status currentVersionId citation { documentId versionId passageId sha256 } }
@@ -18,7 +20,7 @@ def _pack(live, token: str) -> dict:
 
 
 def _post(live, rid: str, body, token: str, ctype: str = "application/json") -> httpx.Response:
-    return httpx.post(
+    return local_http.post(
         f"{live.url}/v1/replays/{rid}",
         content=body if isinstance(body, bytes) else httpx.Request("POST", "/", json=body).content,
         headers={"Authorization": f"Bearer {token}", "Content-Type": ctype},

@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 from urllib.parse import quote
 
-import httpx
 import pytest
+
+from tests import local_http
 
 BAD = {"nul": "a\x00b", "esc": "a\x1bb", "c1": "a\x85b", "bidi": "a\u202eb", "newline": "a\nb"}
 
@@ -310,7 +311,7 @@ def test_unicode_document_fields_still_work(live):
 
 @pytest.mark.parametrize("kind", [*BAD])
 def test_http_decision_read_refuses_bad_ids(live, kind):
-    r = httpx.get(
+    r = local_http.get(
         f"{live.url}/api/v1/decisions/{quote(BAD[kind], safe='')}",
         headers={"Authorization": f"Bearer {live.tokens['owner']}"},
         timeout=30,
@@ -321,7 +322,7 @@ def test_http_decision_read_refuses_bad_ids(live, kind):
 
 @pytest.mark.parametrize("kind", [*BAD])
 def test_http_stream_refuses_bad_ids(live, kind):
-    r = httpx.post(
+    r = local_http.post(
         f"{live.url}/v1/context-packs/stream",
         json={"task": "volcano", "retrieval": "LEXICAL", "filters": {"documentIds": [BAD[kind]]}},
         headers={"Authorization": f"Bearer {live.tokens['owner']}"},

@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from cairn.app.decisions.judges import LocalJudge, OpenAIJudge, gemma_model_path
+from tests import local_http
 
 pytestmark = pytest.mark.model
 
@@ -64,7 +65,7 @@ def llama_server(tmp_path_factory):
             if proc.poll() is not None:
                 raise RuntimeError(f"llama_cpp.server exited: {log.read_text()[-2000:]}")
             try:
-                if httpx.get(f"{url}/models", timeout=2).status_code == 200:
+                if local_http.get(f"{url}/models", timeout=2).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass

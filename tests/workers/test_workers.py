@@ -24,6 +24,7 @@ import pytest
 
 from cairn.app.core.db import Database
 from cairn.app.corpus import SourceDocument, ingest_documents
+from tests import local_http
 from tests.conftest import ROOT, drop_postgres_database, postgres_database
 from tests.graphql.conftest import _bootstrap, _free_port
 
@@ -59,7 +60,7 @@ class Worker:
         return f"http://127.0.0.1:{self.port}"
 
     def gql(self, query: str, variables: dict, token: str) -> dict:
-        r = httpx.post(
+        r = local_http.post(
             f"{self.url}/graphql",
             json={"query": query, "variables": variables},
             headers={"Authorization": f"Bearer {token}"},
@@ -73,7 +74,7 @@ class Worker:
         return self.gql(PACK_QUERY, {"i": {"task": task, "retrieval": retrieval}}, token)["contextPack"]
 
     def readyz(self) -> tuple[int, dict]:
-        r = httpx.get(f"{self.url}/readyz", timeout=2)
+        r = local_http.get(f"{self.url}/readyz", timeout=2)
         return r.status_code, r.json()
 
 
@@ -165,7 +166,7 @@ def decide(w: Worker, token: str, raw: bytes, key: str | None) -> httpx.Response
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     if key:
         headers["Idempotency-Key"] = key
-    return httpx.post(f"{w.url}/api/v1/decisions", content=raw, headers=headers, timeout=180)
+    return local_http.post(f"{w.url}/api/v1/decisions", content=raw, headers=headers, timeout=180)
 
 
 @pytest.fixture
