@@ -10,6 +10,7 @@ same timeouts and errors).
 
 from __future__ import annotations
 
+import functools
 import ssl
 from typing import Any
 
@@ -24,19 +25,12 @@ def request(method: str, url: str, **kwargs: Any) -> httpx.Response:
     return httpx.request(method, url, verify=TLS, **kwargs)
 
 
-def get(url: str, **kwargs: Any) -> httpx.Response:
-    """``httpx.get`` with :data:`TLS`."""
-    return httpx.get(url, verify=TLS, **kwargs)
-
-
-def post(url: str, **kwargs: Any) -> httpx.Response:
-    """``httpx.post`` with :data:`TLS`."""
-    return httpx.post(url, verify=TLS, **kwargs)
-
-
-def put(url: str, **kwargs: Any) -> httpx.Response:
-    """``httpx.put`` with :data:`TLS`."""
-    return httpx.put(url, verify=TLS, **kwargs)
+get = functools.partial(request, "GET")
+"""``httpx.get`` with :data:`TLS`."""
+post = functools.partial(request, "POST")
+"""``httpx.post`` with :data:`TLS`."""
+put = functools.partial(request, "PUT")
+"""``httpx.put`` with :data:`TLS`."""
 
 
 def stream(method: str, url: str, **kwargs: Any) -> Any:

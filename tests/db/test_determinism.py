@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -95,4 +96,4 @@ async def test_packs_are_identical_across_processes_and_hash_seeds(tmp_path, emb
         outputs.append(r.stdout)
     assert outputs[0] == outputs[1]
     assert '"Tidal energy in estuaries can change sediment flows' in outputs[0]
-    assert "[[[], " in outputs[0] and "], [[], " in outputs[0], outputs[0][:300]  # both packs complete
+    assert [pack[0] for pack in json.loads(outputs[0])] == [[], []]  # both packs complete (no LATENCY)
