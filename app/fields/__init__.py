@@ -2,7 +2,10 @@
 
 Finders (:mod:`app.fields.finders`) propose typed candidates with exact spans; the ranker
 (:mod:`app.fields.ranker`) picks each field's value(s) and learns from editors' labels;
-:mod:`app.fields.store` keeps definitions, values (versioned with the document) and labels;
+:mod:`app.fields.store` keeps definitions and each collection's state;
+:mod:`app.fields.training` picks a collection's ranker and trains it from labels;
+:mod:`app.fields.extraction` stores each version's values (versioned with the document);
+:mod:`app.fields.values` reads them as of a date, citations re-checked;
 :mod:`app.fields.query` runs ``queryFields`` plans; :mod:`app.fields.operations` is the entry
 point of every operation.
 
@@ -28,6 +31,7 @@ from cairn.app.fields.errors import (
     FieldQueryTooManyGroups,
     FieldQueryTooManySortKeys,
 )
+from cairn.app.fields.extraction import ExtractReport, extract_collection
 from cairn.app.fields.finders import find_candidates, text_key, verify_span
 from cairn.app.fields.kleister import KLEISTER_NDA_FIELDS
 from cairn.app.fields.operations import (
@@ -62,9 +66,9 @@ from cairn.app.fields.query import (
     check_limits,
 )
 from cairn.app.fields.ranker import DocFeatures, FieldModel, Ranker, choose, doc_features, f1, train, train_field
-from cairn.app.fields.store import DocValues, ExtractReport, ValueView, extract_collection
 from cairn.app.fields.suggest import Suggestion
 from cairn.app.fields.types import Candidate, Extracted, FieldSpec, FieldType, Multiplicity
+from cairn.app.fields.values import DocValues, ValueView
 
 __all__ = [
     "KLEISTER_NDA_FIELDS",

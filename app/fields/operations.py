@@ -1,5 +1,6 @@
 """Learned-field services: each takes ``(services, principal, request)``, opens and commits
-its own session and returns domain objects (rules in :mod:`app.fields.store` and
+its own session and returns domain objects (rules in :mod:`app.fields.store`,
+:mod:`app.fields.extraction`, :mod:`app.fields.values`, :mod:`app.fields.training` and
 :mod:`app.fields.query`).
 
 Limits: ≤ 50 fields per collection (``FIELD_DEFINITIONS_TOO_MANY``), names
@@ -29,11 +30,13 @@ from cairn.app.fields.errors import (
     FieldNameInvalid,
     FieldNotDefined,
 )
+from cairn.app.fields.extraction import ExtractReport, extract_collection
 from cairn.app.fields.finders import text_key
 from cairn.app.fields.query import Plan, QueryResult, check_limits, run_plan
-from cairn.app.fields.store import ExtractReport
 from cairn.app.fields.suggest import Suggestion, suggest
+from cairn.app.fields.training import candidate_keys, count_labels, ranker_for, train_from_labels, training_set
 from cairn.app.fields.types import FieldSpec, FieldType, Multiplicity
+from cairn.app.fields.values import coverage, known_at_time, read_values
 
 MAX_DEFINITIONS = 50
 MAX_DESCRIPTION = 2_000
@@ -201,14 +204,14 @@ async def list_fields(services: Any, principal: Any, request: FieldsRequest) -> 
     collection_id, known_at = request.collection_id, request.known_at
     validate_identifier(collection_id, "collectionId")
     _require_collection_in_scope(principal, collection_id, "collectionId")
-    at = store.known_at_time(known_at)
+    at = known_at_time(known_at)
     async with services.db.session() as s:
         await store.get_collection_row(s, principal.workspace_id, collection_id)
         specs = [store.spec_of(r) for r in await store.definitions(s, collection_id)]
         st = await store.state(s, principal.workspace_id, collection_id)
-        _, origin = store.ranker_for(st, specs)
-        labels = await store.count_labels(s, collection_id)
-        total, have = await store.coverage(
+        _, origin = ranker_for(st, specs)
+        labels = await count_labels(s, collection_id)
+        total, have = await coverage(
             s, workspace_id=principal.workspace_id, collection_id=collection_id, specs=specs, known_at=at
         )
     return [
@@ -232,7 +235,7 @@ async def extract_fields(services: Any, principal: Any, request: ExtractRequest,
         BadInput (collectionId), NotFound (collection).
     """
     validate_identifier(request.collection_id, "collectionId")
-    return await store.extract_collection(
+    return await extract_collection(
         services.db,
         workspace_id=principal.workspace_id,
         collection_id=request.collection_id,
@@ -256,11 +259,11 @@ async def query_fields(services: Any, principal: Any, plan: Plan) -> QueryResult
     validate_identifier(plan.collection_id, "plan.collectionId")
     _require_collection_in_scope(principal, plan.collection_id, "plan.collectionId")
     check_limits(plan)
-    at = store.known_at_time(plan.known_at)
+    at = known_at_time(plan.known_at)
     async with services.db.session() as s:
         await store.get_collection_row(s, principal.workspace_id, plan.collection_id)
         specs = [store.spec_of(r) for r in await store.definitions(s, plan.collection_id)]
-        docs = await store.read_values(
+        docs = await read_values(
             s, workspace_id=principal.workspace_id, collection_id=plan.collection_id, specs=specs, known_at=at
         )
     return run_plan(plan, specs, docs)
@@ -305,7 +308,7 @@ async def label_value(services: Any, principal: Any, request: LabelRequest) -> l
         keys = []
         for i, raw in enumerate(request.values):
             validate_name(raw, f"values[{i}]", 500)
-            found = store.candidate_keys(raw, spec.type)
+            found = candidate_keys(raw, spec.type)
             if spec.type == FieldType.TEXT:
                 keys.append(text_key(raw))
             elif len(found) == 1:
@@ -345,13 +348,13 @@ async def train_fields(services: Any, principal: Any, collection_id: str) -> dic
     async with services.db.session() as s:
         await store.get_collection_row(s, principal.workspace_id, collection_id)
         specs = [store.spec_of(r) for r in await store.definitions(s, collection_id)]
-        labelled = await store.training_set(s, collection_id)
-    model = store.train_from_labels(specs, labelled)
+        labelled = await training_set(s, collection_id)
+    model = train_from_labels(specs, labelled)
     async with services.db.session() as s:
         st = await store.state(s, principal.workspace_id, collection_id)
         st.model, st.trained_at = model, utcnow()
         st.revision += 1
-        _, origin = store.ranker_for(st, specs)
+        _, origin = ranker_for(st, specs)
     return origin
 
 
@@ -371,9 +374,7 @@ async def suggest_fields(services: Any, principal: Any, request: SuggestRequest)
         await store.get_collection_row(s, principal.workspace_id, collection_id)
         existing = [d.name for d in await store.definitions(s, collection_id)]
         now = utcnow()
-        current = choose_versions(
-            await store._live_versions(s, collection_id), valid_time=now, system_time=now, now=now
-        )
+        current = choose_versions(await store.live_versions(s, collection_id), valid_time=now, system_time=now, now=now)
         ids = [v.id for v in current.values()][:2000]
         texts = [t for (t,) in (await s.execute(select(DocumentVersion.text).where(DocumentVersion.id.in_(ids)))).all()]  # type: ignore[attr-defined]
     return suggest(texts, existing, limit)

@@ -50,8 +50,8 @@ from cairn.app.fields.errors import (
     FieldQueryTooManySortKeys,
 )
 from cairn.app.fields.finders import find_candidates, text_key
-from cairn.app.fields.store import DocValues, ValueView
 from cairn.app.fields.types import FieldSpec, FieldType
+from cairn.app.fields.values import DocValues, ValueView
 
 MAX_FIELDS = 6
 MAX_FILTERS = 6

@@ -99,7 +99,7 @@ async def prefetch(
 ) -> None:
     """Read rows for ``ids`` into ``cache``, then prepare their texts for dedup
     (:func:`retrieval.dedup.prepare`) in rank order until ``until()`` is true (the dense leg
-    finished: the pack needs the event loop again). See :func:`app.packs.service._legs`."""
+    finished: the pack needs the event loop again). See :func:`app.packs.legs.search_legs`."""
     cache.update(await fetch_rows(services, principal, [i for i in ids if i not in cache]))
     for pid in ids:
         if until is not None and until():

@@ -2,7 +2,8 @@
 
 Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
 1. header (pack id, replay id, budget) — emitted at once;
-2. legs, concurrently (:func:`retrieval.pipeline.run_legs`, legs per the mode's
+2. legs, concurrently (:func:`app.packs.legs.search_legs` runs
+   :func:`retrieval.pipeline.run_legs`, legs per the mode's
    :class:`~retrieval.pipeline.RetrievalConfig`): BM25 over Whoosh (``HYBRID``, ``LEXICAL``)
    and query embedding + Qdrant search (``HYBRID``, ``DENSE``; each vector space whose
    passages could match the task is searched with its own model's embedding of the task
@@ -17,8 +18,8 @@ Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
    what was visible then. The rows this reads (each passage's document, versions and span)
    are kept across packs per workspace while its corpus generation is unchanged
    (:mod:`app.packs.row_cache`, :mod:`app.corpus.generation`): a recurring passage costs no SQL;
-   fusion (:func:`app.packs.types.fusion_method`): a current pack by
-   :func:`retrieval.fusion.hybrid_fusion` (issue 18), a convex combination of leg scores
+   fusion (:func:`app.packs.fusion.fuse_legs`; method by :func:`app.packs.types.fusion_method`):
+   a current pack by :func:`retrieval.fusion.hybrid_fusion` (issue 18), a convex combination of leg scores
    scaled to each leg's top (Bruch et al. 2023), each leg weighted per query by how clearly its
    top result stands out (score gap), the dense leg's weight also scaled by the model's
    vocabulary coverage of the task (:func:`retrieval.pipeline.weigh_dense_leg`); ties by
@@ -38,12 +39,13 @@ Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
    onto the best-ranked item, which lists the others as alternate citations; steps 4–5 run on rank
    windows of the fused list (80 candidates at the default budget, then doubling) until
    the budget is nearly full (see :func:`app.packs.resolve.resolve_windows`);
-6. budget: greedy in rank order with measured cl100k token counts;
+6. budget: greedy in rank order with measured cl100k token counts over the packable entries
+   (:func:`app.packs.items.pack_entries`);
 7. re-check: every item's document must still be readable *now* (not deleted, collection
    live) just before it is emitted; with ``sources: GRAPH``, ``FACT`` items (a statement's
    span and interval) follow their host passages, the lowest-ranked items giving way to fit
-   the budget; then items, the replay record (ids and hashes only),
-   and the footer. Database reads and writes besides candidate rows: :mod:`app.packs.store`.
+   the budget; then items (:func:`app.packs.items.pack_item`), the replay record (ids and
+   hashes only), and the footer. Database reads and writes besides candidate rows: :mod:`app.packs.store`.
 
 If ``maxLatencyMs`` passes while a leg is still running, the pack uses what has arrived and
 is marked incomplete (``LATENCY``). ``REQUIRE_COMPLETE`` turns any incompleteness (latency,
@@ -54,25 +56,22 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from datetime import datetime
+from collections.abc import AsyncIterator, Callable
 
-import numpy as np
-
-from cairn.app.core.errors import BadInput, PackIncomplete
+from cairn.app.core.errors import PackIncomplete
 from cairn.app.core.ids import new_id, utcnow
 from cairn.app.corpus import read_generation
 from cairn.app.governance import Principal, require_scope
 from cairn.app.observability import set_attributes, span
-from cairn.app.packs.evidence import apply_floor, dense_evidence, evidence_notes, similarity_floor
+from cairn.app.packs.fusion import fuse_legs
 from cairn.app.packs.graph_hook import add_fact_items, run_graph_leg
-from cairn.app.packs.pipeline_types import Candidate, LegResults, PackEntry, PackServices, PackTimings, RowCache
-from cairn.app.packs.resolve import first_window, prefetch, resolve_windows, visible_legs
+from cairn.app.packs.items import pack_entries, pack_item
+from cairn.app.packs.legs import search_legs, visible_dense_spaces
+from cairn.app.packs.pipeline_types import LegResults, PackServices, PackTimings, RowCache
+from cairn.app.packs.resolve import resolve_windows, visible_legs
 from cairn.app.packs.set_hook import plan_context_set, set_item, without_required
-from cairn.app.packs.store import check_filters, readable_now, record_replay, whole_documents
+from cairn.app.packs.store import check_filters, readable_now, record_replay
 from cairn.app.packs.types import (
-    RRF_K,
-    Citation,
     Pack,
     PackEvent,
     PackFooter,
@@ -83,303 +82,10 @@ from cairn.app.packs.types import (
     validate_pack_request,
 )
 from cairn.retrieval.contradiction import find_contradictions
-from cairn.retrieval.dedup import DedupGroup
-from cairn.retrieval.dense import DenseModels, DenseServed, merge_spaces
-from cairn.retrieval.fusion import Fused, hybrid_fusion, rrf
+from cairn.retrieval.dense import DenseServed
 from cairn.retrieval.packing import pack_greedy
-from cairn.retrieval.pipeline import LEG_DEPTH, RETRIEVAL_CONFIGS, Legs, Ranked, RetrievalConfig, run_legs
+from cairn.retrieval.pipeline import LEG_DEPTH, RETRIEVAL_CONFIGS, Ranked
 from cairn.retrieval.tokens import TOKENIZER_NAME
-
-
-async def _legs(
-    services: PackServices,
-    principal: Principal,
-    req: PackRequest,
-    config: RetrievalConfig,
-    filters: tuple[list[str] | None, list[str] | None],
-    deadline: float,
-    timings: PackTimings,
-    cache: RowCache,
-    more: dict[str, Callable[[int], Ranked]],
-) -> tuple[LegResults, DenseServed]:
-    """Bind the leg searches to the caller's workspace, filters and depth, and run them
-    (:func:`retrieval.pipeline.run_legs`) until ``deadline`` (monotonic seconds).
-
-    ``more`` receives, per leg that ran, the same search at another limit (the dense one
-    reuses the task's query vector in each space it searched, merged again at that limit),
-    for :func:`app.packs.resolve.visible_legs` to over-fetch.
-
-    Returns:
-        The legs' results, and what the dense leg searched (models, each passage's space;
-        an over-fetch adds the spaces of the passages it found).
-
-    While the dense leg embeds the task, BM25's top ``first_window(maxTokens)`` candidates'
-    rows are read into ``cache`` (:func:`app.packs.resolve.prefetch`).
-
-    Raises:
-        BadInput: ``DENSE`` on a server without an embedding model.
-    """
-    idx = services.indexes
-    colls, docs = filters
-    depth = LEG_DEPTH  # never from the budget: a passage's fused score must not depend on maxTokens
-    dense, vectors = idx.dense, idx.vectors
-    served = DenseServed()
-    if config.dense_only and (dense is None or vectors is None):
-        raise BadInput(
-            "input.retrieval DENSE needs an embedding model; this server runs without one "
-            "(CAIRN_EMBEDDER=none): use HYBRID or LEXICAL",
-            field="input.retrieval",
-        )
-    ws = principal.workspace_id
-
-    def lexical(limit: int = depth) -> Ranked:
-        with span("pack.leg.bm25", {"cairn.leg": "bm25", "cairn.leg.depth": limit}) as s:
-            out = idx.lexical.search(req.task, workspace_id=ws, collection_ids=colls, document_ids=docs, limit=limit)
-            set_attributes(s, {"cairn.leg.results": len(out)})
-            return out
-
-    more["lexical"] = lexical
-    if dense is None or vectors is None:
-        legs = Legs(lexical)  # HYBRID: the pipeline notes the missing dense leg
-    else:
-
-        def route() -> tuple[str, ...]:
-            return dense.task_spaces(
-                req.task,
-                multilingual_has_passages=lambda: vectors.has_space(dense.multilingual_space or "", workspace_id=ws),
-            )
-
-        # asking the store whether the workspace has multilingual passages is I/O (a server in cluster mode)
-        spaces = await asyncio.to_thread(route) if dense.multilingual is not None else route()
-        served.cjk = dense.primary_space not in spaces
-        served.models = [dense.by_space[name].name for name in spaces]
-        coverage_of = getattr(dense.primary, "vocabulary_coverage", None)
-
-        def coverage() -> float | None:
-            if coverage_of is None or dense.primary_space not in spaces:
-                return None
-            return float(coverage_of(req.task))
-
-        def encode() -> Mapping[str, np.ndarray]:
-            with span("pack.leg.dense.embed", {"cairn.leg": "dense", "cairn.embedder": " + ".join(served.models)}):
-                return dense.encode_task(req.task, spaces)
-
-        def search_space(name: str, vec: np.ndarray, limit: int) -> Ranked:
-            out = vectors.search(vec, workspace_id=ws, collection_ids=colls, document_ids=docs, limit=limit, space=name)
-            served.space_of.update((pid, name) for pid, _ in out)
-            return out
-
-        def deeper(name: str, vec: np.ndarray) -> Callable[[int], Ranked]:
-            def run(limit: int) -> Ranked:
-                attrs = {"cairn.leg": "dense", "cairn.leg.depth": limit, "cairn.vector.space": name}
-                with span("pack.leg.dense.search", attrs) as s:
-                    out = search_space(name, vec, limit)
-                    set_attributes(s, {"cairn.leg.results": len(out)})
-                    return out
-
-            return run
-
-        def search(query: Mapping[str, np.ndarray], limit: int = depth) -> Ranked:
-            more["dense"] = lambda n: search(query, n)  # the over-fetch reuses the task's vector(s)
-            served.more = {name: deeper(name, vec) for name, vec in query.items()}
-            with span("pack.leg.dense.search", {"cairn.leg": "dense", "cairn.leg.depth": limit}) as s:
-                served.lists = {name: search_space(name, vec, limit) for name, vec in query.items()}
-                out = merge_spaces(served.lists, limit)
-                set_attributes(s, {"cairn.leg.results": len(out)})
-                return out
-
-        legs = Legs(lexical, encode=encode, search_vectors=search, coverage=coverage)
-
-    async def warm(lexical: Sequence[tuple[str, float]], dense_finished: Callable[[], bool]) -> None:
-        ids = [pid for pid, _ in lexical[: first_window(req.max_tokens)]]
-        await prefetch(services, principal, ids, cache, until=dense_finished)
-
-    return await run_legs(config, legs, deadline=deadline, timings=timings.values, warm=warm), served
-
-
-async def _visible_dense_spaces(
-    services: PackServices,
-    principal: Principal,
-    legs: LegResults,
-    served: DenseServed,
-    valid_time: datetime,
-    system_time: datetime,
-    cache: RowCache,
-    depth: int,
-    more: dict[str, Callable[[int], Ranked]],
-) -> None:
-    """When the dense leg searched several vector spaces: as-of visibility per space, *then* the
-    merge (:func:`retrieval.dense.merge_spaces` interleaves by rank, so hiding a passage of one
-    space after the merge would shift the other space's passages; per space, a pack as of a
-    past time ranks exactly what was visible then). Each space over-fetches on its own
-    (reusing its query vector); ``legs.ranked["dense"]`` becomes the merged visible list and
-    needs no further over-fetch (``more["dense"]`` is dropped)."""
-    if "dense" not in legs.ranked or len(served.lists) < 2:
-        return
-    lists = {f"dense/{name}": ranked for name, ranked in served.lists.items()}
-    deeper = {f"dense/{name}": run for name, run in served.more.items()}
-    await visible_legs(
-        services, principal, lists, valid_time, system_time, cache, depth=depth, more=deeper, notes=legs.notes
-    )
-    legs.ranked["dense"] = merge_spaces({name[len("dense/") :]: ranked for name, ranked in lists.items()}, depth)
-    more.pop("dense", None)
-
-
-def _fuse(
-    legs: LegResults,
-    config: RetrievalConfig,
-    dense: DenseModels | None,
-    served: DenseServed,
-    notes: list[str],
-    method: str,
-) -> list[Fused]:
-    """Fuse the legs that finished, apply the dense similarity floor (each passage's by the model
-    of its space), and add the evidence notes and which dense models served the task.
-
-    ``method`` (:func:`app.packs.types.fusion_method`): ``SCORE`` =
-    :func:`retrieval.fusion.hybrid_fusion` (``legs.weights`` its static priors; a dense leg
-    enters as :func:`app.packs.evidence.dense_evidence`: each model's cosines rescaled from
-    that model's unrelated-text baseline to its top one, so cosines of two models are never
-    compared); ``RANK`` =
-    RRF (Cormack et al. 2009, k = 60, ranks from 1, ``legs.weights`` per leg), for packs read as
-    of a given time, so they are reproducible byte for byte.
-    """
-    results = legs.ids()
-    cosine = legs.cosine()
-    weights = legs.weights
-    if not results:
-        fused: list[Fused] = []
-    elif method == "RANK":
-        fused = rrf(results, k=RRF_K, weights=weights)
-        if len(results) > 1:
-            notes.append("legs fused by rank (RRF): the pack reads as of a given time, so it is reproducible")
-    else:
-        scored = legs.ranked
-        if "dense" in scored and dense is not None:
-            scored = {**scored, "dense": dense_evidence(scored["dense"], served.space_of, dense.by_space)}
-        fused = hybrid_fusion(scored, weights)
-    ran = {k: v for k, v in results.items() if weights.get(k, 1.0) > 0}
-    by_space = dense.by_space if dense is not None else {}
-    multi = dense.multilingual_space if dense is not None else None
-    floor_of = {
-        name: similarity_floor(model, cross_lingual=name == multi and not served.cjk)
-        for name, model in by_space.items()
-    }
-    if "dense" in ran:
-        fused = apply_floor(fused, cosine, {pid: floor_of.get(space) for pid, space in served.space_of.items()})
-    model_names = served.models or [getattr(dense.primary if dense else None, "name", "none")]
-    floors = [similarity_floor(m) for m in by_space.values() if m.name in model_names]
-    notes.extend(
-        evidence_notes(
-            config.name,
-            ran,
-            cosine,
-            floors[0] if len(floors) == 1 else None,
-            sum(1 for f in fused if "lexical" not in f.ranks),
-            " + ".join(model_names),
-            floor_text=" and ".join(
-                (f"floor {f:.2f} for {m.name}" if f is not None else f"no floor for {m.name}")
-                for m, f in ((m, similarity_floor(m)) for m in by_space.values() if m.name in model_names)
-            )
-            if len(floors) > 1
-            else None,
-        )
-    )
-    if "dense" in results and dense is not None and dense.multilingual is not None and served.models:
-        if served.cjk:
-            notes.append(
-                f"dense leg: {served.models[0]} (the task is written in Chinese/Japanese/Korean script, "
-                "which the English model cannot read)"
-            )
-        elif len(served.models) > 1:
-            notes.append(
-                f"dense leg: {served.models[0]} for this workspace's passages in other scripts + "
-                f"{served.models[1]} for its Chinese/Japanese/Korean passages (cross-lingual), merged by rank"
-            )
-    if 0.0 < weights.get("dense", 1.0) < 1.0 and "dense" in results:
-        notes.append(
-            f"dense leg weighted {weights['dense']:.2f} (the embedding model reads part of the task as unknown words)"
-        )
-    return fused
-
-
-async def _entries(
-    services: PackServices, req: PackRequest, groups: Sequence[DedupGroup[Candidate]]
-) -> list[PackEntry]:
-    """Packable entries in rank order: evidence groups (``PASSAGES``), then whole documents of
-    the 20 best-ranked documents (``DOCUMENTS``)."""
-    entries: list[PackEntry] = []
-    if "PASSAGES" in req.sources:
-        entries.extend(PackEntry("EVIDENCE", g, g.kept.tokens) for g in groups)
-    if "DOCUMENTS" in req.sources:
-        seen: set[str] = set()
-        best_docs: list[DedupGroup[Candidate]] = []
-        for g in groups:
-            if g.kept.doc not in seen:
-                seen.add(g.kept.doc)
-                best_docs.append(g)
-        entries.extend(await whole_documents(services, best_docs[:20]))
-    return entries
-
-
-def _citation(
-    c: Candidate,
-    passage_id: str | None = None,
-    start: int | None = None,
-    end: int | None = None,
-    sha: str | None = None,
-    *,
-    whole: bool = False,
-) -> Citation:
-    """A candidate's citation, naming its source (external id, title, collection id and name);
-    ``whole``: the whole chosen version (no passage, ``start``/``end``/``sha`` given)."""
-    return Citation(
-        c.doc,
-        c.version,
-        None if whole else c.id,
-        c.start if start is None else start,
-        c.end if end is None else end,
-        c.sha if sha is None else sha,
-        external_id=c.external_id,
-        document_title=c.title,
-        collection_id=c.collection,
-        collection_name=c.collection_name,
-    )
-
-
-def _item(rank: int, e: PackEntry, readable: set[str], flags: dict[str, set[str]]) -> PackItem:
-    """One pack item from an entry; alternates only from documents readable now."""
-    c = e.group.kept
-    if e.whole is None:  # EVIDENCE
-        text = c.text
-        cit = _citation(c)
-        alts = tuple(_citation(d) for d in e.group.duplicates if d.doc in readable)
-        others = tuple(sorted(flags.get(c.id, ())))
-    else:  # WHOLE_DOCUMENT
-        text = e.whole.text
-        cit = _citation(c, None, 0, len(text), e.whole.sha256, whole=True)
-        alts, others = (), ()
-    return PackItem(
-        rank,
-        e.kind,
-        text,
-        e.tokens,
-        "UNTRUSTED",
-        round(c.score, 8),
-        c.ranks.get("lexical"),
-        c.ranks.get("dense"),
-        cit,
-        alts,
-        c.title,
-        c.collection,
-        c.valid_from,
-        c.valid_to,
-        c.superseded,
-        bool(others),
-        others,
-        external_id=c.external_id,
-        collection_name=c.collection_name,
-    )
 
 
 async def stream_pack(
@@ -444,11 +150,11 @@ async def stream_pack(
         if filters[0] == [] or filters[1] == []:  # context-set hook: the set's scope leaves nothing to search
             legs, served = LegResults({}, (), {"lexical": 1.0, "dense": 1.0}), DenseServed()
         else:
-            legs, served = await _legs(services, principal, req, config, filters, deadline, timings, cache, more)
+            legs, served = await search_legs(services, principal, req, config, filters, deadline, timings, cache, more)
     # as-of visibility before fusion (issue 14): legs rank only passages visible at the read point
     depth = LEG_DEPTH
     with timings.stage("resolveMs"):
-        await _visible_dense_spaces(services, principal, legs, served, valid_time, system_time, cache, depth, more)
+        await visible_dense_spaces(services, principal, legs, served, valid_time, system_time, cache, depth, more)
         await visible_legs(
             services, principal, legs.ranked, valid_time, system_time, cache, depth=depth, more=more, notes=legs.notes
         )
@@ -478,7 +184,7 @@ async def stream_pack(
             )
             legs.ranked["graph"] = graph_only["graph"]
     with timings.stage("fusionMs"):
-        fused = _fuse(legs, config, services.indexes.dense, served, notes, fusion_method(req))
+        fused = fuse_legs(legs, config, services.indexes.dense, served, notes, fusion_method(req))
     with span("pack.resolve", {"cairn.pack.fused": len(fused)}):  # as-of resolution + dedup windows
         cands, groups, unresolved = await resolve_windows(
             services, principal, fused, req, valid_time, system_time, timings, cache
@@ -486,7 +192,7 @@ async def stream_pack(
     t = time.perf_counter()
     merged = sum(len(g.duplicates) for g in groups)
     with span("pack.packing", {"cairn.pack.max_tokens": req.max_tokens}) as s:
-        entries = await _entries(services, req, without_required(groups, plan))  # context-set hook
+        entries = await pack_entries(services, req, without_required(groups, plan))  # context-set hook
         set_tokens = plan.tokens if plan is not None else 0  # context-set hook: set items come first
         packed = pack_greedy(entries, tokens=lambda e: e.tokens, max_tokens=req.max_tokens - set_tokens)
         set_attributes(s, {"cairn.pack.entries": len(entries), "cairn.pack.included": len(packed.included)})
@@ -515,7 +221,7 @@ async def stream_pack(
     with timings.stage("contradictionMs"):
         flags = find_contradictions([(e.group.kept.id, e.group.kept.text) for e in kept if e.kind == "EVIDENCE"])
     first = len(set_items) + 1  # context-set hook: approved items hold ranks 1..len(set_items)
-    items = [_item(rank, e, readable, flags) for rank, e in enumerate(kept, start=first)]
+    items = [pack_item(rank, e, readable, flags) for rank, e in enumerate(kept, start=first)]
     # temporal GRAPH leg hook (issue 14): FACT items after their passages, within what the set left
     items = add_fact_items(items, graph, req.max_tokens - set_tokens, first_rank=first)
     # The replay record is written while the items stream out; the footer waits for it, so

@@ -1,0 +1,95 @@
+"""Fusion of a pack's legs: scores or ranks, the dense similarity floor, and the notes on both.
+
+Split from :mod:`app.packs.service` (the pipeline). :func:`fuse_legs` fuses the legs that
+finished by the pack's method (:func:`app.packs.types.fusion_method`: score fusion for a
+current pack, RRF for a pack read as of a given time), drops dense-only passages under their
+model's cosine floor and notes weak evidence (:mod:`app.packs.evidence`) and which dense
+models served the task.
+"""
+
+from __future__ import annotations
+
+from cairn.app.packs.evidence import apply_floor, dense_evidence, evidence_notes, similarity_floor
+from cairn.app.packs.pipeline_types import LegResults
+from cairn.app.packs.types import RRF_K
+from cairn.retrieval.dense import DenseModels, DenseServed
+from cairn.retrieval.fusion import Fused, hybrid_fusion, rrf
+from cairn.retrieval.pipeline import RetrievalConfig
+
+
+def fuse_legs(
+    legs: LegResults,
+    config: RetrievalConfig,
+    dense: DenseModels | None,
+    served: DenseServed,
+    notes: list[str],
+    method: str,
+) -> list[Fused]:
+    """Fuse the legs that finished, apply the dense similarity floor (each passage's by the model
+    of its space), and add the evidence notes and which dense models served the task.
+
+    ``method`` (:func:`app.packs.types.fusion_method`): ``SCORE`` =
+    :func:`retrieval.fusion.hybrid_fusion` (``legs.weights`` its static priors; a dense leg
+    enters as :func:`app.packs.evidence.dense_evidence`: each model's cosines rescaled from
+    that model's unrelated-text baseline to its top one, so cosines of two models are never
+    compared); ``RANK`` =
+    RRF (Cormack et al. 2009, k = 60, ranks from 1, ``legs.weights`` per leg), for packs read as
+    of a given time, so they are reproducible byte for byte.
+    """
+    results = legs.ids()
+    cosine = legs.cosine()
+    weights = legs.weights
+    if not results:
+        fused: list[Fused] = []
+    elif method == "RANK":
+        fused = rrf(results, k=RRF_K, weights=weights)
+        if len(results) > 1:
+            notes.append("legs fused by rank (RRF): the pack reads as of a given time, so it is reproducible")
+    else:
+        scored = legs.ranked
+        if "dense" in scored and dense is not None:
+            scored = {**scored, "dense": dense_evidence(scored["dense"], served.space_of, dense.by_space)}
+        fused = hybrid_fusion(scored, weights)
+    ran = {k: v for k, v in results.items() if weights.get(k, 1.0) > 0}
+    by_space = dense.by_space if dense is not None else {}
+    multi = dense.multilingual_space if dense is not None else None
+    floor_of = {
+        name: similarity_floor(model, cross_lingual=name == multi and not served.cjk)
+        for name, model in by_space.items()
+    }
+    if "dense" in ran:
+        fused = apply_floor(fused, cosine, {pid: floor_of.get(space) for pid, space in served.space_of.items()})
+    model_names = served.models or [getattr(dense.primary if dense else None, "name", "none")]
+    floors = [similarity_floor(m) for m in by_space.values() if m.name in model_names]
+    notes.extend(
+        evidence_notes(
+            config.name,
+            ran,
+            cosine,
+            floors[0] if len(floors) == 1 else None,
+            sum(1 for f in fused if "lexical" not in f.ranks),
+            " + ".join(model_names),
+            floor_text=" and ".join(
+                (f"floor {f:.2f} for {m.name}" if f is not None else f"no floor for {m.name}")
+                for m, f in ((m, similarity_floor(m)) for m in by_space.values() if m.name in model_names)
+            )
+            if len(floors) > 1
+            else None,
+        )
+    )
+    if "dense" in results and dense is not None and dense.multilingual is not None and served.models:
+        if served.cjk:
+            notes.append(
+                f"dense leg: {served.models[0]} (the task is written in Chinese/Japanese/Korean script, "
+                "which the English model cannot read)"
+            )
+        elif len(served.models) > 1:
+            notes.append(
+                f"dense leg: {served.models[0]} for this workspace's passages in other scripts + "
+                f"{served.models[1]} for its Chinese/Japanese/Korean passages (cross-lingual), merged by rank"
+            )
+    if 0.0 < weights.get("dense", 1.0) < 1.0 and "dense" in results:
+        notes.append(
+            f"dense leg weighted {weights['dense']:.2f} (the embedding model reads part of the task as unknown words)"
+        )
+    return fused

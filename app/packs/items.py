@@ -1,0 +1,95 @@
+"""Pack entries and items: what the budget packs, and the items (with citations) it emits.
+
+Split from :mod:`app.packs.service` (the pipeline). :func:`pack_entries` turns deduplicated
+groups into packable entries in rank order (evidence, then whole documents);
+:func:`pack_item` turns a packed entry into a :class:`app.packs.types.PackItem`, citing its
+source (:func:`citation_of`) and keeping only alternates from documents readable now.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cairn.app.packs.pipeline_types import Candidate, PackEntry, PackServices
+from cairn.app.packs.store import whole_documents
+from cairn.app.packs.types import Citation, PackItem, PackRequest
+from cairn.retrieval.dedup import DedupGroup
+
+
+async def pack_entries(
+    services: PackServices, req: PackRequest, groups: Sequence[DedupGroup[Candidate]]
+) -> list[PackEntry]:
+    """Packable entries in rank order: evidence groups (``PASSAGES``), then whole documents of
+    the 20 best-ranked documents (``DOCUMENTS``)."""
+    entries: list[PackEntry] = []
+    if "PASSAGES" in req.sources:
+        entries.extend(PackEntry("EVIDENCE", g, g.kept.tokens) for g in groups)
+    if "DOCUMENTS" in req.sources:
+        seen: set[str] = set()
+        best_docs: list[DedupGroup[Candidate]] = []
+        for g in groups:
+            if g.kept.doc not in seen:
+                seen.add(g.kept.doc)
+                best_docs.append(g)
+        entries.extend(await whole_documents(services, best_docs[:20]))
+    return entries
+
+
+def citation_of(
+    c: Candidate,
+    passage_id: str | None = None,
+    start: int | None = None,
+    end: int | None = None,
+    sha: str | None = None,
+    *,
+    whole: bool = False,
+) -> Citation:
+    """A candidate's citation, naming its source (external id, title, collection id and name);
+    ``whole``: the whole chosen version (no passage, ``start``/``end``/``sha`` given)."""
+    return Citation(
+        c.doc,
+        c.version,
+        None if whole else c.id,
+        c.start if start is None else start,
+        c.end if end is None else end,
+        c.sha if sha is None else sha,
+        external_id=c.external_id,
+        document_title=c.title,
+        collection_id=c.collection,
+        collection_name=c.collection_name,
+    )
+
+
+def pack_item(rank: int, e: PackEntry, readable: set[str], flags: dict[str, set[str]]) -> PackItem:
+    """One pack item from an entry; alternates only from documents readable now."""
+    c = e.group.kept
+    if e.whole is None:  # EVIDENCE
+        text = c.text
+        cit = citation_of(c)
+        alts = tuple(citation_of(d) for d in e.group.duplicates if d.doc in readable)
+        others = tuple(sorted(flags.get(c.id, ())))
+    else:  # WHOLE_DOCUMENT
+        text = e.whole.text
+        cit = citation_of(c, None, 0, len(text), e.whole.sha256, whole=True)
+        alts, others = (), ()
+    return PackItem(
+        rank,
+        e.kind,
+        text,
+        e.tokens,
+        "UNTRUSTED",
+        round(c.score, 8),
+        c.ranks.get("lexical"),
+        c.ranks.get("dense"),
+        cit,
+        alts,
+        c.title,
+        c.collection,
+        c.valid_from,
+        c.valid_to,
+        c.superseded,
+        bool(others),
+        others,
+        external_id=c.external_id,
+        collection_name=c.collection_name,
+    )
