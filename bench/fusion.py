@@ -293,7 +293,7 @@ def methods() -> dict[str, FusionFn]:
     def space_of(extra) -> dict[str, str]:
         return {p: name for name, ranked in (extra["spaces"] if extra else {}).items() for p, _ in ranked}
 
-    def chosen(legs, coverage, extra=None):  # what packs run (app/packs/service.py ``_fuse``)
+    def chosen(legs, coverage, extra=None):  # what packs run (app/packs/fusion.py ``fuse_legs``)
         scored = {**legs, "dense": dense_evidence(legs["dense"], space_of(extra), extra["models"] if extra else {})}
         return [f.id for f in fusion.hybrid_fusion(scored, {"dense": dense_prior(coverage)})]
 

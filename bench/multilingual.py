@@ -10,7 +10,7 @@ exist: this bench does not ingest), through :func:`app.packs.service.build_pack`
    Japanese gold passage's document, DENSE and HYBRID (maxTokens 4,000), next to the
    Japanese originals of the same ids;
 2. routing: share of JSQuAD valid questions and of SciFact test claims that the script rule
-   (:func:`retrieval.language.is_cjk`) sends to the multilingual model;
+   (:func:`retrieval.language.is_non_latin`) sends to the multilingual model;
 3. query embedding cost: p50 ms of one query for all-MiniLM-L6-v2 and multilingual-e5-small
    (the same 200 JSQuAD questions, in the same process);
 4. the e5 similarity floor: top-1 e5 cosine of the first ``--floor-questions`` JSQuAD
@@ -76,7 +76,7 @@ async def run(data_dir: Path, floor_questions: int) -> dict:
     from cairn.app.core.models import Document
     from cairn.app.packs.service import build_pack
     from cairn.app.packs.types import PackRequest
-    from cairn.retrieval.language import is_cjk
+    from cairn.retrieval.language import is_non_latin
 
     if not (data_dir / "cairn.db").exists():
         raise SystemExit(f"{data_dir} has no data dir: run python -m bench.beir --dataset jsquad first")
@@ -124,8 +124,8 @@ async def run(data_dir: Path, floor_questions: int) -> dict:
 
         scifact = load_queries(SHARED / "scifact/queries.jsonl")
         results["routing"] = {
-            "jsquad valid questions routed to e5": sum(is_cjk(queries[q]) for q in qids) / len(qids),
-            "scifact claims routed to e5": sum(is_cjk(t) for t in scifact.values()) / len(scifact),
+            "jsquad valid questions routed to e5": sum(is_non_latin(queries[q]) for q in qids) / len(qids),
+            "scifact claims routed to e5": sum(is_non_latin(t) for t in scifact.values()) / len(scifact),
         }
         print(results["routing"], flush=True)
 

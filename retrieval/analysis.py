@@ -1,35 +1,48 @@
-"""A Whoosh analyzer for mixed English and CJK (Chinese, Japanese, Korean) text.
+"""A Whoosh analyzer for text in any script: words where words are spaced, bigrams where not.
 
 Method:
 
 * The text is NFKC-normalised first (full-width ``ＡＢＣ１２３`` → ``ABC123``,
   half-width katakana → full-width), so queries and documents meet in one form.
-* Latin-script (more exactly: any non-CJK word-character) runs become words, as in
-  Whoosh's default ``\\w+(\\.?\\w+)*`` pattern (``3.14`` and ``e.g`` stay whole), then are
-  lowercased, filtered against Whoosh's English stop list, and stemmed with the Snowball
-  English ("Porter2") stemmer via a subclass of Whoosh's ``StemFilter`` that leaves CJK
-  tokens alone and uses a thread-safe ``functools.lru_cache`` (Whoosh's own LFU cache is
-  not safe under concurrent searches).
-* CJK runs (Han incl. 々〆〇, Hiragana, Katakana incl. ー, Hangul) become overlapping
-  character bigrams, ``東京都`` → ``東京``, ``京都``; a run of one character becomes that
-  unigram. This is the CJK bigram scheme of Lucene's ``CJKBigramFilter`` (and of most
-  BM25 baselines on CJK): no dictionary, no segmenter; BM25 recall@10 on JSQuAD 0.967
-  with :mod:`retrieval.lexical`'s defaults (reference with Sudachi/Janome: +0.001–0.006).
+* Words: runs of Unicode word characters in the sense of UTS #18 (letters, **combining
+  marks**, digits, connector punctuation: the ``regex`` package's ``\\w``), as in Whoosh's
+  default ``\\w+(\\.?\\w+)*`` pattern (``3.14`` and ``e.g`` stay whole), then lowercased,
+  filtered against Whoosh's English stop list, and stemmed with the Snowball English
+  ("Porter2") stemmer via a subclass of Whoosh's ``StemFilter`` that leaves bigram tokens
+  alone and uses a thread-safe ``functools.lru_cache`` (Whoosh's own LFU cache is not safe
+  under concurrent searches). Marks belong to their word: Python's ``re`` ``\\w`` excludes
+  them, which cut Devanagari, Bengali, Tamil (vowel signs, virama) and Thai words into
+  single letters (``हिन्दी`` → ``ह``, ``न``, ``द``; analyzer version 1).
+* Scripts written without spaces between words become overlapping character bigrams:
+  CJK runs (Han incl. 々〆〇, Hiragana, Katakana incl. ー, Hangul), ``東京都`` → ``東京``,
+  ``京都``, and (version 2) Thai, Lao, Khmer and Myanmar runs, ``ภาษาไทย`` → ``ภา``,
+  ``าษ``, … (the unit is the grapheme cluster, so a Thai letter keeps its vowel and tone
+  marks: ``กินข้าว`` → ``กิน``, ``นข้``, ``ข้า``, ``าว``); a run of one unit becomes that unigram. This is the CJK bigram scheme of
+  Lucene's ``CJKBigramFilter`` (and of most BM25 baselines on CJK): no dictionary, no
+  segmenter; BM25 recall@10 on JSQuAD 0.967 with :mod:`retrieval.lexical`'s defaults
+  (reference with Sudachi/Janome: +0.001–0.006). Character n-grams are likewise the
+  dictionary-free baseline for Thai (Lucene's own Thai analyzer needs ICU's dictionary).
 * Positions count every emitted token (a bigram is one position), so the bigrams of a run
-  are at consecutive positions and a phrase of bigrams matches the exact CJK string.
+  are at consecutive positions and a phrase of bigrams matches the exact string.
 
-Known limit: a single-character CJK query (``京``) only matches where that character stands
-alone; documents index bigrams, not unigrams.
+Versions (:data:`ANALYZER_VERSION`): terms stored by an older version are rebuilt — the BM25
+index (:class:`retrieval.lexical.LexicalIndex` records the version it was built with and
+re-creates itself empty when it differs; the caller re-indexes), cluster mode's sparse BM25
+vectors (their vector names carry the version) and memories' stored terms (a migration).
+
+Known limit: a single-character bigram-script query (``京``) only matches where that
+character stands alone; documents index bigrams, not unigrams.
 """
 
 from __future__ import annotations
 
 import functools
-import re
+import itertools
 import unicodedata
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import regex
 from whoosh.analysis import Composable, LowercaseFilter, StemFilter, StopFilter, Token, Tokenizer
 from whoosh.analysis.analyzers import CompositeAnalyzer
 from whoosh.analysis.filters import STOP_WORDS
@@ -47,24 +60,59 @@ _CJK_CLASS = (
     "\uf900-\ufaff"  # CJK compatibility ideographs
     "\U00020000-\U0003134f"  # CJK Extensions B–G
 )
-_TOKEN_PATTERN = re.compile(rf"(?P<cjk>[{_CJK_CLASS}]+)|(?P<word>[^\W{_CJK_CLASS}]+(?:\.[^\W{_CJK_CLASS}]+)*)")
-_CJK_CHAR = re.compile(rf"[{_CJK_CLASS}]")
+_UNSPACED_CLASS = r"\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
+"""Scripts other than CJK written without spaces between words (bigrammed, module doc)."""
+_BIGRAM_CLASS = _CJK_CLASS + _UNSPACED_CLASS
+_WORD_START = rf"[\w--[\p{{M}}{_BIGRAM_CLASS}]]"  # a word does not start with a stray mark
+_WORD_CHAR = rf"[\w--[{_BIGRAM_CLASS}]]"
+_TOKEN_PATTERN = regex.compile(
+    rf"(?P<bigram>[{_BIGRAM_CLASS}]+)|(?P<word>{_WORD_START}{_WORD_CHAR}*(?:\.{_WORD_CHAR}+)*)",
+    flags=regex.V1,
+)
+_BIGRAM_CHAR = regex.compile(rf"[{_BIGRAM_CLASS}]", flags=regex.V1)
+_MARK = regex.compile(r"\p{M}")
+_CLUSTER = regex.compile(r"\X")
+
+ANALYZER_VERSION = 2
+"""Version of the terms :func:`cairn_analyzer` emits (module doc). 1: Python ``re`` words
+(marks split words), bigrams for CJK only; 2: marks inside words, bigrams for Thai, Lao,
+Khmer and Myanmar too. Raise it whenever any text's terms change."""
 
 
-def is_cjk(text: str) -> bool:
-    """Tell whether ``text`` starts with a CJK character (Han, kana, Hangul).
+def is_bigram_script(text: str) -> bool:
+    """Tell whether ``text`` starts with a character of a script analysed into bigrams (CJK,
+    Thai, Lao, Khmer, Myanmar).
 
     Args:
         text: Any string.
 
     Returns:
-        True if the first character is CJK; False for ``""``.
+        True if the first character is of such a script; False for ``""``.
     """
-    return bool(text) and _CJK_CHAR.match(text) is not None
+    return bool(text) and _BIGRAM_CHAR.match(text) is not None
+
+
+def _bigrams(run: str) -> list[tuple[str, int, int]]:
+    """Overlapping bigrams of a bigram-script run as ``(text, start, end)`` offsets in ``run``.
+
+    The unit is the grapheme cluster (Unicode UAX #29, the ``regex`` package's ``\\X``): a
+    Thai consonant with its vowel and tone marks is one unit (``ข้`` of ``ข้าว``), so no bigram
+    is made of marks alone and tone marks stay with their letter (``ข้าว`` rice, ``ข่าว``
+    news and ``ขาว`` white stay apart). Runs without marks (CJK as a rule) have one code
+    point per cluster and take the fast path. A run of one unit is that unigram.
+    """
+    if _MARK.search(run) is None:
+        if len(run) == 1:
+            return [(run, 0, 1)]
+        return [(run[i : i + 2], i, i + 2) for i in range(len(run) - 1)]
+    bounds = [m.span() for m in _CLUSTER.finditer(run)]
+    if len(bounds) == 1:
+        return [(run, 0, len(run))]
+    return [(run[a[0] : b[1]], a[0], b[1]) for a, b in itertools.pairwise(bounds)]
 
 
 class MixedScriptTokenizer(Tokenizer):
-    """Whoosh tokenizer: words for non-CJK scripts, overlapping bigrams for CJK runs.
+    """Whoosh tokenizer: words for spaced scripts, overlapping bigrams for CJK, Thai, Lao, Khmer, Myanmar.
 
     Follows Whoosh's tokenizer protocol (``positions``, ``chars``, ``start_pos``,
     ``start_char``, ``tokenize``, ``mode``). With ``chars=True`` the offsets refer to the
@@ -109,10 +157,7 @@ class MixedScriptTokenizer(Tokenizer):
         for match in _TOKEN_PATTERN.finditer(value):
             run = match.group(0)
             base = match.start()
-            if match.lastgroup == "word" or len(run) == 1:
-                grams = [(run, 0, len(run))]
-            else:
-                grams = [(run[i : i + 2], i, i + 2) for i in range(len(run) - 1)]
+            grams = [(run, 0, len(run))] if match.lastgroup == "word" else _bigrams(run)
             for text, begin, end in grams:
                 token.text = text
                 token.boost = 1.0
@@ -129,7 +174,7 @@ class MixedScriptTokenizer(Tokenizer):
 
 
 class LatinStemFilter(StemFilter):
-    """Whoosh ``StemFilter`` (Snowball English by default) that skips CJK tokens.
+    """Whoosh ``StemFilter`` (Snowball English by default) that skips bigram-script tokens.
 
     The stem cache is ``functools.lru_cache`` (thread-safe in CPython) instead of
     Whoosh's LFU cache, whose eviction races under concurrent use.
@@ -148,7 +193,7 @@ class LatinStemFilter(StemFilter):
     def __call__(self, tokens: Iterator[Token]) -> Iterator[Token]:
         stem = self._stem
         for token in tokens:
-            if not token.stopped and not is_cjk(token.text):
+            if not token.stopped and not is_bigram_script(token.text):
                 token.text = stem(token.text)
             yield token
 
@@ -176,22 +221,22 @@ def analyze(text: str) -> list[str]:
         text: Any string.
 
     Returns:
-        Terms (lowercased, stop words removed, stemmed; CJK as bigrams), duplicates kept.
+        Terms (lowercased, stop words removed, stemmed; CJK, Thai, Lao, Khmer, Myanmar as bigrams), duplicates kept.
     """
     return [token.text for token in _shared_analyzer()(text)]
 
 
 def analyze_runs(text: str) -> list[list[str]]:
-    """Group the terms of ``text`` by source run: one list per word or CJK run.
+    """Group the terms of ``text`` by source run: one list per word or bigram-script run.
 
-    Used by query building: a Latin word yields ``[term]``, a CJK run yields its bigrams
+    Used by query building: a Latin word yields ``[term]``, a CJK (or Thai, …) run yields its bigrams
     in order (``[]`` entries from stop words are dropped).
 
     Args:
         text: Any string (a query).
 
     Returns:
-        One non-empty list of terms per surviving word or CJK run, in text order.
+        One non-empty list of terms per surviving word or bigram-script run, in text order.
     """
     analyzer = _shared_analyzer()
     runs: list[list[str]] = []

@@ -7,7 +7,7 @@ re-created empty on open (:attr:`ClientVectorIndex.migrated` holds the message; 
 re-embeds every passage).
 
 Cluster mode shares the collection with the lexical leg's sparse vectors
-(:mod:`retrieval.qdrant_shared`): the dense spaces and ``bm25``/``bm25_tf`` are named vectors
+(:mod:`retrieval.qdrant_shared`): the dense spaces and the sparse BM25 vectors (``bm25_a2``/``bm25_tf_a2``) are named vectors
 of one point. Re-creating such a collection (older dense layout) keeps its sparse vector
 configuration but not their data, so the caller then re-applies the lexical leg too
 (:class:`app.corpus.SearchIndexes` follows the change log again from its start).
@@ -147,10 +147,17 @@ class ClientVectorIndex(VectorChecks):
         if client.collection_exists(self.collection):
             config = client.get_collection(self.collection).config.params
             found = self._other_layout(config.vectors)
+            held = set(config.sparse_vectors or {})
+            if found is None and self.sparse_vectors and held and not set(self.sparse_vectors) <= held:
+                # cluster mode's sparse BM25 vectors are named with the analyzer version
+                # (retrieval.sparse_bm25.BM25_VECTOR): other names hold another version's terms
+                found = (
+                    f"sparse vectors {', '.join(sorted(held))} (this version: {', '.join(sorted(self.sparse_vectors))})"
+                )
             if found is not None:
-                # derived data only: re-created empty (with the sparse vectors it had or that
-                # cluster mode needs); the caller re-applies every leg kept in it (module doc)
-                sparse = {**(config.sparse_vectors or {}), **self.sparse_vectors}
+                # derived data only: re-created empty (with the sparse vectors cluster mode
+                # needs, else those it had); the caller re-applies every leg kept in it (module doc)
+                sparse = dict(self.sparse_vectors) or dict(config.sparse_vectors or {})
                 client.delete_collection(self.collection)
                 self.migrated = legacy_message(f"collection {self.collection!r}", found, self.spaces)
                 if config.sparse_vectors:

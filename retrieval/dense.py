@@ -6,12 +6,13 @@ endpoint) and optionally multilingual-e5-small (:class:`retrieval.embeddings.Loc
 model has its own Qdrant named vector (its ``space``); a passage is embedded by one model and
 stored in that model's space only, and vectors of different models are never compared.
 
-Routing by script (:func:`retrieval.language.is_cjk`): a passage or task in Chinese, Japanese
-or Korean script goes to the multilingual model; everything else to the primary model.
+Routing by script (:func:`retrieval.language.is_non_latin`): a passage or task written mostly
+in a script other than Latin (Chinese, Japanese, Korean, Cyrillic, Arabic, Devanagari, Thai,
+…) goes to the multilingual model; Latin-script text to the primary model.
 
 A task searches every space whose passages could match it (:meth:`DenseModels.task_spaces`):
 
-* a CJK task → the multilingual space only (the English model cannot read it);
+* a non-Latin-script task → the multilingual space only (the English model cannot read it);
 * any other task → the primary space, and the multilingual space too when the workspace has
   passages there, so that an English task finds Japanese passages (cross-lingual; measured
   in ``bench/multilingual.py``).
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cairn.retrieval.embeddings import Embedder
-from cairn.retrieval.language import is_cjk
+from cairn.retrieval.language import is_non_latin
 from cairn.retrieval.vector_types import DEFAULT_SPACE
 
 __all__ = ["DEFAULT_SPACE", "DenseModels", "DenseServed", "merge_spaces", "scale_by_space", "space_of"]
@@ -54,7 +55,7 @@ class DenseServed:
     Attributes:
         models: Names of the models whose spaces were searched, in search order.
         space_of: Passage id → the space it was found in.
-        cjk: The task was routed as CJK script.
+        non_latin: The task was routed as non-Latin script (to the multilingual space only).
         lists: Space → its own ranking, as last searched (before :func:`merge_spaces`).
         more: Space → the same search in that space at another limit (reusing the task's
             query vector), for a caller that filters each space's list before merging.
@@ -62,7 +63,7 @@ class DenseServed:
 
     models: list[str] = field(default_factory=list)
     space_of: dict[str, str] = field(default_factory=dict)
-    cjk: bool = False
+    non_latin: bool = False
     lists: dict[str, Ranked] = field(default_factory=dict)
     more: dict[str, Callable[[int], Ranked]] = field(default_factory=dict)
 
@@ -103,8 +104,8 @@ class DenseModels:
         return space_of(self.multilingual) if self.multilingual is not None else None
 
     def passage_space(self, text: str) -> str:
-        """The space a passage is embedded in: multilingual for CJK script, else primary."""
-        if self.multilingual is not None and is_cjk(text):
+        """The space a passage is embedded in: multilingual for non-Latin script, else primary."""
+        if self.multilingual is not None and is_non_latin(text):
             return space_of(self.multilingual)
         return self.primary_space
 
@@ -131,13 +132,13 @@ class DenseModels:
         Args:
             task: The task text.
             multilingual_has_passages: Whether the workspace has passages in the
-                multilingual space (asked only for non-CJK tasks: an English task skips the
+                multilingual space (asked only for Latin-script tasks: an English task skips the
                 multilingual query embedding when there is nothing to find there).
         """
         multi = self.multilingual_space
         if multi is None:
             return (self.primary_space,)
-        if is_cjk(task):
+        if is_non_latin(task):
             return (multi,)
         if multilingual_has_passages():
             return (self.primary_space, multi)

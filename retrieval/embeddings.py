@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from cairn.retrieval.language import ROUTING_VERSION
+
 if TYPE_CHECKING:
     import httpx
 
@@ -516,8 +518,11 @@ class LocalE5:
 
     name = E5_MODEL_NAME
     dim = E5_MODEL_DIM
-    space = "e5"
-    """Name of this model's Qdrant named vector (:mod:`retrieval.dense`)."""
+    space = f"e5_r{ROUTING_VERSION}"
+    """Name of this model's Qdrant named vector (:mod:`retrieval.dense`). It carries the routing
+    version (:data:`retrieval.language.ROUTING_VERSION`; version 1 named it ``e5``): a vector
+    store routed by another version has other names, is re-created on open, and every passage
+    is re-routed (stored vectors of the same model and text are reused)."""
 
     _lock = threading.Lock()
 

@@ -44,6 +44,7 @@ replaced by a new searcher right after each commit, so a caller reads its own wr
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -57,12 +58,16 @@ from whoosh.scoring import BM25F
 from whoosh.searching import Searcher
 from whoosh.writing import CLEAR
 
-from cairn.retrieval.analysis import cairn_analyzer
+from cairn.retrieval.analysis import ANALYZER_VERSION, cairn_analyzer
 from cairn.retrieval.checks import check_ids
 from cairn.retrieval.lexical_query import CJK_MODES, bm25_query, filter_query
 from cairn.retrieval.lexical_scoring import SegmentArrays, allowed_mask, bm25_top, disjunction_terms
 
 INDEX_NAME = "passages"
+
+ANALYZER_FILE = "analyzer.json"
+"""File in the index directory recording the analyzer version its terms were made with
+(:data:`retrieval.analysis.ANALYZER_VERSION`); an index without it was made by version 1."""
 
 
 @dataclass(frozen=True)
@@ -184,10 +189,25 @@ class LexicalIndex:
         self._write_lock = threading.Lock()
         self._search_lock = threading.Lock()
         self.path.mkdir(parents=True, exist_ok=True)
-        if whoosh_index.exists_in(str(self.path), indexname=INDEX_NAME):
+        self.migrated: str | None = None
+        """None, or the message saying the index held terms of another analyzer version and was
+        re-created empty on open (the caller re-indexes every passage and logs it once)."""
+        version = self._analyzer_version()
+        if whoosh_index.exists_in(str(self.path), indexname=INDEX_NAME) and version == ANALYZER_VERSION:
             self._index = whoosh_index.open_dir(str(self.path), indexname=INDEX_NAME)
         else:
+            if whoosh_index.exists_in(str(self.path), indexname=INDEX_NAME):
+                old = whoosh_index.open_dir(str(self.path), indexname=INDEX_NAME)
+                held = old.doc_count()
+                old.close()
+                if held:
+                    self.migrated = (
+                        f"BM25 index at {self.path} holds {held} passages analysed by analyzer version {version}, "
+                        f"this version is {ANALYZER_VERSION}: it was re-created empty and every passage is "
+                        "re-indexed now (SQL is unchanged; this runs once)"
+                    )
             self._index = whoosh_index.create_in(str(self.path), passage_schema(), indexname=INDEX_NAME)
+            (self.path / ANALYZER_FILE).write_text(json.dumps({"analyzerVersion": ANALYZER_VERSION}), encoding="utf-8")
         self._searcher: Searcher | None = self._index.searcher(weighting=BM25F(B=self.b, K1=self.k1))
         self._filter_cache: dict[tuple, Any] = {}
         self._passage_ids: dict[int, str] = {}
@@ -195,6 +215,15 @@ class LexicalIndex:
         a stored field is ~8 µs; a 200-deep leg read 200 of them per task); at most
         :data:`PASSAGE_ID_CACHE_SIZE` entries, then it starts over."""
         self._segment_arrays = SegmentArrays()
+
+    def _analyzer_version(self) -> int:
+        """The analyzer version recorded in the index directory (1 when the file is absent)."""
+        try:
+            return int(json.loads((self.path / ANALYZER_FILE).read_text(encoding="utf-8"))["analyzerVersion"])
+        except FileNotFoundError:
+            return 1
+        except (OSError, ValueError, KeyError, TypeError):
+            return 0  # unreadable: treated as another version (re-created)
 
     # -- writing ---------------------------------------------------------------------
 

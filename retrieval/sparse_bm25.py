@@ -1,14 +1,14 @@
 """The lexical leg as sparse BM25 vectors in Qdrant (cluster mode: no local search state).
 
 With ``CAIRN_QDRANT_URL`` the BM25 leg lives in the same Qdrant collection as the dense
-vectors, as the named sparse vector ``"bm25"`` (:mod:`retrieval.qdrant_shared`), so any
+vectors, as the named sparse vector ``"bm25_a2"`` (:data:`BM25_VECTOR`, named with the analyzer version; :mod:`retrieval.qdrant_shared`), so any
 number of workers answer from one index. Cairn still fuses the legs itself (RRF).
 
 Method — BM25 split between Cairn and Qdrant:
 
 * Terms: exactly the Whoosh leg's (:func:`retrieval.analysis.analyze`: NFKC, words for Latin
-  script, lowercased, English stop words removed, Snowball-stemmed; overlapping bigrams for
-  CJK runs). The indexed text is the Whoosh leg's body: ``title + "\\n\\n" + text`` (title in
+  and other spaced scripts, lowercased, English stop words removed, Snowball-stemmed;
+  overlapping bigrams for CJK, Thai, Lao, Khmer and Myanmar runs). The indexed text is the Whoosh leg's body: ``title + "\\n\\n" + text`` (title in
   body, the :class:`retrieval.lexical.LexicalIndex` default).
 * Document side (computed here): each term's saturated, length-normalised frequency
   ``tf·(k1 + 1) / (tf + k1·(1 − b + b·len/avg_length))`` with k1 = 1.5, b = 0.75 (the Whoosh
@@ -56,7 +56,7 @@ from typing import Any
 
 from whoosh.util.numeric import byte_to_length, length_to_byte
 
-from cairn.retrieval.analysis import analyze, analyze_runs
+from cairn.retrieval.analysis import ANALYZER_VERSION, analyze, analyze_runs
 from cairn.retrieval.checks import check_ids
 from cairn.retrieval.lexical import IndexedPassage
 from cairn.retrieval.qdrant_shared import (
@@ -72,10 +72,14 @@ from cairn.retrieval.qdrant_shared import (
 )
 from cairn.retrieval.vector_types import point_id, ranked_search
 
-BM25_VECTOR = "bm25"
-"""Name of the sparse vector (IDF modifier) in the shared collection."""
-TF_VECTOR = "bm25_tf"
-"""Name of the same weights without the IDF modifier (the ``+ 1`` of Whoosh's IDF, module doc)."""
+BM25_VECTOR = f"bm25_a{ANALYZER_VERSION}"
+"""Name of the sparse vector (IDF modifier) in the shared collection. It carries the analyzer
+version (:data:`retrieval.analysis.ANALYZER_VERSION`; version 1 wrote ``bm25``): a collection
+holding another version's terms has other sparse names, and the dense index re-creates it
+(:class:`retrieval.client_vectors.ClientVectorIndex`), after which every passage is re-added."""
+TF_VECTOR = f"bm25_tf_a{ANALYZER_VERSION}"
+"""Name of the same weights without the IDF modifier (the ``+ 1`` of Whoosh's IDF, module doc;
+version 1: ``bm25_tf``)."""
 PREFETCH_FACTOR = 4
 
 K1 = 1.5
@@ -86,7 +90,7 @@ Measured: SciFact abstracts chunked at the default 200 cl100k tokens average ~95
 
 
 def sparse_config() -> dict[str, Any]:
-    """The collection's sparse vector configs: ``bm25`` with the IDF modifier, ``bm25_tf`` without."""
+    """The collection's sparse vector configs: :data:`BM25_VECTOR` with the IDF modifier, :data:`TF_VECTOR` without."""
     from qdrant_client import models
 
     return {

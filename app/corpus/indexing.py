@@ -32,7 +32,10 @@ vector store of an older layout (before named vectors, or other models) is re-cr
 when opened (:attr:`SearchIndexes.migration_message`); the next catch-up logs that message
 once and follows the change log again from its start: the vector leg re-embeds every
 passage (stored vectors of the same model and text are reused), and the lexical leg skips the passages it holds (Whoosh) or re-adds them (cluster
-mode, whose BM25 vectors were in the re-created collection).
+mode, whose BM25 vectors were in the re-created collection). Likewise a Whoosh BM25 index
+whose terms were made by another analyzer version (:data:`retrieval.analysis.ANALYZER_VERSION`)
+is re-created empty on open and re-filled by the same catch-up, the vector leg skipping the
+passages it holds.
 """
 
 from __future__ import annotations
@@ -109,9 +112,11 @@ class SearchIndexes:
         return models
 
     def migration_message(self) -> str | None:
-        """The vector store's message if it was re-created on open (older layout), until the
-        next catch-up has logged it and restarted the change log (module doc)."""
-        return getattr(self.vectors, "migrated", None)
+        """The message of each index re-created on open (a vector store of an older layout, a
+        BM25 index of another analyzer version), joined by ``"; "``, until the next catch-up
+        has logged it and restarted the change log (module doc); None when none was."""
+        messages = [m for m in (getattr(self.lexical, "migrated", None), getattr(self.vectors, "migrated", None)) if m]
+        return "; ".join(messages) if messages else None
 
     @property
     def legs(self) -> tuple[str, ...]:
@@ -138,7 +143,9 @@ class SearchIndexes:
             log.warning("%s", message)
             await asyncio.to_thread(clear_state, self._folder())
             self._state = None
-            self.vectors.migrated = None  # type: ignore[union-attr]
+            for index in (self.lexical, self.vectors):
+                if getattr(index, "migrated", None) is not None:
+                    index.migrated = None  # type: ignore[union-attr]
         if self._state is not None:
             return self._state
         database_id = await shared_value(db, "database-id")
@@ -383,7 +390,7 @@ def open_indexes(settings, *, with_vectors: bool = True) -> SearchIndexes:
                 max_batch=settings.query_batch_max,
                 cache_size=settings.query_cache_size,
             )
-            if settings.multilingual_embedder == "e5":  # CJK passages and tasks (retrieval.dense)
+            if settings.multilingual_embedder == "e5":  # non-Latin-script passages and tasks (retrieval.dense)
                 multilingual = BatchedEmbedder(
                     load_embedder("e5"),
                     window_ms=settings.query_batch_window_ms,

@@ -59,8 +59,8 @@ dialogue turns), 0.733 (LoCoMo questions × SciFact abstracts); all-MiniLM-L6-v2
 English pairs, i.e. 0 (absent here)."""
 
 CROSS_LINGUAL_FLOOR: dict[str, float] = {"intfloat/multilingual-e5-small": 0.83}
-"""Floor for passages a task finds in a model's space across scripts (an English task, CJK
-passages: :mod:`retrieval.dense`). Measured on the JSQuAD data dir: top-1 e5 cosine of our 63
+"""Floor for passages a task finds in a model's space across scripts (a Latin-script task,
+passages in other scripts: :mod:`retrieval.dense`). Measured on the JSQuAD data dir: top-1 e5 cosine of our 63
 English translations of JSQuAD questions min 0.761, p50 0.797 (13 % reach 0.83); of 30
 random-letter strings max 0.825 and of 10 English off-topic tasks max 0.815. Real
 cross-lingual matches and off-topic tasks are not separable by cosine here, so this floor

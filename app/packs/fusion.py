@@ -54,7 +54,7 @@ def fuse_legs(
     by_space = dense.by_space if dense is not None else {}
     multi = dense.multilingual_space if dense is not None else None
     floor_of = {
-        name: similarity_floor(model, cross_lingual=name == multi and not served.cjk)
+        name: similarity_floor(model, cross_lingual=name == multi and not served.non_latin)
         for name, model in by_space.items()
     }
     if "dense" in ran:
@@ -78,15 +78,15 @@ def fuse_legs(
         )
     )
     if "dense" in results and dense is not None and dense.multilingual is not None and served.models:
-        if served.cjk:
+        if served.non_latin:
             notes.append(
-                f"dense leg: {served.models[0]} (the task is written in Chinese/Japanese/Korean script, "
+                f"dense leg: {served.models[0]} (the task is written in a script other than Latin, "
                 "which the English model cannot read)"
             )
         elif len(served.models) > 1:
             notes.append(
-                f"dense leg: {served.models[0]} for this workspace's passages in other scripts + "
-                f"{served.models[1]} for its Chinese/Japanese/Korean passages (cross-lingual), merged by rank"
+                f"dense leg: {served.models[0]} for this workspace's Latin-script passages + "
+                f"{served.models[1]} for its passages in other scripts (cross-lingual), merged by rank"
             )
     if 0.0 < weights.get("dense", 1.0) < 1.0 and "dense" in results:
         notes.append(

@@ -86,7 +86,7 @@ async def search_legs(
 
         # asking the store whether the workspace has multilingual passages is I/O (a server in cluster mode)
         spaces = await asyncio.to_thread(route) if dense.multilingual is not None else route()
-        served.cjk = dense.primary_space not in spaces
+        served.non_latin = dense.primary_space not in spaces
         served.models = [dense.by_space[name].name for name in spaces]
         coverage_of = getattr(dense.primary, "vocabulary_coverage", None)
 

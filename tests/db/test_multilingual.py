@@ -74,7 +74,7 @@ async def test_a_short_japanese_task_gets_the_multilingual_leg_and_the_piano_par
     try:
         ws, ext = await _workspace(db, indexes, PARAGRAPHS)
         # every paragraph is Japanese: all in the e5 space, none in MiniLM's
-        assert indexes.vectors.has_space("e5", workspace_id=ws)
+        assert indexes.vectors.has_space(multilingual_embedder.space, workspace_id=ws)
         assert not indexes.vectors.has_space("minilm", workspace_id=ws)
         services = bootstrap(Settings(data_dir=tmp_path, database_url=db_url), db=db, indexes=indexes)
         task = "ピアノのコンクールは？"
@@ -94,8 +94,9 @@ async def test_a_short_japanese_task_gets_the_multilingual_leg_and_the_piano_par
         assert dense is not None
         english_task = "Who won the piano competition?"
         spaces = dense.task_spaces(english_task, multilingual_has_passages=lambda: True)
-        assert spaces == ("minilm", "e5")
-        hits = indexes.vectors.search(dense.encode_task(english_task, spaces)["e5"], workspace_id=ws, space="e5")
+        e5 = multilingual_embedder.space
+        assert spaces == ("minilm", e5)
+        hits = indexes.vectors.search(dense.encode_task(english_task, spaces)[e5], workspace_id=ws, space=e5)
         assert [pid for pid, _ in hits][:1] and hits[0][1] > hits[1][1]
         english = await build_pack(
             services, _who(ws), PackRequest(task=english_task, retrieval="HYBRID", max_tokens=400)
@@ -128,7 +129,7 @@ async def test_english_passages_stay_with_minilm_and_mixed_workspaces_merge_both
         assert ext[pack.items[0].citation.document_id] == "en-volcano"
         found = {ext[i.citation.document_id] for i in pack.items}
         assert found == {"en-volcano"}  # the e5 space was searched; its unrelated items fall under the floor
-        assert [n for n in pack.footer.notes if "all-MiniLM-L6-v2 for this workspace's passages" in n]
+        assert [n for n in pack.footer.notes if "all-MiniLM-L6-v2 for this workspace's Latin-script passages" in n]
     finally:
         indexes.close()
 
@@ -175,7 +176,7 @@ async def test_a_data_dir_of_the_old_layout_is_migrated_and_re_embedded(
         assert vec >= len(PARAGRAPHS) and vec == indexes.vectors.count() and lex == 0
         assert len([r for r in caplog.records if "re-created empty" in r.getMessage()]) == 1
         assert indexes.migration_message() is None and await indexes.index_pending(db) == (0, 0)
-        assert indexes.vectors.has_space("e5", workspace_id=ws)
+        assert indexes.vectors.has_space(multilingual_embedder.space, workspace_id=ws)
         services = bootstrap(Settings(data_dir=tmp_path, database_url=db_url), db=db, indexes=indexes)
         pack = await build_pack(
             services, _who(ws), PackRequest(task="ピアノのコンクールは？", retrieval="DENSE", max_tokens=400)
@@ -201,7 +202,7 @@ async def test_cluster_mode_keeps_named_dense_spaces_and_bm25_in_one_collection_
     from qdrant_client import QdrantClient, models
 
     from cairn.retrieval.client_vectors import ClientVectorIndex
-    from cairn.retrieval.sparse_bm25 import BM25_VECTOR, SparseBM25Index, sparse_config
+    from cairn.retrieval.sparse_bm25 import BM25_VECTOR, TF_VECTOR, SparseBM25Index, sparse_config
 
     dense = DenseModels(embedder, multilingual_embedder)
     store = tmp_path / "qdrant"
@@ -221,11 +222,12 @@ async def test_cluster_mode_keeps_named_dense_spaces_and_bm25_in_one_collection_
     try:
         ws, ext = await _workspace(db, indexes, docs)
         params = indexes.vectors.client.get_collection("passages").config.params
-        assert set(params.vectors) == {"minilm", "e5"} and set(params.sparse_vectors) == {"bm25", "bm25_tf"}
+        assert set(params.vectors) == {"minilm", multilingual_embedder.space}
+        assert set(params.sparse_vectors) == {BM25_VECTOR, TF_VECTOR}
         # the dense leg's writes kept the BM25 vectors and vice versa; has_space reads the
         # vectors themselves (a point made by the BM25 write first has no "space" payload)
         n = indexes.lexical.count()
-        assert n == indexes.vectors.count() and indexes.vectors.has_space("e5", workspace_id=ws)
+        assert n == indexes.vectors.count() and indexes.vectors.has_space(multilingual_embedder.space, workspace_id=ws)
         by_ext = {v: k for k, v in ext.items()}
         async with db.session() as s:
             ids = dict(

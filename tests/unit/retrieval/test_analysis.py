@@ -1,10 +1,13 @@
-"""Mixed-language analyzer: English words stemmed, CJK as overlapping bigrams."""
+"""Mixed-language analyzer: English words stemmed, CJK (and Thai, Lao, Khmer, Myanmar) as
+overlapping bigrams, combining marks kept inside their words."""
 
 from __future__ import annotations
 
 import pickle
 
-from cairn.retrieval.analysis import analyze, analyze_runs, cairn_analyzer, is_cjk
+import pytest
+
+from cairn.retrieval.analysis import analyze, analyze_runs, cairn_analyzer, is_bigram_script
 
 
 def _terms_and_positions(text: str) -> list[tuple[str, int]]:
@@ -50,9 +53,44 @@ def test_analyze_runs_groups_terms_by_source_run():
     assert analyze_runs("the of and") == []
 
 
-def test_is_cjk():
-    assert is_cjk("東") and is_cjk("か") and is_cjk("カ") and is_cjk("한")
-    assert not is_cjk("a") and not is_cjk("") and not is_cjk("・")
+def test_is_bigram_script():
+    assert is_bigram_script("東") and is_bigram_script("か") and is_bigram_script("カ") and is_bigram_script("한")
+    assert is_bigram_script("ไทย") and is_bigram_script("ລາວ") and is_bigram_script("ខ្មែរ") and is_bigram_script("မြန်")
+    assert not is_bigram_script("a") and not is_bigram_script("") and not is_bigram_script("・")
+    assert not is_bigram_script("हिन्दी") and not is_bigram_script("Москва")
+
+
+@pytest.mark.parametrize(
+    ("text", "terms"),
+    [
+        # vowel signs and viramas are combining marks: they stay inside the word (version 1 cut
+        # हिन्दी into ह, न, द)
+        ("हिन्दी भाषा", ["हिन्दी", "भाषा"]),
+        ("বাংলা ভাষা", ["বাংলা", "ভাষা"]),
+        ("தமிழ் மொழி", ["தமிழ்", "மொழி"]),
+        ("ქართული ენა", ["ქართული", "ენა"]),
+        ("Москва — столица России", ["москва", "столица", "россии"]),
+        ("Αθήνα, πρωτεύουσα", ["αθήνα", "πρωτεύουσα"]),
+        ("اللغة العربية", ["اللغة", "العربية"]),
+        ("שָׁלוֹם עולם", ["שָׁלוֹם", "עולם"]),  # Hebrew points are marks too
+        ("naïve café", ["naïv", "café"]),  # Latin unchanged (composed by NFKC, stemmed)
+    ],
+)
+def test_words_keep_their_combining_marks(text, terms):
+    assert analyze(text) == terms
+
+
+def test_unspaced_scripts_become_bigrams_like_cjk():
+    # Thai has no spaces between words: a run is bigrammed by grapheme cluster (a letter with
+    # its vowel and tone marks is one unit: no bigram of marks alone)
+    assert _terms_and_positions("กินข้าว") == [("กิน", 0), ("นข้", 1), ("ข้า", 2), ("าว", 3)]
+    offsets = [(t.startchar, t.endchar) for t in cairn_analyzer()("กินข้าว", chars=True)]
+    assert offsets == [(0, 3), (2, 5), (3, 6), (5, 7)]
+    # tone marks keep words apart: rice (ข้าว) and news (ข่าว) share only the bigram าว
+    assert set(analyze("ข้าว")) & set(analyze("ข่าว")) == {"าว"}
+    assert analyze_runs("ภาษาไทย test") == [["ภา", "าษ", "ษา", "าไ", "ไท", "ทย"], ["test"]]
+    # a query's words meet the document's bigrams: the shared bigrams are the shared text
+    assert set(analyze("ข้าว")) <= set(analyze("วันนี้กินข้าวแล้ว"))
 
 
 def test_analyzer_pickles_for_the_whoosh_schema():

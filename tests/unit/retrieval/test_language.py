@@ -1,20 +1,28 @@
-"""Script detection (retrieval/language.py): the share of CJK letters, exactly as defined —
-letters are ``str.isalpha`` characters, CJK letters those of them in the CJK ranges."""
+"""Script detection (retrieval/language.py): the share of non-Latin letters, exactly as defined —
+letters are ``str.isalpha`` characters, Latin letters those of them whose Unicode ``Script`` is
+Latin — and the routing it gives (issue 18: every non-Latin script goes to the multilingual model)."""
 
 from __future__ import annotations
 
 import random
+import unicodedata
 
 import pytest
 
-from cairn.retrieval.language import _CJK_RANGES, cjk_share, is_cjk
+from cairn.retrieval.language import NON_LATIN_MIN_SHARE, is_non_latin, non_latin_share
+
+
+def is_latin_letter(ch: str) -> bool:
+    """Reference for one character: a letter whose Unicode name says LATIN (the Latin script's
+    letters are so named, plus the ordinal indicators ª º)."""
+    return ch.isalpha() and (unicodedata.name(ch, "").startswith("LATIN") or ch in "ªº")
 
 
 def reference(text: str) -> float:
     """The definition, one character at a time."""
     letters = [ch for ch in text if ch.isalpha()]
-    cjk = [ch for ch in letters if any(lo <= ord(ch) <= hi for lo, hi in _CJK_RANGES)]
-    return len(cjk) / len(letters) if letters else 0.0
+    other = [ch for ch in letters if not is_latin_letter(ch)]
+    return len(other) / len(letters) if letters else 0.0
 
 
 @pytest.mark.parametrize(
@@ -23,30 +31,57 @@ def reference(text: str) -> float:
         ("", 0.0),
         ("123 !?", 0.0),
         ("Glaciers carve moraines", 0.0),
+        ("Ça coûte cher, Đà Nẵng", 0.0),  # Latin with diacritics (French, Vietnamese) stays Latin
         ("東京", 1.0),
         ("ReactのuseEffect", 1 / 15),
         ("〇〇 ok", 0.0),  # 〇 (U+3007) is a number (Nl), not a letter: it does not count at all
-        ("⼭ a", 0.0),  # a Kangxi radical (So) is not a letter either
         ("ｱｲ ab", 0.5),  # half-width katakana
         ("𠀋 x", 0.5),  # extension B, outside the BMP
         ("한국어 text", 3 / 7),
+        ("Москва", 1.0),
+        ("β-cells in mice", 1 / 12),  # a Greek letter in English science
+        ("हिन्दी", 1.0),  # the vowel signs and the virama are marks, not letters: ह न द count
+        ("ภาษาไทย", 1.0),
+        ("مرحبا بالعالم", 1.0),
     ],
 )
-def test_share_of_cjk_letters(text, share):
-    assert cjk_share(text) == pytest.approx(share)
+def test_share_of_non_latin_letters(text, share):
+    assert non_latin_share(text) == pytest.approx(share)
 
 
 def test_equal_to_the_definition_on_random_mixed_text():
     rng = random.Random(18)
-    blocks = [(0x20, 0x250), (0x1100, 0x1200), (0x2E80, 0x3200), (0x3400, 0x3480), (0x4E00, 0x4E80)]
-    blocks += [(0xAC00, 0xAC40), (0xF900, 0xF940), (0xFF00, 0xFFA0), (0x20000, 0x20040), (0xA950, 0xA990)]
+    blocks = [(0x20, 0x250), (0x370, 0x3FF), (0x400, 0x4FF), (0x590, 0x5FF), (0x600, 0x6FF), (0x900, 0x97F)]
+    blocks += [
+        (0xE00, 0xE7F),
+        (0x1E00, 0x1EFF),
+        (0x3040, 0x30FF),
+        (0x4E00, 0x4E80),
+        (0xAC00, 0xAC40),
+        (0x20000, 0x20040),
+    ]
     pool = [chr(c) for lo, hi in blocks for c in range(lo, hi)]
     for _ in range(2000):
         text = "".join(rng.choice(pool) for _ in range(rng.randint(0, 50)))
-        assert cjk_share(text) == reference(text), text
-        assert is_cjk(text) == (reference(text) >= 0.2)
+        assert non_latin_share(text) == pytest.approx(reference(text)), text
+        assert is_non_latin(text) == (reference(text) >= NON_LATIN_MIN_SHARE)
+
+
+@pytest.mark.parametrize(
+    ("text", "routed"),
+    [
+        ("How do glaciers carve moraines?", False),
+        ("Где находится самая глубокая точка озера Байкал?", True),
+        ("ピアノのコンクールは？", True),
+        ("ताजमहल किसने बनवाया था?", True),
+        ("Which English translation of «Война и мир» by Leo Tolstoy is the most faithful?", False),  # a quoted title
+        ("Qui a écrit Les Misérables ?", False),  # Latin-script French: MiniLM (module doc)
+    ],
+)
+def test_routing(text, routed):
+    assert is_non_latin(text) is routed
 
 
 def test_refuses_a_non_string():
     with pytest.raises(TypeError, match="str"):
-        cjk_share(b"bytes")  # type: ignore[arg-type]
+        non_latin_share(b"bytes")  # type: ignore[arg-type]

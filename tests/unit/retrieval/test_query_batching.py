@@ -294,18 +294,18 @@ def test_both_dense_models_go_through_batchers_with_their_own_space_and_query_pr
     minilm, e5 = BatchedEmbedder(embedder), BatchedEmbedder(multilingual_embedder)
     try:
         dense = DenseModels(minilm, e5)
-        assert dense.spaces == {"e5": 384, "minilm": 384} and (dense.primary_space, dense.multilingual_space) == (
+        assert dense.spaces == {"e5_r2": 384, "minilm": 384} and (dense.primary_space, dense.multilingual_space) == (
             "minilm",
-            "e5",
+            "e5_r2",
         )
-        assert (e5.name, e5.dim, e5.space) == ("intfloat/multilingual-e5-small", 384, "e5")
+        assert (e5.name, e5.dim, e5.space) == ("intfloat/multilingual-e5-small", 384, "e5_r2")
         task = "ピアノのコンクールで優勝したのは誰？"
-        query = dense.encode_task(task, ("e5",))["e5"]
+        query = dense.encode_task(task, ("e5_r2",))["e5_r2"]
         assert np.allclose(query, multilingual_embedder.encode_query(task), atol=1e-5)
         assert not np.allclose(query, multilingual_embedder.encode([task])[0], atol=1e-3)  # not the passage prefix
         rows = multilingual_embedder.encode_queries([task, "東京"])
         assert np.allclose(rows[0], query, atol=1e-5) and rows.shape == (2, 384)
-        assert dense.encode_task(task, ("e5",))["e5"] is query  # the batcher's LRU: the same read-only vector
+        assert dense.encode_task(task, ("e5_r2",))["e5_r2"] is query  # the batcher's LRU: the same read-only vector
     finally:
         minilm.close()
         e5.close()

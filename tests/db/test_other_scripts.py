@@ -1,0 +1,259 @@
+"""Scripts other than Latin and CJK (issue 18): BM25 keeps combining marks inside words and
+bigrams Thai; the dense leg routes every non-Latin script to multilingual-e5-small; and data
+dirs, cluster collections and memories made by the earlier analyzer / routing are migrated."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import sqlite3
+
+from sqlalchemy import select
+
+from cairn.app.context import bootstrap
+from cairn.app.core.config import Settings
+from cairn.app.core.migrate import upgrade_database
+from cairn.app.core.models import Document
+from cairn.app.corpus.indexing import SearchIndexes
+from cairn.app.corpus.ingest import ingest_documents
+from cairn.app.corpus.sources import SourceDocument
+from cairn.app.governance.auth import ROLE_PERMISSIONS, Principal
+from cairn.app.identity import service as identity
+from cairn.app.memory.candidates import memory_terms
+from cairn.app.packs.service import build_pack
+from cairn.app.packs.types import PackRequest
+from cairn.retrieval.analysis import ANALYZER_VERSION
+from cairn.retrieval.dense import DenseModels
+from cairn.retrieval.lexical import ANALYZER_FILE, LexicalIndex
+from cairn.retrieval.vectors import open_vector_index
+
+# three paragraphs per script on near topics (two rivers, two instruments, ...), one question each
+PARAGRAPHS = {
+    "hi-ganga": "गंगा नदी हिमालय के गंगोत्री हिमनद से निकलती है और बंगाल की खाड़ी में गिरती है।",
+    "hi-sitar": "सितार एक तार वाला वाद्य यंत्र है जिसे रवि शंकर ने दुनिया भर में लोकप्रिय बनाया।",
+    "hi-tabla": "तबला दो छोटे ढोलों की जोड़ी है जिसे हाथों की उंगलियों से बजाया जाता है।",
+    "ru-volga": "Волга — самая длинная река Европы, она впадает в Каспийское море.",
+    "ru-baikal": "Байкал — самое глубокое озеро на планете, его глубина превышает полтора километра.",
+    "ru-chess": "Шахматы пришли в Россию из Персии, и первые турниры прошли в девятнадцатом веке.",
+    "th-rice": "ข้าวเหนียวมะม่วงเป็นขนมหวานที่คนไทยนิยมกินในฤดูร้อน",
+    "th-boxing": "มวยไทยเป็นศิลปะการต่อสู้ที่ใช้หมัด เท้า เข่า และศอก",
+    "th-river": "แม่น้ำเจ้าพระยาไหลผ่านกรุงเทพมหานครก่อนลงสู่อ่าวไทย",
+}
+QUESTIONS = {
+    "hi-ganga": "गंगा नदी कहाँ से निकलती है?",
+    "hi-sitar": "सितार को किसने लोकप्रिय बनाया?",
+    "ru-baikal": "Какое озеро самое глубокое?",
+    "ru-volga": "Куда впадает Волга?",
+    "th-boxing": "มวยไทยใช้อะไรต่อสู้",
+    "th-river": "แม่น้ำอะไรไหลผ่านกรุงเทพ",
+}
+
+
+def _who(ws: str) -> Principal:
+    return Principal(
+        kind="member", id="m", workspace_id=ws, permissions=ROLE_PERMISSIONS["viewer"], member_id="m", role="viewer"
+    )
+
+
+def _indexes(tmp_path, embedder, multilingual_embedder) -> SearchIndexes:
+    dense = DenseModels(embedder, multilingual_embedder)
+    return SearchIndexes(
+        lexical=LexicalIndex(tmp_path / "whoosh"),
+        vectors=open_vector_index(path=tmp_path / "qdrant", spaces=dense.spaces),
+        embedder=embedder,
+        multilingual=multilingual_embedder,
+    )
+
+
+async def _workspace(db, indexes: SearchIndexes) -> tuple[str, dict[str, str]]:
+    async with db.session() as s:
+        ws = await identity.create_workspace(s, name=f"scripts-{id(indexes)}")
+    docs = [SourceDocument(external_id=key, title="", text=text) for key, text in PARAGRAPHS.items()]
+    await ingest_documents(db, indexes, workspace_id=ws.id, collection="c", documents=iter(docs))
+    async with db.session() as s:
+        rows = (await s.execute(select(Document.id, Document.external_id).where(Document.workspace_id == ws.id))).all()
+    return ws.id, {str(doc_id): str(ext) for doc_id, ext in rows}
+
+
+async def _first(services, ws: str, task: str, mode: str, ext: dict[str, str]) -> str | None:
+    pack = await build_pack(services, _who(ws), PackRequest(task=task, retrieval=mode, max_tokens=400))
+    return ext[pack.items[0].citation.document_id] if pack.items else None
+
+
+async def test_each_script_is_found_by_both_legs_and_embedded_by_the_multilingual_model(
+    db, db_url, tmp_path, embedder, multilingual_embedder
+):
+    indexes = _indexes(tmp_path, embedder, multilingual_embedder)
+    try:
+        ws, ext = await _workspace(db, indexes)
+        # no passage of this workspace is in the English model's space (routing version 1 put
+        # Hindi, Russian and Thai there)
+        assert indexes.vectors.has_space(multilingual_embedder.space, workspace_id=ws)
+        assert not indexes.vectors.has_space("minilm", workspace_id=ws)
+        services = bootstrap(Settings(data_dir=tmp_path, database_url=db_url), db=db, indexes=indexes)
+        for key, task in QUESTIONS.items():
+            for mode in ("LEXICAL", "DENSE", "HYBRID"):
+                assert await _first(services, ws, task, mode, ext) == key, (key, mode)
+    finally:
+        indexes.close()
+
+
+async def test_a_bm25_index_of_the_earlier_analyzer_is_re_created_and_re_filled(
+    db, db_url, tmp_path, embedder, multilingual_embedder, caplog
+):
+    indexes = _indexes(tmp_path, embedder, multilingual_embedder)
+    try:
+        ws, ext = await _workspace(db, indexes)
+        held = indexes.lexical.count()
+        assert json.loads((tmp_path / "whoosh" / ANALYZER_FILE).read_text()) == {"analyzerVersion": ANALYZER_VERSION}
+    finally:
+        indexes.close()
+    (tmp_path / "whoosh" / ANALYZER_FILE).unlink()  # as version 1 left it: no version file
+
+    indexes = _indexes(tmp_path, embedder, multilingual_embedder)
+    try:
+        message = indexes.migration_message()
+        assert message is not None and f"{held} passages analysed by analyzer version 1" in message
+        assert indexes.lexical.count() == 0
+        with caplog.at_level(logging.WARNING, logger="cairn.indexing"):
+            lex, vec = await indexes.index_pending(db)  # what start-up (and ingest, reindex) runs
+        # the log followed again from its start: the lexical leg re-filled, the vector leg
+        # skipped every passage it holds (nothing re-embedded); the message logged once
+        assert lex == held == indexes.lexical.count() and vec == 0
+        assert len([r for r in caplog.records if "re-created empty" in r.getMessage()]) == 1
+        assert indexes.migration_message() is None and await indexes.index_pending(db) == (0, 0)
+        services = bootstrap(Settings(data_dir=tmp_path, database_url=db_url), db=db, indexes=indexes)
+        assert await _first(services, ws, QUESTIONS["hi-sitar"], "LEXICAL", ext) == "hi-sitar"
+    finally:
+        indexes.close()
+    indexes = _indexes(tmp_path, embedder, multilingual_embedder)
+    try:
+        assert indexes.migration_message() is None and indexes.lexical.count() == held
+    finally:
+        indexes.close()
+
+
+async def test_a_vector_store_of_the_earlier_routing_is_re_created_and_re_routed(
+    db, db_url, tmp_path, embedder, multilingual_embedder, caplog
+):
+    import qdrant_edge as qe
+
+    indexes = _indexes(tmp_path, embedder, multilingual_embedder)
+    try:
+        ws, ext = await _workspace(db, indexes)
+        n = indexes.vectors.count()
+    finally:
+        indexes.close()
+    # routing version 1's shard: named vectors "minilm" and "e5" (Russian, Hindi, Thai in "minilm")
+    shard_dir = tmp_path / "qdrant" / "passages"
+    shutil.rmtree(shard_dir)
+    shard_dir.mkdir(parents=True)
+    params = qe.EdgeVectorParams(size=384, distance=qe.Distance.Cosine)
+    old = qe.EdgeShard.create(str(shard_dir), qe.EdgeConfig(vectors={"minilm": params, "e5": params}))
+    old.flush()
+    old.close()
+
+    indexes = _indexes(tmp_path, embedder, multilingual_embedder)
+    try:
+        message = indexes.migration_message()
+        assert message is not None and "named vectors e5, minilm" in message and "re-embedded" in message
+        with caplog.at_level(logging.WARNING, logger="cairn.indexing"):
+            lex, vec = await indexes.index_pending(db)
+        assert vec == n == indexes.vectors.count() and lex == 0
+        assert indexes.vectors.has_space(multilingual_embedder.space, workspace_id=ws)
+        assert not indexes.vectors.has_space("minilm", workspace_id=ws)
+        services = bootstrap(Settings(data_dir=tmp_path, database_url=db_url), db=db, indexes=indexes)
+        assert await _first(services, ws, QUESTIONS["ru-baikal"], "DENSE", ext) == "ru-baikal"
+    finally:
+        indexes.close()
+
+
+async def test_a_cluster_collection_of_the_earlier_analyzer_is_re_created_with_both_legs(
+    db, db_url, tmp_path, embedder, multilingual_embedder, caplog
+):
+    """Cluster mode's sparse BM25 vectors are named with the analyzer version: a collection with
+    version 1's ``bm25``/``bm25_tf`` is re-created and both legs re-applied."""
+    from qdrant_client import QdrantClient, models
+
+    from cairn.retrieval.client_vectors import ClientVectorIndex
+    from cairn.retrieval.sparse_bm25 import BM25_VECTOR, TF_VECTOR, SparseBM25Index, sparse_config
+
+    dense = DenseModels(embedder, multilingual_embedder)
+    store = tmp_path / "qdrant"
+
+    def cluster() -> SearchIndexes:
+        vectors = ClientVectorIndex(path=store, spaces=dense.spaces, sparse_vectors=sparse_config())
+        return SearchIndexes(
+            lexical=SparseBM25Index(client=vectors.client),
+            vectors=vectors,
+            embedder=embedder,
+            multilingual=multilingual_embedder,
+            state_dir=tmp_path / "d",
+        )
+
+    indexes = cluster()
+    try:
+        ws, ext = await _workspace(db, indexes)
+        n = indexes.lexical.count()
+    finally:
+        indexes.close()
+    client = QdrantClient(path=str(store))
+    try:  # version 1's collection: today's dense spaces, the sparse vectors without a version
+        client.delete_collection("passages")
+        client.create_collection(
+            "passages",
+            vectors_config={
+                name: models.VectorParams(size=size, distance=models.Distance.COSINE)
+                for name, size in dense.spaces.items()
+            },
+            sparse_vectors_config={
+                "bm25": models.SparseVectorParams(modifier=models.Modifier.IDF),
+                "bm25_tf": models.SparseVectorParams(),
+            },
+        )
+    finally:
+        client.close()
+
+    indexes = cluster()
+    try:
+        message = indexes.migration_message()
+        assert message is not None and "sparse vectors bm25, bm25_tf" in message
+        params = indexes.vectors.client.get_collection("passages").config.params
+        assert set(params.sparse_vectors or {}) == {BM25_VECTOR, TF_VECTOR}
+        with caplog.at_level(logging.WARNING, logger="cairn.indexing"):
+            lex, vec = await indexes.index_pending(db)
+        assert lex == vec == n and (indexes.lexical.count(), indexes.vectors.count()) == (n, n)
+        services = bootstrap(
+            Settings(data_dir=tmp_path / "d", database_url=db_url, vector_backend="local", lexical_backend="qdrant"),
+            db=db,
+            indexes=indexes,
+        )
+        assert await _first(services, ws, QUESTIONS["th-river"], "LEXICAL", ext) == "th-river"
+    finally:
+        indexes.close()
+
+
+def test_memories_terms_are_re_derived_by_the_migration(tmp_path):
+    """Revision 0015 replaces every memory's stored terms by the current analyzer's."""
+    path = tmp_path / "cairn.db"
+    url = f"sqlite+aiosqlite:///{path}"
+    upgrade_database(url, revision="0014_passage_vector")
+    texts = {"m1": "मेरा पसंदीदा वाद्य सितार है", "m2": "ชอบกินข้าวเหนียวมะม่วง", "m3": "I like green tea"}
+    with sqlite3.connect(path) as con:
+        for mid, text in texts.items():
+            con.execute(
+                "INSERT INTO agentmemory (id, workspace_id, owner_member_id, writer_id, namespace, version, text, "
+                "entities, recorded_at) VALUES (?, 'w', 'o', 'c', 'default', 1, ?, '[]', '2026-12-01 00:00:00')",
+                (mid, text),
+            )
+        # version 1's fragments of the Hindi memory (single letters), and a stale term of m3
+        for mid, term in [("m1", "म"), ("m1", "र"), ("m1", "स"), ("m3", "stale")]:
+            con.execute("INSERT INTO memoryterm VALUES (?, ?, 'w', 'o')", (mid, term))
+    upgrade_database(url)
+    with sqlite3.connect(path) as con:
+        got: dict[str, list[str]] = {}
+        for mid, term in con.execute("SELECT memory_id, term FROM memoryterm ORDER BY memory_id, term"):
+            got.setdefault(mid, []).append(term)
+    assert got == {mid: memory_terms(text) for mid, text in texts.items()}
+    assert "सितार" in got["m1"] and "म" not in got["m1"]
