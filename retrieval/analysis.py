@@ -63,10 +63,11 @@ _CJK_CLASS = (
 _UNSPACED_CLASS = r"\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
 """Scripts other than CJK written without spaces between words (bigrammed, module doc)."""
 _BIGRAM_CLASS = _CJK_CLASS + _UNSPACED_CLASS
-_WORD_START = rf"[\w--[\p{{M}}{_BIGRAM_CLASS}]]"  # a word does not start with a stray mark
-_WORD_CHAR = rf"[\w--[{_BIGRAM_CLASS}]]"
+_WORD_START = rf"[\w--[\p{{M}}\p{{Join_Control}}{_BIGRAM_CLASS}]]"  # not a stray mark or joiner
+_WORD_CHAR = rf"[\w--[{_BIGRAM_CLASS}]]"  # joiners (ZWJ, ZWNJ) belong inside Indic and Persian words
 _TOKEN_PATTERN = regex.compile(
-    rf"(?P<bigram>[{_BIGRAM_CLASS}]+)|(?P<word>{_WORD_START}{_WORD_CHAR}*(?:\.{_WORD_CHAR}+)*)",
+    rf"(?P<bigram>[{_CJK_CLASS}]+|[{_UNSPACED_CLASS}]+)"  # one script group per run: no bigram across them
+    rf"|(?P<word>{_WORD_START}{_WORD_CHAR}*(?:\.{_WORD_CHAR}+)*)",
     flags=regex.V1,
 )
 _BIGRAM_CHAR = regex.compile(rf"[{_BIGRAM_CLASS}]", flags=regex.V1)

@@ -74,6 +74,8 @@ def test_is_bigram_script():
         ("اللغة العربية", ["اللغة", "العربية"]),
         ("שָׁלוֹם עולם", ["שָׁלוֹם", "עולם"]),  # Hebrew points are marks too
         ("naïve café", ["naïv", "café"]),  # Latin unchanged (composed by NFKC, stemmed)
+        ("می\u200cخواهم", ["می\u200cخواهم"]),  # a zero-width non-joiner stays inside a Persian word
+        ("👨\u200d👩 family \u0301x", ["famili", "x"]),  # a joiner or a mark alone is no word
     ],
 )
 def test_words_keep_their_combining_marks(text, terms):
@@ -89,6 +91,8 @@ def test_unspaced_scripts_become_bigrams_like_cjk():
     # tone marks keep words apart: rice (ข้าว) and news (ข่าว) share only the bigram าว
     assert set(analyze("ข้าว")) & set(analyze("ข่าว")) == {"าว"}
     assert analyze_runs("ภาษาไทย test") == [["ภา", "าษ", "ษา", "าไ", "ไท", "ทย"], ["test"]]
+    # each script group is its own run: no bigram spans katakana and Thai
+    assert analyze("トจุล") == ["ト", "จุล"]
     # a query's words meet the document's bigrams: the shared bigrams are the shared text
     assert set(analyze("ข้าว")) <= set(analyze("วันนี้กินข้าวแล้ว"))
 
