@@ -1,6 +1,6 @@
 """BEIR retrieval quality: Cairn's LEXICAL / DENSE / HYBRID packs and the LangChain peer, one run.
 
-Usage: ``.venv/bin/python -m bench.beir --dataset scifact|jsquad [--limit N] [--max-tokens T]
+Usage: ``.venv/bin/python -m bench.beir --dataset scifact|jsquad|locomo|scripts [--limit N] [--max-tokens T]
 [--modes LEXICAL,DENSE,HYBRID] [--no-peer] [--corpus-docs N]``
 
 ``--corpus-docs N`` ingests a sub-corpus: every document judged for the evaluated queries
@@ -16,6 +16,9 @@ same sub-corpus only.
 - ``locomo``: LoCoMo dialogue turns as documents, questions of categories 1–4, evidence
   turns as qrels (:mod:`bench.locomo_beir`, built under bench/out); the test conversations
   (6–10) are evaluated here, conversations 1–5 are the tuning split of ``bench/fusion.py``.
+- ``scripts``: the hand-written paragraphs of ``bench/other_scripts.tsv`` in English and eight
+  other scripts (144, one corpus), each question against its own paragraph
+  (:func:`bench.other_scripts.build_beir`).
 
 Cairn: the corpus is ingested into its own data dir (idempotent; SciFact's first run embeds
 ~10.7k passages, 10–20 min on 2 cores), then every query runs through
@@ -40,7 +43,7 @@ import asyncio
 import time
 from pathlib import Path
 
-from bench import locomo_beir
+from bench import locomo_beir, other_scripts
 from bench.common import (
     OUT,
     SHARED,
@@ -59,6 +62,8 @@ DATASETS = {
     "jsquad": ("jsquad/beir/corpus.jsonl", "jsquad/beir/queries.jsonl", "jsquad/beir/qrels/valid.tsv"),
     # built from ../shared/data/locomo by bench/locomo_beir.py (absolute paths: SHARED / abs == abs)
     "locomo": (str(locomo_beir.CORPUS), str(locomo_beir.QUERIES), str(locomo_beir.QRELS["test"])),
+    # built from bench/other_scripts.tsv by bench/other_scripts.py (in the repo: no ../shared needed)
+    "scripts": (str(other_scripts.BEIR_CORPUS), str(other_scripts.BEIR_QUERIES), str(other_scripts.BEIR_QRELS)),
 }
 
 
@@ -173,6 +178,8 @@ async def run(
 
     if dataset == "locomo":
         locomo_beir.build()
+    if dataset == "scripts":
+        other_scripts.build_beir()
     queries, qrels, qids = selected_queries(dataset, limit)
     rels = [qrels[q] for q in qids]
     documents = None

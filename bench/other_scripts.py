@@ -45,6 +45,7 @@ time taken, and saves ``bench/out/results/other_scripts.json``.
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -54,7 +55,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bench.common import machine, save_results
+from bench.common import OUT, machine, save_results
 
 if TYPE_CHECKING:
     from cairn.retrieval.embeddings import LocalE5, LocalMiniLM
@@ -137,6 +138,35 @@ def load_items(path: Path = DATA) -> list[Item]:
         seen.add(item.pid)
         items.append(item)
     return items
+
+
+BEIR_ROOT = OUT / "other-scripts-beir"
+BEIR_CORPUS = BEIR_ROOT / "corpus.jsonl"
+BEIR_QUERIES = BEIR_ROOT / "queries.jsonl"
+BEIR_QRELS = BEIR_ROOT / "qrels" / "test.tsv"
+
+
+def build_beir(path: Path = DATA) -> Path:
+    """Write the set as BEIR files for ``python -m bench.beir --dataset scripts`` (the mixed
+    corpus through Cairn's packs): corpus = the 144 paragraphs (``_id`` ``lang:topic``, no
+    title), queries = every question in its own language (``_id`` ``q:lang:topic``), qrels =
+    that question's own paragraph. Rewritten on every call (small). Returns the folder."""
+    items = load_items(path)
+    (BEIR_ROOT / "qrels").mkdir(parents=True, exist_ok=True)
+    BEIR_CORPUS.write_text(
+        "".join(
+            json.dumps({"_id": it.pid, "title": "", "text": it.paragraph}, ensure_ascii=False) + "\n" for it in items
+        ),
+        encoding="utf-8",
+    )
+    BEIR_QUERIES.write_text(
+        "".join(json.dumps({"_id": f"q:{it.pid}", "text": it.question}, ensure_ascii=False) + "\n" for it in items),
+        encoding="utf-8",
+    )
+    BEIR_QRELS.write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"q:{it.pid}\t{it.pid}\t1\n" for it in items), encoding="utf-8"
+    )
+    return BEIR_ROOT
 
 
 def metrics(ranked: Sequence[str], gold: str) -> tuple[float, float, float]:
