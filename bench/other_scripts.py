@@ -1,6 +1,6 @@
 """Retrieval in scripts other than Latin and CJK: which dense model should read them, and how BM25 does.
 
-Usage: ``.venv/bin/python -m bench.other_scripts [--data bench/other_scripts.tsv]``
+Usage: ``.venv/bin/python -m bench.other_scripts [--data bench/other_scripts.tsv [--data bench/latin_scripts.tsv]]``
 
 Data: ``bench/other_scripts.tsv``, hand-written for Cairn (CC0): 16 short encyclopedic
 paragraphs on 16 topics that pair up as near-misses (two rivers, two sports, two
@@ -12,11 +12,20 @@ its language and that question's English translation. Routing version 1
 how many paragraphs the routing rule in the tree when it runs (``is_non_latin`` or
 ``is_cjk``) sends to multilingual-e5-small.
 
+Latin-script companion: ``bench/latin_scripts.tsv`` (same format, hand-written for Cairn,
+CC0) has the same 16 paragraphs and questions in French, Spanish, German, Portuguese,
+Vietnamese and Turkish, and no English rows. ``--data`` may be given more than once: the
+files are read into one set (a (lang, topic) pair may appear in only one of them), so
+``--data bench/other_scripts.tsv --data bench/latin_scripts.tsv`` measures all 15
+languages with the English control. Every table, pool and count covers the languages the
+loaded files have (in :data:`LANGS` order), so the default run (only other_scripts.tsv) is
+the 9-language run it always was.
+
 Method:
 
-* Corpora: one per language (its 16 paragraphs) and one mixed corpus of all 9 languages
-  (144 paragraphs). A question's gold is its own language's paragraph of its topic (one
-  gold, so recall@k is hit@k).
+* Corpora: one per language (its 16 paragraphs) and one mixed corpus of all loaded
+  languages (144 paragraphs for the 9 of other_scripts.tsv). A question's gold is its own
+  language's paragraph of its topic (one gold, so recall@k is hit@k).
 * Dense: every paragraph is embedded once per model with ``encode`` and every question with
   ``encode_query``, as Cairn does (:class:`retrieval.embeddings.LocalMiniLM`, whose queries
   run on ONNX Runtime when it sets up, and :class:`retrieval.embeddings.LocalE5`, which adds
@@ -27,9 +36,11 @@ Method:
   The analyzer is whatever :mod:`retrieval.analysis` is when this runs, so a run before and
   after an analyzer change shows the change; a paragraph BM25 does not return is a miss.
 * Metrics: recall@1, recall@5 and MRR@10 per language; "8 non-EN" pools the 128 questions
-  of the eight non-English languages.
-* Cross-lingual: the 16 English questions against the mixed corpus, gold = the topic's
-  paragraph in each of the eight non-English languages (the English paragraph is in the
+  of the eight non-English languages (the label counts the non-English languages loaded).
+  When both Latin-script and other-script non-English languages are loaded, two more pools
+  split them: "N Latin non-EN" and "N non-Latin".
+* Cross-lingual (only when English rows are loaded): the 16 English questions against the
+  mixed corpus, gold = the topic's paragraph in each of the non-English languages (the English paragraph is in the
   corpus, neither gold nor removed): share of questions with any gold in the top 10, and
   per language the share whose paragraph in that language is in the top 10; and recall@1
   of the English questions against each language's own 16-paragraph corpus.
@@ -72,10 +83,18 @@ LANGS = {
     "bn": "Bengali",
     "ta": "Tamil",
     "th": "Thai",
+    "fr": "Latin",
+    "es": "Latin",
+    "de": "Latin",
+    "pt": "Latin",
+    "vi": "Latin",
+    "tr": "Latin",
 }
-"""Language code → script, in table order (English first: the control)."""
+"""Language code → script, in table order (English first: the control; the languages of
+``bench/latin_scripts.tsv`` last)."""
 
 OTHER = [lang for lang in LANGS if lang != "en"]
+"""Every non-English language code :data:`LANGS` knows (a run uses those its data has)."""
 
 SAMPLE_WORDS = {
     "en": ["kilometres", "discovered", "spectators"],
@@ -87,6 +106,12 @@ SAMPLE_WORDS = {
     "bn": ["কিলোমিটার", "বিরিয়ানি", "আবিষ্কার"],
     "ta": ["கிலோமீட்டர்", "பிரியாணி", "கண்டுபிடித்தார்"],
     "th": ["แม่น้ำวอลกา", "ที่ยาวที่สุด", "บาสเกตบอล"],
+    "fr": ["découvert", "Mendeleïev", "l'Everest"],
+    "es": ["kilómetros", "descubrió", "¿Cuántos"],
+    "de": ["Periodensystem", "Gladiatorenkämpfen", "größte"],
+    "pt": ["quilômetros", "deságua", "construí-lo"],
+    "vi": ["nguyên", "khấu", "Đấu"],
+    "tr": ["Avrupa'nın", "İtalya'nın", "yüksekliğiyle"],
 }
 """Words (for Thai: unspaced runs) from the data whose analyzer terms are printed."""
 
@@ -138,6 +163,45 @@ def load_items(path: Path = DATA) -> list[Item]:
         seen.add(item.pid)
         items.append(item)
     return items
+
+
+def load_all(paths: Sequence[Path]) -> list[Item]:
+    """Read several TSVs (:func:`load_items`) into one set, in the given order.
+
+    Raises:
+        ValueError: As :func:`load_items`, or if a (lang, topic) pair is in two files.
+    """
+    items: list[Item] = []
+    seen: set[str] = set()
+    for path in paths:
+        for item in load_items(path):
+            if item.pid in seen:
+                raise ValueError(f"{path}: row {item.pid} is already in an earlier file")
+            seen.add(item.pid)
+            items.append(item)
+    return items
+
+
+def languages(items: Sequence[Item]) -> list[str]:
+    """The language codes that ``items`` have, in :data:`LANGS` order."""
+    present = {it.lang for it in items}
+    return [lang for lang in LANGS if lang in present]
+
+
+def pools(items: Sequence[Item]) -> dict[str, list[str]]:
+    """Pooled rows of the tables: label → language codes (module doc, "Metrics").
+
+    ``"<n> non-EN"`` (every non-English language loaded) always; ``"<n> Latin non-EN"`` and
+    ``"<n> non-Latin"`` as well when the loaded non-English languages include both kinds.
+    """
+    others = [lang for lang in languages(items) if lang != "en"]
+    latin = [lang for lang in others if LANGS[lang] == "Latin"]
+    non_latin = [lang for lang in others if LANGS[lang] != "Latin"]
+    out = {f"{len(others)} non-EN": others}
+    if latin and non_latin:
+        out[f"{len(latin)} Latin non-EN"] = latin
+        out[f"{len(non_latin)} non-Latin"] = non_latin
+    return out
 
 
 BEIR_ROOT = OUT / "other-scripts-beir"
@@ -258,7 +322,7 @@ def bm25_rankings(items: Sequence[Item]) -> tuple[dict[str, list[str]], dict[str
     t0 = time.perf_counter()
     own: dict[str, list[str]] = {}
     with tempfile.TemporaryDirectory(prefix="cairn-other-scripts-") as tmp:
-        for lang in LANGS:
+        for lang in languages(items):
             corpus = [it for it in items if it.lang == lang]
             own.update(search(Path(tmp) / lang, corpus, corpus))
         mixed = search(Path(tmp) / "mixed", items, items)
@@ -266,11 +330,13 @@ def bm25_rankings(items: Sequence[Item]) -> tuple[dict[str, list[str]], dict[str
 
 
 def per_language(rankings: dict[str, list[str]], items: Sequence[Item]) -> dict[str, dict[str, float]]:
-    """Per language (and ``8 non-EN`` pooled): mean metrics of each question's ranking vs its own paragraph."""
+    """Per loaded language (and the :func:`pools`, e.g. ``8 non-EN``): mean metrics of each
+    question's ranking vs its own paragraph."""
     out = {}
-    for lang in LANGS:
+    for lang in languages(items):
         out[lang] = mean_metrics([metrics(rankings[it.pid], it.pid) for it in items if it.lang == lang])
-    out["8 non-EN"] = mean_metrics([metrics(rankings[it.pid], it.pid) for it in items if it.lang != "en"])
+    for label, langs in pools(items).items():
+        out[label] = mean_metrics([metrics(rankings[it.pid], it.pid) for it in items if it.lang in langs])
     return out
 
 
@@ -283,35 +349,37 @@ def cross_lingual(
 
     Returns:
         ``any@10``, ``<lang>@10`` (paragraph in that language in the mixed top 10) and
-        ``<lang> R@1`` (top 1 of that language's 16-paragraph corpus) for each non-English language.
+        ``<lang> R@1`` (top 1 of that language's 16-paragraph corpus) for each loaded
+        non-English language. Needs English rows in ``items``.
     """
+    other = [lang for lang in languages(items) if lang != "en"]
     english = [it for it in items if it.lang == "en"]
     all_pids = [it.pid for it in items]
-    per_lang = {lang: [it.pid for it in items if it.lang == lang] for lang in OTHER}
+    per_lang = {lang: [it.pid for it in items if it.lang == lang] for lang in other}
     hits_any = 0
-    hits = dict.fromkeys(OTHER, 0)
-    first = dict.fromkeys(OTHER, 0)
+    hits = dict.fromkeys(other, 0)
+    first = dict.fromkeys(other, 0)
     for it in english:
         vector = queries[it.question_en]
         top = set(rank(vector, all_pids))
-        golds = {lang: f"{lang}:{it.topic}" for lang in OTHER}
+        golds = {lang: f"{lang}:{it.topic}" for lang in other}
         hits_any += any(g in top for g in golds.values())
         for lang, gold in golds.items():
             hits[lang] += gold in top
             first[lang] += rank(vector, per_lang[lang])[0] == gold
     n = len(english)
     out = {"any@10": hits_any / n}
-    out.update({f"{lang}@10": hits[lang] / n for lang in OTHER})
-    out.update({f"{lang} R@1": first[lang] / n for lang in OTHER})
+    out.update({f"{lang}@10": hits[lang] / n for lang in other})
+    out.update({f"{lang} R@1": first[lang] / n for lang in other})
     return out
 
 
 def analyzer_report(items: Sequence[Item]) -> dict[str, dict]:
-    """Per language: sample words' analyzer terms, terms per whitespace word, share of 1-char terms."""
+    """Per loaded language: sample words' analyzer terms, terms per whitespace word, share of 1-char terms."""
     from cairn.retrieval.analysis import analyze
 
     out: dict[str, dict] = {}
-    for lang in LANGS:
+    for lang in languages(items):
         paragraphs = [it.paragraph for it in items if it.lang == lang]
         words = sum(len(p.split()) for p in paragraphs)
         terms = [t for p in paragraphs for t in analyze(p)]
@@ -337,37 +405,42 @@ def routing_rule() -> tuple[str, Callable[[str], bool]]:
 
 
 def _table(title: str, by_model: dict[str, dict[str, dict[str, float]]], counts: dict[str, int]) -> None:
+    """Print one metrics table: a row per key of ``counts`` (languages, then pools), a column group per model."""
     names = list(by_model)
     print(f"\n{title}")
     head = " | ".join(f"{name:^20}" for name in names)
     print(f"{'lang':<9}{'script':<11}{'n':>4} | {head}")
     sub = " | ".join(f"{'R@1':>6}{'R@5':>7}{'MRR':>7}" for _ in names)
     print(f"{'':<24} | {sub}")
-    for key in [*LANGS, "8 non-EN"]:
+    for key in counts:
         cells = " | ".join(
             f"{by_model[m][key]['R@1']:>6.3f}{by_model[m][key]['R@5']:>7.3f}{by_model[m][key]['MRR@10']:>7.3f}"
             for m in names
         )
-        print(f"{key:<9}{LANGS.get(key, ''):<11}{counts[key]:>4} | {cells}")
+        label = f"{key:<9}{LANGS[key]:<11}" if key in LANGS else f"{key:<20}"
+        print(f"{label}{counts[key]:>4} | {cells}")
 
 
-def run(path: Path) -> dict:
-    """Measure (module doc), print the tables and return the results dict."""
+def run(paths: Sequence[Path]) -> dict:
+    """Measure (module doc) over the set read from ``paths``, print the tables and return the results dict."""
     from cairn.retrieval.embeddings import LocalE5, LocalMiniLM
 
     started = time.perf_counter()
-    items = load_items(path)
+    items = load_all(paths)
+    langs = languages(items)
+    other = [lang for lang in langs if lang != "en"]
     pids = [it.pid for it in items]
-    counts = {lang: sum(it.lang == lang for it in items) for lang in LANGS}
-    counts["8 non-EN"] = sum(counts[lang] for lang in OTHER)
-    print(f"{len(items)} paragraphs, {len(LANGS)} languages, {machine()}")
+    counts = {lang: sum(it.lang == lang for it in items) for lang in langs}
+    counts.update({label: sum(counts[lang] for lang in group) for label, group in pools(items).items()})
+    print(f"{len(items)} paragraphs, {len(langs)} languages, {machine()}")
     rule, to_e5 = routing_rule()
-    routed = {lang: sum(to_e5(it.paragraph) for it in items if it.lang == lang) for lang in LANGS}
+    routed = {lang: sum(to_e5(it.paragraph) for it in items if it.lang == lang) for lang in langs}
     print(
         f"routing rule in the tree: {rule} sends to e5 " + ", ".join(f"{k} {v}/{counts[k]}" for k, v in routed.items())
     )
 
-    results: dict = {"machine": machine(), "data": str(path), "routing": {"rule": rule, "to_e5": routed}, "timing": {}}
+    data: str | list[str] = str(paths[0]) if len(paths) == 1 else [str(p) for p in paths]
+    results: dict = {"machine": machine(), "data": data, "routing": {"rule": rule, "to_e5": routed}, "timing": {}}
     own: dict[str, dict[str, dict[str, float]]] = {}
     mixed: dict[str, dict[str, dict[str, float]]] = {}
     cross: dict[str, dict[str, float]] = {}
@@ -381,12 +454,13 @@ def run(path: Path) -> dict:
             flush=True,
         )
         rank = dense_ranker(passages, pids)
-        lang_pids = {lang: [p for p in pids if p.startswith(f"{lang}:")] for lang in LANGS}
+        lang_pids = {lang: [p for p in pids if p.startswith(f"{lang}:")] for lang in langs}
         own[label] = per_language({it.pid: rank(queries[it.question], lang_pids[it.lang]) for it in items}, items)
         mixed[label] = per_language({it.pid: rank(queries[it.question], pids) for it in items}, items)
-        cross[label] = cross_lingual(rank, queries, items)
+        if "en" in langs:
+            cross[label] = cross_lingual(rank, queries, items)
         if isinstance(model, LocalMiniLM):
-            for lang in LANGS:
+            for lang in langs:
                 texts = [it.paragraph for it in items if it.lang == lang]
                 coverage[lang] = sum(model.vocabulary_coverage(t) for t in texts) / len(texts)
 
@@ -395,27 +469,36 @@ def run(path: Path) -> dict:
     own["BM25"] = per_language(bm25_own, items)
     mixed["BM25"] = per_language(bm25_mixed, items)
     misses = {
-        lang: sum(it.pid not in bm25_own[it.pid] for it in items if it.lang == lang) for lang in LANGS
+        lang: sum(it.pid not in bm25_own[it.pid] for it in items if it.lang == lang) for lang in langs
     }  # gold not in BM25's top 10 of its language's corpus
 
     _table("Per-language corpus (16 paragraphs each): the question's own paragraph", own, counts)
-    _table("Mixed corpus (all 144 paragraphs of 9 languages): the question's own paragraph", mixed, counts)
-
-    print("\nCross-lingual: 16 English questions; gold = the topic's paragraph in each non-English language")
-    print(
-        f"{'model':<8}{'any@10':>8} | "
-        + " ".join(f"{lang + '@10':>6}" for lang in OTHER)
-        + " | R@1 in that language's corpus:"
+    _table(
+        f"Mixed corpus (all {len(items)} paragraphs of {len(langs)} languages): the question's own paragraph",
+        mixed,
+        counts,
     )
-    for label, c in cross.items():
-        at10 = " ".join(f"{c[f'{lang}@10']:>6.2f}" for lang in OTHER)
-        at1 = " ".join(f"{lang} {c[f'{lang} R@1']:.2f}" for lang in OTHER)
-        print(f"{label:<8}{c['any@10']:>8.2f} | {at10} | {at1}")
+
+    if cross:
+        print(
+            f"\nCross-lingual: {counts['en']} English questions; gold = the topic's paragraph in each non-English language"
+        )
+        print(
+            f"{'model':<8}{'any@10':>8} | "
+            + " ".join(f"{lang + '@10':>6}" for lang in other)
+            + " | R@1 in that language's corpus:"
+        )
+        for label, c in cross.items():
+            at10 = " ".join(f"{c[f'{lang}@10']:>6.2f}" for lang in other)
+            at1 = " ".join(f"{lang} {c[f'{lang} R@1']:.2f}" for lang in other)
+            print(f"{label:<8}{c['any@10']:>8.2f} | {at10} | {at1}")
+    else:
+        print("\nCross-lingual: skipped (no English rows loaded)")
 
     analysis = analyzer_report(items)
     print("\nAnalyzer (cairn.retrieval.analysis.analyze as it is now) and MiniLM vocabulary coverage")
     print(f"{'lang':<6}{'MiniLM cov':>11}{'terms/word':>11}{'1-char':>8}{'BM25 miss':>10}  sample word → terms")
-    for lang in LANGS:
+    for lang in langs:
         a = analysis[lang]
         samples = "  ".join(f"{w} → {' '.join(terms) or '∅'}" for w, terms in a["samples"].items())
         print(
@@ -441,9 +524,15 @@ def run(path: Path) -> dict:
 def main() -> None:
     """Parse the arguments, run the measurement and save the results."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=DATA, help="the TSV (default: bench/other_scripts.tsv)")
+    ap.add_argument(
+        "--data",
+        type=Path,
+        action="append",
+        help="a TSV; give it more than once to load the files into one set "
+        "(default: bench/other_scripts.tsv; its Latin-script companion is bench/latin_scripts.tsv)",
+    )
     args = ap.parse_args()
-    save_results("other_scripts", run(args.data), ensure_ascii=False)
+    save_results("other_scripts", run(args.data or [DATA]), ensure_ascii=False)
 
 
 if __name__ == "__main__":

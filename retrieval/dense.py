@@ -6,9 +6,10 @@ endpoint) and optionally multilingual-e5-small (:class:`retrieval.embeddings.Loc
 model has its own Qdrant named vector (its ``space``); a passage is embedded by one model and
 stored in that model's space only, and vectors of different models are never compared.
 
-Routing by script (:func:`retrieval.language.is_non_latin`): a passage or task written mostly
-in a script other than Latin (Chinese, Japanese, Korean, Cyrillic, Arabic, Devanagari, Thai,
-…) goes to the multilingual model; Latin-script text to the primary model.
+Routing (:mod:`retrieval.language`): a passage or task written mostly in a script other than
+Latin (Chinese, Japanese, Korean, Cyrillic, Arabic, Devanagari, Thai, …) goes to the
+multilingual model, and so does a Latin-script *passage* identified as another language than
+English (French, Turkish, …); other Latin-script text goes to the primary model.
 
 A task searches every space whose passages could match it (:meth:`DenseModels.task_spaces`):
 
@@ -34,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cairn.retrieval.embeddings import Embedder
-from cairn.retrieval.language import is_non_latin
+from cairn.retrieval.language import is_non_latin, passage_is_multilingual
 from cairn.retrieval.vector_types import DEFAULT_SPACE
 
 __all__ = ["DEFAULT_SPACE", "DenseModels", "DenseServed", "merge_spaces", "scale_by_space", "space_of"]
@@ -104,8 +105,9 @@ class DenseModels:
         return space_of(self.multilingual) if self.multilingual is not None else None
 
     def passage_space(self, text: str) -> str:
-        """The space a passage is embedded in: multilingual for non-Latin script, else primary."""
-        if self.multilingual is not None and is_non_latin(text):
+        """The space a passage is embedded in: multilingual for non-Latin script or another
+        language than English (:func:`retrieval.language.passage_is_multilingual`), else primary."""
+        if self.multilingual is not None and passage_is_multilingual(text):
             return space_of(self.multilingual)
         return self.primary_space
 

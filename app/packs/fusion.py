@@ -85,8 +85,8 @@ def fuse_legs(
             )
         elif len(served.models) > 1:
             notes.append(
-                f"dense leg: {served.models[0]} for this workspace's Latin-script passages + "
-                f"{served.models[1]} for its passages in other scripts (cross-lingual), merged by rank"
+                f"dense leg: {served.models[0]} for this workspace's English passages + "
+                f"{served.models[1]} for its passages in other languages or scripts (cross-lingual), merged by rank"
             )
     if 0.0 < weights.get("dense", 1.0) < 1.0 and "dense" in results:
         notes.append(

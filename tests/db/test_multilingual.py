@@ -129,7 +129,7 @@ async def test_english_passages_stay_with_minilm_and_mixed_workspaces_merge_both
         assert ext[pack.items[0].citation.document_id] == "en-volcano"
         found = {ext[i.citation.document_id] for i in pack.items}
         assert found == {"en-volcano"}  # the e5 space was searched; its unrelated items fall under the floor
-        assert [n for n in pack.footer.notes if "all-MiniLM-L6-v2 for this workspace's Latin-script passages" in n]
+        assert [n for n in pack.footer.notes if "all-MiniLM-L6-v2 for this workspace's English passages" in n]
     finally:
         indexes.close()
 

@@ -1,5 +1,6 @@
 """Scripts other than Latin and CJK (issue 18): BM25 keeps combining marks inside words and
-bigrams Thai; the dense leg routes every non-Latin script to multilingual-e5-small; and data
+bigrams Thai; the dense leg routes every non-Latin script, and Latin-script passages in other
+languages than English, to multilingual-e5-small; and data
 dirs, cluster collections and memories made by the earlier analyzer / routing are migrated."""
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ PARAGRAPHS = {
     "th-rice": "ข้าวเหนียวมะม่วงเป็นขนมหวานที่คนไทยนิยมกินในฤดูร้อน",
     "th-boxing": "มวยไทยเป็นศิลปะการต่อสู้ที่ใช้หมัด เท้า เข่า และศอก",
     "th-river": "แม่น้ำเจ้าพระยาไหลผ่านกรุงเทพมหานครก่อนลงสู่อ่าวไทย",
+    # Latin script, other languages: identified as such, embedded by the multilingual model
+    "fr-danube": "Le Danube prend sa source dans la Forêt-Noire en Allemagne et se jette dans la mer Noire.",
+    "fr-loire": "La Loire est le plus long fleuve de France ; ses châteaux attirent des millions de visiteurs.",
+    "tr-volleyball": "Voleybol 1895 yılında William Morgan tarafından Amerika'da icat edildi ve altı oyuncuyla oynanır.",
 }
 QUESTIONS = {
     "hi-ganga": "गंगा नदी कहाँ से निकलती है?",
@@ -47,6 +52,8 @@ QUESTIONS = {
     "ru-volga": "Куда впадает Волга?",
     "th-boxing": "มวยไทยใช้อะไรต่อสู้",
     "th-river": "แม่น้ำอะไรไหลผ่านกรุงเทพ",
+    "fr-danube": "Où le Danube se jette-t-il ?",
+    "tr-volleyball": "Voleybolu kim icat etti?",
 }
 
 
@@ -88,7 +95,7 @@ async def test_each_script_is_found_by_both_legs_and_embedded_by_the_multilingua
     try:
         ws, ext = await _workspace(db, indexes)
         # no passage of this workspace is in the English model's space (routing version 1 put
-        # Hindi, Russian and Thai there)
+        # Hindi, Russian, Thai, French and Turkish there)
         assert indexes.vectors.has_space(multilingual_embedder.space, workspace_id=ws)
         assert not indexes.vectors.has_space("minilm", workspace_id=ws)
         services = bootstrap(Settings(data_dir=tmp_path, database_url=db_url), db=db, indexes=indexes)

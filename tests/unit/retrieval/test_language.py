@@ -9,7 +9,14 @@ import unicodedata
 
 import pytest
 
-from cairn.retrieval.language import NON_LATIN_MIN_SHARE, is_non_latin, non_latin_share
+from cairn.retrieval.language import (
+    NON_LATIN_MIN_SHARE,
+    identify_language,
+    is_non_latin,
+    is_other_language,
+    non_latin_share,
+    passage_is_multilingual,
+)
 
 
 def is_latin_letter(ch: str) -> bool:
@@ -85,3 +92,30 @@ def test_routing(text, routed):
 def test_refuses_a_non_string():
     with pytest.raises(TypeError, match="str"):
         non_latin_share(b"bytes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "other"),
+    [
+        ("Le Danube est le deuxième plus long fleuve d'Europe ; il se jette dans la mer Noire.", True),
+        ("Voleybol 1895 yılında William Morgan tarafından Amerika'da icat edildi.", True),
+        ("Sông Volga là con sông dài nhất châu Âu, chảy vào biển Caspi.", True),
+        ("Die Wolga ist der längste Fluss Europas und mündet ins Kaspische Meer.", True),
+        # English of the kinds measured (an abstract, a chat turn, a contract) stays English
+        ("Migratory dendritic cells transfer antigen to a lymph node-resident dendritic cell population.", False),
+        ("Joanna: See ya Nate! Catch you later at the game.", False),
+        ("MUTUAL NON-DISCLOSURE AGREEMENT This Mutual Non-Disclosure Agreement is dated as of 31st January", False),
+        ("E4471-QX 2024 Lot 7", False),  # too few letters to tell: stays with the primary model
+    ],
+)
+def test_latin_script_passages_in_other_languages(text, other):
+    assert is_other_language(text) is other
+    assert passage_is_multilingual(text) is other
+
+
+def test_identify_language_names_the_language_with_its_probability():
+    language, probability = identify_language("Qui a écrit Les Misérables et Notre-Dame de Paris ?")
+    assert language == "fr" and 0.9 <= probability <= 1.0
+    assert passage_is_multilingual("Москва — столица России") and not is_other_language("x" * 5)
+    with pytest.raises(TypeError, match="str"):
+        identify_language(None)  # type: ignore[arg-type]
