@@ -80,7 +80,8 @@ _CLUSTER = regex.compile(r"\X")
 ANALYZER_VERSION = 2
 """Version of the terms :func:`cairn_analyzer` emits (module doc). 1: Python ``re`` words
 (marks split words), bigrams for CJK only; 2: marks inside words, bigrams for Thai, Lao,
-Khmer and Myanmar too, words of other non-Latin scripts truncated to 5 characters. Raise it
+Khmer and Myanmar too, words of other non-Latin scripts truncated to 5 characters, Turkish
+``İ`` lowercased to ``i``. Raise it
 whenever any text's terms change."""
 
 
@@ -178,6 +179,18 @@ class MixedScriptTokenizer(Tokenizer):
                 yield token
 
 
+class DottedLowercaseFilter(LowercaseFilter):
+    """Whoosh ``LowercaseFilter`` whose lowercase of the Turkish capital dotted I (``İ``) is
+    ``i``: Python lowercases it to ``i`` + U+0307 (combining dot above), so ``İtalya`` would
+    never meet ``italya`` (Lucene's ``TurkishLowerCaseFilter`` does the same, there for Turkish
+    text only; elsewhere ``İ`` hardly occurs)."""
+
+    def __call__(self, tokens: Iterator[Token]) -> Iterator[Token]:
+        for token in tokens:
+            token.text = token.text.lower().replace("i\u0307", "i")
+            yield token
+
+
 TRUNCATE_LENGTH = 5
 """Words of spaced scripts other than Latin (Cyrillic, Greek, Arabic, Hebrew, Devanagari,
 Bengali, Tamil, …) are cut to their first 5 characters (code points): *truncation stemming*,
@@ -234,13 +247,13 @@ def cairn_analyzer() -> Composable:
     """Build Cairn's mixed-language analyzer (method in the module docstring).
 
     Returns:
-        A Whoosh analyzer: ``MixedScriptTokenizer | LowercaseFilter |
+        A Whoosh analyzer: ``MixedScriptTokenizer | DottedLowercaseFilter |
         StopFilter(English, minsize=1) | ScriptStemFilter("en")``. Call it with a string
         to get Whoosh tokens; use it in ``TEXT(analyzer=...)`` fields.
     """
     return CompositeAnalyzer(
         MixedScriptTokenizer(),
-        LowercaseFilter(),
+        DottedLowercaseFilter(),
         StopFilter(stoplist=STOP_WORDS, minsize=1),
         ScriptStemFilter("en"),
     )

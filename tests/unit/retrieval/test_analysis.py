@@ -83,6 +83,11 @@ def test_words_keep_their_combining_marks(text, terms):
     assert analyze(text) == terms
 
 
+def test_the_turkish_capital_dotted_i_lowercases_to_i():
+    # Python's "İ".lower() is "i" + U+0307: "İtalya" would never meet "italya"
+    assert analyze("İtalya İSTANBUL") == analyze("italya istanbul") == ["italya", "istanbul"]
+
+
 def test_inflected_forms_of_other_scripts_meet_by_truncation():
     # Russian cases and Hindi/Tamil inflections share their first five characters
     assert analyze("столицы") == analyze("столицей") == analyze("столица")
