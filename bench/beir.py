@@ -16,9 +16,9 @@ same sub-corpus only.
 - ``locomo``: LoCoMo dialogue turns as documents, questions of categories 1–4, evidence
   turns as qrels (:mod:`bench.locomo_beir`, built under bench/out); the test conversations
   (6–10) are evaluated here, conversations 1–5 are the tuning split of ``bench/fusion.py``.
-- ``scripts``: the hand-written paragraphs of ``bench/other_scripts.tsv`` in English and eight
-  other scripts (144, one corpus), each question against its own paragraph
-  (:func:`bench.other_scripts.build_beir`).
+- ``scripts``: the hand-written paragraphs of ``bench/other_scripts.tsv`` (English and eight
+  other scripts) and ``bench/latin_scripts.tsv`` (six Latin-script languages): 240 in one
+  corpus, each question against its own paragraph (:func:`bench.other_scripts.build_beir`).
 
 Cairn: the corpus is ingested into its own data dir (idempotent; SciFact's first run embeds
 ~10.7k passages, 10–20 min on 2 cores), then every query runs through

@@ -72,6 +72,8 @@ if TYPE_CHECKING:
     from cairn.retrieval.embeddings import LocalE5, LocalMiniLM
 
 DATA = Path(__file__).with_name("other_scripts.tsv")
+LATIN_DATA = Path(__file__).with_name("latin_scripts.tsv")
+"""The Latin-script companion set (French, Spanish, German, Portuguese, Vietnamese, Turkish)."""
 
 LANGS = {
     "en": "Latin",
@@ -210,12 +212,13 @@ BEIR_QUERIES = BEIR_ROOT / "queries.jsonl"
 BEIR_QRELS = BEIR_ROOT / "qrels" / "test.tsv"
 
 
-def build_beir(path: Path = DATA) -> Path:
-    """Write the set as BEIR files for ``python -m bench.beir --dataset scripts`` (the mixed
-    corpus through Cairn's packs): corpus = the 144 paragraphs (``_id`` ``lang:topic``, no
-    title), queries = every question in its own language (``_id`` ``q:lang:topic``), qrels =
-    that question's own paragraph. Rewritten on every call (small). Returns the folder."""
-    items = load_items(path)
+def build_beir(paths: Sequence[Path] = (DATA, LATIN_DATA)) -> Path:
+    """Write the set as BEIR files for ``python -m bench.beir --dataset scripts`` (one mixed
+    corpus through Cairn's packs): corpus = every paragraph of ``paths`` (default: both files,
+    240 paragraphs in 15 languages; ``_id`` ``lang:topic``, no title), queries = every
+    question in its own language (``_id`` ``q:lang:topic``), qrels = that question's own
+    paragraph. Rewritten on every call (small). Returns the folder."""
+    items = load_all(list(paths))
     (BEIR_ROOT / "qrels").mkdir(parents=True, exist_ok=True)
     BEIR_CORPUS.write_text(
         "".join(
