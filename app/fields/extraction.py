@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -60,6 +61,20 @@ async def extract_version(
     ]
     await s.execute(delete(FieldValue).where(FieldValue.version_id == version.id, FieldValue.source == "MODEL"))
     now = utcnow()
+
+    def row(spec: FieldSpec, **fields: Any) -> FieldValue:
+        """A MODEL value row of this version for ``spec`` (``fields``: the value or the reason)."""
+        return FieldValue(
+            id=new_id("fv"),
+            workspace_id=version.workspace_id,
+            collection_id=collection_id,
+            document_id=version.document_id,
+            version_id=version.id,
+            field_name=spec.name,
+            recorded_at=now,
+            **fields,
+        )
+
     extracted = ranker.extract(version.text, specs)
     n_values = n_nulls = 0
     for spec in specs:
@@ -77,29 +92,13 @@ async def extract_version(
             rows.append((e, cited))
         if not rows:
             reason = NO_VALUE if not chosen else "UNCITABLE: the value's span crosses a passage boundary"
-            s.add(
-                FieldValue(
-                    id=new_id("fv"),
-                    workspace_id=version.workspace_id,
-                    collection_id=collection_id,
-                    document_id=version.document_id,
-                    version_id=version.id,
-                    field_name=spec.name,
-                    uncited_reason=reason,
-                    recorded_at=now,
-                )
-            )
+            s.add(row(spec, uncited_reason=reason))
             n_nulls += 1
             continue
         for ordinal, (e, (start, end, pid, sha)) in enumerate(rows):
             s.add(
-                FieldValue(
-                    id=new_id("fv"),
-                    workspace_id=version.workspace_id,
-                    collection_id=collection_id,
-                    document_id=version.document_id,
-                    version_id=version.id,
-                    field_name=spec.name,
+                row(
+                    spec,
                     ordinal=ordinal,
                     value=e.value,
                     key=e.key,
@@ -108,7 +107,6 @@ async def extract_version(
                     start=start,
                     end=end,
                     sha256=sha,
-                    recorded_at=now,
                 )
             )
             n_values += 1

@@ -4,8 +4,6 @@ layout before named vectors is re-created and re-embedded."""
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 from sqlalchemy import select
 
@@ -14,15 +12,10 @@ from cairn.app.core.config import Settings
 from cairn.app.core.models import Passage
 from cairn.app.corpus.changes import Cursor, load_state
 from cairn.app.corpus.indexing import SearchIndexes
-from cairn.app.corpus.ingest import ingest_documents
-from cairn.app.corpus.sources import SourceDocument
-from cairn.app.governance.auth import ROLE_PERMISSIONS, Principal
-from cairn.app.identity import service as identity
 from cairn.app.packs.service import build_pack
 from cairn.app.packs.types import PackRequest
 from cairn.retrieval.dense import DenseModels
-from cairn.retrieval.lexical import LexicalIndex
-from cairn.retrieval.vectors import open_vector_index
+from tests.db.dense_routing import catch_up_after_migration, ingested_workspace, local_indexes, viewer
 
 # nine one-sentence Japanese paragraphs (issue 18's minimal case); only one is about a piano
 PARAGRAPHS = {
@@ -38,50 +31,21 @@ PARAGRAPHS = {
 }
 
 
-def _indexes(tmp_path, embedder, multilingual_embedder) -> SearchIndexes:
-    dense = DenseModels(embedder, multilingual_embedder)
-    return SearchIndexes(
-        lexical=LexicalIndex(tmp_path / "whoosh"),
-        vectors=open_vector_index(path=tmp_path / "qdrant", spaces=dense.spaces),
-        embedder=embedder,
-        multilingual=multilingual_embedder,
-    )
-
-
-async def _workspace(db, indexes: SearchIndexes, documents: dict[str, str]) -> tuple[str, dict[str, str]]:
-    async with db.session() as s:
-        ws = await identity.create_workspace(s, name=f"ml-{id(indexes)}")
-    docs = [SourceDocument(external_id=key, title="", text=text) for key, text in documents.items()]
-    report = await ingest_documents(db, indexes, workspace_id=ws.id, collection="c", documents=iter(docs))
-    assert report.vector_indexed >= len(documents)  # a new index follows the whole change log (other tests' too)
-    async with db.session() as s:
-        from cairn.app.core.models import Document
-
-        rows = (await s.execute(select(Document.id, Document.external_id).where(Document.workspace_id == ws.id))).all()
-    return ws.id, {str(doc_id): str(ext) for doc_id, ext in rows}
-
-
-def _who(ws: str) -> Principal:
-    return Principal(
-        kind="member", id="m", workspace_id=ws, permissions=ROLE_PERMISSIONS["viewer"], member_id="m", role="viewer"
-    )
-
-
 async def test_a_short_japanese_task_gets_the_multilingual_leg_and_the_piano_paragraph_first(
     db, db_url, tmp_path, embedder, multilingual_embedder
 ):
-    indexes = _indexes(tmp_path, embedder, multilingual_embedder)
+    indexes = local_indexes(tmp_path, embedder, multilingual_embedder)
     try:
-        ws, ext = await _workspace(db, indexes, PARAGRAPHS)
+        ws, ext = await ingested_workspace(db, indexes, PARAGRAPHS)
         # every paragraph is Japanese: all in the e5 space, none in MiniLM's
         assert indexes.vectors.has_space(multilingual_embedder.space, workspace_id=ws)
         assert not indexes.vectors.has_space("minilm", workspace_id=ws)
         services = bootstrap(Settings(data_dir=tmp_path, database_url=db_url), db=db, indexes=indexes)
         task = "ピアノのコンクールは？"
         for mode in ("LEXICAL", "DENSE", "HYBRID"):
-            pack = await build_pack(services, _who(ws), PackRequest(task=task, retrieval=mode, max_tokens=400))
+            pack = await build_pack(services, viewer(ws), PackRequest(task=task, retrieval=mode, max_tokens=400))
             assert ext[pack.items[0].citation.document_id] == "piano", (mode, pack.footer.notes)
-        hybrid = await build_pack(services, _who(ws), PackRequest(task=task, retrieval="HYBRID", max_tokens=400))
+        hybrid = await build_pack(services, viewer(ws), PackRequest(task=task, retrieval="HYBRID", max_tokens=400))
         assert hybrid.items[0].dense_rank == 1 and hybrid.items[0].lexical_rank == 1
         assert [
             n for n in hybrid.footer.notes if n.startswith("dense leg: intfloat/multilingual-e5-small (the task is")
@@ -99,7 +63,7 @@ async def test_a_short_japanese_task_gets_the_multilingual_leg_and_the_piano_par
         hits = indexes.vectors.search(dense.encode_task(english_task, spaces)[e5], workspace_id=ws, space=e5)
         assert [pid for pid, _ in hits][:1] and hits[0][1] > hits[1][1]
         english = await build_pack(
-            services, _who(ws), PackRequest(task=english_task, retrieval="HYBRID", max_tokens=400)
+            services, viewer(ws), PackRequest(task=english_task, retrieval="HYBRID", max_tokens=400)
         )
         assert english.items == () or ext[english.items[0].citation.document_id] == "piano"
     finally:
@@ -109,10 +73,10 @@ async def test_a_short_japanese_task_gets_the_multilingual_leg_and_the_piano_par
 async def test_english_passages_stay_with_minilm_and_mixed_workspaces_merge_both_spaces(
     db, db_url, tmp_path, embedder, multilingual_embedder
 ):
-    indexes = _indexes(tmp_path, embedder, multilingual_embedder)
+    indexes = local_indexes(tmp_path, embedder, multilingual_embedder)
     try:
         docs = {"en-volcano": "Mount Etna is an active volcano on the east coast of Sicily.", **PARAGRAPHS}
-        ws, ext = await _workspace(db, indexes, docs)
+        ws, ext = await ingested_workspace(db, indexes, docs)
         assert indexes.vectors.has_space("minilm", workspace_id=ws)
         by_ext = {v: k for k, v in ext.items()}
         async with db.session() as s:
@@ -124,7 +88,7 @@ async def test_english_passages_stay_with_minilm_and_mixed_workspaces_merge_both
         assert float(np.dot(stored, embedder.encode([docs["en-volcano"]])[0])) > 0.999
         services = bootstrap(Settings(data_dir=tmp_path, database_url=db_url), db=db, indexes=indexes)
         pack = await build_pack(
-            services, _who(ws), PackRequest(task="volcano in Sicily", retrieval="DENSE", max_tokens=4000)
+            services, viewer(ws), PackRequest(task="volcano in Sicily", retrieval="DENSE", max_tokens=4000)
         )
         assert ext[pack.items[0].citation.document_id] == "en-volcano"
         found = {ext[i.citation.document_id] for i in pack.items}
@@ -139,9 +103,9 @@ async def test_a_data_dir_of_the_old_layout_is_migrated_and_re_embedded(
 ):
     import qdrant_edge as qe
 
-    indexes = _indexes(tmp_path, embedder, multilingual_embedder)
+    indexes = local_indexes(tmp_path, embedder, multilingual_embedder)
     try:
-        ws, ext = await _workspace(db, indexes, PARAGRAPHS)
+        ws, ext = await ingested_workspace(db, indexes, PARAGRAPHS)
     finally:
         indexes.close()
     # replace the shard by one of the layout before named vectors (one unnamed 384-d vector),
@@ -164,28 +128,25 @@ async def test_a_data_dir_of_the_old_layout_is_migrated_and_re_embedded(
     state = load_state(tmp_path / "whoosh")  # the change-log cursor says every passage is applied
     assert state is not None and state.cursor != Cursor() and "vector" in state.legs
 
-    indexes = _indexes(tmp_path, embedder, multilingual_embedder)
+    indexes = local_indexes(tmp_path, embedder, multilingual_embedder)
     try:
         message = indexes.migration_message()
         assert message is not None and "one unnamed vector (384 dims" in message and "re-embedded" in message
         assert indexes.vectors.count() == 0
-        with caplog.at_level(logging.WARNING, logger="cairn.indexing"):
-            lex, vec = await indexes.index_pending(db)  # what start-up (and ingest, reindex) runs
+        lex, vec = await catch_up_after_migration(indexes, db, caplog)
         # the log was followed again from its start: every passage re-embedded, the lexical leg
         # (Whoosh, untouched) skipped the passages it holds; the message logged once
         assert vec >= len(PARAGRAPHS) and vec == indexes.vectors.count() and lex == 0
-        assert len([r for r in caplog.records if "re-created empty" in r.getMessage()]) == 1
-        assert indexes.migration_message() is None and await indexes.index_pending(db) == (0, 0)
         assert indexes.vectors.has_space(multilingual_embedder.space, workspace_id=ws)
         services = bootstrap(Settings(data_dir=tmp_path, database_url=db_url), db=db, indexes=indexes)
         pack = await build_pack(
-            services, _who(ws), PackRequest(task="ピアノのコンクールは？", retrieval="DENSE", max_tokens=400)
+            services, viewer(ws), PackRequest(task="ピアノのコンクールは？", retrieval="DENSE", max_tokens=400)
         )
         assert ext[pack.items[0].citation.document_id] == "piano"
     finally:
         indexes.close()
     # opened again: the layout is current, nothing to migrate
-    indexes = _indexes(tmp_path, embedder, multilingual_embedder)
+    indexes = local_indexes(tmp_path, embedder, multilingual_embedder)
     try:
         assert indexes.migration_message() is None and indexes.vectors.count() >= len(PARAGRAPHS)
     finally:
@@ -220,7 +181,7 @@ async def test_cluster_mode_keeps_named_dense_spaces_and_bm25_in_one_collection_
     docs = {"en-volcano": "Mount Etna is an active volcano on the east coast of Sicily.", **PARAGRAPHS}
     indexes = cluster()
     try:
-        ws, ext = await _workspace(db, indexes, docs)
+        ws, ext = await ingested_workspace(db, indexes, docs)
         params = indexes.vectors.client.get_collection("passages").config.params
         assert set(params.vectors) == {"minilm", multilingual_embedder.space}
         assert set(params.sparse_vectors) == {BM25_VECTOR, TF_VECTOR}
@@ -268,10 +229,8 @@ async def test_cluster_mode_keeps_named_dense_spaces_and_bm25_in_one_collection_
         message = indexes.migration_message()
         assert message is not None and "one unnamed vector (384 dims" in message and "sparse BM25" in message
         assert (indexes.lexical.count(), indexes.vectors.count()) == (0, 0)
-        with caplog.at_level(logging.WARNING, logger="cairn.indexing"):
-            lex, vec = await indexes.index_pending(db)
+        lex, vec = await catch_up_after_migration(indexes, db, caplog)
         assert lex == vec == n and (indexes.lexical.count(), indexes.vectors.count()) == (n, n)
-        assert len([r for r in caplog.records if "re-created empty" in r.getMessage()]) == 1
         services = bootstrap(
             Settings(data_dir=tmp_path / "d", database_url=db_url, vector_backend="local", lexical_backend="qdrant"),
             db=db,
@@ -279,11 +238,11 @@ async def test_cluster_mode_keeps_named_dense_spaces_and_bm25_in_one_collection_
         )
         for mode in ("LEXICAL", "DENSE"):
             pack = await build_pack(
-                services, _who(ws), PackRequest(task="ピアノのコンクールは？", retrieval=mode, max_tokens=400)
+                services, viewer(ws), PackRequest(task="ピアノのコンクールは？", retrieval=mode, max_tokens=400)
             )
             assert ext[pack.items[0].citation.document_id] == "piano", mode
         pack = await build_pack(
-            services, _who(ws), PackRequest(task="volcano in Sicily", retrieval="DENSE", max_tokens=400)
+            services, viewer(ws), PackRequest(task="volcano in Sicily", retrieval="DENSE", max_tokens=400)
         )
         assert ext[pack.items[0].citation.document_id] == "en-volcano"
     finally:

@@ -6,28 +6,20 @@ dirs, cluster collections and memories made by the earlier analyzer / routing ar
 from __future__ import annotations
 
 import json
-import logging
 import shutil
 import sqlite3
-
-from sqlalchemy import select
 
 from cairn.app.context import bootstrap
 from cairn.app.core.config import Settings
 from cairn.app.core.migrate import upgrade_database
-from cairn.app.core.models import Document
 from cairn.app.corpus.indexing import SearchIndexes
-from cairn.app.corpus.ingest import ingest_documents
-from cairn.app.corpus.sources import SourceDocument
-from cairn.app.governance.auth import ROLE_PERMISSIONS, Principal
-from cairn.app.identity import service as identity
 from cairn.app.memory.candidates import memory_terms
 from cairn.app.packs.service import build_pack
 from cairn.app.packs.types import PackRequest
 from cairn.retrieval.analysis import ANALYZER_VERSION
 from cairn.retrieval.dense import DenseModels
-from cairn.retrieval.lexical import ANALYZER_FILE, LexicalIndex
-from cairn.retrieval.vectors import open_vector_index
+from cairn.retrieval.lexical import ANALYZER_FILE
+from tests.db.dense_routing import catch_up_after_migration, ingested_workspace, local_indexes, viewer
 
 # three paragraphs per script on near topics (two rivers, two instruments, ...), one question each
 PARAGRAPHS = {
@@ -57,41 +49,19 @@ QUESTIONS = {
 }
 
 
-def _who(ws: str) -> Principal:
-    return Principal(
-        kind="member", id="m", workspace_id=ws, permissions=ROLE_PERMISSIONS["viewer"], member_id="m", role="viewer"
-    )
-
-
-def _indexes(tmp_path, embedder, multilingual_embedder) -> SearchIndexes:
-    dense = DenseModels(embedder, multilingual_embedder)
-    return SearchIndexes(
-        lexical=LexicalIndex(tmp_path / "whoosh"),
-        vectors=open_vector_index(path=tmp_path / "qdrant", spaces=dense.spaces),
-        embedder=embedder,
-        multilingual=multilingual_embedder,
-    )
-
-
 async def _workspace(db, indexes: SearchIndexes) -> tuple[str, dict[str, str]]:
-    async with db.session() as s:
-        ws = await identity.create_workspace(s, name=f"scripts-{id(indexes)}")
-    docs = [SourceDocument(external_id=key, title="", text=text) for key, text in PARAGRAPHS.items()]
-    await ingest_documents(db, indexes, workspace_id=ws.id, collection="c", documents=iter(docs))
-    async with db.session() as s:
-        rows = (await s.execute(select(Document.id, Document.external_id).where(Document.workspace_id == ws.id))).all()
-    return ws.id, {str(doc_id): str(ext) for doc_id, ext in rows}
+    return await ingested_workspace(db, indexes, PARAGRAPHS)
 
 
 async def _first(services, ws: str, task: str, mode: str, ext: dict[str, str]) -> str | None:
-    pack = await build_pack(services, _who(ws), PackRequest(task=task, retrieval=mode, max_tokens=400))
+    pack = await build_pack(services, viewer(ws), PackRequest(task=task, retrieval=mode, max_tokens=400))
     return ext[pack.items[0].citation.document_id] if pack.items else None
 
 
 async def test_each_script_is_found_by_both_legs_and_embedded_by_the_multilingual_model(
     db, db_url, tmp_path, embedder, multilingual_embedder
 ):
-    indexes = _indexes(tmp_path, embedder, multilingual_embedder)
+    indexes = local_indexes(tmp_path, embedder, multilingual_embedder)
     try:
         ws, ext = await _workspace(db, indexes)
         # no passage of this workspace is in the English model's space (routing version 1 put
@@ -109,7 +79,7 @@ async def test_each_script_is_found_by_both_legs_and_embedded_by_the_multilingua
 async def test_a_bm25_index_of_the_earlier_analyzer_is_re_created_and_re_filled(
     db, db_url, tmp_path, embedder, multilingual_embedder, caplog
 ):
-    indexes = _indexes(tmp_path, embedder, multilingual_embedder)
+    indexes = local_indexes(tmp_path, embedder, multilingual_embedder)
     try:
         ws, ext = await _workspace(db, indexes)
         held = indexes.lexical.count()
@@ -118,23 +88,20 @@ async def test_a_bm25_index_of_the_earlier_analyzer_is_re_created_and_re_filled(
         indexes.close()
     (tmp_path / "whoosh" / ANALYZER_FILE).unlink()  # as version 1 left it: no version file
 
-    indexes = _indexes(tmp_path, embedder, multilingual_embedder)
+    indexes = local_indexes(tmp_path, embedder, multilingual_embedder)
     try:
         message = indexes.migration_message()
         assert message is not None and f"{held} passages analysed by analyzer version 1" in message
         assert indexes.lexical.count() == 0
-        with caplog.at_level(logging.WARNING, logger="cairn.indexing"):
-            lex, vec = await indexes.index_pending(db)  # what start-up (and ingest, reindex) runs
+        lex, vec = await catch_up_after_migration(indexes, db, caplog)
         # the log followed again from its start: the lexical leg re-filled, the vector leg
         # skipped every passage it holds (nothing re-embedded); the message logged once
         assert lex == held == indexes.lexical.count() and vec == 0
-        assert len([r for r in caplog.records if "re-created empty" in r.getMessage()]) == 1
-        assert indexes.migration_message() is None and await indexes.index_pending(db) == (0, 0)
         services = bootstrap(Settings(data_dir=tmp_path, database_url=db_url), db=db, indexes=indexes)
         assert await _first(services, ws, QUESTIONS["hi-sitar"], "LEXICAL", ext) == "hi-sitar"
     finally:
         indexes.close()
-    indexes = _indexes(tmp_path, embedder, multilingual_embedder)
+    indexes = local_indexes(tmp_path, embedder, multilingual_embedder)
     try:
         assert indexes.migration_message() is None and indexes.lexical.count() == held
     finally:
@@ -146,7 +113,7 @@ async def test_a_vector_store_of_the_earlier_routing_is_re_created_and_re_routed
 ):
     import qdrant_edge as qe
 
-    indexes = _indexes(tmp_path, embedder, multilingual_embedder)
+    indexes = local_indexes(tmp_path, embedder, multilingual_embedder)
     try:
         ws, ext = await _workspace(db, indexes)
         n = indexes.vectors.count()
@@ -161,12 +128,11 @@ async def test_a_vector_store_of_the_earlier_routing_is_re_created_and_re_routed
     old.flush()
     old.close()
 
-    indexes = _indexes(tmp_path, embedder, multilingual_embedder)
+    indexes = local_indexes(tmp_path, embedder, multilingual_embedder)
     try:
         message = indexes.migration_message()
         assert message is not None and "named vectors e5, minilm" in message and "re-embedded" in message
-        with caplog.at_level(logging.WARNING, logger="cairn.indexing"):
-            lex, vec = await indexes.index_pending(db)
+        lex, vec = await catch_up_after_migration(indexes, db, caplog)
         assert vec == n == indexes.vectors.count() and lex == 0
         assert indexes.vectors.has_space(multilingual_embedder.space, workspace_id=ws)
         assert not indexes.vectors.has_space("minilm", workspace_id=ws)
@@ -228,8 +194,7 @@ async def test_a_cluster_collection_of_the_earlier_analyzer_is_re_created_with_b
         assert message is not None and "sparse vectors bm25, bm25_tf" in message
         params = indexes.vectors.client.get_collection("passages").config.params
         assert set(params.sparse_vectors or {}) == {BM25_VECTOR, TF_VECTOR}
-        with caplog.at_level(logging.WARNING, logger="cairn.indexing"):
-            lex, vec = await indexes.index_pending(db)
+        lex, vec = await catch_up_after_migration(indexes, db, caplog)
         assert lex == vec == n and (indexes.lexical.count(), indexes.vectors.count()) == (n, n)
         services = bootstrap(
             Settings(data_dir=tmp_path / "d", database_url=db_url, vector_backend="local", lexical_backend="qdrant"),
