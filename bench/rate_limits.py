@@ -20,8 +20,8 @@ from pathlib import Path
 
 from cairn.app.core.db import Database
 from cairn.app.core.migrate import upgrade_database
+from cairn.app.governance.operation import RATE_CLASSES
 from cairn.app.governance.rate_limits import RateLimiter
-from cairn.app.governance.registry import RATE_CLASSES
 
 
 async def measure(url: str, calls: int) -> list[float]:

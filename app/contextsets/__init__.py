@@ -15,6 +15,7 @@ from cairn.app.contextsets.library import (
     validate_lookup,
     validate_match,
 )
+from cairn.app.contextsets.loading import active_set, check_set_access
 from cairn.app.contextsets.operations import (
     ContextSetVersionsRequest,
     GetContextSetRequest,
@@ -31,7 +32,6 @@ from cairn.app.contextsets.operations import (
     update_context_set,
 )
 from cairn.app.contextsets.packing import SetItem, SetPlan, plan_set
-from cairn.app.contextsets.store import active_set, check_set_access
 from cairn.app.contextsets.types import (
     KINDS,
     READ_LIMIT_DEFAULT,

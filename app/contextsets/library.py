@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cairn.app.contextsets.loading import check_set_access, load_set, load_set_cached
 from cairn.app.contextsets.matching import INDEXES, AnswerIndex, DefinitionIndex, terms
-from cairn.app.contextsets.store import check_set_access, load_set, load_set_cached
 from cairn.app.contextsets.types import (
     QUERY_MAX,
     QUESTION_MAX,

@@ -37,8 +37,8 @@ from datetime import datetime
 from sqlalchemy import select
 
 from cairn.app.contextsets.library import answer_index, definition_index
+from cairn.app.contextsets.loading import active_set
 from cairn.app.contextsets.matching import PACK_MIN_COVERAGE
-from cairn.app.contextsets.store import active_set
 from cairn.app.contextsets.types import TRUST_APPROVED, ContextSetView
 from cairn.app.core.errors import CairnError, ContextSetScopeRefused
 from cairn.app.core.models import Collection, Document

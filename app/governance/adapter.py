@@ -45,8 +45,9 @@ from cairn.app.core.models import ConfirmationRequest
 from cairn.app.governance.auth import Principal, require_scope
 from cairn.app.governance.boundaries import Boundary, evaluate
 from cairn.app.governance.envelope import CallRecord
+from cairn.app.governance.operation import Operation
 from cairn.app.governance.rate_limits import subject_of
-from cairn.app.governance.registry import REGISTRY, Operation
+from cairn.app.governance.registry import REGISTRY
 from cairn.app.observability import CHANNELS, end_operation, start_operation
 
 log = logging.getLogger("cairn.adapter")

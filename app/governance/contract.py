@@ -20,7 +20,8 @@ from collections.abc import Iterable
 from strawberry.types.field import StrawberryField
 
 from cairn.app.governance.extension import Governed
-from cairn.app.governance.registry import COORDINATE_RE, PROFILE_LISTS, RATE_CLASSES, REGISTRY
+from cairn.app.governance.operation import COORDINATE_RE, RATE_CLASSES
+from cairn.app.governance.registry import PROFILE_LISTS, REGISTRY
 
 _CAPABILITY_RE = re.compile(r"^[a-z_]+:[a-z_*]+$")
 

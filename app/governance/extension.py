@@ -39,7 +39,8 @@ from strawberry.types.field import StrawberryField
 from cairn.app.core.errors import CairnError
 from cairn.app.governance.adapter import authorize, log_call, mark_failed, start_call, to_graphql_error
 from cairn.app.governance.envelope import CallRecord
-from cairn.app.governance.registry import Operation, get_operation
+from cairn.app.governance.operation import Operation
+from cairn.app.governance.registry import get_operation
 from cairn.app.observability import use
 
 

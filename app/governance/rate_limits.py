@@ -1,7 +1,7 @@
 """Per-credential rate limits by operation class, counted in the SQL database.
 
 Every authenticated call counts against one class of its operation
-(:attr:`app.governance.registry.Operation.rate_class`): ``packs``, ``decisions``, ``writes`` or
+(:attr:`app.governance.operation.Operation.rate_class`): ``packs``, ``decisions``, ``writes`` or
 ``reads``. The limit is per subject — an agent credential, or a member (member tokens are
 keyed by member) — per fixed one-minute window, from Settings
 ``rate_limit_<class>_per_minute`` (0 = unlimited). Over the limit the call is refused with
@@ -35,7 +35,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from cairn.app.core.errors import CairnError
 from cairn.app.core.models import RateLimitCounter
-from cairn.app.governance.registry import RATE_CLASSES
+from cairn.app.governance.operation import RATE_CLASSES
 
 WINDOW_SECONDS = 60
 """Length of one fixed window (limits are configured per minute)."""
@@ -66,7 +66,7 @@ class RateLimiter:
     """Checks and counts calls against the configured limits (one instance per process).
 
     Args:
-        limits: Calls per window for each class of :data:`~app.governance.registry.RATE_CLASSES`;
+        limits: Calls per window for each class of :data:`~app.governance.operation.RATE_CLASSES`;
             0 (or a missing class) means unlimited.
         clock: Returns Unix seconds (``time.time``; tests may pass a fixed clock).
     """
@@ -90,7 +90,7 @@ class RateLimiter:
         Args:
             db: The :class:`~app.core.db.Database` (SQLite or PostgreSQL).
             subject: From :func:`subject_of`.
-            rate_class: One of :data:`~app.governance.registry.RATE_CLASSES`; ``None`` → not limited.
+            rate_class: One of :data:`~app.governance.operation.RATE_CLASSES`; ``None`` → not limited.
 
         Returns:
             The call's count in the current window, or None when the class is unlimited.

@@ -52,7 +52,7 @@ class HttpCall:
     Attributes:
         request: The Starlette request (headers, path parameters).
         ctx: The request context (services, envelope, trace id).
-        op: The registry :class:`~app.governance.registry.Operation` (name, coordinate, capability).
+        op: The registry :class:`~app.governance.operation.Operation` (name, coordinate, capability).
         principal: The authorized caller (None only for ``auth="none"`` operations).
         raw: The request body as read (``b""`` when the route reads none).
         body: The parsed JSON body when the route has a parser, else None.

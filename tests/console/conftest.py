@@ -25,7 +25,7 @@ import pytest
 from cairn.app.core.config import Settings
 from cairn.app.core.db import Database
 from cairn.app.core.migrate import upgrade_database
-from cairn.app.governance.registry import RATE_CLASSES
+from cairn.app.governance.operation import RATE_CLASSES
 from cairn.app.identity import service as identity
 from tests import local_http
 

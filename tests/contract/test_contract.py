@@ -12,7 +12,8 @@ from strawberry.types import Info
 from cairn.app.core.config import Settings
 from cairn.app.governance import Governed
 from cairn.app.governance.contract import contract_violations
-from cairn.app.governance.registry import REGISTRY, parse_coordinate
+from cairn.app.governance.operation import parse_coordinate
+from cairn.app.governance.registry import REGISTRY
 from cairn.app.main import create_app
 from cairn.resolvers.schema import Mutation, Subscription, schema
 
@@ -89,7 +90,7 @@ def test_committed_schema_equals_served_schema():
 
 
 def test_every_operation_has_a_valid_rate_class(monkeypatch):
-    from cairn.app.governance.registry import RATE_CLASSES, Operation
+    from cairn.app.governance.operation import RATE_CLASSES, Operation
 
     for op in REGISTRY.values():
         if op.auth == "required":

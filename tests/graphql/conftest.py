@@ -21,7 +21,7 @@ import uvicorn
 from cairn.app.core.config import Settings
 from cairn.app.core.db import Database
 from cairn.app.core.migrate import upgrade_database
-from cairn.app.governance.registry import RATE_CLASSES
+from cairn.app.governance.operation import RATE_CLASSES
 from cairn.app.identity import service as identity
 from tests import factories, local_http
 from tests.conftest import drop_postgres_database, postgres_database

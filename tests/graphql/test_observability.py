@@ -20,7 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from cairn.app.context import Services, bootstrap
 from cairn.app.core.config import Settings
 from cairn.app.core.migrate import upgrade_database
-from cairn.app.governance.registry import RATE_CLASSES
+from cairn.app.governance.operation import RATE_CLASSES
 from cairn.app.main import create_app
 from cairn.app.observability import Metrics, Telemetry, install
 from tests.conftest import drop_postgres_database, postgres_database

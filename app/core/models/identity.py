@@ -72,7 +72,7 @@ class RateLimitCounter(SQLModel, table=True):
     """One fixed-window call counter of :mod:`app.governance.rate_limits`.
 
     ``subject`` is ``agent:<credential id>`` or ``member:<member id>``; ``rate_class`` one of
-    :data:`app.governance.registry.RATE_CLASSES`; ``window_start`` the window's start in Unix seconds
+    :data:`app.governance.operation.RATE_CLASSES`; ``window_start`` the window's start in Unix seconds
     (a multiple of the window length); ``hits`` the calls counted in it, incremented by one
     atomic upsert per call. Rows older than two windows are deleted opportunistically.
     """
