@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 from typing import Any
+from urllib.parse import parse_qsl
 
 from cairn.app.context import RequestContext
 from cairn.app.core.errors import CairnError, error_class, to_response
@@ -130,6 +131,8 @@ class GraphQLGate:
                     )
                 body = await read_body(receive, MAX_GRAPHQL_BODY_BYTES)
                 _check_shape(body, headers)
+            else:
+                _check_query_string(scope.get("query_string", b""))
             principal = await ctx.principal()
         except Exception as exc:  # noqa: BLE001 - shaped below
             status = exc.http_status if isinstance(exc, CairnError) else 400
@@ -147,6 +150,23 @@ class GraphQLGate:
             return await receive()
 
         await self.view(scope, replay, _EnvelopingSend(send, ctx))
+
+
+def _check_query_string(raw: bytes) -> None:
+    """GET /graphql: the query string is ASCII and every parameter percent-decodes to UTF-8.
+
+    Raises:
+        BadRequest: Otherwise — as a POST body of invalid UTF-8 is refused, where the GET path
+            used to turn each bad byte into U+FFFD silently.
+    """
+    try:
+        if not raw.isascii():
+            raise UnicodeDecodeError("ascii", raw, 0, 1, "raw bytes outside ASCII")
+        parse_qsl(raw.decode("ascii"), keep_blank_values=True, encoding="utf-8", errors="strict")
+    except UnicodeDecodeError:
+        raise BadRequest(
+            "the query string must be ASCII with percent-encoded UTF-8 (query=…&variables=…)", field="query"
+        ) from None
 
 
 def _check_shape(body: bytes, headers: dict[str, str]) -> None:

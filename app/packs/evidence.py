@@ -145,7 +145,7 @@ def evidence_notes(
     kept_dense_only: int,
     model: str,
     *,
-    floor_text: str | None = None,
+    best_text: str | None = None,
 ) -> list[str]:
     """Notes for a pack with no lexical evidence and weak (or no) dense evidence.
 
@@ -158,20 +158,21 @@ def evidence_notes(
         kept_dense_only: Fused items without a lexical rank that cleared the floor (or all
             of them, without a floor).
         model: The embedding model's name (named in notes).
-        floor_text: Replaces "floor … for <model>" in notes (several models, several floors).
+        best_text: Replaces "best cosine similarity …, under the floor … for <model>" in notes
+            when several models were searched: each model's best cosine and its floor.
 
     Returns:
         Zero or one note; none when BM25 found something (or, in DENSE mode, when a
         passage cleared the floor).
     """
     best = max(cosine.values(), default=None)
-    if floor_text is None:
-        floor_text = f"floor {floor:.2f} for {model}" if floor is not None else f"no floor is known for {model}"
-    weak = (
-        f"no passage is similar enough to the task (best cosine similarity {best:.2f}, under the {floor_text})"
-        if best is not None
-        else "the dense leg found no passage"
-    )
+    floor_text = f"floor {floor:.2f} for {model}" if floor is not None else f"no floor is known for {model}"
+    if best is None:
+        weak = "the dense leg found no passage"
+    elif best_text is not None:
+        weak = f"no passage is similar enough to the task ({best_text})"
+    else:
+        weak = f"no passage is similar enough to the task (best cosine similarity {best:.2f}, under the {floor_text})"
     if retrieval == "DENSE":
         return [f"{weak}: no items"] if "dense" in results and not kept_dense_only else []
     if "lexical" not in results or results["lexical"]:
@@ -180,10 +181,8 @@ def evidence_notes(
     if retrieval == "LEXICAL" or "dense" not in results:
         return [f"{lexical} (BM25); try other words" + (" or HYBRID" if retrieval == "LEXICAL" else "")]
     if kept_dense_only:
+        evidence = best_text or f"best cosine similarity {best:.2f}; {floor_text}"
         return [
-            (
-                f"{lexical}: every item comes from dense similarity alone (best cosine similarity {best:.2f}; "
-                f"{floor_text}) — check that the items are relevant"
-            )
+            f"{lexical}: every item comes from dense similarity alone ({evidence}) — check that the items are relevant"
         ]
     return [f"{lexical}, and {weak}: no items"]

@@ -9,6 +9,9 @@ models served the task.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from cairn.app.packs.evidence import apply_floor, dense_evidence, evidence_notes, similarity_floor
 from cairn.app.packs.pipeline_types import LegResults
 from cairn.app.packs.types import RRF_K
@@ -60,7 +63,8 @@ def fuse_legs(
     if "dense" in ran:
         fused = apply_floor(fused, cosine, {pid: floor_of.get(space) for pid, space in served.space_of.items()})
     model_names = served.models or [getattr(dense.primary if dense else None, "name", "none")]
-    floors = [similarity_floor(m) for m in by_space.values() if m.name in model_names]
+    searched = [(name, m) for name, m in by_space.items() if m.name in model_names]
+    floors = [floor_of[name] for name, _ in searched]
     notes.extend(
         evidence_notes(
             config.name,
@@ -69,15 +73,10 @@ def fuse_legs(
             floors[0] if len(floors) == 1 else None,
             sum(1 for f in fused if "lexical" not in f.ranks),
             " + ".join(model_names),
-            floor_text=" and ".join(
-                (f"floor {f:.2f} for {m.name}" if f is not None else f"no floor for {m.name}")
-                for m, f in ((m, similarity_floor(m)) for m in by_space.values() if m.name in model_names)
-            )
-            if len(floors) > 1
-            else None,
+            best_text=_best_by_model(searched, floor_of, cosine, served.space_of) if len(searched) > 1 else None,
         )
     )
-    if "dense" in results and dense is not None and dense.multilingual is not None and served.models:
+    if "dense" in ran and dense is not None and dense.multilingual is not None and served.models:
         if served.non_latin:
             notes.append(
                 f"dense leg: {served.models[0]} (the task is written in a script other than Latin, "
@@ -93,3 +92,21 @@ def fuse_legs(
             f"dense leg weighted {weights['dense']:.2f} (the embedding model reads part of the task as unknown words)"
         )
     return fused
+
+
+def _best_by_model(
+    searched: Sequence[tuple[str, Any]],
+    floor_of: Mapping[str, float | None],
+    cosine: Mapping[str, float],
+    space_of: Mapping[str, str],
+) -> str:
+    """``best cosine similarity 0.82 for <model> against its floor 0.83; 0.12 for <model> …``: each
+    searched space's best cosine with the floor applied to it (a cross-lingual floor where the
+    task's script differs), for a pack's weak-evidence notes."""
+    parts = []
+    for name, model in searched:
+        best = max((c for pid, c in cosine.items() if space_of.get(pid) == name), default=None)
+        floor = floor_of.get(name)
+        against = f"against its floor {floor:.2f}" if floor is not None else "no floor"
+        parts.append(f"{best:.2f} for {model.name} {against}" if best is not None else f"none for {model.name}")
+    return "best cosine similarity " + "; ".join(parts)

@@ -377,3 +377,18 @@ def test_reindex_rebuilds_the_temporal_statement_index(tmp_path):
     finally:
         con.close()
     assert rows == [("On 1 July 2024, Acme Corp named John Roe as its new CFO.", "day")] and marked == 2
+
+
+def test_the_demo_says_whether_its_urls_answer(capsys):
+    """`demo --no-serve` prints the URLs and curl commands, and says that nothing serves them yet."""
+    from cairn.app.cli.demo import DemoInfo, print_demo
+    from cairn.app.corpus.ingest import IngestReport
+
+    info = DemoInfo("ws", "mt", "ck", "python-docs", IngestReport(created=2, new_passages=5))
+    print_demo(info, host="127.0.0.1", port=8123, serving=False)
+    text = capsys.readouterr().out
+    assert "http://127.0.0.1:8123/graphql" in text and "Serving; press Ctrl+C" not in text
+    assert "Not serving (--no-serve)" in text and "cairn serve --port 8123" in text
+    print_demo(info, host="127.0.0.1", port=8123, serving=True)
+    text = capsys.readouterr().out
+    assert text.rstrip().endswith("Serving; press Ctrl+C to stop.") and "Not serving" not in text

@@ -69,6 +69,17 @@ def test_nested_fragments_are_refused_on_post_and_get(live, n):
     assert r.status_code == 400 and LIMIT_MESSAGE in error_of(r)["message"]
 
 
+@pytest.mark.parametrize("query_string", ["query=%7Bviewer%7Bkind%FF%7D%7D", "query=%C0%AF", "query=%E0%A4"])
+def test_a_get_with_invalid_utf8_is_refused_not_repaired(live, query_string):
+    # a POST body of invalid UTF-8 is refused; the GET path used to turn bad bytes into U+FFFD
+    r = local_http.get(f"{live.url}/graphql?{query_string}", headers=auth(live), timeout=10)
+    assert r.status_code == 400, r.text
+    err = error_of(r)
+    assert err["extensions"]["code"] == "BAD_REQUEST" and "percent-encoded UTF-8" in err["message"]
+    ok = local_http.get(f"{live.url}/graphql", params={"query": "{ viewer { kind } }"}, headers=auth(live), timeout=10)
+    assert ok.status_code == 200 and ok.json()["data"]["viewer"]["kind"] == "agent"
+
+
 async def test_nested_fragments_are_refused_over_the_websocket(live):
     ws = await ws_session(live, auth(live))
     try:
