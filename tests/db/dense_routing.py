@@ -5,6 +5,8 @@ ingested from ``{external id: text}``, and the catch-up after an index was re-cr
 from __future__ import annotations
 
 import logging
+import shutil
+from typing import Any
 
 from sqlalchemy import select
 
@@ -63,3 +65,32 @@ async def catch_up_after_migration(indexes: SearchIndexes, db, caplog) -> tuple[
     assert len([r for r in caplog.records if "re-created empty" in r.getMessage()]) == 1
     assert indexes.migration_message() is None and await indexes.index_pending(db) == (0, 0)
     return applied
+
+
+def cluster_indexes(tmp_path, embedder, multilingual_embedder) -> SearchIndexes:
+    """Cluster mode over qdrant-client's local mode at ``tmp_path/qdrant``: both dense models'
+    named vectors and the sparse BM25 vectors in one collection, the cursor in ``tmp_path/d``."""
+    from cairn.retrieval.client_vectors import ClientVectorIndex
+    from cairn.retrieval.sparse_bm25 import SparseBM25Index, sparse_config
+
+    dense = DenseModels(embedder, multilingual_embedder)
+    vectors = ClientVectorIndex(path=tmp_path / "qdrant", spaces=dense.spaces, sparse_vectors=sparse_config())
+    return SearchIndexes(
+        lexical=SparseBM25Index(client=vectors.client),
+        vectors=vectors,
+        embedder=embedder,
+        multilingual=multilingual_embedder,
+        state_dir=tmp_path / "d",
+    )
+
+
+def replace_shard(tmp_path, vectors) -> Any:
+    """Replace the embedded data dir's vector shard by an empty one of another layout (as an
+    earlier version wrote it): ``vectors`` is qdrant-edge's ``EdgeConfig(vectors=...)`` value.
+    Returns the open shard (the caller adds points, flushes and closes it)."""
+    import qdrant_edge as qe
+
+    shard_dir = tmp_path / "qdrant" / "passages"
+    shutil.rmtree(shard_dir)
+    shard_dir.mkdir(parents=True)
+    return qe.EdgeShard.create(str(shard_dir), qe.EdgeConfig(vectors=vectors))

@@ -14,8 +14,14 @@ from cairn.app.corpus.changes import Cursor, load_state
 from cairn.app.corpus.indexing import SearchIndexes
 from cairn.app.packs.service import build_pack
 from cairn.app.packs.types import PackRequest
-from cairn.retrieval.dense import DenseModels
-from tests.db.dense_routing import catch_up_after_migration, ingested_workspace, local_indexes, viewer
+from tests.db.dense_routing import (
+    catch_up_after_migration,
+    cluster_indexes,
+    ingested_workspace,
+    local_indexes,
+    replace_shard,
+    viewer,
+)
 
 # nine one-sentence Japanese paragraphs (issue 18's minimal case); only one is about a piano
 PARAGRAPHS = {
@@ -110,14 +116,7 @@ async def test_a_data_dir_of_the_old_layout_is_migrated_and_re_embedded(
         indexes.close()
     # replace the shard by one of the layout before named vectors (one unnamed 384-d vector),
     # as the previous version wrote it, with the change-log cursor past every passage
-    shard_dir = tmp_path / "qdrant" / "passages"
-    import shutil
-
-    shutil.rmtree(shard_dir)
-    shard_dir.mkdir(parents=True)
-    old = qe.EdgeShard.create(
-        str(shard_dir), qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=384, distance=qe.Distance.Cosine))
-    )
+    old = replace_shard(tmp_path, qe.EdgeVectorParams(size=384, distance=qe.Distance.Cosine))
     old.update(
         qe.UpdateOperation.upsert_points(
             [qe.Point("00000000-0000-0000-0000-000000000001", [1.0] * 384, {"passage_id": "old"})]
@@ -162,21 +161,12 @@ async def test_cluster_mode_keeps_named_dense_spaces_and_bm25_in_one_collection_
     log is followed again so that both legs are rebuilt (its BM25 data was in it)."""
     from qdrant_client import QdrantClient, models
 
-    from cairn.retrieval.client_vectors import ClientVectorIndex
-    from cairn.retrieval.sparse_bm25 import BM25_VECTOR, TF_VECTOR, SparseBM25Index, sparse_config
+    from cairn.retrieval.sparse_bm25 import BM25_VECTOR, TF_VECTOR, sparse_config
 
-    dense = DenseModels(embedder, multilingual_embedder)
     store = tmp_path / "qdrant"
 
     def cluster() -> SearchIndexes:
-        vectors = ClientVectorIndex(path=store, spaces=dense.spaces, sparse_vectors=sparse_config())
-        return SearchIndexes(
-            lexical=SparseBM25Index(client=vectors.client),
-            vectors=vectors,
-            embedder=embedder,
-            multilingual=multilingual_embedder,
-            state_dir=tmp_path / "d",
-        )
+        return cluster_indexes(tmp_path, embedder, multilingual_embedder)
 
     docs = {"en-volcano": "Mount Etna is an active volcano on the east coast of Sicily.", **PARAGRAPHS}
     indexes = cluster()

@@ -6,7 +6,6 @@ dirs, cluster collections and memories made by the earlier analyzer / routing ar
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 
 from cairn.app.context import bootstrap
@@ -19,7 +18,14 @@ from cairn.app.packs.types import PackRequest
 from cairn.retrieval.analysis import ANALYZER_VERSION
 from cairn.retrieval.dense import DenseModels
 from cairn.retrieval.lexical import ANALYZER_FILE
-from tests.db.dense_routing import catch_up_after_migration, ingested_workspace, local_indexes, viewer
+from tests.db.dense_routing import (
+    catch_up_after_migration,
+    cluster_indexes,
+    ingested_workspace,
+    local_indexes,
+    replace_shard,
+    viewer,
+)
 
 # three paragraphs per script on near topics (two rivers, two instruments, ...), one question each
 PARAGRAPHS = {
@@ -120,11 +126,8 @@ async def test_a_vector_store_of_the_earlier_routing_is_re_created_and_re_routed
     finally:
         indexes.close()
     # routing version 1's shard: named vectors "minilm" and "e5" (Russian, Hindi, Thai in "minilm")
-    shard_dir = tmp_path / "qdrant" / "passages"
-    shutil.rmtree(shard_dir)
-    shard_dir.mkdir(parents=True)
     params = qe.EdgeVectorParams(size=384, distance=qe.Distance.Cosine)
-    old = qe.EdgeShard.create(str(shard_dir), qe.EdgeConfig(vectors={"minilm": params, "e5": params}))
+    old = replace_shard(tmp_path, {"minilm": params, "e5": params})
     old.flush()
     old.close()
 
@@ -149,21 +152,13 @@ async def test_a_cluster_collection_of_the_earlier_analyzer_is_re_created_with_b
     version 1's ``bm25``/``bm25_tf`` is re-created and both legs re-applied."""
     from qdrant_client import QdrantClient, models
 
-    from cairn.retrieval.client_vectors import ClientVectorIndex
-    from cairn.retrieval.sparse_bm25 import BM25_VECTOR, TF_VECTOR, SparseBM25Index, sparse_config
+    from cairn.retrieval.sparse_bm25 import BM25_VECTOR, TF_VECTOR
 
     dense = DenseModels(embedder, multilingual_embedder)
     store = tmp_path / "qdrant"
 
     def cluster() -> SearchIndexes:
-        vectors = ClientVectorIndex(path=store, spaces=dense.spaces, sparse_vectors=sparse_config())
-        return SearchIndexes(
-            lexical=SparseBM25Index(client=vectors.client),
-            vectors=vectors,
-            embedder=embedder,
-            multilingual=multilingual_embedder,
-            state_dir=tmp_path / "d",
-        )
+        return cluster_indexes(tmp_path, embedder, multilingual_embedder)
 
     indexes = cluster()
     try:
