@@ -146,7 +146,7 @@ async def _e5_everywhere(services, ws: str, texts: list[str], qids: list[str], n
     from sqlalchemy import select
 
     from cairn.app.core.models import Document, Passage
-    from cairn.retrieval.embeddings import LocalE5
+    from cairn.retrieval.e5 import LocalE5
 
     async with services.db.session() as s:
         rows = (

@@ -27,8 +27,8 @@ Method:
   languages (144 paragraphs for the 9 of other_scripts.tsv). A question's gold is its own
   language's paragraph of its topic (one gold, so recall@k is hit@k).
 * Dense: every paragraph is embedded once per model with ``encode`` and every question with
-  ``encode_query``, as Cairn does (:class:`retrieval.embeddings.LocalMiniLM`, whose queries
-  run on ONNX Runtime when it sets up, and :class:`retrieval.embeddings.LocalE5`, which adds
+  ``encode_query``, as Cairn does (:class:`retrieval.minilm.LocalMiniLM`, whose queries
+  run on ONNX Runtime when it sets up, and :class:`retrieval.e5.LocalE5`, which adds
   the ``passage:``/``query:`` prefixes itself); passages are ranked by cosine (dot product of
   the L2-normalised vectors), ties by passage id. Each model is loaded once.
 * BM25: :class:`retrieval.lexical.LexicalIndex` with its defaults in a temporary folder, one
@@ -69,7 +69,8 @@ import numpy as np
 from bench.common import OUT, machine, save_results
 
 if TYPE_CHECKING:
-    from cairn.retrieval.embeddings import LocalE5, LocalMiniLM
+    from cairn.retrieval.e5 import LocalE5
+    from cairn.retrieval.minilm import LocalMiniLM
 
 DATA = Path(__file__).with_name("other_scripts.tsv")
 LATIN_DATA = Path(__file__).with_name("latin_scripts.tsv")
@@ -426,7 +427,8 @@ def _table(title: str, by_model: dict[str, dict[str, dict[str, float]]], counts:
 
 def run(paths: Sequence[Path]) -> dict:
     """Measure (module doc) over the set read from ``paths``, print the tables and return the results dict."""
-    from cairn.retrieval.embeddings import LocalE5, LocalMiniLM
+    from cairn.retrieval.e5 import LocalE5
+    from cairn.retrieval.minilm import LocalMiniLM
 
     started = time.perf_counter()
     items = load_all(paths)

@@ -44,7 +44,8 @@ def variants(ort_path: str | None) -> dict[str, Encode]:
     """Name → ``encode_queries`` for each variant that can be built here."""
     import torch
 
-    from cairn.retrieval.embeddings import LOCAL_MAX_SEQ_LENGTH, LocalMiniLM
+    from cairn.retrieval.embedding_base import LOCAL_MAX_SEQ_LENGTH
+    from cairn.retrieval.minilm import LocalMiniLM
 
     fp32 = LocalMiniLM(query_runtime="torch")  # the torch path, as before ONNX Runtime
     fp32.load()
@@ -113,7 +114,7 @@ def concurrent(texts: list[str], callers: int = 8, window_ms: float = 2.0, threa
     :class:`~retrieval.query_batching.QueryBatcher` (cache off), and the batcher's mean pass."""
     import threading
 
-    from cairn.retrieval.embeddings import LocalMiniLM
+    from cairn.retrieval.minilm import LocalMiniLM
     from cairn.retrieval.query_batching import BatchedEmbedder
 
     model = LocalMiniLM(query_threads=threads)

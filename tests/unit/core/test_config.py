@@ -184,7 +184,7 @@ def test_the_readme_configuration_table_lists_every_setting():
 
 
 def test_open_indexes_batches_queries_with_the_query_settings(tmp_path):
-    from cairn.retrieval.embeddings import LocalMiniLM
+    from cairn.retrieval.minilm import LocalMiniLM
     from cairn.retrieval.query_batching import BatchedEmbedder
 
     settings = Settings(
