@@ -111,13 +111,26 @@ class DenseModels:
             return space_of(self.multilingual)
         return self.primary_space
 
-    def encode_passages(self, texts: Sequence[str]) -> list[tuple[str, np.ndarray]]:
+    def encode_passages(
+        self, texts: Sequence[str], spaces: Sequence[str] | None = None
+    ) -> list[tuple[str, np.ndarray]]:
         """Embed passages, each with the model of its space (one batch per model).
+
+        Args:
+            texts: The passages' embedding inputs.
+            spaces: Their spaces when the caller has routed them already
+                (:meth:`passage_space`: language identification is not run twice); else routed here.
 
         Returns:
             ``(space, vector)`` per text, in input order.
+
+        Raises:
+            ValueError: If ``spaces`` is given with another length than ``texts``.
         """
-        spaces = [self.passage_space(t) for t in texts]
+        if spaces is None:
+            spaces = [self.passage_space(t) for t in texts]
+        elif len(spaces) != len(texts):
+            raise ValueError(f"spaces has {len(spaces)} entries for {len(texts)} texts")
         out: list[tuple[str, np.ndarray] | None] = [None] * len(texts)
         for name, model in self.by_space.items():
             positions = [i for i, s in enumerate(spaces) if s == name]

@@ -241,7 +241,8 @@ class SearchIndexes:
         embedded text (:mod:`app.corpus.stored_vectors`), the rest encoded now (one batch per
         model) and stored for the other workers."""
         texts = [self.embedding_input(c.title or "", c.text) for c in batch]
-        spaces = [dense.passage_space(t) for t in texts]
+        # routing runs language identification on Latin-script text: off the event loop, once
+        spaces = await asyncio.to_thread(lambda: [dense.passage_space(t) for t in texts])
         models = [dense.by_space[space].name for space in spaces]
         shas = [input_sha256(t) for t in texts]
         stored = await read_vectors(db, [(c.passage_id, m) for c, m in zip(batch, models, strict=True)])
@@ -255,7 +256,7 @@ class SearchIndexes:
                 todo.append(i)
         if todo:
             encoded = await asyncio.to_thread(
-                dense.encode_passages, [texts[i] for i in todo]
+                dense.encode_passages, [texts[i] for i in todo], [spaces[i] for i in todo]
             )  # each by its space's model
             fresh = []
             for i, (space, vector) in zip(todo, encoded, strict=True):

@@ -43,9 +43,9 @@ class Counting:
         assert dense is not None
         real = dense.encode_passages
 
-        def encode(texts):
+        def encode(texts, spaces=None):
             self.passages += len(texts)
-            return real(texts)
+            return real(texts, spaces)
 
         dense.encode_passages = encode  # type: ignore[method-assign]
 

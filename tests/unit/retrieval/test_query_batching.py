@@ -309,3 +309,21 @@ def test_both_dense_models_go_through_batchers_with_their_own_space_and_query_pr
     finally:
         minilm.close()
         e5.close()
+
+
+def test_encode_passages_takes_the_caller_s_routing(embedder, multilingual_embedder):
+    """Indexing routes each passage once (language identification) and hands the spaces over;
+    a length mismatch is refused."""
+    import pytest
+
+    from cairn.retrieval.dense import DenseModels
+
+    dense = DenseModels(embedder, multilingual_embedder)
+    texts = ["Le Danube se jette dans la mer Noire après avoir traversé dix pays.", "Glaciers carve moraines."]
+    routed = [dense.passage_space(t) for t in texts]
+    assert routed == [multilingual_embedder.space, "minilm"]
+    given = dense.encode_passages(texts, routed)
+    assert [space for space, _ in given] == routed
+    assert all(np.allclose(a[1], b[1], atol=1e-5) for a, b in zip(given, dense.encode_passages(texts), strict=True))
+    with pytest.raises(ValueError, match="spaces has 1 entries for 2 texts"):
+        dense.encode_passages(texts, routed[:1])
