@@ -18,7 +18,7 @@ same sub-corpus only.
   (6–10) are evaluated here, conversations 1–5 are the tuning split of ``bench/fusion.py``.
 - ``scripts``: the hand-written paragraphs of ``bench/other_scripts.tsv`` (English and eight
   other scripts) and ``bench/latin_scripts.tsv`` (six Latin-script languages): 240 in one
-  corpus, each question against its own paragraph (:func:`bench.other_scripts.build_beir`).
+  corpus, each question against its own paragraph (:func:`bench.scripts_set.build_beir`).
 
 Cairn: the corpus is ingested into its own data dir (idempotent; SciFact's first run embeds
 ~10.7k passages, 10–20 min on 2 cores), then every query runs through
@@ -43,7 +43,7 @@ import asyncio
 import time
 from pathlib import Path
 
-from bench import locomo_beir, other_scripts
+from bench import locomo_beir, scripts_set
 from bench.common import (
     OUT,
     SHARED,
@@ -62,8 +62,8 @@ DATASETS = {
     "jsquad": ("jsquad/beir/corpus.jsonl", "jsquad/beir/queries.jsonl", "jsquad/beir/qrels/valid.tsv"),
     # built from ../shared/data/locomo by bench/locomo_beir.py (absolute paths: SHARED / abs == abs)
     "locomo": (str(locomo_beir.CORPUS), str(locomo_beir.QUERIES), str(locomo_beir.QRELS["test"])),
-    # built from bench/other_scripts.tsv by bench/other_scripts.py (in the repo: no ../shared needed)
-    "scripts": (str(other_scripts.BEIR_CORPUS), str(other_scripts.BEIR_QUERIES), str(other_scripts.BEIR_QRELS)),
+    # built from bench/other_scripts.tsv and latin_scripts.tsv by bench/scripts_set.py (in the repo: no ../shared needed)
+    "scripts": (str(scripts_set.BEIR_CORPUS), str(scripts_set.BEIR_QUERIES), str(scripts_set.BEIR_QRELS)),
 }
 
 
@@ -179,7 +179,7 @@ async def run(
     if dataset == "locomo":
         locomo_beir.build()
     if dataset == "scripts":
-        other_scripts.build_beir()
+        scripts_set.build_beir()
     queries, qrels, qids = selected_queries(dataset, limit)
     rels = [qrels[q] for q in qids]
     documents = None
