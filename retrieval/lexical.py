@@ -193,10 +193,11 @@ class LexicalIndex:
         """None, or the message saying the index held terms of another analyzer version and was
         re-created empty on open (the caller re-indexes every passage and logs it once)."""
         version = self._analyzer_version()
-        if whoosh_index.exists_in(str(self.path), indexname=INDEX_NAME) and version == ANALYZER_VERSION:
+        exists = whoosh_index.exists_in(str(self.path), indexname=INDEX_NAME)
+        if exists and version == ANALYZER_VERSION:
             self._index = whoosh_index.open_dir(str(self.path), indexname=INDEX_NAME)
         else:
-            if whoosh_index.exists_in(str(self.path), indexname=INDEX_NAME):
+            if exists:
                 old = whoosh_index.open_dir(str(self.path), indexname=INDEX_NAME)
                 held = old.doc_count()
                 old.close()
