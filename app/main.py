@@ -19,6 +19,11 @@ indexes up with the SQL change log (whatever this data dir has not applied yet: 
 empty data dir, writes through other workers) and warm the embedding model; ``/readyz`` says
 503 until both are done. Then a :class:`app.corpus.ChangeFollower` keeps following the log
 (``NOTIFY`` on PostgreSQL, polling every ``CAIRN_INDEX_POLL_SECONDS``) until shutdown.
+
+Several processes on one port (``cairn serve --workers N``): uvicorn starts N processes from
+:func:`create_worker_app`; each takes a free worker slot of the data dir (its own indexes under
+``<data dir>/workers/<k>``, :func:`app.core.datadir.claim_worker_dir`) and follows the one SQL
+store like any worker; ``/readyz`` names the worker.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from typing import Any
 
 from starlette.applications import Starlette
@@ -113,19 +119,25 @@ class Readiness:
         self.detail: dict[str, Any] = {"indexCatchUp": "pending", "model": "pending"}
 
 
-def create_app(settings: Settings | None = None, *, services: Services | None = None) -> Starlette:
+def create_app(
+    settings: Settings | None = None, *, services: Services | None = None, worker: dict[str, Any] | None = None
+) -> Starlette:
     """Build the ASGI app.
 
     Args:
         settings: Defaults to :func:`app.core.config.load_settings` (environment).
         services: A pre-built bundle (tests share one across apps); built in the lifespan
             otherwise.
+        worker: Which process of ``cairn serve --workers N`` this is (``/readyz``'s
+            ``worker``: slot, count, pid, indexes); None for a single process.
     """
     settings = settings or load_settings()
     configure_logging(settings.log_level)
     configure_tracing()  # OTEL_* environment; idempotent; off (nothing installed) by default
     holder: dict[str, Any] = {"services": services}
     readiness = Readiness()
+    if worker is not None:
+        readiness.detail["worker"] = worker
 
     async def startup_work(svc: Services) -> None:
         try:
@@ -250,6 +262,44 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     app.state.readiness = readiness
     app.state.holder = holder
     return app
+
+
+SERVE_WORKERS_ENV = "CAIRN_SERVE_WORKERS"
+"""Environment variable ``cairn serve --workers N`` sets to N for :func:`create_worker_app`."""
+
+
+def create_worker_app() -> Starlette:
+    """uvicorn's app factory for one process of ``cairn serve --workers N``.
+
+    Settings come from the environment (``cairn serve`` puts ``--data-dir`` in
+    ``CAIRN_DATA_DIR`` and N in :data:`SERVE_WORKERS_ENV`). When a search index lives in the
+    data dir (the embedded default), the process locks the first free slot
+    ``<data dir>/workers/<k>`` (:func:`app.core.datadir.claim_worker_dir`) and keeps its Whoosh
+    index, vector store and change-log cursor there, while the database stays the data dir's
+    (``cairn.db``, or ``CAIRN_DATABASE_URL``): every worker follows the one SQL change log and
+    reads the passages' stored vectors instead of encoding them again. In cluster mode (both
+    legs in a Qdrant server) the processes share the settings unchanged.
+
+    Raises:
+        app.core.config.SettingsInvalid: a bad ``CAIRN_*`` setting.
+        app.core.datadir.DataDirInUse: every slot is held.
+        ValueError: :data:`SERVE_WORKERS_ENV` is not a whole number >= 1.
+    """
+    from cairn.app.core.datadir import claim_worker_dir
+
+    settings = load_settings()
+    raw = os.environ.get(SERVE_WORKERS_ENV, "1")
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"{SERVE_WORKERS_ENV} must be a whole number >= 1, got {raw!r}")
+    count = int(raw)
+    worker: dict[str, Any] = {"of": count, "pid": os.getpid()}
+    if settings.local_indexes:
+        slot, lock = claim_worker_dir(settings.data_dir, count)
+        settings = settings.model_copy(
+            update={"database_url": settings.resolved_database_url, "data_dir": lock.path.resolve()}
+        )
+        worker.update(slot=slot, indexes=str(lock.path.resolve()))
+    return create_app(settings, worker=worker)
 
 
 def __getattr__(name: str):

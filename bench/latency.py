@@ -1,7 +1,7 @@
 """contextPack latency and throughput through HTTP on loopback, with a real server process.
 
 Usage: ``.venv/bin/python -m bench.latency [--data-dir bench/out/scifact] [--dataset scifact]
-[--queries 100] [--max-tokens 4000] [--retrieval HYBRID] [--label 10k]``
+[--queries 100] [--max-tokens 4000] [--retrieval HYBRID] [--workers 1] [--label 10k]``
 
 1. Starts ``cairn serve`` on the data dir (a separate process, like production), creates a
    member and an agent credential with the CLI, and warms the server up (model load).
@@ -16,7 +16,12 @@ Usage: ``.venv/bin/python -m bench.latency [--data-dir bench/out/scifact] [--dat
    time minus ``latencyMs``.
 4. Time to first streamed item over ``POST /v1/context-packs/stream`` (NDJSON): header and
    first item, p50/p95.
-5. Peak RSS of the server process (``VmHWM`` from /proc).
+5. Peak RSS of the server process (``VmHWM`` from /proc; summed over its processes).
+
+``--workers N`` serves with ``cairn serve --workers N`` (N processes on one port, each with its
+own indexes under ``<data dir>/workers/<k>``); the bench waits until all N are ready, and CPU
+time and RSS cover the whole process tree. Concurrency 1 is one keep-alive connection, so one
+process; concurrency 8's connections spread over the processes as the kernel hands them out.
 
 Results are printed and saved to ``bench/out/results/latency-<label>.json``.
 """
@@ -74,10 +79,37 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _stat(pid: int) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after the command name (field 3 on is index 0 on)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and its living descendants (``cairn serve --workers N``: uvicorn's worker processes)."""
+    parent: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent[int(entry.name)] = int(_stat(int(entry.name))[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    tree, frontier = [pid], [pid]
+    while frontier:
+        frontier = [child for child, up in parent.items() if up in frontier]
+        tree += frontier
+    return tree
+
+
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far, in seconds (``/proc/<pid>/stat``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU time so far of a process and its descendants, in seconds (``/proc/<pid>/stat``)."""
+    total = 0
+    for p in process_tree(pid):
+        try:
+            fields = _stat(p)
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def _measured(pid: int, level) -> dict:
@@ -93,11 +125,15 @@ def _measured(pid: int, level) -> dict:
 
 
 def peak_rss_mb(pid: int) -> float:
-    """Peak resident set size (VmHWM) of a process, in MiB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+    """Peak resident set size (VmHWM) of a process, summed over it and its descendants, in MiB."""
+    total = 0.0
+    for p in process_tree(pid):
+        try:
+            lines = Path(f"/proc/{p}/status").read_text().splitlines()
+        except OSError:
+            continue
+        total += sum(int(line.split()[1]) / 1024 for line in lines if line.startswith("VmHWM:"))
+    return total or float("nan")
 
 
 async def _one(client: httpx.AsyncClient, task: str, args) -> tuple[float, dict]:
@@ -204,7 +240,18 @@ def run(args) -> dict:
     log_path = OUT / f"latency-{args.label}-server.log"
     log = open(log_path, "wb")  # a file, not a pipe: a full pipe would block the server's logging
     server = subprocess.Popen(
-        [sys.executable, "-m", "cairn.app.cli", "serve", "--port", str(port), "--data-dir", str(data_dir)],
+        [
+            sys.executable,
+            "-m",
+            "cairn.app.cli",
+            "serve",
+            "--port",
+            str(port),
+            "--data-dir",
+            str(data_dir),
+            "--workers",
+            str(args.workers),
+        ],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -212,15 +259,19 @@ def run(args) -> dict:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(600):
+        ready: set[int] = set()  # the pids of ready worker processes (one pid without --workers)
+        for _ in range(6000):
             try:
-                if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
-                    break
+                r = httpx.get(f"{base}/readyz", timeout=2)
+                if r.status_code == 200:
+                    ready.add(r.json().get("worker", {}).get("pid", server.pid))
+                    if len(ready) >= args.workers:
+                        break
             except httpx.HTTPError:
                 pass
             if server.poll() is not None:
                 raise RuntimeError(f"server exited: {log_path.read_text()[-2000:]}")
-            time.sleep(0.5)
+            time.sleep(0.05)
         else:
             raise RuntimeError(f"server not ready after 300 s: {log_path.read_text()[-2000:]}")
         queries = load_queries(SHARED / DATASETS[args.dataset][1])
@@ -229,9 +280,10 @@ def run(args) -> dict:
         random.Random(7).shuffle(pool)
         need = args.queries * 3 + 40
         tasks = (pool * (need // len(pool) + 1))[:need]
-        asyncio.run(_run_level(base, agent["token"], tasks[:10], 1, args))  # warm-up: model, caches
+        asyncio.run(_run_level(base, agent["token"], tasks[:10], 2, args))  # warm-up: every process's caches
         results = {
             "label": args.label,
+            "workers": args.workers,
             "dataset": args.dataset,
             "machine": machine(),
             "retrieval": args.retrieval,
@@ -274,7 +326,7 @@ def print_results(r: dict) -> None:
     """Print one latency result as a small table."""
     print(
         f"\ncontextPack over HTTP, {r['dataset']} ({r['passages']} passages), {r['retrieval']}, "
-        f"maxTokens {r['max_tokens']} ({r['machine']})"
+        f"maxTokens {r['max_tokens']}, {r.get('workers', 1)} server process(es) ({r['machine']})"
     )
     for level in ("c1", "c8"):
         x = r[level]
@@ -295,7 +347,8 @@ def print_results(r: dict) -> None:
         f"NDJSON stream: header p50 {s['header_ms']['p50']:.1f} ms, first item p50 {s['first_item_ms']['p50']:.1f} "
         f"(p95 {s['first_item_ms']['p95']:.1f}), last byte p50 {s['last_byte_ms']['p50']:.1f}"
     )
-    print(f"peak RSS of the server: {r['peak_rss_mb']:.0f} MiB")
+    print(f"peak RSS of the server (all its processes): {r['peak_rss_mb']:.0f} MiB")
+    print(f"packs/s at concurrency 8 / at concurrency 1: {r['c8']['packs_per_s'] / r['c1']['packs_per_s']:.2f}")
     ratio = (
         r["c1"]["client_ms"]["p50"] / r["c1"]["legs_sum_median_ms"] if r["c1"]["legs_sum_median_ms"] else float("nan")
     )
@@ -310,6 +363,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--max-tokens", type=int, default=4000)
     ap.add_argument("--retrieval", default="HYBRID")
+    ap.add_argument("--workers", type=int, default=1, help="cairn serve --workers (processes on one port)")
     ap.add_argument("--label", default=None, help="name of this run in BENCHMARKS.md (default: the dataset)")
     args = ap.parse_args()
     args.data_dir = args.data_dir or OUT / args.dataset

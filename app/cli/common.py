@@ -7,6 +7,7 @@ or wrapping, so what an operator (or a test) reads does not depend on the termin
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -239,14 +240,17 @@ def _admin(
     return _run(go())
 
 
-def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = True) -> None:
+def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = True, workers: int = 1) -> None:
     """Hold the data dir lock (when an index lives there), check a Qdrant server is reachable,
-    migrate, then run uvicorn."""
+    migrate, then run uvicorn: this process, or ``workers`` > 1 processes on one port started
+    from :func:`app.main.create_worker_app` (each with its own indexes under
+    ``<data dir>/workers/<k>``; this process keeps the data dir's lock, so ``cairn ingest`` is
+    refused while they serve)."""
     import uvicorn
 
-    from cairn.app.core.datadir import DataDirInUse, DataDirLock
+    from cairn.app.core.datadir import WORKERS_DIR, DataDirInUse, DataDirLock
     from cairn.app.core.migrate import upgrade_database
-    from cairn.app.main import create_app
+    from cairn.app.main import SERVE_WORKERS_ENV, create_app
     from cairn.app.observability import TracingConfigError
     from cairn.app.observability import configure_from_env as configure_tracing
     from cairn.retrieval.client_vectors import check_server
@@ -271,8 +275,26 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
             _fail(str(exc))
         if migrate_first:
             upgrade_database(settings.resolved_database_url)
-        console.print(f"Cairn on http://{host}:{port}/graphql  (data: {_where(settings)})", soft_wrap=True)
-        uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", ws="websockets-sansio")
+        served = f"data: {_where(settings)}"
+        if workers > 1:
+            served += f"; {workers} worker processes"
+            if settings.local_indexes:
+                served += f", indexes under {settings.data_dir / WORKERS_DIR}/<k>"
+        console.print(f"Cairn on http://{host}:{port}/graphql  ({served})", soft_wrap=True)
+        if workers == 1:
+            uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", ws="websockets-sansio")
+        else:  # the processes read their settings from the environment (create_worker_app)
+            os.environ["CAIRN_DATA_DIR"] = str(Path(settings.data_dir).resolve())
+            os.environ[SERVE_WORKERS_ENV] = str(workers)
+            uvicorn.run(
+                "cairn.app.main:create_worker_app",
+                factory=True,
+                workers=workers,
+                host=host,
+                port=port,
+                log_level="warning",
+                ws="websockets-sansio",
+            )
     finally:
         if lock is not None:
             lock.release()

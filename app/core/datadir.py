@@ -142,3 +142,39 @@ def store_exists(settings) -> bool:
             await engine.dispose()
 
     return asyncio.run(check())
+
+
+WORKERS_DIR = "workers"
+"""Folder under the data dir holding each ``cairn serve --workers N`` process's own indexes."""
+
+
+def claim_worker_dir(data_dir: Path, count: int) -> tuple[int, DataDirLock]:
+    """Lock the first free worker slot of ``cairn serve --workers count`` for this process.
+
+    Slot ``k`` (0 ≤ k < ``count``) is the folder ``data_dir/workers/<k>``: that worker's own
+    Whoosh index, vector store and change-log cursor (``index_state.json``), each worker's
+    indexes following the one SQL store (:mod:`app.corpus.changes`). A worker that exits frees
+    its slot (the kernel drops the flock), so the process uvicorn starts in its place takes the
+    same slot and its indexes up to date but for what changed meanwhile.
+
+    Args:
+        data_dir: The data dir that ``cairn serve`` holds (:class:`DataDirLock`).
+        count: Number of worker processes (>= 1).
+
+    Returns:
+        ``(k, lock)``: the slot number and its held lock (kept for the process's life).
+
+    Raises:
+        ValueError: ``count`` < 1.
+        DataDirInUse: all ``count`` slots are held (another ``cairn serve`` on the same data
+            dir, or more processes than slots).
+    """
+    if count < 1:
+        raise ValueError(f"count must be >= 1, got {count}")
+    root = Path(data_dir) / WORKERS_DIR
+    for k in range(count):
+        try:
+            return k, DataDirLock(root / str(k))
+        except DataDirInUse:
+            continue
+    raise DataDirInUse(root, None)

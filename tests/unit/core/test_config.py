@@ -219,3 +219,39 @@ def test_cluster_mode_keeps_no_local_search_state_so_workers_share_a_data_dir(cl
     clean_env.setenv("CAIRN_LEXICAL_BACKEND", "qdrant")
     with pytest.raises(SettingsInvalid, match="CAIRN_LEXICAL_BACKEND=qdrant keeps BM25 in a qdrant-client collection"):
         load_settings()
+
+
+def test_worker_slots_are_the_first_free_folder_under_workers(tmp_path):
+    """``cairn serve --workers N``: each process locks the first free ``workers/<k>`` (k < N)."""
+    import subprocess
+    import sys
+
+    from cairn.app.core.datadir import claim_worker_dir
+
+    slot, lock = claim_worker_dir(tmp_path, 2)
+    assert slot == 0 and lock.path == tmp_path / "workers" / "0"
+    probe = (
+        "import sys; from cairn.app.core.datadir import claim_worker_dir, DataDirInUse\n"
+        "try:\n    print(claim_worker_dir(sys.argv[1], int(sys.argv[2]))[0])\n"
+        "except DataDirInUse as e:\n    print(e.message)"
+    )
+    root = Path(__file__).resolve().parents[3]
+
+    def other_process(count: int) -> str:
+        return subprocess.run(
+            [sys.executable, "-c", probe, str(tmp_path), str(count)],
+            capture_output=True,
+            text=True,
+            cwd=root,
+            timeout=60,
+        ).stdout.strip()
+
+    assert other_process(2) == "1"  # slot 0 is held here; slot 1 is free (the probe's exit freed it)
+    assert other_process(1) == (
+        f"the data dir {tmp_path / 'workers'} is in use by another process (cairn serve?); "
+        "stop it or ingest through the API (upsertDocument)"
+    )
+    lock.release()
+    assert other_process(1) == "0"
+    with pytest.raises(ValueError, match="count must be >= 1, got 0"):
+        claim_worker_dir(tmp_path, 0)

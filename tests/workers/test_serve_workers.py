@@ -1,0 +1,178 @@
+"""``cairn serve --workers 2`` on the embedded default (SQLite, Whoosh, Qdrant Edge): one port,
+two real processes, each with its own indexes under ``<data dir>/workers/<k>``.
+
+Both processes answer (``/readyz`` names each: slot, pid); a document written through the port
+reaches both processes' indexes (each one's change-log cursor passes the write) and every pack
+afterwards, whichever process serves it; the data dir stays locked (a second ``serve`` and
+``cairn ingest`` are refused); a worker killed with ``kill -9`` is replaced by uvicorn, and the
+new process takes the freed slot and serves the same packs. Each process loads the embedding
+model (~10 s)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from tests import local_http
+from tests.conftest import ROOT
+from tests.graphql.conftest import _bootstrap, _free_port
+from tests.workers.test_workers import PACK_QUERY, TOPICS
+
+LAG_BOUND_SECONDS = 10.0
+"""A write through one process until the other's indexes have it: the poll interval (0.5 s)
+plus applying the change (encoding on a busy 2-core machine)."""
+
+
+def cli(data_dir: Path, *args: str, env: dict[str, str] | None = None, **kw) -> subprocess.Popen:
+    """A ``cairn`` subprocess on ``data_dir`` (stdout and stderr piped unless given)."""
+    kw.setdefault("stdout", subprocess.PIPE)
+    kw.setdefault("stderr", subprocess.STDOUT)
+    return subprocess.Popen(
+        [sys.executable, "-m", "cairn.app.cli", *args, "--data-dir", str(data_dir)], cwd=ROOT, env=env, **kw
+    )
+
+
+def readyz(url: str) -> tuple[int, dict]:
+    r = local_http.get(f"{url}/readyz", timeout=5)  # a new connection each call: either process may answer
+    return r.status_code, r.json()
+
+
+def ready_workers(url: str, proc: subprocess.Popen, want: int, timeout: float = 240) -> dict[int, int]:
+    """Poll ``/readyz`` until ``want`` distinct ready processes answered; slot → pid."""
+    seen: dict[int, int] = {}
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and len(seen) < want:
+        assert proc.poll() is None, proc.stdout.read().decode() if proc.stdout else proc.returncode
+        try:
+            status, body = readyz(url)
+        except httpx.HTTPError:
+            time.sleep(0.1)
+            continue
+        if status == 200:
+            seen[body["worker"]["slot"]] = body["worker"]["pid"]
+        time.sleep(0.02)
+    assert len(seen) == want, f"ready processes seen: {seen}"
+    return seen
+
+
+def gql(url: str, query: str, variables: dict, token: str) -> dict:
+    r = local_http.post(
+        f"{url}/graphql",
+        json={"query": query, "variables": variables},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=60,
+    )
+    body = r.json()
+    assert not body.get("errors"), body["errors"]
+    return body["data"]
+
+
+def pack_ids(url: str, task: str, token: str, retrieval: str) -> list[str]:
+    data = gql(url, PACK_QUERY, {"i": {"task": task, "retrieval": retrieval}}, token)
+    return [item["externalId"] for item in data["contextPack"]["items"]]
+
+
+def cursor_seq(data_dir: Path, slot: int) -> int:
+    path = data_dir / "workers" / str(slot) / "index_state.json"
+    return json.loads(path.read_text())["seq"] if path.exists() else 0
+
+
+def test_serve_two_workers_on_the_embedded_default(tmp_path):
+    data_dir = tmp_path / "data"
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = dict(os.environ, CAIRN_INDEX_POLL_SECONDS="0.5", CAIRN_LOG_LEVEL="WARNING")
+    log = open(tmp_path / "serve.log", "w+b")  # noqa: SIM115 - the process owns it
+    server = cli(data_dir, "serve", "--port", str(port), "--workers", "2", env=env, stdout=log)
+    try:
+        slots = ready_workers(url, server, 2)
+        assert sorted(slots) == [0, 1] and len(set(slots.values())) == 2 and server.pid not in slots.values()
+        status, body = readyz(url)
+        assert body["worker"]["of"] == 2
+        assert body["worker"]["indexes"] == str((data_dir / "workers" / str(body["worker"]["slot"])).resolve())
+
+        # the parent keeps the data dir: a second server and the CLI's ingest are refused
+        second = cli(data_dir, "serve", "--port", str(_free_port()), "--workers", "2", env=env)
+        out = second.communicate(timeout=60)[0].decode()
+        assert second.returncode == 2 and f"in use by process {server.pid}" in out, out
+        docs = tmp_path / "docs"
+        docs.mkdir()
+        (docs / "a.txt").write_text("anything")
+        ingest = cli(data_dir, "ingest", str(docs), "--collection", "c", env=env)
+        out = ingest.communicate(timeout=60)[0].decode()
+        assert ingest.returncode == 2 and "in use" in out, out
+
+        tokens, _ids = asyncio.run(_bootstrap(f"sqlite+aiosqlite:///{(data_dir / 'cairn.db').resolve()}"))
+        owner = tokens["owner"]
+        agent = gql(
+            url,
+            "mutation($i:CreateAgentCredentialInput!){createAgentCredential(input:$i){token}}",
+            {"i": {"name": "agent", "scopes": ["context:read"], "expiresInDays": 30}},
+            owner,
+        )["createAgentCredential"]["token"]
+        coll = gql(url, "mutation($n:String!){createCollection(name:$n){id}}", {"n": "earth"}, owner)[
+            "createCollection"
+        ]["id"]
+        for ext, title, text in TOPICS:
+            gql(
+                url,
+                "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId}}",
+                {"i": {"collectionId": coll, "externalId": ext, "title": title, "text": text}},
+                owner,
+            )
+        log_seq = _last_change_seq(data_dir)
+        assert log_seq >= len(TOPICS)
+        deadline = time.monotonic() + LAG_BOUND_SECONDS
+        while time.monotonic() < deadline and min(cursor_seq(data_dir, k) for k in (0, 1)) < log_seq:
+            time.sleep(0.1)
+        assert [cursor_seq(data_dir, k) >= log_seq for k in (0, 1)] == [True, True]
+
+        # every pack now has each document first, whichever process answers (new connection each)
+        for _round in range(3):
+            for ext, title, text in TOPICS:
+                for mode in ("LEXICAL", "DENSE", "HYBRID"):
+                    assert pack_ids(url, f"{title}: {text}", agent, mode)[0] == ext, (ext, mode)
+
+        # kill -9 one process: uvicorn starts another, which takes the freed slot and catches up
+        victim_slot = 1
+        os.kill(slots[victim_slot], signal.SIGKILL)
+        deadline = time.monotonic() + 240
+        replaced = None
+        while time.monotonic() < deadline and replaced is None:
+            try:
+                status, body = readyz(url)
+            except httpx.HTTPError:
+                time.sleep(0.1)
+                continue
+            if status == 200 and body["worker"]["pid"] not in slots.values():
+                replaced = body["worker"]
+            time.sleep(0.05)
+        assert replaced is not None and replaced["slot"] == victim_slot, replaced
+        for ext, title, text in TOPICS:
+            assert pack_ids(url, text, agent, "HYBRID")[0] == ext
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.seek(0)
+        print(log.read().decode()[-3000:])
+        log.close()
+
+
+def _last_change_seq(data_dir: Path) -> int:
+    """The newest entry of the SQL change log (what both processes' cursors must reach)."""
+    import sqlite3
+
+    with sqlite3.connect(data_dir / "cairn.db") as conn:
+        return int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM index_change").fetchone()[0])
