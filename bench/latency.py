@@ -154,7 +154,8 @@ async def _one(client: httpx.AsyncClient, task: str, args) -> tuple[float, dict]
 
 async def _run_level(base: str, token: str, tasks: list[str], concurrency: int, args) -> dict:
     headers = {"Authorization": f"Bearer {token}"}
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    keep = 0 if args.new_connections else concurrency  # 0: a new connection per pack (balanced per pack)
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=keep)
     async with httpx.AsyncClient(base_url=base, headers=headers, timeout=120, limits=limits) as client:
         queue = list(tasks)
         samples: list[tuple[float, dict]] = []
@@ -364,6 +365,11 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=4000)
     ap.add_argument("--retrieval", default="HYBRID")
     ap.add_argument("--workers", type=int, default=1, help="cairn serve --workers (processes on one port)")
+    ap.add_argument(
+        "--new-connections",
+        action="store_true",
+        help="a new HTTP connection per pack (default: keep-alive, so each client stays on one server process)",
+    )
     ap.add_argument("--label", default=None, help="name of this run in BENCHMARKS.md (default: the dataset)")
     args = ap.parse_args()
     args.data_dir = args.data_dir or OUT / args.dataset

@@ -152,6 +152,23 @@ def ingest(
     )
 
 
+def _drop_worker_indexes(settings) -> None:
+    """Delete ``<data dir>/workers`` (the indexes of ``cairn serve --workers N``'s processes), so
+    a reindex rebuilds every index: each process catches up from the database at its next start
+    (reading the stored vectors). Called with the data dir lock held."""
+    import shutil
+
+    from cairn.app.core.datadir import WORKERS_DIR
+
+    folder = Path(settings.data_dir) / WORKERS_DIR
+    if settings.local_indexes and folder.is_dir():
+        shutil.rmtree(folder)
+        console.print(
+            f"removed the worker processes' indexes ({folder}): `cairn serve --workers N` rebuilds them at start",
+            soft_wrap=True,
+        )
+
+
 def reindex(
     lexical_only: bool = typer.Option(False, "--lexical-only", help="Rebuild only the BM25 index (no re-embedding)."),
     data_dir: Path | None = DataDir,
@@ -167,7 +184,9 @@ def reindex(
             with _progress() as progress:
                 on_index = index_progress(progress)
                 lex, vec = await indexes.reindex(db, progress=on_index, vectors=not lexical_only)
-                return lex, vec, await rebuild_index(db, progress=on_index)
+                versions = await rebuild_index(db, progress=on_index)
+            _drop_worker_indexes(settings)  # under the data dir lock: no `serve --workers` runs
+            return lex, vec, versions
         finally:
             indexes.close()
             await db.dispose()

@@ -365,11 +365,16 @@ def test_reindex_rebuilds_the_temporal_statement_index(tmp_path):
     (docs / "rock.txt").write_text("Granite is an igneous rock.")
     r = cairn("ingest", str(docs), "-c", "notes", "--lexical-only", data_dir=data)
     assert r.returncode == 0, r.stderr
+    slot = data / "workers" / "0" / "whoosh"  # an index of `serve --workers N`'s first process
+    slot.mkdir(parents=True)
+    (slot / "stale").write_text("x")
     r = cairn("reindex", "--lexical-only", data_dir=data)
     assert r.returncode == 0, r.stderr
     said = " ".join(r.stderr.split())  # the console (progress bars, summary) writes to stderr
     assert "temporal index" in said, said  # its own progress bar, like the lexical one
     assert "reindexed 2 passages lexically, 0 as vectors, and the temporal statements of 2 versions" in said, said
+    assert f"removed the worker processes' indexes ({data / 'workers'})" in said, said
+    assert not (data / "workers").exists()  # each process rebuilds its own from the database at start
     con = sqlite3.connect(data / "cairn.db")
     try:
         rows = con.execute("select text, precision from temporal_statement").fetchall()
