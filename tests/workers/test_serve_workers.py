@@ -24,7 +24,7 @@ import httpx
 from tests import local_http
 from tests.conftest import ROOT
 from tests.graphql.conftest import _bootstrap, _free_port
-from tests.workers.test_workers import PACK_QUERY, TOPICS
+from tests.workers.test_workers import PACK_QUERY, TOPICS, gql
 
 LAG_BOUND_SECONDS = 10.0
 """A write through one process until the other's indexes have it: the poll interval (0.5 s)
@@ -61,18 +61,6 @@ def ready_workers(url: str, proc: subprocess.Popen, want: int, timeout: float = 
         time.sleep(0.02)
     assert len(seen) == want, f"ready processes seen: {seen}"
     return seen
-
-
-def gql(url: str, query: str, variables: dict, token: str) -> dict:
-    r = local_http.post(
-        f"{url}/graphql",
-        json={"query": query, "variables": variables},
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=60,
-    )
-    body = r.json()
-    assert not body.get("errors"), body["errors"]
-    return body["data"]
 
 
 def pack_ids(url: str, task: str, token: str, retrieval: str) -> list[str]:

@@ -45,6 +45,19 @@ TOPICS = [
 ]
 
 
+def gql(url: str, query: str, variables: dict, token: str) -> dict:
+    """POST a GraphQL operation to the server at ``url``; its ``data`` (asserts no errors)."""
+    r = local_http.post(
+        f"{url}/graphql",
+        json={"query": query, "variables": variables},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=60,
+    )
+    body = r.json()
+    assert not body.get("errors"), body["errors"]
+    return body["data"]
+
+
 @dataclass
 class Worker:
     """One ``cairn serve`` subprocess."""
@@ -60,15 +73,7 @@ class Worker:
         return f"http://127.0.0.1:{self.port}"
 
     def gql(self, query: str, variables: dict, token: str) -> dict:
-        r = local_http.post(
-            f"{self.url}/graphql",
-            json={"query": query, "variables": variables},
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=60,
-        )
-        body = r.json()
-        assert not body.get("errors"), body["errors"]
-        return body["data"]
+        return gql(self.url, query, variables, token)
 
     def pack(self, task: str, token: str, retrieval: str = "HYBRID") -> dict:
         return self.gql(PACK_QUERY, {"i": {"task": task, "retrieval": retrieval}}, token)["contextPack"]
