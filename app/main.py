@@ -32,7 +32,8 @@ import asyncio
 import contextlib
 import logging
 import os
-from typing import Any
+import sys
+from typing import Any, NoReturn
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -129,7 +130,11 @@ def create_app(
         services: A pre-built bundle (tests share one across apps); built in the lifespan
             otherwise.
         worker: Which process of ``cairn serve --workers N`` this is (``/readyz``'s
-            ``worker``: slot, count, pid, indexes); None for a single process.
+            ``worker``: slot, count, pid, indexes); None for a single process. Such a process
+            finishes its start-up catch-up (indexes, model warm-up) in the lifespan, before
+            uvicorn accepts a connection for it: on one shared port no balancer reads
+            ``/readyz``, so a process still catching up must not answer packs from a partial
+            index (a single process answers at once and says 503 on ``/readyz`` meanwhile).
     """
     settings = settings or load_settings()
     configure_logging(settings.log_level)
@@ -139,7 +144,9 @@ def create_app(
     if worker is not None:
         readiness.detail["worker"] = worker
 
-    async def startup_work(svc: Services) -> None:
+    async def catch_up(svc: Services) -> bool:
+        """The start-up work before ``/readyz`` says ready: index catch-up, purges, model warm-up.
+        False (logged, ``indexCatchUp: failed``) when it raised."""
         try:
             if (message := svc.indexes.migration_message()) is not None:
                 readiness.detail["vectorMigration"] = message  # index_pending logs it and re-embeds
@@ -162,25 +169,43 @@ def create_app(
             else:
                 readiness.detail["model"] = "none (LEXICAL only)"
             readiness.ready = True
+            return True
         except Exception:
             log.exception("start-up work failed")
             readiness.detail["indexCatchUp"] = "failed (see log)"
-            return
-        await ChangeFollower(svc.db, svc.indexes, poll_seconds=settings.index_poll_seconds).run()
+            return False
+
+    async def startup_work(svc: Services, caught_up: bool | None = None) -> None:
+        """Catch up (unless ``caught_up`` says it was done), then follow the change log until cancelled."""
+        if caught_up is None:
+            caught_up = await catch_up(svc)
+        if caught_up:
+            await ChangeFollower(svc.db, svc.indexes, poll_seconds=settings.index_poll_seconds).run()
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette):
         owned = holder["services"] is None
         if owned:
-            await asyncio.to_thread(upgrade_database, settings.resolved_database_url)
-            holder["services"] = bootstrap(settings)
-            if settings.cursor_secret is None:  # one key for every worker of this database
-                holder["services"].ontology.cursor_secret = (
-                    await shared_value(holder["services"].db, "cursor-secret")
-                ).encode()
+            try:
+                await asyncio.to_thread(upgrade_database, settings.resolved_database_url)
+                holder["services"] = bootstrap(settings)
+                if settings.cursor_secret is None:  # one key for every worker of this database
+                    holder["services"].ontology.cursor_secret = (
+                        await shared_value(holder["services"].db, "cursor-secret")
+                    ).encode()
+            except Exception:
+                if worker is None:
+                    raise
+                log.exception("worker process %s cannot start", os.getpid())
+                _exit_now(_STARTUP_FAILURE)  # uvicorn's supervisor stops rather than restart it forever
         svc: Services = holder["services"]
         view.services = svc
-        task = asyncio.create_task(startup_work(svc))
+        # one process of several on one port: no balancer keeps traffic off it while it catches
+        # up, so it catches up before its server accepts (the other processes answer meanwhile)
+        caught_up = await catch_up(svc) if worker is not None else None
+        if caught_up is False:  # never serve packs from a partial index: uvicorn starts another
+            _exit_now(1)
+        task = asyncio.create_task(startup_work(svc, caught_up))
 
         def purged(n: int, when: Any) -> None:
             readiness.detail["replayPurge"] = f"{when.isoformat()}: {n} expired replay records deleted"
@@ -280,26 +305,78 @@ def create_worker_app() -> Starlette:
     reads the passages' stored vectors instead of encoding them again. In cluster mode (both
     legs in a Qdrant server) the processes share the settings unchanged.
 
-    Raises:
-        app.core.config.SettingsInvalid: a bad ``CAIRN_*`` setting.
-        app.core.datadir.DataDirInUse: every slot is held.
-        ValueError: :data:`SERVE_WORKERS_ENV` is not a whole number >= 1.
-    """
-    from cairn.app.core.datadir import claim_worker_dir
+    The process exits when the ``cairn serve`` that started it is gone (:func:`_exit_with_parent`),
+    so a killed parent never leaves processes serving without the data dir's lock.
 
-    settings = load_settings()
-    raw = os.environ.get(SERVE_WORKERS_ENV, "1")
-    if not raw.isdigit() or int(raw) < 1:
-        raise ValueError(f"{SERVE_WORKERS_ENV} must be a whole number >= 1, got {raw!r}")
-    count = int(raw)
-    worker: dict[str, Any] = {"of": count, "pid": os.getpid()}
-    if settings.local_indexes:
-        slot, lock = claim_worker_dir(settings.data_dir, count)
-        settings = settings.model_copy(
-            update={"database_url": settings.resolved_database_url, "data_dir": lock.path.resolve()}
+    Exits with uvicorn's start-up-failure code (3, one line on stderr) when the process cannot
+    start — a bad ``CAIRN_*`` setting, :data:`SERVE_WORKERS_ENV` not a whole number >= 1, every
+    slot held (:class:`app.core.datadir.DataDirInUse`), an unusable slot folder — so uvicorn's
+    supervisor stops instead of restarting it forever.
+    """
+    from cairn.app.core.config import SettingsInvalid
+    from cairn.app.core.datadir import DataDirInUse, claim_worker_dir
+
+    _exit_with_parent()
+    try:
+        settings = load_settings()
+        raw = os.environ.get(SERVE_WORKERS_ENV, "1")
+        if not raw.isdigit() or int(raw) < 1:
+            raise ValueError(f"{SERVE_WORKERS_ENV} must be a whole number >= 1, got {raw!r}")
+        count = int(raw)
+        worker: dict[str, Any] = {"of": count, "pid": os.getpid()}
+        if settings.local_indexes:
+            slot, lock = claim_worker_dir(settings.data_dir, count)
+            settings = settings.model_copy(
+                update={"database_url": settings.resolved_database_url, "data_dir": lock.path.resolve()}
+            )
+            worker.update(slot=slot, indexes=str(lock.path.resolve()))
+    except SettingsInvalid as exc:
+        _startup_failure(exc.message)
+    except DataDirInUse as exc:
+        _startup_failure(
+            f"no free worker slot under {exc.path}: other processes hold all {raw} (a `cairn serve --workers` "
+            "whose parent was killed? stop them)"
         )
-        worker.update(slot=slot, indexes=str(lock.path.resolve()))
+    except (OSError, ValueError) as exc:
+        _startup_failure(str(exc))
     return create_app(settings, worker=worker)
+
+
+_STARTUP_FAILURE = 3
+"""uvicorn's exit code for a process that failed to start (``uvicorn.config.STARTUP_FAILURE``):
+its multi-process supervisor stops instead of starting the process again."""
+
+
+def _startup_failure(message: str) -> NoReturn:
+    """One line on stderr, then exit with :data:`_STARTUP_FAILURE` (uvicorn's supervisor stops)."""
+    print(f"error: worker process {os.getpid()} cannot start: {message}", file=sys.stderr, flush=True)
+    sys.exit(_STARTUP_FAILURE)
+
+
+def _exit_now(code: int) -> NoReturn:
+    """End this worker process at once with ``code`` (from inside the lifespan, where uvicorn
+    would catch ``SystemExit``); the kernel releases its locks and SQLite's WAL survives."""
+    logging.shutdown()
+    os._exit(code)
+
+
+def _exit_with_parent(poll_seconds: float = 1.0) -> None:
+    """Ask this process to shut down (SIGTERM to itself: uvicorn's graceful shutdown) once its
+    parent is gone — checked every ``poll_seconds`` by a daemon thread (``os.getppid()`` changes
+    when the parent dies, on every POSIX system)."""
+    import signal
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll_seconds)
+        log.warning("cairn serve (pid %s) is gone: worker process %s stops", parent, os.getpid())
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="cairn-parent-watch", daemon=True).start()
 
 
 def __getattr__(name: str):

@@ -275,29 +275,63 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
             _fail(str(exc))
         if migrate_first:
             upgrade_database(settings.resolved_database_url)
+        _check_port(host, port)
         served = f"data: {_where(settings)}"
         if workers > 1:
             served += f"; {workers} worker processes"
             if settings.local_indexes:
                 served += f", indexes under {settings.data_dir / WORKERS_DIR}/<k>"
         console.print(f"Cairn on http://{host}:{port}/graphql  ({served})", soft_wrap=True)
+        cores = os.cpu_count() or 1
+        if workers > cores:
+            console.print(
+                f"note: {workers} worker processes on {cores} cores: each loads the models (~1 GiB) and uses "
+                "about one core; more processes than cores add little",
+                soft_wrap=True,
+            )
         if workers == 1:
             uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", ws="websockets-sansio")
-        else:  # the processes read their settings from the environment (create_worker_app)
-            os.environ["CAIRN_DATA_DIR"] = str(Path(settings.data_dir).resolve())
-            os.environ[SERVE_WORKERS_ENV] = str(workers)
-            uvicorn.run(
-                "cairn.app.main:create_worker_app",
-                factory=True,
-                workers=workers,
-                host=host,
-                port=port,
-                log_level="warning",
-                ws="websockets-sansio",
-            )
+        else:
+            _serve_processes(settings, host=host, port=port, workers=workers, workers_env=SERVE_WORKERS_ENV)
     finally:
         if lock is not None:
             lock.release()
+
+
+def _check_port(host: str, port: int) -> None:
+    """Exit (one line, code 2) when ``host:port`` cannot be listened on (in use, no such address)."""
+    import socket
+
+    try:
+        socket.create_server((host, port)).close()
+    except OSError as exc:
+        _fail(f"cannot listen on {host}:{port}: {os.strerror(exc.errno) if exc.errno else exc}")
+
+
+def _serve_processes(settings: Settings, *, host: str, port: int, workers: int, workers_env: str) -> None:
+    """Run ``workers`` processes of :func:`app.main.create_worker_app` on one listening socket
+    under uvicorn's supervisor (it replaces a process that dies, and stops when one exits with
+    its start-up-failure code); exit 2 when the processes stopped because one could not start.
+    The processes read their settings from the environment."""
+    import uvicorn
+    from uvicorn.config import STARTUP_FAILURE
+    from uvicorn.supervisors import Multiprocess
+
+    os.environ["CAIRN_DATA_DIR"] = str(Path(settings.data_dir).resolve())
+    os.environ[workers_env] = str(workers)
+    config = uvicorn.Config(
+        "cairn.app.main:create_worker_app",
+        factory=True,
+        workers=workers,
+        host=host,
+        port=port,
+        log_level="warning",
+        ws="websockets-sansio",
+    )
+    supervisor = Multiprocess(config, sockets=[config.bind_socket()])
+    supervisor.run()
+    if any(p.exitcode == STARTUP_FAILURE for p in supervisor.processes):
+        _fail("a worker process could not start (its message is above); stopped")
 
 
 def _embedder(settings: Settings):

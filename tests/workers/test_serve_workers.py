@@ -5,14 +5,17 @@ Both processes answer (``/readyz`` names each: slot, pid); a document written th
 reaches both processes' indexes (each one's change-log cursor passes the write) and every pack
 afterwards, whichever process serves it; the data dir stays locked (a second ``serve`` and
 ``cairn ingest`` are refused); a worker killed with ``kill -9`` is replaced by uvicorn, and the
-new process takes the freed slot and serves the same packs. Each process loads the embedding
-model (~10 s)."""
+new process takes the freed slot, rebuilds its deleted indexes before it accepts a connection
+(meanwhile every answer comes from the ready process), and serves the same packs; a parent
+killed with ``kill -9`` takes its processes with it and frees the data dir. Each process loads
+the embedding model (~10 s)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -77,7 +80,9 @@ def test_serve_two_workers_on_the_embedded_default(tmp_path):
     data_dir = tmp_path / "data"
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
-    env = dict(os.environ, CAIRN_INDEX_POLL_SECONDS="0.5", CAIRN_LOG_LEVEL="WARNING")
+    env = dict(
+        os.environ, CAIRN_INDEX_POLL_SECONDS="0.5", CAIRN_LOG_LEVEL="WARNING", CAIRN_RATE_LIMIT_PACKS_PER_MINUTE="0"
+    )
     log = open(tmp_path / "serve.log", "w+b")  # noqa: SIM115 - the process owns it
     server = cli(data_dir, "serve", "--port", str(port), "--workers", "2", env=env, stdout=log)
     try:
@@ -129,25 +134,46 @@ def test_serve_two_workers_on_the_embedded_default(tmp_path):
                 for mode in ("LEXICAL", "DENSE", "HYBRID"):
                     assert pack_ids(url, f"{title}: {text}", agent, mode)[0] == ext, (ext, mode)
 
-        # kill -9 one process: uvicorn starts another, which takes the freed slot and catches up
+        # kill -9 one process and delete its indexes: uvicorn starts another, which takes the freed
+        # slot and catches up from the database *before* it accepts a connection — meanwhile every
+        # answer (readyz, packs) comes from a ready process, none from a partial index
         victim_slot = 1
         os.kill(slots[victim_slot], signal.SIGKILL)
+        time.sleep(0.2)
+        shutil.rmtree(data_dir / "workers" / str(victim_slot))
         deadline = time.monotonic() + 240
-        replaced = None
+        replaced, answers = None, 0
         while time.monotonic() < deadline and replaced is None:
             try:
                 status, body = readyz(url)
+                ext, title, text = TOPICS[answers % len(TOPICS)]
+                first = pack_ids(url, text, agent, "HYBRID")[0]
             except httpx.HTTPError:
                 time.sleep(0.1)
                 continue
-            if status == 200 and body["worker"]["pid"] not in slots.values():
+            assert status == 200 and first == ext, (status, body, first, ext)
+            answers += 1
+            if body["worker"]["pid"] not in slots.values():
                 replaced = body["worker"]
-            time.sleep(0.05)
         assert replaced is not None and replaced["slot"] == victim_slot, replaced
+        assert cursor_seq(data_dir, victim_slot) >= log_seq  # rebuilt from the database
         for ext, title, text in TOPICS:
             assert pack_ids(url, text, agent, "HYBRID")[0] == ext
+
+        # kill -9 the parent: its processes notice and stop, and the data dir is free again
+        workers = [replaced["pid"], slots[1 - victim_slot]]
+        server.kill()
+        server.wait()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(_alive(pid) for pid in workers):
+            time.sleep(0.1)
+        assert not any(_alive(pid) for pid in workers)
+        ingest = cli(data_dir, "ingest", str(docs), "--collection", "c", "--lexical-only", env=env)
+        out = ingest.communicate(timeout=120)[0].decode()
+        assert ingest.returncode == 0, out
     finally:
-        server.send_signal(signal.SIGINT)
+        if server.poll() is None:
+            server.send_signal(signal.SIGINT)
         try:
             server.wait(timeout=60)
         except subprocess.TimeoutExpired:
@@ -158,9 +184,61 @@ def test_serve_two_workers_on_the_embedded_default(tmp_path):
         log.close()
 
 
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
 def _last_change_seq(data_dir: Path) -> int:
     """The newest entry of the SQL change log (what both processes' cursors must reach)."""
     import sqlite3
 
     with sqlite3.connect(data_dir / "cairn.db") as conn:
         return int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM index_change").fetchone()[0])
+
+
+def test_serve_stops_when_a_worker_process_cannot_start(tmp_path):
+    """Every slot held by another process: each worker exits with uvicorn's start-up-failure code
+    and one line, and ``serve`` stops (exit 2) instead of restarting them forever."""
+    data_dir = tmp_path / "data"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from cairn.app.core.datadir import DataDirLock\n"
+            "held = [DataDirLock(f'{sys.argv[1]}/workers/{k}') for k in (0, 1)]\n"
+            "print('held', flush=True); time.sleep(120)",
+            str(data_dir),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        server = cli(data_dir, "serve", "--port", str(_free_port()), "--workers", "2")
+        out = server.communicate(timeout=120)[0].decode()
+        assert server.returncode == 2, out
+        assert out.count("cannot start: no free worker slot under") == 2, out
+        assert "error: a worker process could not start (its message is above); stopped" in out, out
+        assert "Traceback" not in out, out
+    finally:
+        holder.kill()
+        holder.communicate()
+
+
+def test_serve_on_a_port_in_use_says_so_in_one_line(tmp_path):
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        for extra in ([], ["--workers", "2"]):
+            server = cli(tmp_path / "data", "serve", "--port", str(port), *extra)
+            out = server.communicate(timeout=120)[0].decode()
+            assert server.returncode == 2, out
+            assert out.strip().splitlines()[-1] == f"error: cannot listen on 127.0.0.1:{port}: Address already in use"
+            assert "Cairn on http" not in out, out
