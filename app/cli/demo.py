@@ -251,7 +251,7 @@ def print_demo(info: DemoInfo, *, host: str, port: int, serving: bool = True) ->
         lines.append("Serving; press Ctrl+C to stop.")
     else:
         lines.append(
-            f"Not serving (--no-serve): the URLs and commands above answer once `cairn serve --port {port}` "
+            f"Not serving (--no-serve): the URLs and commands above answer once `.venv/bin/cairn serve --port {port}` "
             "(or `./scripts/demo` without --no-serve) runs on this data dir."
         )
     print("\n".join(lines), flush=True)
