@@ -314,7 +314,7 @@ def create_worker_app() -> Starlette:
     supervisor stops instead of restarting it forever.
     """
     from cairn.app.core.config import SettingsInvalid
-    from cairn.app.core.datadir import DataDirInUse, claim_worker_dir
+    from cairn.app.core.datadir import MAX_WORKER_SLOTS, DataDirInUse, claim_worker_dir
 
     _exit_with_parent()
     try:
@@ -325,7 +325,7 @@ def create_worker_app() -> Starlette:
         count = int(raw)
         worker: dict[str, Any] = {"of": count, "pid": os.getpid()}
         if settings.local_indexes:
-            slot, lock = claim_worker_dir(settings.data_dir, count)
+            slot, lock = claim_worker_dir(settings.data_dir)
             settings = settings.model_copy(
                 update={"database_url": settings.resolved_database_url, "data_dir": lock.path.resolve()}
             )
@@ -334,8 +334,8 @@ def create_worker_app() -> Starlette:
         _startup_failure(exc.message)
     except DataDirInUse as exc:
         _startup_failure(
-            f"no free worker slot under {exc.path}: other processes hold all {raw} (a `cairn serve --workers` "
-            "whose parent was killed? stop them)"
+            f"no free worker slot under {exc.path}: other processes hold all {MAX_WORKER_SLOTS} (leftover "
+            "`cairn serve --workers` processes? stop them)"
         )
     except (OSError, ValueError) as exc:
         _startup_failure(str(exc))

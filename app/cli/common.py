@@ -308,6 +308,14 @@ def _check_port(host: str, port: int) -> None:
         _fail(f"cannot listen on {host}:{port}: {os.strerror(exc.errno) if exc.errno else exc}")
 
 
+WORKER_START_SECONDS = 30
+"""How long uvicorn's supervisor waits for a worker process to answer its health check. A
+process that failed to start is noticed within this time (the supervisor then stops); a
+rolling restart (SIGHUP) gives each new process this long to load its models and catch up,
+else it keeps the old process and aborts the restart (a new slot on a large corpus may need
+longer: restart then by stopping and starting ``serve``)."""
+
+
 def _serve_processes(settings: Settings, *, host: str, port: int, workers: int, workers_env: str) -> None:
     """Run ``workers`` processes of :func:`app.main.create_worker_app` on one listening socket
     under uvicorn's supervisor (it replaces a process that dies, and stops when one exits with
@@ -327,6 +335,8 @@ def _serve_processes(settings: Settings, *, host: str, port: int, workers: int, 
         port=port,
         log_level="warning",
         ws="websockets-sansio",
+        # a new process loads the models and catches up before it answers uvicorn's "ready?"
+        timeout_worker_healthcheck=WORKER_START_SECONDS,
     )
     supervisor = Multiprocess(config, sockets=[config.bind_socket()])
     supervisor.run()

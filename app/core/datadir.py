@@ -147,32 +147,38 @@ def store_exists(settings) -> bool:
 WORKERS_DIR = "workers"
 """Folder under the data dir holding each ``cairn serve --workers N`` process's own indexes."""
 
+MAX_WORKER_SLOTS = 128
+"""Slots :func:`claim_worker_dir` tries: more than ``--workers``' maximum (64), because uvicorn's
+rolling restart (SIGHUP) and SIGTTIN start a process while the others still hold theirs."""
 
-def claim_worker_dir(data_dir: Path, count: int) -> tuple[int, DataDirLock]:
-    """Lock the first free worker slot of ``cairn serve --workers count`` for this process.
 
-    Slot ``k`` (0 ≤ k < ``count``) is the folder ``data_dir/workers/<k>``: that worker's own
-    Whoosh index, vector store and change-log cursor (``index_state.json``), each worker's
-    indexes following the one SQL store (:mod:`app.corpus.changes`). A worker that exits frees
+def claim_worker_dir(data_dir: Path, limit: int = MAX_WORKER_SLOTS) -> tuple[int, DataDirLock]:
+    """Lock the first free worker slot of ``cairn serve --workers N`` for this process.
+
+    Slot ``k`` (0 ≤ k < ``limit``) is the folder ``data_dir/workers/<k>``: that process's own
+    Whoosh index, vector store and change-log cursor (``index_state.json``), each process's
+    indexes following the one SQL store (:mod:`app.corpus.changes`). A process that exits frees
     its slot (the kernel drops the flock), so the process uvicorn starts in its place takes the
-    same slot and its indexes up to date but for what changed meanwhile.
+    same slot and its indexes, up to date but for what changed meanwhile. A process started
+    while all N run (uvicorn's rolling restart on SIGHUP, or SIGTTIN) takes the next slot and
+    builds its indexes there from the database before it serves.
 
     Args:
         data_dir: The data dir that ``cairn serve`` holds (:class:`DataDirLock`).
-        count: Number of worker processes (>= 1).
+        limit: Slots tried (>= 1).
 
     Returns:
         ``(k, lock)``: the slot number and its held lock (kept for the process's life).
 
     Raises:
-        ValueError: ``count`` < 1.
-        DataDirInUse: all ``count`` slots are held (another ``cairn serve`` on the same data
-            dir, or more processes than slots).
+        ValueError: ``limit`` < 1.
+        DataDirInUse: all ``limit`` slots are held.
+        OSError: a slot's folder cannot be made (``workers`` is a file, no permission).
     """
-    if count < 1:
-        raise ValueError(f"count must be >= 1, got {count}")
+    if limit < 1:
+        raise ValueError(f"limit must be >= 1, got {limit}")
     root = Path(data_dir) / WORKERS_DIR
-    for k in range(count):
+    for k in range(limit):
         try:
             return k, DataDirLock(root / str(k))
         except DataDirInUse:

@@ -222,13 +222,13 @@ def test_cluster_mode_keeps_no_local_search_state_so_workers_share_a_data_dir(cl
 
 
 def test_worker_slots_are_the_first_free_folder_under_workers(tmp_path):
-    """``cairn serve --workers N``: each process locks the first free ``workers/<k>`` (k < N)."""
+    """``cairn serve --workers N``: each process locks the first free ``workers/<k>`` (k < limit)."""
     import subprocess
     import sys
 
     from cairn.app.core.datadir import claim_worker_dir
 
-    slot, lock = claim_worker_dir(tmp_path, 2)
+    slot, lock = claim_worker_dir(tmp_path)
     assert slot == 0 and lock.path == tmp_path / "workers" / "0"
     probe = (
         "import sys; from cairn.app.core.datadir import claim_worker_dir, DataDirInUse\n"
@@ -253,5 +253,5 @@ def test_worker_slots_are_the_first_free_folder_under_workers(tmp_path):
     )
     lock.release()
     assert other_process(1) == "0"
-    with pytest.raises(ValueError, match="count must be >= 1, got 0"):
+    with pytest.raises(ValueError, match="limit must be >= 1, got 0"):
         claim_worker_dir(tmp_path, 0)
