@@ -291,6 +291,9 @@ def create_app(
 
 SERVE_WORKERS_ENV = "CAIRN_SERVE_WORKERS"
 """Environment variable ``cairn serve --workers N`` sets to N for :func:`create_worker_app`."""
+SERVE_PARENT_ENV = "CAIRN_SERVE_PARENT_PID"
+"""Environment variable ``cairn serve --workers N`` sets to its own pid: its processes stop when
+that process is gone (:func:`_exit_with_parent`)."""
 
 
 def create_worker_app() -> Starlette:
@@ -368,7 +371,10 @@ def _exit_with_parent(poll_seconds: float = 1.0) -> None:
     import threading
     import time
 
-    parent = os.getppid()
+    # the pid `cairn serve` put in the environment (it may have died before this process got
+    # here, and then getppid() is already another process's); getppid() for other launchers
+    raw = os.environ.get(SERVE_PARENT_ENV, "")
+    parent = int(raw) if raw.isdigit() else os.getppid()
 
     def watch() -> None:
         while os.getppid() == parent:

@@ -273,9 +273,9 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
             configure_tracing()
         except TracingConfigError as exc:
             _fail(str(exc))
+        _check_port(host, port)  # before migrating: a busy port leaves no new store behind
         if migrate_first:
             upgrade_database(settings.resolved_database_url)
-        _check_port(host, port)
         served = f"data: {_where(settings)}"
         if workers > 1:
             served += f"; {workers} worker processes"
@@ -305,7 +305,8 @@ def _check_port(host: str, port: int) -> None:
     try:
         socket.create_server((host, port)).close()
     except OSError as exc:
-        _fail(f"cannot listen on {host}:{port}: {os.strerror(exc.errno) if exc.errno else exc}")
+        reason = os.strerror(exc.errno) if isinstance(exc.errno, int) and exc.errno > 0 else (exc.strerror or exc)
+        _fail(f"cannot listen on {host}:{port}: {reason}")
 
 
 WORKER_START_SECONDS = 30
@@ -325,8 +326,11 @@ def _serve_processes(settings: Settings, *, host: str, port: int, workers: int, 
     from uvicorn.config import STARTUP_FAILURE
     from uvicorn.supervisors import Multiprocess
 
+    from cairn.app.main import SERVE_PARENT_ENV
+
     os.environ["CAIRN_DATA_DIR"] = str(Path(settings.data_dir).resolve())
     os.environ[workers_env] = str(workers)
+    os.environ[SERVE_PARENT_ENV] = str(os.getpid())  # a process started after this one died stops at once
     config = uvicorn.Config(
         "cairn.app.main:create_worker_app",
         factory=True,
