@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -71,6 +72,29 @@ def pack_ids(url: str, task: str, token: str, retrieval: str) -> list[str]:
     return [item["externalId"] for item in data["contextPack"]["items"]]
 
 
+def answer_correctly_until(url: str, token: str, done: Callable[[set[int]], bool], timeout: float) -> dict[int, dict]:
+    """Ask ``/readyz`` and a HYBRID pack (the topics in turn, a new connection each) until
+    ``done(pids that answered)``; every answer must be 200 and rank the topic's document first,
+    whichever process gives it. Returns pid → its ``worker`` object."""
+    seen: dict[int, dict] = {}
+    deadline = time.monotonic() + timeout
+    answers = 0
+    while not done(set(seen)):
+        assert time.monotonic() < deadline, f"not done after {timeout} s; answered: {seen}"
+        try:
+            status, body = readyz(url)
+            ext, _title, text = TOPICS[answers % len(TOPICS)]
+            first = pack_ids(url, text, token, "HYBRID")[0]
+        except httpx.HTTPError:
+            time.sleep(0.1)
+            continue
+        assert status == 200 and first == ext, (status, body, first, ext)
+        answers += 1
+        seen[body["worker"]["pid"]] = body["worker"]
+        time.sleep(0.05)
+    return seen
+
+
 def cursor_seq(data_dir: Path, slot: int) -> int:
     path = data_dir / "workers" / str(slot) / "index_state.json"
     return json.loads(path.read_text())["seq"] if path.exists() else 0
@@ -88,7 +112,7 @@ def test_serve_two_workers_on_the_embedded_default(tmp_path):
     try:
         slots = ready_workers(url, server, 2)
         assert sorted(slots) == [0, 1] and len(set(slots.values())) == 2 and server.pid not in slots.values()
-        status, body = readyz(url)
+        _status, body = readyz(url)
         assert body["worker"]["of"] == 2
         assert body["worker"]["indexes"] == str((data_dir / "workers" / str(body["worker"]["slot"])).resolve())
 
@@ -141,20 +165,8 @@ def test_serve_two_workers_on_the_embedded_default(tmp_path):
         os.kill(slots[victim_slot], signal.SIGKILL)
         time.sleep(0.2)
         shutil.rmtree(data_dir / "workers" / str(victim_slot))
-        deadline = time.monotonic() + 240
-        replaced, answers = None, 0
-        while time.monotonic() < deadline and replaced is None:
-            try:
-                status, body = readyz(url)
-                ext, title, text = TOPICS[answers % len(TOPICS)]
-                first = pack_ids(url, text, agent, "HYBRID")[0]
-            except httpx.HTTPError:
-                time.sleep(0.1)
-                continue
-            assert status == 200 and first == ext, (status, body, first, ext)
-            answers += 1
-            if body["worker"]["pid"] not in slots.values():
-                replaced = body["worker"]
+        answered = answer_correctly_until(url, agent, lambda pids: bool(pids - set(slots.values())), 240)
+        replaced = next(w for w in answered.values() if w["pid"] not in slots.values())
         assert replaced is not None and replaced["slot"] == victim_slot, replaced
         assert cursor_seq(data_dir, victim_slot) >= log_seq  # rebuilt from the database
         for ext, title, text in TOPICS:
@@ -164,22 +176,10 @@ def test_serve_two_workers_on_the_embedded_default(tmp_path):
         # it takes a new slot, catches up, and only then replaces an old one — no wrong answer
         old = {replaced["pid"], slots[1 - victim_slot]}
         server.send_signal(signal.SIGHUP)
-        deadline = time.monotonic() + 300
-        new: set[int] = set()
-        answers = 0
-        while time.monotonic() < deadline and (any(_alive(pid) for pid in old) or len(new) < 2):
-            try:
-                status, body = readyz(url)
-                ext, title, text = TOPICS[answers % len(TOPICS)]
-                first = pack_ids(url, text, agent, "HYBRID")[0]
-            except httpx.HTTPError:
-                time.sleep(0.1)
-                continue
-            assert status == 200 and first == ext, (status, body, first, ext)
-            answers += 1
-            if body["worker"]["pid"] not in old:
-                new.add(body["worker"]["pid"])
-            time.sleep(0.05)
+        answered = answer_correctly_until(
+            url, agent, lambda pids: len(pids - old) >= 2 and not any(_alive(pid) for pid in old), 300
+        )
+        new = set(answered) - old
         assert not any(_alive(pid) for pid in old) and len(new) >= 2, (old, new)
 
         # kill -9 the parent: its processes notice and stop, and the data dir is free again
