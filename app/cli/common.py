@@ -250,7 +250,7 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
 
     from cairn.app.core.datadir import WORKERS_DIR, DataDirInUse, DataDirLock
     from cairn.app.core.migrate import upgrade_database
-    from cairn.app.main import SERVE_WORKERS_ENV, create_app
+    from cairn.app.main import create_app
     from cairn.app.observability import TracingConfigError
     from cairn.app.observability import configure_from_env as configure_tracing
     from cairn.retrieval.client_vectors import check_server
@@ -292,7 +292,7 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
         if workers == 1:
             uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", ws="websockets-sansio")
         else:
-            _serve_processes(settings, host=host, port=port, workers=workers, workers_env=SERVE_WORKERS_ENV)
+            _serve_processes(settings, host=host, port=port, workers=workers)
     finally:
         if lock is not None:
             lock.release()
@@ -317,7 +317,7 @@ else it keeps the old process and aborts the restart (a new slot on a large corp
 longer: restart then by stopping and starting ``serve``)."""
 
 
-def _serve_processes(settings: Settings, *, host: str, port: int, workers: int, workers_env: str) -> None:
+def _serve_processes(settings: Settings, *, host: str, port: int, workers: int) -> None:
     """Run ``workers`` processes of :func:`app.main.create_worker_app` on one listening socket
     under uvicorn's supervisor (it replaces a process that dies, and stops when one exits with
     its start-up-failure code); exit 2 when the processes stopped because one could not start.
@@ -326,10 +326,10 @@ def _serve_processes(settings: Settings, *, host: str, port: int, workers: int, 
     from uvicorn.config import STARTUP_FAILURE
     from uvicorn.supervisors import Multiprocess
 
-    from cairn.app.main import SERVE_PARENT_ENV
+    from cairn.app.main import SERVE_PARENT_ENV, SERVE_WORKERS_ENV
 
     os.environ["CAIRN_DATA_DIR"] = str(Path(settings.data_dir).resolve())
-    os.environ[workers_env] = str(workers)
+    os.environ[SERVE_WORKERS_ENV] = str(workers)
     os.environ[SERVE_PARENT_ENV] = str(os.getpid())  # a process started after this one died stops at once
     config = uvicorn.Config(
         "cairn.app.main:create_worker_app",
