@@ -197,7 +197,7 @@ def create_app(
                 if worker is None:
                     raise
                 log.exception("worker process %s cannot start", os.getpid())
-                _exit_now(_STARTUP_FAILURE)  # uvicorn's supervisor stops rather than restart it forever
+                _exit_now(STARTUP_FAILURE)  # uvicorn's supervisor stops rather than restart it forever
         svc: Services = holder["services"]
         view.services = svc
         # one process of several on one port: no balancer keeps traffic off it while it catches
@@ -320,6 +320,7 @@ def create_worker_app() -> Starlette:
     from cairn.app.core.datadir import MAX_WORKER_SLOTS, DataDirInUse, claim_worker_dir
 
     _exit_with_parent()
+    _thread_lock_for_progress_bars()
     try:
         settings = load_settings()
         raw = os.environ.get(SERVE_WORKERS_ENV, "1")
@@ -345,15 +346,30 @@ def create_worker_app() -> Starlette:
     return create_app(settings, worker=worker)
 
 
-_STARTUP_FAILURE = 3
+def _thread_lock_for_progress_bars() -> None:
+    """Give tqdm a thread lock before anything makes its default one: sentence-transformers'
+    ``encode`` builds a (disabled) progress bar, and tqdm's default lock holds a named POSIX
+    semaphore registered with the parent's multiprocessing resource tracker, which then warns
+    "leaked semaphore objects" at every ``serve --workers`` shutdown. A server process shows
+    no progress bar, so a process-local lock is enough."""
+    import threading
+
+    try:
+        from tqdm import tqdm  # sentence-transformers' dependency
+    except ImportError:
+        return
+    tqdm.set_lock(threading.RLock())
+
+
+STARTUP_FAILURE = 3
 """uvicorn's exit code for a process that failed to start (``uvicorn.config.STARTUP_FAILURE``):
 its multi-process supervisor stops instead of starting the process again."""
 
 
 def _startup_failure(message: str) -> NoReturn:
-    """One line on stderr, then exit with :data:`_STARTUP_FAILURE` (uvicorn's supervisor stops)."""
+    """One line on stderr, then exit with :data:`STARTUP_FAILURE` (uvicorn's supervisor stops)."""
     print(f"error: worker process {os.getpid()} cannot start: {message}", file=sys.stderr, flush=True)
-    sys.exit(_STARTUP_FAILURE)
+    sys.exit(STARTUP_FAILURE)
 
 
 def _exit_now(code: int) -> NoReturn:

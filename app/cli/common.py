@@ -248,6 +248,7 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
     refused while they serve)."""
     import uvicorn
 
+    from cairn.app.cli.listen import PortUnavailable, claim_port
     from cairn.app.core.datadir import WORKERS_DIR, DataDirInUse, DataDirLock
     from cairn.app.core.migrate import upgrade_database
     from cairn.app.main import create_app
@@ -257,6 +258,7 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
     from cairn.retrieval.vectors import VectorStoreUnavailable
 
     lock = None
+    port_claim = None
     try:
         if settings.local_indexes:
             lock = DataDirLock(settings.data_dir)
@@ -273,7 +275,10 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
             configure_tracing()
         except TracingConfigError as exc:
             _fail(str(exc))
-        _check_port(host, port)  # before migrating: a busy port leaves no new store behind
+        try:  # before migrating: a busy port leaves no new store behind
+            port_claim = claim_port(host, port)
+        except PortUnavailable as exc:
+            _fail(exc.message)
         if migrate_first:
             upgrade_database(settings.resolved_database_url)
         served = f"data: {_where(settings)}"
@@ -294,19 +299,10 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
         else:
             _serve_processes(settings, host=host, port=port, workers=workers)
     finally:
+        if port_claim is not None:
+            port_claim.close()
         if lock is not None:
             lock.release()
-
-
-def _check_port(host: str, port: int) -> None:
-    """Exit (one line, code 2) when ``host:port`` cannot be listened on (in use, no such address)."""
-    import socket
-
-    try:
-        socket.create_server((host, port)).close()
-    except OSError as exc:
-        reason = os.strerror(exc.errno) if isinstance(exc.errno, int) and exc.errno > 0 else (exc.strerror or exc)
-        _fail(f"cannot listen on {host}:{port}: {reason}")
 
 
 WORKER_START_SECONDS = 30
@@ -318,15 +314,17 @@ longer: restart then by stopping and starting ``serve``)."""
 
 
 def _serve_processes(settings: Settings, *, host: str, port: int, workers: int) -> None:
-    """Run ``workers`` processes of :func:`app.main.create_worker_app` on one listening socket
-    under uvicorn's supervisor (it replaces a process that dies, and stops when one exits with
-    its start-up-failure code); exit 2 when the processes stopped because one could not start.
-    The processes read their settings from the environment."""
+    """Run ``workers`` processes of :func:`app.main.create_worker_app` on one port under
+    uvicorn's supervisor (it replaces a process that dies, and stops when one exits with its
+    start-up-failure code); exit 2 when the processes stopped because one could not start.
+    Each process listens on its own ``SO_REUSEPORT`` socket (:mod:`app.cli.listen`: the kernel
+    spreads connections over the processes). The processes read their settings from the
+    environment."""
     import uvicorn
-    from uvicorn.config import STARTUP_FAILURE
     from uvicorn.supervisors import Multiprocess
 
-    from cairn.app.main import SERVE_PARENT_ENV, SERVE_WORKERS_ENV
+    from cairn.app.cli.listen import ReusePortAddress
+    from cairn.app.main import SERVE_PARENT_ENV, SERVE_WORKERS_ENV, STARTUP_FAILURE
 
     os.environ["CAIRN_DATA_DIR"] = str(Path(settings.data_dir).resolve())
     os.environ[SERVE_WORKERS_ENV] = str(workers)
@@ -342,7 +340,11 @@ def _serve_processes(settings: Settings, *, host: str, port: int, workers: int) 
         # a new process loads the models and catches up before it answers uvicorn's "ready?"
         timeout_worker_healthcheck=WORKER_START_SECONDS,
     )
-    supervisor = Multiprocess(config, sockets=[config.bind_socket()])
+    try:
+        address = ReusePortAddress.bound(host, port)
+    except OSError as exc:
+        _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    supervisor = Multiprocess(config, sockets=[address])
     supervisor.run()
     if any(p.exitcode == STARTUP_FAILURE for p in supervisor.processes):
         _fail("a worker process could not start (its message is above); stopped")

@@ -95,6 +95,40 @@ def answer_correctly_until(url: str, token: str, done: Callable[[set[int]], bool
     return seen
 
 
+def listening_sockets(pid: int, port: int) -> set[int]:
+    """Inodes of the TCP sockets in LISTEN state on ``port`` that process ``pid`` holds
+    (``/proc/net/tcp`` and ``/proc/<pid>/fd``)."""
+    listen = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if fields[3] == "0A" and int(fields[1].split(":")[1], 16) == port:
+            listen.add(int(fields[9]))
+    held = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            held.add(int(target[8:-1]))
+    return listen & held
+
+
+def simultaneous_pids(port: int, n: int) -> set[int]:
+    """Open ``n`` connections at once, then ask ``/readyz`` on each: the pids that answered."""
+    import http.client
+
+    conns = [http.client.HTTPConnection("127.0.0.1", port, timeout=30) for _ in range(n)]
+    for c in conns:
+        c.connect()
+    pids = set()
+    for c in conns:
+        c.request("GET", "/readyz")
+        pids.add(json.loads(c.getresponse().read())["worker"]["pid"])
+        c.close()
+    return pids
+
+
 def cursor_seq(data_dir: Path, slot: int) -> int:
     path = data_dir / "workers" / str(slot) / "index_state.json"
     return json.loads(path.read_text())["seq"] if path.exists() else 0
@@ -112,6 +146,20 @@ def test_serve_two_workers_on_the_embedded_default(tmp_path):
     try:
         slots = ready_workers(url, server, 2)
         assert sorted(slots) == [0, 1] and len(set(slots.values())) == 2 and server.pid not in slots.values()
+        # each process listens on its own socket (SO_REUSEPORT), the parent on none, and 8
+        # clients connecting at once reach both (with one shared socket, the process that woke
+        # first took all 8 in ~40 % of tries; here all 8 on one has probability 1/128 per try)
+        listening = {pid: listening_sockets(pid, port) for pid in slots.values()}
+        assert [len(v) for v in listening.values()] == [1, 1] and len(set().union(*listening.values())) == 2
+        assert listening_sockets(server.pid, port) == set()
+        assert any(len(simultaneous_pids(port, 8)) == 2 for _try in range(3))
+        # another serve on the port (any data dir) is refused, naming this one
+        other = cli(tmp_path / "other", "serve", "--port", str(port), "--workers", "2", env=env)
+        out = other.communicate(timeout=60)[0].decode()
+        assert other.returncode == 2, out
+        assert out.strip().splitlines()[-1] == (
+            f"error: cannot listen on 127.0.0.1:{port}: another cairn serve (pid {server.pid}) uses this port"
+        )
         _status, body = readyz(url)
         assert body["worker"]["of"] == 2
         assert body["worker"]["indexes"] == str((data_dir / "workers" / str(body["worker"]["slot"])).resolve())
