@@ -46,7 +46,10 @@ def test_a_saved_result_rewrites_its_block_only(results):
     block = new[new.index(start) + len(start) : new.index(end)]
     assert block.startswith("Command: `python -m bench.beir --dataset scifact --max-tokens 32000` (run 20")
     assert "| Cairn HYBRID | **0.7321** | 0.9000 | 10.0 | 20.0 |" in block
-    assert "- Cairn HYBRID vs LangChain EnsembleRetriever (tuned tokens): nDCG@10 +0.2321 (×1.464), R@100 ×1.000." in block
+    assert (
+        "- Cairn HYBRID vs LangChain EnsembleRetriever (tuned tokens): nDCG@10 +0.2321 (×1.464), R@100 ×1.000." in block
+    )
+
     # outside the block, the file is the same but for the refresh's machine line
     def outside(t: str) -> list[str]:
         lines = (t[: t.index(start)] + t[t.index(end) :]).splitlines()
