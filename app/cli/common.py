@@ -320,6 +320,8 @@ def _serve_processes(settings: Settings, *, host: str, port: int, workers: int) 
     Each process listens on its own ``SO_REUSEPORT`` socket (:mod:`app.cli.listen`: the kernel
     spreads connections over the processes). The processes read their settings from the
     environment."""
+    import logging
+
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
@@ -344,6 +346,9 @@ def _serve_processes(settings: Settings, *, host: str, port: int, workers: int) 
         address = ReusePortAddress.bound(host, port)
     except OSError as exc:
         _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    # the supervisor's own lines (a process died and was replaced, signals, shutdown) at INFO in
+    # this process only; each worker process sets up its logging from ``config`` (warnings)
+    logging.getLogger("uvicorn.error").setLevel(logging.INFO)
     supervisor = Multiprocess(config, sockets=[address])
     supervisor.run()
     if any(p.exitcode == STARTUP_FAILURE for p in supervisor.processes):

@@ -217,6 +217,10 @@ def test_serve_two_workers_on_the_embedded_default(tmp_path):
         replaced = next(w for w in answered.values() if w["pid"] not in slots.values())
         assert replaced is not None and replaced["slot"] == victim_slot, replaced
         assert cursor_seq(data_dir, victim_slot) >= log_seq  # rebuilt from the database
+        log.flush()
+        assert (
+            f"Child process [{slots[victim_slot]}] died" in (tmp_path / "serve.log").read_text()
+        )  # the operator sees it
         for ext, title, text in TOPICS:
             assert pack_ids(url, text, agent, "HYBRID")[0] == ext
 
