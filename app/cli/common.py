@@ -248,7 +248,7 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
     refused while they serve)."""
     import uvicorn
 
-    from cairn.app.cli.listen import PortUnavailable, claim_port
+    from cairn.app.cli.listen import PortUnavailable, address, claim_port
     from cairn.app.core.datadir import WORKERS_DIR, DataDirInUse, DataDirLock
     from cairn.app.core.migrate import upgrade_database
     from cairn.app.main import create_app
@@ -286,7 +286,7 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
             served += f"; {workers} worker processes"
             if settings.local_indexes:
                 served += f", indexes under {settings.data_dir / WORKERS_DIR}/<k>"
-        console.print(f"Cairn on http://{host}:{port}/graphql  ({served})", soft_wrap=True)
+        console.print(f"Cairn on http://{address(host, port)}/graphql  ({served})", soft_wrap=True)
         cores = os.cpu_count() or 1
         if workers > cores:
             console.print(
@@ -325,7 +325,7 @@ def _serve_processes(settings: Settings, *, host: str, port: int, workers: int) 
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
-    from cairn.app.cli.listen import ReusePortAddress
+    from cairn.app.cli.listen import ReusePortAddress, address
     from cairn.app.main import SERVE_PARENT_ENV, SERVE_WORKERS_ENV, STARTUP_FAILURE
 
     os.environ["CAIRN_DATA_DIR"] = str(Path(settings.data_dir).resolve())
@@ -343,13 +343,13 @@ def _serve_processes(settings: Settings, *, host: str, port: int, workers: int) 
         timeout_worker_healthcheck=WORKER_START_SECONDS,
     )
     try:
-        address = ReusePortAddress.bound(host, port)
+        placeholder = ReusePortAddress.bound(host, port)
     except OSError as exc:
-        _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+        _fail(f"cannot listen on {address(host, port)}: {exc.strerror or exc}")
     # the supervisor's own lines (a process died and was replaced, signals, shutdown) at INFO in
     # this process only; each worker process sets up its logging from ``config`` (warnings)
     logging.getLogger("uvicorn.error").setLevel(logging.INFO)
-    supervisor = Multiprocess(config, sockets=[address])
+    supervisor = Multiprocess(config, sockets=[placeholder])
     supervisor.run()
     if any(p.exitcode == STARTUP_FAILURE for p in supervisor.processes):
         _fail("a worker process could not start (its message is above); stopped")

@@ -15,9 +15,10 @@ process has caught up its indexes; a process that stops takes its socket out of 
 Port claim: ``SO_REUSEPORT`` lets any socket of the same user with the option share the port,
 so two ``cairn serve`` on one port would share traffic silently. Each ``serve`` therefore
 holds a Linux abstract-namespace Unix socket named after the port for its lifetime
-(:func:`claim_port`): a second ``serve`` on the port is refused in one line naming the first
-one's pid, whatever its data dir; the kernel frees the name when the process dies, even by
-``kill -9``.
+(:func:`claim_port`): a second ``serve`` of the same user on the port is refused in one line
+naming the first one's pid, whatever its data dir; the kernel frees the name when the process
+dies, even by ``kill -9``. A name held by another user is ignored (such a process cannot join
+this user's ``SO_REUSEPORT`` group, and must not be able to keep ``serve`` off a port).
 """
 
 from __future__ import annotations
@@ -35,60 +36,83 @@ class PortUnavailable(Exception):
         self.message = message
 
 
+def address(host: str, port: int) -> str:
+    """``host:port`` as a URL writes it (an IPv6 host in brackets)."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def _family(host: str) -> socket.AddressFamily:
     return socket.AF_INET6 if ":" in host else socket.AF_INET
 
 
-def claim_port(host: str, port: int) -> socket.socket:
+def claim_port(host: str, port: int) -> socket.socket | None:
     """Claim ``host:port`` for this ``cairn serve`` until the returned socket is closed.
 
     Holds the abstract Unix socket ``\\0cairn-serve-port-<port>`` (listening, so a second
-    claimant can read the holder's pid with ``SO_PEERCRED``), then checks that a plain
+    claimant can read the holder's pid and uid with ``SO_PEERCRED``), then checks that a plain
     listening socket can be opened on ``host:port`` (another program there, an address not on
     this host).
 
+    Abstract socket names have no permissions, so any local user can bind one. Only a holder of
+    *this* user counts (``SO_REUSEPORT`` groups sockets of one user only, so only this user's
+    processes could share the port with ours): a name held by another user's process, or by one
+    that does not answer, is ignored and ``None`` is returned (no claim; the port check still
+    runs) — it cannot keep this user's ``serve`` off a port.
+
     Raises:
-        PortUnavailable: the port is held by another ``cairn serve`` (its pid in the message),
-            or cannot be listened on (the OS's reason, e.g. "Address already in use").
+        PortUnavailable: the port is held by another ``cairn serve`` of this user (its pid in the
+            message), or cannot be listened on (the OS's reason, e.g. "Address already in use").
     """
-    claim = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    claim: socket.socket | None = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     name = f"\0cairn-serve-port-{port}"
     try:
         claim.bind(name)
         claim.listen(8)
     except OSError:
         claim.close()
-        raise PortUnavailable(f"cannot listen on {host}:{port}: {_holder(name)}") from None
+        claim = None
+        holder = _holder(name)
+        if holder is not None and holder[1] == os.getuid():
+            raise PortUnavailable(
+                f"cannot listen on {address(host, port)}: another cairn serve (pid {holder[0]}) uses this port"
+            ) from None
     try:
         socket.create_server((host, port), family=_family(host)).close()
     except OSError as exc:
-        claim.close()
+        if claim is not None:
+            claim.close()
         reason = os.strerror(exc.errno) if isinstance(exc.errno, int) and exc.errno > 0 else (exc.strerror or exc)
-        raise PortUnavailable(f"cannot listen on {host}:{port}: {reason}") from None
+        raise PortUnavailable(f"cannot listen on {address(host, port)}: {reason}") from None
     return claim
 
 
-def _holder(name: str) -> str:
-    """Who holds the claim ``name``: "another cairn serve (pid N) uses this port"."""
+def _holder(name: str) -> tuple[int, int] | None:
+    """``(pid, uid)`` of the process listening on the abstract socket ``name`` (``SO_PEERCRED``),
+    or ``None`` when nothing answers there."""
     import struct
 
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
             probe.settimeout(1)
             probe.connect(name)
-            pid = struct.unpack("3i", probe.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[0]
-        return f"another cairn serve (pid {pid}) uses this port"
+            pid, uid, _gid = struct.unpack("3i", probe.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+        return pid, uid
     except OSError:
-        return "another cairn serve uses this port"
+        return None
 
 
 class ReusePortAddress(socket.socket):
-    """A socket bound to the serving address (``SO_REUSEADDR`` + ``SO_REUSEPORT``, not
-    listening) that, when pickled for a worker process (uvicorn's supervisor spawns each one
-    with its sockets), is re-created there as the process's own socket on that address
-    (:func:`bind_reuse_port`) instead of a copy of this one. The parent's socket never
-    listens, so the kernel gives it no connection; it keeps plain (non-``SO_REUSEPORT``)
-    sockets off the port while the processes start."""
+    """A socket bound to the serving address (``SO_REUSEPORT``, not listening) that, when
+    pickled for a worker process (uvicorn's supervisor spawns each one with its sockets), is
+    re-created there as the process's own socket on that address (:func:`bind_reuse_port`)
+    instead of a copy of this one. The parent's socket never listens, so the kernel gives it
+    no connection; it keeps every socket without ``SO_REUSEPORT`` of this user off the port
+    for the parent's lifetime, also while no process listens (at start, or when all died).
+
+    No ``SO_REUSEADDR`` on any of these sockets: Linux lets a ``SO_REUSEADDR`` socket bind
+    beside bound-but-not-listening sockets that have it too, so another program could take the
+    port while the processes start (a worker's ``listen`` then fails, and uvloop ignores that).
+    ``SO_REUSEPORT`` alone still binds over this user's connections in TIME_WAIT."""
 
     @classmethod
     def bound(cls, host: str, port: int) -> ReusePortAddress:
@@ -107,25 +131,24 @@ class ReusePortAddress(socket.socket):
 
 
 def _set_reuse(sock: socket.socket) -> None:
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     if sock.family == socket.AF_INET6:
         sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
 
 
-def bind_reuse_port(family: int, address: tuple) -> socket.socket:
-    """In a worker process: a new socket bound to ``address`` with ``SO_REUSEPORT`` (uvicorn
+def bind_reuse_port(family: int, sockname: tuple) -> socket.socket:
+    """In a worker process: a new socket bound to ``sockname`` (as ``getsockname`` gave it) with ``SO_REUSEPORT`` (uvicorn
     makes it listen once the process has started). A bind that fails ends the process with
     one line and :data:`STARTUP_FAILURE` (this runs while the process unpickles its
     arguments, where an exception would print a traceback and be restarted forever)."""
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         _set_reuse(sock)
-        sock.bind(address)
+        sock.bind(sockname)
     except OSError as exc:
         from cairn.app.main import STARTUP_FAILURE
 
-        print(f"error: worker process {os.getpid()} cannot bind {address[0]}:{address[1]}: {exc}", file=sys.stderr)
+        print(f"error: worker process {os.getpid()} cannot bind {address(*sockname[:2])}: {exc}", file=sys.stderr)
         sys.stderr.flush()
         os._exit(STARTUP_FAILURE)
     sock.set_inheritable(True)

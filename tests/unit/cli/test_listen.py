@@ -48,6 +48,60 @@ def test_a_port_another_program_listens_on_is_refused_with_the_os_reason():
     claim_port("127.0.0.1", port).close()
 
 
+def test_a_claim_held_by_another_user_or_by_a_socket_that_does_not_answer_is_ignored():
+    """Abstract names have no permissions: another user's process (or anything not listening
+    there) must not keep this user's serve off a port."""
+    port = _free_port()
+    name = f"\0cairn-serve-port-{port}"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as squat:
+        squat.bind(name)  # bound, not listening: nobody answers
+        assert claim_port("127.0.0.1", port) is None
+    if os.getuid() != 0 or not os.access("/usr/bin/python3", os.X_OK):
+        pytest.skip("a squatter of another user needs root (setuid) and /usr/bin/python3 (the venv is root's)")
+    squatter = subprocess.Popen(
+        [
+            "/usr/bin/python3",
+            "-c",
+            "import socket, sys, time; s = socket.socket(socket.AF_UNIX); "
+            "s.bind(chr(0) + 'cairn-serve-port-' + sys.argv[1]); s.listen(1); print('held', flush=True); time.sleep(60)",
+            str(port),
+        ],
+        stdout=subprocess.PIPE,
+        user=65534,
+        group=65534,
+        extra_groups=[],
+    )
+    try:
+        assert squatter.stdout is not None and squatter.stdout.readline() == b"held\n"
+        assert claim_port("127.0.0.1", port) is None  # the port itself is free: served
+    finally:
+        squatter.kill()
+        squatter.communicate()
+
+
+def test_the_parent_socket_keeps_other_programs_off_the_port_before_any_process_listens():
+    """No worker listens yet (they load models for seconds): a plain listener — which sets
+    SO_REUSEADDR, as http.server, nginx, uvicorn do — is still refused, so a worker's later
+    ``listen`` cannot fail (uvloop would ignore that failure)."""
+    parent = ReusePortAddress.bound("127.0.0.1", 0)
+    port = parent.getsockname()[1]
+    try:
+        with pytest.raises(OSError, match="Address already in use"):
+            socket.create_server(("127.0.0.1", port))
+        worker = pickle.loads(pickle.dumps(parent))  # not listening either
+        with pytest.raises(OSError, match="Address already in use"):
+            socket.create_server(("127.0.0.1", port))
+        worker.close()
+    finally:
+        parent.close()
+
+
+def test_an_ipv6_address_is_written_in_brackets():
+    from cairn.app.cli.listen import address
+
+    assert address("::1", 8000) == "[::1]:8000" and address("127.0.0.1", 8000) == "127.0.0.1:8000"
+
+
 def test_an_address_not_on_this_host_is_refused():
     with pytest.raises(PortUnavailable) as caught:
         claim_port("192.0.2.1", _free_port())  # TEST-NET-1: never a local address
