@@ -258,13 +258,16 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
     from cairn.retrieval.vectors import VectorStoreUnavailable
 
     lock = None
-    port_claim = None
-    try:
-        if settings.local_indexes:
-            lock = DataDirLock(settings.data_dir)
-    except DataDirInUse as exc:
+    try:  # first: a busy port leaves no new data dir or store behind
+        port_claim = claim_port(host, port)
+    except PortUnavailable as exc:
         _fail(exc.message)
     try:
+        try:
+            if settings.local_indexes:
+                lock = DataDirLock(settings.data_dir)
+        except DataDirInUse as exc:
+            _fail(exc.with_hint("stop it first, or give this server its own --data-dir"))
         uses_server = settings.embedder != "none" or settings.resolved_lexical_backend == "qdrant"
         if uses_server and settings.resolved_vector_backend == "server":
             try:
@@ -275,10 +278,6 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
             configure_tracing()
         except TracingConfigError as exc:
             _fail(str(exc))
-        try:  # before migrating: a busy port leaves no new store behind
-            port_claim = claim_port(host, port)
-        except PortUnavailable as exc:
-            _fail(exc.message)
         if migrate_first:
             upgrade_database(settings.resolved_database_url)
         served = f"data: {_where(settings)}"

@@ -42,11 +42,13 @@ class DataDirInUse(RuntimeError):
         self.path = Path(path)
         self.pid = pid
         who = f"process {pid}" if pid else "another process"
-        self.message = (
-            f"the data dir {self.path} is in use by {who} (cairn serve?); "
-            "stop it or ingest through the API (upsertDocument)"
-        )
+        self._what = f"the data dir {self.path} is in use by {who} (cairn serve?)"
+        self.message = self.with_hint("stop it or ingest through the API (upsertDocument)")
         super().__init__(self.message)
+
+    def with_hint(self, hint: str) -> str:
+        """The one line with another hint after the holder (what the refused command can do)."""
+        return f"{self._what}; {hint}"
 
 
 def holder_pid(data_dir: Path) -> int | None:

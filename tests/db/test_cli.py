@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from tests import local_http
+from tests.graphql.conftest import _free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -161,10 +162,14 @@ def test_index_commands_on_a_data_dir_held_by_cairn_serve_stop_in_one_line(tmp_p
             ["ingest", str(docs), "-c", "rocks"],
             ["ingest", str(docs), "-c", "rocks", "--lexical-only"],
             ["reindex"],
-            ["serve", "--port", "9"],
             ["demo", "--no-serve"],
         ):
             assert one_line_error(cairn(*args, data_dir=data)) == expected, args
+        # a second server (on a free port) is told what a server can do instead
+        assert one_line_error(cairn("serve", "--port", str(_free_port()), data_dir=data)) == (
+            f"the data dir {data} is in use by process {server.pid} (cairn serve?); "
+            "stop it first, or give this server its own --data-dir"
+        )
         listed = cairn("workspaces", "list", data_dir=data)  # SQL only: fine beside the server
         assert listed.returncode == 0, listed.stderr
     finally:

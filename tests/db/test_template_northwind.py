@@ -122,13 +122,16 @@ async def test_injection_in_every_parameter_type(qdb, name, param, value, expect
 
 
 async def test_a_long_query_is_stopped_at_the_timeout(qdb):
-    """2,155³ ≈ 10¹⁰ joined rows: far longer than 10 s on these machines; stopped at 0.25 s."""
+    """2,155³ ≈ 10¹⁰ joined rows: minutes of work on these machines; the 0.25 s timeout stops
+    it. The bound only shows the query was cut short, far below its own run time, not how
+    fast (a loaded machine, another suite on the same PostgreSQL, took 6.5 s to connect,
+    set the timeout and cancel)."""
     sql = "SELECT COUNT(*) AS n FROM order_details a, order_details b, order_details c"
     check_sql(sql, (), qdb.dialect)
     started = time.perf_counter()
     with pytest.raises(QueryTimeout):
         await qdb.run(sql, (), {}, timeout_seconds=0.25, max_rows=1)
-    assert time.perf_counter() - started < 2.0
+    assert time.perf_counter() - started < 30.0
 
 
 async def test_all_orders_hit_the_row_cap(qdb):

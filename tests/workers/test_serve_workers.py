@@ -301,3 +301,4 @@ def test_serve_on_a_port_in_use_says_so_in_one_line(tmp_path):
             assert server.returncode == 2, out
             assert out.strip().splitlines()[-1] == f"error: cannot listen on 127.0.0.1:{port}: Address already in use"
             assert "Cairn on http" not in out, out
+            assert not (tmp_path / "data").exists()  # refused before the data dir is made or locked
