@@ -335,14 +335,14 @@ def create_worker_app() -> Starlette:
             )
             worker.update(slot=slot, indexes=str(lock.path.resolve()))
     except SettingsInvalid as exc:
-        _startup_failure(exc.message)
+        startup_failure(exc.message)
     except DataDirInUse as exc:
-        _startup_failure(
+        startup_failure(
             f"no free worker slot under {exc.path}: other processes hold all {MAX_WORKER_SLOTS} (leftover "
             "`cairn serve --workers` processes? stop them)"
         )
     except (OSError, ValueError) as exc:
-        _startup_failure(str(exc))
+        startup_failure(str(exc))
     return create_app(settings, worker=worker)
 
 
@@ -366,9 +366,13 @@ STARTUP_FAILURE = 3
 its multi-process supervisor stops instead of starting the process again."""
 
 
-def _startup_failure(message: str) -> NoReturn:
-    """One line on stderr, then exit with :data:`STARTUP_FAILURE` (uvicorn's supervisor stops)."""
+def startup_failure(message: str, *, now: bool = False) -> NoReturn:
+    """One line on stderr, then exit with :data:`STARTUP_FAILURE` (uvicorn's supervisor stops).
+    ``now``: ``os._exit`` (no clean-up), for code that runs where an exception would not end
+    the process cleanly (a worker unpickling its arguments)."""
     print(f"error: worker process {os.getpid()} cannot start: {message}", file=sys.stderr, flush=True)
+    if now:
+        _exit_now(STARTUP_FAILURE)
     sys.exit(STARTUP_FAILURE)
 
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 import socket
-import sys
 
 
 class PortUnavailable(Exception):
@@ -137,19 +136,18 @@ def _set_reuse(sock: socket.socket) -> None:
 
 
 def bind_reuse_port(family: int, sockname: tuple) -> socket.socket:
-    """In a worker process: a new socket bound to ``sockname`` (as ``getsockname`` gave it) with ``SO_REUSEPORT`` (uvicorn
-    makes it listen once the process has started). A bind that fails ends the process with
-    one line and :data:`STARTUP_FAILURE` (this runs while the process unpickles its
-    arguments, where an exception would print a traceback and be restarted forever)."""
+    """In a worker process: a new socket bound to ``sockname`` (as ``getsockname`` gave it)
+    with ``SO_REUSEPORT`` (uvicorn makes it listen once the process has started). A bind that
+    fails ends the process through :func:`app.main.startup_failure` (one line, uvicorn's
+    start-up-failure code; this runs while the process unpickles its arguments, where an
+    exception would print a traceback and be restarted forever)."""
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         _set_reuse(sock)
         sock.bind(sockname)
     except OSError as exc:
-        from cairn.app.main import STARTUP_FAILURE
+        from cairn.app.main import startup_failure
 
-        print(f"error: worker process {os.getpid()} cannot bind {address(*sockname[:2])}: {exc}", file=sys.stderr)
-        sys.stderr.flush()
-        os._exit(STARTUP_FAILURE)
+        startup_failure(f"cannot bind {address(*sockname[:2])}: {exc}", now=True)
     sock.set_inheritable(True)
     return sock

@@ -162,5 +162,5 @@ def test_a_worker_that_cannot_bind_exits_with_the_startup_failure_code_and_one_l
     err = child.stderr.decode()
     assert child.returncode == 3, err
     assert err.strip().splitlines() == [
-        f"error: worker process {err.split()[3]} cannot bind 127.0.0.1:{port}: [Errno 98] Address already in use"
+        f"error: worker process {err.split()[3]} cannot start: cannot bind 127.0.0.1:{port}: [Errno 98] Address already in use"
     ], err
