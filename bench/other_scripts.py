@@ -158,7 +158,8 @@ def bm25_rankings(items: Sequence[Item]) -> tuple[dict[str, list[str]], dict[str
         ``(pid → ranking in its language's corpus, pid → ranking in the mixed corpus, timings)``,
         keyed by the question's own passage id.
     """
-    from cairn.retrieval.lexical import IndexedPassage, LexicalIndex
+    from cairn.retrieval.lexical import LexicalIndex
+    from cairn.retrieval.lexical_schema import IndexedPassage
 
     def passage(it: Item) -> IndexedPassage:
         return IndexedPassage(

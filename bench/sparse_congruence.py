@@ -71,7 +71,8 @@ def load(dataset: str, every: int, limit: int | None):
 def run(dataset: str, every: int, limit: int | None, oracle: bool = False) -> dict:
     from qdrant_client import QdrantClient
 
-    from cairn.retrieval.lexical import IndexedPassage, LexicalIndex
+    from cairn.retrieval.lexical import LexicalIndex
+    from cairn.retrieval.lexical_schema import IndexedPassage
     from cairn.retrieval.sparse_bm25 import SparseBM25Index, body_of, vocabulary_collisions
 
     docs, queries, qrels = load(dataset, every, limit)

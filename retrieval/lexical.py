@@ -40,87 +40,33 @@ Concurrency: one writer at a time (``_write_lock``, one commit per :meth:`add` o
 :meth:`delete` call); one shared searcher, used under ``_search_lock`` (Whoosh file
 readers seek and read, so a searcher must not be used by two threads at once) and
 replaced by a new searcher right after each commit, so a caller reads its own writes.
+
+This module holds :class:`LexicalIndex`, which ties the pieces together under those locks:
+the passage document and schema (:mod:`retrieval.lexical_schema`), the index directory and
+its analyzer version (:mod:`retrieval.lexical_directory`), commits
+(:mod:`retrieval.lexical_writing`), query building (:mod:`retrieval.lexical_query`), search
+execution (:mod:`retrieval.lexical_search`) and numpy BM25 (:mod:`retrieval.lexical_scoring`).
 """
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from whoosh import index as whoosh_index
 from whoosh import query as wq
-from whoosh.fields import ID, TEXT, Schema
 from whoosh.scoring import BM25F
 from whoosh.searching import Searcher
 from whoosh.writing import CLEAR
 
-from cairn.retrieval.analysis import ANALYZER_VERSION, cairn_analyzer
 from cairn.retrieval.checks import check_ids
-from cairn.retrieval.lexical_query import CJK_MODES, bm25_query, filter_query
-from cairn.retrieval.lexical_scoring import SegmentArrays, allowed_mask, bm25_top, disjunction_terms
-
-INDEX_NAME = "passages"
-
-ANALYZER_FILE = "analyzer.json"
-"""File in the index directory recording the analyzer version its terms were made with
-(:data:`retrieval.analysis.ANALYZER_VERSION`); an index without it was made by version 1."""
-
-
-@dataclass(frozen=True)
-class IndexedPassage:
-    """A passage as the lexical index sees it.
-
-    Attributes:
-        passage_id: Unique, stable id (the upsert key).
-        workspace_id: Tenant partition; every search filters on it.
-        collection_id: Collection of the document.
-        document_id: Document the passage belongs to.
-        title: Document title (``title`` field; also prepended to the body by default).
-        text: Passage text (indexed in the ``body`` field).
-    """
-
-    passage_id: str
-    workspace_id: str
-    collection_id: str
-    document_id: str
-    title: str
-    text: str
-
-
-def passage_schema() -> Schema:
-    """Return the Whoosh schema of the passage index.
-
-    Returns:
-        ``passage_id`` ID (stored, unique), ``workspace_id``/``collection_id``/
-        ``document_id`` ID, ``title`` and ``body`` TEXT with :func:`cairn_analyzer`
-        (positions kept, for phrase queries). With ``title_in_body`` the body holds
-        ``title + "\\n\\n" + text``.
-    """
-    analyzer = cairn_analyzer()
-    return Schema(
-        passage_id=ID(stored=True, unique=True),
-        workspace_id=ID,
-        collection_id=ID,
-        document_id=ID,
-        title=TEXT(analyzer=analyzer, phrase=True),
-        body=TEXT(analyzer=analyzer, phrase=True),
-    )
-
-
-SCORE_DECIMALS = 9
-"""Scores are rounded to 9 decimals so sums that differ only by float rounding (e.g. the
-same terms added in another order) tie, and ties order by passage id everywhere."""
-
-FILTER_CACHE_SIZE = 256
-"""Filters (workspace + collection/document ids) whose document sets are kept per commit."""
-
-
-PASSAGE_ID_CACHE_SIZE = 500_000
-"""Document numbers whose passage id a :class:`LexicalIndex` keeps (~60 MB at most)."""
+from cairn.retrieval.lexical_directory import open_passage_index
+from cairn.retrieval.lexical_query import CJK_MODES, bm25_query
+from cairn.retrieval.lexical_schema import IndexedPassage
+from cairn.retrieval.lexical_scoring import SegmentArrays
+from cairn.retrieval.lexical_search import allowed_docs, ranked_passages
+from cairn.retrieval.lexical_writing import commit_deletions, commit_passages
 
 
 class LexicalIndex:
@@ -189,50 +135,18 @@ class LexicalIndex:
         self._write_lock = threading.Lock()
         self._search_lock = threading.Lock()
         self.path.mkdir(parents=True, exist_ok=True)
-        self.migrated: str | None = None
+        self._index, migrated = open_passage_index(self.path)
+        self.migrated: str | None = migrated
         """None, or the message saying the index held terms of another analyzer version and was
         re-created empty on open (the caller re-indexes every passage and logs it once)."""
-        version = self._analyzer_version()
-        exists = whoosh_index.exists_in(str(self.path), indexname=INDEX_NAME)
-        if exists and version == ANALYZER_VERSION:
-            self._index = whoosh_index.open_dir(str(self.path), indexname=INDEX_NAME)
-        else:
-            if exists:
-                old = whoosh_index.open_dir(str(self.path), indexname=INDEX_NAME)
-                held = old.doc_count()
-                old.close()
-                if held:
-                    self.migrated = (
-                        f"BM25 index at {self.path} holds {held} passages analysed by analyzer version {version}, "
-                        f"this version is {ANALYZER_VERSION}: it was re-created empty and every passage is "
-                        "re-indexed now (SQL is unchanged; this runs once)"
-                    )
-            self._index = whoosh_index.create_in(str(self.path), passage_schema(), indexname=INDEX_NAME)
-            (self.path / ANALYZER_FILE).write_text(json.dumps({"analyzerVersion": ANALYZER_VERSION}), encoding="utf-8")
         self._searcher: Searcher | None = self._index.searcher(weighting=BM25F(B=self.b, K1=self.k1))
         self._filter_cache: dict[tuple, Any] = {}
         self._passage_ids: dict[int, str] = {}
-        """Passage id of each document number read so far, for the current searcher (reading
-        a stored field is ~8 µs; a 200-deep leg read 200 of them per task); at most
-        :data:`PASSAGE_ID_CACHE_SIZE` entries, then it starts over."""
+        """Passage id of each document number read so far, for the current searcher
+        (:func:`retrieval.lexical_search.passage_id`)."""
         self._segment_arrays = SegmentArrays()
 
-    def _analyzer_version(self) -> int:
-        """The analyzer version recorded in the index directory (1 when the file is absent)."""
-        try:
-            return int(json.loads((self.path / ANALYZER_FILE).read_text(encoding="utf-8"))["analyzerVersion"])
-        except FileNotFoundError:
-            return 1
-        except (OSError, ValueError, KeyError, TypeError):
-            return 0  # unreadable: treated as another version (re-created)
-
     # -- writing ---------------------------------------------------------------------
-
-    def _writer(self, batch_size: int) -> Any:
-        procs = self.procs if batch_size >= self.bulk_threshold else 1
-        if procs > 1:
-            return self._index.writer(procs=procs, limitmb=self.limitmb, multisegment=True)
-        return self._index.writer(limitmb=self.limitmb)
 
     def _refresh(self) -> None:
         """Swap in a searcher on the latest commit and close the old one.
@@ -274,27 +188,14 @@ class LexicalIndex:
         with self._write_lock:
             with self._search_lock:
                 empty = self._require_open().doc_count_all() == 0
-            writer = self._writer(len(latest))
-            try:
-                for passage in sorted(latest.values(), key=lambda p: p.passage_id):
-                    fields = {
-                        "passage_id": passage.passage_id,
-                        "workspace_id": passage.workspace_id,
-                        "collection_id": passage.collection_id,
-                        "document_id": passage.document_id,
-                        "title": passage.title,
-                        "body": f"{passage.title}\n\n{passage.text}"
-                        if self.title_in_body and passage.title
-                        else passage.text,
-                    }
-                    if empty:
-                        writer.add_document(**fields)
-                    else:
-                        writer.update_document(**fields)
-            except BaseException:
-                writer.cancel()
-                raise
-            writer.commit()
+            commit_passages(
+                self._index,
+                latest.values(),
+                replace=not empty,
+                title_in_body=self.title_in_body,
+                procs=self.procs if len(latest) >= self.bulk_threshold else 1,
+                limitmb=self.limitmb,
+            )
             self._refresh()
 
     def delete(self, passage_ids: Sequence[str]) -> None:
@@ -312,14 +213,7 @@ class LexicalIndex:
             return
         with self._write_lock:
             self._require_open()
-            writer = self._index.writer(limitmb=self.limitmb)
-            try:
-                for passage_id in sorted(set(passage_ids)):
-                    writer.delete_by_term("passage_id", passage_id)
-            except BaseException:
-                writer.cancel()
-                raise
-            writer.commit()
+            commit_deletions(self._index, passage_ids, limitmb=self.limitmb)
             self._refresh()
 
     def clear(self) -> None:
@@ -395,69 +289,20 @@ class LexicalIndex:
             scoring = self.build_query(query, searcher)
             if scoring is None:
                 return []
-            allowed, mask = self._allowed_docs(searcher, workspace_id, collection_ids, document_ids)
+            allowed, mask = allowed_docs(searcher, self._filter_cache, workspace_id, collection_ids, document_ids)
             if not allowed:  # Whoosh reads an empty filter set as "no filter": nothing is allowed
                 return []
-            spec = disjunction_terms(scoring)
-            top = None
-            if spec is not None:
-                top = bm25_top(
-                    searcher, spec[0], spec[1], mask, k1=self.k1, b=self.b, limit=limit, arrays=self._segment_arrays
-                )
-            if top is not None:
-                scored = [(self._passage_id(searcher, docnum), round(score, SCORE_DECIMALS)) for docnum, score in top]
-                scored.sort(key=lambda item: (-item[1], item[0]))
-                return scored[:limit]
-            fetch = limit + 16
-            while True:
-                results = searcher.search(scoring, limit=fetch, filter=allowed)
-                scored = [
-                    (self._passage_id(searcher, docnum), round(float(score), SCORE_DECIMALS))
-                    for docnum, score in results.items()
-                ]
-                # Grow until every document tied with the last kept score is in view.
-                if len(scored) < fetch or scored[-1][1] != scored[min(limit, len(scored)) - 1][1]:
-                    break
-                fetch *= 2
-        scored.sort(key=lambda item: (-item[1], item[0]))
-        return scored[:limit]
-
-    def _passage_id(self, searcher: Searcher, docnum: int) -> str:
-        """The passage id stored with ``docnum`` in the current searcher (caller holds the lock)."""
-        pid = self._passage_ids.get(docnum)
-        if pid is None:
-            if len(self._passage_ids) >= PASSAGE_ID_CACHE_SIZE:
-                self._passage_ids = {}
-            pid = self._passage_ids[docnum] = searcher.stored_fields(docnum)["passage_id"]
-        return pid
-
-    def _allowed_docs(
-        self,
-        searcher: Searcher,
-        workspace_id: str,
-        collection_ids: Sequence[str] | None,
-        document_ids: Sequence[str] | None,
-    ) -> tuple[Any, Any]:
-        """The filter's document-number set and its boolean mask (deleted documents off),
-        cached until the next commit (caller holds the lock).
-
-        Whoosh turns a filter query into a bit set by walking every matching posting on each
-        search — O(passages in the workspace), ~20 ms at 10k passages on this machine; the
-        set only changes when the index does, so it is kept per filter until :meth:`_refresh`.
-        """
-        key = (
-            workspace_id,
-            tuple(sorted(set(collection_ids))) if collection_ids is not None else None,
-            tuple(sorted(set(document_ids))) if document_ids is not None else None,
-        )
-        docs = self._filter_cache.get(key)
-        if docs is None:
-            if len(self._filter_cache) >= FILTER_CACHE_SIZE:
-                self._filter_cache.clear()
-            comb = searcher._filter_to_comb(filter_query(workspace_id, collection_ids, document_ids))
-            docs = (comb, allowed_mask(searcher, comb))
-            self._filter_cache[key] = docs
-        return docs
+            return ranked_passages(
+                searcher,
+                scoring,
+                allowed,
+                mask,
+                k1=self.k1,
+                b=self.b,
+                limit=limit,
+                arrays=self._segment_arrays,
+                passage_ids=self._passage_ids,
+            )
 
     def has(self, passage_ids: Sequence[str]) -> set[str]:
         """Return which of the given passage ids are indexed (not deleted).

@@ -58,7 +58,7 @@ from whoosh.util.numeric import byte_to_length, length_to_byte
 
 from cairn.retrieval.analysis import ANALYZER_VERSION, analyze, analyze_runs
 from cairn.retrieval.checks import check_ids
-from cairn.retrieval.lexical import IndexedPassage
+from cairn.retrieval.lexical_schema import IndexedPassage
 from cairn.retrieval.qdrant_shared import (
     count_holding,
     drop_named_vectors,

@@ -65,7 +65,8 @@ from cairn.app.corpus.changes import (
 from cairn.app.corpus.stored_vectors import StoredVector, input_sha256, read_vectors, write_vectors
 from cairn.retrieval.dense import DenseModels
 from cairn.retrieval.embeddings import Embedder
-from cairn.retrieval.lexical import IndexedPassage, LexicalIndex
+from cairn.retrieval.lexical import LexicalIndex
+from cairn.retrieval.lexical_schema import IndexedPassage
 from cairn.retrieval.sparse_bm25 import SparseBM25Index
 from cairn.retrieval.vectors import VectorIndex, VectorPoint
 

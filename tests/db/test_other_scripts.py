@@ -17,7 +17,7 @@ from cairn.app.packs.service import build_pack
 from cairn.app.packs.types import PackRequest
 from cairn.retrieval.analysis import ANALYZER_VERSION
 from cairn.retrieval.dense import DenseModels
-from cairn.retrieval.lexical import ANALYZER_FILE
+from cairn.retrieval.lexical_directory import ANALYZER_FILE
 from tests.db.dense_routing import (
     catch_up_after_migration,
     cluster_indexes,

@@ -8,7 +8,8 @@ import pytest
 from qdrant_client import QdrantClient
 
 from cairn.retrieval.client_vectors import ClientVectorIndex
-from cairn.retrieval.lexical import IndexedPassage, LexicalIndex
+from cairn.retrieval.lexical import LexicalIndex
+from cairn.retrieval.lexical_schema import IndexedPassage
 from cairn.retrieval.sparse_bm25 import (
     BM25_VECTOR,
     TF_VECTOR,
