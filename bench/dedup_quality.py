@@ -33,14 +33,13 @@ from itertools import chain
 
 from bench.common import SHARED
 from cairn.retrieval.chunking import chunk_text
-from cairn.retrieval.dedup import (
-    DEFAULT_COVER,
+from cairn.retrieval.dedup import DEFAULT_COVER, dedup
+from cairn.retrieval.dedup_shingles import (
     DEFAULT_MIN_LINE_UNITS,
     DEFAULT_THRESHOLD,
     _prefix,
     _resembles,
     coverage,
-    dedup,
     jaccard,
     line_keys,
     shingle_keys,

@@ -30,14 +30,36 @@ from bench.common import percentiles
 from bench.dedup_quality import chunked, nda_texts
 
 
-def load_revision(rev: str) -> types.ModuleType:
-    """``retrieval/dedup.py`` as of git revision ``rev``, as a separate module."""
-    source = subprocess.run(
-        ["git", "show", f"{rev}:retrieval/dedup.py"], check=True, capture_output=True, text=True
-    ).stdout
-    module = types.ModuleType(f"dedup_{rev}")
+def _revision_module(rev: str, name: str, *, required: bool = True) -> types.ModuleType | None:
+    """``retrieval/{name}.py`` as of git revision ``rev``, as a separate module (None if absent
+    and not ``required``)."""
+    shown = subprocess.run(
+        ["git", "show", f"{rev}:retrieval/{name}.py"], check=required, capture_output=True, text=True
+    )
+    if shown.returncode != 0:
+        return None
+    module = types.ModuleType(f"{name}_{rev}")
     sys.modules[module.__name__] = module
-    exec(compile(source, f"{rev}:retrieval/dedup.py", "exec"), module.__dict__)
+    exec(compile(shown.stdout, f"{rev}:retrieval/{name}.py", "exec"), module.__dict__)
+    return module
+
+
+def load_revision(rev: str) -> types.ModuleType:
+    """``retrieval/dedup.py`` as of git revision ``rev``, as a separate module; at a revision that
+    has ``retrieval/dedup_shingles.py`` (shingling and its caches), that file's version at ``rev``
+    is what it imports, not the working tree's."""
+    shingles = _revision_module(rev, "dedup_shingles", required=False)
+    saved = sys.modules.get("cairn.retrieval.dedup_shingles")
+    if shingles is not None:
+        sys.modules["cairn.retrieval.dedup_shingles"] = shingles
+    try:
+        module = _revision_module(rev, "dedup")
+    finally:
+        if saved is not None:
+            sys.modules["cairn.retrieval.dedup_shingles"] = saved
+        else:
+            sys.modules.pop("cairn.retrieval.dedup_shingles", None)
+    assert module is not None
     return module
 
 

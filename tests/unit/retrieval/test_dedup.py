@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from cairn.retrieval import dedup as dedup_module
+from cairn.retrieval import dedup_shingles
 from cairn.retrieval.chunking import chunk_text
-from cairn.retrieval.dedup import DedupGroup, coverage, dedup, jaccard, prepare, shingle_keys, shingles, units
+from cairn.retrieval.dedup import DedupGroup, dedup, prepare
+from cairn.retrieval.dedup_shingles import coverage, jaccard, shingle_keys, shingles, units
 from tests.conftest import shared_data
 
 
@@ -61,15 +62,15 @@ def test_prepare_caches_everything_dedup_computes_and_changes_no_group():
         Item("d", lines + " x"),
     ]
     before = run(items)
-    dedup_module._profile.cache_clear()
-    dedup_module._prefix.cache_clear()
+    dedup_shingles._profile.cache_clear()
+    dedup_shingles._prefix.cache_clear()
     for item in items:
         prepare(item.text)
-    profiles, prefixes = dedup_module._profile.cache_info(), dedup_module._prefix.cache_info()
+    profiles, prefixes = dedup_shingles._profile.cache_info(), dedup_shingles._prefix.cache_info()
     assert prefixes.currsize == 4 + 4 + 1  # the 4 texts, b's 4 lines, and d's last line (its others are b's)
     assert run(items) == before
-    assert dedup_module._profile.cache_info().misses == profiles.misses  # dedup computed no shingle set
-    assert dedup_module._prefix.cache_info().misses == prefixes.misses  # nor any prefix
+    assert dedup_shingles._profile.cache_info().misses == profiles.misses  # dedup computed no shingle set
+    assert dedup_shingles._prefix.cache_info().misses == prefixes.misses  # nor any prefix
 
 
 def test_exact_duplicates_by_hash_even_without_text_overlap():
