@@ -6,8 +6,9 @@ Finders (:mod:`app.fields.finders`) propose typed candidates with exact spans; t
 :mod:`app.fields.training` picks a collection's ranker and trains it from labels;
 :mod:`app.fields.extraction` stores each version's values (versioned with the document);
 :mod:`app.fields.values` reads them as of a date, citations re-checked;
-:mod:`app.fields.query` runs ``queryFields`` plans; :mod:`app.fields.operations` is the entry
-point of every operation.
+``queryFields`` plans are shaped and limited in :mod:`app.fields.plan`, their filter operands
+parsed and compared in :mod:`app.fields.operands` and run in :mod:`app.fields.execution`;
+:mod:`app.fields.operations` is the entry point of every operation.
 
 Public surface: other packages import only the names below (import-linter contract in
 pyproject.toml).
@@ -51,7 +52,7 @@ from cairn.app.fields.operations import (
     train_fields,
     validate_define,
 )
-from cairn.app.fields.query import (
+from cairn.app.fields.plan import (
     MAX_FIELDS,
     MAX_FILTERS,
     MAX_GROUPS,

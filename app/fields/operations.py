@@ -1,7 +1,7 @@
 """Learned-field services: each takes ``(services, principal, request)``, opens and commits
 its own session and returns domain objects (rules in :mod:`app.fields.store`,
-:mod:`app.fields.extraction`, :mod:`app.fields.values`, :mod:`app.fields.training` and
-:mod:`app.fields.query`).
+:mod:`app.fields.extraction`, :mod:`app.fields.values`, :mod:`app.fields.training`,
+:mod:`app.fields.plan`, :mod:`app.fields.operands` and :mod:`app.fields.execution`).
 
 Limits: ≤ 50 fields per collection (``FIELD_DEFINITIONS_TOO_MANY``), names
 ``[a-z][a-z0-9_]{0,63}``, descriptions ≤ 2,000 characters, ≤ 20 examples per field of ≤ 200
@@ -30,9 +30,10 @@ from cairn.app.fields.errors import (
     FieldNameInvalid,
     FieldNotDefined,
 )
+from cairn.app.fields.execution import run_plan
 from cairn.app.fields.extraction import ExtractReport, extract_collection
 from cairn.app.fields.finders import text_key
-from cairn.app.fields.query import Plan, QueryResult, check_limits, run_plan
+from cairn.app.fields.plan import Plan, QueryResult, check_limits
 from cairn.app.fields.suggest import Suggestion, suggest
 from cairn.app.fields.training import candidate_keys, count_labels, ranker_for, train_from_labels, training_set
 from cairn.app.fields.types import FieldSpec, FieldType, Multiplicity
@@ -254,8 +255,8 @@ async def extract_on_new_version(services: Any, principal: Any, request: Extract
 
 
 async def query_fields(services: Any, principal: Any, plan: Plan) -> QueryResult:
-    """Run a plan (limits and operators in :mod:`app.fields.query`); values as known at
-    ``plan.known_at``, each citation re-checked live."""
+    """Run a plan (limits in :mod:`app.fields.plan`, operators in :mod:`app.fields.operands`);
+    values as known at ``plan.known_at``, each citation re-checked live."""
     validate_identifier(plan.collection_id, "plan.collectionId")
     _require_collection_in_scope(principal, plan.collection_id, "plan.collectionId")
     check_limits(plan)

@@ -6,7 +6,7 @@ import pytest
 
 from cairn.app.core.errors import BadInput
 from cairn.app.fields import Aggregate, DocValues, FieldSpec, FieldType, Filter, Plan, Sort, ValueView
-from cairn.app.fields.query import run_plan
+from cairn.app.fields.execution import run_plan
 
 SPECS = [FieldSpec("city", FieldType.TEXT), FieldSpec("fee", FieldType.MONEY), FieldSpec("term", FieldType.DURATION)]
 
@@ -64,7 +64,7 @@ def test_typed_comparisons_sort_and_aggregates():
 )
 def test_text_operands_follow_the_text_rule(value, where):
     """A filter's text operand is refused like any other free text: NUL, bidi overrides, over 1,000."""
-    from cairn.app.fields.query import check_limits
+    from cairn.app.fields.plan import check_limits
 
     with pytest.raises(BadInput) as e:
         check_limits(Plan("c", ("city",), filters=(Filter("city", "EQ", value),)))
