@@ -7,8 +7,9 @@ span and SHA-256 — never text. Rules:
 - Only the credential (or member) that made the pack, in its workspace, can replay it; any
   other caller gets ``NOT_FOUND`` (as if the id did not exist).
 - Records expire 30 days after the pack: ``AGENT_REPLAY_EXPIRED`` (410) until purged
-  (:func:`purge_replays`, run at start-up and then every
-  ``CAIRN_REPLAY_PURGE_INTERVAL_SECONDS`` by :func:`purge_replays_every`), ``NOT_FOUND`` after.
+  (:func:`app.replay.retention.purge_replays`, run at start-up and then every
+  ``CAIRN_REPLAY_PURGE_INTERVAL_SECONDS`` by :func:`app.replay.retention.purge_replays_every`),
+  ``NOT_FOUND`` after.
 - A non-retaining workspace keeps no records, so every replay there is ``NOT_FOUND`` with
   ``reason: NOT_RETAINED`` and a message saying so.
 
@@ -23,18 +24,16 @@ whole document, the same content hash; for a ``FACT`` the same statement hash), 
 sources, retrieval mode, budget, context set) and the caller's ``task``, whose SHA-256 must
 equal the recorded one (the record keeps no text). Returns the new pack and the diff keyed
 by (kind, passage or document id, SHA-256): added, removed, moved (old → new rank).
+
+Request and result shapes: :mod:`app.replay.types`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import select
 
 from cairn.app.core.errors import BadInput, NotFound
 from cairn.app.core.ids import as_utc, sha256_text, utcnow
@@ -50,102 +49,11 @@ from cairn.app.core.models import (
     VersionPassage,
     Workspace,
 )
-from cairn.app.core.text_rules import require_storable, validate_identifier
 from cairn.app.corpus import VersionMeta, choose_versions
 from cairn.app.governance import Principal
-from cairn.app.packs import Pack, PackRequest, RecordedItem, build_pack, decode_record, legacy_items, recorded_item
+from cairn.app.packs import PackRequest, RecordedItem, build_pack, decode_record, legacy_items, recorded_item
 from cairn.app.replay.errors import ReplayExpired
-
-log = logging.getLogger("cairn.replay")
-
-REPLAY_MODES = ("VERIFY", "RECOMPUTE")
-
-
-@dataclass(frozen=True)
-class ReplayRequest:
-    """``replay(replayId, mode, task)`` input (validated by :func:`validate_replay_request`)."""
-
-    replay_id: str
-    mode: str
-    task: str | None = None
-
-
-@dataclass(frozen=True)
-class ItemCheck:
-    """VERIFY result for one recorded item."""
-
-    item: RecordedItem
-    status: str  # UNCHANGED | CHANGED | UNAVAILABLE
-    current_version_id: str | None
-
-
-@dataclass(frozen=True)
-class Moved:
-    """An item in both packs at different ranks."""
-
-    item: RecordedItem
-    old_rank: int
-    new_rank: int
-
-
-@dataclass(frozen=True)
-class ReplayResult:
-    """What a replay answers; ``checks`` for VERIFY, ``pack`` and the diff for RECOMPUTE."""
-
-    replay_id: str
-    pack_id: str
-    mode: str
-    recorded_at: datetime
-    expires_at: datetime
-    conditions: dict[str, Any]
-    recorded: tuple[RecordedItem, ...]
-    checks: tuple[ItemCheck, ...] = ()
-    pack: Pack | None = None
-    added: tuple[RecordedItem, ...] = ()
-    removed: tuple[RecordedItem, ...] = ()
-    moved: tuple[Moved, ...] = ()
-    unchanged_ranks: int = 0
-
-
-def validate_replay_request(req: ReplayRequest) -> None:
-    """Check the shape: a replay id, a known mode, and a task for RECOMPUTE (1–4,000 chars).
-
-    Raises:
-        BadInput: naming ``replayId``, ``mode`` or ``task``.
-    """
-    validate_identifier(req.replay_id, "replayId")
-    if req.mode not in REPLAY_MODES:
-        raise BadInput(f"mode must be one of {REPLAY_MODES} (got {req.mode!r})", field="mode")
-    if req.task is not None:
-        require_storable(req.task, "task")
-        if not 1 <= len(req.task) <= 4000:
-            raise BadInput("task must be 1–4,000 characters", field="task", limit="1-4000")
-    if req.mode == "RECOMPUTE" and req.task is None:
-        raise BadInput(
-            "task is required for RECOMPUTE: replay records keep only the task's SHA-256, never its text",
-            field="task",
-        )
-
-
-def replay_request_from_json(replay_id: str, body: Any) -> ReplayRequest:
-    """``POST /v1/replays/{replayId}`` body ``{"mode": "VERIFY"|"RECOMPUTE", "task"?: str}``.
-
-    Raises:
-        BadInput: not an object, unknown members, wrong types.
-    """
-    if not isinstance(body, dict):
-        raise BadInput("the body must be a JSON object {mode, task?}", field="body")
-    unknown = sorted(set(body) - {"mode", "task"})
-    if unknown:
-        raise BadInput(f"unknown body members {unknown}; allowed: mode, task", field=unknown[0])
-    mode, task = body.get("mode"), body.get("task")
-    if not isinstance(mode, str):
-        raise BadInput("mode must be a string: VERIFY or RECOMPUTE", field="mode")
-    if task is not None and not isinstance(task, str):
-        raise BadInput("task must be a string", field="task")
-    req = ReplayRequest(replay_id, mode, task)
-    validate_replay_request(req)
-    return req
+from cairn.app.replay.types import ItemCheck, Moved, ReplayRequest, ReplayResult, validate_replay_request
 
 
 async def _load(services, principal: Principal, replay_id: str) -> ReplayRecord:
@@ -354,100 +262,4 @@ async def _set_entries_now(s, principal: Principal, items: list[RecordedItem]) -
             out[i.version_id] = "UNAVAILABLE"
         else:
             out[i.version_id] = "UNCHANGED" if str(state[0]) == version else "CHANGED"
-    return out
-
-
-PURGE_BATCH = 1000
-"""Expired replay records deleted per transaction by :func:`purge_replays`."""
-
-
-async def purge_expired_replays(s, now: datetime | None = None, *, limit: int | None = None) -> int:
-    """Delete replay records whose 30 days have passed (``expires_at`` at or before ``now``,
-    default the current time) in session ``s``, at most ``limit`` of them (oldest expiry
-    first; None: all); returns how many were deleted."""
-    cut = now or utcnow()
-    q = select(ReplayRecord.id).where(ReplayRecord.expires_at <= cut).order_by(ReplayRecord.expires_at)
-    if limit is not None:
-        q = q.limit(limit)
-    ids = list((await s.execute(q)).scalars().all())
-    for i in range(0, len(ids), 500):
-        await s.execute(delete(ReplayRecord).where(ReplayRecord.id.in_(ids[i : i + 500])))
-    return len(ids)
-
-
-async def purge_replays(db, now: datetime | None = None) -> int:
-    """Delete every expired replay record, :data:`PURGE_BATCH` per transaction (so a large
-    backlog never holds one long write lock); returns how many were deleted."""
-    total = 0
-    while True:
-        async with db.session() as s:
-            n = await purge_expired_replays(s, now, limit=PURGE_BATCH)
-        total += n
-        if n < PURGE_BATCH:
-            return total
-
-
-async def purge_replays_every(
-    db, interval_seconds: float, *, on_purge: Callable[[int, datetime], None] | None = None
-) -> None:
-    """Run until cancelled (the serve lifespan's background task): every ``interval_seconds``
-    (setting ``CAIRN_REPLAY_PURGE_INTERVAL_SECONDS``) :func:`purge_replays`, then
-    ``on_purge(deleted, when)``. A failed run is logged and the loop goes on; at most one run
-    at a time (each waits for the previous to finish, then the full interval)."""
-    while True:
-        await asyncio.sleep(interval_seconds)
-        try:
-            when = utcnow()
-            n = await purge_replays(db, when)
-        except Exception:
-            log.exception("periodic replay purge failed")
-            continue
-        if on_purge is not None:
-            on_purge(n, when)
-
-
-def _item_json(i: RecordedItem) -> dict[str, Any]:
-    return {
-        "rank": i.rank,
-        "kind": i.kind,
-        "citation": {
-            "documentId": i.document_id,
-            "versionId": i.version_id,
-            "passageId": i.passage_id,
-            "start": i.start,
-            "end": i.end,
-            "sha256": i.sha256,
-        },
-    }
-
-
-def result_json(r: ReplayResult) -> dict[str, Any]:
-    """A replay result as JSON (the HTTP route's body; field names as in GraphQL)."""
-    from cairn.app.packs import event_json
-
-    out: dict[str, Any] = {
-        "replayId": r.replay_id,
-        "packId": r.pack_id,
-        "mode": r.mode,
-        "recordedAt": r.recorded_at.isoformat(),
-        "expiresAt": r.expires_at.isoformat(),
-        "conditions": r.conditions,
-    }
-    if r.mode == "VERIFY":
-        out["items"] = [
-            {**_item_json(c.item), "status": c.status, "currentVersionId": c.current_version_id} for c in r.checks
-        ]
-    else:
-        assert r.pack is not None
-        out["pack"] = {
-            "packId": r.pack.header.pack_id,
-            "replayId": r.pack.header.replay_id,
-            "items": [event_json(i) for i in r.pack.items],
-        }
-        out["diff"] = {
-            "added": [_item_json(i) for i in r.added],
-            "removed": [_item_json(i) for i in r.removed],
-            "moved": [{**_item_json(m.item), "oldRank": m.old_rank, "newRank": m.new_rank} for m in r.moved],
-            "unchanged": r.unchanged_ranks,
-        }
     return out
