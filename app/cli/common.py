@@ -318,7 +318,8 @@ def _serve_processes(settings: Settings, *, host: str, port: int, workers: int) 
     start-up-failure code); exit 2 when the processes stopped because one could not start.
     Each process listens on its own ``SO_REUSEPORT`` socket (:mod:`app.cli.listen`: the kernel
     spreads connections over the processes). The processes read their settings from the
-    environment."""
+    environment; with metrics on, they also get prometheus-client's multiprocess folder, so a
+    scrape of the port counts all of them (:mod:`app.observability.metrics`)."""
     import logging
 
     import uvicorn
@@ -326,10 +327,16 @@ def _serve_processes(settings: Settings, *, host: str, port: int, workers: int) 
 
     from cairn.app.cli.listen import ReusePortAddress, address
     from cairn.app.main import SERVE_PARENT_ENV, SERVE_WORKERS_ENV, STARTUP_FAILURE
+    from cairn.app.observability import MULTIPROCESS_DIR_ENV, multiprocess_dir_for
 
     os.environ["CAIRN_DATA_DIR"] = str(Path(settings.data_dir).resolve())
     os.environ[SERVE_WORKERS_ENV] = str(workers)
     os.environ[SERVE_PARENT_ENV] = str(os.getpid())  # a process started after this one died stops at once
+    if settings.metrics:  # one scrape counts every process (prometheus-client's multiprocess mode)
+        try:
+            os.environ[MULTIPROCESS_DIR_ENV] = str(multiprocess_dir_for(Path(settings.data_dir)))
+        except OSError as exc:
+            _fail(f"cannot make the metrics folder under {Path(settings.data_dir) / 'workers'}: {exc}")
     config = uvicorn.Config(
         "cairn.app.main:create_worker_app",
         factory=True,

@@ -8,7 +8,8 @@ enveloped 401 ``UNAUTHENTICATED`` with ``WWW-Authenticate``. The metrics name op
 count calls by result: no tenant, credential, task or document appears in any label.
 
 Scrapes are not themselves counted (like the health probes) so ``cairn_calls_total`` counts
-only governed calls. One registry per process: run several processes → scrape each.
+only governed calls. Under ``cairn serve --workers N`` any process answers a scrape with the sum
+over all the run's processes (:mod:`app.observability.metrics`), so the port is one target.
 """
 
 from __future__ import annotations

@@ -8,14 +8,15 @@
   Cairn's envelope trace id equals ``trace_<OTEL trace id>`` (:func:`current_trace_id`).
 - Metrics (:mod:`app.observability.metrics`): :class:`Telemetry` (``services.telemetry``) records
   governed calls, pack stage timings and ingest counts when ``CAIRN_METRICS`` is on; ``GET
-  /metrics`` serves them.
+  /metrics`` serves them, summed over the processes of ``serve --workers N``
+  (:func:`multiprocess_dir_for`).
 
 Public surface: other packages import only the names below (import-linter contract). This
 package imports nothing of Cairn but :mod:`app.core`.
 """
 
 from cairn.app.observability.asgi import TraceMiddleware, instrument_engine
-from cairn.app.observability.metrics import CHANNELS, Metrics, Telemetry
+from cairn.app.observability.metrics import CHANNELS, MULTIPROCESS_DIR_ENV, Metrics, Telemetry, multiprocess_dir_for
 from cairn.app.observability.tracing import (
     TracingConfigError,
     configure_from_env,
@@ -32,6 +33,7 @@ from cairn.app.observability.tracing import (
 
 __all__ = [
     "CHANNELS",
+    "MULTIPROCESS_DIR_ENV",
     "Metrics",
     "Telemetry",
     "TraceMiddleware",
@@ -42,6 +44,7 @@ __all__ = [
     "end_operation",
     "install",
     "instrument_engine",
+    "multiprocess_dir_for",
     "seeded",
     "set_attributes",
     "span",

@@ -5,6 +5,14 @@ metrics off its ``record_*`` methods return at once. With metrics on it owns a
 :class:`Metrics` on a private ``CollectorRegistry`` (one per process's ``Services``; nothing in
 prometheus-client's global registry), exposed at ``GET /metrics`` (:mod:`app.http.metrics`).
 
+Several processes (``cairn serve --workers N``): the serving parent sets
+:data:`MULTIPROCESS_DIR_ENV` for its processes (:func:`multiprocess_dir_for`) before it starts
+them, so prometheus-client's multiprocess mode records every process's counters and histograms
+in files there, and a scrape of any process answers with the sum over all of them — including
+processes that have since died and been replaced (counters never go back), as Prometheus
+expects of one target. Without it, a scrape would reach whichever process the kernel gave the
+connection and count only that process's calls.
+
 Metrics (``channel`` = ``graphql`` | ``http`` | ``mcp``; ``status`` = the envelope status
 ``OK`` | ``ERROR`` | ``REJECTED``; ``code`` = ``OK`` or the error's ``extensions.code``):
 
@@ -28,10 +36,20 @@ Metrics (``channel`` = ``graphql`` | ``http`` | ``mcp``; ``status`` = the envelo
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector
+
+from cairn.app.core.datadir import WORKERS_DIR
+
+MULTIPROCESS_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
+"""prometheus-client's switch to multiprocess mode: read when it is first imported, so it must
+be in a process's environment before it starts (module doc)."""
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 """Seconds; a pack is ~40 ms warm, a decision with the local judge seconds."""
@@ -42,10 +60,36 @@ CHANNELS = {"query": "graphql", "mutation": "graphql", "subscription": "graphql"
 """Registry operation kind → ``channel`` label."""
 
 
+def multiprocess_dir_for(data_dir: Path) -> Path:
+    """Empty ``<data dir>/workers/metrics`` (made or emptied) for the processes of one
+    ``serve --workers N`` run; the caller holds the data dir's lock, so no other run writes
+    there. Files left by an earlier run are removed: their counts are not this run's.
+
+    Returns:
+        The folder, absolute; set it as :data:`MULTIPROCESS_DIR_ENV` for the processes.
+
+    Raises:
+        OSError: The folder cannot be made (``workers`` is a file, no permission).
+    """
+    path = (Path(data_dir) / WORKERS_DIR / "metrics").resolve()
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    return path
+
+
 class Metrics:
-    """The metric families of the module doc on one private registry."""
+    """The metric families of the module doc on one private registry.
+
+    Attributes:
+        registry: Where the families are registered.
+        multiprocess_dir: prometheus-client's multiprocess folder when this process was started
+            with :data:`MULTIPROCESS_DIR_ENV` (values are then kept in files there and summed
+            over every process at each scrape), else None.
+    """
 
     def __init__(self) -> None:
+        folder = os.environ.get(MULTIPROCESS_DIR_ENV)
+        self.multiprocess_dir = Path(folder) if folder else None
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         labels = ("channel", "operation", "status", "code")
@@ -62,8 +106,14 @@ class Metrics:
         self.ingest_seconds = Counter("cairn_ingest_seconds", "Seconds spent writing and indexing", registry=r)
 
     def exposition(self) -> bytes:
-        """The registry in the Prometheus text format (``text/plain; version=0.0.4``)."""
-        return generate_latest(self.registry)
+        """The metrics in the Prometheus text format (``text/plain; version=0.0.4``): this
+        process's registry, or with :attr:`multiprocess_dir` the sum over every process that
+        wrote there (prometheus-client's ``MultiProcessCollector``)."""
+        if self.multiprocess_dir is None:
+            return generate_latest(self.registry)
+        combined = CollectorRegistry()
+        MultiProcessCollector(combined, path=str(self.multiprocess_dir))
+        return generate_latest(combined)
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,9 @@ afterwards, whichever process serves it; the data dir stays locked (a second ``s
 ``cairn ingest`` are refused); a worker killed with ``kill -9`` is replaced by uvicorn, and the
 new process takes the freed slot, rebuilds its deleted indexes before it accepts a connection
 (meanwhile every answer comes from the ready process), and serves the same packs; a parent
-killed with ``kill -9`` takes its processes with it and frees the data dir. Each process loads
-the embedding model (~10 s)."""
+killed with ``kill -9`` takes its processes with it and frees the data dir. With metrics on, a
+scrape of the port reports the calls of both processes (and of a process killed since), whichever
+process takes it. Each process loads the embedding model (~10 s)."""
 
 from __future__ import annotations
 
@@ -129,6 +130,34 @@ def simultaneous_pids(port: int, n: int) -> set[int]:
     return pids
 
 
+def scrapes_by_pid(port: int, n: int = 8) -> dict[int, dict[str, float]]:
+    """Open ``n`` connections at once; on each ask ``/readyz`` (which process holds it) and then
+    ``/metrics`` on the same keep-alive connection. Returns pid → {sample name: sum of its values
+    over all label sets} for the ``cairn_*_total`` counters."""
+    import http.client
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    conns = [http.client.HTTPConnection("127.0.0.1", port, timeout=30) for _ in range(n)]
+    for c in conns:
+        c.connect()
+    scrapes: dict[int, dict[str, float]] = {}
+    for c in conns:
+        c.request("GET", "/readyz")
+        pid = json.loads(c.getresponse().read())["worker"]["pid"]
+        c.request("GET", "/metrics")
+        response = c.getresponse()
+        assert response.status == 200
+        totals: dict[str, float] = {}
+        for family in text_string_to_metric_families(response.read().decode()):
+            for sample in family.samples:
+                if sample.name.startswith("cairn_") and sample.name.endswith("_total"):
+                    totals[sample.name] = totals.get(sample.name, 0.0) + sample.value
+        scrapes[pid] = totals
+        c.close()
+    return scrapes
+
+
 def cursor_seq(data_dir: Path, slot: int) -> int:
     path = data_dir / "workers" / str(slot) / "index_state.json"
     return json.loads(path.read_text())["seq"] if path.exists() else 0
@@ -139,13 +168,21 @@ def test_serve_two_workers_on_the_embedded_default(tmp_path):
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     env = dict(
-        os.environ, CAIRN_INDEX_POLL_SECONDS="0.5", CAIRN_LOG_LEVEL="WARNING", CAIRN_RATE_LIMIT_PACKS_PER_MINUTE="0"
+        os.environ,
+        CAIRN_INDEX_POLL_SECONDS="0.5",
+        CAIRN_LOG_LEVEL="WARNING",
+        CAIRN_RATE_LIMIT_PACKS_PER_MINUTE="0",
+        CAIRN_METRICS="true",
     )
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     log = open(tmp_path / "serve.log", "w+b")  # noqa: SIM115 - the process owns it
+    (data_dir / "workers" / "metrics").mkdir(parents=True)
+    (data_dir / "workers" / "metrics" / "counter_1.db").write_bytes(b"an earlier run's file")
     server = cli(data_dir, "serve", "--port", str(port), "--workers", "2", env=env, stdout=log)
     try:
         slots = ready_workers(url, server, 2)
         assert sorted(slots) == [0, 1] and len(set(slots.values())) == 2 and server.pid not in slots.values()
+        assert not (data_dir / "workers" / "metrics" / "counter_1.db").exists()  # an earlier run's counts
         # each process listens on its own socket (SO_REUSEPORT), the parent on none, and 8
         # clients connecting at once reach both (with one shared socket, the process that woke
         # first took all 8 in ~40 % of tries; here all 8 on one has probability 1/128 per try)
@@ -206,6 +243,18 @@ def test_serve_two_workers_on_the_embedded_default(tmp_path):
                 for mode in ("LEXICAL", "DENSE", "HYBRID"):
                     assert pack_ids(url, f"{title}: {text}", agent, mode)[0] == ext, (ext, mode)
 
+        # metrics: a scrape of the port counts both processes' calls, whichever process takes it
+        # (each served about half of the packs above; an earlier run's file was removed at start)
+        packs = 3 * len(TOPICS) * 3
+        scrapes: dict[int, dict[str, float]] = {}
+        for _try in range(3):
+            scrapes.update(scrapes_by_pid(port))
+        assert set(scrapes) == set(slots.values()), scrapes
+        for pid, totals in scrapes.items():
+            assert totals["cairn_packs_total"] == packs, (pid, totals)
+            assert totals["cairn_ingest_documents_total"] == len(TOPICS), (pid, totals)
+            assert totals["cairn_calls_total"] == packs + len(TOPICS) + 2, (pid, totals)  # + credential, collection
+
         # kill -9 one process and delete its indexes: uvicorn starts another, which takes the freed
         # slot and catches up from the database *before* it accepts a connection — meanwhile every
         # answer (readyz, packs) comes from a ready process, none from a partial index
@@ -223,6 +272,11 @@ def test_serve_two_workers_on_the_embedded_default(tmp_path):
         )  # the operator sees it
         for ext, title, text in TOPICS:
             assert pack_ids(url, text, agent, "HYBRID")[0] == ext
+        # the killed process's counts stay in the sums (a counter never goes back)
+        for totals in scrapes_by_pid(port).values():
+            assert totals["cairn_packs_total"] >= packs + len(TOPICS) and totals["cairn_ingest_documents_total"] == len(
+                TOPICS
+            ), totals
 
         # SIGHUP: uvicorn's rolling restart starts a process while both others hold their slots;
         # it takes a new slot, catches up, and only then replaces an old one — no wrong answer
