@@ -32,8 +32,7 @@ import asyncio
 import contextlib
 import logging
 import os
-import sys
-from typing import Any, NoReturn
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -73,6 +72,14 @@ from cairn.app.memory import purge_expired as purge_expired_memories
 from cairn.app.observability import TraceMiddleware
 from cairn.app.observability import configure_from_env as configure_tracing
 from cairn.app.replay import purge_replays, purge_replays_every
+from cairn.app.worker_process import (
+    SERVE_WORKERS_ENV,
+    STARTUP_FAILURE,
+    exit_now,
+    exit_with_parent,
+    startup_failure,
+    thread_lock_for_progress_bars,
+)
 from cairn.resolvers.schema import schema
 
 log = logging.getLogger("cairn")
@@ -197,14 +204,14 @@ def create_app(
                 if worker is None:
                     raise
                 log.exception("worker process %s cannot start", os.getpid())
-                _exit_now(STARTUP_FAILURE)  # uvicorn's supervisor stops rather than restart it forever
+                exit_now(STARTUP_FAILURE)  # uvicorn's supervisor stops rather than restart it forever
         svc: Services = holder["services"]
         view.services = svc
         # one process of several on one port: no balancer keeps traffic off it while it catches
         # up, so it catches up before its server accepts (the other processes answer meanwhile)
         caught_up = await catch_up(svc) if worker is not None else None
         if caught_up is False:  # never serve packs from a partial index: uvicorn starts another
-            _exit_now(1)
+            exit_now(1)
         task = asyncio.create_task(startup_work(svc, caught_up))
 
         def purged(n: int, when: Any) -> None:
@@ -289,13 +296,6 @@ def create_app(
     return app
 
 
-SERVE_WORKERS_ENV = "CAIRN_SERVE_WORKERS"
-"""Environment variable ``cairn serve --workers N`` sets to N for :func:`create_worker_app`."""
-SERVE_PARENT_ENV = "CAIRN_SERVE_PARENT_PID"
-"""Environment variable ``cairn serve --workers N`` sets to its own pid: its processes stop when
-that process is gone (:func:`_exit_with_parent`)."""
-
-
 def create_worker_app() -> Starlette:
     """uvicorn's app factory for one process of ``cairn serve --workers N``.
 
@@ -308,7 +308,7 @@ def create_worker_app() -> Starlette:
     reads the passages' stored vectors instead of encoding them again. In cluster mode (both
     legs in a Qdrant server) the processes share the settings unchanged.
 
-    The process exits when the ``cairn serve`` that started it is gone (:func:`_exit_with_parent`),
+    The process exits when the ``cairn serve`` that started it is gone (:func:`app.worker_process.exit_with_parent`),
     so a killed parent never leaves processes serving without the data dir's lock.
 
     Exits with uvicorn's start-up-failure code (3, one line on stderr) when the process cannot
@@ -319,8 +319,8 @@ def create_worker_app() -> Starlette:
     from cairn.app.core.config import SettingsInvalid
     from cairn.app.core.datadir import MAX_WORKER_SLOTS, DataDirInUse, claim_worker_dir
 
-    _exit_with_parent()
-    _thread_lock_for_progress_bars()
+    exit_with_parent()
+    thread_lock_for_progress_bars()
     try:
         settings = load_settings()
         raw = os.environ.get(SERVE_WORKERS_ENV, "1")
@@ -344,65 +344,6 @@ def create_worker_app() -> Starlette:
     except (OSError, ValueError) as exc:
         startup_failure(str(exc))
     return create_app(settings, worker=worker)
-
-
-def _thread_lock_for_progress_bars() -> None:
-    """Give tqdm a thread lock before anything makes its default one: sentence-transformers'
-    ``encode`` builds a (disabled) progress bar, and tqdm's default lock holds a named POSIX
-    semaphore registered with the parent's multiprocessing resource tracker, which then warns
-    "leaked semaphore objects" at every ``serve --workers`` shutdown. A server process shows
-    no progress bar, so a process-local lock is enough."""
-    import threading
-
-    try:
-        from tqdm import tqdm  # sentence-transformers' dependency
-    except ImportError:
-        return
-    tqdm.set_lock(threading.RLock())
-
-
-STARTUP_FAILURE = 3
-"""uvicorn's exit code for a process that failed to start (``uvicorn.config.STARTUP_FAILURE``):
-its multi-process supervisor stops instead of starting the process again."""
-
-
-def startup_failure(message: str, *, now: bool = False) -> NoReturn:
-    """One line on stderr, then exit with :data:`STARTUP_FAILURE` (uvicorn's supervisor stops).
-    ``now``: ``os._exit`` (no clean-up), for code that runs where an exception would not end
-    the process cleanly (a worker unpickling its arguments)."""
-    print(f"error: worker process {os.getpid()} cannot start: {message}", file=sys.stderr, flush=True)
-    if now:
-        _exit_now(STARTUP_FAILURE)
-    sys.exit(STARTUP_FAILURE)
-
-
-def _exit_now(code: int) -> NoReturn:
-    """End this worker process at once with ``code`` (from inside the lifespan, where uvicorn
-    would catch ``SystemExit``); the kernel releases its locks and SQLite's WAL survives."""
-    logging.shutdown()
-    os._exit(code)
-
-
-def _exit_with_parent(poll_seconds: float = 1.0) -> None:
-    """Ask this process to shut down (SIGTERM to itself: uvicorn's graceful shutdown) once its
-    parent is gone — checked every ``poll_seconds`` by a daemon thread (``os.getppid()`` changes
-    when the parent dies, on every POSIX system)."""
-    import signal
-    import threading
-    import time
-
-    # the pid `cairn serve` put in the environment (it may have died before this process got
-    # here, and then getppid() is already another process's); getppid() for other launchers
-    raw = os.environ.get(SERVE_PARENT_ENV, "")
-    parent = int(raw) if raw.isdigit() else os.getppid()
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(poll_seconds)
-        log.warning("cairn serve (pid %s) is gone: worker process %s stops", parent, os.getpid())
-        os.kill(os.getpid(), signal.SIGTERM)
-
-    threading.Thread(target=watch, name="cairn-parent-watch", daemon=True).start()
 
 
 def __getattr__(name: str):

@@ -326,8 +326,8 @@ def _serve_processes(settings: Settings, *, host: str, port: int, workers: int) 
     from uvicorn.supervisors import Multiprocess
 
     from cairn.app.cli.listen import ReusePortAddress, address
-    from cairn.app.main import SERVE_PARENT_ENV, SERVE_WORKERS_ENV, STARTUP_FAILURE
     from cairn.app.observability import MULTIPROCESS_DIR_ENV, multiprocess_dir_for
+    from cairn.app.worker_process import SERVE_PARENT_ENV, SERVE_WORKERS_ENV, STARTUP_FAILURE
 
     os.environ["CAIRN_DATA_DIR"] = str(Path(settings.data_dir).resolve())
     os.environ[SERVE_WORKERS_ENV] = str(workers)

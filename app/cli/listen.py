@@ -138,7 +138,7 @@ def _set_reuse(sock: socket.socket) -> None:
 def bind_reuse_port(family: int, sockname: tuple) -> socket.socket:
     """In a worker process: a new socket bound to ``sockname`` (as ``getsockname`` gave it)
     with ``SO_REUSEPORT`` (uvicorn makes it listen once the process has started). A bind that
-    fails ends the process through :func:`app.main.startup_failure` (one line, uvicorn's
+    fails ends the process through :func:`app.worker_process.startup_failure` (one line, uvicorn's
     start-up-failure code; this runs while the process unpickles its arguments, where an
     exception would print a traceback and be restarted forever)."""
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -146,7 +146,7 @@ def bind_reuse_port(family: int, sockname: tuple) -> socket.socket:
         _set_reuse(sock)
         sock.bind(sockname)
     except OSError as exc:
-        from cairn.app.main import startup_failure
+        from cairn.app.worker_process import startup_failure
 
         startup_failure(f"cannot bind {address(*sockname[:2])}: {exc}", now=True)
     sock.set_inheritable(True)
