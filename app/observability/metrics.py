@@ -37,7 +37,6 @@ Metrics (``channel`` = ``graphql`` | ``http`` | ``mcp``; ``status`` = the envelo
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,7 +62,8 @@ CHANNELS = {"query": "graphql", "mutation": "graphql", "subscription": "graphql"
 def multiprocess_dir_for(data_dir: Path) -> Path:
     """Empty ``<data dir>/workers/metrics`` (made or emptied) for the processes of one
     ``serve --workers N`` run; the caller holds the data dir's lock, so no other run writes
-    there. Files left by an earlier run are removed: their counts are not this run's.
+    there. prometheus-client's files (``*.db``) left by an earlier run are removed (their counts
+    are not this run's); nothing else in the folder, which may be a symlink, is touched.
 
     Returns:
         The folder, absolute; set it as :data:`MULTIPROCESS_DIR_ENV` for the processes.
@@ -71,10 +71,11 @@ def multiprocess_dir_for(data_dir: Path) -> Path:
     Raises:
         OSError: The folder cannot be made (``workers`` is a file, no permission).
     """
-    path = (Path(data_dir) / WORKERS_DIR / "metrics").resolve()
-    shutil.rmtree(path, ignore_errors=True)
-    path.mkdir(parents=True)
-    return path
+    path = Path(data_dir) / WORKERS_DIR / "metrics"
+    path.mkdir(parents=True, exist_ok=True)  # may be a symlink to a tmpfs folder: kept as it is
+    for stale in path.glob("*.db"):  # prometheus-client's files only; nothing else is deleted
+        stale.unlink()
+    return path.resolve()
 
 
 class Metrics:
