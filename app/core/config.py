@@ -7,6 +7,7 @@ Nothing here runs at import time: call :func:`load_settings` (or build
 from __future__ import annotations
 
 import json
+import os
 import re
 import types
 from pathlib import Path
@@ -187,6 +188,13 @@ class Settings(BaseSettings):
                 )
         if self.metrics_token is not None and not 16 <= len(self.metrics_token) <= 256:
             raise ValueError("CAIRN_METRICS_TOKEN must be 16 to 256 characters")
+        folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")  # the library would fail at the first count
+        if self.metrics and folder is not None and not (folder and Path(folder).is_dir()):
+            raise ValueError(
+                f"PROMETHEUS_MULTIPROC_DIR={folder!r} must name an existing folder when CAIRN_METRICS=true "
+                "(prometheus-client then keeps the counts of every process there); unset it to keep "
+                "them in the server process"
+            )
         if self.embedder == "openai" and not self.embedding_url:
             raise ValueError("CAIRN_EMBEDDING_URL is required when CAIRN_EMBEDDER=openai")
         if self.judge == "openai" and not self.judge_url:

@@ -60,7 +60,7 @@ CHANNELS = {"query": "graphql", "mutation": "graphql", "subscription": "graphql"
 
 
 def multiprocess_dir_for(data_dir: Path) -> Path:
-    """Empty ``<data dir>/workers/metrics`` (made or emptied) for the processes of one
+    """``<data dir>/workers/metrics`` (made if missing) for the processes of one
     ``serve --workers N`` run; the caller holds the data dir's lock, so no other run writes
     there. prometheus-client's files (``*.db``) left by an earlier run are removed (their counts
     are not this run's); nothing else in the folder, which may be a symlink, is touched.
@@ -107,7 +107,7 @@ class Metrics:
         self.ingest_seconds = Counter("cairn_ingest_seconds", "Seconds spent writing and indexing", registry=r)
 
     def exposition(self) -> bytes:
-        """The metrics in the Prometheus text format (``text/plain; version=0.0.4``): this
+        """The metrics in the Prometheus text format (``prometheus_client.CONTENT_TYPE_LATEST``): this
         process's registry, or with :attr:`multiprocess_dir` the sum over every process that
         wrote there (prometheus-client's ``MultiProcessCollector``)."""
         if self.multiprocess_dir is None:

@@ -277,6 +277,23 @@ def test_prod_needs_a_metrics_token(tmp_path):
     assert load_settings(data_dir=tmp_path, metrics=True).metrics is True
 
 
+@pytest.mark.parametrize("folder", ["", "missing", "a-file"])
+def test_metrics_refuse_a_multiprocess_folder_that_is_not_one(tmp_path, monkeypatch, folder):
+    """prometheus-client's own switch, ``PROMETHEUS_MULTIPROC_DIR``, naming no folder (empty: the
+    library would write into the working directory; missing or a file: the first count would fail
+    with a traceback) is refused with the settings' one-line error, before anything is recorded."""
+    from cairn.app.core.config import SettingsInvalid, load_settings
+
+    (tmp_path / "a-file").write_text("x")
+    value = str(tmp_path / folder) if folder else ""
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", value)
+    with pytest.raises(SettingsInvalid, match=r"PROMETHEUS_MULTIPROC_DIR=.* must name an existing folder"):
+        load_settings(data_dir=tmp_path, metrics=True)
+    assert load_settings(data_dir=tmp_path, metrics=False).metrics is False  # only metrics use it
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    assert load_settings(data_dir=tmp_path, metrics=True).metrics is True
+
+
 async def test_mcp_tool_calls_are_counted_and_traced_like_the_other_channels(obs: Obs):
     """The MCP server over the SDK's in-memory transport (the stdio path: no HTTP request, so
     each tool call's span is a root whose OTEL trace id is the envelope's)."""
