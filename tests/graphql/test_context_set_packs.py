@@ -7,8 +7,8 @@ import json
 import secrets
 
 from tests import local_http
+from tests.graphql.pack_calls import PACK_FIELDS, _stream
 from tests.graphql.test_context_sets import UPDATE, make_set
-from tests.graphql.test_packs import PACK_FIELDS, _stream
 
 FIELDS = PACK_FIELDS.replace(
     "validity { validFrom validTo } superseded contradiction contradicts }",

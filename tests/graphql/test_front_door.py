@@ -11,7 +11,7 @@ import pytest
 import websockets
 
 from tests import local_http
-from tests.graphql.test_packs import error_of
+from tests.graphql.pack_calls import error_of
 
 LIMIT_MESSAGE = "fields once fragments are expanded; the limit is 10,000"
 FRAGMENTS_QUERY = (

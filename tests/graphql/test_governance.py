@@ -16,7 +16,7 @@ from cairn.app.core.ids import utcnow
 from cairn.app.core.models import AgentCredential
 from tests import local_http
 from tests.graphql.conftest import _agent
-from tests.graphql.test_packs import PACK_QUERY, STREAM_QUERY, _stream, error_of
+from tests.graphql.pack_calls import PACK_QUERY, STREAM_QUERY, _stream, error_of
 
 # ---------------------------------------------------------------------------------------------
 # The operation × principal table. Each row: a minimal call, then the expected outcome per

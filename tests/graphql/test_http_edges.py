@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from tests import local_http
-from tests.graphql.test_packs import PACK_QUERY, error_of
+from tests.graphql.pack_calls import PACK_QUERY, error_of
 
 
 def post(live, content: bytes, *, token: str | None = None, ctype: str = "application/json") -> httpx.Response:
