@@ -26,6 +26,9 @@ from cairn.app.identity import service as identity
 from tests import factories, local_http
 from tests.conftest import drop_postgres_database, postgres_database
 
+# the Decision API tests' shared checks (err_of) keep pytest's assertion introspection
+pytest.register_assert_rewrite("tests.graphql.decisions_helpers")
+
 CORPUS = [
     # (collection, externalId, title, text, validFrom, validTo)
     (
