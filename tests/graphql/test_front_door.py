@@ -265,7 +265,7 @@ def test_health_and_readiness_probes_carry_the_envelope(live):
         ("GET", "/v1/context-packs/stream", "POST"),
         ("DELETE", "/graphql", "GET"),
         # /api/v1/decisions answers a wrong method in the Decisions wire format instead
-        # (``method_not_allowed``; tests/graphql/test_decisions.py)
+        # (``method_not_allowed``; tests/graphql/test_decisions_wire.py)
     ],
 )
 def test_wrong_methods_are_enveloped_405s(live, method, path, allowed):
