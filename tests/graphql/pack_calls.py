@@ -1,6 +1,6 @@
 """The context-pack calls the GraphQL tests share: the pack query and its fields, the
-subscription, and helpers to run a pack, read a GraphQL error and collect a
-graphql-transport-ws stream (used by test_packs_*, test_governance* and others)."""
+subscription, a minimal governed call, and helpers to run a pack, read a GraphQL error and
+collect a graphql-transport-ws stream (used by test_packs_*, test_governance_* and others)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,12 @@ STREAM_QUERY = f"""subscription($i: ContextPackInput!) {{ contextPackStream(inpu
   ... on PackItem {{ {ITEM_FIELDS} }}
   ... on PackFooter {{ tokensUsed itemCount truncated complete latencyMs }}
 }} }}"""
+
+PACK = (
+    "query($i:ContextPackInput!){contextPack(input:$i){packId}}",
+    {"i": {"task": "volcano", "retrieval": "LEXICAL"}},
+)
+"""A minimal governed call: contextPack on the lexical leg (the governance tests' probe)."""
 
 
 def pack(live, task: str, token: str | None = None, **extra) -> dict:
