@@ -26,8 +26,9 @@ from cairn.app.identity import service as identity
 from tests import factories, local_http
 from tests.conftest import drop_postgres_database, postgres_database
 
-# the Decision API tests' shared checks (err_of) keep pytest's assertion introspection
-pytest.register_assert_rewrite("tests.graphql.decisions_helpers")
+# the Decision API tests' shared checks (err_of) and the shared pack calls (error_of, _stream)
+# keep pytest's assertion introspection
+pytest.register_assert_rewrite("tests.graphql.decisions_helpers", "tests.graphql.pack_calls")
 
 CORPUS = [
     # (collection, externalId, title, text, validFrom, validTo)
