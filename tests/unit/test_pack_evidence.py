@@ -1,5 +1,5 @@
 """The dense floor and the weak-evidence notes of packs (pure functions; the GraphQL tests
-exercise them through the real model in tests/graphql/test_packs.py)."""
+exercise them through the real model in tests/graphql/test_packs_retrieval.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Retrieval legs: presets, the dense leg's coverage weight, and running legs until a deadline.
 
 The leg searches are plain functions standing in for BM25 and the vector index (the real ones
-run in tests/graphql/test_packs.py); what is tested here is the orchestration.
+run in tests/graphql/test_packs_retrieval.py); what is tested here is the orchestration.
 """
 
 from __future__ import annotations
