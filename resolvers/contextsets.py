@@ -109,7 +109,8 @@ class VerifiedAnswerMatch:
     verified_answer: VerifiedAnswer
     score: float = strawberry.field(description="BM25 over stored questions (+0.3 × over answers); higher is better.")
     coverage: float = strawberry.field(
-        description="Share (0–1) of the stored question's word weight (IDF) found in your question."
+        description="Share (0–1) of the stored question's subject words (function words such as how/do/my "
+        "not counted) found in your question; a set-first pack takes the answer at ≥ 0.7."
     )
     matched_words: list[str]
 

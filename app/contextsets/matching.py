@@ -8,75 +8,76 @@ overlapping character bigrams (``東京都`` → ``東京``, ``京都``). A text
 
 * **Verified answers** (:class:`AnswerIndex`): BM25 (k1 = 1.2, b = 0.75) of the asker's
   terms over each stored question, plus 0.3 × BM25 over its answer (paraphrases often share
-  the answer's words); ties by position. ``coverage`` is the share of the stored question's
-  IDF mass present in the asker's text — the pack uses it as the "this answer is about the
-  task" test (≥ :data:`PACK_MIN_COVERAGE`).
+  the answer's words); ties by position. Function words never carry a match: an answer is
+  listed only when a *subject term* of the asker (:func:`subject_terms`: the text without
+  its function words, :mod:`~app.contextsets.function_words`) is among its question's or
+  answer's subject terms. ``coverage`` is the share of the stored question's subject weight
+  present in the asker's subject terms (each Latin word weighs 1, each CJK run 1 shared by
+  its bigrams, so a long katakana word does not outweigh a short one). The pack takes an
+  answer only when it is :attr:`AnswerMatch.about` the task: coverage ≥
+  :data:`PACK_MIN_COVERAGE` (the README's 70 %, compared exactly) and no missing subject
+  word has a stand-in — a task word outside the stored question right next to (in the
+  task) the word that flanks the missing one in the question (``reset my VPN password on
+  a Windows laptop`` vs ``… on a Windows desktop``: 5 of 6 words, ``desktop`` stands in for
+  ``laptop``); a dropped word (``… on Windows``) is not replaced and may be missing.
 * **Definitions** (:class:`DefinitionIndex`): a lookup scores 1.0 for the same term or alias
   after case/width folding, 0.9 for the same analysed terms (``APIs`` ~ ``API``), else the
   Jaccard overlap of analysed terms × 0.8 (term/aliases) or × 0.3 (definition text). In a
   pack a definition is included only when its term or an alias occurs in the task as a
   contiguous run of analysed terms (a phrase match), so a 500-definition set adds only the
-  terms the task uses.
+  terms the task uses. A term is its own subject: the exact and same-terms scores compare it
+  whole (``IT``, ``The Who`` still find themselves), while an overlap made only of function
+  material (``what``, ``how``, ``ます``) carries no Jaccard or definition-text match.
 """
 
 from __future__ import annotations
 
 import math
-import re
-import unicodedata
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
-from cairn.retrieval.analysis import analyze
+from cairn.app.contextsets.subjects import (
+    carries,
+    fold,
+    stand_in,
+    subject_terms,
+    subject_words,
+    surface,
+    terms,
+    with_characters,
+)
 
 K1, B = 1.2, 0.75
 ANSWER_WEIGHT = 0.3
-PACK_MIN_COVERAGE = 0.6
-"""A verified answer joins a pack when the task contains ≥ 60 % of its question's IDF mass."""
+PACK_MIN_COVERAGE = 0.7
+"""A verified answer joins a pack when the task holds ≥ 70 % of its question's subject weight
+(module doc). The README's context-set section states this number; a unit test reads both."""
+_MIN_COVERAGE = Fraction(str(PACK_MIN_COVERAGE))  # 7/10 exactly: 7 of 10 words is in, not 0.6999…
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-_SPACE = re.compile(r"\s+")
-
-
-def fold(text: str) -> str:
-    """Case- and width-folded form: NFKC, casefold, whitespace runs → one space, stripped."""
-    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
-
-
-def terms(text: str) -> list[str]:
-    """Analysed terms of ``text`` (module doc); stop-word-only text falls back to folded words."""
-    out = analyze(text)
-    if out:
-        return out
-    return _WORD.findall(fold(text))
-
-
-def _surface(text: str, matched: set[str]) -> list[str]:
-    """The asker's words whose terms matched, in text order, each once (CJK: the matched bigrams)."""
-    words: list[str] = []
-    seen: set[str] = set()
-    for raw in _WORD.findall(unicodedata.normalize("NFKC", text)):
-        ts = terms(raw)
-        if len(ts) > 1:  # a CJK run: report its matched bigrams
-            hits = [t for t in ts if t in matched]
-        else:
-            hits = [raw] if ts and ts[0] in matched else []
-        for h in hits:
-            if h not in seen:
-                seen.add(h)
-                words.append(h)
-    return words
+__all__ = [
+    "INDEXES",
+    "AnswerIndex",
+    "AnswerMatch",
+    "DefinitionIndex",
+    "DefinitionMatch",
+    "fold",
+    "subject_terms",
+    "terms",
+]
 
 
 @dataclass(frozen=True)
 class AnswerMatch:
-    """One ranked verified answer: index into the indexed list, BM25 score, coverage, words."""
+    """One ranked verified answer: index into the indexed list, BM25 score, coverage (0–1,
+    rounded to 6 places), matched subject words, and ``about``: the pack's test (module doc)."""
 
     index: int
     score: float
     coverage: float
     matched_words: tuple[str, ...]
+    about: bool
 
 
 class _Field:
@@ -111,7 +112,8 @@ class _Field:
 
 
 class AnswerIndex:
-    """BM25 over verified answers' questions (and, weighted 0.3, their answers).
+    """BM25 over verified answers' questions (and, weighted 0.3, their answers), with the
+    subject terms that gate a match (module doc).
 
     Args:
         questions: Stored questions, in entry order.
@@ -121,26 +123,39 @@ class AnswerIndex:
     def __init__(self, questions: Sequence[str], answers: Sequence[str]) -> None:
         self.questions = _Field(questions)
         self.answers = _Field(answers)
+        self.subjects = [subject_terms(q) for q in questions]
+        self.subject_sets = [
+            {t for t, _ in sub} | {t for t, _ in subject_terms(a)}
+            for sub, a in zip(self.subjects, answers, strict=True)
+        ]
 
-    def coverage(self, index: int, qterms: set[str]) -> float:
-        """Share of stored question ``index``'s IDF mass whose terms are in ``qterms`` (0–1)."""
-        own = self.questions.doc_terms[index]
-        total = sum(self.questions.idf[t] for t in own)
-        if total <= 0:
-            return 0.0
-        return sum(self.questions.idf[t] for t in own if t in qterms) / total
+    def coverage(self, index: int, task: set[str]) -> Fraction:
+        """Share of stored question ``index``'s subject weight whose terms are in ``task`` (the
+        asker's subject terms), exact (0–1)."""
+        own = self.subjects[index]
+        total = sum((w for _t, w in own), Fraction(0))
+        if total == 0:
+            return Fraction(0)
+        return sum((w for t, w in own if t in task), Fraction(0)) / total
 
     def match(self, text: str, limit: int) -> list[AnswerMatch]:
-        """The ``limit`` best answers for ``text`` (score > 0), best first; ties by position."""
+        """The ``limit`` best answers for ``text`` sharing a subject term with it, best BM25 first;
+        ties by position."""
         qterms = set(terms(text))
+        task = [t for t, _ in subject_terms(text)]
+        tset = with_characters(task)
         scores: dict[int, float] = {}
         self.questions.score(qterms, scores, 1.0)
         self.answers.score(qterms, scores, ANSWER_WEIGHT)
-        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+        ranked = sorted(
+            ((i, sc) for i, sc in scores.items() if tset & self.subject_sets[i]), key=lambda kv: (-kv[1], kv[0])
+        )[:limit]
         out = []
         for i, sc in ranked:
-            matched = qterms & (self.questions.doc_terms[i] | self.answers.doc_terms[i])
-            out.append(AnswerMatch(i, round(sc, 6), round(self.coverage(i, qterms), 6), tuple(_surface(text, matched))))
+            cov = self.coverage(i, tset)
+            about = cov >= _MIN_COVERAGE and not stand_in([t for t, _ in self.subjects[i]], task)
+            words = tuple(surface(text, tset & self.subject_sets[i], subject_words))
+            out.append(AnswerMatch(i, round(sc, 6), round(float(cov), 6), words, about))
         return out
 
 
@@ -200,16 +215,16 @@ class DefinitionIndex:
                     continue
                 union = qset | set(ts)
                 inter = qset & set(ts)
-                if inter and 0.8 * len(inter) / len(union) > best:
+                if carries(inter) and 0.8 * len(inter) / len(union) > best:
                     best, words = 0.8 * len(inter) / len(union), inter
             if best == 0.0 and qset:
                 inter = qset & self.body[i]
-                if inter:
+                if carries(inter):
                     best, words = 0.3 * len(inter) / len(qset), inter
             if best > 0:
                 scored.append((best, i, words))
         scored.sort(key=lambda x: (-x[0], x[1]))
-        return [DefinitionMatch(i, round(sc, 6), tuple(_surface(text, w))) for sc, i, w in scored[:limit]]
+        return [DefinitionMatch(i, round(sc, 6), tuple(surface(text, w))) for sc, i, w in scored[:limit]]
 
     def in_text(self, text: str) -> list[tuple[int, int]]:
         """Definitions whose term or an alias occurs in ``text`` as a phrase: ``(index, position)``

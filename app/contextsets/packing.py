@@ -8,9 +8,10 @@ items first — before retrieval finishes — then fills the rest of the budget 
 
 Order and matching (a 500-definition set adds only what the task uses):
 
-1. ``VERIFIED_ANSWER`` (trust APPROVED): answers whose stored question is covered ≥ 60 %
-   (by IDF weight) by the task's words (:data:`~app.contextsets.matching.PACK_MIN_COVERAGE`),
-   best BM25 first, at most :data:`MAX_ANSWERS`;
+1. ``VERIFIED_ANSWER`` (trust APPROVED): answers the task is about — ≥ 70 % of the stored
+   question's subject words in the task, function words not counted, no subject word replaced
+   (:attr:`~app.contextsets.matching.AnswerMatch.about`,
+   :data:`~app.contextsets.matching.PACK_MIN_COVERAGE`) — best BM25 first, at most :data:`MAX_ANSWERS`;
 2. ``DEFINITION`` (APPROVED): definitions whose term or an alias occurs in the task as a
    phrase of analysed words, in order of first occurrence, at most :data:`MAX_DEFINITIONS`;
 3. ``INSTRUCTION`` (APPROVED): every instruction of the set, in its order (a set holds ≤ 20;
@@ -38,7 +39,6 @@ from sqlalchemy import select
 
 from cairn.app.contextsets.library import answer_index, definition_index
 from cairn.app.contextsets.loading import active_set
-from cairn.app.contextsets.matching import PACK_MIN_COVERAGE
 from cairn.app.contextsets.types import TRUST_APPROVED, ContextSetView
 from cairn.app.core.errors import CairnError, ContextSetScopeRefused
 from cairn.app.core.models import Collection, Document
@@ -227,7 +227,7 @@ def _approved(view: ContextSetView, task: str) -> list[SetItem]:
     out: list[SetItem] = []
     aidx, answers = answer_index(view)
     for m in aidx.match(task, MAX_ANSWERS * 4):
-        if m.coverage < PACK_MIN_COVERAGE:
+        if not m.about:
             continue
         e = answers[m.index]
         text = f"Q: {e.key}\nA: {e.value}"

@@ -281,7 +281,7 @@ TOOLS = [
     ToolSpec(
         "match_verified_answers",
         "Approved question → answer pairs ranked for your question by word match (BM25; scope context:read), "
-        "with score, coverage (0–1 share of the stored question's word weight found) and citation.",
+        "with score, coverage (0–1 share of the stored question's subject words found) and citation.",
         _MATCH_SCHEMA,
         _prepare_match,
         _run_match,
