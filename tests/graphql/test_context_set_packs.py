@@ -237,3 +237,32 @@ def test_deactivating_a_set_refuses_its_bound_credentials(live):
     assert body["errors"][0]["extensions"]["field"] == "input.contextSetId"
     live.data(UPDATE, {"id": s["id"], "i": {"active": True}}, live.tokens["editor"])
     assert live.data("query{viewer{id}}", None, tok)
+
+
+def test_a_near_miss_task_gets_no_verified_answer_a_paraphrase_does(live):
+    """Issue 32 item 12: the frame ("How do I … my …?", 「…はどうやって…ますか」) does not make
+    another question's approved answer the head of the pack; the subject words do."""
+    answers = [
+        {"question": "How do I reset my VPN password?", "answer": "Use the VPN portal's reset page."},
+        {"question": "会議室の予約はどうやって取り消しますか？", "answer": "予約システムの取消ボタンから。"},
+    ]
+    s = make_set(live, verifiedAnswers=answers, definitions=[], instructions=[], requiredEvidence=[])
+    for task in ("How do I reset my router?", "会議室の照明はどうやって消しますか？"):
+        p = pack(live, {"task": task, "contextSetId": s["id"], "retrieval": "LEXICAL"})
+        assert [i["kind"] for i in p["items"] if i["trust"] == "APPROVED"] == [], (task, p["items"][:1])
+    for task, text in (
+        ("How can I reset the VPN password?", "Use the VPN portal's reset page."),
+        ("会議室の予約を取り消す方法を教えてください", "予約システムの取消ボタンから。"),
+    ):
+        p = pack(live, {"task": task, "contextSetId": s["id"], "retrieval": "LEXICAL"})
+        head = p["items"][0]
+        assert (head["kind"], head["trust"]) == ("VERIFIED_ANSWER", "APPROVED"), task
+        assert head["text"].endswith(text) and head["contextSetEntry"]["contextSetId"] == s["id"]
+        assert [i["kind"] for i in p["items"]].count("VERIFIED_ANSWER") == 1
+    # the read lists the frame-only match with its low coverage and only the subject word it shares
+    hits = live.data(
+        "query($q:String!,$s:ID){matchVerifiedAnswers(question:$q,contextSetId:$s){coverage matchedWords}}",
+        {"q": "How do I reset my router?", "s": s["id"]},
+        live.tokens["agentReadOnly"],
+    )["matchVerifiedAnswers"]
+    assert hits == [{"coverage": 0.333333, "matchedWords": ["reset"]}]
