@@ -1,9 +1,11 @@
 """Function words: the frame of a question ("How do I … my …?", 「…はどうやって…ますか」,
 「怎么…我的…？」), which must not carry a word match of a verified answer (issue 32 item 12).
 
-:func:`strip_function_words` replaces function material with a space and leaves the content
-(subject) words where they were, so the shared analyser (:func:`retrieval.analysis.analyze`)
-then stems the Latin words and bigrams what is left of each CJK run. Three lists:
+:func:`strip_cjk_function_words` replaces CJK function material with a space and leaves the
+content (subject) words where they were, so Cairn's analyser (:mod:`retrieval.analysis`) then
+bigrams what is left of each CJK run; the English list is that analyser's stop list when it
+analyses subject terms (:mod:`~app.contextsets.subjects`), so ``can't`` is dropped as the
+tokenizer's ``can`` and ``t``. Three lists:
 
 * **English** (:data:`ENGLISH_FUNCTION_WORDS`): the Snowball project's English stop list
   (127 pronouns, determiners, auxiliaries, prepositions, wh-words; shipped by Whoosh as
@@ -13,7 +15,7 @@ then stems the Latin words and bigrams what is left of each CJK run. Three lists
   words it lacks (``could would may might must please tell way``) and the contraction pieces
   the tokenizer splits off (``you'll`` → ``you``, ``ll``). scikit-learn's list (the Glasgow
   IR group's) was not taken: it holds subjects (``bill`` — ``billing`` stems to it —
-  ``system``, ``fire``, ``name``, numerals) and importing it costs seconds at start-up.
+  ``system``, ``fire``, ``name``, numerals) and ``import sklearn`` took 4.9 s here at start-up.
   Subject terms are analysed without Whoosh's analyser stop list, so this list alone decides.
 * **Japanese**: hiragana is function material. Particles (の は が を に で と も か へ
   や), auxiliaries and endings (ます です ました たい ない), interrogatives (どう やって
@@ -73,28 +75,17 @@ HAN_FUNCTION_WORDS = _words(
 
 _HAN = regex.compile("|".join(sorted((regex.escape(w) for w in HAN_FUNCTION_WORDS), key=len, reverse=True)))
 _HIRAGANA = regex.compile(r"[\p{Hiragana}]+")  # ぁ-ゖ, ゝゞ (ー belongs to katakana words and stays)
-_WORD = regex.compile(r"[\p{L}\p{N}\p{M}'’]+")  # words of spaced scripts, apostrophes kept for "can't"
-_APOSTROPHE = regex.compile(r"['’]")
 
 
-def _english(match: regex.Match[str]) -> str:
-    word = match.group(0)
-    parts = [p for p in _APOSTROPHE.split(word.casefold()) if p]
-    return " " if parts and all(p in ENGLISH_FUNCTION_WORDS for p in parts) else word
-
-
-def strip_function_words(text: str) -> str:
-    """``text`` with its function words (module doc) replaced by spaces.
+def strip_cjk_function_words(text: str) -> str:
+    """``text`` with its Chinese and Japanese function material (module doc) replaced by spaces.
 
     Args:
-        text: Any string, already NFKC-normalised and case-folded by the caller or not
-            (the English list is compared case-folded; CJK has no case).
+        text: Any string (NFKC-normalised by the caller, so half-width kana are full-width).
 
     Returns:
-        The same text with each function word or hiragana run replaced by one space;
-        ``""`` stays ``""``. CJK content words that were separated by function material
-        become separate runs (会議室の予約 → ``会議室 予約``).
+        The same text with each listed Han function word and each hiragana run replaced by one
+        space; other scripts untouched. CJK content words that were separated by function
+        material become separate runs (会議室の予約 → ``会議室 予約``).
     """
-    text = _HAN.sub(" ", text)
-    text = _HIRAGANA.sub(" ", text)
-    return _WORD.sub(_english, text)
+    return _HIRAGANA.sub(" ", _HAN.sub(" ", text))

@@ -9,9 +9,10 @@ overlapping character bigrams (``東京都`` → ``東京``, ``京都``). A text
 * **Verified answers** (:class:`AnswerIndex`): BM25 (k1 = 1.2, b = 0.75) of the asker's
   terms over each stored question, plus 0.3 × BM25 over its answer (paraphrases often share
   the answer's words); ties by position. Function words never carry a match: an answer is
-  listed only when a *subject term* of the asker (:func:`subject_terms`: the text without
-  its function words, :mod:`~app.contextsets.function_words`) is among its question's or
-  answer's subject terms. ``coverage`` is the share of the stored question's subject weight
+  listed only when it shares with the asker a *subject term* of its question
+  (:func:`subject_terms`: the text without its function words,
+  :mod:`~app.contextsets.function_words`) or an analysed term of its answer that is not
+  function material. ``coverage`` is the share of the stored question's subject weight
   present in the asker's subject terms (each Latin word weighs 1, each CJK run 1 shared by
   its bigrams, so a long katakana word does not outweigh a short one). The pack takes an
   answer only when it is :attr:`AnswerMatch.about` the task: coverage ≥
@@ -42,8 +43,8 @@ from cairn.app.contextsets.subjects import (
     carries,
     fold,
     stand_in,
+    subject_or_terms,
     subject_terms,
-    subject_words,
     surface,
     terms,
     with_characters,
@@ -124,10 +125,7 @@ class AnswerIndex:
         self.questions = _Field(questions)
         self.answers = _Field(answers)
         self.subjects = [subject_terms(q) for q in questions]
-        self.subject_sets = [
-            {t for t, _ in sub} | {t for t, _ in subject_terms(a)}
-            for sub, a in zip(self.subjects, answers, strict=True)
-        ]
+        self.subject_sets = [{t for t, _ in sub} for sub in self.subjects]
 
     def coverage(self, index: int, task: set[str]) -> Fraction:
         """Share of stored question ``index``'s subject weight whose terms are in ``task`` (the
@@ -147,14 +145,20 @@ class AnswerIndex:
         scores: dict[int, float] = {}
         self.questions.score(qterms, scores, 1.0)
         self.answers.score(qterms, scores, ANSWER_WEIGHT)
-        ranked = sorted(
-            ((i, sc) for i, sc in scores.items() if tset & self.subject_sets[i]), key=lambda kv: (-kv[1], kv[0])
-        )[:limit]
+        ranked: list[tuple[int, float, set[str]]] = []
+        for i, sc in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])):
+            # function words carry no match: a subject term of the question, or a non-function
+            # analysed term of the answer, must be shared
+            matched = (tset & self.subject_sets[i]) | {t for t in qterms & self.answers.doc_terms[i] if carries({t})}
+            if matched:
+                ranked.append((i, sc, matched))
+            if len(ranked) == limit:
+                break
         out = []
-        for i, sc in ranked:
+        for i, sc, matched in ranked:
             cov = self.coverage(i, tset)
             about = cov >= _MIN_COVERAGE and not stand_in([t for t, _ in self.subjects[i]], task)
-            words = tuple(surface(text, tset & self.subject_sets[i], subject_words))
+            words = tuple(surface(text, matched, subject_or_terms))
             out.append(AnswerMatch(i, round(sc, 6), round(float(cov), 6), words, about))
         return out
 

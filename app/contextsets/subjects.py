@@ -6,16 +6,15 @@ has not swapped one of them for another (issue 32 item 12; method in
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 
-from whoosh.analysis import Composable
+from whoosh.analysis import Composable, StopFilter
 from whoosh.analysis.analyzers import CompositeAnalyzer
 
-from cairn.app.contextsets.function_words import ENGLISH_FUNCTION_WORDS, strip_function_words
+from cairn.app.contextsets.function_words import ENGLISH_FUNCTION_WORDS, strip_cjk_function_words
 from cairn.retrieval.analysis import (
     DottedLowercaseFilter,
     MixedScriptTokenizer,
@@ -43,29 +42,35 @@ def terms(text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=1)
 def _subject_analyzer() -> Composable:
-    """Cairn's analyser without Whoosh's stop list: :mod:`~app.contextsets.function_words`
-    decides what is function material (``on``/``off``, ``not`` stay subject words)."""
-    return CompositeAnalyzer(MixedScriptTokenizer(), DottedLowercaseFilter(), ScriptStemFilter("en"))
+    """Cairn's analyser with the English function words as its stop list instead of Whoosh's
+    (:mod:`~app.contextsets.function_words`: ``on``/``off``, ``not`` stay subject words)."""
+    return CompositeAnalyzer(
+        MixedScriptTokenizer(),
+        DottedLowercaseFilter(),
+        StopFilter(stoplist=ENGLISH_FUNCTION_WORDS, minsize=1),
+        ScriptStemFilter("en"),
+    )
 
 
 def _subject_runs(text: str) -> list[list[str]]:
-    """Subject terms of ``text`` grouped by run: ``[term]`` per Latin word, the terms of a CJK run
-    together; function words removed, no fallback."""
-    analyzer = _subject_analyzer()
+    """Subject terms of ``text`` grouped by run: ``[term]`` per word, the terms of a CJK run
+    together (its bigrams overlap: each starts one character after the previous one); function
+    words removed, no fallback."""
     runs: list[list[str]] = []
-    for cjk, chars in itertools.groupby(strip_function_words(fold(text)), key=is_bigram_script):
-        ts = [token.text for token in analyzer("".join(chars))]
-        if cjk and ts:
-            runs.append(ts)
-        elif ts:
-            runs.extend([t] for t in ts)
+    last = -2
+    for token in _subject_analyzer()(strip_cjk_function_words(fold(text)), chars=True):
+        if is_bigram_script(token.text) and token.startchar == last + 1 and runs:
+            runs[-1].append(token.text)
+        else:
+            runs.append([token.text])
+        last = token.startchar if is_bigram_script(token.text) else -2
     return runs
 
 
 def subject_terms(text: str) -> list[tuple[str, Fraction]]:
     """The subject (content) terms of ``text`` with their weights, in text order.
 
-    ``text`` without its function words (:func:`~app.contextsets.function_words.strip_function_words`),
+    ``text`` without its function words (:mod:`~app.contextsets.function_words`),
     analysed run by run (stemmed, CJK bigrams, no stop list): a Latin word is one term of
     weight 1, a CJK run's terms share weight 1 (``会議室`` → ``会議``, ``議室`` at 1/2 each;
     ``取`` alone → 1). A text made only of function words is its own subject: its
@@ -89,6 +94,11 @@ def with_characters(task: Sequence[str]) -> set[str]:
     """The asker's subject terms plus each character of its CJK terms: a question's one-character
     run (``取`` of 取り消し) matches the same character inside a bigram (``取消``)."""
     return set(task) | {c for t in task if is_bigram_script(t) for c in t}
+
+
+def subject_or_terms(text: str) -> list[str]:
+    """:func:`subject_words` then the :func:`terms` not among them (to report answer-text matches)."""
+    return list(dict.fromkeys([*subject_words(text), *terms(text)]))
 
 
 def surface(text: str, matched: set[str], split: Callable[[str], list[str]] = terms) -> list[str]:
@@ -146,13 +156,13 @@ def stand_in(question: Sequence[str], task: Sequence[str]) -> bool:
 @functools.lru_cache(maxsize=1)
 def _function_stems() -> frozenset[str]:
     """The analysed (stemmed) forms of the English function words (``does`` → ``doe``)."""
-    analyzer = _subject_analyzer()
-    return frozenset(tok.text for w in ENGLISH_FUNCTION_WORDS for tok in analyzer(w))
+    stemmer = CompositeAnalyzer(MixedScriptTokenizer(), DottedLowercaseFilter(), ScriptStemFilter("en"))
+    return frozenset(tok.text for w in ENGLISH_FUNCTION_WORDS for tok in stemmer(w))
 
 
 def carries(shared: set[str]) -> bool:
-    """Tell whether shared analysed terms can carry a definition match: one of them is not function
+    """Tell whether shared analysed terms can carry a match: one of them is not function
     material (an English function word's stem, or a CJK bigram made only of hiragana and Han
     function characters such as ``ます``, ``的``)."""
     stems = _function_stems()
-    return any(t not in stems and strip_function_words(t).strip() for t in shared)
+    return any(t not in stems and strip_cjk_function_words(t).strip() for t in shared)
