@@ -1,6 +1,5 @@
 """Reading sources for ingest: files, folders and JSONL into :class:`SourceDocument` values.
 
-
 Sources (``iter_sources``):
 - ``.txt`` / ``.md`` / ``.markdown``: the text as is (Markdown is readable as text);
 - ``.html`` / ``.htm``: visible text (:func:`retrieval.chunking.html_to_text`);
@@ -14,9 +13,17 @@ Sources (``iter_sources``):
 - ``.pdf`` (pypdf) and ``.docx`` (python-docx): their extracted text
   (:mod:`app.corpus.binary_text`); citations point into that text.
 
-Content decides, not the extension (:func:`decode_text`): a PDF, a ZIP/.docx or an image
-renamed ``.txt`` is skipped and reported, never indexed as binary garbage. Every skipped
-file (unsupported type, binary, no text, hidden folder) is reported with its reason.
+Content decides, not the extension (:func:`app.corpus.text_bytes.decode_text`): a PDF, a
+ZIP/.docx or an image renamed ``.txt`` is skipped and reported, never indexed as binary
+garbage. Every skipped file (unsupported type, binary, no text, hidden folder, too large) is
+reported with its reason.
+
+Every file is read (and inflated) through a counter and refused as soon as it passes its bound
+(:mod:`app.corpus.read_limits`, derived from the 2,000,000-character document limit): a
+``.txt``/``.md`` text 8,000,000 bytes, HTML 64,000,000, any file 128,000,000, and 50,000
+documents per JSONL or CSV file. A file named alone is refused with ``BadInput`` (naming it
+and the ``limit``); in a folder it is skipped and reported, except that JSONL is refused as a
+whole, as for a bad line.
 
 The external id is the JSONL ``_id`` or the file's path relative to the ingested folder.
 Writing them into a collection is :func:`app.corpus.ingest.ingest_documents`.
@@ -24,8 +31,6 @@ Writing them into a collection is :func:`app.corpus.ingest.ingest_documents`.
 
 from __future__ import annotations
 
-import codecs
-import csv
 import gzip
 import io
 import json
@@ -33,15 +38,28 @@ import logging
 import os
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-
-import filetype
 
 from cairn.app.core.errors import BadInput
 from cairn.app.core.text_rules import validate_path
 from cairn.app.corpus.binary_text import BINARY_SUFFIXES, BinaryTextError, binary_text
+from cairn.app.corpus.csv_rows import csv_rows
+from cairn.app.corpus.read_limits import (
+    FILE_BOUND,
+    MARKUP_BOUND,
+    MAX_DOCUMENTS_PER_FILE,
+    MAX_FILE_BYTES,
+    MAX_MARKUP_BYTES,
+    MAX_TEXT_BYTES,
+    TEXT_BOUND,
+    SourceTooLarge,
+    read_capped,
+    too_large,
+    too_many_documents,
+)
+from cairn.app.corpus.source_document import SkippedFile, SourceDocument
+from cairn.app.corpus.text_bytes import NotText, decode_text, detected
 from cairn.retrieval.chunking import html_to_text
 
 TEXT_SUFFIXES = {
@@ -54,26 +72,6 @@ TEXT_SUFFIXES = {
 log = logging.getLogger("cairn.ingest")
 
 
-@dataclass(frozen=True)
-class SkippedFile:
-    """A file (or document) not ingested, and why (e.g. "not text: a PDF file (application/pdf)")."""
-
-    path: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class SourceDocument:
-    """One document read from a source, before versioning."""
-
-    external_id: str
-    title: str
-    text: str
-    media_type: str = "text/plain"
-    valid_from: datetime | None = None
-    valid_to: datetime | None = None
-
-
 def _suffixes(path: Path) -> tuple[str, bool]:
     name = path.name.lower()
     gz = name.endswith(".gz")
@@ -82,61 +80,29 @@ def _suffixes(path: Path) -> tuple[str, bool]:
     return Path(name).suffix, gz
 
 
-class NotText(ValueError):
-    """A file's bytes are not text (``reason`` names what was detected)."""
+# the bound on a text file's bytes (read or inflated) by format: read_limits says why
+_TEXT_LIMITS = {
+    ".html": (MAX_MARKUP_BYTES, MARKUP_BOUND, "the HTML"),
+    ".htm": (MAX_MARKUP_BYTES, MARKUP_BOUND, "the HTML"),
+    ".csv": (MAX_FILE_BYTES, FILE_BOUND, "the file"),
+}
 
 
-_BOMS = (
-    (codecs.BOM_UTF32_LE, "utf-32"),
-    (codecs.BOM_UTF32_BE, "utf-32"),
-    (codecs.BOM_UTF8, "utf-8-sig"),
-    (codecs.BOM_UTF16_LE, "utf-16"),
-    (codecs.BOM_UTF16_BE, "utf-16"),
-)
-
-
-def _detected(head: bytes) -> str | None:
-    """What the magic number at the start says (``filetype``: PDF, ZIP/.docx, images, …), or None."""
-    kind = filetype.guess(head[:8192])
-    return None if kind is None else f"a {kind.extension.upper()} file ({kind.mime})"
-
-
-def decode_text(data: bytes) -> str:
-    """The text of a file's bytes: UTF-8 (a BOM selects UTF-8/16/32), never binary.
-
-    Content decides, not the extension: a ``%PDF-`` header is refused even when the rest
-    would decode; NUL bytes or invalid UTF-8 are refused, naming the type the magic number
-    shows (``filetype``) when it shows one. A magic number alone does not refuse valid text
-    (a note starting "BMW …" matches the BMP signature).
+def _read_bytes(path: Path, gz: bool, suffix: str) -> bytes:
+    """The file's bytes (inflated when ``gz``), read through a counter: at most the bound of
+    its format (:data:`_TEXT_LIMITS`; a ``.txt``/``.md`` text :data:`MAX_TEXT_BYTES`).
 
     Raises:
-        NotText: with the reason, e.g. "a PDF file (application/pdf)".
+        NotText: not gzip data. SourceTooLarge: past the bound.
     """
-    if data.startswith(b"%PDF-"):
-        raise NotText(_detected(data) or "a PDF file")
-    for bom, codec in _BOMS:
-        if data.startswith(bom):
-            try:
-                return data.decode(codec)
-            except UnicodeDecodeError as exc:
-                raise NotText(f"not {codec.upper()} text despite its byte-order mark ({exc.reason})") from None
-    if b"\x00" in data:
-        raise NotText(_detected(data) or "binary data (NUL bytes)")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise NotText(
-            _detected(data)
-            or f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); convert it to UTF-8"
-        ) from None
-
-
-def _read_bytes(path: Path, gz: bool) -> bytes:
+    limit, bound, what = _TEXT_LIMITS.get(suffix, (MAX_TEXT_BYTES, TEXT_BOUND, "the text"))
     if not gz:
-        return path.read_bytes()
+        with open(path, "rb") as fh:
+            return read_capped(fh, limit, what, bound)
     try:
-        return gzip.decompress(path.read_bytes())
-    except (OSError, EOFError, zlib.error) as exc:
+        with gzip.open(path, "rb") as fh:
+            return read_capped(fh, limit, what, bound)
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise NotText(f"not gzip data ({exc})") from None
 
 
@@ -153,8 +119,14 @@ def _parse_time(value, where: str) -> datetime | None:
 
 
 def _jsonl_lines(path: Path, gz: bool) -> Iterator[bytes]:
-    """Raw lines; the first 8 KiB are sniffed first (NotText for a PDF, an image, an archive, NUL
-    bytes; invalid UTF-8 in a text file is left to :func:`_jsonl`, which names the line)."""
+    """Raw lines, each read with a bound (a line past :data:`MAX_MARKUP_BYTES` comes back as
+    its first ``MAX_MARKUP_BYTES + 1`` bytes, which :func:`_jsonl` refuses); the first 8 KiB are
+    sniffed first (NotText for a PDF, an image, an archive, NUL bytes; invalid UTF-8 in a text
+    file is left to :func:`_jsonl`, which names the line).
+
+    Raises:
+        NotText: binary, or not gzip data. SourceTooLarge: past :data:`MAX_FILE_BYTES` in all.
+    """
     opener = gzip.open if gz else open
     try:
         with opener(path, "rb") as fh:
@@ -163,102 +135,62 @@ def _jsonl_lines(path: Path, gz: bool) -> Iterator[bytes]:
             try:
                 head.decode("utf-8")
             except UnicodeDecodeError:  # a stray byte is reported with its line number below
-                binary = binary or _detected(head) is not None
+                binary = binary or detected(head) is not None
             if binary:
                 decode_text(head)  # raises NotText naming the type
             if head and not head.endswith(b"\n"):
-                head += fh.readline()
+                head += fh.readline(MAX_MARKUP_BYTES + 1)
+            total = len(head)
             yield from io.BytesIO(head)
-            yield from fh
+            while line := fh.readline(MAX_MARKUP_BYTES + 1):
+                total += len(line)
+                if total > MAX_FILE_BYTES:
+                    raise too_large("the file", MAX_FILE_BYTES, total, FILE_BOUND)
+                yield line
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise NotText(f"not gzip data ({exc})") from None
 
 
 def _jsonl(path: Path, gz: bool) -> Iterator[SourceDocument]:
-    for n, raw in enumerate(_jsonl_lines(path, gz), start=1):
-        where = f"{path.name}:{n}"
-        try:
-            line = raw.decode("utf-8-sig" if n == 1 else "utf-8")
-        except UnicodeDecodeError as exc:
-            raise BadInput(f"{where}: not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})") from None
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise BadInput(f"{where}: not JSON ({exc.msg})") from None
-        if not isinstance(row, dict) or "_id" not in row or "text" not in row:
-            raise BadInput(f"{where}: expected an object with '_id' and 'text' (BEIR shape)")
-        yield SourceDocument(
-            external_id=str(row["_id"]),
-            title=" ".join(str(row.get("title") or "").split()),  # a title is one line
-            text=str(row["text"]),
-            media_type="text/plain",
-            valid_from=_parse_time(row.get("validFrom"), where),
-            valid_to=_parse_time(row.get("validTo"), where),
-        )
+    """Documents of a JSONL file. Raises BadInput for a bad line (``<file>:<line>``), a line past
+    :data:`MAX_MARKUP_BYTES`, or a file past :data:`MAX_FILE_BYTES` or
+    :data:`MAX_DOCUMENTS_PER_FILE` (with ``limit``): the file is refused as a whole."""
+    count = 0
+    try:
+        for n, raw in enumerate(_jsonl_lines(path, gz), start=1):
+            where = f"{path.name}:{n}"
+            if len(raw) > MAX_MARKUP_BYTES:
+                err = too_large("the line", MAX_MARKUP_BYTES, len(raw), MARKUP_BOUND)
+                raise BadInput(f"{where}: {err}", field="path", limit=MAX_MARKUP_BYTES)
+            try:
+                line = raw.decode("utf-8-sig" if n == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                msg = f"{where}: not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+                raise BadInput(msg) from None
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise BadInput(f"{where}: not JSON ({exc.msg})") from None
+            if not isinstance(row, dict) or "_id" not in row or "text" not in row:
+                raise BadInput(f"{where}: expected an object with '_id' and 'text' (BEIR shape)")
+            count += 1
+            if count > MAX_DOCUMENTS_PER_FILE:
+                raise too_many_documents(count)
+            yield SourceDocument(
+                external_id=str(row["_id"]),
+                title=" ".join(str(row.get("title") or "").split()),  # a title is one line
+                text=str(row["text"]),
+                media_type="text/plain",
+                valid_from=_parse_time(row.get("validFrom"), where),
+                valid_to=_parse_time(row.get("validTo"), where),
+            )
+    except SourceTooLarge as exc:
+        raise BadInput(f"{path.name}: {exc}", field="path", limit=exc.limit) from None
 
 
 SUPPORTED = ".txt .md .markdown .html .htm .jsonl .csv (optionally .gz), .pdf .docx"
-
-
-def _columns(header: list[str]) -> list[str]:
-    """Header cells as column names: stripped, blanks named ``column <n>``, repeats ``name (2)``."""
-    out: list[str] = []
-    for i, raw in enumerate(header, start=1):
-        name = " ".join(raw.split()) or f"column {i}"
-        base, k = name, 2
-        while name in out:
-            name, k = f"{base} ({k})", k + 1
-        out.append(name)
-    return out
-
-
-def csv_rows(text: str, rel: str, name: str, skipped: list[SkippedFile]) -> list[SourceDocument]:
-    """The data rows of a CSV text as documents (module doc), with the stdlib :mod:`csv` reader
-    (RFC 4180 quoting, so a quoted cell may hold commas and line breaks).
-
-    The delimiter is sniffed from the first line among ``,`` ``;`` tab and ``|`` (``,`` when
-    none is found). Cells are stripped; empty cells are left out of the text; blank lines are
-    no rows. A title is ``<file name> row <n>``.
-
-    Args:
-        skipped: Receives a :class:`SkippedFile` ``<path>#row=<n>`` per row with more cells
-            than the header.
-
-    Raises:
-        NotText: the text is not CSV the reader accepts (e.g. a cell over the reader's
-            131,072-character field limit); ``reason`` names the line.
-    """
-    first = text.split("\n", 1)[0]
-    counts = {d: first.count(d) for d in (",", ";", "\t", "|")}
-    delimiter = max(counts, key=lambda d: counts[d]) if any(counts.values()) else ","
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=False)
-    docs: list[SourceDocument] = []
-    try:
-        header: list[str] | None = None
-        n = 0
-        for cells in reader:
-            if not any(c.strip() for c in cells):
-                continue
-            if header is None:
-                header = _columns(cells)
-                continue
-            n += 1
-            if len(cells) > len(header):
-                skipped.append(
-                    SkippedFile(f"{rel}#row={n}", f"{len(cells)} cells; the header has {len(header)} columns")
-                )
-                continue
-            lines = [f"{h}: {' '.join(c.split())}" for h, c in zip(header, cells, strict=False) if c.strip()]
-            docs.append(
-                SourceDocument(
-                    external_id=f"{rel}#row={n}", title=f"{name} row {n}", text="\n".join(lines), media_type="text/csv"
-                )
-            )
-    except csv.Error as exc:
-        raise NotText(f"not CSV at line {reader.line_num}: {exc}") from None
-    return docs
 
 
 def _files(path: Path, skipped: list[SkippedFile]) -> list[Path]:
@@ -313,9 +245,9 @@ def iter_sources(path: Path, skipped: list[SkippedFile] | None = None) -> Iterat
     single = path.is_file()
     found: list[SkippedFile] = []
 
-    def skip(rel: str, reason: str) -> None:
+    def skip(rel: str, reason: str, limit: int | None = None) -> None:
         if single:
-            raise BadInput(f"{path.name}: {reason}")
+            raise BadInput(f"{path.name}: {reason}", field="path" if limit else None, limit=limit)
         found.append(SkippedFile(rel, reason))
         if skipped is not None:
             skipped.append(found[-1])
@@ -334,9 +266,13 @@ def iter_sources(path: Path, skipped: list[SkippedFile] | None = None) -> Iterat
         if suffix in BINARY_SUFFIXES and not gz:
             supported = True
             try:
-                text = binary_text(suffix, f.read_bytes())
+                with open(f, "rb") as fh:
+                    text = binary_text(suffix, read_capped(fh, MAX_FILE_BYTES, "the file", FILE_BOUND))
             except BinaryTextError as exc:
                 skip(rel, str(exc))
+                continue
+            except SourceTooLarge as exc:
+                skip(rel, str(exc), exc.limit)
                 continue
             if not text.strip():
                 skip(rel, "no text")
@@ -351,12 +287,15 @@ def iter_sources(path: Path, skipped: list[SkippedFile] | None = None) -> Iterat
             if suffix == ".jsonl":
                 yield from _jsonl(f, gz)
                 continue
-            raw = decode_text(_read_bytes(f, gz))
+            raw = decode_text(_read_bytes(f, gz, suffix))
             if suffix == ".csv":
                 bad_rows: list[SkippedFile] = []
                 rows = csv_rows(raw, rel, f.name, bad_rows)
         except NotText as exc:
             skip(rel, f"not text: {exc}")
+            continue
+        except SourceTooLarge as exc:
+            skip(rel, str(exc), exc.limit)
             continue
         if suffix == ".csv":
             for row in bad_rows:  # a bad row skips that row, not the file (even a file named alone)

@@ -10,6 +10,12 @@ decimal digit (full-width ``１２３``, Arabic-Indic …) becomes ASCII, full-w
 punctuation become ASCII, no-break/thin/ideographic spaces become a space, Unicode hyphens and
 dashes (and ``ー`` between digits) become ``-``. Word boundaries are ASCII: a number glued to
 Chinese, Japanese or Hebrew letters (``身份证号码11010519491231002X``) is still found.
+Then once more on its *compact* form (:func:`app.memory.pii_text.compact`: spaced separators
+``536 - 22 - 1234``, ``4111 – 1111``, ``536  22  1234`` and invisible characters squeezed to
+what the detectors read, ``536-22-1234``): a value written with spaced separators is masked
+exactly when its compact form is, as the same kind. The first pass's spans stay (a compact
+form can glue a value to the next number: ``… 1111 - 12/27``); a second-pass span is added
+where it overlaps none of them, or replaces the ones it covers whole (a part found first).
 
 Detectors, applied in this order; a later detector never touches an earlier one's span:
 
@@ -59,10 +65,10 @@ addresses and netmasks. Measured with ``python -m bench.pii``.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
 
 from cairn.app.memory.pii_ids import BANK_WORDS, ip_spans, national_id_spans
+from cairn.app.memory.pii_text import compact, fold
 
 KINDS = (
     "EMAIL",
@@ -118,9 +124,6 @@ _ISBN = re.compile(
     re.IGNORECASE | _A,
 )
 _PHONE_REGIONS = ("IL", "GB", "US", "DE", "FR", "JP", "IN", "AU")
-_SPACES = frozenset("\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000")
-_DASHES = frozenset("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63")
-_LONG_MARKS = frozenset("\u30fc\uff70")  # ー typed as a dash between digits (03ー1234ー5678)
 
 
 @dataclass(frozen=True)
@@ -139,37 +142,6 @@ class Masked:
     def changed(self) -> bool:
         """True when anything was masked."""
         return bool(self.counts)
-
-
-def fold(text: str) -> str:
-    """``text`` with the same length, digits, letters, spaces and dashes normalised for detection.
-
-    Unicode decimal digits → ASCII digits; full-width ASCII forms (U+FF01–FF5E) → ASCII;
-    no-break, thin and ideographic spaces → space; Unicode hyphens, dashes and minus → ``-``;
-    ``ー`` between two digits → ``-``. Every other character is kept, so offsets into the result
-    are offsets into ``text``.
-    """
-    if text.isascii():
-        return text
-    out = list(text)
-    for i, ch in enumerate(text):
-        if ch < "\x80":
-            continue
-        digit = unicodedata.decimal(ch, None)
-        if digit is not None:
-            out[i] = str(digit)
-        elif "\uff01" <= ch <= "\uff5e":
-            out[i] = chr(ord(ch) - 0xFEE0)
-        elif ch in _SPACES:
-            out[i] = " "
-        elif ch in _DASHES or (
-            ch in _LONG_MARKS
-            and 0 < i < len(text) - 1
-            and unicodedata.decimal(text[i - 1], None) is not None
-            and unicodedata.decimal(text[i + 1], None) is not None
-        ):
-            out[i] = "-"
-    return "".join(out)
 
 
 def _digits(s: str) -> str:
@@ -286,14 +258,8 @@ def _protected_spans(text: str) -> list[tuple[int, int]]:
     return out
 
 
-def find_pii(text: str) -> list[tuple[int, int, str]]:
-    """Spans of personal data in ``text`` as ``(start, end, kind)``, sorted by start.
-
-    Offsets index ``text`` itself (detection runs on :func:`fold` of it, which keeps
-    offsets). Detectors run in the order of the module doc; overlapping later spans are dropped
-    (an earlier detector wins; among one detector's overlapping spans the longest wins).
-    """
-    text = fold(text)
+def _detect(text: str) -> list[tuple[int, int, str]]:
+    """The detectors of the module doc over one (folded) text, in their order."""
     taken: list[tuple[int, int]] = []
     found: list[tuple[int, int, str]] = []
 
@@ -305,10 +271,10 @@ def find_pii(text: str) -> list[tuple[int, int, str]]:
 
     accept([(m.start(), m.end(), "EMAIL") for m in _EMAIL.finditer(text)])
     if not any(c.isdigit() for c in text):
-        return sorted(found)
+        return found
     accept(ip_spans(text))
     if sum(c.isdigit() for c in text) < 6:
-        return sorted(found)
+        return found
     taken.extend(_protected_spans(text))
     accept(_iban_spans(text))
     ids, deferred_ids = national_id_spans(text)
@@ -320,6 +286,27 @@ def find_pii(text: str) -> list[tuple[int, int, str]]:
     accept([(m.start(), m.end(), "BANK_ACCOUNT") for m in _IL_BANK.finditer(text)])
     accept(deferred_ids)
     accept(_number_spans(text))
+    return found
+
+
+def find_pii(text: str) -> list[tuple[int, int, str]]:
+    """Spans of personal data in ``text`` as ``(start, end, kind)``, sorted by start.
+
+    Offsets index ``text`` itself (detection runs on :func:`fold` of it, which keeps
+    offsets, then on its compact form, mapped back). Detectors run in the order of the module
+    doc; overlapping later spans are dropped (an earlier detector wins; among one detector's
+    overlapping spans the longest wins).
+    """
+    folded = fold(text)
+    found = _detect(folded)
+    squeezed, offsets = compact(folded)
+    if squeezed == folded:
+        return sorted(found)
+    for s, e, kind in _detect(squeezed):
+        start, end = offsets[s], offsets[e - 1] + 1
+        inside = [f for f in found if f[0] < end and start < f[1]]
+        if all(start <= a and b <= end for a, b, _ in inside):
+            found = [f for f in found if f not in inside] + [(start, end, kind)]
     return sorted(found)
 
 
@@ -357,7 +344,7 @@ def mask_pii(text: str) -> Masked:
     parts: list[str] = []
     pos = 0
     for start, end, kind in spans:
-        key = (kind, _normal(kind, folded[start:end]))
+        key = (kind, _normal(kind, compact(folded[start:end])[0]))
         placeholder = numbering.get(key)
         if placeholder is None:
             counts[kind] = counts.get(kind, 0) + 1

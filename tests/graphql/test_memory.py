@@ -128,6 +128,8 @@ def test_remember_masks_and_supersedes(live, mw):
         ({"namespace": "n", "text": "dana@globex.example +44 20 7946 0958"}, "AGENT_MEMORY_EMPTY", "text"),
         ({"namespace": "dana@globex.example", "text": "x"}, "AGENT_MEMORY_PERSONAL_DATA", "input.namespace"),
         ({"namespace": "n", "key": "call 052-123-4567", "text": "x"}, "AGENT_MEMORY_PERSONAL_DATA", "input.key"),
+        # issue 32 item 6: the same detector as the text, spaced separators included
+        ({"namespace": "n", "key": "ssn 536 - 22 - 1234", "text": "x"}, "AGENT_MEMORY_PERSONAL_DATA", "input.key"),
         ({"namespace": "n", "text": "x" * 1001}, "BAD_USER_INPUT", "input.text"),
         ({"namespace": "n" * 65, "text": "x"}, "BAD_USER_INPUT", "input.namespace"),
         ({"namespace": "n", "key": "k" * 121, "text": "x"}, "BAD_USER_INPUT", "input.key"),
@@ -345,3 +347,19 @@ def test_rate_limit_answers_429_with_retry_after(live, mw):
     err = r.json()["errors"][0]["extensions"]
     assert r.status_code == 429 and err["code"] == "AGENT_MEMORY_RATE_LIMITED"
     assert 3500 <= err["retryAfter"] <= 3600 and r.headers["retry-after"] == str(err["retryAfter"])
+
+
+def test_spaced_separators_are_masked_before_storing(live, mw):
+    # issue 32 item 6: "536-22-1234" and "536 22 1234" were masked, "536 - 22 - 1234" stored raw
+    token = _agent(live, "mem-spaced", MEM_SCOPES, token=mw["alice"])  # its own: no other test counts it
+    out = _remember(
+        live,
+        token,
+        namespace="ids",
+        key="spaced",
+        text="ssn 536 - 22 - 1234, card 4111 \u2013 1111 \u2013 1111 \u2013 1111, call 052 - 123 - 4567",
+    )
+    assert out["memory"]["text"] == "ssn [US_SSN_1], card [CARD_1], call [PHONE_1]"
+    assert {x["kind"]: x["count"] for x in out["masked"]} == {"US_SSN": 1, "CARD": 1, "PHONE": 1}
+    page = live.data(LIST, {"i": {"namespace": "ids", "key": "spaced"}}, token)["listMemories"]
+    assert [m["text"] for m in page["memories"]] == ["ssn [US_SSN_1], card [CARD_1], call [PHONE_1]"]
