@@ -122,9 +122,9 @@ def _ids(arguments: dict[str, Any], paths: tuple[str, ...], mcp: bool) -> list[t
     return [pair for path in paths for pair in _values(root, path.split("."), "")]
 
 
-def _refuse(principal: Principal, what: str, field: str) -> ContextSetScopeRefused:
+def _refuse(principal: Principal, what: str, field: str, how: str = "outside its scope") -> ContextSetScopeRefused:
     return ContextSetScopeRefused(
-        f"this credential is bound to context set {principal.context_set_id}; {field} {what} is outside its scope",
+        f"this credential is bound to context set {principal.context_set_id}; {what} (argument {field}) is {how}",
         field=field,
     )
 
@@ -165,13 +165,13 @@ async def enforce_binding(
     visible = scope.visible_collection_ids if scope is not None else frozenset()
     for field, set_id in _ids(args, binding.sets, mcp):
         if set_id != principal.context_set_id:
-            raise _refuse(principal, f"{set_id!r} (another context set)", field)
+            raise _refuse(principal, f"context set {set_id!r}", field)
     for field, cid in _ids(args, binding.collections, mcp):
         if cid not in visible:
             raise _refuse(principal, f"collection {cid!r}", field)
     for field, cid in _ids(args, binding.whole_collections, mcp):
         if cid not in whole:
-            raise _refuse(principal, f"collection {cid!r} (not wholly in the set)", field)
+            raise _refuse(principal, f"collection {cid!r}", field, "not wholly in its scope")
     docs = _ids(args, binding.documents, mcp)
     passages = _ids(args, binding.passages, mcp)
     if not docs and not passages:
