@@ -266,13 +266,21 @@ async def delete_document(s: AsyncSession, *, workspace_id: str, document_id: st
     return doc.deleted_at
 
 
-async def list_collections(s: AsyncSession, *, workspace_id: str) -> list[tuple[Collection, int]]:
-    """Live collections of the workspace with their live document counts, by name."""
+async def list_collections(
+    s: AsyncSession, *, workspace_id: str, document_ids: frozenset[str] | None = None
+) -> list[tuple[Collection, int]]:
+    """Live collections of the workspace with their live document counts, by name.
+
+    ``document_ids`` (a context set's single documents) counts only those documents.
+    """
     from sqlalchemy import func
 
+    on = (Document.collection_id == Collection.id) & Document.deleted_at.is_(None)  # type: ignore[union-attr]
+    if document_ids is not None:
+        on = on & Document.id.in_(sorted(document_ids))  # type: ignore[attr-defined]
     rows = await s.execute(
         select(Collection, func.count(Document.id))
-        .outerjoin(Document, (Document.collection_id == Collection.id) & Document.deleted_at.is_(None))
+        .outerjoin(Document, on)
         .where(Collection.workspace_id == workspace_id, Collection.deleted_at.is_(None))
         .group_by(Collection.id)
         .order_by(Collection.name)

@@ -18,7 +18,6 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from cairn.app.core.errors import ContextSetScopeRefused
 from cairn.app.core.models import Document
 from cairn.app.corpus import documents as docs
 from cairn.app.corpus.as_of import DocumentRead, read_document
@@ -77,10 +76,11 @@ class DocumentWrite:
 async def get_document(services, principal: Principal, request: DocumentRequest) -> DocumentRead:
     """A live document with its versions as of ``request`` (:func:`app.corpus.as_of.read_document`).
 
+    A credential bound to a context set is refused a document outside its set before this
+    runs (the adapter, :mod:`app.governance.binding`).
+
     Raises:
         NotFound: no live document with that id in the caller's workspace.
-        ContextSetScopeRefused: a credential bound to a context set, and the document is
-            outside the set's scope (issue 13).
     """
     async with services.db.session() as s:
         read = await read_document(
@@ -90,24 +90,25 @@ async def get_document(services, principal: Principal, request: DocumentRequest)
             valid_time=request.valid_time,
             system_time=request.system_time,
         )
-    d = read.document
-    if not principal.may_read(d.collection_id, d.id):  # context-set binding (issue 13)
-        raise ContextSetScopeRefused(
-            f"this credential is bound to context set {principal.context_set_id}; document "
-            f"{request.document_id!r} is outside its scope",
-            field="id",
-        )
     return read
 
 
 async def workspace_collections(services, principal: Principal) -> list[CollectionInfo]:
     """Live collections of the caller's workspace with live document counts, by name (a
-    credential bound to a context set: only the collections of its set's scope, issue 13)."""
+    credential bound to a context set: only the collections of its set's scope, issue 13; a
+    collection the set holds only some documents of counts only those)."""
+    scope = principal.context_scope
     async with services.db.session() as s:
         rows = await docs.list_collections(s, workspace_id=principal.workspace_id)
-    if principal.bound:
-        scope = principal.context_scope
-        rows = [(c, n) for c, n in rows if scope is not None and c.id in scope.visible_collection_ids]
+        if principal.bound:
+            rows = [(c, n) for c, n in rows if scope is not None and c.id in scope.visible_collection_ids]
+            partial = {c.id for c, _ in rows if not principal.may_read(c.id)}
+            if partial and scope is not None:  # counted over the set's documents only (as `documents` lists them)
+                counts = await docs.list_collections(
+                    s, workspace_id=principal.workspace_id, document_ids=scope.document_ids
+                )
+                scoped_n = {c.id: n for c, n in counts}
+                rows = [(c, scoped_n[c.id] if c.id in partial else n) for c, n in rows]
     return [CollectionInfo(c.id, c.name, n, c.created_at) for c, n in rows]
 
 
@@ -170,7 +171,9 @@ async def remove_document(services, principal: Principal, document_id: str) -> d
 
 async def list_documents(services, principal: Principal, request: DocumentListRequest) -> DocumentPage:
     """One page of the live documents of one of the caller's collections, in ``external_id``
-    order (:mod:`app.corpus.listing`: cursor format and limits).
+    order (:mod:`app.corpus.listing`: cursor format and limits). A credential bound to a context
+    set reaches here only for a collection holding something of its set (the adapter refuses
+    the others, :mod:`app.governance.binding`) and sees only the set's documents of it.
 
     Raises:
         NotFound: no live collection with that id in the caller's workspace.
@@ -180,7 +183,12 @@ async def list_documents(services, principal: Principal, request: DocumentListRe
     after = decode_cursor(request.after, request.collection_id) if request.after is not None else None
     async with services.db.session() as s:
         coll = await docs.get_collection(s, workspace_id=principal.workspace_id, collection_id=request.collection_id)
-        live = (Document.collection_id == coll.id, Document.deleted_at.is_(None))  # type: ignore[union-attr]
+        live = [Document.collection_id == coll.id, Document.deleted_at.is_(None)]  # type: ignore[union-attr]
+        if principal.bound and not principal.may_read(coll.id):
+            # a bound credential: the adapter let the collection through because the set holds
+            # some of its documents (app.governance.binding); list and count only those
+            scope = principal.context_scope
+            live.append(Document.id.in_(sorted(scope.document_ids) if scope is not None else []))  # type: ignore[attr-defined]
         total = int((await s.execute(select(func.count(Document.id)).where(*live))).scalar_one())
         q = select(Document).where(*live)
         if after is not None:
@@ -220,18 +228,9 @@ class CitationRequest:
     system_time: datetime | None = None
 
 
-def _require_in_scope(principal: Principal, collection_id: str, document_id: str, field: str) -> None:
-    """Raise :class:`ContextSetScopeRefused` when a bound credential's set does not hold the document."""
-    if not principal.may_read(collection_id, document_id):
-        raise ContextSetScopeRefused(
-            f"this credential is bound to context set {principal.context_set_id}; document "
-            f"{document_id!r} is outside its scope",
-            field=field,
-        )
-
-
 async def read_passages(services, principal: Principal, request: SectionRequest) -> list[PassageView]:
-    """The passage and its neighbours in document order (:func:`app.corpus.passages.read_section`).
+    """The passage and its neighbours in document order (:func:`app.corpus.passages.read_section`);
+    a bound credential is refused a passage outside its set before this runs (the adapter).
 
     Raises:
         BadInput: neighbours outside 0–10, a time without a zone. NotFound: see ``read_section``.
@@ -246,22 +245,17 @@ async def read_passages(services, principal: Principal, request: SectionRequest)
             valid_time=request.valid_time,
             system_time=request.system_time,
         )
-    for v in views:  # context-set binding (issue 13): every channel refuses outside the set
-        _require_in_scope(principal, v.collection_id, v.document_id, "passageId")
     return views
 
 
 async def verify_citation(services, principal: Principal, request: CitationRequest) -> CitationCheck:
-    """VERIFIED / MOVED / CHANGED for a cited span (:func:`app.corpus.passages.check_citation`).
+    """VERIFIED / MOVED / CHANGED for a cited span (:func:`app.corpus.passages.check_citation`);
+    a bound credential is refused a document outside its set before this runs (the adapter).
 
     Raises:
         BadInput / NotFound: see ``check_citation``.
     """
     async with services.db.session() as s:
-        if principal.context_set_id is not None:  # context-set binding: check before reading any text
-            doc = await s.get(Document, request.document_id)
-            if doc is not None and doc.workspace_id == principal.workspace_id:
-                _require_in_scope(principal, doc.collection_id, doc.id, "documentId")
         return await check_citation(
             s,
             workspace_id=principal.workspace_id,

@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from cairn.app.core.errors import BadInput, ContextSetScopeRefused, NotFound
+from cairn.app.core.errors import BadInput, NotFound
 from cairn.app.core.ids import new_id, utcnow
 from cairn.app.core.models import Document, DocumentVersion, FieldDefinition, FieldLabel
 from cairn.app.core.text_rules import validate_identifier, validate_name, validate_text
@@ -140,17 +140,6 @@ def validate_define(request: DefineFieldsRequest) -> None:
         validate_spec(spec, f"fields[{i}]")
 
 
-def _require_collection_in_scope(principal: Any, collection_id: str, field: str) -> None:
-    """Field values quote documents: a credential bound to a context set reads them only for a
-    collection wholly in its set's scope (issue 13), else :class:`ContextSetScopeRefused`."""
-    if not principal.may_read(collection_id):
-        raise ContextSetScopeRefused(
-            f"this credential is bound to context set {principal.context_set_id}; collection "
-            f"{collection_id!r} is not wholly in its scope",
-            field=field,
-        )
-
-
 async def define_fields(services: Any, principal: Any, request: DefineFieldsRequest) -> list[FieldSpec]:
     """Create or replace field definitions; bumps the collection's extraction revision (the
     next extraction re-runs every document). Returns the collection's definitions.
@@ -204,7 +193,6 @@ async def list_fields(services: Any, principal: Any, request: FieldsRequest) -> 
     """
     collection_id, known_at = request.collection_id, request.known_at
     validate_identifier(collection_id, "collectionId")
-    _require_collection_in_scope(principal, collection_id, "collectionId")
     at = known_at_time(known_at)
     async with services.db.session() as s:
         await store.get_collection_row(s, principal.workspace_id, collection_id)
@@ -258,7 +246,6 @@ async def query_fields(services: Any, principal: Any, plan: Plan) -> QueryResult
     """Run a plan (limits in :mod:`app.fields.plan`, operators in :mod:`app.fields.operands`);
     values as known at ``plan.known_at``, each citation re-checked live."""
     validate_identifier(plan.collection_id, "plan.collectionId")
-    _require_collection_in_scope(principal, plan.collection_id, "plan.collectionId")
     check_limits(plan)
     at = known_at_time(plan.known_at)
     async with services.db.session() as s:
@@ -345,7 +332,6 @@ async def train_fields(services: Any, principal: Any, collection_id: str) -> dic
     """Retrain the collection's ranker from its labels (fields with labels on ≥ 2 documents),
     bump the revision so the next extraction re-runs. Returns field → model source."""
     validate_identifier(collection_id, "collectionId")
-    _require_collection_in_scope(principal, collection_id, "collectionId")
     async with services.db.session() as s:
         await store.get_collection_row(s, principal.workspace_id, collection_id)
         specs = [store.spec_of(r) for r in await store.definitions(s, collection_id)]
@@ -368,7 +354,6 @@ async def suggest_fields(services: Any, principal: Any, request: SuggestRequest)
     """
     collection_id, limit = request.collection_id, request.limit
     validate_identifier(collection_id, "collectionId")
-    _require_collection_in_scope(principal, collection_id, "collectionId")
     if not 1 <= limit <= 50:
         raise BadInput(f"limit: {limit}; between 1 and 50", field="limit", limit=50)
     async with services.db.session() as s:

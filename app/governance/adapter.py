@@ -10,7 +10,9 @@ resolvers); each call then goes, in order:
 3. permissions are checked: members by role; agents by scope (``AGENT_SCOPE_MISSING``),
    member-only operations (``AGENT_OPERATION_NOT_ALLOWED``) and their creator's *current*
    role (``AGENT_CREDENTIAL_AUTHORITY_LOST``);
-4. input is validated by the operation's ``validate`` callable (``BAD_USER_INPUT``);
+4. input is validated by the operation's ``validate`` callable (``BAD_USER_INPUT``), then a
+   credential bound to a context set is held to the operation's binding
+   (:mod:`app.governance.binding`; 403 ``AGENT_CONTEXT_SET_SCOPE_REFUSED``);
 5. the call is counted against the credential's rate limit for the operation's class
    (:mod:`app.governance.rate_limits`; 429 ``RATE_LIMITED``);
 6. agents' responsibility boundaries are evaluated (:mod:`app.governance.boundaries`);
@@ -43,6 +45,7 @@ from cairn.app.core.errors import CairnError, Forbidden, to_response
 from cairn.app.core.ids import utcnow
 from cairn.app.core.models import ConfirmationRequest
 from cairn.app.governance.auth import Principal, require_scope
+from cairn.app.governance.binding import enforce_binding
 from cairn.app.governance.boundaries import Boundary, evaluate
 from cairn.app.governance.envelope import CallRecord
 from cairn.app.governance.operation import Operation
@@ -214,6 +217,8 @@ async def authorize(
     await services.rate_limiter.check(services.db, subject_of(principal), op.rate_class)
     if validate:
         validate(**{k: v for k, v in arguments.items() if k != "info"})
+    if principal.bound:  # the one place every channel applies the context-set binding
+        await enforce_binding(services.db, principal, op.name, op.kind, op.binding, normalized_arguments(arguments))
     boundary = await _boundary(ctx, op, principal, arguments) if principal.is_agent else None
     return principal, boundary
 

@@ -7,6 +7,9 @@
 - every HTTP/WebSocket route of the app is registered (``METHOD path``);
 - every registry entry is used, has a parseable and unique coordinate, and a capability of
   the form ``area:action``;
+- every operation an agent may call declares its context-set binding
+  (:mod:`app.governance.binding`); a REFUSED or NOT_APPLICABLE one says why, and each path a
+  GraphQL field's binding names starts at one of the field's arguments;
 - every responsibility profile given has all five lists.
 
 MCP tools (``kind="mcp"``) are checked against the tool table by ``tests/graphql/test_mcp.py``.
@@ -19,6 +22,7 @@ from collections.abc import Iterable
 
 from strawberry.types.field import StrawberryField
 
+from cairn.app.governance.binding import BindingRule
 from cairn.app.governance.extension import Governed
 from cairn.app.governance.operation import COORDINATE_RE, RATE_CLASSES
 from cairn.app.governance.registry import PROFILE_LISTS, REGISTRY
@@ -72,6 +76,10 @@ def contract_violations(schema, app=None, profiles: Iterable[dict] = ()) -> list
             problems.append(f"{name} is registered as {op.kind} but served as {kind}")
         if f.arguments and ext.validate is None:
             problems.append(f"{kind} field {name} takes arguments but has no validate hook")
+        arg_names = {schema.config.name_converter.get_graphql_name(a) for a in f.arguments}
+        for path in op.binding.paths if op.binding is not None else ():
+            if path.split(".")[0] not in arg_names:
+                problems.append(f"{kind} field {name}: binding path {path!r} names no argument of the field")
     if app is not None:
         for route in app.routes:
             path = getattr(route, "path", "")
@@ -99,6 +107,13 @@ def contract_violations(schema, app=None, profiles: Iterable[dict] = ()) -> list
             problems.append(f"{name}: rate class {op.rate_class!r} is not one of {list(RATE_CLASSES)}")
         if op.auth == "none" and op.rate_class is not None:
             problems.append(f"{name}: takes no credential, so it cannot have rate class {op.rate_class!r}")
+        if op.agent_callable and op.binding is None:
+            problems.append(
+                f"{name}: agents may call it but it declares no context-set binding "
+                "(binding=scoped(...)/refused(...)/not_applicable(...), app.governance.binding)"
+            )
+        if op.binding is not None and op.binding.rule is not BindingRule.SCOPED and not op.binding.reason:
+            problems.append(f"{name}: a {op.binding.rule.value} binding must say why (reason)")
         if op.kind not in ("http", "mcp") and name not in used:
             problems.append(f"{name} is registered but no GraphQL field serves it")
         if app is not None and op.kind == "http" and name not in used:

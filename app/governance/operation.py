@@ -19,7 +19,9 @@ side effects (``write``) or not (``read``). ``rate_class`` is the per-credential
 class the call counts against (:mod:`app.governance.rate_limits`), derived unless given: subscriptions
 and pack operations → ``packs``, decision creation → ``decisions``, other side effects →
 ``writes``, everything else → ``reads``; ``None`` for ``auth="none"`` routes (no credential
-to count against).
+to count against). ``binding`` is how a credential bound to a context set is limited
+(:mod:`app.governance.binding`): every operation an agent may call declares one (contract
+check); members-only and credential-less operations get ``NOT_APPLICABLE``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Literal
+
+from cairn.app.governance.binding import Binding, not_applicable
+
+MEMBERS_ONLY = not_applicable("members only: agent credentials are refused it (AGENT_OPERATION_NOT_ALLOWED)")
+"""The binding every members-only operation (``scope=None``) gets: a bound credential never reaches it."""
+
+NO_CREDENTIAL = not_applicable("takes no credential; the operations it carries are governed one by one")
+"""The binding of ``auth="none"`` routes (``POST /graphql``, ``POST /mcp``, health, IDE)."""
 
 RATE_CLASSES = ("packs", "decisions", "writes", "reads")
 """The per-credential rate-limit classes (Settings ``rate_limit_<class>_per_minute``)."""
@@ -47,10 +57,18 @@ class Operation:
     auth: Literal["required", "none"] = "required"
     effect: Literal["read", "write"] = "read"
     rate_class: Literal["packs", "decisions", "writes", "reads"] | None = None
+    binding: Binding | None = None
 
     def __post_init__(self) -> None:
         if self.rate_class is None and self.auth == "required":
             object.__setattr__(self, "rate_class", derive_rate_class(self))
+        if self.binding is None and (self.auth == "none" or self.scope is None):
+            object.__setattr__(self, "binding", MEMBERS_ONLY if self.auth == "required" else NO_CREDENTIAL)
+
+    @property
+    def agent_callable(self) -> bool:
+        """True when an agent credential may call it (so it must declare its context-set binding)."""
+        return self.auth == "required" and self.scope is not None
 
     @property
     def planet(self) -> int:

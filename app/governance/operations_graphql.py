@@ -8,27 +8,66 @@ The coordinates, scopes and permissions follow :mod:`app.governance.operation`;
 from __future__ import annotations
 
 from cairn.app.governance.operation import DECIDE, DOC_READ, QUERIES, READ, Operation
+from cairn.app.governance.policies import (
+    COLLECTIONS,
+    DOCUMENT,
+    DOCUMENTS,
+    FACTS,
+    FIELD_QUERY,
+    FIELDS,
+    IDENTITY,
+    MEMORY_READ,
+    MEMORY_WRITE,
+    ONTOLOGY_REFUSED,
+    OWN_RECORDS,
+    PACK,
+    REPLAY,
+    SET_HISTORY,
+    SET_READ,
+    SETS_LIST,
+    TEMPLATE_RUN,
+)
 
 GRAPHQL_OPERATIONS = [
     # P1 knowledge — reads and packs
-    Operation("contextPack", "query", "G1.U1.P1.Z1.A1", "context:pack", READ, "context:read"),
-    Operation("contextPackStream", "subscription", "G1.U1.P1.Z1.A2", "context:pack", READ, "context:read"),
-    Operation("document", "query", "G1.U1.P1.Z2.A1", "document:read", READ, "context:read"),
-    Operation("collections", "query", "G1.U1.P1.Z2.A2", "collection:read", READ, "context:read"),
-    Operation("documents", "query", "G1.U1.P1.Z2.A3", "document:read", READ, "context:read"),
-    Operation("replay", "query", "G1.U1.P1.Z6.A1", "context:replay", DOC_READ, "replay:run"),
-    Operation("timeline", "query", "G1.U1.P1.Z4.A1", "context:temporal", READ, "context:read"),
-    Operation("currentFacts", "query", "G1.U1.P1.Z4.A2", "context:temporal", READ, "context:read"),
+    Operation("contextPack", "query", "G1.U1.P1.Z1.A1", "context:pack", READ, "context:read", binding=PACK),
+    Operation(
+        "contextPackStream", "subscription", "G1.U1.P1.Z1.A2", "context:pack", READ, "context:read", binding=PACK
+    ),
+    Operation("document", "query", "G1.U1.P1.Z2.A1", "document:read", READ, "context:read", binding=DOCUMENT),
+    Operation("collections", "query", "G1.U1.P1.Z2.A2", "collection:read", READ, "context:read", binding=COLLECTIONS),
+    Operation("documents", "query", "G1.U1.P1.Z2.A3", "document:read", READ, "context:read", binding=DOCUMENTS),
+    Operation("replay", "query", "G1.U1.P1.Z6.A1", "context:replay", DOC_READ, "replay:run", binding=REPLAY),
+    Operation("timeline", "query", "G1.U1.P1.Z4.A1", "context:temporal", READ, "context:read", binding=FACTS),
+    Operation("currentFacts", "query", "G1.U1.P1.Z4.A2", "context:temporal", READ, "context:read", binding=FACTS),
     # P1 knowledge — learned fields (SPEC §5): reads for agents, suggestions for members
-    Operation("fields", "query", "G1.U1.P1.Z5.A1", "fields:read", READ, "context:read"),
-    Operation("queryFields", "query", "G1.U1.P1.Z5.A2", "fields:query", READ, "context:read"),
+    Operation("fields", "query", "G1.U1.P1.Z5.A1", "fields:read", READ, "context:read", binding=FIELDS),
+    Operation("queryFields", "query", "G1.U1.P1.Z5.A2", "fields:query", READ, "context:read", binding=FIELD_QUERY),
     Operation("suggestFields", "query", "G1.U1.P1.Z5.A3", "fields:suggest", READ, None),
     # P1 knowledge — context sets and library (SPEC §4): reads by word match (Z3), curation (P3.Z3)
-    Operation("contextSets", "query", "G1.U1.P1.Z3.A1", "context_set:list", READ, "context:read"),
-    Operation("contextSet", "query", "G1.U1.P1.Z3.A2", "context_set:read", READ, "context:read"),
-    Operation("lookupDefinitions", "query", "G1.U1.P1.Z3.A3", "context_set:definitions", READ, "context:read"),
-    Operation("matchVerifiedAnswers", "query", "G1.U1.P1.Z3.A4", "context_set:answers", READ, "context:read"),
-    Operation("contextSetVersions", "query", "G1.U1.P1.Z3.A5", "context_set:history", READ, "context:read"),
+    Operation("contextSets", "query", "G1.U1.P1.Z3.A1", "context_set:list", READ, "context:read", binding=SETS_LIST),
+    Operation("contextSet", "query", "G1.U1.P1.Z3.A2", "context_set:read", READ, "context:read", binding=SET_READ),
+    Operation(
+        "lookupDefinitions",
+        "query",
+        "G1.U1.P1.Z3.A3",
+        "context_set:definitions",
+        READ,
+        "context:read",
+        binding=SET_READ,
+    ),
+    Operation(
+        "matchVerifiedAnswers", "query", "G1.U1.P1.Z3.A4", "context_set:answers", READ, "context:read", binding=SET_READ
+    ),
+    Operation(
+        "contextSetVersions",
+        "query",
+        "G1.U1.P1.Z3.A5",
+        "context_set:history",
+        READ,
+        "context:read",
+        binding=SET_HISTORY,
+    ),
     # P1 knowledge — context gaps (issue 16): agents with gaps:report (and members) report, editors+ list
     Operation(
         "reportContextGap",
@@ -38,6 +77,7 @@ GRAPHQL_OPERATIONS = [
         frozenset({"library:read"}),
         "gaps:report",
         effect="write",
+        binding=OWN_RECORDS,
     ),
     Operation("contextGaps", "query", "G1.U1.P1.Z8.A2", "context_gap:list", frozenset({"document:write"}), None),
     # P3 ingest — writes (members only)
@@ -87,8 +127,8 @@ GRAPHQL_OPERATIONS = [
         effect="write",
     ),
     # P5 agents — identity and governance
-    Operation("viewer", "query", "G1.U1.P5.Z1.A1", "identity:read", frozenset(), "*"),
-    Operation("operations", "query", "G1.U1.P5.Z1.A2", "registry:read", frozenset(), "*"),
+    Operation("viewer", "query", "G1.U1.P5.Z1.A1", "identity:read", frozenset(), "*", binding=IDENTITY),
+    Operation("operations", "query", "G1.U1.P5.Z1.A2", "registry:read", frozenset(), "*", binding=IDENTITY),
     Operation("members", "query", "G1.U1.P5.Z2.A1", "member:list", frozenset({"agent_credential:manage"}), None),
     Operation(
         "addMember",
@@ -154,10 +194,18 @@ GRAPHQL_OPERATIONS = [
         effect="write",
     ),
     # P4 ontology — knowledge networks, instances, semantic recall, trace interactions
-    Operation("knowledgeNetworks", "query", "G1.U1.P4.Z1.A1", "ontology:read", READ, "context:read"),
-    Operation("objectTypes", "query", "G1.U1.P4.Z1.A2", "ontology:read", READ, "context:read"),
-    Operation("objectInstances", "query", "G1.U1.P4.Z2.A1", "ontology:query", READ, "context:read"),
-    Operation("semanticRecall", "query", "G1.U1.P4.Z2.A2", "ontology:recall", READ, "context:read"),
+    Operation(
+        "knowledgeNetworks", "query", "G1.U1.P4.Z1.A1", "ontology:read", READ, "context:read", binding=ONTOLOGY_REFUSED
+    ),
+    Operation(
+        "objectTypes", "query", "G1.U1.P4.Z1.A2", "ontology:read", READ, "context:read", binding=ONTOLOGY_REFUSED
+    ),
+    Operation(
+        "objectInstances", "query", "G1.U1.P4.Z2.A1", "ontology:query", READ, "context:read", binding=ONTOLOGY_REFUSED
+    ),
+    Operation(
+        "semanticRecall", "query", "G1.U1.P4.Z2.A2", "ontology:recall", READ, "context:read", binding=ONTOLOGY_REFUSED
+    ),
     Operation(
         "loadKnowledgeNetwork",
         "mutation",
@@ -167,7 +215,16 @@ GRAPHQL_OPERATIONS = [
         None,
         effect="write",
     ),
-    Operation("startInteraction", "mutation", "G1.U1.P4.Z4.A1", "trace:interaction", frozenset(), "*", effect="write"),
+    Operation(
+        "startInteraction",
+        "mutation",
+        "G1.U1.P4.Z4.A1",
+        "trace:interaction",
+        frozenset(),
+        "*",
+        effect="write",
+        binding=OWN_RECORDS,
+    ),
     # P9 memory — governed agent memory (SPEC §7); members may list/forget their own
     Operation(
         "rememberMemory",
@@ -177,10 +234,20 @@ GRAPHQL_OPERATIONS = [
         frozenset({"document:read", "agent:run"}),
         "memory:write",
         effect="write",
+        binding=MEMORY_WRITE,
     ),
-    Operation("forgetMemory", "mutation", "G1.U1.P9.Z1.A2", "memory:forget", DOC_READ, "memory:write", effect="write"),
-    Operation("recallMemories", "query", "G1.U1.P9.Z2.A1", "memory:recall", READ, "memory:read"),
-    Operation("listMemories", "query", "G1.U1.P9.Z2.A2", "memory:list", READ, "memory:read"),
+    Operation(
+        "forgetMemory",
+        "mutation",
+        "G1.U1.P9.Z1.A2",
+        "memory:forget",
+        DOC_READ,
+        "memory:write",
+        effect="write",
+        binding=OWN_RECORDS,
+    ),
+    Operation("recallMemories", "query", "G1.U1.P9.Z2.A1", "memory:recall", READ, "memory:read", binding=MEMORY_READ),
+    Operation("listMemories", "query", "G1.U1.P9.Z2.A2", "memory:list", READ, "memory:read", binding=MEMORY_READ),
     Operation(
         "memorySettings", "query", "G1.U1.P9.Z3.A1", "memory_settings:read", frozenset({"ask_history:manage"}), None
     ),
@@ -204,10 +271,26 @@ GRAPHQL_OPERATIONS = [
     ),
     # P2 ai — decisions and the agent sessions they can run on (SPEC §8)
     Operation(
-        "createDecision", "mutation", "G1.U1.P2.Z1.A1", "decision:create", DECIDE, "decisions:run", effect="write"
+        "createDecision",
+        "mutation",
+        "G1.U1.P2.Z1.A1",
+        "decision:create",
+        DECIDE,
+        "decisions:run",
+        effect="write",
+        binding=OWN_RECORDS,
     ),
-    Operation("decision", "query", "G1.U1.P2.Z1.A2", "decision:read", DECIDE, "decisions:run"),
-    Operation("createSession", "mutation", "G1.U1.P2.Z2.A1", "session:create", DECIDE, "decisions:run", effect="write"),
+    Operation("decision", "query", "G1.U1.P2.Z1.A2", "decision:read", DECIDE, "decisions:run", binding=OWN_RECORDS),
+    Operation(
+        "createSession",
+        "mutation",
+        "G1.U1.P2.Z2.A1",
+        "session:create",
+        DECIDE,
+        "decisions:run",
+        effect="write",
+        binding=OWN_RECORDS,
+    ),
     Operation(
         "appendSessionMessages",
         "mutation",
@@ -216,15 +299,33 @@ GRAPHQL_OPERATIONS = [
         DECIDE,
         "decisions:run",
         effect="write",
+        binding=OWN_RECORDS,
     ),
     Operation(
-        "archiveSession", "mutation", "G1.U1.P2.Z2.A3", "session:archive", DECIDE, "decisions:run", effect="write"
+        "archiveSession",
+        "mutation",
+        "G1.U1.P2.Z2.A3",
+        "session:archive",
+        DECIDE,
+        "decisions:run",
+        effect="write",
+        binding=OWN_RECORDS,
     ),
-    Operation("session", "query", "G1.U1.P2.Z2.A4", "session:read", DECIDE, "decisions:run"),
-    Operation("sessions", "query", "G1.U1.P2.Z2.A5", "session:list", DECIDE, "decisions:run"),
+    Operation("session", "query", "G1.U1.P2.Z2.A4", "session:read", DECIDE, "decisions:run", binding=OWN_RECORDS),
+    Operation("sessions", "query", "G1.U1.P2.Z2.A5", "session:list", DECIDE, "decisions:run", binding=OWN_RECORDS),
     # P1 knowledge — query templates of context sets (SPEC §4): list and run (Z7); P3 — admin writes (Z4)
-    Operation("queryTemplates", "query", "G1.U1.P1.Z7.A1", "query_template:list", QUERIES, "queries:run"),
-    Operation("runQueryTemplate", "query", "G1.U1.P1.Z7.A2", "query_template:run", QUERIES, "queries:run"),
+    Operation(
+        "queryTemplates", "query", "G1.U1.P1.Z7.A1", "query_template:list", QUERIES, "queries:run", binding=SET_READ
+    ),
+    Operation(
+        "runQueryTemplate",
+        "query",
+        "G1.U1.P1.Z7.A2",
+        "query_template:run",
+        QUERIES,
+        "queries:run",
+        binding=TEMPLATE_RUN,
+    ),
     Operation(
         "createQueryTemplate",
         "mutation",

@@ -1,5 +1,6 @@
 """Set-first packing and credential binding (issue 13 items 3 and 4), through GraphQL
-(query, subscription) and the NDJSON route, on both backends."""
+(query, subscription) and the NDJSON route, on both backends. The bound credential's refusals
+on every operation and channel: tests/graphql/test_context_set_binding.py."""
 
 from __future__ import annotations
 
@@ -134,81 +135,7 @@ def test_require_complete_fails_when_required_evidence_does_not_fit(live):
     assert p["tokensUsed"] <= 256
 
 
-# ---- binding: operations × channels ------------------------------------------------------------
-
-GQL_REFUSALS = [
-    # (name, query, variables builder)
-    (
-        "learned fields outside",
-        "query($c:ID!){fields(collectionId:$c){name}}",
-        lambda live, s, o: {"c": live.ids["coll:finance"]},
-    ),
-    (
-        "field query outside",
-        'query($c:ID!){queryFields(plan:{collectionId:$c, fields:["x"]}){incomplete}}',
-        lambda live, s, o: {"c": live.ids["coll:finance"]},
-    ),
-    ("document outside", "query($id:ID!){document(id:$id){id}}", lambda live, s, o: {"id": live.ids["doc:volcano"]}),
-    (
-        "pack filter outside",
-        "query($i:ContextPackInput!){contextPack(input:$i){packId}}",
-        lambda live, s, o: {"i": {"task": "volcano", "filters": {"collectionIds": [live.ids["coll:finance"]]}}},
-    ),
-    (
-        "pack document filter outside",
-        "query($i:ContextPackInput!){contextPack(input:$i){packId}}",
-        lambda live, s, o: {"i": {"task": "volcano", "filters": {"documentIds": [live.ids["doc:volcano"]]}}},
-    ),
-    (
-        "pack other set",
-        "query($i:ContextPackInput!){contextPack(input:$i){packId}}",
-        lambda live, s, o: {"i": {"task": "volcano", "contextSetId": o["id"]}},
-    ),
-    ("other set", "query($id:ID){contextSet(contextSetId:$id){id}}", lambda live, s, o: {"id": o["id"]}),
-    (
-        "definitions of other set",
-        'query($id:ID){lookupDefinitions(term:"API",contextSetId:$id){score}}',
-        lambda live, s, o: {"id": o["id"]},
-    ),
-    (
-        "answers of other set",
-        'query($id:ID){matchVerifiedAnswers(question:"invoices",contextSetId:$id){score}}',
-        lambda live, s, o: {"id": o["id"]},
-    ),
-    (
-        "history of other set",
-        "query($id:ID!){contextSetVersions(contextSetId:$id){number}}",
-        lambda live, s, o: {"id": o["id"]},
-    ),
-]
-
-
-async def test_bound_credential_refusals_over_operations_and_channels(live):
-    s, other = make_set(live), make_set(live)
-    tok = bound_token(live, s["id"])
-    for name, q, var in GQL_REFUSALS:
-        e = live.gql(q, var(live, s, other), tok).json()["errors"][0]
-        assert e["extensions"]["code"] == "AGENT_CONTEXT_SET_SCOPE_REFUSED", (name, e)
-    # subscription
-    events = await _stream(live, {"i": {"task": "volcano", "filters": {"documentIds": [live.ids["doc:volcano"]]}}}, tok)
-    assert events[0]["__error__"][0]["extensions"]["code"] == "AGENT_CONTEXT_SET_SCOPE_REFUSED"
-    # NDJSON route
-    r = local_http.post(
-        f"{live.url}/v1/context-packs/stream",
-        json={"task": "volcano", "filters": {"collectionIds": [live.ids["coll:finance"]]}},
-        headers={"Authorization": f"Bearer {tok}"},
-        timeout=60,
-    )
-    assert r.status_code == 403 and r.json()["errors"][0]["extensions"]["code"] == "AGENT_CONTEXT_SET_SCOPE_REFUSED"
-    # inside the scope: reads work, packs use the bound set by default and never leave its scope
-    assert live.data("query($id:ID!){document(id:$id){id}}", {"id": live.ids["doc:packs"]}, tok)
-    names = {c["name"] for c in live.data("query{collections{name}}", None, tok)["collections"]}
-    assert names == {"handbook"}
-    p = pack(live, {"task": "Mount Etna volcano in Sicily; invoices generated", "retrieval": "LEXICAL"}, tok)
-    assert p["items"][0]["kind"] == "VERIFIED_ANSWER"
-    assert all(i["collectionId"] in (None, live.ids["coll:handbook"]) for i in p["items"])
-    listed = live.data("query{contextSets{id}}", None, tok)["contextSets"]
-    assert [x["id"] for x in listed] == [s["id"]]
+# ---- binding: the refusal table of operations × channels is tests/graphql/test_context_set_binding.py
 
 
 def test_deactivating_a_set_refuses_its_bound_credentials(live):
