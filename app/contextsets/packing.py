@@ -42,7 +42,7 @@ from cairn.app.contextsets.matching import PACK_MIN_COVERAGE
 from cairn.app.contextsets.types import TRUST_APPROVED, ContextSetView
 from cairn.app.core.errors import CairnError, ContextSetScopeRefused
 from cairn.app.core.models import Collection, Document
-from cairn.app.corpus import read_document
+from cairn.app.corpus import deleted_by, read_document
 from cairn.app.governance import Principal
 from cairn.retrieval.packing import pack_greedy
 from cairn.retrieval.tokens import count_tokens
@@ -110,23 +110,26 @@ async def _doc_collections(s, workspace_id: str, ids: list[str]) -> dict[str, st
     return {r[0]: r[1] for r in rows.all()}
 
 
-async def _docs_in(s, workspace_id: str, colls: list[str]) -> list[str]:
+async def _docs_in(s, workspace_id: str, colls: list[str], system_time: datetime) -> list[str]:
+    """Documents of ``colls`` not deleted by ``system_time`` (nor their collection)."""
     rows = await s.execute(
-        select(Document.id)
+        select(Document.id, Document.deleted_at, Collection.deleted_at)
         .join(Collection, Collection.id == Document.collection_id)
-        .where(
-            Document.collection_id.in_(colls),
-            Document.workspace_id == workspace_id,
-            Document.deleted_at.is_(None),
-            Collection.deleted_at.is_(None),
-        )
+        .where(Document.collection_id.in_(colls), Document.workspace_id == workspace_id)
         .order_by(Document.id)
     )
-    return list(rows.scalars())
+    return [
+        d for d, gone, cgone in rows.all() if not deleted_by(gone, system_time) and not deleted_by(cgone, system_time)
+    ]
 
 
 async def _retrieval_scope(
-    s, principal: Principal, view: ContextSetView, rc: list[str] | None, rd: list[str] | None
+    s,
+    principal: Principal,
+    view: ContextSetView,
+    rc: list[str] | None,
+    rd: list[str] | None,
+    system_time: datetime,
 ) -> tuple[list[str] | None, list[str] | None]:
     """The set's scope ∩ the request filters (module doc); refusals for a bound credential."""
     C, D = set(view.collection_ids), list(view.document_ids)
@@ -157,7 +160,7 @@ async def _retrieval_scope(
         return whole, None
     if not whole:
         return None, single
-    return None, sorted(set(await _docs_in(s, principal.workspace_id, whole)) | set(single))
+    return None, sorted(set(await _docs_in(s, principal.workspace_id, whole, system_time)) | set(single))
 
 
 async def _required(
@@ -299,7 +302,7 @@ async def plan_set(
         view = await active_set(s, principal, context_set_id, "input.contextSetId")
         if view is None:
             return None
-        colls, docs = await _retrieval_scope(s, principal, view, collection_ids, document_ids)
+        colls, docs = await _retrieval_scope(s, principal, view, collection_ids, document_ids, system_time)
         required, missing = await _required(s, principal, view, valid_time, system_time)
     candidates = _approved(view, task) + required
     packed = pack_greedy(candidates, tokens=lambda i: i.tokens, max_tokens=max_tokens)

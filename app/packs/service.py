@@ -41,10 +41,11 @@ Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
    the budget is nearly full (see :func:`app.packs.resolve.resolve_windows`);
 6. budget: greedy in rank order with measured cl100k token counts over the packable entries
    (:func:`app.packs.items.pack_entries`);
-7. re-check: every item's document must still be readable *now* (not deleted, collection
-   live) just before it is emitted; with ``sources: GRAPH``, ``FACT`` items (a statement's
-   span and interval) follow their host passages, the lowest-ranked items giving way to fit
-   the budget; then items (:func:`app.packs.items.pack_item`), the replay record (ids and
+7. re-check: every item's document must still be readable *now* (``document:read``; not
+   deleted, collection live — for a pack with ``asOf.systemTime``: not deleted by then, a
+   deletion being a system-time event like any other) just before it is emitted; with
+   ``sources: GRAPH``, ``FACT`` items (a statement's span and interval) follow their host
+   passages, the lowest-ranked items giving way to fit the budget; then items (:func:`app.packs.items.pack_item`), the replay record (ids and
    hashes only), and the footer. Database reads and writes besides candidate rows: :mod:`app.packs.store`.
 
 If ``maxLatencyMs`` passes while a leg is still running, the pack uses what has arrived and
@@ -211,7 +212,10 @@ async def stream_pack(
         if e.kind == "EVIDENCE":
             cited.update(d.doc for d in e.group.duplicates)
     with timings.stage("recheckMs"):
-        readable = await readable_now(services, principal, cited)
+        # a pack as of a given system time keeps a document deleted after it (README table)
+        readable = await readable_now(
+            services, principal, cited, as_of=system_time if req.system_time is not None else None
+        )
     if req.coverage == "REQUIRE_COMPLETE":
         yield header
         for item in set_items:  # context-set hook
