@@ -39,7 +39,7 @@ from sqlalchemy import select
 from cairn.app.contextsets.library import answer_index, definition_index
 from cairn.app.contextsets.loading import active_set
 from cairn.app.contextsets.matching import PACK_MIN_COVERAGE
-from cairn.app.contextsets.types import TRUST_APPROVED, ContextSetView
+from cairn.app.contextsets.types import TRUST_APPROVED, ContextSetView, entry_text
 from cairn.app.core.errors import CairnError, ContextSetScopeRefused
 from cairn.app.core.models import Collection, Document
 from cairn.app.corpus import deleted_by, read_document
@@ -233,7 +233,7 @@ def _approved(view: ContextSetView, task: str) -> list[SetItem]:
         if m.coverage < PACK_MIN_COVERAGE:
             continue
         e = answers[m.index]
-        text = f"Q: {e.key}\nA: {e.value}"
+        text = entry_text(e)
         out.append(
             SetItem(
                 "VERIFIED_ANSWER",
@@ -254,7 +254,7 @@ def _approved(view: ContextSetView, task: str) -> list[SetItem]:
     didx, defs = definition_index(view)
     for i, _pos in didx.in_text(task)[:MAX_DEFINITIONS]:
         e = defs[i]
-        text = f"{e.key}: {e.value}" + (f" (also: {', '.join(e.aliases)})" if e.aliases else "")
+        text = entry_text(e)
         out.append(
             SetItem("DEFINITION", text, count_tokens(text), TRUST_APPROVED, e.key, 1.0, view.id, e.id, view.version)
         )
@@ -262,7 +262,7 @@ def _approved(view: ContextSetView, task: str) -> list[SetItem]:
         out.append(
             SetItem(
                 "INSTRUCTION",
-                e.value,
+                entry_text(e),
                 count_tokens(e.value),
                 TRUST_APPROVED,
                 f"Instruction {e.position + 1}",
