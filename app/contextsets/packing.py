@@ -41,6 +41,7 @@ from cairn.app.contextsets.loading import active_set
 from cairn.app.contextsets.matching import PACK_MIN_COVERAGE
 from cairn.app.contextsets.types import TRUST_APPROVED, ContextSetView, entry_text
 from cairn.app.core.errors import CairnError, ContextSetScopeRefused
+from cairn.app.core.ids import sha256_text
 from cairn.app.core.models import Collection, Document
 from cairn.app.corpus import deleted_by, read_document
 from cairn.app.governance import Principal
@@ -57,6 +58,8 @@ class SetItem:
 
     ``document_id`` … ``sha256`` are the citation of required evidence (``version_id`` set)
     or the cited source of a verified answer (``version_id`` None); all None otherwise.
+    Required evidence also names its source like any cited item: ``title`` (the document's),
+    ``external_id``, ``collection_id`` and ``collection_name``.
     """
 
     kind: str
@@ -78,6 +81,8 @@ class SetItem:
     valid_from: datetime | None = None
     valid_to: datetime | None = None
     superseded: bool = False
+    external_id: str = ""
+    collection_name: str = ""
 
 
 @dataclass
@@ -99,6 +104,10 @@ class SetPlan:
     notes: list[str] = field(default_factory=list)
     required_passages: set[str] = field(default_factory=set)
     required_documents: set[str] = field(default_factory=set)
+    over_budget: list[str] = field(default_factory=list)
+    """Approved entries matched to the task that did not fit, named (``DEFINITION "RRF" (303 tokens)``)."""
+    top_over_budget: bool = False
+    """The set's first candidate — the pack's top item — is among them."""
 
 
 async def _doc_collections(s, workspace_id: str, ids: list[str]) -> dict[str, str]:
@@ -197,8 +206,7 @@ async def _required(
                 continue
             pid, start, end = span[0], span[2], span[3]
         text = version.text[start:end]
-        from cairn.app.core.ids import sha256_text
-
+        coll = await s.get(Collection, doc.collection_id)  # read_document loaded it: no query
         items.append(
             SetItem(
                 "REQUIRED_EVIDENCE",
@@ -220,6 +228,8 @@ async def _required(
                 version.valid_from,
                 version.valid_to,
                 version.number != max(v.number for v in read.versions),
+                doc.external_id,
+                coll.name if coll is not None else "",
             )
         )
     return items, missing
@@ -313,8 +323,9 @@ async def plan_set(
     ]
     notes = [
         f"context set {view.name} (v{view.version}): {len(packed.included)} set items first"
-        + (f", {len(packed.skipped)} did not fit" if packed.skipped else "")
+        + (f", {len(packed.skipped)} did not fit: " + "; ".join(map(_label, packed.skipped)) if packed.skipped else "")
     ]
+    over = [i for i in packed.skipped if i.kind != "REQUIRED_EVIDENCE"]  # required: missing_required
     if colls == [] or docs == []:
         notes.append("the context set's scope leaves no documents to retrieve from: set items only")
     notes.extend(f"required evidence missing: {m}" for m in missing)
@@ -330,4 +341,14 @@ async def plan_set(
         notes,
         {i.passage_id for i in kept_required if i.passage_id},
         {i.document_id for i in kept_required if i.passage_id is None and i.document_id},
+        [_label(i) for i in over],
+        any(i is candidates[0] for i in over),
     )
+
+
+def _label(i: SetItem) -> str:
+    """A set item named for a note: kind, question / term / "Instruction n" or the required
+    reference, and its tokens."""
+    if i.kind == "REQUIRED_EVIDENCE":
+        return f"{i.kind} {i.document_id}{'/' + i.passage_id if i.passage_id else ''} ({i.tokens} tokens)"
+    return f'{i.kind} "{i.title}" ({i.tokens} tokens)'
