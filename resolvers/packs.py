@@ -209,6 +209,11 @@ class PackTimings:
     )
 
 
+_REASONS = "Why the pack is incomplete (empty when complete): " + "; ".join(
+    f"{k} = {v}" for k, v in pt.INCOMPLETE_REASONS.items()
+)
+
+
 @strawberry.type
 class AsOf:
     valid_time: datetime
@@ -236,7 +241,7 @@ class PackFooter:
     item_count: int
     truncated: bool = strawberry.field(description="Some candidates did not fit the token budget.")
     complete: bool
-    incomplete_reasons: list[str]
+    incomplete_reasons: list[str] = strawberry.field(description=_REASONS)
     latency_ms: float
     timings: PackTimings
     candidates: int
@@ -252,7 +257,7 @@ class ContextPack:
     tokens_used: int
     truncated: bool
     complete: bool
-    incomplete_reasons: list[str]
+    incomplete_reasons: list[str] = strawberry.field(description=_REASONS)
     latency_ms: float
     tokenizer: str
     retrieval: RetrievalMode

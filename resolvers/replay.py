@@ -20,7 +20,7 @@ class ReplayMode(Enum):
 
 
 @strawberry.enum(
-    description="UNCHANGED: the current version still holds the cited text (same hash); CHANGED: it does not; UNAVAILABLE: the document is deleted, not valid now, or not readable."
+    description="UNCHANGED: the current version still holds the cited text (same hash); CHANGED: it does not; UNAVAILABLE: the document is deleted, not valid now, or not readable (also outside a bound credential's current set). A context-set entry is compared by its text's hash (UNAVAILABLE: deleted from the set, or the set deactivated)."
 )
 class ReplayItemStatus(Enum):
     UNCHANGED = "UNCHANGED"
@@ -41,7 +41,9 @@ class ReplayItemCheck:
     kind: PackItemKind
     citation: Citation
     status: ReplayItemStatus
-    current_version_id: strawberry.ID | None = strawberry.field(description="Null when UNAVAILABLE.")
+    current_version_id: strawberry.ID | None = strawberry.field(
+        description='Null when UNAVAILABLE; for an approved context-set entry "<entry id>@<set version>".'
+    )
 
 
 @strawberry.type(description="An item in both packs at different ranks.")

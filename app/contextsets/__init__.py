@@ -1,6 +1,7 @@
 """Context sets (SPEC §4, issue 13): curated, versioned sets of approved entries (verified
 answers, definitions, instructions, required evidence) with a scope of collections and
-documents; library reads by word match; the set-first part of context packs; credential binding.
+documents; library reads by word match; the set-first part of context packs; credential binding; replay
+VERIFY of a pack's set items.
 
 Public surface: other packages import only the names below (import-linter contract in
 pyproject.toml).
@@ -45,6 +46,7 @@ from cairn.app.contextsets.types import (
     validate_limit,
     validate_write,
 )
+from cairn.app.contextsets.verify import EntryCheck, RecordedEntry, check_entries
 
 __all__ = [
     "KINDS",
@@ -58,17 +60,20 @@ __all__ = [
     "DefinitionHit",
     "DefinitionInput",
     "Entry",
+    "EntryCheck",
     "EvidenceRef",
     "GetContextSetRequest",
     "ListContextSetsRequest",
     "LookupDefinitionsRequest",
     "MatchVerifiedAnswersRequest",
+    "RecordedEntry",
     "SetItem",
     "SetPlan",
     "UpdateContextSetRequest",
     "VerifiedAnswerInput",
     "VersionView",
     "active_set",
+    "check_entries",
     "check_set_access",
     "context_set_versions",
     "create_context_set",

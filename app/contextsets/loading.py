@@ -20,7 +20,8 @@ from cairn.app.core.text_rules import validate_identifier
 from cairn.app.governance import Principal
 
 
-def _entry(e: ContextSetEntry) -> Entry:
+def entry_of(e: ContextSetEntry) -> Entry:
+    """An entry row as the domain :class:`~app.contextsets.types.Entry`."""
     return Entry(
         e.id,
         e.kind,
@@ -52,7 +53,7 @@ def _view(row: ContextSet, entries: list[ContextSetEntry]) -> ContextSetView:
         row.created_by,
         row.updated_at,
         row.updated_by,
-        tuple(_entry(e) for e in ents),
+        tuple(entry_of(e) for e in ents),
     )
 
 

@@ -39,10 +39,11 @@ from sqlalchemy import select
 
 from cairn.app.contextsets.library import answer_index, definition_index
 from cairn.app.contextsets.loading import active_set
-from cairn.app.contextsets.types import TRUST_APPROVED, ContextSetView
+from cairn.app.contextsets.types import TRUST_APPROVED, ContextSetView, entry_text
 from cairn.app.core.errors import CairnError, ContextSetScopeRefused
+from cairn.app.core.ids import sha256_text
 from cairn.app.core.models import Collection, Document
-from cairn.app.corpus import read_document
+from cairn.app.corpus import deleted_by, read_document
 from cairn.app.governance import Principal
 from cairn.retrieval.packing import pack_greedy
 from cairn.retrieval.tokens import count_tokens
@@ -57,6 +58,8 @@ class SetItem:
 
     ``document_id`` … ``sha256`` are the citation of required evidence (``version_id`` set)
     or the cited source of a verified answer (``version_id`` None); all None otherwise.
+    Required evidence also names its source like any cited item: ``title`` (the document's),
+    ``external_id``, ``collection_id`` and ``collection_name``.
     """
 
     kind: str
@@ -78,6 +81,8 @@ class SetItem:
     valid_from: datetime | None = None
     valid_to: datetime | None = None
     superseded: bool = False
+    external_id: str = ""
+    collection_name: str = ""
 
 
 @dataclass
@@ -99,6 +104,10 @@ class SetPlan:
     notes: list[str] = field(default_factory=list)
     required_passages: set[str] = field(default_factory=set)
     required_documents: set[str] = field(default_factory=set)
+    over_budget: list[str] = field(default_factory=list)
+    """Approved entries matched to the task that did not fit, named (``DEFINITION "RRF" (303 tokens)``)."""
+    top_over_budget: bool = False
+    """The set's first candidate — the pack's top item — is among them."""
 
 
 async def _doc_collections(s, workspace_id: str, ids: list[str]) -> dict[str, str]:
@@ -110,23 +119,26 @@ async def _doc_collections(s, workspace_id: str, ids: list[str]) -> dict[str, st
     return {r[0]: r[1] for r in rows.all()}
 
 
-async def _docs_in(s, workspace_id: str, colls: list[str]) -> list[str]:
+async def _docs_in(s, workspace_id: str, colls: list[str], system_time: datetime) -> list[str]:
+    """Documents of ``colls`` not deleted by ``system_time`` (nor their collection)."""
     rows = await s.execute(
-        select(Document.id)
+        select(Document.id, Document.deleted_at, Collection.deleted_at)
         .join(Collection, Collection.id == Document.collection_id)
-        .where(
-            Document.collection_id.in_(colls),
-            Document.workspace_id == workspace_id,
-            Document.deleted_at.is_(None),
-            Collection.deleted_at.is_(None),
-        )
+        .where(Document.collection_id.in_(colls), Document.workspace_id == workspace_id)
         .order_by(Document.id)
     )
-    return list(rows.scalars())
+    return [
+        d for d, gone, cgone in rows.all() if not deleted_by(gone, system_time) and not deleted_by(cgone, system_time)
+    ]
 
 
 async def _retrieval_scope(
-    s, principal: Principal, view: ContextSetView, rc: list[str] | None, rd: list[str] | None
+    s,
+    principal: Principal,
+    view: ContextSetView,
+    rc: list[str] | None,
+    rd: list[str] | None,
+    system_time: datetime,
 ) -> tuple[list[str] | None, list[str] | None]:
     """The set's scope ∩ the request filters (module doc); refusals for a bound credential."""
     C, D = set(view.collection_ids), list(view.document_ids)
@@ -157,7 +169,7 @@ async def _retrieval_scope(
         return whole, None
     if not whole:
         return None, single
-    return None, sorted(set(await _docs_in(s, principal.workspace_id, whole)) | set(single))
+    return None, sorted(set(await _docs_in(s, principal.workspace_id, whole, system_time)) | set(single))
 
 
 async def _required(
@@ -194,8 +206,7 @@ async def _required(
                 continue
             pid, start, end = span[0], span[2], span[3]
         text = version.text[start:end]
-        from cairn.app.core.ids import sha256_text
-
+        coll = await s.get(Collection, doc.collection_id)  # read_document loaded it: no query
         items.append(
             SetItem(
                 "REQUIRED_EVIDENCE",
@@ -217,6 +228,8 @@ async def _required(
                 version.valid_from,
                 version.valid_to,
                 version.number != max(v.number for v in read.versions),
+                doc.external_id,
+                coll.name if coll is not None else "",
             )
         )
     return items, missing
@@ -230,7 +243,7 @@ def _approved(view: ContextSetView, task: str) -> list[SetItem]:
         if not m.about:
             continue
         e = answers[m.index]
-        text = f"Q: {e.key}\nA: {e.value}"
+        text = entry_text(e)
         out.append(
             SetItem(
                 "VERIFIED_ANSWER",
@@ -251,7 +264,7 @@ def _approved(view: ContextSetView, task: str) -> list[SetItem]:
     didx, defs = definition_index(view)
     for i, _pos in didx.in_text(task)[:MAX_DEFINITIONS]:
         e = defs[i]
-        text = f"{e.key}: {e.value}" + (f" (also: {', '.join(e.aliases)})" if e.aliases else "")
+        text = entry_text(e)
         out.append(
             SetItem("DEFINITION", text, count_tokens(text), TRUST_APPROVED, e.key, 1.0, view.id, e.id, view.version)
         )
@@ -259,7 +272,7 @@ def _approved(view: ContextSetView, task: str) -> list[SetItem]:
         out.append(
             SetItem(
                 "INSTRUCTION",
-                e.value,
+                entry_text(e),
                 count_tokens(e.value),
                 TRUST_APPROVED,
                 f"Instruction {e.position + 1}",
@@ -299,7 +312,7 @@ async def plan_set(
         view = await active_set(s, principal, context_set_id, "input.contextSetId")
         if view is None:
             return None
-        colls, docs = await _retrieval_scope(s, principal, view, collection_ids, document_ids)
+        colls, docs = await _retrieval_scope(s, principal, view, collection_ids, document_ids, system_time)
         required, missing = await _required(s, principal, view, valid_time, system_time)
     candidates = _approved(view, task) + required
     packed = pack_greedy(candidates, tokens=lambda i: i.tokens, max_tokens=max_tokens)
@@ -310,8 +323,9 @@ async def plan_set(
     ]
     notes = [
         f"context set {view.name} (v{view.version}): {len(packed.included)} set items first"
-        + (f", {len(packed.skipped)} did not fit" if packed.skipped else "")
+        + (f", {len(packed.skipped)} did not fit: " + "; ".join(map(_label, packed.skipped)) if packed.skipped else "")
     ]
+    over = [i for i in packed.skipped if i.kind != "REQUIRED_EVIDENCE"]  # required: missing_required
     if colls == [] or docs == []:
         notes.append("the context set's scope leaves no documents to retrieve from: set items only")
     notes.extend(f"required evidence missing: {m}" for m in missing)
@@ -327,4 +341,14 @@ async def plan_set(
         notes,
         {i.passage_id for i in kept_required if i.passage_id},
         {i.document_id for i in kept_required if i.passage_id is None and i.document_id},
+        [_label(i) for i in over],
+        any(i is candidates[0] for i in over),
     )
+
+
+def _label(i: SetItem) -> str:
+    """A set item named for a note: kind, question / term / "Instruction n" or the required
+    reference, and its tokens."""
+    if i.kind == "REQUIRED_EVIDENCE":
+        return f"{i.kind} {i.document_id}{'/' + i.passage_id if i.passage_id else ''} ({i.tokens} tokens)"
+    return f'{i.kind} "{i.title}" ({i.tokens} tokens)'

@@ -196,6 +196,20 @@ class Entry:
     created_by: str
 
 
+def entry_text(e: Entry) -> str:
+    """The text an approved entry has as a pack item (what its replay record hashes):
+    ``"Q: <question>\nA: <answer>"``, ``"<term>: <definition> (also: <aliases>)"`` or the
+    instruction itself. Raises ValueError for ``REQUIRED_EVIDENCE`` (its text is the cited
+    document's)."""
+    if e.kind == "VERIFIED_ANSWER":
+        return f"Q: {e.key}\nA: {e.value}"
+    if e.kind == "DEFINITION":
+        return f"{e.key}: {e.value}" + (f" (also: {', '.join(e.aliases)})" if e.aliases else "")
+    if e.kind == "INSTRUCTION":
+        return e.value
+    raise ValueError(f"a {e.kind} entry has no text of its own")
+
+
 @dataclass(frozen=True)
 class ContextSetView:
     """A context set with its entries by kind (each in ``position`` order)."""

@@ -10,6 +10,7 @@ from cairn.app.corpus.as_of import (
     VersionMeta,
     VersionView,
     choose_versions,
+    deleted_by,
     read_document,
     visible_versions,
 )
@@ -90,6 +91,7 @@ __all__ = [
     "choose_versions",
     "create_collection",
     "delete_document",
+    "deleted_by",
     "get_collection",
     "get_document",
     "get_or_create_collection",

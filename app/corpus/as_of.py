@@ -153,11 +153,15 @@ async def visible_versions(
             .where(DocumentVersion.document_id.in_(part), Document.workspace_id == workspace_id)
         )
         rows.extend((await s.execute(q)).all())
-    live_rows = [
-        r for r in rows if (r[6] is None or as_utc(r[6]) > system_time) and (r[7] is None or as_utc(r[7]) > system_time)
-    ]
+    live_rows = [r for r in rows if not deleted_by(r[6], system_time) and not deleted_by(r[7], system_time)]
     versions = [VersionMeta(*r[:6]) for r in live_rows]
     return choose_versions(versions, valid_time=valid_time, system_time=system_time)
+
+
+def deleted_by(deleted_at: datetime | None, system_time: datetime) -> bool:
+    """True when a deletion time is at or before ``system_time`` (the as-of rule for deletions:
+    a row deleted later is read as it was at ``system_time``)."""
+    return deleted_at is not None and as_utc(deleted_at) <= system_time
 
 
 @dataclass(frozen=True)
@@ -186,19 +190,23 @@ async def read_document(
     ``passages`` maps version id → ``[(passage_id, ordinal, start, end)]``; ``valid_to``
     each version's interval end as known at ``system_time`` (:func:`effective_valid_to`).
 
+    A deletion is a system-time event like any other (README "As of a point in time"): a
+    document (or its collection) deleted after ``system_time`` reads as it was then; deleted
+    at or before it, it is not found.
+
     Raises:
-        NotFound: no live document with that id in the workspace (deleted documents are not
-            readable; their history stays for replay until purged).
+        NotFound: no document with that id in the workspace, or it (or its collection) was
+            deleted by ``system_time`` (history stays readable as of earlier times until purged).
     """
     validate_identifier(document_id, "id")
-    doc = await s.get(Document, document_id)
-    if doc is None or doc.workspace_id != workspace_id or doc.deleted_at is not None:
-        raise NotFound(f"document {document_id!r} not found", field="id")
-    coll = await s.get(Collection, doc.collection_id)
-    if coll is None or coll.deleted_at is not None:
-        raise NotFound(f"document {document_id!r} not found", field="id")
     now = utcnow()
     system_time = min(system_time or now, now)
+    doc = await s.get(Document, document_id)
+    if doc is None or doc.workspace_id != workspace_id or deleted_by(doc.deleted_at, system_time):
+        raise NotFound(f"document {document_id!r} not found", field="id")
+    coll = await s.get(Collection, doc.collection_id)
+    if coll is None or deleted_by(coll.deleted_at, system_time):
+        raise NotFound(f"document {document_id!r} not found", field="id")
     valid_time = valid_time or now
     versions = list(
         (

@@ -1,7 +1,8 @@
 """Passage reads and citation checks (the MCP ``get_passage``/``get_section``/``get_citation`` tools).
 
 Both read the document as of a bitemporal point with :func:`app.corpus.as_of.read_document`
-(so deleted documents and collections are not found, exactly as ``document(id)``), then work
+(so documents and collections deleted by the read's system time are not found, exactly as
+``document(id)``; one deleted later reads as it was then), then work
 on the chosen version's text: a passage's text is ``version.text[start:end]`` and its
 ``sha256`` is the SHA-256 of that text's UTF-8 bytes, as in pack citations.
 """
@@ -94,7 +95,8 @@ async def read_section(
 
     Raises:
         BadInput: ``before``/``after`` outside 0–10, or a time without a zone.
-        NotFound: no such passage in the workspace, its document is deleted, or the version
+        NotFound: no such passage in the workspace, its document was deleted by the read's
+            system time, or the version
             visible at the read point does not contain it (``field="passageId"``).
     """
     validate_identifier(passage_id, "passageId")

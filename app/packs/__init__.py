@@ -22,6 +22,7 @@ from cairn.app.packs.store import recorded_item
 from cairn.app.packs.types import (
     DEFAULT_LATENCY_MS,
     DEFAULT_TOKENS,
+    INCOMPLETE_REASONS,
     Citation,
     Pack,
     PackFooter,
@@ -34,6 +35,7 @@ from cairn.app.packs.types import (
 __all__ = [
     "DEFAULT_LATENCY_MS",
     "DEFAULT_TOKENS",
+    "INCOMPLETE_REASONS",
     "Citation",
     "Pack",
     "PackFooter",

@@ -22,7 +22,7 @@ from sqlmodel import col
 
 from cairn.app.core.ids import as_utc
 from cairn.app.core.models import Collection, Document, DocumentVersion, Passage, VersionPassage
-from cairn.app.corpus import VersionMeta, VersionView, choose_versions
+from cairn.app.corpus import VersionMeta, VersionView, choose_versions, deleted_by
 from cairn.app.governance import Principal
 from cairn.app.packs.pipeline_types import Candidate, PackServices, PackTimings, PassageRow, RowCache
 from cairn.app.packs.types import PackRequest
@@ -139,9 +139,7 @@ async def mend_torn_documents(
 
 def _deleted_by(row: PassageRow, system_time: datetime) -> bool:
     """The row's document or collection was deleted at or before ``system_time``."""
-    return (row.doc_deleted_at is not None and as_utc(row.doc_deleted_at) <= system_time) or (
-        row.coll_deleted_at is not None and as_utc(row.coll_deleted_at) <= system_time
-    )
+    return deleted_by(row.doc_deleted_at, system_time) or deleted_by(row.coll_deleted_at, system_time)
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,10 +41,11 @@ Pipeline of :func:`stream_pack` (every stage timed, in ms, in the footer):
    the budget is nearly full (see :func:`app.packs.resolve.resolve_windows`);
 6. budget: greedy in rank order with measured cl100k token counts over the packable entries
    (:func:`app.packs.items.pack_entries`);
-7. re-check: every item's document must still be readable *now* (not deleted, collection
-   live) just before it is emitted; with ``sources: GRAPH``, ``FACT`` items (a statement's
-   span and interval) follow their host passages, the lowest-ranked items giving way to fit
-   the budget; then items (:func:`app.packs.items.pack_item`), the replay record (ids and
+7. re-check: every item's document must still be readable *now* (``document:read``; not
+   deleted, collection live — for a pack with ``asOf.systemTime``: not deleted by then, a
+   deletion being a system-time event like any other) just before it is emitted; with
+   ``sources: GRAPH``, ``FACT`` items (a statement's span and interval) follow their host
+   passages, the lowest-ranked items giving way to fit the budget; then items (:func:`app.packs.items.pack_item`), the replay record (ids and
    hashes only), and the footer. Database reads and writes besides candidate rows: :mod:`app.packs.store`.
 
 If ``maxLatencyMs`` passes while a leg is still running, the pack uses what has arrived and
@@ -69,7 +70,7 @@ from cairn.app.packs.items import pack_entries, pack_item
 from cairn.app.packs.legs import search_legs, visible_dense_spaces
 from cairn.app.packs.pipeline_types import LegResults, PackServices, PackTimings, RowCache
 from cairn.app.packs.resolve import resolve_windows, visible_legs
-from cairn.app.packs.set_hook import plan_context_set, set_item, without_required
+from cairn.app.packs.set_hook import leads, plan_context_set, set_item, set_reasons, without_required
 from cairn.app.packs.store import check_filters, readable_now, record_replay
 from cairn.app.packs.types import (
     Pack,
@@ -161,8 +162,7 @@ async def stream_pack(
     notes = legs.notes  # the legs' notes first (a late leg's thread may still append, as before)
     if plan is not None:  # context-set hook
         notes[:0] = plan.notes
-        if plan.missing_required:
-            incomplete.append("REQUIRED_EVIDENCE")
+        incomplete.extend(set_reasons(plan))
     if req.system_time is not None and req.system_time > now:  # said, not silently clamped
         notes.append(
             f"asOf.systemTime {req.system_time.isoformat()} is after now: nothing is recorded in the future, "
@@ -198,11 +198,19 @@ async def stream_pack(
         set_attributes(s, {"cairn.pack.entries": len(entries), "cairn.pack.included": len(packed.included)})
     timings.values["dedupPackMs"] = round(timings.values.pop("dedupMs") + (time.perf_counter() - t) * 1000, 2)
     if entries and packed.included[:1] != entries[:1]:  # PackEntry compares by identity
-        incomplete.append("TOP_ITEM_OVER_BUDGET")
+        if leads(plan):  # context-set hook: set items head the pack, the evidence got what they left
+            incomplete.append("EVIDENCE_OVER_BUDGET")
+            notes.append(
+                f"the best evidence item ({entries[0].tokens} tokens) did not fit the "
+                f"{req.max_tokens - set_tokens} tokens the context set's items left"
+            )
+        else:
+            incomplete.append("TOP_ITEM_OVER_BUDGET")
     if req.coverage == "REQUIRE_COMPLETE" and incomplete:
         raise PackIncomplete(
-            f"coverage REQUIRE_COMPLETE could not be met ({', '.join(incomplete)}); raise "
-            "input.budget.maxTokens / maxLatencyMs or use BEST_EFFORT",
+            f"coverage REQUIRE_COMPLETE could not be met ({', '.join(incomplete)})"
+            + (f" — did not fit: {'; '.join(plan.over_budget)}" if plan is not None and plan.over_budget else "")
+            + "; raise input.budget.maxTokens / maxLatencyMs or use BEST_EFFORT",
             reasons=incomplete,
         )
     cited: set[str] = set()
@@ -211,7 +219,10 @@ async def stream_pack(
         if e.kind == "EVIDENCE":
             cited.update(d.doc for d in e.group.duplicates)
     with timings.stage("recheckMs"):
-        readable = await readable_now(services, principal, cited)
+        # a pack as of a given system time keeps a document deleted after it (README table)
+        readable = await readable_now(
+            services, principal, cited, as_of=system_time if req.system_time is not None else None
+        )
     if req.coverage == "REQUIRE_COMPLETE":
         yield header
         for item in set_items:  # context-set hook

@@ -57,10 +57,23 @@ async def plan_context_set(
 
 def set_item(rank: int, i: SetItem) -> PackItem:
     """A :class:`~app.contextsets.SetItem` as a pack item at ``rank``: required evidence keeps
-    its citation; an approved entry has none and names its source in ``context_set_entry``."""
+    its citation, naming its source (external id, title, collection) as evidence does; an
+    approved entry has none and names its source in ``context_set_entry`` (its external id
+    and collection name stay empty)."""
     cit = None
     if i.version_id is not None and i.document_id is not None and i.sha256 is not None:
-        cit = Citation(i.document_id, i.version_id, i.passage_id, i.start, i.end, i.sha256)
+        cit = Citation(
+            i.document_id,
+            i.version_id,
+            i.passage_id,
+            i.start,
+            i.end,
+            i.sha256,
+            external_id=i.external_id,
+            document_title=i.title,
+            collection_id=i.collection_id or "",
+            collection_name=i.collection_name,
+        )
     ref = ContextSetEntryRef(
         i.context_set_id,
         i.entry_id,
@@ -86,8 +99,29 @@ def set_item(rank: int, i: SetItem) -> PackItem:
         i.superseded,
         False,
         (),
+        external_id=i.external_id,
+        collection_name=i.collection_name,
         context_set_entry=ref,
     )
+
+
+def set_reasons(plan: SetPlan | None) -> list[str]:
+    """The incompleteness a set's part of the pack causes (:data:`app.packs.types.INCOMPLETE_REASONS`):
+    missing required evidence, its first matched entry (the pack's top item) over the budget,
+    another approved entry over the budget. The plan's notes name each entry."""
+    if plan is None:
+        return []
+    out = ["REQUIRED_EVIDENCE"] if plan.missing_required else []
+    if plan.top_over_budget:
+        out.append("TOP_ITEM_OVER_BUDGET")
+    if len(plan.over_budget) > plan.top_over_budget:
+        out.append("SET_ITEM_OVER_BUDGET")
+    return out
+
+
+def leads(plan: SetPlan | None) -> bool:
+    """True when the set's items head the pack (so the best evidence item is not its top item)."""
+    return plan is not None and (bool(plan.items) or plan.top_over_budget)
 
 
 def without_required(groups: list[DedupGroup[Candidate]], plan: SetPlan | None) -> list[DedupGroup[Candidate]]:

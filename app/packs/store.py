@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import insert, literal, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -19,6 +19,7 @@ from sqlmodel import col
 from cairn.app.core.errors import NotFound
 from cairn.app.core.ids import sha256_text, utcnow
 from cairn.app.core.models import Collection, Document, DocumentVersion, ReplayRecord, Workspace
+from cairn.app.corpus import deleted_by
 from cairn.app.governance import Principal
 from cairn.app.packs.pipeline_types import Candidate, PackEntry, PackServices, PackTimings, WholeDocument
 from cairn.app.packs.replay_codec import RecordedItem, encode_record, replay_conditions
@@ -75,24 +76,30 @@ async def check_filters(
     return colls, docs
 
 
-async def readable_now(services: PackServices, principal: Principal, doc_ids: set[str]) -> set[str]:
-    """Documents the principal may read at this instant (not deleted, collection live)."""
+async def readable_now(
+    services: PackServices, principal: Principal, doc_ids: set[str], *, as_of: datetime | None = None
+) -> set[str]:
+    """Documents the principal may read at this instant: ``document:read`` held and the document
+    and its collection live — or, for a pack read as of a given system time (``as_of``), not
+    deleted by then (a deletion is a system-time event like any other: README "As of a point
+    in time"; its history stays until purged)."""
     if not doc_ids:
         return set()
     if "document:read" not in principal.permissions:
         return set()
     async with services.db.session() as s:
         rows = await s.execute(
-            select(col(Document.id))
+            select(col(Document.id), col(Document.deleted_at), col(Collection.deleted_at))
             .join(Collection, col(Collection.id) == col(Document.collection_id))
-            .where(
-                col(Document.id).in_(sorted(doc_ids)),
-                col(Document.workspace_id) == principal.workspace_id,
-                col(Document.deleted_at).is_(None),
-                col(Collection.deleted_at).is_(None),
-            )
+            .where(col(Document.id).in_(sorted(doc_ids)), col(Document.workspace_id) == principal.workspace_id)
         )
-        return set(rows.scalars())
+        if as_of is None:
+            return {d for d, doc_gone, coll_gone in rows.all() if doc_gone is None and coll_gone is None}
+        return {
+            d
+            for d, doc_gone, coll_gone in rows.all()
+            if not deleted_by(doc_gone, as_of) and not deleted_by(coll_gone, as_of)
+        }
 
 
 async def whole_documents(services: PackServices, groups: Sequence[DedupGroup[Candidate]]) -> list[PackEntry]:

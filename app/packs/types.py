@@ -23,6 +23,19 @@ RETRIEVAL_MODES = ("HYBRID", "LEXICAL", "DENSE")
 COVERAGES = ("BEST_EFFORT", "REQUIRE_COMPLETE")
 RRF_K = 60
 
+INCOMPLETE_REASONS: dict[str, str] = {
+    "REQUIRED_EVIDENCE": "a context set's required evidence is unreadable, not in the version visible at "
+    "asOf, or does not fit (notes name it)",
+    "TOP_ITEM_OVER_BUDGET": "the pack's best-ranked item does not fit maxTokens (with a context set: its "
+    "first matched entry; notes name it)",
+    "SET_ITEM_OVER_BUDGET": "another approved context-set entry matched to the task does not fit (notes name it)",
+    "EVIDENCE_OVER_BUDGET": "with a context set: the best evidence item does not fit the tokens the set's "
+    "items left (notes give both counts)",
+    "LATENCY": "maxLatencyMs was reached before a retrieval leg finished",
+}
+"""Every ``PackFooter.incomplete_reasons`` value and its meaning (``REQUIRE_COMPLETE`` fails
+with ``CONTEXT_PACK_INCOMPLETE`` listing them)."""
+
 
 @dataclass(frozen=True)
 class PackRequest:

@@ -15,10 +15,15 @@ span and SHA-256 — never text. Rules:
 
 ``VERIFY`` — per recorded item, against the document's version as of now:
 ``UNAVAILABLE`` (document deleted, collection deleted, no version valid now, or not readable
-by the caller), ``UNCHANGED`` (the current version still holds the cited text: the same
-version, the same passage with the same SHA-256 — possibly at another offset — or, for a
+by the caller now — no ``document:read``, or outside the current scope of the context set the
+credential is bound to), ``UNCHANGED`` (the current version still holds the cited text: the
+same version, the same passage with the same SHA-256 — possibly at another offset — or, for a
 whole document, the same content hash; for a ``FACT`` the same statement hash), else
-``CHANGED``. Each check carries the current version id (null when unavailable).
+``CHANGED``. Each check carries the current version id (null when unavailable). Context-set
+items (:func:`app.contextsets.check_entries`): an approved entry is compared by the SHA-256 of
+its text, never by the set's version number (``currentVersionId`` is then ``"<entry id>@<set
+version>"``); required evidence is ``UNAVAILABLE`` once the set no longer requires it, else
+checked as a cited document or passage.
 
 ``RECOMPUTE`` — rebuilds the pack with the recorded conditions (both asOf times, filters,
 sources, retrieval mode, budget, context set) and the caller's ``task``, whose SHA-256 must
@@ -35,12 +40,11 @@ from typing import Any
 
 from sqlalchemy import select
 
+from cairn.app.contextsets import RecordedEntry, check_entries
 from cairn.app.core.errors import BadInput, NotFound
 from cairn.app.core.ids import as_utc, sha256_text, utcnow
 from cairn.app.core.models import (
     Collection,
-    ContextSet,
-    ContextSetEntry,
     Document,
     DocumentVersion,
     Passage,
@@ -106,7 +110,8 @@ async def replay_pack(services, principal: Principal, req: ReplayRequest) -> Rep
         recorded=tuple(items),
     )
     if req.mode == "VERIFY":
-        return ReplayResult(**base, checks=tuple(await verify_items(services, principal, items)))
+        set_id = conditions.get("contextSetId") or principal.context_set_id
+        return ReplayResult(**base, checks=tuple(await verify_items(services, principal, items, set_id)))
     assert req.task is not None
     if sha256_text(req.task) != rec.task_sha256:
         raise BadInput(
@@ -157,18 +162,25 @@ def diff_items(
     return added, removed, moved, same
 
 
-async def verify_items(services, principal: Principal, items: list[RecordedItem]) -> list[ItemCheck]:
-    """Check each recorded item against its document's version as of now (module doc)."""
+async def verify_items(
+    services, principal: Principal, items: list[RecordedItem], context_set_id: str | None = None
+) -> list[ItemCheck]:
+    """Check each recorded item against its document's version, or its context-set entry, as
+    of now (module doc). ``context_set_id``: the pack's set (its ``contextSetId``, else the
+    credential's binding), which required evidence was recorded under."""
     if not items:
         return []
     now = utcnow()
-    doc_ids = sorted({i.document_id for i in items})
+    entries = [_recorded_entry(i, context_set_id) for i in items if i.kind in SET_KINDS]
+    doc_ids = sorted({i.document_id for i in items if i.kind not in APPROVED_KINDS})
     can_read = "document:read" in principal.permissions
     async with services.db.session() as s:
-        live = set(
-            (
+        set_checks = iter(await check_entries(s, principal, entries))
+        live = {
+            d: coll
+            for d, coll in (
                 await s.execute(
-                    select(Document.id)
+                    select(Document.id, Document.collection_id)
                     .join(Collection, Collection.id == Document.collection_id)
                     .where(
                         Document.id.in_(doc_ids),
@@ -177,8 +189,10 @@ async def verify_items(services, principal: Principal, items: list[RecordedItem]
                         Collection.deleted_at.is_(None),
                     )
                 )
-            ).scalars()
-        )
+            ).all()
+            # not readable now (issue 32 item 8): a bound credential reads only its set's current scope
+            if can_read and principal.may_read(coll, d)
+        }
         rows = (
             await s.execute(
                 select(
@@ -213,19 +227,20 @@ async def verify_items(services, principal: Principal, items: list[RecordedItem]
                 )
             ).all():
                 held.add((vid, "", sha))
-        set_state = await _set_entries_now(s, principal, [i for i in items if i.kind in SET_KINDS])
     out: list[ItemCheck] = []
     for it in items:
-        if it.kind in SET_KINDS:  # an approved context-set entry: recorded as set id, entry id@version
-            out.append(ItemCheck(it, set_state.get(it.version_id, "UNAVAILABLE"), None))
-            continue
-        view = current.get(it.document_id) if can_read and it.document_id in live else None
+        if it.kind in SET_KINDS:
+            entry = next(set_checks)
+            if entry.status != "REQUIRED":  # an approved entry, or required evidence the set dropped
+                out.append(ItemCheck(it, entry.status, entry.current))
+                continue
+        view = current.get(it.document_id)
         if view is None:
             out.append(ItemCheck(it, "UNAVAILABLE", None))
             continue
         if view.id == it.version_id:
             same = True
-        elif it.kind == "WHOLE_DOCUMENT":
+        elif it.passage_id is None and it.kind in ("WHOLE_DOCUMENT", "REQUIRED_EVIDENCE"):
             same = content_sha.get(view.id) == it.sha256
         elif it.kind == "FACT":
             same = (view.id, "", it.sha256) in held
@@ -236,30 +251,14 @@ async def verify_items(services, principal: Principal, items: list[RecordedItem]
 
 
 SET_KINDS = frozenset({"VERIFIED_ANSWER", "DEFINITION", "INSTRUCTION", "REQUIRED_EVIDENCE"})
+APPROVED_KINDS = frozenset({"VERIFIED_ANSWER", "DEFINITION", "INSTRUCTION"})
 
 
-async def _set_entries_now(s, principal: Principal, items: list[RecordedItem]) -> dict[str, str]:
-    """VERIFY of context-set items, keyed by their recorded ``"<entry id>@<set version>"``:
-    UNCHANGED while the entry exists in its active set and the set is at that version,
-    CHANGED when the set has moved on but the entry is still there, else UNAVAILABLE."""
-    if not items:
-        return {}
-    entry_ids = sorted({i.version_id.split("@", 1)[0] for i in items})
-    rows = (
-        await s.execute(
-            select(ContextSetEntry.id, ContextSet.version, ContextSet.active)
-            .join(ContextSet, ContextSet.id == ContextSetEntry.context_set_id)
-            .where(ContextSetEntry.id.in_(entry_ids), ContextSet.workspace_id == principal.workspace_id)
-        )
-    ).all()
-    now = {eid: (version, active) for eid, version, active in rows}
-    out: dict[str, str] = {}
-    for i in items:
-        eid, _, version = i.version_id.partition("@")
-        state = now.get(eid)
-        bound_elsewhere = principal.context_set_id not in (None, i.document_id)
-        if state is None or not state[1] or bound_elsewhere:
-            out[i.version_id] = "UNAVAILABLE"
-        else:
-            out[i.version_id] = "UNCHANGED" if str(state[0]) == version else "CHANGED"
-    return out
+def _recorded_entry(i: RecordedItem, context_set_id: str | None) -> RecordedEntry:
+    """A set item of the record as :func:`app.contextsets.check_entries` takes it: an approved
+    entry was recorded as (set id, ``"<entry id>@<set version>"``, SHA-256 of its text);
+    required evidence by its citation, under the pack's set."""
+    if i.kind == "REQUIRED_EVIDENCE":
+        return RecordedEntry(i.kind, context_set_id or "", document_id=i.document_id, passage_id=i.passage_id)
+    entry_id, _, version = i.version_id.partition("@")
+    return RecordedEntry(i.kind, i.document_id, entry_id, int(version) if version.isdigit() else 0, i.sha256)

@@ -193,3 +193,89 @@ def test_a_near_miss_task_gets_no_verified_answer_a_paraphrase_does(live):
         live.tokens["agentReadOnly"],
     )["matchVerifiedAnswers"]
     assert hits == [{"coverage": 0.333333, "matchedWords": ["reset"]}]
+
+
+def _last_passage_of(live, doc: str) -> str:
+    d = live.data(
+        "query($id:ID!){document(id:$id){versions{passages{passageId ordinal}}}}", {"id": doc}, live.tokens["agent"]
+    )["document"]
+    return max(d["versions"][-1]["passages"], key=lambda p: p["ordinal"])["passageId"]
+
+
+def test_required_evidence_names_its_source_as_evidence_does(live):
+    """Issue 32 item 13: a required item's citation and item carry the document's external id,
+    title and collection, like any evidence item."""
+    passage = _last_passage_of(live, live.ids["doc:dedup-b"])
+    required = [{"documentId": live.ids["doc:packs"]}, {"documentId": live.ids["doc:dedup-b"], "passageId": passage}]
+    s = make_set(live, requiredEvidence=required)
+    p = pack(live, {"task": TASK, "contextSetId": s["id"], "budget": {"maxTokens": 1200}})
+    handbook = live.ids["coll:handbook"]
+    got = [
+        (
+            i["externalId"],
+            i["collectionName"],
+            i["citation"]["passageId"],
+            i["citation"]["externalId"],
+            i["citation"]["documentTitle"],
+            i["citation"]["collectionId"],
+            i["citation"]["collectionName"],
+        )
+        for i in p["items"]
+        if i["kind"] == "REQUIRED_EVIDENCE"
+    ]
+    assert got == [
+        ("packs", "handbook", None, "packs", "Context packs", handbook, "handbook"),
+        ("dedup-b", "handbook", passage, "dedup-b", "Release notes B", handbook, "handbook"),
+    ]
+    assert {(i["externalId"], i["collectionName"]) for i in p["items"] if i["trust"] == "APPROVED"} == {("", "")}
+
+
+def _exactly(tokens: int) -> str:
+    """An instruction of exactly ``tokens`` cl100k tokens."""
+    from cairn.retrieval.tokens import count_tokens
+
+    text = " ".join(["Always"] + ["cite"] * tokens)
+    while count_tokens(text) > tokens:
+        text = text.rsplit(" ", 1)[0]
+    assert count_tokens(text) == tokens
+    return text
+
+
+def test_a_set_entry_that_does_not_fit_is_named_with_its_own_reason(live):
+    """Issue 32 item 13: a matched definition that does not fit is SET_ITEM_OVER_BUDGET and
+    named; the set's first entry not fitting is the pack's top item (TOP_ITEM_OVER_BUDGET);
+    evidence crowded out by the set's items is EVIDENCE_OVER_BUDGET, not the top item."""
+    long_def = " ".join(f"Reciprocal rank fusion detail {n} about ranking lists." for n in range(25))
+    s = make_set(live, definitions=[{"term": "RRF", "definition": long_def}])
+    inp = {"task": TASK, "contextSetId": s["id"], "budget": {"maxTokens": 256}}
+    p = pack(live, inp)
+    assert "DEFINITION" not in [i["kind"] for i in p["items"]] and "EVIDENCE" in [i["kind"] for i in p["items"]]
+    assert (p["complete"], p["incompleteReasons"], p["truncated"]) == (False, ["SET_ITEM_OVER_BUDGET"], True)
+    assert p["notes"][0].startswith(
+        f'context set {s["name"]} (v1): 4 set items first, 1 did not fit: DEFINITION "RRF" ('
+    )
+    inp["budget"]["coverage"] = "REQUIRE_COMPLETE"
+    e = live.gql(PACK, {"i": inp}, live.tokens["agent"]).json()["errors"][0]
+    assert (e["extensions"]["code"], e["extensions"]["reasons"]) == (
+        "CONTEXT_PACK_INCOMPLETE",
+        ["SET_ITEM_OVER_BUDGET"],
+    )
+    assert 'DEFINITION "RRF"' in e["message"]
+    # the set's first entry is the pack's top item
+    answer = " ".join(f"Invoice run step {n} happens nightly." for n in range(60))
+    s = make_set(
+        live,
+        verifiedAnswers=[{"question": "When are invoices generated?", "answer": answer}],
+        definitions=[],
+        instructions=[],
+        requiredEvidence=[],
+    )
+    p = pack(live, {"task": TASK, "contextSetId": s["id"], "budget": {"maxTokens": 256}})
+    assert p["incompleteReasons"] == ["TOP_ITEM_OVER_BUDGET"] and p["items"][0]["kind"] == "EVIDENCE"
+    assert 'did not fit: VERIFIED_ANSWER "When are invoices generated?" (' in p["notes"][0]
+    # every set item fits, and leaves 3 tokens: the evidence is crowded out, not over the budget
+    s = make_set(live, verifiedAnswers=[], definitions=[], instructions=[_exactly(253)], requiredEvidence=[])
+    p = pack(live, {"task": TASK, "contextSetId": s["id"], "budget": {"maxTokens": 256}})
+    assert [i["kind"] for i in p["items"]] == ["INSTRUCTION"] and p["tokensUsed"] == 253
+    assert p["incompleteReasons"] == ["EVIDENCE_OVER_BUDGET"]
+    assert any(n.endswith("did not fit the 3 tokens the context set's items left") for n in p["notes"]), p["notes"]

@@ -1,12 +1,13 @@
 """Context packs in time (asOf): the version valid or known at a time, superseded items, later
 writes invisible in every leg, the notes for an empty past or a future system time, and a
-deleted document never returned."""
+deleted document read as it was before its deletion, never after."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.graphql.pack_calls import error_of, pack
+from tests.graphql.test_mcp import call
 
 
 def test_as_of_reads_the_right_version_and_flags_superseded(live):
@@ -28,8 +29,12 @@ def test_as_of_reads_the_right_version_and_flags_superseded(live):
     assert before["items"] == []
 
 
-def test_deleted_document_is_never_returned(live):
-    owner = live.tokens["owner"]
+def test_a_deleted_document_reads_as_it_was_before_its_deletion(live):
+    """A deletion is a system-time event like any other (README bitemporal table, issue 32
+    item 11): every as-of read before it — a pack, RECOMPUTE, document(id, asOf), the MCP
+    passage and citation tools — still sees the document; reads as of now (or after the
+    deletion) never do, and VERIFY (as of now) says UNAVAILABLE."""
+    owner, agent = live.tokens["owner"], live.tokens["agent"]
     r = live.data(
         "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId}}",
         {
@@ -43,14 +48,46 @@ def test_deleted_document_is_never_returned(live):
     )
     doc_id = r["upsertDocument"]["documentId"]
     before = pack(live, "zeppelin budget", retrieval="LEXICAL")
-    assert before["items"][0]["citation"]["documentId"] == doc_id
+    top = before["items"][0]
+    assert top["citation"]["documentId"] == doc_id
     seen_at = before["asOf"]["systemTime"]
-    live.data("mutation($id:ID!){deleteDocument(id:$id){deletedAt}}", {"id": doc_id}, owner)
-    # Asked as of a system time when it was visible: the read-permission re-check drops it.
-    again = pack(live, "zeppelin budget", retrieval="LEXICAL", asOf={"systemTime": seen_at})
-    assert doc_id not in {i["citation"]["documentId"] for i in again["items"]}
-    r = live.gql("query($id:ID!){document(id:$id){id}}", {"id": doc_id}, live.tokens["agent"])
+    gone_at = live.data("mutation($id:ID!){deleteDocument(id:$id){deletedAt}}", {"id": doc_id}, owner)[
+        "deleteDocument"
+    ]["deletedAt"]
+    assert seen_at < gone_at
+    # as of now, or as of the deletion: nowhere
+    now = pack(live, "zeppelin budget", retrieval="LEXICAL")
+    assert doc_id not in {i["citation"]["documentId"] for i in now["items"]}
+    at_deletion = pack(live, "zeppelin budget", retrieval="LEXICAL", asOf={"systemTime": gone_at})
+    assert doc_id not in {i["citation"]["documentId"] for i in at_deletion["items"]}
+    r = live.gql("query($id:ID!){document(id:$id){id}}", {"id": doc_id}, agent)
     assert error_of(r)["extensions"]["code"] == "NOT_FOUND"
+    # as of a system time before the deletion: as it was then, item for item
+    again = pack(live, "zeppelin budget", retrieval="LEXICAL", asOf={"systemTime": seen_at})
+    assert again["items"][0]["citation"] == top["citation"] and again["items"][0]["text"] == top["text"]
+    q = "query($id:ID!,$a:AsOfInput){document(id:$id, asOf:$a){id currentVersionId versions{text}}}"
+    d = live.data(q, {"id": doc_id, "a": {"systemTime": seen_at}}, agent)["document"]
+    assert (d["id"], d["currentVersionId"]) == (doc_id, top["citation"]["versionId"])
+    assert d["versions"][0]["text"] == "The quarterly zeppelin budget is forty thousand euros."
+    r = live.gql(q, {"id": doc_id, "a": {"systemTime": gone_at}}, agent)
+    assert error_of(r)["extensions"]["code"] == "NOT_FOUND"
+    c = top["citation"]
+    p = call(live, agent, "get_passage", {"passageId": c["passageId"], "asOf": {"systemTime": seen_at}})
+    assert not p.isError and p.structuredContent["passage"]["text"] == top["text"]
+    assert call(live, agent, "get_passage", {"passageId": c["passageId"]}).isError
+    cite = {k: c[k] for k in ("documentId", "start", "end", "sha256")}
+    v = call(live, agent, "get_citation", {**cite, "asOf": {"systemTime": seen_at}}).structuredContent
+    assert v["status"] == "VERIFIED", v
+    # replay: RECOMPUTE reads as of the recorded systemTime (before the deletion): nothing moves;
+    # VERIFY checks against now: the document is gone
+    rq = """query($id:ID!,$m:ReplayMode!,$t:String){replay(replayId:$id, mode:$m, task:$t){
+      items{status currentVersionId} pack{items{text citation{documentId}}}
+      diff{added{rank} removed{rank} moved{oldRank} unchanged}}}"""
+    rc = live.data(rq, {"id": before["replayId"], "m": "RECOMPUTE", "t": "zeppelin budget"}, agent)["replay"]
+    assert rc["diff"] == {"added": [], "removed": [], "moved": [], "unchanged": len(before["items"])}
+    assert [i["text"] for i in rc["pack"]["items"]] == [i["text"] for i in before["items"]]
+    vf = live.data(rq, {"id": before["replayId"], "m": "VERIFY"}, agent)["replay"]
+    assert vf["items"][0] == {"status": "UNAVAILABLE", "currentVersionId": None}
 
 
 @pytest.mark.parametrize("mode", ["HYBRID", "DENSE"])
