@@ -30,18 +30,25 @@ from collections.abc import AsyncIterator, Iterator
 
 import strawberry
 from cross_web import HTTPException
-from graphql import GraphQLError, GraphQLSyntaxError, OperationDefinitionNode, parse
+from graphql import GraphQLError, GraphQLSyntaxError
 from graphql.language import DocumentNode
 from starlette.responses import Response
 from strawberry.extensions import MaxTokensLimiter, ParserCache, SchemaExtension, ValidationCache
 from strawberry.schema.config import StrawberryConfig
+from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.types.execution import PreExecutionError
 from strawberry.types.graphql import OperationType
 
 from cairn.app.core.errors import CairnError
 from cairn.resolvers.contextsets import ContextSetMutation, ContextSetQuery
 from cairn.resolvers.decisions import DecisionMutation, DecisionQuery
-from cairn.resolvers.document_size import definition_errors, length_error
+from cairn.resolvers.document_size import (
+    MAX_TOKENS,
+    cached_parse,
+    definition_errors,
+    length_error,
+    operations_of,
+)
 from cairn.resolvers.documents import DocumentMutation, DocumentQuery
 from cairn.resolvers.field_repeats import repeat_errors
 from cairn.resolvers.fields import FieldMutation, FieldQuery
@@ -59,8 +66,6 @@ from cairn.resolvers.templates import TemplateMutation, TemplateQuery
 from cairn.resolvers.temporal import TemporalQuery
 
 log = logging.getLogger("cairn.graphql")
-
-MAX_TOKENS = 2_000
 
 
 HTTP_STATUS_BY_CODE = {
@@ -136,7 +141,12 @@ class SafeParserCache(ParserCache):
     subscription path, so a syntax error in a WebSocket ``subscribe`` killed the worker task
     and the client got only ``complete``. Here a failed cached parse leaves the document
     unset; Strawberry then parses again inside its handler and returns a coded error.
+    The cache is :data:`cached_parse`.
     """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cached_parse_document = cached_parse
 
     def on_parse(self) -> Iterator[None]:
         ctx = self.execution_context
@@ -145,23 +155,6 @@ class SafeParserCache(ParserCache):
         except GraphQLError:
             ctx.graphql_document = None
         yield
-
-
-@functools.lru_cache(maxsize=512)
-def _operations(query: str) -> tuple[tuple[str | None, str], ...]:
-    """``(name, operation type)`` of each operation in a document (``()`` if it is over the
-    length limit or does not parse within the token limit: the schema's own steps report that)."""
-    if length_error(query) is not None:
-        return ()
-    try:
-        doc = parse(query, max_tokens=MAX_TOKENS)
-    except GraphQLError:
-        return ()
-    return tuple(
-        (d.name.value if d.name else None, d.operation.value)
-        for d in doc.definitions
-        if isinstance(d, OperationDefinitionNode)
-    )
 
 
 def http_status_of(error: GraphQLError) -> int | None:
@@ -216,6 +209,12 @@ class Envelope(SchemaExtension):
         return {"envelope": env}
 
 
+def _refused(context, error: GraphQLError) -> PreExecutionError:
+    """A request refused before execution with ``error`` (also kept for the extensions)."""
+    context.pre_execution_errors = [error]
+    return PreExecutionError(data=None, errors=[error])
+
+
 class CairnSchema(strawberry.Schema):
     """Strawberry schema that codes every error and logs without query text."""
 
@@ -240,7 +239,7 @@ class CairnSchema(strawberry.Schema):
         Raises:
             HTTPException: a subscription (400).
         """
-        ops = _operations(query) if query else ()
+        ops = operations_of(query) if query else ()
         chosen = [kind for name, kind in ops if operation_name is None or name == operation_name]
         if chosen == ["subscription"]:
             raise HTTPException(
@@ -262,21 +261,33 @@ class CairnSchema(strawberry.Schema):
 
     async def _prepare_operation_async(self, context, extensions_runner):
         """Refuse a document over :data:`~resolvers.document_size.MAX_DOCUMENT_CHARS` before
-        it is lexed, then Strawberry's parse, operation-type check and validation.
+        it is lexed, then Strawberry's parse, operation-type check and validation; meter what
+        stops before validation.
 
         The one step every async path takes (``execute`` for ``POST``/``GET``, ``stream`` for
         the WebSocket and multipart): a parse-time extension cannot refuse with a coded error
         on the streaming path (an exception there ends the WebSocket task), whereas a
-        ``PreExecutionError`` returned here is answered like any validation error. The
-        refused document is still metered (:func:`resolvers.metering.metered`). Strawberry 0.341.2 (pinned):
-        this private method's signature is checked by the front-door tests.
+        ``PreExecutionError`` returned here is answered like any validation error. A document
+        refused here — too long, a syntax error, an unknown ``operationName``, an operation
+        type the transport does not allow — reaches no validation hook, so it is metered here
+        (:func:`resolvers.metering.metered`); over the caller's limit the answer is the 429.
+        Strawberry 0.341.2 (pinned): the front-door tests go through this private method.
         """
         message = length_error(context.query) if context.query else None
-        if message is None:
-            return await super()._prepare_operation_async(context, extensions_runner)
-        refusal = await metered(context)
-        context.pre_execution_errors = [refusal or GraphQLError(message)]
-        return PreExecutionError(data=None, errors=context.pre_execution_errors)
+        if message is not None:
+            return _refused(context, await metered(context) or GraphQLError(message))
+        try:
+            result = await super()._prepare_operation_async(context, extensions_runner)
+        except (CannotGetOperationTypeError, InvalidOperationTypeError):
+            refusal = await metered(context)
+            if refusal is None:
+                raise
+            return _refused(context, refusal)
+        if result is not None and context.graphql_document is None:  # a syntax error
+            refusal = await metered(context)
+            if refusal is not None:
+                return _refused(context, refusal)
+        return result
 
     def process_errors(self, errors, execution_context=None) -> None:
         """Give each error an ``extensions.code``; mask unexpected errors; log compactly."""

@@ -247,19 +247,22 @@ async def test_introspection_and_refused_documents_count_as_reads_on_http_and_we
     too_many = " ".join(f"query q{i} {{ __typename }}" for i in range(399))  # the document-size limit refuses it
     r = await asyncio.to_thread(limited.gql, too_many, token=token)
     assert r.status_code == 400 and "operations per document" in r.json()["errors"][0]["message"]
+    r = await asyncio.to_thread(limited.gql, "{ viewer { kind }", token=token)  # a syntax error
+    assert r.status_code == 400 and r.json()["errors"][0]["extensions"]["code"] == "GRAPHQL_PARSE_FAILED"
     outcomes = []
     async with websockets.connect(limited.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
         await ws.send(json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}}))
         assert json.loads(await ws.recv())["type"] == "connection_ack"
-        for op_id in ("1", "2", "3"):  # reads 4 and 5 pass, the sixth is refused
+        for op_id in ("1", "2"):  # read 5 passes, the sixth is refused
             await ws.send(json.dumps({"id": op_id, "type": "subscribe", "payload": {"query": "{ __typename }"}}))
             msg = json.loads(await asyncio.wait_for(ws.recv(), 30))
             outcomes.append(msg["payload"]["data"] if msg["type"] == "next" else msg["payload"][0])
             if msg["type"] == "next":
                 assert json.loads(await asyncio.wait_for(ws.recv(), 30))["type"] == "complete"
-    assert outcomes[:2] == [{"__typename": "Query"}] * 2
-    ext = outcomes[2]["extensions"]
+    assert outcomes[0] == {"__typename": "Query"}
+    ext = outcomes[1]["extensions"]
     assert (ext["code"], ext["rateClass"], ext["limit"]) == ("RATE_LIMITED", "reads", 5)
     assert_limited(await asyncio.to_thread(limited.gql, introspection, token=token), "reads", 5)
     assert_limited(await asyncio.to_thread(limited.gql, too_many, token=token), "reads", 5)
+    assert_limited(await asyncio.to_thread(limited.gql, "{ viewer { kind }", token=token), "reads", 5)
     assert int(time.time() // 60) == window
