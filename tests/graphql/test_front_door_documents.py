@@ -120,3 +120,17 @@ async def test_the_same_documents_are_refused_over_the_websocket(live, query, li
         assert ok["type"] == "next" and ok["payload"]["data"]["viewer"]["kind"] == "agent"
     finally:
         await ws.close()
+
+
+def test_the_multipart_subscription_transport_is_bounded_too(live):
+    # Strawberry streams a subscription over POST when the client accepts multipart/mixed;
+    # that path parses through the same schema step as the others
+    doc = "#" + "x" * MAX_DOCUMENT_CHARS + '\nsubscription { contextPackStream(input: {task: "x"}) { __typename } }'
+    r = local_http.post(
+        f"{live.url}/graphql",
+        json={"query": doc},
+        headers={**auth(live), "Accept": "multipart/mixed;subscriptionSpec=1.0,application/json"},
+        timeout=10,
+    )
+    assert LENGTH_LIMIT in r.text, (r.status_code, r.headers.get("content-type"), r.text[:500])
+    assert "GRAPHQL_VALIDATION_FAILED" in r.text
