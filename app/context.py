@@ -21,9 +21,9 @@ from cairn.app.governance import (
     EnvelopeState,
     Principal,
     RateLimiter,
+    agent_token_from_browser,
     bearer_from_headers,
     browser_refused,
-    is_browser_request,
     trace_id_from_headers,
 )
 from cairn.app.identity import authenticate
@@ -174,7 +174,7 @@ class RequestContext:
         token = self._token()
         if token is None:
             raise Unauthenticated("no credential: send 'Authorization: Bearer <token>' (member cm_… or agent ck_…)")
-        if token.startswith("ck_") and is_browser_request(self.headers):
+        if agent_token_from_browser(token, self.headers):
             raise browser_refused()
         async with self.services.db.session() as s:
             self._principal = await authenticate(s, token)

@@ -42,6 +42,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from strawberry.asgi import GraphQL
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
+from strawberry.types.unset import UNSET
 
 from cairn.app.context import RequestContext, Services, bootstrap
 from cairn.app.core.config import Settings, load_settings
@@ -53,6 +54,7 @@ from cairn.app.governance import CallRecord, EnvelopeState, get_operation, trace
 from cairn.app.http import (
     CONSOLE_DIR,
     EXCEPTION_HANDLERS,
+    GRAPHIQL_HEADERS,
     STATIC_DIR,
     CairnTransportWS,
     EnvelopedCORSMiddleware,
@@ -65,6 +67,7 @@ from cairn.app.http import (
     make_read_route,
     make_replay_route,
     make_stream_route,
+    refuse_agent_browser_handshake,
     route_not_found,
 )
 from cairn.app.mcp import MCPHttp
@@ -104,7 +107,14 @@ class CairnGraphQL(GraphQL):
         return ctx
 
     async def render_graphql_ide(self, request: Request) -> HTMLResponse:
-        return HTMLResponse(graphiql_html())
+        return HTMLResponse(graphiql_html(), headers=GRAPHIQL_HEADERS)
+
+    async def run(self, request, context=UNSET, root_value=UNSET):  # type: ignore[override]
+        """Deny a handshake carrying an agent credential from a browser before anything else
+        (:func:`app.http.refuse_agent_browser_handshake`), then Strawberry's own handling."""
+        if self.is_websocket_request(request) and await refuse_agent_browser_handshake(request):
+            return request
+        return await super().run(request, context, root_value)
 
     async def reject_websocket(self, request):  # type: ignore[override]
         """A cross-origin handshake from an origin not in ``CAIRN_CORS_ORIGINS``: an enveloped 403."""

@@ -1,11 +1,19 @@
 """The schema: Query, Mutation, Subscription, plus the envelope, error codes and limits.
 
-Limits: document tokens ≤ 2,000 (at parse); then, per operation with fragments expanded in
-linear time (:mod:`resolvers.limits`), selections ≤ 10,000, depth ≤ 12, aliases ≤ 30,
-contextPack ≤ 2, and one response name ≤ 50 times per selection set
-(:mod:`resolvers.field_repeats`) — checked *before* graphql-core's validation rules run, so
-a refused document costs one linear pass (:class:`LimitedValidation`). Parse, limit and
-validation results are cached per document text.
+Limits, in the order they apply, the same on every transport (``POST``/``GET /graphql``, the
+WebSocket, Strawberry's multipart stream: all run :meth:`CairnSchema._prepare_operation_async`
+and the extensions below): document ≤ 32,768 characters (before it is lexed); tokens ≤ 2,000
+(at parse); operations ≤ 10 and definitions ≤ 50 per document (:mod:`resolvers.document_size`);
+then, per operation with fragments expanded in linear time (:mod:`resolvers.limits`),
+selections ≤ 10,000, depth ≤ 12, aliases ≤ 30, contextPack ≤ 2, and one response name ≤ 50
+times per selection set (:mod:`resolvers.field_repeats`) — all checked *before* graphql-core's
+validation rules run, so a refused document costs one linear pass (:class:`LimitedValidation`).
+Parse, limit and validation results are cached per document text.
+
+Metering: a document whose selected operation runs no governed root field (only
+``__typename`` or introspection, or refused by a limit or by validation) counts one ``reads``
+call of its principal (:func:`app.governance.meter_document`), before validation when it
+selects no governed field; governed fields count themselves when they run.
 
 Every error leaves with ``extensions.code``: resolver errors carry theirs (the adapter),
 parse errors get ``GRAPHQL_PARSE_FAILED``, validation errors ``GRAPHQL_VALIDATION_FAILED``
@@ -18,20 +26,29 @@ from __future__ import annotations
 import datetime
 import functools
 import logging
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import strawberry
 from cross_web import HTTPException
-from graphql import GraphQLError, GraphQLSyntaxError, OperationDefinitionNode, parse
+from graphql import GraphQLError, GraphQLSyntaxError
 from graphql.language import DocumentNode
 from starlette.responses import Response
 from strawberry.extensions import MaxTokensLimiter, ParserCache, SchemaExtension, ValidationCache
 from strawberry.schema.config import StrawberryConfig
+from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
+from strawberry.types.execution import PreExecutionError
 from strawberry.types.graphql import OperationType
 
 from cairn.app.core.errors import CairnError
 from cairn.resolvers.contextsets import ContextSetMutation, ContextSetQuery
 from cairn.resolvers.decisions import DecisionMutation, DecisionQuery
+from cairn.resolvers.document_size import (
+    MAX_TOKENS,
+    cached_parse,
+    definition_errors,
+    length_error,
+    operations_of,
+)
 from cairn.resolvers.documents import DocumentMutation, DocumentQuery
 from cairn.resolvers.field_repeats import repeat_errors
 from cairn.resolvers.fields import FieldMutation, FieldQuery
@@ -41,6 +58,7 @@ from cairn.resolvers.input_paths import DateTime, error_field
 from cairn.resolvers.interactions import TraceMutation
 from cairn.resolvers.limits import MAX_DEPTH, MAX_SELECTIONS, limit_errors
 from cairn.resolvers.memory import MemoryMutation, MemoryQuery
+from cairn.resolvers.metering import metered, selects_governed_field
 from cairn.resolvers.ontology import OntologyMutation, OntologyQuery
 from cairn.resolvers.packs import PackQuery, PackSubscription
 from cairn.resolvers.replay import ReplayQuery
@@ -48,8 +66,6 @@ from cairn.resolvers.templates import TemplateMutation, TemplateQuery
 from cairn.resolvers.temporal import TemporalQuery
 
 log = logging.getLogger("cairn.graphql")
-
-MAX_TOKENS = 2_000
 
 
 HTTP_STATUS_BY_CODE = {
@@ -74,25 +90,40 @@ def document_limit_errors(document: DocumentNode) -> tuple[str, ...]:
 
 
 class LimitedValidation(ValidationCache):
-    """Document limits first, then graphql-core's rules (results cached).
+    """Document limits first, then graphql-core's rules (results cached); metering.
 
     Strawberry's depth and alias limiters expanded every fragment spread (exponential time
     for nested spreads, ~1 h at n = 30) and ran in the same pass as every other rule. Here
-    the linear, memoised measure of :mod:`resolvers.limits` runs alone first; a document over
+    the count of operations and definitions (:func:`resolvers.document_size.definition_errors`)
+    and the linear, memoised measure of :mod:`resolvers.limits` run alone first; a document over
     a limit is refused with ``GRAPHQL_VALIDATION_FAILED`` naming the limit and no other rule
     visits it. Validation rules stay graphql-core's own tuple, so the validation cache keys
     on the same rules every time.
+
+    A document that will run no governed root field is metered here (module doc): before
+    validation when its selected operation selects none (so a caller over its limit costs no
+    validation), after it when validation refuses it. Over the limit, the answer is the 429.
     """
 
-    def on_validate(self) -> Iterator[None]:
+    async def on_validate(self) -> AsyncIterator[None]:
         ctx = self.execution_context
-        errors = document_limit_errors(ctx.graphql_document)
-        if errors:
+        document = ctx.graphql_document
+        # the name the client sent: ``operation_name`` falls back to the first operation's
+        errors = definition_errors(document, ctx._provided_operation_name) or document_limit_errors(document)
+        runs_governed = not errors and selects_governed_field(ctx)
+        refusal = None if runs_governed else await metered(ctx)
+        if refusal is not None:
+            ctx.pre_execution_errors = [refusal]
+        elif errors:
             ctx.pre_execution_errors = [GraphQLError(message) for message in errors]
         else:
             ctx.pre_execution_errors = self.cached_validate_document(
                 ctx.schema._schema, ctx.graphql_document, ctx.validation_rules
             )
+            if ctx.pre_execution_errors and runs_governed:  # no field will run to count it
+                refusal = await metered(ctx)
+                if refusal is not None:
+                    ctx.pre_execution_errors = [refusal]
         yield
 
 
@@ -110,7 +141,12 @@ class SafeParserCache(ParserCache):
     subscription path, so a syntax error in a WebSocket ``subscribe`` killed the worker task
     and the client got only ``complete``. Here a failed cached parse leaves the document
     unset; Strawberry then parses again inside its handler and returns a coded error.
+    The cache is :data:`cached_parse`.
     """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cached_parse_document = cached_parse
 
     def on_parse(self) -> Iterator[None]:
         ctx = self.execution_context
@@ -119,21 +155,6 @@ class SafeParserCache(ParserCache):
         except GraphQLError:
             ctx.graphql_document = None
         yield
-
-
-@functools.lru_cache(maxsize=512)
-def _operations(query: str) -> tuple[tuple[str | None, str], ...]:
-    """``(name, operation type)`` of each operation in a document (``()`` if it does not
-    parse within the token limit: Strawberry's own parse step reports that)."""
-    try:
-        doc = parse(query, max_tokens=MAX_TOKENS)
-    except GraphQLError:
-        return ()
-    return tuple(
-        (d.name.value if d.name else None, d.operation.value)
-        for d in doc.definitions
-        if isinstance(d, OperationDefinitionNode)
-    )
 
 
 def http_status_of(error: GraphQLError) -> int | None:
@@ -188,6 +209,12 @@ class Envelope(SchemaExtension):
         return {"envelope": env}
 
 
+def _refused(context, error: GraphQLError) -> PreExecutionError:
+    """A request refused before execution with ``error`` (also kept for the extensions)."""
+    context.pre_execution_errors = [error]
+    return PreExecutionError(data=None, errors=[error])
+
+
 class CairnSchema(strawberry.Schema):
     """Strawberry schema that codes every error and logs without query text."""
 
@@ -201,20 +228,18 @@ class CairnSchema(strawberry.Schema):
         allowed_operation_types=None,
         operation_extensions=None,
     ):
-        """Plain (non-streaming) execution: never subscriptions, one operation or a name.
+        """Plain (non-streaming) execution: never subscriptions.
 
         Strawberry lets a subscription through ``POST /graphql`` (for its multipart
         protocol) where the stream resolver can only fail as an internal error; refusing it
-        here makes it a 400 naming the transports that stream. A document with several
-        operations and no ``operationName`` is refused as the GraphQL spec requires
-        (Strawberry would run the first one, even a mutation).
+        here makes it a 400 naming the transports that stream. (A document with several
+        operations and no ``operationName`` is refused by :class:`LimitedValidation`, on every
+        transport, as the GraphQL spec requires.)
 
         Raises:
-            HTTPException: a subscription, or several operations and no operation name (400).
+            HTTPException: a subscription (400).
         """
-        ops = _operations(query) if query else ()
-        if operation_name is None and len(ops) > 1:
-            raise HTTPException(400, "the document has several operations: send operationName to choose one")
+        ops = operations_of(query) if query else ()
         chosen = [kind for name, kind in ops if operation_name is None or name == operation_name]
         if chosen == ["subscription"]:
             raise HTTPException(
@@ -233,6 +258,36 @@ class CairnSchema(strawberry.Schema):
             allowed_operation_types,
             operation_extensions,
         )
+
+    async def _prepare_operation_async(self, context, extensions_runner):
+        """Refuse a document over :data:`~resolvers.document_size.MAX_DOCUMENT_CHARS` before
+        it is lexed, then Strawberry's parse, operation-type check and validation; meter what
+        stops before validation.
+
+        The one step every async path takes (``execute`` for ``POST``/``GET``, ``stream`` for
+        the WebSocket and multipart): a parse-time extension cannot refuse with a coded error
+        on the streaming path (an exception there ends the WebSocket task), whereas a
+        ``PreExecutionError`` returned here is answered like any validation error. A document
+        refused here — too long, a syntax error, an unknown ``operationName``, an operation
+        type the transport does not allow — reaches no validation hook, so it is metered here
+        (:func:`resolvers.metering.metered`); over the caller's limit the answer is the 429.
+        Strawberry 0.341.2 (pinned): the front-door tests go through this private method.
+        """
+        message = length_error(context.query) if context.query else None
+        if message is not None:
+            return _refused(context, await metered(context) or GraphQLError(message))
+        try:
+            result = await super()._prepare_operation_async(context, extensions_runner)
+        except (CannotGetOperationTypeError, InvalidOperationTypeError):
+            refusal = await metered(context)
+            if refusal is None:
+                raise
+            return _refused(context, refusal)
+        if result is not None and context.graphql_document is None:  # a syntax error
+            refusal = await metered(context)
+            if refusal is not None:
+                return _refused(context, refusal)
+        return result
 
     def process_errors(self, errors, execution_context=None) -> None:
         """Give each error an ``extensions.code``; mask unexpected errors; log compactly."""

@@ -223,6 +223,29 @@ async def authorize(
     return principal, boundary
 
 
+DOCUMENT_RATE_CLASS = "reads"
+"""The class a GraphQL document that runs no governed field counts against (:func:`meter_document`)."""
+
+
+async def meter_document(ctx) -> None:
+    """Count one call of the request's principal for a GraphQL document that runs no governed field.
+
+    A governed root field counts itself when it runs (step 5 of the module doc); a document
+    that selects only ``__typename`` or introspection, or that is refused before execution
+    (document limits, validation), runs none, yet costs a parse and a validation: it counts
+    one :data:`DOCUMENT_RATE_CLASS` call, so every authenticated request is metered whatever
+    it selects. Called by the schema (:mod:`resolvers.schema`) for every transport.
+
+    Raises:
+        RateLimited: the principal is over its ``reads`` limit (429 ``RATE_LIMITED``).
+        CairnError: authentication failed (the transports authenticate before the document
+            is read, so this is the cached principal).
+    """
+    principal = await ctx.principal()
+    services = ctx.services
+    await services.rate_limiter.check(services.db, subject_of(principal), DOCUMENT_RATE_CLASS)
+
+
 def to_graphql_error(ctx, exc: BaseException) -> GraphQLError:
     """Shape any exception as a GraphQL error with ``extensions.code`` (no stack traces)."""
     if isinstance(exc, GraphQLError):

@@ -179,6 +179,17 @@ def is_browser_request(headers: dict[str, str]) -> bool:
     return "origin" in headers or any(h.startswith("sec-fetch-") for h in headers)
 
 
+def agent_token_from_browser(token: str | None, headers: dict[str, str]) -> bool:
+    """True when an agent credential (``ck_…``) comes with browser headers (:func:`is_browser_request`).
+
+    The one rule every channel applies (SPEC §1): such a request is refused with
+    :func:`browser_refused` — on HTTP when the request is authenticated, on the WebSocket at
+    the handshake (credential in the ``Authorization`` header) or per operation (credential in
+    ``connection_init``'s payload, judged by the handshake's headers).
+    """
+    return token is not None and token.startswith("ck_") and is_browser_request(headers)
+
+
 def browser_refused() -> CairnError:
     """The 403 for an agent credential presented by a browser."""
     return AgentBrowserRequestRefused(

@@ -2,7 +2,8 @@
 
 Every authenticated call counts against one class of its operation
 (:attr:`app.governance.operation.Operation.rate_class`): ``packs``, ``decisions``, ``writes`` or
-``reads``. The limit is per subject — an agent credential, or a member (member tokens are
+``reads``; a GraphQL document that runs no governed field counts one ``reads`` call
+(:func:`app.governance.adapter.meter_document`). The limit is per subject — an agent credential, or a member (member tokens are
 keyed by member) — per fixed one-minute window, from Settings
 ``rate_limit_<class>_per_minute`` (0 = unlimited). Over the limit the call is refused with
 :class:`RateLimited` (HTTP 429, ``RATE_LIMITED``, ``retryAfter`` seconds until the window

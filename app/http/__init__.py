@@ -9,16 +9,17 @@ from cairn.app.http.console import CONSOLE_DIR, console_page
 from cairn.app.http.decisions import make_create_route, make_read_route
 from cairn.app.http.edges import EXCEPTION_HANDLERS, EnvelopedCORSMiddleware, deny_websocket, route_not_found
 from cairn.app.http.gate import GraphQLGate
-from cairn.app.http.graphiql import STATIC_DIR, graphiql_html
+from cairn.app.http.graphiql import GRAPHIQL_HEADERS, STATIC_DIR, graphiql_html
 from cairn.app.http.metrics import make_metrics_route
 from cairn.app.http.replays import make_replay_route
 from cairn.app.http.routes import error_response
 from cairn.app.http.stream import make_stream_route
-from cairn.app.http.ws import CairnTransportWS
+from cairn.app.http.ws import CairnTransportWS, refuse_agent_browser_handshake
 
 __all__ = [
     "CONSOLE_DIR",
     "EXCEPTION_HANDLERS",
+    "GRAPHIQL_HEADERS",
     "STATIC_DIR",
     "CairnTransportWS",
     "EnvelopedCORSMiddleware",
@@ -32,5 +33,6 @@ __all__ = [
     "make_read_route",
     "make_replay_route",
     "make_stream_route",
+    "refuse_agent_browser_handshake",
     "route_not_found",
 ]

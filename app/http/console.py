@@ -31,23 +31,29 @@ its own origin (``'self'`` covers the same-origin WebSocket), no framing. A toke
 storage is only as safe as the page that holds it, so no inline script and no other origin."""
 
 
+PAGE_HEADERS = {
+    "cache-control": "no-store",
+    "referrer-policy": "no-referrer",
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+}
+"""The headers of every HTML page Cairn serves (the console, GraphiQL) beside its CSP: never cached,
+no referrer, no MIME sniffing, never framed (``X-Frame-Options`` for browsers that predate
+CSP's ``frame-ancestors``)."""
+
+
 @lru_cache(maxsize=1)
 def _index_html() -> str:
     return (CONSOLE_DIR / "index.html").read_text(encoding="utf-8")
 
 
 async def console_page(request: Request) -> HTMLResponse:
-    """``GET /console``: the console's single page, with :data:`CONSOLE_CSP`, never cached.
+    """``GET /console``: the console's single page, with :data:`CONSOLE_CSP` and :data:`PAGE_HEADERS`.
 
     Raises:
         FileNotFoundError: ``index.html`` is missing (a broken install; it ships as package data).
     """
     return HTMLResponse(
         _index_html(),
-        headers={
-            "content-security-policy": CONSOLE_CSP,
-            "cache-control": "no-store",
-            "referrer-policy": "no-referrer",
-            "x-content-type-options": "nosniff",
-        },
+        headers={"content-security-policy": CONSOLE_CSP, **PAGE_HEADERS},
     )

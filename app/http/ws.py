@@ -22,6 +22,13 @@ before any credential check — so an unauthenticated socket was served introspe
    (the schema's envelope extension, now per operation) and every error of an ``error``
    message carries ``extensions.envelope`` (the protocol's ``error`` payload is a bare list
    of errors, with no room for a top-level ``extensions``).
+
+One refusal happens before the protocol starts (:func:`refuse_agent_browser_handshake`): a
+handshake that carries an agent credential in its ``Authorization`` header together with
+browser headers (``Origin``, ``Sec-Fetch-*``) is answered 403 ``AGENT_BROWSER_REQUEST_REFUSED``,
+as HTTP routes answer it, instead of being upgraded. A credential sent only in
+``connection_init``'s payload is judged per operation (point 2) by the same rule
+(:func:`app.governance.agent_token_from_browser`) against the handshake's headers.
 """
 
 from __future__ import annotations
@@ -29,11 +36,22 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import Any
 
+from starlette.websockets import WebSocket
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
 
 from cairn.app.context import RequestContext
 from cairn.app.core.errors import CairnError
-from cairn.app.governance import CallRecord, get_operation, log_call, mark_failed, to_graphql_error
+from cairn.app.governance import (
+    CallRecord,
+    agent_token_from_browser,
+    bearer_from_headers,
+    browser_refused,
+    get_operation,
+    log_call,
+    mark_failed,
+    to_graphql_error,
+)
+from cairn.app.http.edges import deny_websocket
 
 _operation_context: ContextVar[RequestContext | None] = ContextVar("cairn_ws_operation", default=None)
 """The context of the operation whose task is running (each operation runs in its own task)."""
@@ -98,3 +116,24 @@ def _with_envelope(error: Any, envelope: dict[str, Any]) -> Any:
     extensions.setdefault("code", "BAD_REQUEST")  # the handler's own errors (e.g. the subscription limit)
     extensions.setdefault("envelope", envelope)
     return {**error, "extensions": extensions}
+
+
+async def refuse_agent_browser_handshake(websocket: WebSocket) -> bool:
+    """Deny a handshake whose ``Authorization`` header holds an agent credential sent with
+    browser headers: an enveloped 403 ``AGENT_BROWSER_REQUEST_REFUSED`` (module doc).
+
+    Returns:
+        True when the handshake was denied (nothing more to do), False when it may go on (no
+        header credential, a member token, no browser headers; a malformed ``Authorization``
+        header goes on to be refused per operation as ``UNAUTHENTICATED``).
+    """
+    headers = {k.lower(): v for k, v in websocket.headers.items()}
+    try:
+        token = bearer_from_headers(headers)
+    except CairnError:
+        return False
+    if not agent_token_from_browser(token, headers):
+        return False
+    op = get_operation("WS /graphql")
+    await deny_websocket(websocket, browser_refused(), 403, record=CallRecord(op.name, op.coordinate, op.capability))
+    return True

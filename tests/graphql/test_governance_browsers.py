@@ -76,3 +76,44 @@ async def test_cors_allow_list_for_member_browsers(tmp_path):
             "/graphql", headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"}
         )
         assert "access-control-allow-origin" not in bad.headers
+
+
+@pytest.mark.parametrize(
+    "browser", [{"Sec-Fetch-Mode": "websocket"}, {"Sec-Fetch-Site": "same-origin"}, {"Origin": "SAME"}]
+)
+async def test_a_browser_handshake_with_an_agent_credential_is_refused_before_the_upgrade(live, browser):
+    # it used to be upgraded (101) and only its operations refused; HTTP routes refuse it at once
+    headers = {k: (live.url if v == "SAME" else v) for k, v in browser.items()}
+    agent = {"Authorization": f"Bearer {live.tokens['agent']}"}
+    with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
+        await websockets.connect(
+            live.ws_url, subprotocols=["graphql-transport-ws"], additional_headers={**agent, **headers}
+        )
+    response = refused.value.response
+    assert response.status_code == 403
+    body = json.loads(response.body)
+    assert body["errors"][0]["extensions"]["code"] == "AGENT_BROWSER_REQUEST_REFUSED"
+    assert body["extensions"]["envelope"]["status"] == "REJECTED"
+    # the same headers with a member token, and the agent credential without browser headers, upgrade
+    member = {"Authorization": f"Bearer {live.tokens['viewer']}"}
+    for handshake in ({**member, **headers}, agent):
+        async with websockets.connect(
+            live.ws_url, subprotocols=["graphql-transport-ws"], additional_headers=handshake
+        ) as ws:
+            await ws.send(json.dumps({"type": "connection_init", "payload": {}}))
+            assert json.loads(await asyncio.wait_for(ws.recv(), 10))["type"] == "connection_ack"
+            await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {"query": "{ viewer { kind } }"}}))
+            msg = json.loads(await asyncio.wait_for(ws.recv(), 10))
+            assert msg["type"] == "next" and msg["payload"]["data"]["viewer"]["kind"] in ("member", "agent"), msg
+
+
+def test_the_graphiql_page_cannot_be_framed_and_loads_only_its_own_assets(live):
+    r = local_http.get(f"{live.url}/graphql", headers={"Accept": "text/html"}, timeout=10)
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    csp = {d.split()[0]: d.split()[1:] for d in r.headers["content-security-policy"].split("; ")}
+    assert csp["frame-ancestors"] == ["'none'"] and csp["default-src"] == ["'none'"]
+    assert csp["script-src"] == ["'self'"] and csp["connect-src"] == ["'self'"]
+    assert r.headers["x-frame-options"] == "DENY"
+    assert r.headers["x-content-type-options"] == "nosniff"
+    assert r.headers["referrer-policy"] == "no-referrer" and r.headers["cache-control"] == "no-store"
+    assert "GraphiQL" in r.text

@@ -34,7 +34,7 @@ LIMITS = {
     "rate_limit_reads_per_minute": 5,
 }
 PACK = '{ contextPack(input: {task: "billing region", retrieval: LEXICAL}) { packId } }'
-AGENTS = ("a", "b", "burst", "decider", "ws")
+AGENTS = ("a", "b", "burst", "decider", "ws", "typename", "documents")
 SCOPES = ["context:read", "decisions:run"]
 MESSAGE = re.compile(r"^at most (\d+) (packs|decisions|writes|reads) per minute per credential; retry after (\d+) s$")
 
@@ -218,4 +218,51 @@ async def test_the_subscription_counts_as_packs_over_the_websocket(limited):
     ext = outcomes[1]["extensions"]
     assert (ext["code"], ext["rateClass"], ext["limit"]) == ("RATE_LIMITED", "packs", 3)
     assert 1 <= ext["retryAfter"] <= 60
+    assert int(time.time() // 60) == window
+
+
+def test_a_burst_of_typename_documents_reaches_the_reads_limit(limited):
+    # a document selecting only __typename runs no governed field; it used to pass unmetered
+    # (1,260 calls in 9.6 s, all 200): now each counts one read, like any other read
+    token = limited.tokens["typename"]
+    window = fresh_window()
+    with ThreadPoolExecutor(8) as pool:
+        responses = list(pool.map(lambda _: limited.gql("{ __typename }", token=token), range(5 + 3)))
+    assert int(time.time() // 60) == window
+    passed = [r for r in responses if r.status_code == 200 and r.json()["data"] == {"__typename": "Query"}]
+    refused = [r for r in responses if r.status_code == 429]
+    assert (len(passed), len(refused)) == (5, 3)
+    for r in refused:
+        assert_limited(r, "reads", 5)
+
+
+async def test_introspection_and_refused_documents_count_as_reads_on_http_and_websocket(limited):
+    token = limited.tokens["documents"]
+    window = fresh_window()
+    introspection = "{ __schema { queryType { name } } }"
+    r = await asyncio.to_thread(limited.gql, introspection, token=token)
+    assert r.status_code == 200 and r.json()["data"]["__schema"]["queryType"]["name"] == "Query"
+    r = await asyncio.to_thread(limited.gql, "{ viewer { nosuchfield } }", token=token)  # validation refuses it
+    assert r.status_code == 400 and r.json()["errors"][0]["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
+    too_many = " ".join(f"query q{i} {{ __typename }}" for i in range(399))  # the document-size limit refuses it
+    r = await asyncio.to_thread(limited.gql, too_many, token=token)
+    assert r.status_code == 400 and "operations per document" in r.json()["errors"][0]["message"]
+    r = await asyncio.to_thread(limited.gql, "{ viewer { kind }", token=token)  # a syntax error
+    assert r.status_code == 400 and r.json()["errors"][0]["extensions"]["code"] == "GRAPHQL_PARSE_FAILED"
+    outcomes = []
+    async with websockets.connect(limited.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
+        await ws.send(json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}}))
+        assert json.loads(await ws.recv())["type"] == "connection_ack"
+        for op_id in ("1", "2"):  # read 5 passes, the sixth is refused
+            await ws.send(json.dumps({"id": op_id, "type": "subscribe", "payload": {"query": "{ __typename }"}}))
+            msg = json.loads(await asyncio.wait_for(ws.recv(), 30))
+            outcomes.append(msg["payload"]["data"] if msg["type"] == "next" else msg["payload"][0])
+            if msg["type"] == "next":
+                assert json.loads(await asyncio.wait_for(ws.recv(), 30))["type"] == "complete"
+    assert outcomes[0] == {"__typename": "Query"}
+    ext = outcomes[1]["extensions"]
+    assert (ext["code"], ext["rateClass"], ext["limit"]) == ("RATE_LIMITED", "reads", 5)
+    assert_limited(await asyncio.to_thread(limited.gql, introspection, token=token), "reads", 5)
+    assert_limited(await asyncio.to_thread(limited.gql, too_many, token=token), "reads", 5)
+    assert_limited(await asyncio.to_thread(limited.gql, "{ viewer { kind }", token=token), "reads", 5)
     assert int(time.time() // 60) == window
