@@ -15,13 +15,14 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from cairn.app.core.migrate import upgrade_database
 from tests import local_http
-from tests.conftest import ROOT
+from tests.conftest import ROOT, drop_postgres_database, postgres_database
 from tests.graphql.conftest import _bootstrap, _free_port
 from tests.outages.conftest import serve
 from tests.workers.test_workers import Worker, stop, wait_ready
@@ -58,9 +59,10 @@ def call(w: Worker, query: str, variables: dict, token: str):
     )
 
 
-def prepare(volume: Path) -> dict[str, str]:
-    """Migrate the volume's SQLite store and make the members (tokens by role)."""
-    url = f"sqlite+aiosqlite:///{volume / 'cairn.db'}"
+def prepare(volume: Path, url: str | None = None) -> dict[str, str]:
+    """Migrate the store (``url``, default the volume's SQLite file) and make the members
+    (tokens by role)."""
+    url = url or f"sqlite+aiosqlite:///{volume / 'cairn.db'}"
     upgrade_database(url)
     tokens, _ids = asyncio.run(_bootstrap(url))
     return tokens
@@ -124,11 +126,27 @@ def test_serve_refuses_to_start_below_the_minimum_free_space(small_volume):
     assert done.returncode == 2 and "CAIRN_MIN_FREE_MB" in done.stderr, done.stderr
 
 
-def test_full_volume_while_serving_is_503_then_writes_work_again_without_restart(small_volume):
-    """Lexical only (SQLite + Whoosh), no minimum: the volume really runs out under a write."""
-    tokens = prepare(small_volume)
+@pytest.fixture(params=["sqlite", "postgres"])
+def database_url(request, small_volume) -> Iterator[str | None]:
+    """None: the volume's SQLite file; else a fresh database on the machine's PostgreSQL (the
+    indexes stay on the small volume)."""
+    if request.param == "sqlite":
+        yield None
+        return
+    url = postgres_database()
+    try:
+        yield url
+    finally:
+        drop_postgres_database(url)
+
+
+def test_full_volume_while_serving_is_503_then_writes_work_again_without_restart(small_volume, database_url):
+    """Lexical only (Whoosh, and SQLite or PostgreSQL), no minimum: the volume really runs out
+    under a write."""
+    tokens = prepare(small_volume, database_url)
     owner = tokens["owner"]
-    w = serve("full-lexical", small_volume, CAIRN_EMBEDDER="none", CAIRN_MIN_FREE_MB="0")
+    extra = {"CAIRN_DATABASE_URL": database_url} if database_url else {}
+    w = serve("full-lexical", small_volume, CAIRN_EMBEDDER="none", CAIRN_MIN_FREE_MB="0", **extra)
     try:
         wait_ready(w, timeout=240)
         coll = call(w, 'mutation{createCollection(name:"docs"){id}}', {}, owner).json()["data"]["createCollection"][

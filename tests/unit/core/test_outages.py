@@ -75,3 +75,17 @@ async def test_a_postgresql_that_is_not_listening_is_database_unavailable():
         assert str(port) not in caught.value.message  # no host or port to the client
     finally:
         await db.dispose()
+
+
+async def test_a_sqlite_file_that_cannot_be_opened_is_database_unavailable(tmp_path):
+    folder = tmp_path / "gone"
+    db = Database(f"sqlite+aiosqlite:///{folder / 'cairn.db'}")  # makes the folder
+    folder.rmdir()  # e.g. an unmounted volume: SQLite cannot open (or create) the file
+    try:
+        with pytest.raises(DatabaseUnavailable) as caught:
+            async with db.session() as s:
+                await s.execute(text("SELECT 1"))
+        assert "unable to open database file" in caught.value.message
+        assert str(tmp_path) not in caught.value.message
+    finally:
+        await db.dispose()
