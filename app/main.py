@@ -7,7 +7,8 @@ Routes (each registered in :mod:`app.governance.registry`):
 - ``POST /v1/context-packs/stream`` NDJSON pack stream (header, items, footer);
 - ``POST /api/v1/decisions``, ``GET /api/v1/decisions/{id}`` (:mod:`app.http.decisions`);
 - ``POST /mcp`` the MCP tools over streamable HTTP (:mod:`app.mcp`);
-- ``GET /healthz`` (process up), ``GET /readyz`` (migrated, indexes caught up, model warm);
+- ``GET /healthz`` (process up), ``GET /readyz`` (migrated, indexes caught up, model warm; the
+  database answers and the data dir's volume takes writes: :mod:`app.http.readiness`);
 - ``GET /metrics`` Prometheus metrics (404 unless ``CAIRN_METRICS``; :mod:`app.http.metrics`).
 
 Observability (:mod:`app.observability`): OpenTelemetry traces when the ``OTEL_*`` environment
@@ -59,6 +60,7 @@ from cairn.app.http import (
     CairnTransportWS,
     EnvelopedCORSMiddleware,
     GraphQLGate,
+    Readiness,
     console_page,
     deny_websocket,
     graphiql_html,
@@ -127,14 +129,6 @@ class CairnGraphQL(GraphQL):
             record=CallRecord(op.name, op.coordinate, op.capability),
         )
         return request
-
-
-class Readiness:
-    """Start-up state: ``ready`` once the index repair and model warm-up finished."""
-
-    def __init__(self) -> None:
-        self.ready = False
-        self.detail: dict[str, Any] = {"indexCatchUp": "pending", "model": "pending"}
 
 
 def create_app(
@@ -267,9 +261,8 @@ def create_app(
         return probe(request, "GET /healthz", {"status": "ok"}, 200)
 
     async def readyz(request: Request) -> JSONResponse:
-        return probe(
-            request, "GET /readyz", {"ready": readiness.ready, **readiness.detail}, 200 if readiness.ready else 503
-        )
+        ready, body = await readiness.check(holder["services"])  # start-up, database, storage
+        return probe(request, "GET /readyz", body, 200 if ready else 503)
 
     gate = GraphQLGate(view, lambda: holder["services"])
     mcp_http = MCPHttp(lambda: holder["services"])
@@ -323,7 +316,8 @@ def create_worker_app() -> Starlette:
 
     Exits with uvicorn's start-up-failure code (3, one line on stderr) when the process cannot
     start — a bad ``CAIRN_*`` setting, :data:`SERVE_WORKERS_ENV` not a whole number >= 1, every
-    slot held (:class:`app.core.datadir.DataDirInUse`), an unusable slot folder — so uvicorn's
+    slot held (:class:`app.core.datadir.DataDirInUse`), an unusable slot folder, less than
+    ``CAIRN_MIN_FREE_MB`` free on the data dir's volume — so uvicorn's
     supervisor stops instead of restarting it forever.
     """
     from cairn.app.core.config import SettingsInvalid
@@ -344,6 +338,9 @@ def create_worker_app() -> Starlette:
                 update={"database_url": settings.resolved_database_url, "data_dir": lock.path.resolve()}
             )
             worker.update(slot=slot, indexes=str(lock.path.resolve()))
+        space = settings.storage_space
+        if space is not None and (short := space.shortfall()) is not None:  # SIGBUS territory (app.core.space)
+            startup_failure(f"not starting: {short}")
     except SettingsInvalid as exc:
         startup_failure(exc.message)
     except DataDirInUse as exc:

@@ -66,7 +66,7 @@ from cairn.retrieval.lexical_query import CJK_MODES, bm25_query
 from cairn.retrieval.lexical_schema import IndexedPassage
 from cairn.retrieval.lexical_scoring import SegmentArrays
 from cairn.retrieval.lexical_search import allowed_docs, ranked_passages
-from cairn.retrieval.lexical_writing import commit_deletions, commit_passages
+from cairn.retrieval.lexical_writing import commit, commit_deletions, commit_passages
 
 
 class LexicalIndex:
@@ -220,7 +220,7 @@ class LexicalIndex:
         """Remove every passage (all segments are dropped in one commit)."""
         with self._write_lock:
             self._require_open()
-            self._index.writer().commit(mergetype=CLEAR)
+            commit(self._index.writer(), mergetype=CLEAR)
             self._refresh()
 
     # -- reading ---------------------------------------------------------------------

@@ -1,9 +1,12 @@
 """Writes to the passage index: one Whoosh commit that adds, replaces or deletes passages,
-cancelled if anything fails (:class:`retrieval.lexical.LexicalIndex` holds its write lock
-around each and swaps in a new searcher after it)."""
+cancelled if anything fails — also the commit itself (:func:`commit`): Whoosh releases its
+write lock only when a commit succeeds, so a commit that hit a full disk left the lock held and
+refused every later write until a restart (issue 32). :class:`retrieval.lexical.LexicalIndex`
+holds its own write lock around each and swaps in a new searcher after it."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -45,7 +48,7 @@ def commit_passages(
     except BaseException:
         writer.cancel()
         raise
-    writer.commit()
+    commit(writer)
 
 
 def commit_deletions(index: Any, passage_ids: Iterable[str], *, limitmb: int) -> None:
@@ -63,4 +66,24 @@ def commit_deletions(index: Any, passage_ids: Iterable[str], *, limitmb: int) ->
     except BaseException:
         writer.cancel()
         raise
-    writer.commit()
+    commit(writer)
+
+
+def commit(writer: Any, **options: Any) -> None:
+    """``writer.commit(**options)``; when it raises (e.g. ``ENOSPC`` writing a segment or the
+    table of contents), the writer is cancelled so the index's write lock is released and the
+    next write can succeed once space returns, then the error is raised.
+
+    Args:
+        writer: A Whoosh ``SegmentWriter`` or ``MpWriter``.
+        options: Passed to ``commit`` (e.g. ``mergetype``).
+    """
+    try:
+        writer.commit(**options)
+    except BaseException:
+        try:
+            writer.cancel()  # removes the new segment's files and releases the lock
+        except Exception:  # noqa: BLE001 - the commit's error is the one to report
+            with contextlib.suppress(Exception):
+                writer.writelock.release()  # cancel failed part-way: at least free the lock
+        raise

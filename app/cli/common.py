@@ -128,7 +128,7 @@ async def _workspace(db, name: str, *, create: bool | None = None):
 def _run(coro):
     """Run a coroutine; operator-facing errors become one line on stderr and exit code 2."""
     from cairn.app.core.datadir import DataDirInUse
-    from cairn.app.core.errors import CairnError
+    from cairn.app.core.errors import CairnError, as_cairn_error
     from cairn.retrieval.vectors import VectorStoreUnavailable
 
     try:
@@ -137,6 +137,26 @@ def _run(coro):
         _fail(exc.message)
     except (DataDirInUse, VectorStoreUnavailable, SettingsInvalid) as exc:
         _fail(str(exc))
+    except Exception as exc:
+        known = as_cairn_error(exc)  # a full disk, a database that is down: one line, not a traceback
+        if known is None:
+            raise
+        _fail(known.message)
+
+
+def _check_space(settings: Settings) -> None:
+    """Refuse to start (one line, exit 2) when the data dir's volume has less than
+    ``CAIRN_MIN_FREE_MB`` free (:mod:`app.core.space`): a full volume ends the embedded vector
+    engine with ``SIGBUS``, and every write would fail anyway."""
+    space = settings.storage_space
+    if space is None:
+        return
+    try:
+        short = space.shortfall()
+    except OSError as exc:
+        _fail(f"cannot use the data dir {space.path}: {exc.strerror or exc}")
+    if short is not None:
+        _fail(f"not starting: {short}")
 
 
 def _progress() -> Progress:
@@ -268,6 +288,7 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
                 lock = DataDirLock(settings.data_dir)
         except DataDirInUse as exc:
             _fail(exc.with_hint("stop it first, or give this server its own --data-dir"))
+        _check_space(settings)
         uses_server = settings.embedder != "none" or settings.resolved_lexical_backend == "qdrant"
         if uses_server and settings.resolved_vector_backend == "server":
             try:

@@ -9,6 +9,7 @@ from rich.table import Table
 from cairn.app.cli.common import (
     DataDir,
     WorkspaceOpt,
+    _check_space,
     _fail,
     _open,
     _progress,
@@ -105,6 +106,7 @@ def ingest(
     """
     _check_name(collection, "--collection")
     settings = _settings(data_dir)
+    _check_space(settings)
     docs, skipped = _scan(path)
     report = _run(_ingest(settings, docs, skipped, collection, workspace, lexical_only))
     table = Table(title=f"ingest {path} → {collection}")

@@ -11,11 +11,14 @@ import os
 import re
 import types
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin
 
 from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
+
+if TYPE_CHECKING:
+    from cairn.app.core.space import StorageSpace
 
 
 class Settings(BaseSettings):
@@ -110,6 +113,11 @@ class Settings(BaseSettings):
             dev → ``/metrics`` is open to whoever reaches the port (operation names and counts).
             Traces are configured by the standard ``OTEL_*`` variables, not here
             (:mod:`app.observability.tracing`).
+        min_free_mb: Free space (MiB) the data dir's volume must keep: ``cairn serve`` and
+            ``cairn ingest`` refuse to start below it, index writes are refused below it with
+            503 ``STORAGE_FULL``, and ``/readyz`` answers 503 (:mod:`app.core.space`); 0 turns
+            the check off. Unused when nothing is stored under the data dir (PostgreSQL and a
+            Qdrant server).
     """
 
     # enable_decoding=False: list settings arrive as the raw string and _split_lists reads
@@ -173,6 +181,7 @@ class Settings(BaseSettings):
     replay_purge_interval_seconds: float = Field(default=3600.0, ge=60, le=86_400)
     metrics: bool = False
     metrics_token: str | None = None
+    min_free_mb: int = Field(default=256, ge=0, le=1_048_576)
 
     @model_validator(mode="after")
     def _refuse_unsafe_prod(self) -> Settings:
@@ -245,6 +254,16 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite+aiosqlite:///{(self.data_dir / 'cairn.db').resolve()}"
+
+    @property
+    def storage_space(self) -> StorageSpace | None:
+        """The data dir's volume against ``min_free_mb`` (:class:`app.core.space.StorageSpace`),
+        or None when nothing is stored there (PostgreSQL and both legs in a Qdrant server)."""
+        from cairn.app.core.space import StorageSpace
+
+        if not (self.local_indexes or self.resolved_database_url.startswith("sqlite")):
+            return None
+        return StorageSpace(Path(self.data_dir), self.min_free_mb * 1024 * 1024)
 
     @property
     def whoosh_dir(self) -> Path:

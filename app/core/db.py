@@ -17,7 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event, text
+from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+from cairn.app.core.errors import outage_of
 
 
 def make_engine(url: str) -> AsyncEngine:
@@ -27,7 +30,8 @@ def make_engine(url: str) -> AsyncEngine:
         url: ``sqlite+aiosqlite:///path`` or ``postgresql+asyncpg://…``.
 
     Returns:
-        An engine; for SQLite the parent directory of the file is created.
+        An engine; for SQLite the parent directory of the file is created. An outage (the
+        database unreachable or lost, a full disk) raises its coded 503 error (:func:`_outage`).
     """
     if url.startswith("sqlite"):
         path = url.split("///", 1)[-1]
@@ -44,8 +48,34 @@ def make_engine(url: str) -> AsyncEngine:
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.close()
 
-        return engine
-    return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True)
+    else:
+        engine = create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True)
+    event.listen(engine.sync_engine, "handle_error", _outage, retval=True)
+    event.listen(engine.sync_engine, "do_connect", _connect)
+    return engine
+
+
+def _connect(dialect: Any, _record: Any, cargs: Any, cparams: Any) -> Any:
+    """SQLAlchemy's connect hook: open the driver connection as SQLAlchemy would; a database
+    that cannot be reached raises :class:`~app.core.errors.DatabaseUnavailable`. (asyncpg's
+    refused or timed-out connection is a plain ``OSError``/``TimeoutError``, which SQLAlchemy
+    passes on without calling its error hook.)"""
+    try:
+        return dialect.connect(*cargs, **cparams)
+    except Exception as exc:
+        outage = outage_of(exc, from_database=True)
+        if outage is None:
+            raise
+        raise outage from exc
+
+
+def _outage(context: ExceptionContext) -> BaseException | None:
+    """SQLAlchemy's error hook: a database that cannot be reached (or lost mid-call) or a full
+    disk becomes the coded 503 error in place of the driver's (:func:`app.core.errors.outage_of`,
+    which may here read a plain refused connection as the database's); the driver error stays
+    its ``__cause__``. SQLAlchemy still invalidates a lost connection, and the session's
+    rollback (:meth:`Database.session`) ends the transaction, so nothing stays locked."""
+    return outage_of(context.original_exception, from_database=True, disconnect=context.is_disconnect)
 
 
 class Database:

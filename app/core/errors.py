@@ -6,12 +6,19 @@ Codes are SPEC codes where the SPEC names one, otherwise Apollo's conventional
 used by the HTTP routes and by GraphQL-over-HTTP when every root field failed the same way.
 Each package declares its errors as subclasses (``app/<package>/errors.py`` or next to the
 code raising them) with ``code`` and ``http_status`` as class attributes.
+
+Outages are declared here, as every package may meet them: ``STORAGE_FULL`` and
+``DATABASE_UNAVAILABLE`` (503 with ``retryAfter``), recognised in any exception's chain by
+:func:`outage_of` (the rule is :mod:`app.core.outages`), so :func:`to_response` maps a full
+disk or a stopped database the same way on every transport.
 """
 
 from __future__ import annotations
 
 import functools
 from typing import Any, ClassVar
+
+from cairn.app.core.outages import chain, recognise
 
 INTERNAL_CODE = "INTERNAL_SERVER_ERROR"
 
@@ -54,13 +61,24 @@ class CairnError(Exception):
 def to_response(exc: BaseException) -> tuple[int, dict[str, Any]]:
     """The one mapping of an exception to what a client sees: ``(HTTP status, extensions)``.
 
-    A :class:`CairnError` gives its class's ``http_status`` and ``{"code": …, **extra}``;
-    anything else is ``(500, {"code": "INTERNAL_SERVER_ERROR"})`` (details stay in the log).
-    Used by GraphQL errors (``to_graphql_error``) and the enveloped HTTP errors alike.
+    A :class:`CairnError` gives its class's ``http_status`` and ``{"code": …, **extra}``; a
+    storage or database outage anywhere in the exception's chain gives its 503 error
+    (:func:`as_cairn_error`); anything else is ``(500, {"code": "INTERNAL_SERVER_ERROR"})``
+    (details stay in the log). Used by GraphQL errors (``to_graphql_error``) and the enveloped
+    HTTP errors alike.
     """
-    if isinstance(exc, CairnError):
-        return exc.http_status, exc.extensions()
+    known = as_cairn_error(exc)
+    if known is not None:
+        return known.http_status, known.extensions()
     return 500, {"code": INTERNAL_CODE}
+
+
+def as_cairn_error(exc: BaseException) -> CairnError | None:
+    """``exc`` itself when it is a :class:`CairnError`; the 503 ``STORAGE_FULL`` or
+    ``DATABASE_UNAVAILABLE`` it stands for (:func:`outage_of`); else None."""
+    if isinstance(exc, CairnError):
+        return exc
+    return outage_of(exc)
 
 
 @functools.cache
@@ -165,3 +183,63 @@ class ContextSetInactive(Forbidden):
     """
 
     code = "AGENT_CONTEXT_SET_INACTIVE"
+
+
+DATABASE_RETRY_AFTER_SECONDS = 2
+"""``Retry-After`` of ``DATABASE_UNAVAILABLE``: a restarted PostgreSQL was answering again
+within 4 s (issue 32), and pooled connections are re-checked before use (``pool_pre_ping``)."""
+
+STORAGE_RETRY_AFTER_SECONDS = 30
+"""``Retry-After`` of ``STORAGE_FULL``: space comes back by an operator's hand, not in seconds."""
+
+
+class StorageFull(CairnError):
+    """A write found its volume full, over quota or read-only (503 ``STORAGE_FULL``).
+
+    ``extensions.retryAfter`` (seconds) is also sent as ``Retry-After``. Writes succeed again,
+    without a restart, once space is freed; ``/readyz`` answers 503 meanwhile.
+    """
+
+    code = "STORAGE_FULL"
+    http_status = 503
+
+
+class DatabaseUnavailable(CairnError):
+    """The database cannot be reached, or the connection was lost mid-call (503 ``DATABASE_UNAVAILABLE``).
+
+    ``extensions.retryAfter`` (seconds) is also sent as ``Retry-After``; ``/readyz`` answers
+    503 until the database answers again.
+    """
+
+    code = "DATABASE_UNAVAILABLE"
+    http_status = 503
+
+
+def storage_full(detail: str) -> StorageFull:
+    """The :class:`StorageFull` error for ``detail`` (what failed), with what to do."""
+    return StorageFull(
+        f"storage full: {detail}; free space on the data volume (or raise its quota), then retry — no restart needed",
+        retryAfter=STORAGE_RETRY_AFTER_SECONDS,
+    )
+
+
+def database_unavailable(detail: str) -> DatabaseUnavailable:
+    """The :class:`DatabaseUnavailable` error for ``detail`` (what failed), with what to do."""
+    return DatabaseUnavailable(
+        f"the database is unavailable: {detail}; retry after a few seconds (check that the database server runs)",
+        retryAfter=DATABASE_RETRY_AFTER_SECONDS,
+    )
+
+
+def outage_of(exc: BaseException, *, from_database: bool = False, disconnect: bool = False) -> CairnError | None:
+    """The coded outage error ``exc`` stands for (:func:`app.core.outages.recognise`, whose
+    arguments these are): a :class:`StorageFull` or :class:`DatabaseUnavailable` already in its
+    chain, else one made from what failed; None when it is no outage."""
+    for e in chain(exc):
+        if isinstance(e, StorageFull | DatabaseUnavailable):
+            return e
+    found = recognise(exc, from_database=from_database, disconnect=disconnect)
+    if found is None:
+        return None
+    kind, detail = found
+    return storage_full(detail) if kind == "storage" else database_unavailable(detail)

@@ -22,6 +22,7 @@ import logging
 from typing import Any
 
 from cairn.app.core.db import Database
+from cairn.app.core.errors import as_cairn_error
 from cairn.app.corpus.changes import CHANNEL
 
 log = logging.getLogger("cairn.indexing")
@@ -94,8 +95,12 @@ class ChangeFollower:
                     await self.indexes.index_pending(self.db)
                 except asyncio.CancelledError:
                     raise
-                except Exception:
-                    log.exception("catching up with the change log failed; retrying")
+                except Exception as exc:
+                    outage = as_cairn_error(exc)
+                    if outage is None:
+                        log.exception("catching up with the change log failed; retrying")
+                    else:  # a full disk or a stopped database: one line per poll, not a traceback
+                        log.warning("catching up with the change log: %s (%s); retrying", outage.code, outage.message)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self.poll_seconds)
         finally:

@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from cairn.app.core.db import Database
+from cairn.app.core.space import StorageSpace
 from cairn.app.corpus.changes import (
     Change,
     Cursor,
@@ -100,6 +101,11 @@ class SearchIndexes:
     _dense: DenseModels | None = field(default=None, init=False, repr=False)
     data_lock: Any = None
     """The data dir's :class:`app.core.datadir.DataDirLock` when opened by :func:`open_indexes`."""
+    space: StorageSpace | None = None
+    """The data dir's volume when an index lives there: each batch is refused (503
+    ``STORAGE_FULL``) below ``CAIRN_MIN_FREE_MB`` before it grows a file, as the embedded
+    Qdrant engine dies of ``SIGBUS`` when its memory-mapped files cannot grow
+    (:mod:`app.core.space`)."""
 
     @property
     def dense(self) -> DenseModels | None:
@@ -269,6 +275,8 @@ class SearchIndexes:
     async def _apply(self, db: Database, changes: Sequence[Change]) -> tuple[int, int]:
         """Add the changes' passages missing from each leg. Returns the counts added."""
         ids = [c.passage_id for c in changes]
+        if self.space is not None:
+            self.space.ensure("indexing new passages")
         present = await asyncio.to_thread(self.lexical.has, ids)
         lexical = [
             IndexedPassage(c.passage_id, c.workspace_id, c.collection_id, c.document_id, c.title or "", c.text)
@@ -299,6 +307,8 @@ class SearchIndexes:
                     if write is not None:  # cluster mode: both legs write these points (no lost vector)
                         await write
                         write = None
+                    if self.space is not None:
+                        self.space.ensure("writing passage vectors")
                     await asyncio.to_thread(self.vectors.upsert, points)
                     vec += len(points)
         finally:
@@ -446,4 +456,5 @@ def open_indexes(settings, *, with_vectors: bool = True) -> SearchIndexes:
         multilingual=multilingual,
         state_dir=Path(settings.data_dir),
         data_lock=data_lock,
+        space=settings.storage_space if settings.local_indexes else None,
     )

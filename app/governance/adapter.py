@@ -39,9 +39,10 @@ from typing import Any
 
 from graphql import GraphQLError
 from sqlalchemy import update
+from starlette.responses import Response
 from strawberry.utils.str_converters import to_camel_case
 
-from cairn.app.core.errors import CairnError, Forbidden, to_response
+from cairn.app.core.errors import CairnError, Forbidden, as_cairn_error, to_response
 from cairn.app.core.ids import utcnow
 from cairn.app.core.models import ConfirmationRequest
 from cairn.app.governance.auth import Principal, require_scope
@@ -250,12 +251,30 @@ def to_graphql_error(ctx, exc: BaseException) -> GraphQLError:
     """Shape any exception as a GraphQL error with ``extensions.code`` (no stack traces)."""
     if isinstance(exc, GraphQLError):
         return exc
+    known = as_cairn_error(exc)
+    if known is not None:
+        if known is not exc:  # an outage (full disk, database down): the cause stays in the log
+            log.warning("%s: %s", known.code, exc, extra={"trace_id": getattr(ctx, "trace_id", None)})
+        answer_unavailable(getattr(ctx, "response", None), known)
+        return GraphQLError(known.message, extensions=known.extensions(), original_error=known)
     _, extensions = to_response(exc)
-    if isinstance(exc, CairnError):
-        return GraphQLError(exc.message, extensions=extensions, original_error=exc)
     log.error("internal error", exc_info=exc, extra={"trace_id": getattr(ctx, "trace_id", None)})
     trace = getattr(ctx, "trace_id", "unknown")
     return GraphQLError(f"internal error; quote trace id {trace} when reporting it", extensions=extensions)
+
+
+def answer_unavailable(response: Any, error: CairnError) -> None:
+    """GraphQL over HTTP: a 503 error (an outage, :mod:`app.core.outages`) makes the whole
+    response 503 with ``Retry-After`` (the error's ``retryAfter``), as on every other route, so a
+    balancer or client backs off instead of reading a 200. ``response`` is the view's
+    sub-response (Strawberry copies its status and headers); None elsewhere (WebSocket,
+    MCP, the routes, which set the status themselves)."""
+    if not isinstance(response, Response) or error.http_status != 503:
+        return
+    response.status_code = 503
+    retry = error.extra.get("retryAfter")
+    if retry is not None:
+        response.headers["retry-after"] = str(retry)
 
 
 def start_call(ctx, record: CallRecord) -> Any:

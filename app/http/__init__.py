@@ -11,6 +11,7 @@ from cairn.app.http.edges import EXCEPTION_HANDLERS, EnvelopedCORSMiddleware, de
 from cairn.app.http.gate import GraphQLGate
 from cairn.app.http.graphiql import GRAPHIQL_HEADERS, STATIC_DIR, graphiql_html
 from cairn.app.http.metrics import make_metrics_route
+from cairn.app.http.readiness import Readiness
 from cairn.app.http.replays import make_replay_route
 from cairn.app.http.routes import error_response
 from cairn.app.http.stream import make_stream_route
@@ -24,6 +25,7 @@ __all__ = [
     "CairnTransportWS",
     "EnvelopedCORSMiddleware",
     "GraphQLGate",
+    "Readiness",
     "console_page",
     "deny_websocket",
     "error_response",

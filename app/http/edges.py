@@ -16,7 +16,8 @@ errors: [{message, extensions: {code}}], extensions: {envelope}}`` — with the
   ASGI WebSocket Denial Response extension, which uvicorn implements; on a server without
   it the handshake is closed as before): 403 ``FORBIDDEN`` for a cross-origin handshake,
   404 ``NOT_FOUND`` for a WebSocket path that does not exist;
-- 500 ``INTERNAL_SERVER_ERROR`` (message: the trace id to quote; details only in the log).
+- 500 ``INTERNAL_SERVER_ERROR`` (message: the trace id to quote; details only in the log), or
+  for an outage its coded 503 (``STORAGE_FULL``, ``DATABASE_UNAVAILABLE``) with ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.websockets import WebSocket
 
-from cairn.app.core.errors import CairnError, Forbidden, NotFound, error_class
+from cairn.app.core.errors import CairnError, Forbidden, NotFound, as_cairn_error, error_class
 from cairn.app.decisions import DecisionMethodNotAllowed, error_to_wire
 from cairn.app.governance import CallRecord, EnvelopeState, mark_failed, trace_id_from_headers
 
@@ -116,8 +117,19 @@ def _decisions_wire(request: Request, exc: CairnError, extra_headers: Mapping[st
 
 
 async def server_error_handler(request: Request, exc: Exception) -> Response:
-    """An unhandled exception: 500 with the trace id to quote; the details go to the log only."""
+    """An unhandled exception: 500 with the trace id to quote; the details go to the log only.
+    An outage (full disk, database down; :mod:`app.core.outages`) is its coded 503 with ``Retry-After``."""
     trace = trace_id_from_headers(_headers(request))
+    known = as_cairn_error(exc)
+    if known is not None:
+        log.warning("%s trace_id=%s: %s", known.code, trace, exc)
+        retry = known.extra.get("retryAfter")
+        return enveloped_json(
+            {"x-cairn-trace": trace},
+            known,
+            known.http_status,
+            extra_headers={"retry-after": str(retry)} if retry is not None and known.http_status == 503 else None,
+        )
     log.error("unhandled error trace_id=%s", trace, exc_info=exc)
     return enveloped_json(
         {"x-cairn-trace": trace},

@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from cairn.app.context import RequestContext
-from cairn.app.core.errors import CairnError, error_class, to_response
+from cairn.app.core.errors import as_cairn_error, error_class, to_response
 from cairn.app.governance import CallRecord, get_operation, log_call, mark_failed, to_graphql_error
 from cairn.app.http.edges import code_for_status
 from cairn.app.http.errors import BadRequest, BodyTooLarge, RequestTimeout, UnsupportedMediaType
@@ -69,7 +69,7 @@ def enveloped_error(ctx: RequestContext, exc: BaseException, status: int | None 
     """The body and headers of an enveloped JSON error; marks the current call REJECTED/ERROR.
 
     ``status`` defaults to the error's own (:func:`~app.core.errors.to_response`). Headers: ``x-cairn-trace``; ``WWW-Authenticate`` on 401; ``Retry-After`` (the error's
-    ``extensions.retryAfter``, whole seconds) on 429.
+    ``extensions.retryAfter``, whole seconds) on 429 and 503 (an outage: full disk, database down).
     """
     if status is None:
         status, _ = to_response(exc)
@@ -81,7 +81,7 @@ def enveloped_error(ctx: RequestContext, exc: BaseException, status: int | None 
     if status == 401:
         headers["www-authenticate"] = 'Bearer realm="cairn"'
     retry = (err.extensions or {}).get("retryAfter")
-    if status == 429 and retry is not None:
+    if status in (429, 503) and retry is not None:
         headers["retry-after"] = str(retry)
     return body, headers
 
@@ -135,7 +135,8 @@ class GraphQLGate:
                 _check_query_string(scope.get("query_string", b""))
             principal = await ctx.principal()
         except Exception as exc:  # noqa: BLE001 - shaped below
-            status = exc.http_status if isinstance(exc, CairnError) else 400
+            known = as_cairn_error(exc)  # a database outage while authenticating: 503, not 400
+            status = known.http_status if known is not None else 400
             await send_error(send, ctx, exc, status)
             log_call(ctx, ctx.envelope.calls[-1])  # a refusal at the gate is a call of POST /graphql
             return

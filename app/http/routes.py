@@ -91,7 +91,7 @@ def error_response(ctx: RequestContext, exc: BaseException, headers: dict[str, s
     """The enveloped JSON error for ``exc`` at its HTTP status (500 when it is not a CairnError).
 
     Marks the current call REJECTED (401/403) or ERROR. ``headers`` are added to the
-    response's (``x-cairn-trace``, ``WWW-Authenticate`` on 401, ``Retry-After`` on 429 from the
+    response's (``x-cairn-trace``, ``WWW-Authenticate`` on 401, ``Retry-After`` on 429 and 503 from the
     error's ``retryAfter``).
     """
     status, _ = to_response(exc)

@@ -31,7 +31,7 @@ from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from cairn.app.context import RequestContext, Services
-from cairn.app.core.errors import BadInput, CairnError
+from cairn.app.core.errors import BadInput, as_cairn_error
 from cairn.app.governance import CallRecord, get_operation, log_call
 from cairn.app.http import error_response
 from cairn.app.mcp.governed import CONFIRMATION_META, ENVELOPE_META, error_payload, governed_call
@@ -177,7 +177,9 @@ class MCPHttp:
         ctx.envelope.calls.append(record)
         try:
             principal = await ctx.principal()
-        except CairnError as exc:
+        except Exception as exc:
+            if as_cairn_error(exc) is None:  # a bug: the app's 500 handler logs it
+                raise
             response = error_response(ctx, exc)  # the routes' enveloped error (status from to_response)
             log_call(ctx, record)
             await response(scope, receive, send)
