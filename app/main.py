@@ -207,6 +207,14 @@ def create_app(
                 exit_now(STARTUP_FAILURE)  # uvicorn's supervisor stops rather than restart it forever
         svc: Services = holder["services"]
         view.services = svc
+        # decisions left RUNNING by a process that died (kill -9, OOM) read FAILED from now on; a
+        # failed sweep does not stop start-up (each read of such a decision marks it anyway)
+        try:
+            swept = await svc.decisions.sweep_lapsed()
+            if swept:
+                log.warning("start-up: %d running decisions of stopped processes marked FAILED", swept)
+        except Exception:
+            log.exception("start-up: sweeping lapsed decisions failed")
         # one process of several on one port: no balancer keeps traffic off it while it catches
         # up, so it catches up before its server accepts (the other processes answer meanwhile)
         caught_up = await catch_up(svc) if worker is not None else None
