@@ -48,7 +48,7 @@ from cairn.app.core.config import Settings, load_settings
 from cairn.app.core.errors import Forbidden
 from cairn.app.core.logs import configure_logging
 from cairn.app.core.migrate import upgrade_database
-from cairn.app.corpus import ChangeFollower, shared_value
+from cairn.app.corpus import ChangeFollower, shared_value, warm_models
 from cairn.app.governance import CallRecord, EnvelopeState, get_operation, trace_id_from_headers
 from cairn.app.http import (
     CONSOLE_DIR,
@@ -168,13 +168,7 @@ def create_app(
                 f"done ({lex} lexical, {vec} vector passages indexed; change log at {cursor.txid}:{cursor.seq})"
             )
             await svc.db.analyze()
-            if svc.indexes.embedder is not None:
-                await asyncio.to_thread(svc.indexes.embedder.encode_query, "warm up")
-                if svc.indexes.multilingual is not None:
-                    await asyncio.to_thread(svc.indexes.multilingual.encode_query, "warm up")
-                readiness.detail["model"] = "loaded"
-            else:
-                readiness.detail["model"] = "none (LEXICAL only)"
+            readiness.detail["model"] = await warm_models(svc.indexes)  # the same warm-up as `cairn mcp`
             readiness.ready = True
             return True
         except Exception:

@@ -60,6 +60,7 @@ from cairn.app.corpus.passages import (
     span_sha256,
 )
 from cairn.app.corpus.sources import SkippedFile, SourceDocument, iter_sources
+from cairn.app.corpus.warmup import warm_models
 
 __all__ = [
     "MAX_NEIGHBOURS",
@@ -110,6 +111,7 @@ __all__ = [
     "validate_list_request",
     "verify_citation",
     "visible_versions",
+    "warm_models",
     "workspace_collections",
     "write_document",
 ]
