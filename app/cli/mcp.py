@@ -48,4 +48,4 @@ def mcp(
             indexes.close()
             await db.dispose()
 
-    _run(go())
+    _run(go(), command="mcp")
