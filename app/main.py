@@ -14,9 +14,11 @@ Observability (:mod:`app.observability`): OpenTelemetry traces when the ``OTEL_*
 names an exporter (:func:`~app.observability.configure_from_env`, here), each HTTP request in
 a server span (:class:`~app.observability.TraceMiddleware`, a pass-through when tracing is off).
 
-Start-up: migrate the database (Alembic), open the indexes, then in the background catch the
-indexes up with the SQL change log (whatever this data dir has not applied yet: a crash, an
-empty data dir, writes through other workers) and warm the embedding model; ``/readyz`` says
+Start-up: migrate the database (Alembic), open the indexes, mark decisions left ``RUNNING`` by a
+process that died ``FAILED`` (their lease lapsed: :mod:`app.decisions.lease`), then in the
+background catch the indexes up with the SQL change log (whatever this data dir has not applied
+yet: a crash, an empty data dir, writes through other workers) and warm the embedding model
+(:func:`app.corpus.warm_models`, as ``cairn mcp`` does before ``initialize``); ``/readyz`` says
 503 until both are done. Then a :class:`app.corpus.ChangeFollower` keeps following the log
 (``NOTIFY`` on PostgreSQL, polling every ``CAIRN_INDEX_POLL_SECONDS``) until shutdown.
 
