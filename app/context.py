@@ -102,6 +102,7 @@ def bootstrap(settings: Settings, *, db: Database | None = None, indexes: Search
             lambda: judge,
             timeout_seconds=settings.judge_timeout_seconds,
             context_tokens=settings.decision_context_tokens,
+            lease_seconds=settings.decision_lease_seconds,
         ),
         rate_limiter=RateLimiter.from_settings(settings),
         on_new_version=(_reextract_fields,),

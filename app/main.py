@@ -15,9 +15,11 @@ Observability (:mod:`app.observability`): OpenTelemetry traces when the ``OTEL_*
 names an exporter (:func:`~app.observability.configure_from_env`, here), each HTTP request in
 a server span (:class:`~app.observability.TraceMiddleware`, a pass-through when tracing is off).
 
-Start-up: migrate the database (Alembic), open the indexes, then in the background catch the
-indexes up with the SQL change log (whatever this data dir has not applied yet: a crash, an
-empty data dir, writes through other workers) and warm the embedding model; ``/readyz`` says
+Start-up: migrate the database (Alembic), open the indexes, mark decisions left ``RUNNING`` by a
+process that died ``FAILED`` (their lease lapsed: :mod:`app.decisions.lease`), then in the
+background catch the indexes up with the SQL change log (whatever this data dir has not applied
+yet: a crash, an empty data dir, writes through other workers) and warm the embedding model
+(:func:`app.corpus.warm_models`, as ``cairn mcp`` does before ``initialize``); ``/readyz`` says
 503 until both are done. Then a :class:`app.corpus.ChangeFollower` keeps following the log
 (``NOTIFY`` on PostgreSQL, polling every ``CAIRN_INDEX_POLL_SECONDS``) until shutdown.
 
@@ -50,7 +52,7 @@ from cairn.app.core.config import Settings, load_settings
 from cairn.app.core.errors import Forbidden
 from cairn.app.core.logs import configure_logging
 from cairn.app.core.migrate import upgrade_database
-from cairn.app.corpus import ChangeFollower, shared_value
+from cairn.app.corpus import ChangeFollower, shared_value, warm_models
 from cairn.app.governance import CallRecord, EnvelopeState, get_operation, trace_id_from_headers
 from cairn.app.http import (
     CONSOLE_DIR,
@@ -172,13 +174,7 @@ def create_app(
                 f"done ({lex} lexical, {vec} vector passages indexed; change log at {cursor.txid}:{cursor.seq})"
             )
             await svc.db.analyze()
-            if svc.indexes.embedder is not None:
-                await asyncio.to_thread(svc.indexes.embedder.encode_query, "warm up")
-                if svc.indexes.multilingual is not None:
-                    await asyncio.to_thread(svc.indexes.multilingual.encode_query, "warm up")
-                readiness.detail["model"] = "loaded"
-            else:
-                readiness.detail["model"] = "none (LEXICAL only)"
+            readiness.detail["model"] = await warm_models(svc.indexes)  # the same warm-up as `cairn mcp`
             readiness.ready = True
             return True
         except Exception:
@@ -211,6 +207,14 @@ def create_app(
                 exit_now(STARTUP_FAILURE)  # uvicorn's supervisor stops rather than restart it forever
         svc: Services = holder["services"]
         view.services = svc
+        # decisions left RUNNING by a process that died (kill -9, OOM) read FAILED from now on; a
+        # failed sweep does not stop start-up (each read of such a decision marks it anyway)
+        try:
+            swept = await svc.decisions.sweep_lapsed()
+            if swept:
+                log.warning("start-up: %d running decisions of stopped processes marked FAILED", swept)
+        except Exception:
+            log.exception("start-up: sweeping lapsed decisions failed")
         # one process of several on one port: no balancer keeps traffic off it while it catches
         # up, so it catches up before its server accepts (the other processes answer meanwhile)
         caught_up = await catch_up(svc) if worker is not None else None

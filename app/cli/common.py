@@ -125,8 +125,31 @@ async def _workspace(db, name: str, *, create: bool | None = None):
         return ws
 
 
-def _run(coro):
-    """Run a coroutine; operator-facing errors become one line on stderr and exit code 2."""
+DATA_DIR_ALTERNATIVES: dict[str, str] = {
+    "serve": "stop it first, or give this server its own --data-dir",
+    "demo": "stop it first, or give the demo its own --data-dir",
+    "ingest": "stop it, or ingest through its API (GraphQL upsertDocument)",
+    "reindex": "stop it first: reindex rebuilds the indexes that process holds open",
+    "mcp": "use its MCP endpoint instead (POST /mcp, streamable HTTP), or stop it",
+}
+"""What each command that takes the data dir lock can do instead when another process (a
+running ``cairn serve``) holds it, by command name (passed to :func:`_run`); a command not
+listed is told "stop it first"."""
+
+
+def data_dir_in_use(exc, command: str | None) -> str:
+    """The one-line refusal of a :class:`app.core.datadir.DataDirInUse` for ``command`` (a key of
+    :data:`DATA_DIR_ALTERNATIVES`): the holder, then what that command can do instead."""
+    hint = DATA_DIR_ALTERNATIVES.get(command or "")
+    return exc.with_hint(hint) if hint else exc.message
+
+
+def _run(coro, *, command: str | None = None):
+    """Run a coroutine; operator-facing errors become one line on stderr and exit code 2.
+
+    ``command``: the running command's name, for the alternative a refusal because another
+    process holds the data dir names (:func:`data_dir_in_use`).
+    """
     from cairn.app.core.datadir import DataDirInUse
     from cairn.app.core.errors import CairnError, as_cairn_error
     from cairn.retrieval.vectors import VectorStoreUnavailable
@@ -135,7 +158,9 @@ def _run(coro):
         return asyncio.run(coro)
     except CairnError as exc:
         _fail(exc.message)
-    except (DataDirInUse, VectorStoreUnavailable, SettingsInvalid) as exc:
+    except DataDirInUse as exc:
+        _fail(data_dir_in_use(exc, command))
+    except (VectorStoreUnavailable, SettingsInvalid) as exc:
         _fail(str(exc))
     except Exception as exc:
         known = as_cairn_error(exc)  # a full disk, a database that is down: one line, not a traceback
@@ -287,7 +312,7 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
             if settings.local_indexes:
                 lock = DataDirLock(settings.data_dir)
         except DataDirInUse as exc:
-            _fail(exc.with_hint("stop it first, or give this server its own --data-dir"))
+            _fail(data_dir_in_use(exc, "serve"))
         _check_space(settings)
         uses_server = settings.embedder != "none" or settings.resolved_lexical_backend == "qdrant"
         if uses_server and settings.resolved_vector_backend == "server":

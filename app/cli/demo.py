@@ -14,7 +14,17 @@ import typer
 from sqlalchemy import select
 
 from cairn.app import identity
-from cairn.app.cli.common import DataDir, _fail, _load_ontology, _progress, _run, _serve, _settings, console
+from cairn.app.cli.common import (
+    DataDir,
+    _fail,
+    _load_ontology,
+    _progress,
+    _run,
+    _serve,
+    _settings,
+    console,
+    data_dir_in_use,
+)
 from cairn.app.cli.templates import template_demo_query
 from cairn.app.core.config import Settings
 from cairn.app.core.models import AgentCredential, Member
@@ -291,9 +301,9 @@ def demo(
     try:
         lock = DataDirLock(settings.data_dir)  # held from the ingest through serving
     except DataDirInUse as exc:
-        _fail(exc.message)
+        _fail(data_dir_in_use(exc, "demo"))
     try:
-        info = _run(prepare_demo(settings, progress_factory=_progress))
+        info = _run(prepare_demo(settings, progress_factory=_progress), command="demo")
         if northwind is not None:
             mapping = Path(__file__).resolve().parents[1] / "ontology" / "northwind.yaml"
             report = _run(_load_ontology(settings, mapping, northwind, "default"))

@@ -108,7 +108,7 @@ def ingest(
     settings = _settings(data_dir)
     _check_space(settings)
     docs, skipped = _scan(path)
-    report = _run(_ingest(settings, docs, skipped, collection, workspace, lexical_only))
+    report = _run(_ingest(settings, docs, skipped, collection, workspace, lexical_only), command="ingest")
     table = Table(title=f"ingest {path} → {collection}")
     for col in ("docs", "created", "updated", "unchanged", "passages+", "bm25+", "vectors+", "skipped", "seconds"):
         table.add_column(col, justify="right")
@@ -193,7 +193,7 @@ def reindex(
             indexes.close()
             await db.dispose()
 
-    lex, vec, versions = _run(go())
+    lex, vec, versions = _run(go(), command="reindex")
     console.print(
         f"reindexed {lex} passages lexically, {vec} as vectors, and the temporal statements of {versions} versions"
     )

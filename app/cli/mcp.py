@@ -19,8 +19,9 @@ def mcp(
     """Serve the MCP tools on stdin/stdout (stdio transport) as the given credential.
 
     Takes the data dir lock like `cairn serve`: beside a running server, use its
-    streamable-HTTP endpoint (`POST /mcp`) instead. Nothing but MCP messages is written to
-    stdout; logs go to stderr.
+    streamable-HTTP endpoint (`POST /mcp`) instead. Loads the models before it answers
+    `initialize`, so the first pack does not wait for them. Nothing but MCP messages is
+    written to stdout; logs go to stderr.
     """
     if not token:
         _fail("no credential: pass --token ck_… or set CAIRN_TOKEN")
@@ -29,6 +30,7 @@ def mcp(
     async def go() -> None:
         from cairn.app.context import RequestContext, bootstrap
         from cairn.app.core.logs import configure_logging
+        from cairn.app.corpus import warm_models
         from cairn.app.mcp import run_stdio
 
         configure_logging(settings.log_level)
@@ -38,9 +40,12 @@ def mcp(
             await indexes.index_pending(db)
             # refuse a bad credential at start-up (each call authenticates again)
             await RequestContext(services, {"authorization": f"Bearer {token}"}).principal()
+            # load the models before reading the client's `initialize` (as `serve` does before
+            # /readyz): else the first packs wait for them and come back incomplete, BM25 only
+            await warm_models(indexes)
             await run_stdio(services, token)
         finally:
             indexes.close()
             await db.dispose()
 
-    _run(go())
+    _run(go(), command="mcp")

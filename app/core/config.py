@@ -87,6 +87,10 @@ class Settings(BaseSettings):
         judge_threads: llama.cpp threads of the local judge.
         judge_timeout_seconds: Deadline of one decision's judge work (504 ``decision_timeout``).
         decision_context_tokens: Decision context budget in cl100k tokens (state / session).
+        decision_lease_seconds: How long a running decision stays ``RUNNING`` without word from
+            the process running it: that process renews the lease every third of it, and a read
+            after it lapsed marks the decision ``FAILED`` (500 ``decision_internal_error``; the
+            process stopped). 3–3600 s.
         rate_limit_packs_per_minute: Calls per credential (agent credential or member token)
             per fixed minute window of the ``packs`` class (``contextPack``, the
             ``contextPackStream`` subscription, ``POST /v1/context-packs/stream``); 0 = unlimited.
@@ -171,6 +175,7 @@ class Settings(BaseSettings):
     judge_threads: int = Field(default=1, ge=1, le=64)
     judge_timeout_seconds: float = Field(default=60.0, gt=0, le=600)
     decision_context_tokens: int = Field(default=1500, ge=64, le=100_000)
+    decision_lease_seconds: float = Field(default=30.0, ge=3, le=3600)
     rate_limit_packs_per_minute: int = Field(default=120, ge=0)
     rate_limit_decisions_per_minute: int = Field(default=60, ge=0)
     rate_limit_writes_per_minute: int = Field(default=300, ge=0)

@@ -43,7 +43,8 @@ class DataDirInUse(RuntimeError):
         self.pid = pid
         who = f"process {pid}" if pid else "another process"
         self._what = f"the data dir {self.path} is in use by {who} (cairn serve?)"
-        self.message = self.with_hint("stop it or ingest through the API (upsertDocument)")
+        # what else to do depends on the refused command: the CLI adds it (app.cli.common.DATA_DIR_ALTERNATIVES)
+        self.message = self.with_hint("stop it first")
         super().__init__(self.message)
 
     def with_hint(self, hint: str) -> str:

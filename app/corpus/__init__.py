@@ -61,6 +61,7 @@ from cairn.app.corpus.passages import (
     span_sha256,
 )
 from cairn.app.corpus.sources import SkippedFile, SourceDocument, iter_sources
+from cairn.app.corpus.warmup import warm_models
 
 __all__ = [
     "MAX_NEIGHBOURS",
@@ -112,6 +113,7 @@ __all__ = [
     "validate_list_request",
     "verify_citation",
     "visible_versions",
+    "warm_models",
     "workspace_collections",
     "write_document",
 ]

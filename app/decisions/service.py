@@ -23,9 +23,10 @@ Flow of :func:`create_decision` (shared by ``POST /api/v1/decisions`` and GraphQ
 
 Retention: key records 24 h (``IDEMPOTENCY_TTL``); decisions 30 days in retaining
 workspaces, 24 h in non-retaining ones; expired rows are purged on every create.
-A key record left ``RUNNING`` by a crashed process is taken over after the timeout plus
-60 s (its decision is marked FAILED ``decision_internal_error``); should that process still
-finish, it neither finishes nor releases the key record of the decision that took over.
+A running decision holds a lease its process renews (:mod:`app.decisions.lease`): once it
+lapses (the process died), any read or retry marks the decision FAILED
+``decision_internal_error`` and frees its key, so a retry runs again; should that process still
+finish, its result is not stored, and it neither finishes nor releases a later key record.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ from cairn.app.decisions.idempotency import (  # noqa: F401 - two names re-expor
 )
 from cairn.app.decisions.judges import timeout_error
 from cairn.app.decisions.judging import answer_all, session_context, state_context
+from cairn.app.decisions.lease import LAPSED_MESSAGE, Heartbeat, fail_if_lapsed, is_lapsed, sweep_lapsed
 from cairn.app.decisions.request import DecisionRequest
 from cairn.app.governance import Principal
 from cairn.app.observability import span
@@ -100,15 +102,23 @@ class DecisionRunner:
         get_judge: Returns the judge (built lazily by the caller).
         timeout_seconds: Deadline of one decision's judge work.
         context_tokens: Context budget in cl100k tokens.
+        lease_seconds: A running decision's lease (:mod:`app.decisions.lease`), renewed every third.
     """
 
     def __init__(
-        self, db, get_judge: Callable[[], Any], *, timeout_seconds: float = 60.0, context_tokens: int = 1500
+        self,
+        db,
+        get_judge: Callable[[], Any],
+        *,
+        timeout_seconds: float = 60.0,
+        context_tokens: int = 1500,
+        lease_seconds: float = 30.0,
     ) -> None:
         self.db = db
         self.get_judge = get_judge
         self.timeout_seconds = timeout_seconds
         self.context_tokens = context_tokens
+        self.lease_seconds = lease_seconds
 
     async def _purge(self, s) -> None:
         now = utcnow()
@@ -125,21 +135,12 @@ class DecisionRunner:
                 )
             ).scalar_one_or_none()
             if rec is not None and rec.state == "RUNNING":
-                stale = utcnow() - as_utc(rec.created_at) > timedelta(seconds=self.timeout_seconds + 60)
-                if stale:  # its process died: fail the decision, free the key
-                    await s.execute(
-                        update(Decision)
-                        .where(Decision.id == rec.decision_id, Decision.status == "RUNNING")
-                        .values(
-                            status="FAILED",
-                            completed_at=utcnow(),
-                            error={
-                                "code": "decision_internal_error",
-                                "message": "the process running this decision stopped",
-                            },
-                        )
-                    )
-                    # by id and state: of two concurrent takeovers one deletes, both then race the insert
+                running = await s.get(Decision, rec.decision_id) if rec.decision_id else None
+                if running is None or is_lapsed(running, utcnow()):
+                    # its process died: the decision is FAILED and the key freed (compare-and-set;
+                    # a concurrent reader that did it first leaves nothing to do), then run again
+                    if running is not None:
+                        await fail_if_lapsed(s, running.id)
                     await s.execute(
                         delete(DecisionIdempotency).where(
                             DecisionIdempotency.id == rec.id, DecisionIdempotency.state == "RUNNING"
@@ -220,6 +221,7 @@ class DecisionRunner:
             questions=[dict(q.raw) for q in request.questions],
             created_at=now,
             expires_at=now + retention,
+            lease_expires_at=now + timedelta(seconds=self.lease_seconds),
         )
         try:
             async with self.db.session() as s:
@@ -246,7 +248,8 @@ class DecisionRunner:
             return replay_or_conflict(rec, sha)  # type: ignore[return-value]
 
         try:
-            outcome = await self._run(principal, row, request)
+            async with Heartbeat(self.db, row.id, self.lease_seconds):
+                outcome = await self._run(principal, row, request)
         except asyncio.CancelledError:  # 499: the decision is FAILED; free the key for a retry
             if key is not None:
                 await asyncio.shield(self._release_key(principal, key, row.id))
@@ -318,30 +321,30 @@ class DecisionRunner:
 
             logging.getLogger("cairn.decisions").exception("decision %s failed", row.id)
             error = DecisionInternalError("the decision failed inside Cairn; quote the decision id when reporting it")
-        await self._save(row, info, answers, error)
+        if not await self._save(row, info, answers, error):  # its lease lapsed: a reader marked it FAILED
+            error = DecisionInternalError(LAPSED_MESSAGE)
         if error is not None:
             error.extra["decisionId"] = row.id
             return Outcome(error=error)
         return Outcome(decision=decision_json(row))
 
-    async def _save(self, row: Decision, info: dict[str, Any], answers, error: CairnError | None) -> None:
-        row.status = "FAILED" if error is not None else "COMPLETED"
-        row.answers = answers
-        row.context_info = info
-        row.error = {"code": error.code, "message": error.message} if error is not None else None
-        row.completed_at = utcnow()
+    async def _save(self, row: Decision, info: dict[str, Any], answers, error: CairnError | None) -> bool:
+        """Store the result on a still-``RUNNING`` decision; False (``row`` then holds the stored
+        record) when a reader had marked it FAILED because its lease lapsed."""
+        status = "FAILED" if error is not None else "COMPLETED"
+        stored_error = {"code": error.code, "message": error.message} if error is not None else None
         async with self.db.session() as s:
-            await s.execute(
+            result = await s.execute(
                 update(Decision)
-                .where(Decision.id == row.id)
-                .values(
-                    status=row.status,
-                    answers=answers,
-                    context_info=info,
-                    error=row.error,
-                    completed_at=row.completed_at,
-                )
+                .where(Decision.id == row.id, Decision.status == "RUNNING")
+                .values(status=status, answers=answers, context_info=info, error=stored_error, completed_at=utcnow())
+                .execution_options(synchronize_session=False)
             )
+            stored = await s.get(Decision, row.id, populate_existing=True)
+        if stored is not None:
+            for name in ("status", "answers", "context_info", "error", "completed_at", "lease_expires_at"):
+                setattr(row, name, getattr(stored, name))
+        return result.rowcount == 1
 
     async def _finish_key(self, principal: Principal, key: str, outcome: Outcome, decision_id: str) -> None:
         async with self.db.session() as s:
@@ -362,15 +365,25 @@ class DecisionRunner:
     async def get(self, principal: Principal, decision_id: str) -> dict[str, Any]:
         """A decision of the caller's workspace made by the same member (failed ones included).
 
+        A ``RUNNING`` decision whose lease lapsed (its process died) is marked FAILED first
+        (:func:`app.decisions.lease.fail_if_lapsed`; concurrent readers agree).
+
         Raises:
             BadInput: ``decision_id`` is not an id. NotFound: unknown id, another member's, or purged.
         """
         validate_identifier(decision_id, "id")
         async with self.db.session() as s:
             row = await s.get(Decision, decision_id)
-        if row is None or row.workspace_id != principal.workspace_id or row.member_id != principal.member_id:
-            raise NotFound(f"no decision {decision_id!r} is accessible to this caller", field="id")
+            if row is None or row.workspace_id != principal.workspace_id or row.member_id != principal.member_id:
+                raise NotFound(f"no decision {decision_id!r} is accessible to this caller", field="id")
+            if is_lapsed(row, utcnow()):
+                await fail_if_lapsed(s, decision_id)
+                row = await s.get(Decision, decision_id, populate_existing=True)
         return decision_json(row)
+
+    async def sweep_lapsed(self) -> int:
+        """Mark every running decision whose lease lapsed FAILED (start-up); how many it marked."""
+        return await sweep_lapsed(self.db)
 
     async def judge_runs(self, decision_id: str) -> int:
         """How many times the judge ran for a decision (0 when unknown)."""

@@ -7,7 +7,8 @@ Here each becomes the same JSON error body as every other Cairn error — ``{dat
 errors: [{message, extensions: {code}}], extensions: {envelope}}`` — with the
 ``x-cairn-trace`` header:
 
-- 404 ``NOT_FOUND`` (unknown route, unknown static file), 405 ``METHOD_NOT_ALLOWED`` (with
+- 404 ``NOT_FOUND`` (unknown route, unknown static file; the message lists the app's routes,
+  :func:`served_routes`), 405 ``METHOD_NOT_ALLOWED`` (with
   ``Allow``), other Starlette HTTP errors ``BAD_REQUEST``; a wrong method on the Decision API
   (``/api/v1/decisions…``) is answered in that API's wire format instead (405
   ``method_not_allowed``, :func:`app.decisions.error_to_wire`);
@@ -23,12 +24,13 @@ errors: [{message, extensions: {code}}], extensions: {envelope}}`` — with the
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
 from cairn.app.core.errors import CairnError, Forbidden, NotFound, as_cairn_error, error_class
@@ -84,16 +86,27 @@ def _headers(request: Request | WebSocket) -> dict[str, str]:
     return {k.lower(): v for k, v in request.headers.items()}
 
 
+def served_routes(routes: Sequence[BaseRoute]) -> list[str]:
+    """What a 404 lists, from the app's own routes so it cannot drift from them: ``METHODS
+    path`` of each route in the order served (``GET|POST /graphql``, ``WS /graphql``,
+    ``POST /mcp``, …; ``HEAD`` left out); mounted static files are not listed."""
+    listed: list[str] = []
+    for route in routes:
+        if isinstance(route, Route):
+            methods = "|".join(sorted(m for m in route.methods or () if m != "HEAD"))
+            listed.append(f"{methods} {route.path}")
+        elif isinstance(route, WebSocketRoute):
+            listed.append(f"WS {route.path}")
+    return listed
+
+
 async def http_exception_handler(request: Request, exc: Exception) -> Response:
     """Starlette's own HTTP errors (404 unknown route, 405 wrong method, …) as enveloped JSON."""
     assert isinstance(exc, HTTPException)
     status = exc.status_code
     method, path = request.method, request.url.path
     if status == 404:
-        message = (
-            f"no route {method} {path}; Cairn serves /graphql, /v1/context-packs/stream, "
-            "/api/v1/decisions, /console, /healthz and /readyz"
-        )
+        message = f"no route {method} {path}; Cairn serves {', '.join(served_routes(request.app.routes))}"
     elif status == 405:
         allowed = (exc.headers or {}).get("Allow") or (exc.headers or {}).get("allow") or ""
         message = f"{method} is not allowed on {path}; use {allowed or 'another method'}"

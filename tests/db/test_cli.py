@@ -148,28 +148,40 @@ def test_serve_migrates_an_older_data_dir_before_serving(tmp_path):
     assert {"agentmemory", "ontology_network", "decision"} <= tables
 
 
-def test_index_commands_on_a_data_dir_held_by_cairn_serve_stop_in_one_line(tmp_path):
+HELD_DATA_DIR_HINTS = {
+    # command path -> (arguments, what it is told to do instead of waiting for the server)
+    "ingest": (["ingest", "{docs}", "-c", "rocks"], "stop it, or ingest through its API (GraphQL upsertDocument)"),
+    "reindex": (["reindex"], "stop it first: reindex rebuilds the indexes that process holds open"),
+    "demo": (["demo", "--no-serve"], "stop it first, or give the demo its own --data-dir"),
+    "mcp": (
+        ["mcp", "--token", "ck_0000000000000000_x"],
+        "use its MCP endpoint instead (POST /mcp, streamable HTTP), or stop it",
+    ),
+    "serve": (["serve", "--port", "{port}"], "stop it first, or give this server its own --data-dir"),
+}
+
+
+def test_every_command_on_a_data_dir_held_by_cairn_serve_names_its_own_alternative(tmp_path):
+    """Each command that takes the data dir lock is told, in one line, what IT can do instead:
+    `mcp` the running server's `POST /mcp` (it used to be told to ingest through upsertDocument),
+    `ingest` the GraphQL mutation, a second `serve` or `demo` another --data-dir."""
+    from cairn.app.cli import cli
+    from cairn.app.cli.common import DATA_DIR_ALTERNATIVES
+
+    assert set(HELD_DATA_DIR_HINTS) == set(DATA_DIR_ALTERNATIVES)  # every alternative the CLI gives is run below
+    commands = {name for name, _ in typer_commands(cli)}
+    assert set(DATA_DIR_ALTERNATIVES) <= commands  # and names a real command
     data, docs = tmp_path / "data", tmp_path / "docs"
     docs.mkdir()
     (docs / "one.txt").write_text("Granite is an igneous rock.")
     server = start_server(data)
     try:
-        expected = (
-            f"the data dir {data} is in use by process {server.pid} (cairn serve?); "
-            "stop it or ingest through the API (upsertDocument)"
-        )
-        for args in (
-            ["ingest", str(docs), "-c", "rocks"],
-            ["ingest", str(docs), "-c", "rocks", "--lexical-only"],
-            ["reindex"],
-            ["demo", "--no-serve"],
-        ):
-            assert one_line_error(cairn(*args, data_dir=data)) == expected, args
-        # a second server (on a free port) is told what a server can do instead
-        assert one_line_error(cairn("serve", "--port", str(_free_port()), data_dir=data)) == (
-            f"the data dir {data} is in use by process {server.pid} (cairn serve?); "
-            "stop it first, or give this server its own --data-dir"
-        )
+        holder = f"the data dir {data} is in use by process {server.pid} (cairn serve?)"
+        for name, (args, hint) in HELD_DATA_DIR_HINTS.items():
+            argv = [a.format(docs=docs, port=_free_port()) for a in args]
+            assert one_line_error(cairn(*argv, data_dir=data)) == f"{holder}; {hint}", name
+        r = cairn("ingest", str(docs), "-c", "rocks", "--lexical-only", data_dir=data)
+        assert one_line_error(r) == f"{holder}; {HELD_DATA_DIR_HINTS['ingest'][1]}"
         listed = cairn("workspaces", "list", data_dir=data)  # SQL only: fine beside the server
         assert listed.returncode == 0, listed.stderr
     finally:
@@ -177,6 +189,20 @@ def test_index_commands_on_a_data_dir_held_by_cairn_serve_stop_in_one_line(tmp_p
         server.wait(timeout=30)
     r = cairn("ingest", str(docs), "-c", "rocks", "--lexical-only", data_dir=data)  # the lock died with it
     assert r.returncode == 0 and json.loads(r.stdout)["created"] == 1, r.stderr
+
+
+def typer_commands(app) -> list[tuple[str, object]]:
+    """Every leaf command of a Typer app as ``(path below cairn, click command)``."""
+    import typer
+
+    def walk(cmd, prefix: str):
+        if hasattr(cmd, "commands"):  # a group (typer's own click)
+            for name, sub in cmd.commands.items():
+                yield from walk(sub, f"{prefix} {name}".strip())
+        else:
+            yield prefix, cmd
+
+    return list(walk(typer.main.get_command(app), ""))
 
 
 def test_an_embedded_engine_held_by_another_program_is_one_line(tmp_path):
@@ -197,7 +223,7 @@ def test_an_embedded_engine_held_by_another_program_is_one_line(tmp_path):
         r = cairn("ingest", str(docs), "-c", "rocks", data_dir=data)
         assert one_line_error(r) == (
             f"the data dir {data} is in use by another process (cairn serve?); "
-            "stop it or ingest through the API (upsertDocument)"
+            "stop it, or ingest through its API (GraphQL upsertDocument)"
         )
     finally:
         holder.kill()

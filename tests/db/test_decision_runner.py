@@ -256,8 +256,8 @@ async def test_a_timed_out_decision_stops_judging_before_its_key_is_freed(db):
 
 
 async def test_a_decision_whose_key_was_taken_over_leaves_the_new_holders_key_alone(db):
-    """A decision still running when its key record is taken over as stale (a long judge
-    call) must not release or finish the new holder's record when it ends. Before: its
+    """A decision still running when its key record is taken over because its lease lapsed (a
+    stalled process) must not release or finish the new holder's record when it ends. Before: its
     cancellation deleted the new holder's stored outcome, so the key ran a third time."""
     from datetime import timedelta
 
@@ -283,11 +283,11 @@ async def test_a_decision_whose_key_was_taken_over_leaves_the_new_holders_key_al
                     )
                 ).first():
                     break
-        async with db.session() as s:  # as if it had been running for 200 s
+        async with db.session() as s:  # as if its process had stopped renewing the lease
             await s.execute(
-                update(DecisionIdempotency)
-                .where(DecisionIdempotency.key == "k-over")
-                .values(created_at=utcnow() - timedelta(seconds=200))
+                update(Decision)
+                .where(Decision.principal_id == principal.id, Decision.judge_runs == 1)
+                .values(lease_expires_at=utcnow() - timedelta(seconds=1))
             )
         fast = DecisionRunner(db, lambda: None, timeout_seconds=10, context_tokens=64)
         big = {"state": {"text": "word " * 200}, "questions": REQ["questions"]}

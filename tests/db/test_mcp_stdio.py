@@ -206,3 +206,39 @@ def test_stdio_library_fact_and_gap_tools(tmp_path):
         assert len(json.loads(stdout.readline())["result"]["tools"]) == 19
         stdin.close()
         assert proc.wait(timeout=60) == 0
+
+
+def test_stdio_loads_the_models_before_it_answers_initialize(tmp_path):
+    """The first pack after `initialize` finds the embedder loaded: a DENSE-only pack with the
+    smallest time budget (1 s) is complete, with dense items. Before, `cairn mcp` loaded the
+    model on the first call (seconds on two cores), so that pack came back `complete: false`
+    (LATENCY) with no items."""
+    data, docs = tmp_path / "data", tmp_path / "docs"
+    docs.mkdir()
+    (docs / "granite.txt").write_text("Granite is a coarse-grained igneous rock made of quartz and feldspar.")
+    (docs / "basalt.txt").write_text("Basalt is a fine-grained volcanic rock that forms from fast-cooling lava.")
+    assert cairn("ingest", str(docs), "--collection", "rocks", data_dir=data).returncode == 0  # with embeddings
+    owner = json.loads(cairn("members", "add", "olga", "--role", "owner", data_dir=data).stdout)
+    cred = json.loads(
+        cairn("credentials", "create", "--creator", owner["memberId"], "--scope", "context:read", data_dir=data).stdout
+    )
+    env = {k: v for k, v in os.environ.items() if k != "CAIRN_EMBEDDER"}
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "cairn.app.cli", "mcp", "--data-dir", str(data)],
+        env={**env, "CAIRN_TOKEN": cred["token"]},
+        cwd=str(ROOT),
+    )
+
+    async def first_pack():
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            return await s.call_tool(
+                "context_pack",
+                {"task": "Which rock forms from lava?", "retrieval": "DENSE", "budget": {"maxLatencyMs": 1000}},
+            )
+
+    pack = asyncio.run(first_pack()).structuredContent
+    assert (pack["complete"], pack["incompleteReasons"]) == (True, []), pack
+    assert pack["items"] and all(i["ranks"]["dense"] is not None for i in pack["items"])
+    assert "Basalt" in pack["items"][0]["text"]

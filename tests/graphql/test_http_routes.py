@@ -85,3 +85,21 @@ def test_the_decision_routes_log_each_request_once(live, calls):
     )
     assert r.status_code == 415 and r.json()["error"]["code"] == "unsupported_media_type"
     assert _logged(calls, trace) == [("POST /api/v1/decisions", "ERROR")]
+
+
+def test_a_404_lists_every_route_the_app_serves(live):
+    """The 404 message is generated from the app's routes: it names `POST /mcp` (the hand-written
+    list it replaced did not) and exactly the routes `create_app` builds, nothing more or less."""
+    from starlette.routing import Mount
+
+    from cairn.app.main import create_app
+
+    r = local_http.get(f"{live.url}/nope", timeout=10)
+    assert r.status_code == 404
+    message = r.json()["errors"][0]["message"]
+    head, _, listed = message.partition("; Cairn serves ")
+    assert head == "no route GET /nope"
+    routes = listed.split(", ")
+    assert {"POST /mcp", "GET|POST /graphql", "WS /graphql", "GET /api/v1/decisions/{decision_id}"} <= set(routes)
+    served = [route.path for route in create_app(live.settings).routes if not isinstance(route, Mount)]
+    assert [entry.split(" ", 1)[1] for entry in routes] == served

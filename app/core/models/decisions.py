@@ -53,7 +53,10 @@ class Decision(SQLModel, table=True):
 
     ``status`` is ``RUNNING``, ``COMPLETED`` or ``FAILED``. ``judge_runs`` counts judge
     invocations for this decision (1 for every completed decision; the idempotency tests
-    read it). ``expires_at``: purge time (retention).
+    read it). ``expires_at``: purge time (retention). ``lease_expires_at``: until when the
+    process running a ``RUNNING`` decision vouches for it (renewed while it runs; a read after
+    it marks the decision ``FAILED``, :mod:`app.decisions.lease`); None on a ``RUNNING`` row
+    counts as lapsed.
     """
 
     id: str = Field(primary_key=True, max_length=40)
@@ -73,6 +76,7 @@ class Decision(SQLModel, table=True):
     created_at: datetime
     completed_at: datetime | None = None
     expires_at: datetime = Field(index=True)
+    lease_expires_at: datetime | None = None
 
 
 class DecisionIdempotency(SQLModel, table=True):

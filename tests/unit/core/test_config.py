@@ -157,8 +157,7 @@ def test_the_data_dir_lock_is_reentrant_in_a_process_and_exclusive_across_proces
         [sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, cwd=root, timeout=60
     ).stdout.strip()
     assert out == (
-        f"{os.getpid()} the data dir {tmp_path} is in use by process {os.getpid()} (cairn serve?); "
-        "stop it or ingest through the API (upsertDocument)"
+        f"{os.getpid()} the data dir {tmp_path} is in use by process {os.getpid()} (cairn serve?); stop it first"
     )
     first.release()
     first.release()  # idempotent: does not drop the second holder's reference
@@ -248,8 +247,7 @@ def test_worker_slots_are_the_first_free_folder_under_workers(tmp_path):
 
     assert other_process(2) == "1"  # slot 0 is held here; slot 1 is free (the probe's exit freed it)
     assert other_process(1) == (
-        f"the data dir {tmp_path / 'workers'} is in use by another process (cairn serve?); "
-        "stop it or ingest through the API (upsertDocument)"
+        f"the data dir {tmp_path / 'workers'} is in use by another process (cairn serve?); stop it first"
     )
     lock.release()
     assert other_process(1) == "0"
