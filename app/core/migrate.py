@@ -64,7 +64,7 @@ def fill_skipped_revisions(cfg: Config, url: str) -> list[str]:
     """
     from alembic.script import ScriptDirectory
 
-    current, tables = asyncio.run(_revision_and_tables(url))
+    current, tables = asyncio.run(revision_and_tables(url))
     if current is None:
         return []
     script = ScriptDirectory.from_config(cfg)
@@ -90,7 +90,7 @@ def fill_skipped_revisions(cfg: Config, url: str) -> list[str]:
     return done
 
 
-async def _revision_and_tables(url: str) -> tuple[str | None, set[str]]:
+async def revision_and_tables(url: str) -> tuple[str | None, set[str]]:
     """The database's recorded Alembic revision (None when it has none) and its table names."""
     from alembic.runtime.migration import MigrationContext
     from sqlalchemy import inspect
