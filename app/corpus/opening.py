@@ -39,6 +39,16 @@ class IndexNeedsRebuild(RuntimeError):
         super().__init__(self.message)
 
 
+def _repair_dir(settings) -> Path:
+    """The data dir ``cairn reindex`` must be given: the settings' own, or for a process of
+    ``serve --workers N`` (whose data dir is its slot ``<data dir>/workers/<k>``) the data dir
+    that holds the database, whose reindex drops every slot (each is rebuilt at start)."""
+    from cairn.app.core.datadir import WORKERS_DIR
+
+    folder = Path(settings.data_dir)
+    return folder.parent.parent if folder.parent.name == WORKERS_DIR else folder
+
+
 def open_indexes(settings, *, with_vectors: bool = True, rebuild_unreadable: bool = False) -> SearchIndexes:
     """Open the indexes named by ``settings`` (embedded paths or a Qdrant server).
 
@@ -136,7 +146,7 @@ def open_indexes(settings, *, with_vectors: bool = True, rebuild_unreadable: boo
         except VectorStoreInUse:  # held by a process that does not take Cairn's lock
             raise DataDirInUse(Path(settings.data_dir), None) from None
         except IndexUnreadable as exc:
-            raise IndexNeedsRebuild(exc, Path(settings.data_dir) if settings.local_indexes else None) from exc
+            raise IndexNeedsRebuild(exc, _repair_dir(settings) if settings.local_indexes else None) from exc
     except BaseException:
         if vectors is not None:
             vectors.close()
