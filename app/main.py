@@ -52,7 +52,7 @@ from cairn.app.core.config import Settings, load_settings
 from cairn.app.core.errors import Forbidden
 from cairn.app.core.logs import configure_logging
 from cairn.app.core.migrate import upgrade_database
-from cairn.app.corpus import ChangeFollower, shared_value, warm_models
+from cairn.app.corpus import ChangeFollower, IndexNeedsRebuild, shared_value, warm_models
 from cairn.app.governance import CallRecord, EnvelopeState, get_operation, trace_id_from_headers
 from cairn.app.http import (
     CONSOLE_DIR,
@@ -200,6 +200,8 @@ def create_app(
                     holder["services"].ontology.cursor_secret = (
                         await shared_value(holder["services"].db, "cursor-secret")
                     ).encode()
+            except IndexNeedsRebuild as exc:  # one line naming the index and its repair, no traceback
+                startup_failure(exc.message, now=True, worker=worker is not None)
             except Exception:
                 if worker is None:
                     raise

@@ -44,11 +44,14 @@ STARTUP_FAILURE = 3
 its multi-process supervisor stops instead of starting the process again."""
 
 
-def startup_failure(message: str, *, now: bool = False) -> NoReturn:
+def startup_failure(message: str, *, now: bool = False, worker: bool = True) -> NoReturn:
     """One line on stderr, then exit with :data:`STARTUP_FAILURE` (uvicorn's supervisor stops).
     ``now``: ``os._exit`` (no clean-up), for code that runs where an exception would not end
-    the process cleanly (a worker unpickling its arguments)."""
-    print(f"error: worker process {os.getpid()} cannot start: {message}", file=sys.stderr, flush=True)
+    the process cleanly (a worker unpickling its arguments, an app's lifespan under uvicorn,
+    which would log a traceback). ``worker``: the line names this process as one of
+    ``serve --workers N``'s (False: a single ``serve`` process)."""
+    who = f"worker process {os.getpid()} " if worker else ""
+    print(f"error: {who}cannot start: {message}", file=sys.stderr, flush=True)
     if now:
         exit_now(STARTUP_FAILURE)
     sys.exit(STARTUP_FAILURE)

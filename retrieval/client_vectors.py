@@ -15,6 +15,7 @@ configuration but not their data, so the caller then re-applies the lexical leg 
 
 from __future__ import annotations
 
+import shutil
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -23,7 +24,7 @@ from uuid import UUID
 
 import numpy as np
 
-from cairn.retrieval.checks import check_ids
+from cairn.retrieval.checks import IndexUnreadable, check_ids
 from cairn.retrieval.qdrant_shared import (
     check_server,
     count_holding,
@@ -92,6 +93,9 @@ class ClientVectorIndex(VectorChecks):
         VectorStoreInUse: local mode, and another process holds ``path``.
         VectorStoreUnavailable: the server at ``url`` cannot be reached or refuses the
             requests (e.g. a wrong API key).
+        retrieval.checks.IndexUnreadable: local mode cannot load the storage at ``path`` and
+            ``rebuild_unreadable`` is False; with it, the folder is deleted and made again
+            empty (:attr:`migrated` says so).
     """
 
     def __init__(
@@ -106,6 +110,7 @@ class ClientVectorIndex(VectorChecks):
         spaces: Mapping[str, int] | None = None,
         timeout: int = 30,
         sparse_vectors: dict[str, Any] | None = None,
+        rebuild_unreadable: bool = False,
     ) -> None:
         from qdrant_client import models
         from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
@@ -124,7 +129,16 @@ class ClientVectorIndex(VectorChecks):
         self._shared = bool(self.sparse_vectors)
         self._owns_client = client is None
         if client is None:
-            client = open_client(url=url, path=path, api_key=api_key, timeout=timeout)
+            try:
+                client = open_client(url=url, path=path, api_key=api_key, timeout=timeout)
+            except IndexUnreadable as exc:
+                if not rebuild_unreadable or path is None:
+                    raise
+                shutil.rmtree(path, ignore_errors=True)  # derived data: rebuilt from SQL
+                client = open_client(path=path)
+                self.migrated = (
+                    f"{exc}: it was re-created empty and every passage is re-embedded now (SQL is unchanged)"
+                )
         self._client: Any = client
         self._local = is_local(client)
         self._lock = threading.Lock()

@@ -30,7 +30,7 @@ from uuid import UUID
 
 import numpy as np
 
-from cairn.retrieval.checks import check_ids
+from cairn.retrieval.checks import IndexUnreadable, check_ids, describe
 from cairn.retrieval.vector_types import (
     DEFAULT_SPACE,
     PAYLOAD_KEYS,
@@ -46,6 +46,9 @@ from cairn.retrieval.vector_types import (
     point_id,
     ranked_search,
 )
+
+WHAT = "vector store"
+"""The index's name in messages (:class:`retrieval.checks.IndexUnreadable`)."""
 
 
 class EdgeVectorIndex(VectorChecks):
@@ -64,10 +67,19 @@ class EdgeVectorIndex(VectorChecks):
         ValueError: If a dimension is < 1 or an existing shard has another dimension/distance
             for one of the names.
         VectorStoreInUse: Another process holds the shard (the engine's WAL lock).
-        RuntimeError: If the engine cannot open the shard otherwise.
+        retrieval.checks.IndexUnreadable: The engine cannot load the shard otherwise (a damaged
+            or partial folder) and ``rebuild_unreadable`` is False; with it, the folder is
+            deleted and the shard re-created empty (:attr:`migrated` says so).
     """
 
-    def __init__(self, path: Path, *, dim: int = 384, spaces: Mapping[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        dim: int = 384,
+        spaces: Mapping[str, int] | None = None,
+        rebuild_unreadable: bool = False,
+    ) -> None:
         import qdrant_edge as qe
 
         if dim < 1:
@@ -78,30 +90,13 @@ class EdgeVectorIndex(VectorChecks):
         self.migrated: str | None = None
         self._lock = threading.Lock()
         try:
-            if (self.path / "edge_config.json").exists():
-                self._shard: Any = qe.EdgeShard.load(str(self.path))
-                found = self._check_config()
-                if found is not None:
-                    self._shard.close()
-                    shutil.rmtree(self.path)
-                    self.migrated = legacy_message(f"at {self.path}", found, self.spaces)
-            if not (self.path / "edge_config.json").exists():
-                self.path.mkdir(parents=True, exist_ok=True)
-                config = qe.EdgeConfig(
-                    vectors={
-                        name: qe.EdgeVectorParams(size=size, distance=qe.Distance.Cosine)
-                        for name, size in self.spaces.items()
-                    }
-                )
-                self._shard = qe.EdgeShard.create(str(self.path), config)
-        except ValueError:
-            raise
-        except Exception as exc:  # qdrant-edge raises bare Exception
-            if "WouldBlock" in str(exc):  # the WAL's file lock: another process has the shard open
-                raise VectorStoreInUse(
-                    f"the qdrant-edge shard at {self.path} is open in another process", self.path
-                ) from None
-            raise RuntimeError(f"cannot open qdrant-edge shard at {self.path}: {exc}") from exc
+            self._shard: Any = self._load_or_create()
+        except IndexUnreadable as exc:
+            if not rebuild_unreadable:
+                raise
+            shutil.rmtree(self.path, ignore_errors=True)  # derived data: rebuilt from SQL
+            self._shard = self._load_or_create()
+            self.migrated = f"{exc}: it was re-created empty and every passage is re-embedded now (SQL is unchanged)"
         schema = self._shard.info().payload_schema
         for key in PAYLOAD_KEYS:
             if key not in schema:
@@ -110,10 +105,55 @@ class EdgeVectorIndex(VectorChecks):
                 )
                 self._shard.update(qe.UpdateOperation.create_field_index(key, params))
 
-    def _check_config(self) -> str | None:
+    def _load_or_create(self) -> Any:
+        """The shard at :attr:`path`: loaded, re-created empty when of another layout (sets
+        :attr:`migrated`), or created when the folder holds none.
+
+        Raises:
+            ValueError: one of our named vectors with another size or distance.
+            VectorStoreInUse: the engine's WAL lock is held by another process.
+            IndexUnreadable: the engine cannot load or create the shard (a damaged or
+                partial folder), or its ``edge_config.json`` is not JSON.
+        """
+        qe = self._qe
+        shard: Any = None
+        try:
+            if (self.path / "edge_config.json").exists():
+                shard = qe.EdgeShard.load(str(self.path))
+                found = self._check_config(shard)
+                if found is not None:
+                    shard.close()
+                    shard = None
+                    shutil.rmtree(self.path)
+                    self.migrated = legacy_message(f"at {self.path}", found, self.spaces)
+            if shard is None:
+                self.path.mkdir(parents=True, exist_ok=True)
+                config = qe.EdgeConfig(
+                    vectors={
+                        name: qe.EdgeVectorParams(size=size, distance=qe.Distance.Cosine)
+                        for name, size in self.spaces.items()
+                    }
+                )
+                shard = qe.EdgeShard.create(str(self.path), config)
+            return shard
+        except (ValueError, IndexUnreadable):
+            raise
+        except Exception as exc:  # qdrant-edge raises bare Exception
+            if "WouldBlock" in str(exc):  # the WAL's file lock: another process has the shard open
+                raise VectorStoreInUse(
+                    f"the qdrant-edge shard at {self.path} is open in another process", self.path
+                ) from None
+            raise IndexUnreadable(WHAT, self.path, describe(exc)) from exc
+
+    def _check_config(self, shard: Any) -> str | None:
         """None if the shard has exactly our named vectors; else a description of its layout
-        (to be re-created). Raises ValueError on a named vector of another size/distance."""
-        config = json.loads((self.path / "edge_config.json").read_text())
+        (to be re-created). Raises ValueError on a named vector of another size/distance (after
+        closing ``shard``), IndexUnreadable when the file is not JSON."""
+        try:
+            config = json.loads((self.path / "edge_config.json").read_text())
+        except (OSError, ValueError) as exc:
+            shard.close()
+            raise IndexUnreadable(WHAT, self.path, f"edge_config.json: {describe(exc)}") from exc
         vectors = config.get("vectors", {})
         if not isinstance(vectors, dict):
             return "an unknown vector configuration"
@@ -125,7 +165,7 @@ class EdgeVectorIndex(VectorChecks):
             size = params.get("size") if isinstance(params, dict) else None
             distance = str(params.get("distance", "Cosine")) if isinstance(params, dict) else "?"
             if size != self.spaces[name] or distance.lower() != "cosine":
-                self._shard.close()
+                shard.close()
                 raise ValueError(
                     f"shard at {self.path} has {name}: size={size} distance={distance}, "
                     f"expected size={self.spaces[name]} Cosine"

@@ -61,7 +61,7 @@ from whoosh.searching import Searcher
 from whoosh.writing import CLEAR
 
 from cairn.retrieval.checks import check_ids
-from cairn.retrieval.lexical_directory import open_passage_index
+from cairn.retrieval.lexical_directory import open_passage_index, record_sums
 from cairn.retrieval.lexical_query import CJK_MODES, bm25_query
 from cairn.retrieval.lexical_schema import IndexedPassage
 from cairn.retrieval.lexical_scoring import SegmentArrays
@@ -91,8 +91,13 @@ class LexicalIndex:
         prune_df_ratio: Query terms in more than this fraction of passages are dropped
             (see :meth:`build_query`); ``1.0`` (default) disables pruning.
         prune_min_docs: Pruning applies only to indexes of at least this many passages.
+        rebuild_unreadable: Re-create an index that cannot be read (a damaged segment or
+            table of contents) empty instead of raising (``cairn reindex``; the caller
+            re-indexes every passage: :attr:`migrated` says so).
 
     Raises:
+        retrieval.checks.IndexUnreadable: the index on disk cannot be read (and
+            ``rebuild_unreadable`` is False).
         ValueError: If ``title_boost`` < 0, ``k1`` <= 0, ``b`` outside [0, 1],
             ``cjk_mode`` is unknown, ``procs`` < 1,
             ``limitmb`` < 1 or ``prune_df_ratio`` is not in (0, 1].
@@ -112,6 +117,7 @@ class LexicalIndex:
         bulk_threshold: int = 5_000,
         prune_df_ratio: float = 1.0,
         prune_min_docs: int = 1_000,
+        rebuild_unreadable: bool = False,
     ) -> None:
         if not title_boost >= 0 or not k1 > 0 or not 0 <= b <= 1:
             raise ValueError(f"need title_boost >= 0, k1 > 0, 0 <= b <= 1; got {title_boost}, {k1}, {b}")
@@ -135,10 +141,11 @@ class LexicalIndex:
         self._write_lock = threading.Lock()
         self._search_lock = threading.Lock()
         self.path.mkdir(parents=True, exist_ok=True)
-        self._index, migrated = open_passage_index(self.path)
+        self._index, migrated = open_passage_index(self.path, rebuild_unreadable=rebuild_unreadable)
         self.migrated: str | None = migrated
-        """None, or the message saying the index held terms of another analyzer version and was
-        re-created empty on open (the caller re-indexes every passage and logs it once)."""
+        """None, or the message saying the index was re-created empty on open (terms of another
+        analyzer version, a schema of an older layout, or unreadable with ``rebuild_unreadable``;
+        the caller re-indexes every passage and logs it once)."""
         self._searcher: Searcher | None = self._index.searcher(weighting=BM25F(B=self.b, K1=self.k1))
         self._filter_cache: dict[tuple, Any] = {}
         self._passage_ids: dict[int, str] = {}
@@ -155,6 +162,7 @@ class LexicalIndex:
         segments that a merge removed and stale deletion sets (a deleted or replaced
         passage stayed visible in tests), and it fails outright on an empty index.
         """
+        record_sums(self.path, self._index)  # under the write lock: this commit's segments
         with self._search_lock:
             searcher = self._require_open()
             self._searcher = self._index.searcher(weighting=BM25F(B=self.b, K1=self.k1))

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+from cairn.retrieval.checks import IndexUnreadable, describe
 from cairn.retrieval.vector_types import PAYLOAD_KEYS, UPSERT_BATCH, VectorStoreInUse, VectorStoreUnavailable
 
 
@@ -68,6 +69,8 @@ def open_client(
         ValueError: not exactly one of ``url`` / ``path``.
         VectorStoreInUse: local mode, and another process holds ``path``.
         VectorStoreUnavailable: the server cannot be reached or refuses.
+        retrieval.checks.IndexUnreadable: local mode cannot load the storage at ``path`` (a
+            damaged ``storage.sqlite`` or ``meta.json``).
     """
     from qdrant_client import QdrantClient
 
@@ -84,8 +87,10 @@ def open_client(
         return QdrantClient(path=str(path))
     except RuntimeError as exc:  # portalocker's lock on the storage folder
         if "already accessed" not in str(exc):
-            raise
+            raise IndexUnreadable("vector store", path, describe(exc)) from exc
         raise VectorStoreInUse(f"the qdrant-client storage at {path} is open in another process", Path(path)) from None
+    except Exception as exc:  # sqlite3.DatabaseError, a pickle or JSON error: the same refusal
+        raise IndexUnreadable("vector store", path, describe(exc)) from exc
 
 
 def is_local(client: Any) -> bool:

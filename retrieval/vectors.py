@@ -91,6 +91,7 @@ def open_vector_index(
     dim: int = 384,
     spaces: Mapping[str, int] | None = None,
     backend: str = "auto",
+    rebuild_unreadable: bool = False,
 ) -> VectorIndex:
     """Open a vector index by configuration (see :data:`BACKENDS`).
 
@@ -103,6 +104,8 @@ def open_vector_index(
         dim: Vector dimension of the single default space (when ``spaces`` is None).
         spaces: Named vector → dimension, one per embedding model (:mod:`retrieval.dense`).
         backend: One of :data:`BACKENDS` (default ``auto``).
+        rebuild_unreadable: An embedded store the engine cannot load is deleted and made
+            again empty instead of raising (``cairn reindex``).
 
     Returns:
         An open :class:`VectorIndex`; close it when done.
@@ -111,6 +114,8 @@ def open_vector_index(
         ValueError: On an unknown backend or a missing/conflicting path/url.
         VectorStoreInUse: An embedded store is open in another process.
         VectorStoreUnavailable: The server cannot be reached.
+        retrieval.checks.IndexUnreadable: An embedded store cannot be loaded (and
+            ``rebuild_unreadable`` is False).
     """
     backend = resolve_backend(backend, url)
     if backend == "server":
@@ -122,7 +127,9 @@ def open_vector_index(
     if path is None:
         raise ValueError(f"the {backend} backend needs a path")
     if backend == "local":
-        return ClientVectorIndex(path=Path(path), collection=collection, dim=dim, spaces=spaces)
+        return ClientVectorIndex(
+            path=Path(path), collection=collection, dim=dim, spaces=spaces, rebuild_unreadable=rebuild_unreadable
+        )
     if not collection or "/" in collection or collection in (".", ".."):
         raise ValueError(f"invalid collection name {collection!r}")
-    return EdgeVectorIndex(Path(path) / collection, dim=dim, spaces=spaces)
+    return EdgeVectorIndex(Path(path) / collection, dim=dim, spaces=spaces, rebuild_unreadable=rebuild_unreadable)

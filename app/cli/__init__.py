@@ -1,4 +1,5 @@
-"""The ``cairn`` command (typer): serve, mcp, demo, ingest, reindex, migrate, and identity admin.
+"""The ``cairn`` command (typer): serve, mcp, demo, ingest, reindex, backup, restore, migrate, and
+identity admin.
 
 The CLI is the operator's tool on the server machine: it talks to the database directly
 (no bearer token). Commands that open the indexes (``serve``, ``ingest``, ``reindex``,
@@ -16,6 +17,7 @@ stderr (at a fixed width when stderr is not a terminal).
 from __future__ import annotations
 
 from cairn.app.cli import (
+    backup,
     credentials,
     database,
     demo,
@@ -46,6 +48,8 @@ cli.add_typer(templates.templates_cli, name="templates")
 cli.command()(database.migrate)
 cli.command()(ingest.ingest)
 cli.command()(ingest.reindex)
+cli.command()(backup.backup)
+cli.command()(backup.restore)
 cli.command()(serve.serve)
 cli.command()(mcp.mcp)
 cli.command()(demo.demo)

@@ -89,14 +89,17 @@ def _where(settings: Settings) -> str:
     return make_url(settings.database_url).render_as_string(hide_password=True)
 
 
-async def _open(settings: Settings, *, with_vectors: bool | None = True):
+async def _open(settings: Settings, *, with_vectors: bool | None = True, rebuild_unreadable: bool = False):
     """``(db, indexes)``: migrated database; indexes (taking the data dir lock first) unless
-    ``with_vectors`` is None (SQL-only commands, safe beside a running server)."""
+    ``with_vectors`` is None (SQL-only commands, safe beside a running server);
+    ``rebuild_unreadable``: a damaged index is re-created empty (``reindex``), not refused."""
     from cairn.app.core.db import Database
     from cairn.app.core.migrate import upgrade_database
     from cairn.app.corpus import open_indexes
 
-    indexes = open_indexes(settings, with_vectors=with_vectors) if with_vectors is not None else None
+    indexes = None
+    if with_vectors is not None:
+        indexes = open_indexes(settings, with_vectors=with_vectors, rebuild_unreadable=rebuild_unreadable)
     try:
         await asyncio.to_thread(upgrade_database, settings.resolved_database_url)
         db = Database(settings.resolved_database_url)
@@ -152,11 +155,12 @@ def _run(coro, *, command: str | None = None):
     """
     from cairn.app.core.datadir import DataDirInUse
     from cairn.app.core.errors import CairnError, as_cairn_error
+    from cairn.app.corpus import IndexNeedsRebuild
     from cairn.retrieval.vectors import VectorStoreUnavailable
 
     try:
         return asyncio.run(coro)
-    except CairnError as exc:
+    except (CairnError, IndexNeedsRebuild) as exc:
         _fail(exc.message)
     except DataDirInUse as exc:
         _fail(data_dir_in_use(exc, command))

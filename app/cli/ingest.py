@@ -175,13 +175,14 @@ def reindex(
     lexical_only: bool = typer.Option(False, "--lexical-only", help="Rebuild only the BM25 index (no re-embedding)."),
     data_dir: Path | None = DataDir,
 ) -> None:
-    """Rebuild the Whoosh and Qdrant indexes and the temporal statement index from SQL."""
+    """Rebuild the Whoosh and Qdrant indexes and the temporal statement index from SQL (also
+    when an index cannot be read: it is re-created empty first)."""
     from cairn.app.temporal import rebuild_index
 
     settings = _settings(data_dir, require_store=True)
 
     async def go():
-        db, indexes = await _open(settings, with_vectors=not lexical_only)
+        db, indexes = await _open(settings, with_vectors=not lexical_only, rebuild_unreadable=True)
         try:
             with _progress() as progress:
                 on_index = index_progress(progress)

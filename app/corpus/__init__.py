@@ -25,7 +25,7 @@ from cairn.app.corpus.documents import (
 )
 from cairn.app.corpus.follower import ChangeFollower
 from cairn.app.corpus.generation import read_generation
-from cairn.app.corpus.indexing import SearchIndexes, open_indexes
+from cairn.app.corpus.indexing import SearchIndexes
 from cairn.app.corpus.ingest import IngestReport, ingest_documents
 from cairn.app.corpus.listing import (
     MAX_PAGE,
@@ -36,6 +36,7 @@ from cairn.app.corpus.listing import (
     PageSizeOutOfRange,
     validate_list_request,
 )
+from cairn.app.corpus.opening import IndexNeedsRebuild, open_indexes
 from cairn.app.corpus.operations import (
     CitationRequest,
     CollectionInfo,
@@ -77,6 +78,7 @@ __all__ = [
     "DocumentRequest",
     "DocumentSummary",
     "DocumentWrite",
+    "IndexNeedsRebuild",
     "IngestReport",
     "InvalidDocumentCursor",
     "NewVersionHook",

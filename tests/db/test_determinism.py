@@ -12,7 +12,7 @@ from pathlib import Path
 from cairn.app.core.config import Settings
 from cairn.app.core.db import Database
 from cairn.app.core.migrate import upgrade_database
-from cairn.app.corpus.indexing import open_indexes
+from cairn.app.corpus import open_indexes
 from cairn.app.corpus.ingest import ingest_documents
 from cairn.app.corpus.sources import SourceDocument
 from cairn.app.identity import service as identity
@@ -25,7 +25,7 @@ from cairn.app.governance.auth import ROLE_PERMISSIONS, Principal
 from cairn.app.core.config import Settings
 from cairn.app.context import bootstrap
 from cairn.app.core.db import Database
-from cairn.app.corpus.indexing import open_indexes
+from cairn.app.corpus import open_indexes
 from cairn.app.packs.types import PackRequest
 from cairn.app.packs.service import build_pack
 from cairn.app.packs.serialize import event_json

@@ -16,7 +16,7 @@ from cairn.app.context import bootstrap
 from cairn.app.core.config import Settings
 from cairn.app.core.db import Database
 from cairn.app.core.migrate import upgrade_database
-from cairn.app.corpus.indexing import open_indexes
+from cairn.app.corpus import open_indexes
 from cairn.app.corpus.ingest import ingest_documents
 from cairn.app.corpus.sources import SourceDocument
 from cairn.app.governance.auth import ROLE_PERMISSIONS, Principal

@@ -18,8 +18,7 @@ from cairn.app.core.db import Database
 from cairn.app.core.ids import utcnow
 from cairn.app.core.models import CorpusGeneration
 from cairn.app.corpus import documents as docs
-from cairn.app.corpus import read_generation
-from cairn.app.corpus.indexing import open_indexes
+from cairn.app.corpus import open_indexes, read_generation
 from cairn.app.governance.auth import ROLE_PERMISSIONS, Principal
 from cairn.app.identity import service as identity
 from cairn.app.packs import PassageRowCache

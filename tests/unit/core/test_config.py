@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from cairn.app.core.config import Settings, SettingsInvalid, load_settings
 from cairn.app.core.datadir import DataDirInUse, DataDirLock
-from cairn.app.corpus.indexing import open_indexes
+from cairn.app.corpus import open_indexes
 from cairn.retrieval.vectors import BACKENDS, ClientVectorIndex, EdgeVectorIndex, VectorPoint, VectorStoreUnavailable
 
 LIST_FIELDS = sorted(n for n, f in Settings.model_fields.items() if get_origin(f.annotation) is list)

@@ -1,0 +1,162 @@
+"""Backup and restore (issue 32 item 19), with the real ``cairn`` processes.
+
+SQLite: ``cairn backup`` beside a running ``cairn serve``, ``cairn restore`` into an empty dir,
+and the same packs (every item, score and citation) from the restored store. PostgreSQL: the
+README's way, ``pg_dump`` + ``pg_restore`` into a new database + ``cairn reindex`` on an empty
+data dir, and the same packs.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import drop_postgres_database, postgres_database
+from tests.db.cli_processes import Server, cairn, cli_env
+
+pytestmark = pytest.mark.model  # the CLI processes load the embedding model
+
+PACKS = r"""
+import asyncio, json, sys
+from cairn.app.context import bootstrap
+from cairn.app.core.config import Settings
+from cairn.app.core.db import Database
+from cairn.app.corpus import open_indexes
+from cairn.app.governance.auth import ROLE_PERMISSIONS, Principal
+from cairn.app.identity import service as identity
+from cairn.app.packs.serialize import event_json
+from cairn.app.packs.service import build_pack
+from cairn.app.packs.types import PackRequest
+
+async def main(data_dir, url):
+    settings = Settings(data_dir=data_dir, database_url=url or None)
+    db = Database(settings.resolved_database_url)
+    indexes = open_indexes(settings)
+    services = bootstrap(settings, db=db, indexes=indexes)
+    await indexes.index_pending(db)
+    async with db.session() as s:
+        ws = await identity.get_workspace_by_name(s, "default")
+    who = Principal(kind="member", id="m", workspace_id=ws.id, permissions=ROLE_PERMISSIONS["viewer"],
+                    member_id="m", role="viewer")
+    out = []
+    for task in ("an active volcano erupting lava", "quartz and feldspar rock", "東京タワーの高さ"):
+        for mode in ("LEXICAL", "HYBRID"):
+            pack = await build_pack(services, who, PackRequest(task=task, retrieval=mode, max_tokens=600,
+                                                               max_latency_ms=60_000))
+            out.append([task, mode, list(pack.footer.incomplete_reasons)] + [event_json(i) for i in pack.items])
+    indexes.close()
+    await db.dispose()
+    print(json.dumps(out, sort_keys=True, ensure_ascii=False))
+
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+"""
+
+DOCS = {
+    "volcano.txt": "Mount Etna is an active stratovolcano on the east coast of Sicily. It erupts lava often.",
+    "granite.md": "# Granite\n\nGranite is a coarse-grained igneous rock made mostly of quartz and feldspar.",
+    "tower-ja.txt": "東京タワーは東京都港区芝公園にある電波塔です。高さは三百三十三メートルです。",
+    "tea.txt": "Green tea is steamed or pan-fired soon after picking, so its leaves do not oxidise.",
+}
+
+
+def packs(tmp: Path, data: Path, url: str = "") -> list:
+    """Every pack item (LEXICAL and HYBRID, three tasks) of the store, as the NDJSON stream
+    writes them, from a process of its own."""
+    r = subprocess.run(
+        [sys.executable, "-c", PACKS, str(data), url],
+        capture_output=True,
+        text=True,
+        cwd=tmp,
+        timeout=600,
+        env=cli_env(tmp),
+    )
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    assert all(len(row) > 3 for row in result), result  # every pack has items
+    return result
+
+
+def ingest(tmp: Path, data: Path, **env: str) -> None:
+    docs = tmp / "docs"
+    docs.mkdir(exist_ok=True)
+    for name, text in DOCS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    r = cairn(tmp, "ingest", str(docs), "-c", "notes", "--data-dir", str(data), **env)
+    assert r.returncode == 0, r.stderr
+
+
+def one_line_error(r: subprocess.CompletedProcess) -> str:
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
+    return lines[0][len("error: ") :]
+
+
+def test_backup_beside_serve_then_restore_into_an_empty_dir_gives_identical_packs(tmp_path):
+    data, archive, restored = tmp_path / "data", tmp_path / "cairn-backup.tar.gz", tmp_path / "restored"
+    ingest(tmp_path, data)
+    before = packs(tmp_path, data)
+
+    server = Server(tmp_path, data, CAIRN_EMBEDDER="none")  # holds the data dir, as in production
+    try:
+        server.wait_ready()
+        r = cairn(tmp_path, "backup", "--to", str(archive), "--data-dir", str(data))
+        assert r.returncode == 0, r.stderr
+    finally:
+        server.stop()
+    made = json.loads(r.stdout)
+    assert made["documents"] == 4 and made["passages"] == 4 and made["format"] == "cairn-backup", made
+    with tarfile.open(archive) as tar:
+        assert sorted(tar.getnames()) == ["cairn.db", "manifest.json"]
+
+    r = cairn(tmp_path, "restore", str(archive), "--data-dir", str(restored))
+    assert r.returncode == 0, r.stderr
+    said = json.loads(r.stdout)
+    assert (said["documents"], said["passages"], said["lexicalIndexed"], said["vectorIndexed"]) == (4, 4, 4, 4), said
+    assert packs(tmp_path, restored) == before
+
+    # refusals: one line each, nothing written
+    again = one_line_error(cairn(tmp_path, "backup", "--to", str(archive), "--data-dir", str(data)))
+    assert again == f"{archive} exists: give a new file name (a backup never overwrites)"
+    full = one_line_error(cairn(tmp_path, "restore", str(archive), "--data-dir", str(data)))
+    assert full == f"{data} is not empty: restore into a new or empty data dir"
+    damaged, target = tmp_path / "damaged.tar.gz", tmp_path / "target"
+    damaged.write_bytes(archive.read_bytes()[: archive.stat().st_size // 2])
+    assert "damaged" in one_line_error(cairn(tmp_path, "restore", str(damaged), "--data-dir", str(target)))
+    assert not target.exists()  # a failed restore leaves no half-made store behind
+    target.mkdir()
+    other = tmp_path / "other.tar.gz"
+    with tarfile.open(other, "w:gz") as tar:
+        tar.add(data / "cairn.db", arcname="cairn.db")
+    assert "not a Cairn backup" in one_line_error(cairn(tmp_path, "restore", str(other), "--data-dir", str(target)))
+    assert list(target.iterdir()) == []  # the empty dir it was given stays empty
+
+
+@pytest.mark.skipif(shutil.which("pg_dump") is None, reason="pg_dump is not installed")
+def test_postgres_pg_dump_restore_and_reindex_give_identical_packs(tmp_path):
+    url, copy = postgres_database(), postgres_database()
+    try:
+        data, fresh, dump = tmp_path / "data", tmp_path / "fresh", tmp_path / "cairn.dump"
+        ingest(tmp_path, data, CAIRN_DATABASE_URL=url)
+        before = packs(tmp_path, data, url)
+        libpq = url.replace("postgresql+asyncpg://", "postgresql://")
+        subprocess.run(["pg_dump", "--format=custom", f"--file={dump}", libpq], check=True, timeout=120)
+        target = copy.replace("postgresql+asyncpg://", "postgresql://")
+        subprocess.run(["pg_restore", "--no-owner", f"--dbname={target}", str(dump)], check=True, timeout=120)
+
+        r = cairn(tmp_path, "reindex", "--data-dir", str(fresh), CAIRN_DATABASE_URL=copy)
+        assert r.returncode == 0, r.stderr
+        assert "reindexed 4 passages lexically, 4 as vectors" in " ".join(r.stderr.split()), r.stderr
+        assert packs(tmp_path, fresh, copy) == before
+
+        refused = one_line_error(cairn(tmp_path, "backup", "--to", str(tmp_path / "b.tar.gz"), CAIRN_DATABASE_URL=url))
+        assert "pg_dump" in refused and "cairn reindex" in refused, refused
+    finally:
+        drop_postgres_database(url)
+        drop_postgres_database(copy)
