@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import Enum
 
 import strawberry
 
 from cairn.app import memory as mem
-from cairn.app.core.errors import BadInput
-from cairn.app.core.text_rules import require_storable, validate_identifier
 from cairn.app.governance import Governed, Principal
 from cairn.app.memory import (
     ForgetRequest,
@@ -199,71 +197,47 @@ def to_memory(view: mem.MemoryView) -> Memory:
     )
 
 
-def _tz(value: datetime | None, field: str) -> None:
-    if value is not None and value.tzinfo is None:
-        raise BadInput(f"{field} needs a timezone (e.g. 2025-01-01T00:00:00Z)", field=field)
-    if value is not None:
-        try:
-            value.astimezone(UTC)
-        except OverflowError:
-            raise BadInput(f"{field} is outside the representable UTC range (years 1–9999)", field=field) from None
-
-
-def _id(value: str | None, field: str) -> None:
-    if value is not None:
-        validate_identifier(value, field)
-
-
-def _validate_remember(input: RememberMemoryInput) -> None:
-    for value, name in ((input.namespace, "namespace"), (input.text, "text"), (input.key or "", "key")):
-        require_storable(value, f"input.{name}")
-    _id(input.collection_id, "input.collectionId")
-    for i, c in enumerate(input.citations or []):
-        _id(c, f"input.citations[{i}]")
-    mem.validate_fields(
-        namespace=input.namespace, key=input.key, text=input.text, citations=input.citations or [], prefix="input."
+def _remember_request(input: RememberMemoryInput) -> MemoryNote:
+    return MemoryNote(
+        namespace=input.namespace,
+        text=input.text,
+        key=input.key,
+        collection_id=input.collection_id,
+        citations=tuple(input.citations or ()),
     )
 
 
-def _validate_recall(input: RecallMemoriesInput) -> None:
-    require_storable(input.query, "input.query")
-    if not 1 <= len(input.query) <= 1_000 or not input.query.strip():
-        raise BadInput("input.query must be 1–1,000 characters, not only spaces", field="input.query", limit="1-1000")
-    if not 1 <= input.limit <= mem.MAX_RECALL_LIMIT:
-        raise BadInput("input.limit must be 1–50", field="input.limit", limit="1-50")
-    _id(input.collection_id, "input.collectionId")
-    _tz(input.as_of, "input.asOf")
-    mem.validate_fields(namespace=input.namespace, prefix="input.")
+def _recall_request(input: RecallMemoriesInput) -> RecallQuery:
+    return RecallQuery(
+        query=input.query,
+        namespace=input.namespace,
+        collection_id=input.collection_id,
+        as_of=input.as_of,
+        limit=input.limit,
+    )
 
 
-def _validate_list(input: ListMemoriesInput | None = None) -> None:
-    if input is None:
-        return
-    if not 1 <= input.limit <= mem.MAX_LIST_LIMIT:
-        raise BadInput("input.limit must be 1–100", field="input.limit", limit="1-100")
-    if input.cursor is not None and len(input.cursor) > 200:
-        raise BadInput("input.cursor must be at most 200 characters", field="input.cursor", limit=200)
-    if input.cursor is not None:
-        require_storable(input.cursor, "input.cursor")
-    _id(input.collection_id, "input.collectionId")
-    _tz(input.as_of, "input.asOf")
-    mem.validate_fields(namespace=input.namespace, key=input.key, prefix="input.")
+def _list_request(input: ListMemoriesInput | None = None) -> MemoryListQuery:
+    i = input or ListMemoriesInput()
+    return MemoryListQuery(
+        namespace=i.namespace,
+        key=i.key,
+        collection_id=i.collection_id,
+        as_of=i.as_of,
+        limit=i.limit,
+        cursor=i.cursor,
+        all_versions=i.all_versions,
+    )
 
 
-def _validate_forget(input: ForgetMemoryInput) -> None:
-    by_id = input.memory_id is not None
-    by_key = input.namespace is not None or input.key is not None
-    if by_id == by_key or (by_key and (input.namespace is None or input.key is None)):
-        raise BadInput("give either input.memoryId, or input.namespace and input.key", field="input")
-    if input.only_version and not by_id:
-        raise BadInput("input.onlyVersion needs input.memoryId (one version)", field="input.onlyVersion")
-    _id(input.memory_id, "input.memoryId")
-    mem.validate_fields(namespace=input.namespace, key=input.key, prefix="input.")
+def _forget_request(input: ForgetMemoryInput) -> ForgetRequest:
+    return ForgetRequest(
+        memory_id=input.memory_id, namespace=input.namespace, key=input.key, only_version=input.only_version
+    )
 
 
-def _validate_settings(enabled: bool | None = None, retention_days: int | None = None) -> None:
-    if retention_days is not None and not mem.MIN_RETENTION <= retention_days <= mem.MAX_RETENTION:
-        raise BadInput("retentionDays must be 1–365", field="retentionDays", limit="1-365")
+def _settings_request(enabled: bool | None = None, retention_days: int | None = None) -> MemorySettingsChange:
+    return MemorySettingsChange(enabled=enabled, retention_days=retention_days)
 
 
 def _settings(v: MemorySettingsView) -> MemorySettings:
@@ -274,19 +248,12 @@ def _settings(v: MemorySettingsView) -> MemorySettings:
 class MemoryQuery:
     @strawberry.field(
         description="Rank your own memories for a query: BM25 + cosine (800 ms budget) + entities, RRF k=60 over the newest 300 matching (memory:read).",
-        extensions=[Governed("recallMemories", validate=_validate_recall)],
+        extensions=[Governed("recallMemories", validate=_recall_request)],
     )
     async def recall_memories(
         self, info: Info, input: RecallMemoriesInput, principal: Principal
     ) -> RecallMemoriesResult:
-        request = RecallQuery(
-            query=input.query,
-            namespace=input.namespace,
-            collection_id=input.collection_id,
-            as_of=input.as_of,
-            limit=input.limit,
-        )
-        out = await mem.recall_memories(info.context.services, principal, request)
+        out = await mem.recall_memories(info.context.services, principal, _recall_request(input))
         return RecallMemoriesResult(
             memories=[
                 RecalledMemory(
@@ -303,22 +270,12 @@ class MemoryQuery:
 
     @strawberry.field(
         description="Your own memories, newest first (memory:read; members may always list their own).",
-        extensions=[Governed("listMemories", validate=_validate_list)],
+        extensions=[Governed("listMemories", validate=_list_request)],
     )
     async def list_memories(
         self, info: Info, principal: Principal, input: ListMemoriesInput | None = None
     ) -> MemoryPage:
-        i = input or ListMemoriesInput()
-        request = MemoryListQuery(
-            namespace=i.namespace,
-            key=i.key,
-            collection_id=i.collection_id,
-            as_of=i.as_of,
-            limit=i.limit,
-            cursor=i.cursor,
-            all_versions=i.all_versions,
-        )
-        out = await mem.list_own_memories(info.context.services, principal, request)
+        out = await mem.list_own_memories(info.context.services, principal, _list_request(input))
         return MemoryPage(memories=[to_memory(v) for v in out.items], hidden=out.hidden, next_cursor=out.next_cursor)
 
     @strawberry.field(
@@ -333,19 +290,12 @@ class MemoryQuery:
 class MemoryMutation:
     @strawberry.mutation(
         description="Keep a note for the member behind this credential (memory:write). PII is masked first.",
-        extensions=[Governed("rememberMemory", validate=_validate_remember)],
+        extensions=[Governed("rememberMemory", validate=_remember_request)],
     )
     async def remember_memory(
         self, info: Info, input: RememberMemoryInput, principal: Principal
     ) -> RememberMemoryResult:
-        request = MemoryNote(
-            namespace=input.namespace,
-            text=input.text,
-            key=input.key,
-            collection_id=input.collection_id,
-            citations=tuple(input.citations or []),
-        )
-        out = await mem.remember_memory(info.context.services, principal, request)
+        out = await mem.remember_memory(info.context.services, principal, _remember_request(input))
         return RememberMemoryResult(
             memory=to_memory(out.memory),
             superseded=out.superseded,
@@ -354,23 +304,20 @@ class MemoryMutation:
 
     @strawberry.mutation(
         description="Delete a memory and every version of its key (memory:write; members may always delete their own).",
-        extensions=[Governed("forgetMemory", validate=_validate_forget)],
+        extensions=[Governed("forgetMemory", validate=_forget_request)],
     )
     async def forget_memory(self, info: Info, input: ForgetMemoryInput, principal: Principal) -> ForgetMemoryResult:
-        request = ForgetRequest(
-            memory_id=input.memory_id, namespace=input.namespace, key=input.key, only_version=input.only_version
-        )
-        n = await mem.forget_memory(info.context.services, principal, request)
+        n = await mem.forget_memory(info.context.services, principal, _forget_request(input))
         return ForgetMemoryResult(deleted=n)
 
     @strawberry.mutation(
         description="Owner: turn 'let agents keep memories' on/off and set retention (1–365 days).",
-        extensions=[Governed("setMemorySettings", validate=_validate_settings)],
+        extensions=[Governed("setMemorySettings", validate=_settings_request)],
     )
     async def set_memory_settings(
         self, info: Info, principal: Principal, enabled: bool | None = None, retention_days: int | None = None
     ) -> MemorySettings:
-        request = MemorySettingsChange(enabled=enabled, retention_days=retention_days)
+        request = _settings_request(enabled, retention_days)
         return _settings(await mem.change_memory_settings(info.context.services, principal, request))
 
     @strawberry.mutation(

@@ -1,4 +1,5 @@
-"""Memory tools: ``remember``, ``recall``, ``forget`` (the GraphQL memory operations' validation)."""
+"""Memory tools: ``remember``, ``recall``, ``forget``: arguments → :mod:`app.memory.requests` (which validate
+themselves, as for GraphQL) → the memory service → JSON."""
 
 from __future__ import annotations
 
@@ -6,8 +7,6 @@ from typing import Any
 
 from cairn.app import memory as mem
 from cairn.app.context import RequestContext
-from cairn.app.core.errors import BadInput
-from cairn.app.core.text_rules import require_storable, validate_identifier
 from cairn.app.governance import Principal
 from cairn.app.mcp.spec import ID, ToolSpec, parse_time, string
 
@@ -52,24 +51,7 @@ _REMEMBER_SCHEMA: dict[str, Any] = {
 }
 
 
-def _id(value: Any, field: str) -> None:
-    if value is not None:
-        validate_identifier(value, field)
-
-
 def _prepare_remember(args: dict[str, Any]) -> mem.MemoryNote:
-    for name in ("namespace", "text", "key"):
-        require_storable(args.get(name) or "", f"input.{name}")
-    _id(args.get("collectionId"), "input.collectionId")
-    for i, c in enumerate(args.get("citations") or []):
-        _id(c, f"input.citations[{i}]")
-    mem.validate_fields(
-        namespace=args["namespace"],
-        key=args.get("key"),
-        text=args["text"],
-        citations=args.get("citations") or [],
-        prefix="input.",
-    )
     return mem.MemoryNote(
         namespace=args["namespace"],
         text=args["text"],
@@ -109,22 +91,12 @@ _RECALL_SCHEMA: dict[str, Any] = {
 
 
 def _prepare_recall(args: dict[str, Any]) -> mem.RecallQuery:
-    query = args["query"]
-    limit = args.get("limit", mem.RECALL_LIMIT)
-    require_storable(query, "input.query")
-    if not 1 <= len(query) <= 1_000 or not query.strip():
-        raise BadInput("input.query must be 1–1,000 characters, not only spaces", field="input.query", limit="1-1000")
-    if not 1 <= limit <= mem.MAX_RECALL_LIMIT:
-        raise BadInput("input.limit must be 1–50", field="input.limit", limit="1-50")
-    _id(args.get("collectionId"), "input.collectionId")
-    as_of = parse_time(args.get("asOf"), "input.asOf")
-    mem.validate_fields(namespace=args.get("namespace"), prefix="input.")
     return mem.RecallQuery(
-        query=query,
+        query=args["query"],
         namespace=args.get("namespace"),
         collection_id=args.get("collectionId"),
-        as_of=as_of,
-        limit=limit,
+        as_of=parse_time(args.get("asOf"), "input.asOf"),
+        limit=args.get("limit", mem.RECALL_LIMIT),
     )
 
 
@@ -158,12 +130,6 @@ _FORGET_SCHEMA: dict[str, Any] = {
 
 
 def _prepare_forget(args: dict[str, Any]) -> mem.ForgetRequest:
-    by_id = args.get("memoryId") is not None
-    by_key = args.get("namespace") is not None or args.get("key") is not None
-    if by_id == by_key or (by_key and (args.get("namespace") is None or args.get("key") is None)):
-        raise BadInput("give either input.memoryId, or input.namespace and input.key", field="input")
-    _id(args.get("memoryId"), "input.memoryId")
-    mem.validate_fields(namespace=args.get("namespace"), key=args.get("key"), prefix="input.")
     return mem.ForgetRequest(memory_id=args.get("memoryId"), namespace=args.get("namespace"), key=args.get("key"))
 
 

@@ -14,12 +14,7 @@ from cairn.app.memory.admin import (
     set_settings,
 )
 from cairn.app.memory.operations import (
-    ForgetRequest,
-    MemoryListQuery,
-    MemoryNote,
-    MemorySettingsChange,
     MemorySettingsView,
-    RecallQuery,
     change_memory_settings,
     delete_all_memories,
     forget_memory,
@@ -27,6 +22,13 @@ from cairn.app.memory.operations import (
     memory_settings,
     recall_memories,
     remember_memory,
+)
+from cairn.app.memory.requests import (
+    ForgetRequest,
+    MemoryListQuery,
+    MemoryNote,
+    MemorySettingsChange,
+    RecallQuery,
 )
 from cairn.app.memory.service import (
     LIST_LIMIT,

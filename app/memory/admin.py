@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cairn.app.core.errors import BadInput, NonRetainingWorkspace
+from cairn.app.core.errors import NonRetainingWorkspace
 from cairn.app.core.ids import utcnow
 from cairn.app.core.models import AgentMemory, MemoryCitation, MemoryTerm, MemoryWrite, Workspace
 
@@ -23,13 +23,12 @@ MIN_RETENTION, MAX_RETENTION = 1, 365
 async def set_settings(
     s: AsyncSession, *, workspace_id: str, enabled: bool | None, retention_days: int | None
 ) -> Workspace:
-    """Owner settings: the memory switch and the retention (1–365 days); purges at once.
+    """Owner settings: the memory switch and the retention (1–365 days, checked by
+    :class:`app.memory.requests.MemorySettingsChange`); purges at once.
 
     Raises:
-        BadInput: retention outside 1–365. Forbidden: ``NON_RETAINING_WORKSPACE``.
+        Forbidden: ``NON_RETAINING_WORKSPACE``.
     """
-    if retention_days is not None and not MIN_RETENTION <= retention_days <= MAX_RETENTION:
-        raise BadInput("retentionDays must be 1–365", field="retentionDays", limit="1-365")
     ws = await s.get(Workspace, workspace_id)
     if ws is None or not ws.retaining:
         raise NonRetainingWorkspace("this workspace is non-retaining: it keeps no memories")

@@ -1,7 +1,7 @@
 """Memory services: one function per operation, ``fn(services, principal, request)``.
 
-Each opens and commits its own session and returns domain objects (:mod:`app.memory.views`);
-the rules live in :mod:`app.memory.service` and :mod:`app.memory.admin`. Remember and recall
+Each takes a request of :mod:`app.memory.requests` (validated when it was built), opens and
+commits its own session and returns domain objects (:mod:`app.memory.views`); the rules live in :mod:`app.memory.service` and :mod:`app.memory.admin`. Remember and recall
 embed with ``services.indexes.embedder`` (None: no vector leg).
 
 ``services`` is the process's :class:`app.context.Services` (not imported: ``app.context``
@@ -11,11 +11,11 @@ imports this package).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 
 from cairn.app.core.models import Workspace
 from cairn.app.governance import Principal
 from cairn.app.memory import admin, service
+from cairn.app.memory.requests import ForgetRequest, MemoryListQuery, MemoryNote, MemorySettingsChange, RecallQuery
 from cairn.app.memory.views import ListOutcome, RecallOutcome, RememberOutcome
 
 
@@ -31,59 +31,6 @@ class MemorySettingsView:
     def of(cls, ws: Workspace) -> MemorySettingsView:
         """From a workspace row."""
         return cls(ws.memory_enabled, ws.memory_retention_days, ws.retaining)
-
-
-@dataclass(frozen=True)
-class MemoryNote:
-    """Remember: a note for the member behind the caller (rules: :func:`app.memory.service.remember`)."""
-
-    namespace: str
-    text: str
-    key: str | None = None
-    collection_id: str | None = None
-    citations: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class RecallQuery:
-    """Recall: rank the caller's memories for ``query`` (rules: :func:`app.memory.service.recall`)."""
-
-    query: str
-    namespace: str | None = None
-    collection_id: str | None = None
-    as_of: datetime | None = None
-    limit: int = service.RECALL_LIMIT
-
-
-@dataclass(frozen=True)
-class MemoryListQuery:
-    """List the caller's memories, newest first (rules: :func:`app.memory.service.list_memories`)."""
-
-    namespace: str | None = None
-    key: str | None = None
-    collection_id: str | None = None
-    as_of: datetime | None = None
-    limit: int = service.LIST_LIMIT
-    cursor: str | None = None
-    all_versions: bool = False
-
-
-@dataclass(frozen=True)
-class ForgetRequest:
-    """Forget by ``memory_id``, or by ``namespace`` and ``key``; ``only_version`` (with ``memory_id``): that version only."""
-
-    memory_id: str | None = None
-    namespace: str | None = None
-    key: str | None = None
-    only_version: bool = False
-
-
-@dataclass(frozen=True)
-class MemorySettingsChange:
-    """Owner settings; ``None`` keeps a value."""
-
-    enabled: bool | None = None
-    retention_days: int | None = None
 
 
 async def recall_memories(services, principal: Principal, request: RecallQuery) -> RecallOutcome:
