@@ -8,8 +8,6 @@ import strawberry
 from strawberry.scalars import JSON
 
 from cairn.app import contextsets as cs
-from cairn.app.core.errors import BadInput
-from cairn.app.core.text_rules import validate_identifier
 from cairn.app.governance import Governed, Principal
 from cairn.resolvers.packs import Trust
 from cairn.resolvers.types import Info
@@ -280,73 +278,62 @@ def to_context_set(v: cs.ContextSetView) -> ContextSet:
     )
 
 
-def _validate_create(input: CreateContextSetInput) -> None:
-    cs.validate_write(_write(input), creating=True)
+def _create_request(input: CreateContextSetInput) -> cs.CreateContextSetRequest:
+    return cs.CreateContextSetRequest(_write(input))
 
 
-def _validate_update(id: str, input: UpdateContextSetInput) -> None:
-    validate_identifier(id, "id")
-    w = _write(input)
-    if (
-        input.name is None
-        and input.scope is None
-        and all(
-            getattr(input, f) is None
-            for f in ("description", "active", "verified_answers", "definitions", "instructions", "required_evidence")
-        )
-    ):
-        raise BadInput("input must change at least one field", field="input")
-    cs.validate_write(w)
+def _update_request(id: str, input: UpdateContextSetInput) -> cs.UpdateContextSetRequest:
+    return cs.UpdateContextSetRequest(id, _write(input))
 
 
-def _validate_list(query: str | None = None, limit: int = cs.READ_LIMIT_DEFAULT) -> None:
-    cs.validate_list(query, limit)
+def _list_request(query: str | None = None, limit: int = cs.READ_LIMIT_DEFAULT) -> cs.ListContextSetsRequest:
+    return cs.ListContextSetsRequest(query, limit)
 
 
-def _validate_get(context_set_id: str | None = None) -> None:
-    if context_set_id is not None:
-        validate_identifier(context_set_id, "contextSetId")
+def _get_request(context_set_id: str | None = None) -> cs.GetContextSetRequest:
+    return cs.GetContextSetRequest(context_set_id)
 
 
-def _validate_lookup(term: str, context_set_id: str | None = None, limit: int = cs.READ_LIMIT_DEFAULT) -> None:
-    cs.validate_lookup(term, context_set_id, limit)
+def _lookup_request(
+    term: str, context_set_id: str | None = None, limit: int = cs.READ_LIMIT_DEFAULT
+) -> cs.LookupDefinitionsRequest:
+    return cs.LookupDefinitionsRequest(term, context_set_id, limit)
 
 
-def _validate_match(question: str, context_set_id: str | None = None, limit: int = cs.READ_LIMIT_DEFAULT) -> None:
-    cs.validate_match(question, context_set_id, limit)
+def _match_request(
+    question: str, context_set_id: str | None = None, limit: int = cs.READ_LIMIT_DEFAULT
+) -> cs.MatchVerifiedAnswersRequest:
+    return cs.MatchVerifiedAnswersRequest(question, context_set_id, limit)
 
 
-def _validate_versions(context_set_id: str, limit: int = cs.READ_LIMIT_DEFAULT) -> None:
-    validate_identifier(context_set_id, "contextSetId")
-    cs.validate_limit(limit)
+def _versions_request(context_set_id: str, limit: int = cs.READ_LIMIT_DEFAULT) -> cs.ContextSetVersionsRequest:
+    return cs.ContextSetVersionsRequest(context_set_id, limit)
 
 
 @strawberry.type
 class ContextSetQuery:
     @strawberry.field(
         description="Context sets by word match over name and description (scope context:read; no embedding cost). limit 1–50; query ≤ 500 characters. A bound credential sees only its set; agents only active sets.",
-        extensions=[Governed("contextSets", validate=_validate_list)],
+        extensions=[Governed("contextSets", validate=_list_request)],
     )
     async def context_sets(
         self, info: Info, principal: Principal, query: str | None = None, limit: int = cs.READ_LIMIT_DEFAULT
     ) -> list[ContextSet]:
-        views = await cs.list_context_sets(info.context.services, principal, cs.ListContextSetsRequest(query, limit))
+        views = await cs.list_context_sets(info.context.services, principal, _list_request(query, limit))
         return [to_context_set(v) for v in views]
 
     @strawberry.field(
         description="One context set (default: the credential's bound set).",
-        extensions=[Governed("contextSet", validate=_validate_get)],
+        extensions=[Governed("contextSet", validate=_get_request)],
     )
     async def context_set(
         self, info: Info, principal: Principal, context_set_id: strawberry.ID | None = None
     ) -> ContextSet:
-        return to_context_set(
-            await cs.get_context_set(info.context.services, principal, cs.GetContextSetRequest(context_set_id))
-        )
+        return to_context_set(await cs.get_context_set(info.context.services, principal, _get_request(context_set_id)))
 
     @strawberry.field(
         description="Definitions whose term or alias matches (case and width folded, stemmed; CJK bigrams). Without contextSetId: the bound set, else every active set. term 1–200 characters; limit 1–50.",
-        extensions=[Governed("lookupDefinitions", validate=_validate_lookup)],
+        extensions=[Governed("lookupDefinitions", validate=_lookup_request)],
     )
     async def lookup_definitions(
         self,
@@ -357,7 +344,7 @@ class ContextSetQuery:
         limit: int = cs.READ_LIMIT_DEFAULT,
     ) -> list[DefinitionMatch]:
         hits = await cs.lookup_definitions(
-            info.context.services, principal, cs.LookupDefinitionsRequest(term, context_set_id, limit)
+            info.context.services, principal, _lookup_request(term, context_set_id, limit)
         )
         return [
             DefinitionMatch(
@@ -371,7 +358,7 @@ class ContextSetQuery:
 
     @strawberry.field(
         description="Verified answers ranked for a question by word match (BM25; no embedding cost), with score, coverage and the matched words. question 1–1,000 characters; limit 1–50.",
-        extensions=[Governed("matchVerifiedAnswers", validate=_validate_match)],
+        extensions=[Governed("matchVerifiedAnswers", validate=_match_request)],
     )
     async def match_verified_answers(
         self,
@@ -382,7 +369,7 @@ class ContextSetQuery:
         limit: int = cs.READ_LIMIT_DEFAULT,
     ) -> list[VerifiedAnswerMatch]:
         hits = await cs.match_verified_answers(
-            info.context.services, principal, cs.MatchVerifiedAnswersRequest(question, context_set_id, limit)
+            info.context.services, principal, _match_request(question, context_set_id, limit)
         )
         return [
             VerifiedAnswerMatch(
@@ -397,14 +384,12 @@ class ContextSetQuery:
 
     @strawberry.field(
         description="A set's recorded changes, newest first (who, when, what, the set after). limit 1–50.",
-        extensions=[Governed("contextSetVersions", validate=_validate_versions)],
+        extensions=[Governed("contextSetVersions", validate=_versions_request)],
     )
     async def context_set_versions(
         self, info: Info, context_set_id: strawberry.ID, principal: Principal, limit: int = cs.READ_LIMIT_DEFAULT
     ) -> list[ContextSetVersion]:
-        rows = await cs.context_set_versions(
-            info.context.services, principal, cs.ContextSetVersionsRequest(context_set_id, limit)
-        )
+        rows = await cs.context_set_versions(info.context.services, principal, _versions_request(context_set_id, limit))
         return [
             ContextSetVersion(
                 number=r.number, actor_id=r.actor_id, change=r.change, changed_at=r.changed_at, snapshot=r.snapshot
@@ -417,18 +402,16 @@ class ContextSetQuery:
 class ContextSetMutation:
     @strawberry.mutation(
         description="Create a context set (editors and up; version 1, entries trust APPROVED).",
-        extensions=[Governed("createContextSet", validate=_validate_create)],
+        extensions=[Governed("createContextSet", validate=_create_request)],
     )
     async def create_context_set(self, info: Info, input: CreateContextSetInput, principal: Principal) -> ContextSet:
-        return to_context_set(await cs.create_context_set(info.context.services, principal, _write(input)))
+        return to_context_set(await cs.create_context_set(info.context.services, principal, _create_request(input)))
 
     @strawberry.mutation(
         description="Change a context set (editors and up). Each change is a new version (who/when/what); active: false deactivates it, and credentials bound to it are refused (AGENT_CONTEXT_SET_INACTIVE).",
-        extensions=[Governed("updateContextSet", validate=_validate_update)],
+        extensions=[Governed("updateContextSet", validate=_update_request)],
     )
     async def update_context_set(
         self, info: Info, id: strawberry.ID, input: UpdateContextSetInput, principal: Principal
     ) -> ContextSet:
-        return to_context_set(
-            await cs.update_context_set(info.context.services, principal, cs.UpdateContextSetRequest(id, _write(input)))
-        )
+        return to_context_set(await cs.update_context_set(info.context.services, principal, _update_request(id, input)))

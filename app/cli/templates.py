@@ -173,7 +173,8 @@ async def prepare_template_demo(settings, csv_dir: Path, workspace_id: str, memb
                 instructions=(),
                 required_evidence=(),
             )
-            set_id = (await contextsets.create_context_set(services, principal, write)).id
+            request = contextsets.CreateContextSetRequest(write)
+            set_id = (await contextsets.create_context_set(services, principal, request)).id
         async with db.session() as s:
             template_id = (
                 await s.execute(

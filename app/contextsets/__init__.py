@@ -19,6 +19,7 @@ from cairn.app.contextsets.library import (
 from cairn.app.contextsets.loading import active_set, check_set_access
 from cairn.app.contextsets.operations import (
     ContextSetVersionsRequest,
+    CreateContextSetRequest,
     GetContextSetRequest,
     ListContextSetsRequest,
     LookupDefinitionsRequest,
@@ -57,6 +58,7 @@ __all__ = [
     "ContextSetVersionsRequest",
     "ContextSetView",
     "ContextSetWrite",
+    "CreateContextSetRequest",
     "DefinitionHit",
     "DefinitionInput",
     "Entry",

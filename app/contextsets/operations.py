@@ -1,6 +1,8 @@
 """Context-set services: one function per GraphQL operation, ``fn(services, principal, request)``.
 
-``request`` is a frozen dataclass of the operation's input; each function opens and commits
+``request`` is a frozen dataclass of the operation's input that validates itself when built
+(``BadInput`` naming the field and the limit; GraphQL and MCP only convert to it, and the
+governance adapter builds it in its validate step); each function opens and commits
 its own session (in :mod:`app.contextsets.library` for reads by word match,
 :mod:`app.contextsets.store` for curation) and returns domain objects, which the GraphQL
 layer (``resolvers/contextsets.py``) converts.
@@ -11,12 +13,21 @@ imported here: ``app.context`` imports the packages).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 from typing import Any
 
 from cairn.app.contextsets import library, store
-from cairn.app.contextsets.library import AnswerHit, DefinitionHit
-from cairn.app.contextsets.types import READ_LIMIT_DEFAULT, ContextSetView, ContextSetWrite, VersionView
+from cairn.app.contextsets.library import AnswerHit, DefinitionHit, validate_list, validate_lookup, validate_match
+from cairn.app.contextsets.types import (
+    READ_LIMIT_DEFAULT,
+    ContextSetView,
+    ContextSetWrite,
+    VersionView,
+    validate_limit,
+    validate_write,
+)
+from cairn.app.core.errors import BadInput
+from cairn.app.core.text_rules import validate_identifier
 from cairn.app.governance import Principal
 
 
@@ -27,12 +38,19 @@ class ListContextSetsRequest:
     query: str | None = None
     limit: int = READ_LIMIT_DEFAULT
 
+    def __post_init__(self) -> None:
+        validate_list(self.query, self.limit)
+
 
 @dataclass(frozen=True)
 class GetContextSetRequest:
     """``contextSet``: one set (None: the credential's bound set)."""
 
     context_set_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.context_set_id is not None:
+            validate_identifier(self.context_set_id, "contextSetId")
 
 
 @dataclass(frozen=True)
@@ -43,6 +61,9 @@ class LookupDefinitionsRequest:
     context_set_id: str | None = None
     limit: int = READ_LIMIT_DEFAULT
 
+    def __post_init__(self) -> None:
+        validate_lookup(self.term, self.context_set_id, self.limit)
+
 
 @dataclass(frozen=True)
 class MatchVerifiedAnswersRequest:
@@ -52,6 +73,9 @@ class MatchVerifiedAnswersRequest:
     context_set_id: str | None = None
     limit: int = READ_LIMIT_DEFAULT
 
+    def __post_init__(self) -> None:
+        validate_match(self.question, self.context_set_id, self.limit)
+
 
 @dataclass(frozen=True)
 class ContextSetVersionsRequest:
@@ -60,13 +84,36 @@ class ContextSetVersionsRequest:
     context_set_id: str
     limit: int = READ_LIMIT_DEFAULT
 
+    def __post_init__(self) -> None:
+        validate_identifier(self.context_set_id, "contextSetId")
+        validate_limit(self.limit)
+
+
+@dataclass(frozen=True)
+class CreateContextSetRequest:
+    """``createContextSet``: every field of ``write`` (``name`` required); ``field_prefix``: the
+    transport's path to the input (GraphQL ``input``), named in errors."""
+
+    write: ContextSetWrite
+    field_prefix: InitVar[str] = "input"
+
+    def __post_init__(self, field_prefix: str) -> None:
+        validate_write(self.write, field_prefix, creating=True)
+
 
 @dataclass(frozen=True)
 class UpdateContextSetRequest:
-    """``updateContextSet``: the set's id and the fields to replace."""
+    """``updateContextSet``: the set's id and the fields to replace (at least one)."""
 
     context_set_id: str
     write: ContextSetWrite
+    field_prefix: InitVar[str] = "input"
+
+    def __post_init__(self, field_prefix: str) -> None:
+        validate_identifier(self.context_set_id, "id")
+        if self.write == ContextSetWrite():
+            raise BadInput(f"{field_prefix} must change at least one field", field=field_prefix)
+        validate_write(self.write, field_prefix)
 
 
 async def list_context_sets(
@@ -124,14 +171,14 @@ async def context_set_versions(
     return await store.context_set_versions(services, principal, request.context_set_id, request.limit)
 
 
-async def create_context_set(services: Any, principal: Principal, request: ContextSetWrite) -> ContextSetView:
+async def create_context_set(services: Any, principal: Principal, request: CreateContextSetRequest) -> ContextSetView:
     """Create a set, version 1 (:func:`app.contextsets.store.create_context_set`).
 
     Raises:
         BadInput: a limit. NotFound: a scope id or reference. ContextSetNameTaken,
         ContextSetLimit (409).
     """
-    return await store.create_context_set(services, principal, request)
+    return await store.create_context_set(services, principal, request.write)
 
 
 async def update_context_set(services: Any, principal: Principal, request: UpdateContextSetRequest) -> ContextSetView:

@@ -69,7 +69,6 @@ _SEARCH_SCHEMA: dict[str, Any] = {
 
 def _prepare_search(args: dict[str, Any]) -> cs.ListContextSetsRequest:
     limit = args.get("limit", cs.READ_LIMIT_DEFAULT)
-    cs.validate_list(args.get("query"), limit)
     return cs.ListContextSetsRequest(args.get("query"), limit)
 
 
@@ -93,7 +92,6 @@ _LOOKUP_SCHEMA: dict[str, Any] = {
 
 def _prepare_lookup(args: dict[str, Any]) -> cs.LookupDefinitionsRequest:
     limit = args.get("limit", cs.READ_LIMIT_DEFAULT)
-    cs.validate_lookup(args["term"], args.get("contextSetId"), limit)
     return cs.LookupDefinitionsRequest(args["term"], args.get("contextSetId"), limit)
 
 
@@ -131,7 +129,6 @@ _MATCH_SCHEMA: dict[str, Any] = {
 
 def _prepare_match(args: dict[str, Any]) -> cs.MatchVerifiedAnswersRequest:
     limit = args.get("limit", cs.READ_LIMIT_DEFAULT)
-    cs.validate_match(args["question"], args.get("contextSetId"), limit)
     return cs.MatchVerifiedAnswersRequest(args["question"], args.get("contextSetId"), limit)
 
 
