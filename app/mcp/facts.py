@@ -15,6 +15,7 @@ from cairn.app.context import RequestContext
 from cairn.app.core.text_rules import validate_identifier
 from cairn.app.governance import Principal
 from cairn.app.mcp.spec import AS_OF, ToolSpec, as_of_times, parse_time
+from cairn.app.packs import Trust
 
 # --- timeline / current_facts ------------------------------------------------------------
 
@@ -42,7 +43,7 @@ def _fact(f: tm.Fact) -> dict[str, Any]:
         "since": f.valid_from,
         "timeSource": f.time_source.upper(),
         "endedBy": f.ended_by,
-        "trust": "UNTRUSTED",
+        "trust": Trust.UNTRUSTED.value,
     }
 
 

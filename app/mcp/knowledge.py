@@ -18,7 +18,18 @@ from cairn.app.corpus import (
 )
 from cairn.app.governance import Principal
 from cairn.app.mcp.spec import AS_OF, ID, ToolSpec, as_of_times, string
-from cairn.app.packs import PackRequest, build_pack, footer_fields, header_fields, item_fields, request_from_json
+from cairn.app.packs import (
+    Coverage,
+    PackRequest,
+    PackSource,
+    RetrievalMode,
+    Trust,
+    build_pack,
+    footer_fields,
+    header_fields,
+    item_fields,
+    request_from_json,
+)
 
 
 def _passage(v: PassageView) -> dict[str, Any]:
@@ -30,7 +41,7 @@ def _passage(v: PassageView) -> dict[str, Any]:
         "collectionId": v.collection_id,
         "ordinal": v.ordinal,
         "text": v.text,
-        "trust": "UNTRUSTED",
+        "trust": Trust.UNTRUSTED.value,
         "citation": {
             "documentId": v.document_id,
             "versionId": v.version_id,
@@ -71,7 +82,7 @@ _PACK_SCHEMA: dict[str, Any] = {
                 },
                 "coverage": {
                     "type": "string",
-                    "enum": ["BEST_EFFORT", "REQUIRE_COMPLETE"],
+                    "enum": [c.value for c in Coverage],
                     "description": "BEST_EFFORT returns what fits; REQUIRE_COMPLETE fails with CONTEXT_PACK_INCOMPLETE unless the required items fit and every leg finished in time.",
                 },
             },
@@ -98,7 +109,7 @@ _PACK_SCHEMA: dict[str, Any] = {
                 },
                 "sources": {
                     "type": "array",
-                    "items": {"type": "string", "enum": ["PASSAGES", "GRAPH", "DOCUMENTS"]},
+                    "items": {"type": "string", "enum": [s.value for s in PackSource]},
                     "minItems": 1,
                     "description": "Evidence sources (default [PASSAGES]; DOCUMENTS needs queries:run).",
                 },
@@ -106,8 +117,8 @@ _PACK_SCHEMA: dict[str, Any] = {
         },
         "retrieval": {
             "type": "string",
-            "enum": ["HYBRID", "LEXICAL", "DENSE"],
-            "default": "HYBRID",
+            "enum": [m.value for m in RetrievalMode],
+            "default": RetrievalMode.HYBRID.value,
             "description": "HYBRID = BM25 + dense vectors fused by RRF; LEXICAL = BM25 only; DENSE = vectors only.",
         },
         "contextSetId": {"type": "string", "description": "Pack within this context set."},

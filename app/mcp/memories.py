@@ -9,6 +9,7 @@ from cairn.app import memory as mem
 from cairn.app.context import RequestContext
 from cairn.app.governance import Principal
 from cairn.app.mcp.spec import ID, ToolSpec, parse_time, string
+from cairn.app.packs import Trust
 
 # --- memory ------------------------------------------------------------------------------
 
@@ -28,7 +29,7 @@ def _memory(view: Any) -> dict[str, Any]:
         "citations": [{"passageId": p, "passageSha256": h, "sourceState": st} for p, h, st in view.source.citations],
         "type": "memory",
         "evidence": False,
-        "trust": "UNTRUSTED",
+        "trust": Trust.UNTRUSTED.value,
     }
 
 

@@ -1,7 +1,7 @@
-"""One serializer for pack events: the wire fields (camelCase, the GraphQL field names) of each
-event, used by the NDJSON stream's lines (:func:`event_json`) and by the GraphQL types
-(``resolvers/packs.py`` builds ``PackItem``/``PackHeader``/``PackFooter``/``Citation`` from
-the same dicts); and the NDJSON route's strict body parser.
+"""One serializer for pack events: the wire fields (camelCase, the GraphQL field names, by
+:func:`camel`) of each event, used by the NDJSON stream's lines (:func:`event_json`) and the
+MCP ``context_pack`` tool (GraphQL builds its types from the domain dataclasses directly:
+``resolvers/packs.py``); and the NDJSON route's strict body parser.
 
 Each NDJSON line is one object with ``type`` = ``header`` | ``item`` | ``footer`` and the
 fields of the GraphQL ``PackHeader`` / ``PackItem`` / ``PackFooter`` types
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
@@ -39,31 +40,20 @@ dedup + pack (as it always has), and the time to the first context-set item and 
 evidence item (issue 13)."""
 
 
+def camel(name: str) -> str:
+    """The wire (GraphQL, NDJSON, MCP) name of a snake_case field: ``dedup_pack_ms`` → ``dedupPackMs``."""
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
 def citation_fields(c: pt.Citation) -> dict[str, Any]:
-    """A citation's wire fields (GraphQL ``Citation``)."""
-    return {
-        "documentId": c.document_id,
-        "versionId": c.version_id,
-        "passageId": c.passage_id,
-        "start": c.start,
-        "end": c.end,
-        "sha256": c.sha256,
-        "externalId": c.external_id,
-        "documentTitle": c.document_title,
-        "collectionId": c.collection_id,
-        "collectionName": c.collection_name,
-    }
+    """A citation's wire fields (GraphQL ``Citation``: every field, camelCase, in field order)."""
+    return {camel(k): v for k, v in asdict(c).items()}
 
 
 def context_set_entry_fields(r: pt.ContextSetEntryRef) -> dict[str, Any]:
-    """A set item's source entry's wire fields (GraphQL ``ContextSetEntryRef``)."""
-    return {
-        "contextSetId": r.context_set_id,
-        "entryId": r.entry_id,
-        "setVersion": r.set_version,
-        "citedDocumentId": r.cited_document_id,
-        "citedPassageId": r.cited_passage_id,
-    }
+    """A set item's source entry's wire fields (GraphQL ``ContextSetEntryRef``, 1:1)."""
+    return {camel(k): v for k, v in asdict(r).items()}
 
 
 def item_fields(item: pt.PackItem) -> dict[str, Any]:
@@ -264,8 +254,8 @@ def request_from_json(body: Any) -> pt.PackRequest:
     for obj, key, path, default in (
         (budget, "maxTokens", "input.budget.maxTokens", pt.DEFAULT_TOKENS),
         (budget, "maxLatencyMs", "input.budget.maxLatencyMs", pt.DEFAULT_LATENCY_MS),
-        (budget, "coverage", "input.budget.coverage", "BEST_EFFORT"),
-        (data, "retrieval", "input.retrieval", "HYBRID"),
+        (budget, "coverage", "input.budget.coverage", pt.Coverage.BEST_EFFORT.value),
+        (data, "retrieval", "input.retrieval", pt.RetrievalMode.HYBRID.value),
     ):
         if key in obj and obj[key] is None:  # non-null with a default in the GraphQL input, as there
             raise BadInput(f"{path} must not be null; omit it for the default {default}", field=path)
@@ -273,13 +263,13 @@ def request_from_json(body: Any) -> pt.PackRequest:
         task=data["task"],
         max_tokens=_int(budget.get("maxTokens"), "input.budget.maxTokens", pt.DEFAULT_TOKENS),
         max_latency_ms=_int(budget.get("maxLatencyMs"), "input.budget.maxLatencyMs", pt.DEFAULT_LATENCY_MS),
-        coverage=str(budget.get("coverage", "BEST_EFFORT")),
+        coverage=str(budget.get("coverage", pt.Coverage.BEST_EFFORT.value)),
         valid_time=_time(as_of.get("validTime"), "input.asOf.validTime"),
         system_time=_time(as_of.get("systemTime"), "input.asOf.systemTime"),
         collection_ids=_ids(filters.get("collectionIds"), "input.filters.collectionIds"),
         document_ids=_ids(filters.get("documentIds"), "input.filters.documentIds"),
-        sources=sources if sources is not None else ("PASSAGES",),
-        retrieval=str(data.get("retrieval", "HYBRID")),
+        sources=sources if sources is not None else (pt.PackSource.PASSAGES.value,),
+        retrieval=str(data.get("retrieval", pt.RetrievalMode.HYBRID.value)),
         context_set_id=data.get("contextSetId"),
     )
     pt.validate_pack_request(req)

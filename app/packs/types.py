@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 
 from cairn.app.core.errors import BadInput
 from cairn.app.core.text_rules import require_storable, validate_identifier
@@ -18,9 +19,62 @@ MIN_TOKENS, MAX_TOKENS, DEFAULT_TOKENS = 256, 32_000, 4_000
 MIN_LATENCY_MS, MAX_LATENCY_MS, DEFAULT_LATENCY_MS = 1_000, 60_000, 15_000
 MAX_COLLECTION_FILTERS = 8
 MAX_DOCUMENT_FILTERS = 20
-SOURCES = ("PASSAGES", "GRAPH", "DOCUMENTS")
-RETRIEVAL_MODES = ("HYBRID", "LEXICAL", "DENSE")
-COVERAGES = ("BEST_EFFORT", "REQUIRE_COMPLETE")
+
+
+class RetrievalMode(StrEnum):
+    """Which legs retrieve (GraphQL ``RetrievalMode``; NDJSON ``retrieval``)."""
+
+    HYBRID = "HYBRID"
+    LEXICAL = "LEXICAL"
+    DENSE = "DENSE"
+
+
+class Coverage(StrEnum):
+    """BEST_EFFORT returns what fits; REQUIRE_COMPLETE refuses an incomplete pack (GraphQL ``Coverage``)."""
+
+    BEST_EFFORT = "BEST_EFFORT"
+    REQUIRE_COMPLETE = "REQUIRE_COMPLETE"
+
+
+class PackSource(StrEnum):
+    """Evidence sources (GraphQL ``PackSource``; ``filters.sources``)."""
+
+    PASSAGES = "PASSAGES"
+    GRAPH = "GRAPH"
+    DOCUMENTS = "DOCUMENTS"
+
+
+class PackItemKind(StrEnum):
+    """An item's kind, in set-first order (GraphQL ``PackItemKind``; :attr:`PackItem.kind`)."""
+
+    VERIFIED_ANSWER = "VERIFIED_ANSWER"
+    DEFINITION = "DEFINITION"
+    INSTRUCTION = "INSTRUCTION"
+    REQUIRED_EVIDENCE = "REQUIRED_EVIDENCE"
+    EVIDENCE = "EVIDENCE"
+    WHOLE_DOCUMENT = "WHOLE_DOCUMENT"
+    FACT = "FACT"
+
+
+class Trust(StrEnum):
+    """APPROVED = curated by editors; UNTRUSTED = quoted from a document (GraphQL ``Trust``)."""
+
+    APPROVED = "APPROVED"
+    UNTRUSTED = "UNTRUSTED"
+
+
+class TimePrecision(StrEnum):
+    """How precisely a FACT's text gave its date (GraphQL ``TimePrecision``; upper case of the
+    temporal index's ``day`` | ``month`` | ``year``)."""
+
+    DAY = "DAY"
+    MONTH = "MONTH"
+    YEAR = "YEAR"
+
+
+SOURCES = tuple(s.value for s in PackSource)
+RETRIEVAL_MODES = tuple(m.value for m in RetrievalMode)
+COVERAGES = tuple(c.value for c in Coverage)
 RRF_K = 60
 
 INCOMPLETE_REASONS: dict[str, str] = {
@@ -170,8 +224,8 @@ class PackHeader:
     replay_id: str
     max_tokens: int
     max_latency_ms: int
-    coverage: str
-    retrieval: str
+    coverage: str  # a Coverage value
+    retrieval: str  # a RetrievalMode value
     valid_time: datetime
     system_time: datetime
     tokenizer: str
@@ -183,10 +237,10 @@ class PackItem:
     """One item of evidence, in final pack order (``rank`` from 1)."""
 
     rank: int
-    kind: str  # VERIFIED_ANSWER | DEFINITION | INSTRUCTION | REQUIRED_EVIDENCE | EVIDENCE | WHOLE_DOCUMENT | FACT
+    kind: str  # a PackItemKind value
     text: str
     tokens: int
-    trust: str
+    trust: str  # a Trust value
     score: float
     lexical_rank: int | None
     dense_rank: int | None
