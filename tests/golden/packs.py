@@ -239,6 +239,7 @@ class App:
 def _build_corpus(app: App) -> str:
     """Ingest the corpus, delete one document, create the context set; returns the between-time."""
     from tests.graphql.conftest import CFO_V2, CORPUS
+    from tests.graphql.test_context_sets import make_set
 
     owner = app.tokens["owner"]
     upsert = "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId versionId}}"
@@ -263,33 +264,7 @@ def _build_corpus(app: App) -> str:
     }
     app.ids["ver:cfo2"] = app.data(upsert, {"i": i}, owner)["upsertDocument"]["versionId"]
     app.data("mutation($id:ID!){deleteDocument(id:$id){__typename}}", {"id": app.ids["doc:retired"]}, owner)
-    s = app.data(
-        "mutation($i:CreateContextSetInput!){createContextSet(input:$i){id}}",
-        {
-            "i": {
-                "name": "golden",
-                "description": "Billing and retrieval handbook",
-                "scope": {"collectionIds": [app.ids["coll:handbook"]]},
-                "definitions": [
-                    {"term": "API", "definition": "Application programming interface.", "aliases": ["interface"]},
-                    {"term": "RRF", "definition": "Reciprocal rank fusion, k = 60.", "aliases": ["rank fusion"]},
-                    {"term": "ベクトル検索", "definition": "意味の近さで探す検索。"},
-                ],
-                "verifiedAnswers": [
-                    {
-                        "question": "When are invoices generated?",
-                        "answer": "Nightly at two o'clock, then emailed to the billing contact.",
-                        "citation": {"documentId": app.ids["doc:dedup-a"]},
-                    },
-                    {"question": "Where is the billing service hosted?", "answer": "In the Frankfurt region."},
-                ],
-                "instructions": ["Cite the document you used.", "Answer in the language of the question."],
-                "requiredEvidence": [{"documentId": app.ids["doc:packs"]}],
-            }
-        },
-        app.tokens["editor"],
-    )
-    app.ids["set"] = s["createContextSet"]["id"]
+    app.ids["set"] = make_set(app, name="golden")["id"]  # the GraphQL tests' set: every entry kind
     return between
 
 
