@@ -4,14 +4,16 @@ the task asks that answer's question? Precision on near-misses, recall on paraph
 Usage: ``.venv/bin/python -m bench.answer_matching [--data bench/answer_matching.jsonl] [--show]``
 
 Data: ``bench/answer_matching.jsonl``, hand-written for Cairn (CC0): 22 stored questions with
-answers (10 English, 6 Japanese, 6 Chinese) and 128 tasks: 68 paraphrases the stored answer
+answers (10 English, 6 Japanese, 6 Chinese) and 143 tasks: 72 paraphrases the stored answer
 answers (``kind: paraphrase``: reworded, reordered, other function words, a dropped
-qualifier, a question inside a longer task, synonyms), 53 near-misses (``near-miss``: the
+qualifier, a question inside a longer task, synonyms), 64 near-misses (``near-miss``: the
 same frame with another subject — ``How do I reset my router?`` for ``How do I reset my VPN
 password?``, 会議室の照明 for 会議室の予約, 上海办公室 for 北京办公室 — or another action or
 qualifier: change for reset, third for first year, turn on for turn off) and 7 other
 questions about the same subject (``other-question``: ``Why are invoices generated twice?``
-for ``When are invoices generated?``). The last 40 rows (27 paraphrases, 6 near-misses, 7
+for ``When are invoices generated?``). The last 15 rows are negations on one side
+only (``How do I NOT reset …``, 取り消しませんか, 不重置: near-misses) and look-alike controls
+(``I know …``, すみません, まず, 不过: paraphrases). The 40 rows before them (27 paraphrases, 6 near-misses, 7
 other questions) were written without running the matcher: its recall was not tuned to them.
 
 Method: per language one :class:`app.contextsets.matching.AnswerIndex` over that language's

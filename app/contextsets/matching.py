@@ -20,7 +20,10 @@ overlapping character bigrams (``東京都`` → ``東京``, ``京都``). A text
   word has a stand-in — a task word outside the stored question right next to (in the
   task) the word that flanks the missing one in the question (``reset my VPN password on
   a Windows laptop`` vs ``… on a Windows desktop``: 5 of 6 words, ``desktop`` stands in for
-  ``laptop``); a dropped word (``… on Windows``) is not replaced and may be missing.
+  ``laptop``); a dropped word (``… on Windows``) is not replaced and may be missing. A
+  negation in one of task and question but not the other (:mod:`~app.contextsets.negation`:
+  ``How do I not reset …``, ``取り消しませんか``, ``不重置``) halves the coverage — same subject,
+  opposite sense — so such an answer is listed (with that coverage) but never packed.
 * **Definitions** (:class:`DefinitionIndex`): a lookup scores 1.0 for the same term or alias
   after case/width folding, 0.9 for the same analysed terms (``APIs`` ~ ``API``), else the
   Jaccard overlap of analysed terms × 0.8 (term/aliases) or × 0.3 (definition text). In a
@@ -39,6 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from cairn.app.contextsets.negation import negated
 from cairn.app.contextsets.subjects import (
     carries,
     fold,
@@ -126,6 +130,7 @@ class AnswerIndex:
         self.answers = _Field(answers)
         self.subjects = [subject_terms(q) for q in questions]
         self.subject_sets = [{t for t, _ in sub} for sub in self.subjects]
+        self.negated = [negated(q) for q in questions]
 
     def coverage(self, index: int, task: set[str]) -> Fraction:
         """Share of stored question ``index``'s subject weight whose terms are in ``task`` (the
@@ -155,8 +160,11 @@ class AnswerIndex:
             if len(ranked) == limit:
                 break
         out = []
+        task_negated = negated(text)
         for i, sc, matched in ranked:
             cov = self.coverage(i, tset)
+            if task_negated != self.negated[i]:
+                cov /= 2  # opposite sense (module doc): at most 0.5, under the pack's 0.7
             about = cov >= _MIN_COVERAGE and not stand_in([t for t, _ in self.subjects[i]], task)
             words = tuple(surface(text, matched, subject_or_terms))
             out.append(AnswerMatch(i, round(sc, 6), round(float(cov), 6), words, about))

@@ -6,12 +6,17 @@ so it is brought to that form first, keeping a map back to the caller's offsets:
 
 1. :func:`fold` (same length): any Unicode decimal digit → ASCII, full-width forms → ASCII,
    no-break/thin/ideographic and other Unicode spaces → space, Unicode hyphens, dashes and the
-   minus sign → ``-``, ``ー`` between digits (spaces aside) → ``-``.
+   minus sign → ``-``, ``ー`` and ``_`` between digits (spaces aside) → ``-`` (``536_22_1234``;
+   only between digits: ``user_123`` and ``snake_case`` are names, not digit groups).
 2. :func:`compact` (shorter, with an offset map): invisible characters (zero-width space and
    joiners, word joiner, BOM, soft hyphen) are dropped anywhere; a *gap* between two ASCII
    letters/digits, at least one of them a digit, made of spaces with at most one ``-``, ``/``
    or (after a space) ``.`` among them and longer than one character, becomes that one mark
-   (or one space): ``536 - 22 - 1234`` → ``536-22-1234``, ``536  22  1234`` → ``536 22 1234``.
+   (or one space): ``536 - 22 - 1234`` → ``536-22-1234``, ``536  22  1234`` → ``536 22 1234``;
+   then a run of 9 or more single digits each after one space (``5 3 6 2 2 1 2 3 4``, digits
+   typed one by one) loses its spaces (``536221234``): 9 is the shortest id written that way
+   (SSN, SIN, TFN); shorter runs (``rated 4 5 5 out of 5``) are lists of small numbers, and
+   a run next to another number (``1 2 3 4 5 6 7 8 9 10``) is a count.
 
 So a spaced form is masked exactly when its compact form is, and as the same kind. A date
 ``2024 - 05 - 01`` is a date like ``2024-05-01`` (left alone); ``3 - 4 people`` stays (no
@@ -26,9 +31,11 @@ import unicodedata
 
 _SPACES = frozenset("\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000")
 _DASHES = frozenset("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2e3a\u2e3b\ufe31\ufe32\ufe58\ufe63")
-_LONG_MARKS = frozenset("\u30fc\uff70")  # ー typed as a dash between digits (03ー1234ー5678)
+_LONG_MARKS = frozenset("\u30fc\uff70_")  # ー typed as a dash between digits (03ー1234ー5678), and _
 _INVISIBLE = frozenset("\u00ad\u200b\u200c\u200d\u2060\ufeff")
 # a dot needs a space before it: "1987. 12345" ends a sentence, "1234 . 5678" is one number
+# a spelled id stands alone: "1 2 … 9 10" is a count, its run is not glued to the next number
+_SPELLED = re.compile(r"(?<![0-9A-Za-z])(?<![0-9] )[0-9](?: [0-9]){8,}(?![0-9A-Za-z])(?! [0-9])", re.ASCII)
 _GAP = re.compile(r"(?<=[A-Za-z0-9])(?: {2,}| *[-/] *| +\. *)(?=[A-Za-z0-9])", re.ASCII)
 
 
@@ -48,11 +55,11 @@ def fold(text: str) -> str:
     ``ー`` with a digit on each side (spaces aside) → ``-``. Every other character is kept, so
     offsets into the result are offsets into ``text``.
     """
-    if text.isascii():
+    if text.isascii() and "_" not in text:
         return text
     out = list(text)
     for i, ch in enumerate(text):
-        if ch < "\x80":
+        if ch < "\x80" and ch != "_":
             continue
         digit = unicodedata.decimal(ch, None)
         if digit is not None:
@@ -91,4 +98,10 @@ def compact(folded: str) -> tuple[str, list[int]]:
         pos = m.end()
     chars.append(visible[pos:])
     offsets.extend(keep[pos:])
-    return "".join(chars), offsets
+    gapped = "".join(chars)
+    drop = {m.start() + i for m in _SPELLED.finditer(gapped) for i in range(1, m.end() - m.start(), 2)}
+    if not drop:
+        return gapped, offsets
+    return "".join(c for i, c in enumerate(gapped) if i not in drop), [
+        o for i, o in enumerate(offsets) if i not in drop
+    ]

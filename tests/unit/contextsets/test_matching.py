@@ -126,3 +126,40 @@ def test_definitions_a_term_is_its_own_subject_and_function_words_carry_nothing(
     assert [(m.index, m.score) for m in idx.lookup("Rank Fusion", 5)] == [(2, 1.0)]
     assert [m.index for m in idx.lookup("what-if scenarios", 5)][:1] == [0]
     assert idx.in_text("How does rank fusion order the IT tickets?") == [(2, 2)]
+
+
+@pytest.mark.parametrize(
+    ("question", "task"),
+    [
+        # the tester's cases: every subject word present, the sense reversed (was (1.0, True))
+        ("How do I reset my VPN password?", "How do I NOT reset my VPN password?"),
+        ("How do I reset my VPN password?", "Why shouldn't I reset my VPN password?"),
+        ("How do I reset my VPN password?", "How can I reset my VPN password without the portal?"),
+        ("Why can't I reset my VPN password?", "How do I reset my VPN password?"),  # negated question
+        ("会議室の予約はどうやって取り消しますか？", "会議室の予約はどうやって取り消しませんか？"),
+        ("会議室の予約はどうやって取り消しますか？", "会議室の予約を取り消さない方法"),
+        ("怎么重置我的VPN密码？", "怎么不重置我的VPN密码？"),
+        ("怎么重置我的VPN密码？", "为什么没有重置我的VPN密码？"),
+        ("怎么重置我的VPN密码？", "别重置我的VPN密码"),
+    ],
+)
+def test_a_negation_on_one_side_only_is_another_question(question, task):
+    coverage, about = one(question, task)
+    assert coverage <= 0.5 and about is False
+
+
+@pytest.mark.parametrize(
+    ("question", "task"),
+    [
+        # negated on both sides, or a word that only looks like a negation
+        ("Why can't I reset my VPN password?", "Why am I not able to reset my VPN password?"),
+        ("How do I reset my VPN password? I know the old one.", "I know my old VPN password, how do I reset it?"),
+        ("会議室の予約はどうやって取り消しますか？", "すみません、会議室の予約はどうやって取り消しますか？"),
+        ("会議室の予約はどうやって取り消しますか？", "まず、会議室の予約はどうやって取り消しますか？"),
+        ("怎么重置我的VPN密码？", "不过，怎么重置我的VPN密码？"),
+        ("为什么收不到发票？", "为什么我收不到发票"),
+    ],
+)
+def test_matching_polarity_still_matches(question, task):
+    coverage, about = one(question, task)
+    assert coverage > 0.7 and about is True  # not halved

@@ -186,6 +186,12 @@ POSITIVE: list[tuple[str, str, str]] = [
     ("电话 138 1234 5678", "PHONE", "138 1234 5678"),
     ("手机13812345678", "PHONE", "13812345678"),
     ("tel 039337423", "PHONE", "039337423"),
+    # underscores as group separators, digits typed one by one (issue 32 retest)
+    ("ssn 536_22_1234", "US_SSN", "536_22_1234"),
+    ("ssn 5 3 6 2 2 1 2 3 4", "US_SSN", "5 3 6 2 2 1 2 3 4"),
+    ("card 4 2 4 2 4 2 4 2 4 2 4 2 4 2 4 2 exp 12/27", "CARD", "4 2 4 2 4 2 4 2 4 2 4 2 4 2 4 2"),
+    ("call 0 5 2 1 2 3 4 5 6 7 tonight", "PHONE", "0 5 2 1 2 3 4 5 6 7"),
+    ("card 4111_1111_1111_1111", "CARD", "4111_1111_1111_1111"),
 ]
 
 NEGATIVE: list[str] = [
@@ -263,6 +269,10 @@ NEGATIVE: list[str] = [
     "SKU AB123456C restocked",
     "release-1.2.3.4 tagged",
     "the list: 1 2 3 4 5 6 7 8 9 10 11 12",
+    "rated 4 5 5 out of 5",
+    "ratings 4 5 5 3 4 5 5 4",
+    "count 1 2 3 4 5 6 7 8 9 10",
+    "user_123 wrote to snake_case_2 and v1_2_3",
     "Windows 10.0.19041.1 and Chrome 120.0.6099.109",
     "1.234.567.890 Euro and 12345.67890 m",
     "sha256 2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824",

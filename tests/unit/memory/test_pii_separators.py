@@ -59,6 +59,8 @@ VARIANTS = {
         "\u3000\uff0d\u3000",  # ideographic space, full-width hyphen
         " \u30fc ",  # ー typed as a dash
         "\u200b-\u200b",  # zero-width spaces
+        "_",  # underscore (536_22_1234)
+        " _ ",
     ],
     " ": ["  ", "   ", "\u00a0\u00a0", "\u3000", " \u2009", "\u2007", "\u200b \u200b", " \u00ad"],
     ".": [" . ", " .", "  .  ", " \uff0e "],
@@ -84,6 +86,27 @@ def test_every_id_kind_is_masked_whatever_separates_its_groups(kind, frame, valu
     assert got.counts == expected.counts
     start = frame.index("{}")
     assert [k for s, e, k in find_pii(frame.format(written)) if s <= start < e] == [kind]
+
+
+# ids whose digits may be typed one by one: every table value made only of digit groups
+SPELLED = [
+    (k, f, v) for k, f, v in KINDS if k != "IP" and v.replace("-", "").replace(" ", "").replace(".", "").isdigit()
+]
+
+
+@pytest.mark.parametrize("kind,frame,value", SPELLED, ids=[f"{k}-{v}" for k, _f, v in SPELLED])
+def test_digits_typed_one_by_one_are_masked_as_the_bare_digits_are(kind, frame, value):
+    digits = "".join(c for c in value if c.isdigit())
+    bare = mask_pii(frame.format(digits))
+    assert bare.changed, bare.text  # the bare digits are an id (or a 10+ digit NUMBER)
+    spelled = mask_pii(frame.format(" ".join(digits)))
+    assert (spelled.text, spelled.counts) == (bare.text, bare.counts)
+
+
+def test_the_tester_examples():
+    assert mask_pii("ssn 536_22_1234").text == "ssn [US_SSN_1]"
+    assert mask_pii("ssn 5 3 6 2 2 1 2 3 4").text == "ssn [US_SSN_1]"
+    assert mask_pii("ssn 5 3 6 2 2 1 2 3 4, i.e. 536-22-1234").text == "ssn [US_SSN_1], i.e. [US_SSN_1]"
 
 
 def test_the_issue_example_and_its_numbering():
@@ -113,6 +136,14 @@ def test_the_issue_example_and_its_numbering():
         "a  -  b and x / y",
         # a tab separates columns, not digit groups
         "id\t1234\t5678\t90",
+        # single digits one space apart: short lists and counts, not ids typed one by one
+        "rated 4 5 5 out of 5",
+        "ratings 4 5 5 3 4 5 5 4",
+        "count 1 2 3 4 5 6 7 8 9 10",
+        "10 9 8 7 6 5 4 3 2 1 liftoff",
+        # an underscore outside digit groups is part of a name
+        "user_123 wrote to snake_case_2 and v1_2_3",
+        "see file_2024_05_01.log",
     ],
 )
 def test_spaced_look_alikes_are_left_alone(text):
