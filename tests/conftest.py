@@ -5,6 +5,10 @@
   the PostgreSQL tests skip with a reason, unless ``CAIRN_REQUIRE_POSTGRES=1`` (CI), where
   they fail.
 - ``../shared/data``: tests that need it skip without it, unless ``CAIRN_REQUIRE_SHARED=1`` (CI).
+- Markers (pyproject ``[tool.pytest.ini_options]``): ``model`` is set here on every test that
+  uses the ``embedder`` or ``multilingual_embedder`` fixture and ``postgres`` on every PostgreSQL
+  instance; ``slow`` (a Python process started or a wheel built) is set by the test; the fast
+  lane (``./scripts/test --fast``) leaves out ``model`` and ``slow``.
 """
 
 from __future__ import annotations
@@ -19,6 +23,21 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("CAIRN_SHARED_DATA", ROOT.parent / "shared" / "data"))
 PG_ADMIN_URL = os.environ.get("CAIRN_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres")
+
+
+MODEL_FIXTURES = frozenset({"embedder", "multilingual_embedder"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that loads an embedding model (directly or through a fixture) ``model``,
+    and every instance parametrized with ``"postgres"`` (a backend fixture's or a test's own
+    parameter) ``postgres``, so ``-m "not postgres"`` runs the suite without PostgreSQL."""
+    for item in items:
+        if MODEL_FIXTURES.intersection(getattr(item, "fixturenames", ())) and item.get_closest_marker("model") is None:
+            item.add_marker(pytest.mark.model)
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "postgres" in callspec.params.values() and not item.get_closest_marker("postgres"):
+            item.add_marker(pytest.mark.postgres)
 
 
 def shared_data(*parts: str) -> Path:

@@ -77,6 +77,7 @@ def wheel(tmp_path_factory) -> Path:
     return built
 
 
+@pytest.mark.slow  # builds and installs a wheel
 def test_the_wheel_installs_one_top_level_package_with_its_data(wheel):
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
@@ -98,6 +99,7 @@ def test_the_wheel_installs_one_top_level_package_with_its_data(wheel):
         assert wanted <= {n.removeprefix("cairn/") for n in names}, sorted(wanted - set(names))[:5]
 
 
+@pytest.mark.slow  # builds and installs a wheel, runs it in a fresh process
 def test_the_installed_wheel_migrates_and_serves_its_static_assets(wheel, tmp_path):
     target = tmp_path / "site"
     subprocess.run(

@@ -138,6 +138,7 @@ def test_backup_beside_serve_then_restore_into_an_empty_dir_gives_identical_pack
     assert list(target.iterdir()) == []  # the empty dir it was given stays empty
 
 
+@pytest.mark.postgres
 @pytest.mark.skipif(shutil.which("pg_dump") is None, reason="pg_dump is not installed")
 def test_postgres_pg_dump_restore_and_reindex_give_identical_packs(tmp_path):
     url, copy = postgres_database(), postgres_database()

@@ -4,6 +4,22 @@ Each backend gets: a data dir on tmp, migrations, workspaces A and B, members of
 in A and an owner in B (member tokens), and a small corpus ingested *through GraphQL*
 (English, Japanese, Chinese, an exact and a near duplicate, a versioned document).
 Tests talk to it with httpx (HTTP) and ``websockets`` (graphql-transport-ws), as clients do.
+
+Which backends a test runs on (the ``backend`` parameter of ``live`` and of the modules' own
+servers, set by :func:`pytest_generate_tests`):
+
+- ``@pytest.mark.both_backends`` (a test, or a module's ``pytestmark``): SQLite *and*
+  PostgreSQL. The rule: a test whose outcome depends on the database engine — what is stored
+  and read back (versions, as-of, deletions, sessions, memory, counts and paging, rate-limit
+  counters, replay records), SQL a driver can treat differently (time zones, NUL, Unicode,
+  collation), migrations, concurrency and idempotency (locks, conflicting writes). When unsure,
+  both.
+- everything else (transport, validation, envelopes, governance decisions, streams, retrieval
+  legs over the indexes, clients) runs once, on SQLite: the same code answers on either engine.
+
+The PostgreSQL instance of a test carries the ``postgres`` marker, so ``-m "not postgres"``
+runs the whole directory on SQLite alone. A test that needs no socket runs in process instead
+(tests/graphql/in_process.py).
 """
 
 from __future__ import annotations
@@ -234,10 +250,25 @@ def _agent(live: Live, name: str, scopes: list[str], profile: dict | None = None
     return r["createAgentCredential"]["token"]
 
 
-@pytest.fixture(scope="session", params=["sqlite", "postgres"])
-def live(request, tmp_path_factory, embedder) -> Live:
-    """A ready server on SQLite or PostgreSQL with the corpus and tokens."""
-    backend = request.param
+BACKENDS = ("sqlite", "postgres")
+
+
+def backends_of(definition: pytest.Function | pytest.Item) -> list:
+    """The ``backend`` values of a test: both with ``both_backends`` (module doc), else SQLite."""
+    if definition.get_closest_marker("both_backends") is None:
+        return ["sqlite"]
+    return ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize ``backend`` (needed by ``live`` and the modules' own servers) per the module doc."""
+    if "backend" in metafunc.fixturenames:
+        metafunc.parametrize("backend", backends_of(metafunc.definition), scope="session")
+
+
+@pytest.fixture(scope="session")
+def live(backend, tmp_path_factory, embedder) -> Live:
+    """A ready server on SQLite or PostgreSQL (``backend``) with the corpus and tokens."""
     data_dir = tmp_path_factory.mktemp(f"cairn-{backend}")
     pg_url = postgres_database() if backend == "postgres" else None
     # rate limits off: the input matrices send hundreds of calls a minute per credential;

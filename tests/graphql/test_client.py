@@ -1,6 +1,6 @@
 """The Python client (``app.client``) and its LangChain / LlamaIndex retrievers against the live
-server (SQLite and PostgreSQL): packs (plain, NDJSON stream, GraphQL subscription), memory,
-decisions and ontology calls, and errors as exceptions with code, field, limit and trace id."""
+server (SQLite): packs (plain, NDJSON stream, GraphQL subscription), memory, decisions and
+ontology calls, and errors as exceptions with code, field, limit and trace id."""
 
 from __future__ import annotations
 

@@ -26,6 +26,8 @@ from cairn.app.governance.registry import capabilities_for_scopes
 from cairn.app.identity import service as identity
 from tests.graphql.conftest import _agent
 
+pytestmark = pytest.mark.both_backends  # check-then-write races: the outcome is the engine's locking
+
 PACK = "query($i:ContextPackInput!){contextPack(input:$i){packId}}"
 CREATE_CRED = "mutation($i:CreateAgentCredentialInput!){createAgentCredential(input:$i){credential{id}}}"
 REMEMBER = "mutation($i:RememberMemoryInput!){rememberMemory(input:$i){memory{id}}}"

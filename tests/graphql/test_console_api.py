@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from tests.graphql.conftest import _agent
 from tests.graphql.test_memory import FORGET, _workspace
+
+pytestmark = pytest.mark.both_backends  # stored versions of a memory key, lastUsedAt written at authentication
 
 CREDS = "{agentCredentials{id name lastUsedAt}}"
 VERSIONS = "query($i:ListMemoriesInput){listMemories(input:$i){memories{id key text version supersededAt sourceState}}}"

@@ -208,6 +208,7 @@ def test_graphql_refusals_over_http_and_websocket(live, world):
         _assert_refused(f"WS {name}", asyncio.run(ws_call(live, q, var(live, world), tok)))
 
 
+@pytest.mark.both_backends  # lists and counts filtered in SQL
 def test_outside_documents_leak_no_ids_titles_or_count(live, world):
     """Issue 32 item 2, as an attacker would ask: the refusal carries no id, title or count."""
     q = "query($c:ID!){documents(collectionId:$c){totalCount documents{id title}}}"
@@ -243,6 +244,7 @@ async def test_streams_refuse_outside_the_set(live, world):
     assert r.status_code == 403 and r.json()["errors"][0]["extensions"]["code"] == REFUSED
 
 
+@pytest.mark.both_backends  # lists and counts filtered in SQL
 def test_inside_the_set_lists_and_counts_only_the_set(live, world):
     tok = world["token"]
     # finance holds one document of the set (cfo) and one outside it (volcano): only cfo, counted 1

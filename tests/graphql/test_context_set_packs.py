@@ -7,9 +7,13 @@ from __future__ import annotations
 import json
 import secrets
 
+import pytest
+
 from tests import local_http
 from tests.graphql.pack_calls import PACK_FIELDS, _stream
 from tests.graphql.test_context_sets import UPDATE, make_set
+
+pytestmark = pytest.mark.both_backends  # set entries, versions and activation are stored and read back
 
 FIELDS = PACK_FIELDS.replace(
     "validity { validFrom validTo } superseded contradiction contradicts }",

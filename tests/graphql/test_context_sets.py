@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import secrets
 
+import pytest
+
+pytestmark = pytest.mark.both_backends  # curation writes, versions and library reads
+
 SET_FIELDS = """id name description active version createdBy updatedBy scope{collectionIds documentIds}
 verifiedAnswers{id position question answer citation{documentId passageId} trust createdBy}
 definitions{id term definition aliases trust} instructions{id position text trust}

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from tests import local_http
 from tests.graphql.decisions_helpers import (
     Q_BOOL,
@@ -19,6 +21,8 @@ from tests.graphql.decisions_helpers import (
     err_of,
     post,
 )
+
+pytestmark = pytest.mark.both_backends  # idempotency keys: stored replies, conflicting concurrent writes
 
 
 def test_idempotency_replays_validation_errors_and_detects_reuse(live):

@@ -5,6 +5,8 @@ and a session decision over GraphQL judged by the embedded Gemma 3 270M."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests import local_http
 from tests.graphql.conftest import _agent
 from tests.graphql.decisions_helpers import (
@@ -19,6 +21,7 @@ from tests.graphql.decisions_helpers import (
 )
 
 
+@pytest.mark.both_backends  # sessions are stored, appended, archived
 def test_sessions_create_append_archive_read_and_privacy(live):
     token = decider(live)
     s = live.data(SESSION_CREATE, {"t": "support chat", "m": [{"role": "user", "content": "Hello"}]}, token)[
@@ -61,6 +64,7 @@ def test_sessions_create_append_archive_read_and_privacy(live):
     assert s["id"] not in [x["id"] for x in live.data("query{sessions{id}}", None, token)["sessions"]]
 
 
+@pytest.mark.both_backends  # the stored failure is read back
 def test_failure_after_acceptance_carries_decision_id_and_reads_back_failed(live):
     token = decider(live)
     sid = live.data(SESSION_CREATE, {"t": "empty"}, token)["createSession"]["id"]

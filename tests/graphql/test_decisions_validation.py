@@ -1,4 +1,4 @@
-"""Decision API requests refused before acceptance, on the live server (SQLite and PostgreSQL):
+"""Decision API requests refused before acceptance, on the live server (SQLite: validation does not reach the database):
 the body validation matrix (state/session_id, questions, choices, levels, JSON limits, size)
 and request-level refusals (query parameters, Idempotency-Key header shape, content type);
 no decision is created for any of them."""

@@ -1,4 +1,4 @@
-"""Decision API wire format on the live server (SQLite and PostgreSQL): authentication and
+"""Decision API wire format on the live server (SQLite: the wire format does not depend on the database): authentication and
 scope refusals, the original API's documented examples (seeds/003) sent byte for byte (the
 state example judged and replayed, the session example, the documented error shapes) and a
 wrong method answered in the wire format rather than the GraphQL envelope."""

@@ -7,6 +7,8 @@ import base64
 
 import pytest
 
+pytestmark = pytest.mark.both_backends  # paging and counts in SQL (order, cursors)
+
 DOCS_Q = """query($c: ID!, $f: Int, $a: String) { documents(collectionId: $c, first: $f, after: $a) {
   totalCount endCursor hasNextPage
   documents { id externalId title mediaType collectionId collectionName createdAt } } }"""

@@ -3,7 +3,11 @@ Delaware question as one queryFields plan, every value cited against document(id
 
 from __future__ import annotations
 
+import pytest
+
 from tests.db.test_fields import NDAS
+
+pytestmark = pytest.mark.both_backends  # defined fields and extracted values are stored and queried
 
 FIELDS = [
     {"name": "effective_date", "type": "DATE", "description": "the date the agreement is effective"},

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import update
 
 from cairn.app.core.db import Database
@@ -14,6 +15,8 @@ from cairn.app.core.ids import utcnow
 from cairn.app.core.models import AgentCredential
 from tests.graphql.conftest import _agent
 from tests.graphql.pack_calls import PACK, PACK_QUERY, error_of
+
+pytestmark = pytest.mark.both_backends  # revocation, expiry (time zones) and the cap of 50, in SQL
 
 
 def test_revocation_is_immediate(live):

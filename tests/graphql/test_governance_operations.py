@@ -1,16 +1,33 @@
 """The operation × principal table (SPEC §1, §9): every GraphQL operation called by no one, each
-member role and each agent scope, with the expected outcome and envelope; the subscription
-and the NDJSON route by principal; every stored profile passes the contract check."""
+member role and each agent scope, with the expected outcome and envelope; every stored profile
+passes the contract check.
+
+The table's outcome depends on the registry, the principal and the handler, not on a socket or
+on the database engine, so it runs in this process on SQLite (tests/graphql/in_process.py: the
+same ASGI app, gate, adapter and handlers the server runs, called through ``httpx.ASGITransport``)
+in two ways:
+
+- :func:`test_authorize_decides_every_refusal_of_the_table`: the authorisation function itself
+  (:func:`app.governance.adapter.authorize`, with principals authenticated from tokens in the
+  database) refuses exactly the refused cells with their codes and lets every other cell through;
+- :func:`test_operation_by_principal`: each cell as a GraphQL call, asserting the code (or data)
+  and the envelope, including the outcomes the handler decides (``NOT_FOUND``, memory disabled).
+
+One end-to-end call per outcome code and per channel (HTTP, WebSocket, NDJSON) through the live
+server is in tests/graphql/test_governance_channels.py; MCP's refusals in tests/graphql/test_mcp.py.
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from cairn.app.core.db import Database
-from cairn.app.core.models import AgentCredential
-from tests import local_http
-from tests.graphql.conftest import _agent
-from tests.graphql.pack_calls import PACK, _stream
+from cairn.app.context import RequestContext
+from cairn.app.core.errors import CairnError, to_response
+from cairn.app.governance.adapter import authorize, status_of
+from cairn.app.governance.registry import REGISTRY
+from tests.graphql.conftest import _bootstrap
+from tests.graphql.in_process import InProcess, in_process_app
+from tests.graphql.pack_calls import PACK
 
 # ---------------------------------------------------------------------------------------------
 # The operation × principal table. Each row: a minimal call, then the expected outcome per
@@ -197,91 +214,116 @@ EXPECTED = {
     "contextGaps": [U, F, "OK", "OK", "OK", *MEMBER_ONLY],
 }
 CASES = [(op, who, EXPECTED[op][i]) for op in CALLS for i, who in enumerate(PRINCIPALS)]
+REFUSED_BY_AUTHORIZE = {U, F, NA, SM}
+"""Codes the authorisation function decides; NOT_FOUND and AGENT_MEMORY_DISABLED come from the
+handler, after the call was authorised."""
+SCOPES = [who[2:] for who in PRINCIPALS if who.startswith("a:")]
+
+
+async def _agent(app: InProcess, name: str, scopes: list[str]) -> str:
+    r = await app.data(
+        "mutation($i:CreateAgentCredentialInput!){createAgentCredential(input:$i){token credential{id}}}",
+        {"i": {"name": name, "scopes": scopes, "expiresInDays": 30}},
+        app.tokens["owner"],
+    )
+    return r["createAgentCredential"]["token"]
 
 
 @pytest.fixture(scope="module")
-def tokens(live):
-    out = {"none": None}
-    for role in ("viewer", "editor", "admin", "owner"):
-        out[role] = live.tokens[role]
-    for scope in (
-        "context:read",
-        "queries:run",
-        "replay:run",
-        "gaps:report",
-        "memory:read",
-        "memory:write",
-        "decisions:run",
-    ):
-        out[f"a:{scope}"] = _agent(live, f"table-{scope}", [scope])
-    return out
+async def table(tmp_path_factory) -> InProcess:
+    """Workspace A's members (tests/graphql/conftest.py's bootstrap), the two collections, the
+    volcano document, the live server's two agents and one agent per scope (``a:<scope>``)."""
+    async with in_process_app(tmp_path_factory.mktemp("table"), chunk_max_tokens=40) as app:
+        app.tokens, app.ids = await _bootstrap(app.settings.resolved_database_url)
+        owner = app.tokens["owner"]
+        for name in ("handbook", "finance"):
+            r = await app.data("mutation($n:String!){createCollection(name:$n){id}}", {"n": name}, owner)
+            app.ids[f"coll:{name}"] = r["createCollection"]["id"]
+        r = await app.data(
+            "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){documentId}}",
+            {
+                "i": {
+                    "collectionId": app.ids["coll:finance"],
+                    "externalId": "volcano",
+                    "title": "Volcano facts",
+                    "text": "Mount Etna is an active stratovolcano on the east coast of Sicily.",
+                }
+            },
+            owner,
+        )
+        app.ids["doc:volcano"] = r["upsertDocument"]["documentId"]
+        # the agents the live server makes (tests/graphql/conftest.py), so the stored profiles match
+        await _agent(app, "reader", ["context:read", "queries:run", "replay:run"])
+        await _agent(app, "read-only", ["context:read"])
+        for scope in SCOPES:
+            app.tokens[f"a:{scope}"] = await _agent(app, f"table-{scope}", [scope])
+        yield app
 
 
-def _resolve(live, value):
+def _token(app: InProcess, who: str) -> str | None:
+    return None if who == "none" else app.tokens[who]
+
+
+def _resolve(ids: dict[str, str], value):
     if isinstance(value, str) and value.startswith("@"):
-        return live.ids[value[1:]]
+        return ids[value[1:]]
     if isinstance(value, dict):
-        return {k: _resolve(live, v) for k, v in value.items()}
+        return {k: _resolve(ids, v) for k, v in value.items()}
     return value
 
 
-def test_table_covers_every_graphql_operation():
-    from cairn.app.governance.registry import REGISTRY
-
-    graphql_ops = {n for n, op in REGISTRY.items() if op.kind in ("query", "mutation")}
-    assert set(CALLS) == graphql_ops
-    assert all(len(v) == len(PRINCIPALS) for v in EXPECTED.values())
-
-
-@pytest.mark.parametrize("op,who,expected", CASES, ids=[f"{o}-{w}" for o, w, _ in CASES])
-def test_operation_by_principal(live, tokens, op, who, expected):
-    query, variables = CALLS[op]
-    r = live.gql(query, _resolve(live, variables), tokens[who])
-    body = r.json()
+def assert_outcome(status_code: int, body: dict, expected: str) -> None:
+    """The body (and status) of one table cell: data and envelope OK, or the code and envelope."""
     env = body["extensions"]["envelope"]
     assert env["protocol"] == "cairn.envelope.v1" and env["traceId"].startswith("trace_")
     if expected == "OK":
         assert not body.get("errors"), body
-        assert env["status"] == "OK" and r.status_code == 200
+        assert env["status"] == "OK" and status_code == 200
     else:
         assert body["errors"][0]["extensions"]["code"] == expected, body["errors"]
         assert env["status"] == ("ERROR" if expected == NF else "REJECTED")
 
 
-async def test_subscription_by_principal(live, tokens):
-    variables = {"i": {"task": "volcano", "retrieval": "LEXICAL"}}
-    expected = {"viewer": "OK", "owner": "OK", "a:context:read": "OK", "a:queries:run": SM, "a:memory:read": SM}
-    for who, want in expected.items():
-        events = await _stream(live, variables, tokens[who])
-        if want == "OK":
-            assert events[0]["__typename"] == "PackHeader", (who, events)
-        else:
-            assert events[0]["__error__"][0]["extensions"]["code"] == want, who
+def test_table_covers_every_graphql_operation():
+    graphql_ops = {n for n, op in REGISTRY.items() if op.kind in ("query", "mutation")}
+    assert set(CALLS) == graphql_ops
+    assert all(len(v) == len(PRINCIPALS) for v in EXPECTED.values())
 
 
-def test_ndjson_route_by_principal(live, tokens):
-    for who, status in {"viewer": 200, "a:context:read": 200, "a:queries:run": 403, "none": 401}.items():
-        headers = {"Authorization": f"Bearer {tokens[who]}"} if tokens[who] else {}
-        r = local_http.post(
-            f"{live.url}/v1/context-packs/stream",
-            json={"task": "volcano", "retrieval": "LEXICAL"},
-            headers=headers,
-            timeout=30,
-        )
-        assert r.status_code == status, (who, r.text)
+async def test_authorize_decides_every_refusal_of_the_table(table: InProcess):
+    """Every cell through :func:`authorize` alone (no arguments, no handler): the refused cells
+    raise their code with envelope status REJECTED; every other cell is let through."""
+    wrong = []
+    for op, who, expected in CASES:
+        token = _token(table, who)
+        ctx = RequestContext(table.services, {"authorization": f"Bearer {token}"} if token else {})
+        try:
+            principal, _boundary = await authorize(ctx, REGISTRY[op], {})
+            got, status = "allowed", None
+            assert principal is not None and principal.kind == ("member" if who[:2] != "a:" else "agent")
+        except CairnError as exc:
+            got, status = to_response(exc)[1]["code"], status_of(exc)
+        want = expected if expected in REFUSED_BY_AUTHORIZE else "allowed"
+        if got != want or status not in (None, "REJECTED"):
+            wrong.append((op, who, want, got, status))
+    assert wrong == []
 
 
-async def test_every_stored_profile_passes_the_contract_check(live, tokens):
+@pytest.mark.parametrize("op,who,expected", CASES, ids=[f"{o}-{w}" for o, w, _ in CASES])
+async def test_operation_by_principal(table: InProcess, op, who, expected):
+    query, variables = CALLS[op]
+    r = await table.gql(query, _resolve(table.ids, variables), _token(table, who))
+    assert_outcome(r.status_code, r.json(), expected)
+
+
+async def test_every_stored_profile_passes_the_contract_check(table: InProcess):
     from sqlalchemy import select
 
+    from cairn.app.core.models import AgentCredential
     from cairn.app.governance.contract import contract_violations
     from cairn.resolvers.schema import schema
 
-    db = Database(live.settings.resolved_database_url)
-    try:
-        async with db.session() as s:
-            profiles = [c.profile for c in (await s.execute(select(AgentCredential))).scalars()]
-    finally:
-        await db.dispose()
+    async with table.services.db.session() as s:
+        profiles = [c.profile for c in (await s.execute(select(AgentCredential))).scalars()]
     assert len(profiles) >= 10
     assert contract_violations(schema, profiles=profiles) == []

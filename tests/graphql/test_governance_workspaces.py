@@ -7,8 +7,11 @@ import asyncio
 import json
 
 import httpx
+import pytest
 
 from tests.graphql.pack_calls import PACK_QUERY, _stream, error_of
+
+pytestmark = pytest.mark.both_backends  # every read filters by workspace in SQL
 
 
 async def test_nothing_of_workspace_a_is_reachable_from_b(live):

@@ -1,6 +1,6 @@
 """Input values graphql-core refuses before a resolver runs (a literal in the document, a
 variable's value) leave as coded 400s that name the field the way Cairn's own checks do
-(``extensions.field``, resolvers/input_paths.py), on SQLite and PostgreSQL through the HTTP
+(``extensions.field``, resolvers/input_paths.py), on SQLite (graphql-core refuses them before any read) through the HTTP
 server. A DateTime that is not ISO 8601 says so — as a literal it used to be an error without
 a position or a field."""
 

@@ -1,4 +1,4 @@
-"""MCP tools over streamable HTTP (``POST /mcp`` on the live server, SQLite and PostgreSQL) with
+"""MCP tools over streamable HTTP (``POST /mcp`` on the live server, SQLite) with
 the official SDK's own client: listing, packs with verifiable citations, passages, memory, and
 refusals with the same codes as GraphQL.
 

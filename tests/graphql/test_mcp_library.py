@@ -1,5 +1,4 @@
-"""The library, fact, template and gap tools over streamable HTTP (live server, SQLite and
-PostgreSQL) with the SDK's own client: each answers what its GraphQL operation answers, and is
+"""The library, fact, template and gap tools over streamable HTTP (live server, SQLite) with the SDK's own client: each answers what its GraphQL operation answers, and is
 refused with the same codes (scope, limits, not found); context gaps are stored and listed to
 editors, paged; an unknown JSON-RPC method is -32601.
 """

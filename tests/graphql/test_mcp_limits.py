@@ -1,5 +1,6 @@
 """MCP tool calls count against the same per-credential rate limits as GraphQL (a server with
-tiny limits, SQLite and PostgreSQL): packs over MCP and over GraphQL share the ``packs`` class."""
+tiny limits, SQLite; the counters on both databases: test_rate_limits.py): packs over MCP and
+over GraphQL share the ``packs`` class."""
 
 from __future__ import annotations
 

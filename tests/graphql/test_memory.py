@@ -20,6 +20,8 @@ from cairn.app.identity import service as identity
 from tests import factories
 from tests.graphql.conftest import _agent
 
+pytestmark = pytest.mark.both_backends  # memory versions, as-of, forgetting, purges and rate-limit counters
+
 REMEMBER = (
     "mutation($i:RememberMemoryInput!){rememberMemory(input:$i){superseded masked{kind count} "
     "memory{id namespace key text version type evidence trust sourceState recordedAt "

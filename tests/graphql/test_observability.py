@@ -48,11 +48,11 @@ class Obs:
     ingest: dict[str, str]
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgres"])
-async def obs(request, tmp_path_factory, embedder) -> Obs:
+@pytest.fixture(scope="module")
+async def obs(backend, tmp_path_factory, embedder) -> Obs:
     exporter = InMemorySpanExporter()
     install(SimpleSpanProcessor(exporter))  # before bootstrap: SQL spans are attached there
-    pg_url = await asyncio.to_thread(postgres_database) if request.param == "postgres" else None
+    pg_url = await asyncio.to_thread(postgres_database) if backend == "postgres" else None
     settings = Settings(
         data_dir=tmp_path_factory.mktemp("obs"),
         database_url=pg_url,
@@ -71,7 +71,7 @@ async def obs(request, tmp_path_factory, embedder) -> Obs:
             r = await _gql(c, UPSERT, {"i": {"collectionId": coll, "externalId": ext, "text": text}}, owner)
             statuses[ext] = r["upsertDocument"]["status"]
     try:
-        yield Obs(request.param, services, exporter, owner, statuses)
+        yield Obs(backend, services, exporter, owner, statuses)
     finally:
         services.indexes.close()
         await services.query_database.close()
@@ -97,6 +97,7 @@ def _hex(n: int, width: int) -> str:
     return format(n, f"0{width}x")
 
 
+@pytest.mark.both_backends  # SQL spans name the engine (db.system)
 async def test_pack_spans_continue_the_traceparent_and_chain(obs: Obs):
     obs.exporter.clear()
     async with _client(obs.services) as c:

@@ -66,6 +66,7 @@ def _err(body) -> dict:
     return body["errors"][0]
 
 
+@pytest.mark.both_backends  # the load writes every instance in SQL
 def test_load_reports_every_type(northwind):
     assert northwind["knId"] == "northwind"
     assert northwind["instances"] == {
@@ -365,6 +366,7 @@ def test_load_refuses_sql_sources_and_unlisted_dirs(live):
     assert _err(r)["extensions"]["code"] == "BAD_USER_INPUT" and "source query failed" in _err(r)["message"]
 
 
+@pytest.mark.both_backends  # receipts and idempotent retries are stored
 def test_trace_receipts_and_idempotent_retries(live, northwind):
     token = live.tokens["editor"]
     started = live.data("mutation{startInteraction{conversationId interactionId}}", token=token)["startInteraction"]

@@ -9,6 +9,8 @@ import pytest
 from tests.graphql.pack_calls import error_of, pack
 from tests.graphql.test_mcp import call
 
+pytestmark = pytest.mark.both_backends  # as-of reads versions and deletions by valid and system time
+
 
 def test_as_of_reads_the_right_version_and_flags_superseded(live):
     task = "Who is the chief financial officer of Example Corp?"

@@ -9,6 +9,7 @@ import pytest
 from tests.graphql.pack_calls import PACK_QUERY, error_of, pack
 
 
+@pytest.mark.both_backends  # filters resolve ids in SQL
 def test_collection_filter_and_budget_truncation(live):
     fin = live.ids["coll:finance"]
     p = pack(live, "facts", filters={"collectionIds": [fin]})
@@ -63,6 +64,7 @@ def test_limits_are_refused_with_field_and_code(live, inp, field):
     assert env["status"] == "ERROR" and env["capability"] == "context:pack"
 
 
+@pytest.mark.both_backends  # filters resolve ids in SQL
 def test_unknown_filter_ids_are_not_found(live):
     r = live.gql(PACK_QUERY, {"i": {"task": "x", "filters": {"collectionIds": ["col_nope"]}}}, live.tokens["agent"])
     assert error_of(r)["extensions"]["code"] == "NOT_FOUND"

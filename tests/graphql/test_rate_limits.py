@@ -27,6 +27,8 @@ from tests import local_http
 from tests.conftest import drop_postgres_database, postgres_database
 from tests.graphql.conftest import Live, _start
 
+pytestmark = pytest.mark.both_backends  # the per-minute counters live in SQL
+
 LIMITS = {
     "rate_limit_packs_per_minute": 3,
     "rate_limit_decisions_per_minute": 2,
@@ -71,18 +73,18 @@ async def _bootstrap(url: str) -> dict[str, str]:
     return tokens
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def limited(request, tmp_path_factory) -> Live:
+@pytest.fixture(scope="module")
+def limited(backend, tmp_path_factory) -> Live:
     """A server with limits 3 packs, 2 decisions, 4 writes, 5 reads per minute (no embedder)."""
-    pg_url = postgres_database() if request.param == "postgres" else None
+    pg_url = postgres_database() if backend == "postgres" else None
     settings = Settings(
-        data_dir=tmp_path_factory.mktemp(f"limited-{request.param}"), database_url=pg_url, embedder="none", **LIMITS
+        data_dir=tmp_path_factory.mktemp(f"limited-{backend}"), database_url=pg_url, embedder="none", **LIMITS
     )
     upgrade_database(settings.resolved_database_url)
     tokens = asyncio.run(_bootstrap(settings.resolved_database_url))
     server, thread, port = _start(settings)
     try:
-        yield Live(request.param, f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/graphql", settings, tokens)
+        yield Live(backend, f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/graphql", settings, tokens)
     finally:
         server.should_exit = True
         thread.join(timeout=30)

@@ -6,8 +6,12 @@ the set entries that changed."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.graphql.test_context_set_packs import TASK, bound_token, pack
 from tests.graphql.test_context_sets import UPDATE, make_set
+
+pytestmark = pytest.mark.both_backends  # replay records and set versions are stored and read back
 
 REPLAY = """query($id: ID!, $m: ReplayMode!, $t: String) { replay(replayId: $id, mode: $m, task: $t) {
   items { rank kind status currentVersionId citation { documentId versionId passageId sha256 } }

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
+import pytest
 
 from tests import local_http
+from tests.db.test_temporal import NEW, OLD
+from tests.graphql.conftest import _agent
+from tests.graphql.test_concurrency import new_workspace
+
+pytestmark = pytest.mark.both_backends  # replay records and temporal reads of stored versions
 
 REPLAY = """query($id: ID!, $m: ReplayMode!, $t: String) { replay(replayId: $id, mode: $m, task: $t) {
   replayId packId mode asOf { validTime systemTime }
@@ -72,12 +80,43 @@ def test_replay_refusals(live):
 
 
 def test_temporal_reads_are_governed_and_validated(live):
-    q = """query($s: String!, $l: Int!) { timeline(subject: $s, limit: $l) { text interval { validFrom validTo precision }
-      citation { documentId } }  currentFacts(subject: $s) { relation since } }"""
-    d = live.data(q, {"s": "Chief financial officer", "l": 10}, live.tokens["agentReadOnly"])
-    assert isinstance(d["timeline"], list) and isinstance(d["currentFacts"], list)
-    r = live.gql(q, {"s": "Chief financial officer", "l": 0}, live.tokens["agentReadOnly"])
+    """The "current CFO, and since when" statements of tests/db/test_temporal.py, in a workspace
+    of their own, read back over GraphQL by an agent: the timeline in time order with the first
+    statement ended by the second, the current facts naming John Roe since 1 July 2024."""
+    ws = asyncio.run(new_workspace(live))
+    owner = ws["owner0"]
+    coll = live.data('mutation{createCollection(name:"temporal"){id}}', token=owner)["createCollection"]["id"]
+    for ext, title, text, valid_from in (OLD, NEW):
+        live.data(
+            "mutation($i:UpsertDocumentInput!){upsertDocument(input:$i){status}}",
+            {
+                "i": {
+                    "collectionId": coll,
+                    "externalId": ext,
+                    "title": title,
+                    "text": text,
+                    "validFrom": valid_from.isoformat(),
+                }
+            },
+            owner,
+        )
+    agent = _agent(live, "temporal-reader", ["context:read"], token=owner)
+    q = """query($s: String!, $l: Int!) { timeline(subject: $s, limit: $l) { text relation holder
+      interval { validFrom validTo precision } citation { documentId } }
+      currentFacts(subject: $s) { text relation holder since } }"""
+    d = live.data(q, {"s": "Acme Corp", "l": 10}, agent)
+    assert [(f["text"], f["relation"], f["holder"]) for f in d["timeline"]] == [
+        (OLD[2], "chief financial officer", "Jane Doe"),
+        (NEW[2], "chief financial officer", "John Roe"),
+    ]
+    old, new = (f["interval"] for f in d["timeline"])
+    assert old["validFrom"].startswith("2019-01-01") and old["validTo"].startswith("2024-07-01")
+    assert new["validFrom"].startswith("2024-07-01") and new["validTo"] is None
+    assert all(f["citation"]["documentId"] for f in d["timeline"])
+    assert [(f["relation"], f["holder"]) for f in d["currentFacts"]] == [("chief financial officer", "John Roe")]
+    assert d["currentFacts"][0]["since"].startswith("2024-07-01")
+    r = live.gql(q, {"s": "Acme Corp", "l": 0}, agent)
     err = r.json()["errors"][0]["extensions"]
     assert err["code"] == "BAD_USER_INPUT" and err["field"] == "limit"
-    r = live.gql(q, {"s": "Chief financial officer", "l": 5})
+    r = live.gql(q, {"s": "Acme Corp", "l": 5})
     assert r.json()["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"

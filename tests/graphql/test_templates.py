@@ -17,6 +17,8 @@ from tests.business import TINY_SQL, business_url
 from tests.conftest import drop_postgres_database, postgres_database
 from tests.graphql.conftest import Live, _start
 
+pytestmark = pytest.mark.both_backends  # template versions and approvals are stored
+
 TEMPLATE = {
     "name": "items_by_name",
     "description": "Items with one of the given names, sold on or after a date.",
@@ -62,11 +64,11 @@ async def _bootstrap(url: str) -> dict[str, str]:
     return tokens
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def served(request, tmp_path_factory) -> Live:
+@pytest.fixture(scope="module")
+def served(backend, tmp_path_factory) -> Live:
     """A server (no embedder) whose templates run on a tiny SQLite business database."""
-    tmp = tmp_path_factory.mktemp(f"templates-{request.param}")
-    pg_url = postgres_database() if request.param == "postgres" else None
+    tmp = tmp_path_factory.mktemp(f"templates-{backend}")
+    pg_url = postgres_database() if backend == "postgres" else None
     with business_url("sqlite", tmp) as business:
         settings = Settings(
             data_dir=tmp / "data", database_url=pg_url, embedder="none", templates_database_url=business
@@ -74,7 +76,7 @@ def served(request, tmp_path_factory) -> Live:
         upgrade_database(settings.resolved_database_url)
         tokens = asyncio.run(_bootstrap(settings.resolved_database_url))
         server, thread, port = _start(settings)
-        live = Live(request.param, f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/graphql", settings, tokens)
+        live = Live(backend, f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/graphql", settings, tokens)
         try:
             live.ids["set"] = live.data('mutation{createContextSet(input:{name:"sales"}){id}}', token=tokens["admin"])[
                 "createContextSet"

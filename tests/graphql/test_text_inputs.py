@@ -12,6 +12,8 @@ import pytest
 
 from tests import local_http
 
+pytestmark = pytest.mark.both_backends  # Unicode, NUL and control characters meet each driver differently
+
 BAD = {"nul": "a\x00b", "esc": "a\x1bb", "c1": "a\x85b", "bidi": "a\u202eb", "newline": "a\nb"}
 
 MAPPING = {

@@ -48,6 +48,7 @@ def test_a_port_another_program_listens_on_is_refused_with_the_os_reason():
     claim_port("127.0.0.1", port).close()
 
 
+@pytest.mark.slow  # a squatter process
 def test_a_claim_held_by_another_user_or_by_a_socket_that_does_not_answer_is_ignored():
     """Abstract names have no permissions: another user's process (or anything not listening
     there) must not keep this user's serve off a port."""
@@ -146,6 +147,7 @@ def test_each_unpickled_copy_is_its_own_socket_on_the_address_and_connections_re
             s.close()
 
 
+@pytest.mark.slow  # a child Python process importing the app
 def test_a_worker_that_cannot_bind_exits_with_the_startup_failure_code_and_one_line():
     parent = ReusePortAddress.bound("127.0.0.1", 0)
     port = parent.getsockname()[1]

@@ -15,9 +15,11 @@ import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
+import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 ROOT = Path(__file__).resolve().parents[3]
+pytestmark = pytest.mark.slow  # a fresh Python process builds the app (~10 s)
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 SCRIPT = f"""
 import asyncio, sys, httpx

@@ -60,6 +60,7 @@ def test_local_model_is_lazy_and_validates_input():
         LocalMiniLM(batch_size=0)
 
 
+@pytest.mark.model  # imports sentence-transformers and torch (~5 s)
 def test_local_model_missing_files_raise_embedding_error(tmp_path):
     with pytest.raises(EmbeddingError):
         LocalMiniLM(tmp_path / "no-model").encode(["x"])
