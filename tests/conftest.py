@@ -36,7 +36,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if MODEL_FIXTURES.intersection(getattr(item, "fixturenames", ())) and item.get_closest_marker("model") is None:
             item.add_marker(pytest.mark.model)
         callspec = getattr(item, "callspec", None)
-        if callspec is not None and "postgres" in callspec.params.values() and not item.get_closest_marker("postgres"):
+        # compared one by one as strings: a parameter may be a numpy array, whose == is elementwise
+        on_postgres = callspec is not None and any(
+            isinstance(v, str) and v == "postgres" for v in callspec.params.values()
+        )
+        if on_postgres and not item.get_closest_marker("postgres"):
             item.add_marker(pytest.mark.postgres)
 
 

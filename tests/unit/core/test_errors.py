@@ -48,20 +48,24 @@ def test_memory_fields_refuse_control_characters():
 
 
 def test_memory_inputs_refuse_nul_ids_unrepresentable_times_and_long_queries():
+    """The domain requests (app.memory.requests) hold these rules; GraphQL and MCP only build them."""
     from datetime import datetime, timedelta, timezone
 
-    from cairn.resolvers import memory as r
+    from cairn.app.memory import ForgetRequest, MemoryListQuery, RecallQuery
 
     with pytest.raises(BadInput) as e:
-        r._validate_forget(r.ForgetMemoryInput(memory_id="mem\x00"))
+        ForgetRequest(memory_id="mem\x00")
     assert e.value.extra["field"] == "input.memoryId"
     far = datetime(9999, 12, 31, 23, tzinfo=timezone(timedelta(hours=-14)))
     with pytest.raises(BadInput) as e:
-        r._validate_recall(r.RecallMemoriesInput(query="alpha", as_of=far))
+        RecallQuery(query="alpha", as_of=far)
     assert e.value.extra["field"] == "input.asOf"
     with pytest.raises(BadInput) as e:
-        r._validate_recall(r.RecallMemoriesInput(query="a" + " " * 1500))
+        RecallQuery(query="a" + " " * 1500)
     assert e.value.extra["field"] == "input.query"
     with pytest.raises(BadInput) as e:
-        r._validate_list(r.ListMemoriesInput(cursor="2024-01-01T00:00:00+00:00|mem\x00"))
+        MemoryListQuery(cursor="2024-01-01T00:00:00+00:00|mem\x00")
     assert e.value.extra["field"] == "input.cursor"
+    with pytest.raises(BadInput) as e:  # MCP's flat arguments: the transport passes its own prefix
+        RecallQuery(query="", field_prefix="")
+    assert e.value.extra["field"] == "query"
