@@ -34,7 +34,7 @@ LIMITS = {
     "rate_limit_reads_per_minute": 5,
 }
 PACK = '{ contextPack(input: {task: "billing region", retrieval: LEXICAL}) { packId } }'
-AGENTS = ("a", "b", "burst", "decider", "ws", "typename", "documents")
+AGENTS = ("a", "b", "burst", "decider", "ws", "typename", "documents", "mcp")
 SCOPES = ["context:read", "decisions:run"]
 MESSAGE = re.compile(r"^at most (\d+) (packs|decisions|writes|reads) per minute per credential; retry after (\d+) s$")
 
@@ -265,4 +265,43 @@ async def test_introspection_and_refused_documents_count_as_reads_on_http_and_we
     assert_limited(await asyncio.to_thread(limited.gql, introspection, token=token), "reads", 5)
     assert_limited(await asyncio.to_thread(limited.gql, too_many, token=token), "reads", 5)
     assert_limited(await asyncio.to_thread(limited.gql, "{ viewer { kind }", token=token), "reads", 5)
+    assert int(time.time() // 60) == window
+
+
+def mcp(live: Live, token: str, method: str, params: dict | None = None, rpc_id: int | None = 1) -> httpx.Response:
+    message: dict = {"jsonrpc": "2.0", "method": method, **({"params": params} if params is not None else {})}
+    if rpc_id is not None:
+        message["id"] = rpc_id
+    return local_http.post(
+        f"{live.url}/mcp",
+        json=message,
+        headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"},
+        timeout=60,
+    )
+
+
+def test_every_mcp_request_counts_as_a_read_and_a_tool_call_counts_once(limited):
+    # tools/list, ping and notifications used to pass unmetered (1,300 tools/list + 100 ping,
+    # all 200); now each POST /mcp counts one read, and a tools/call only its own class
+    token = limited.tokens["mcp"]
+    window = fresh_window()
+    r = mcp(limited, token, "tools/call", {"name": "search_context_sets", "arguments": {}})
+    assert r.status_code == 200 and not r.json()["result"].get("isError"), r.text  # read 1 (not 2)
+    assert mcp(limited, token, "tools/list", rpc_id=2).status_code == 200  # read 2
+    assert mcp(limited, token, "ping", rpc_id=3).json()["result"] == {}  # read 3
+    assert mcp(limited, token, "notifications/initialized", rpc_id=None).status_code == 202  # read 4
+    assert mcp(limited, token, "resources/list", rpc_id=4).json()["id"] == 4  # read 5 (the SDK's -32601)
+    for method, rpc_id in (("tools/list", 5), ("ping", 6), ("notifications/initialized", None)):
+        r = mcp(limited, token, method, rpc_id=rpc_id)
+        assert r.status_code == 429, r.text
+        body = r.json()
+        assert (body["id"], body["error"]["code"]) == (rpc_id, -32000)
+        data = body["error"]["data"]
+        assert (data["code"], data["rateClass"], data["limit"]) == ("RATE_LIMITED", "reads", 5)
+        assert data["retryAfter"] == int(r.headers["retry-after"]) and 1 <= data["retryAfter"] <= 60
+        assert MESSAGE.match(body["error"]["message"]) and data["message"] == body["error"]["message"]
+    r = mcp(limited, token, "tools/call", {"name": "search_context_sets", "arguments": {}}, rpc_id=7)
+    err = r.json()["result"]["structuredContent"]["error"]  # a refused tool call: the same coded error
+    assert (err["code"], err["rateClass"], err["limit"]) == ("RATE_LIMITED", "reads", 5)
+    assert_limited(limited.gql("{ __typename }", token=token), "reads", 5)
     assert int(time.time() // 60) == window
