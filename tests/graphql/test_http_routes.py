@@ -114,3 +114,11 @@ def test_a_switched_off_route_is_not_listed_as_served(live):
     assert head == "no route GET /metrics"
     assert "GET|POST /graphql" in listed.split(", ") and "/metrics" not in listed
 
+
+def test_head_of_the_graphiql_page_answers_like_get_without_a_body(live):
+    got = local_http.get(f"{live.url}/graphql", headers={"Accept": "text/html"}, timeout=10)
+    assert got.status_code == 200 and got.headers["content-type"].startswith("text/html") and got.content
+    head = local_http.request("HEAD", f"{live.url}/graphql", headers={"Accept": "text/html"}, timeout=10)
+    assert head.status_code == 200, head.text
+    assert head.headers["content-type"] == got.headers["content-type"]
+    assert head.headers["content-length"] == str(len(got.content)) and head.content == b""
