@@ -34,7 +34,7 @@ LIMITS = {
     "rate_limit_reads_per_minute": 5,
 }
 PACK = '{ contextPack(input: {task: "billing region", retrieval: LEXICAL}) { packId } }'
-AGENTS = ("a", "b", "burst", "decider", "ws", "typename", "documents", "mcp")
+AGENTS = ("a", "b", "burst", "decider", "ws", "typename", "documents", "mcp", "wsshape")
 SCOPES = ["context:read", "decisions:run"]
 MESSAGE = re.compile(r"^at most (\d+) (packs|decisions|writes|reads) per minute per credential; retry after (\d+) s$")
 
@@ -304,4 +304,32 @@ def test_every_mcp_request_counts_as_a_read_and_a_tool_call_counts_once(limited)
     err = r.json()["result"]["structuredContent"]["error"]  # a refused tool call: the same coded error
     assert (err["code"], err["rateClass"], err["limit"]) == ("RATE_LIMITED", "reads", 5)
     assert_limited(limited.gql("{ __typename }", token=token), "reads", 5)
+    assert int(time.time() // 60) == window
+
+
+async def test_a_refused_governed_field_and_a_refused_document_get_the_same_websocket_error(limited):
+    # over the limit, { viewer { kind } } (refused by its governed field) arrived as `next` with
+    # errors, { __typename } (refused before execution) as `error`: both are now `error` messages
+    # (README "Rate limits"), with no `complete` after them (graphql-transport-ws)
+    token = limited.tokens["wsshape"]
+    window = fresh_window()
+    for _ in range(5):
+        assert (await asyncio.to_thread(limited.gql, "{ __typename }", token=token)).status_code == 200
+    messages = []
+    async with websockets.connect(limited.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
+        await ws.send(json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}}))
+        assert json.loads(await ws.recv())["type"] == "connection_ack"
+        for op_id, query in (("1", "{ viewer { kind } }"), ("2", "{ __typename }"), ("3", "{ viewer { kind } }")):
+            await ws.send(json.dumps({"id": op_id, "type": "subscribe", "payload": {"query": query}}))
+            messages.append(json.loads(await asyncio.wait_for(ws.recv(), 30)))
+    assert [(m["id"], m["type"]) for m in messages] == [("1", "error"), ("2", "error"), ("3", "error")]
+    shapes = []
+    for m in messages:
+        (err,) = m["payload"]
+        ext = err["extensions"]
+        assert (ext["code"], ext["rateClass"], ext["limit"]) == ("RATE_LIMITED", "reads", 5), err
+        assert 1 <= ext["retryAfter"] <= 60 and MESSAGE.match(err["message"])
+        assert ext["envelope"]["status"] == "ERROR"
+        shapes.append(sorted(set(err) - {"locations", "path"}) + sorted(ext))
+    assert shapes[0] == shapes[1] == shapes[2]
     assert int(time.time() // 60) == window
