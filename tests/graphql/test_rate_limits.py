@@ -34,7 +34,7 @@ LIMITS = {
     "rate_limit_reads_per_minute": 5,
 }
 PACK = '{ contextPack(input: {task: "billing region", retrieval: LEXICAL}) { packId } }'
-AGENTS = ("a", "b", "burst", "decider", "ws", "typename", "documents", "mcp", "wsshape")
+AGENTS = ("a", "b", "burst", "decider", "ws", "typename", "documents", "mcp", "wsshape", "refused")
 SCOPES = ["context:read", "decisions:run"]
 MESSAGE = re.compile(r"^at most (\d+) (packs|decisions|writes|reads) per minute per credential; retry after (\d+) s$")
 
@@ -332,4 +332,26 @@ async def test_a_refused_governed_field_and_a_refused_document_get_the_same_webs
         assert ext["envelope"]["status"] == "ERROR"
         shapes.append(sorted(set(err) - {"locations", "path"}) + sorted(ext))
     assert shapes[0] == shapes[1] == shapes[2]
+    assert int(time.time() // 60) == window
+
+
+def test_refused_bodies_on_the_http_routes_count_as_reads(limited):
+    # a body refused after authentication by the route's parser or validation used to cost no
+    # rate limit, so a credential could send them unmetered; each now counts one read, like a
+    # refused GraphQL document (the Decision API parses its body after the decisions count)
+    token = limited.tokens["refused"]
+    window = fresh_window()
+
+    def bad_stream() -> httpx.Response:
+        return local_http.post(
+            f"{limited.url}/v1/context-packs/stream",
+            json={"retrieval": "LEXICAL"},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+
+    for _ in range(5):  # reads 1-5
+        r = bad_stream()
+        assert r.status_code == 400 and r.json()["errors"][0]["extensions"]["field"] == "input.task", r.text
+    assert_limited(bad_stream(), "reads", 5)
+    assert_limited(limited.gql("{ __typename }", token=token), "reads", 5)
     assert int(time.time() // 60) == window
