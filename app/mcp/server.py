@@ -31,10 +31,10 @@ from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from cairn.app.context import RequestContext, Services
-from cairn.app.core.errors import BadInput, as_cairn_error
+from cairn.app.core.errors import BadInput, CairnError, as_cairn_error
 from cairn.app.governance import CallRecord, get_operation, log_call, mark_failed, meter_document
 from cairn.app.http import error_response
-from cairn.app.mcp.governed import CONFIRMATION_META, ENVELOPE_META, error_payload, governed_call
+from cairn.app.mcp.governed import CONFIRMATION_META, ENVELOPE_META, count_refusal, error_payload, governed_call
 from cairn.app.mcp.tools import TOOLS
 
 SERVER_NAME = "cairn"
@@ -123,7 +123,12 @@ def build_server(get_services: Callable[[], Services], *, token: str | None = No
         spec = TOOLS.get(name)
         if spec is None:
             ctx = RequestContext(get_services(), headers, request)
-            payload = error_payload(ctx, BadInput(f"unknown tool {name!r}; see tools/list", field="name"))
+            refusal: CairnError = BadInput(f"unknown tool {name!r}; see tools/list", field="name")
+            try:
+                await count_refusal(ctx)
+            except CairnError as limited:
+                refusal = limited
+            payload = error_payload(ctx, refusal)
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=payload["error"]["message"])],
                 structuredContent=payload,

@@ -34,7 +34,7 @@ LIMITS = {
     "rate_limit_reads_per_minute": 5,
 }
 PACK = '{ contextPack(input: {task: "billing region", retrieval: LEXICAL}) { packId } }'
-AGENTS = ("a", "b", "burst", "decider", "ws", "typename", "documents", "mcp", "wsshape", "refused")
+AGENTS = ("a", "b", "burst", "decider", "ws", "typename", "documents", "mcp", "wsshape", "refused", "mcprefused")
 SCOPES = ["context:read", "decisions:run"]
 MESSAGE = re.compile(r"^at most (\d+) (packs|decisions|writes|reads) per minute per credential; retry after (\d+) s$")
 
@@ -353,5 +353,21 @@ def test_refused_bodies_on_the_http_routes_count_as_reads(limited):
         r = bad_stream()
         assert r.status_code == 400 and r.json()["errors"][0]["extensions"]["field"] == "input.task", r.text
     assert_limited(bad_stream(), "reads", 5)
+    assert_limited(limited.gql("{ __typename }", token=token), "reads", 5)
+    assert int(time.time() // 60) == window
+
+
+def test_mcp_tool_calls_refused_before_authorization_count_as_reads(limited):
+    # a tools/call refused by its structural check or naming no tool used to cost no rate limit
+    token = limited.tokens["mcprefused"]
+    window = fresh_window()
+
+    def code(name: str, rpc_id: int) -> str:
+        r = mcp(limited, token, "tools/call", {"name": name, "arguments": {}}, rpc_id=rpc_id)
+        assert r.status_code == 200, r.text
+        return r.json()["result"]["structuredContent"]["error"]["code"]
+
+    assert [code("list_fields", i) for i in range(4)] + [code("no_such_tool", 4)] == ["BAD_USER_INPUT"] * 5
+    assert [code("list_fields", 5), code("no_such_tool", 6)] == ["RATE_LIMITED"] * 2
     assert_limited(limited.gql("{ __typename }", token=token), "reads", 5)
     assert int(time.time() // 60) == window
