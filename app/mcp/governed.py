@@ -30,6 +30,7 @@ from cairn.app.core.errors import CairnError, Unauthenticated
 from cairn.app.governance import (
     CallRecord,
     Principal,
+    RateLimited,
     authorize,
     get_operation,
     log_call,
@@ -38,7 +39,6 @@ from cairn.app.governance import (
     start_call,
     to_graphql_error,
 )
-from cairn.app.governance.rate_limits import RateLimited
 from cairn.app.observability import use
 
 CONFIRMATION_META = "cairn/confirmation"
