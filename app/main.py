@@ -282,7 +282,12 @@ def create_app(
         Route("/v1/replays/{replayId}", make_replay_route(lambda: holder["services"]), methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
-        Route("/metrics", make_metrics_route(lambda: holder["services"]), methods=["GET"]),
+        # mounted only when on, so a 404's list of served routes (app.http.edges) leaves it out
+        *(
+            [Route("/metrics", make_metrics_route(lambda: holder["services"]), methods=["GET"])]
+            if settings.metrics
+            else []
+        ),
         Mount("/static/graphiql", app=StaticFiles(directory=STATIC_DIR), name="graphiql-assets"),
         Route("/console", console_page, methods=["GET"]),
         Mount("/console", app=StaticFiles(directory=CONSOLE_DIR), name="console-assets"),

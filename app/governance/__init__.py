@@ -37,7 +37,7 @@ from cairn.app.governance.auth import (
 )
 from cairn.app.governance.envelope import CallRecord, EnvelopeState, trace_id_from_headers
 from cairn.app.governance.extension import Governed
-from cairn.app.governance.rate_limits import RateLimiter
+from cairn.app.governance.rate_limits import RateLimited, RateLimiter
 from cairn.app.governance.registry import PROFILE_LISTS, REGISTRY, capabilities_for_scopes, get_operation
 
 __all__ = [
@@ -55,6 +55,7 @@ __all__ = [
     "EnvelopeState",
     "Governed",
     "Principal",
+    "RateLimited",
     "RateLimiter",
     "agent_token_from_browser",
     "authorize",

@@ -11,7 +11,8 @@ runs; a large document costs CPU even without a credential. The gate therefore, 
 4. turns Strawberry's plain-text HTTP errors (missing query, unsupported method, unknown
    operation name) into enveloped JSON errors with a code.
 
-The GraphiQL page (``GET /graphql`` from a browser, no query) passes through.
+The GraphiQL page (``GET /graphql`` from a browser, no query) passes through; ``HEAD`` of it
+gets GET's status and headers without the body.
 """
 
 from __future__ import annotations
@@ -115,6 +116,10 @@ class GraphQLGate:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         ctx = RequestContext(self.services(), headers)
         is_query_get = scope["method"] == "GET" and b"query=" in scope.get("query_string", b"")
+        if scope["method"] == "HEAD" and b"query=" not in scope.get("query_string", b""):
+            # HEAD of the GraphiQL page, as on /healthz and /console: GET's status and headers, no body
+            await self.view({**scope, "method": "GET"}, receive, _EnvelopingSend(_without_body(send), ctx))
+            return
         if scope["method"] not in ("POST", "GET") or not (scope["method"] == "POST" or is_query_get):
             # the GraphiQL page (or Strawberry's plain-text refusal, enveloped)
             await self.view(scope, receive, _EnvelopingSend(send, ctx))
@@ -185,6 +190,20 @@ def _check_shape(body: bytes, headers: dict[str, str]) -> None:
         raise BadRequest("the body must be a JSON object with a non-empty string 'query'", field="query")
     if data.get("variables") is not None and not isinstance(data["variables"], dict):
         raise BadRequest("'variables' must be a JSON object", field="variables")
+
+
+def _without_body(send):
+    """An ASGI ``send`` passing a response's start (status, headers with GET's content-length)
+    and an empty last body message: what a HEAD request gets (RFC 9110 §9.3.2)."""
+
+    async def head_send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body":
+            if not message.get("more_body", False):
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
+        await send(message)
+
+    return head_send
 
 
 class _EnvelopingSend:

@@ -18,6 +18,11 @@ endpoint that, in order:
    recording the boundary;
 7. calls the handler.
 
+A request refused in steps 5–6 (after authentication, before the rate limit is checked) counts
+one ``reads`` call (:func:`~app.governance.meter_document`, as a GraphQL document refused by
+validation does), so a credential cannot send refused bodies unmetered; over the limit it gets
+the 429 ``RATE_LIMITED`` instead of the input error.
+
 Steps 2–7 run under the call's trace span (:func:`~app.governance.start_call`; a streamed
 body runs after it, under the request's server span), which :func:`~app.governance.log_call` ends.
 
@@ -39,7 +44,15 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from cairn.app.context import RequestContext, Services
 from cairn.app.core.errors import CairnError, to_response
-from cairn.app.governance import CallRecord, Principal, authorize, get_operation, log_call, start_call
+from cairn.app.governance import (
+    CallRecord,
+    Principal,
+    authorize,
+    get_operation,
+    log_call,
+    meter_document,
+    start_call,
+)
 from cairn.app.http.errors import BodyTooLarge, UnsupportedMediaType
 from cairn.app.http.gate import enveloped_error, read_body
 from cairn.app.observability import use
@@ -148,7 +161,7 @@ def governed_route(
         get_services: Returns the process's services (set in the app's lifespan).
         arguments: ``(request, raw body, parsed body) -> arguments`` for :func:`authorize`
             (boundaries, confirmation binding); may raise a CairnError to refuse the request
-            after authentication and before the rate limit counts it.
+            after authentication (it then counts one ``reads`` call).
         before: Checks run first, before the body is read or the caller authenticated.
         body_limit: Read a body of at most this many bytes (None: read none).
         too_large: Builds the 413 error from the declared ``Content-Length`` (None while
@@ -157,7 +170,7 @@ def governed_route(
         unsupported: Builds the 415 error from the content type sent (:func:`default_unsupported`).
         parse: The package's strict JSON parser (``bytes -> value``, raising a CairnError).
         validate: ``parsed body -> request object`` (``HttpCall.input``), raising a CairnError;
-            runs before the call is authorized, so refused input costs no rate limit.
+            runs before the call is authorized (refused input counts one ``reads`` call).
         on_error: Builds the error response of a refused or failed call (default
             :func:`error_response`, the enveloped GraphQL-style error); a route with its own
             wire format (the Decision API) passes its own.
@@ -178,6 +191,7 @@ def governed_route(
                 return await run(request, ctx, record)
 
         async def run(request: Request, ctx: RequestContext, record: CallRecord) -> Response:
+            unmetered = False  # authenticated, not yet at authorize's rate-limit check
             try:
                 if before is not None:
                     before(request)
@@ -191,15 +205,22 @@ def governed_route(
                     except BodyTooLarge:
                         raise too_large(None) from None
                 await ctx.principal()  # authenticate before anything is parsed or stored
+                unmetered = True
                 if json_body:
                     require_json(request, unsupported)
                 body = parse(raw) if parse is not None else None
                 value = validate(body) if validate is not None else None
                 args = arguments(request, raw, body)
+                unmetered = False
                 principal, boundary = await authorize(ctx, op, args)
                 record.boundary = boundary
                 response = await handler(HttpCall(request, ctx, op, principal, raw, body, value, args))
             except Exception as exc:  # noqa: BLE001 - shaped into an enveloped error
+                if unmetered and isinstance(exc, CairnError):  # refused input counts too (module doc)
+                    try:
+                        await meter_document(ctx)
+                    except CairnError as limited:
+                        exc = limited
                 response = (on_error or error_response)(ctx, exc)
                 log_call(ctx, record)
                 return response

@@ -65,6 +65,11 @@ class CairnTransportWS(BaseGraphQLTransportWSHandler):
     operation's task, so Strawberry's operation code runs unchanged on the right context.
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._refused_ids: set[str] = set()
+        """Operations whose ``next`` was sent as an ``error`` (their ``complete`` is dropped)."""
+
     @property
     def context(self) -> Any:
         """The running operation's context, else the connection's."""
@@ -101,12 +106,44 @@ class CairnTransportWS(BaseGraphQLTransportWSHandler):
         return None
 
     async def send_message(self, message) -> None:
-        """Send, giving each error of an ``error`` message the operation's envelope."""
+        """Send, giving each error of an ``error`` message the operation's envelope.
+
+        A ``next`` whose result is only a refusal (:func:`_refused_errors`: no data, every
+        error coded ``RATE_LIMITED``) is sent as that operation's ``error`` message instead,
+        and its ``complete`` is dropped: a governed field refused by the rate limit then
+        arrives as a document refused before execution does (README "Rate limits")."""
+        refused = _refused_errors(message)
+        if refused is not None:
+            self._refused_ids.add(message["id"])
+            message = {"id": message["id"], "type": "error", "payload": refused}
+        elif message.get("type") == "complete" and message.get("id") in self._refused_ids:
+            self._refused_ids.discard(message["id"])  # the protocol ends an operation at its error
+            return
         if message.get("type") == "error" and isinstance(message.get("payload"), list):
             ctx = _operation_context.get() or self._connection_context.for_operation()
             envelope = ctx.envelope.build(had_errors=True)
             message = {**message, "payload": [_with_envelope(err, envelope) for err in message["payload"]]}
         await super().send_message(message)
+
+
+def _refused_errors(message: dict[str, Any]) -> list[Any] | None:
+    """The errors of a ``next`` message that carries nothing but rate-limit refusals (every
+    error ``RATE_LIMITED``, and no root field with a value), else None."""
+    payload = message.get("payload")
+    if message.get("type") != "next" or not isinstance(payload, dict) or not payload.get("errors"):
+        return None
+    data = payload.get("data")
+    if isinstance(data, dict) and any(value is not None for value in data.values()):
+        return None
+    errors = payload["errors"]
+    if not all(isinstance(e, dict) and (e.get("extensions") or {}).get("code") == "RATE_LIMITED" for e in errors):
+        return None
+    return [{k: v for k, v in e.items() if k != "extensions"} | {"extensions": _without_envelope(e)} for e in errors]
+
+
+def _without_envelope(error: dict[str, Any]) -> dict[str, Any]:
+    """An error's extensions without an envelope (``send_message`` adds the operation's)."""
+    return {k: v for k, v in (error.get("extensions") or {}).items() if k != "envelope"}
 
 
 def _with_envelope(error: Any, envelope: dict[str, Any]) -> Any:

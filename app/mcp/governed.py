@@ -30,10 +30,12 @@ from cairn.app.core.errors import CairnError, Unauthenticated
 from cairn.app.governance import (
     CallRecord,
     Principal,
+    RateLimited,
     authorize,
     get_operation,
     log_call,
     mark_failed,
+    meter_document,
     start_call,
     to_graphql_error,
 )
@@ -55,6 +57,23 @@ def _json_default(value: Any) -> Any:
 
 def _json_text(value: dict[str, Any]) -> list[types.ContentBlock]:
     return [types.TextContent(type="text", text=json.dumps(value, ensure_ascii=False, default=_json_default))]
+
+
+async def count_refusal(ctx: RequestContext) -> None:
+    """Count a tool call refused before :func:`~app.governance.authorize` (an unknown tool, a
+    structural check) as one ``reads`` call (:func:`~app.governance.meter_document`, as a
+    GraphQL document refused by validation), so refused calls are not free.
+
+    Raises:
+        RateLimited: over the ``reads`` limit (it replaces the refusal).
+    Other failures (no valid credential) leave the caller's refusal standing, as the checks
+    run before authentication."""
+    try:
+        await meter_document(ctx)
+    except RateLimited:
+        raise
+    except CairnError:
+        return
 
 
 def error_payload(ctx: RequestContext, exc: BaseException) -> dict[str, Any]:
@@ -118,7 +137,11 @@ async def _run_governed(
         prepared["request"] = prepare(input)
 
     try:
-        check(arguments)
+        try:
+            check(arguments)
+        except CairnError:
+            await count_refusal(ctx)  # over the limit: RateLimited replaces the input error
+            raise
         principal, boundary = await authorize(ctx, op, {"input": arguments}, validate)
         record.boundary = boundary
         if principal is None:  # pragma: no cover - every MCP tool needs a credential

@@ -31,10 +31,10 @@ from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from cairn.app.context import RequestContext, Services
-from cairn.app.core.errors import BadInput, as_cairn_error
-from cairn.app.governance import CallRecord, get_operation, log_call
+from cairn.app.core.errors import BadInput, CairnError, as_cairn_error
+from cairn.app.governance import CallRecord, get_operation, log_call, mark_failed, meter_document
 from cairn.app.http import error_response
-from cairn.app.mcp.governed import CONFIRMATION_META, ENVELOPE_META, error_payload, governed_call
+from cairn.app.mcp.governed import CONFIRMATION_META, ENVELOPE_META, count_refusal, error_payload, governed_call
 from cairn.app.mcp.tools import TOOLS
 
 SERVER_NAME = "cairn"
@@ -123,7 +123,12 @@ def build_server(get_services: Callable[[], Services], *, token: str | None = No
         spec = TOOLS.get(name)
         if spec is None:
             ctx = RequestContext(get_services(), headers, request)
-            payload = error_payload(ctx, BadInput(f"unknown tool {name!r}; see tools/list", field="name"))
+            refusal: CairnError = BadInput(f"unknown tool {name!r}; see tools/list", field="name")
+            try:
+                await count_refusal(ctx)
+            except CairnError as limited:
+                refusal = limited
+            payload = error_payload(ctx, refusal)
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=payload["error"]["message"])],
                 structuredContent=payload,
@@ -197,8 +202,55 @@ class MCPHttp:
                 log_call(ctx, record)
                 await JSONResponse(unknown)(scope, receive, send)
                 return
+            refused = await _metered(ctx, record, body)
+            if refused is not None:
+                log_call(ctx, record)
+                await refused(scope, receive, send)
+                return
             receive = _replay(body, receive)
         await self.manager.handle_request(scope, receive, send)
+
+
+RATE_LIMITED_RPC = -32000
+"""JSON-RPC error code (the implementation-defined server-error range, JSON-RPC 2.0 §5.1) of a
+request refused by the credential's rate limit; ``error.data`` carries Cairn's coded error."""
+
+
+async def _metered(ctx: RequestContext, record: CallRecord, body: bytes) -> JSONResponse | None:
+    """Count a POST /mcp request that is not a ``tools/call`` as one ``reads`` call
+    (:func:`app.governance.meter_document`, as a GraphQL document running no governed field):
+    ``tools/list``, ``ping``, ``initialize``, notifications, batches, unparsable bodies. A
+    ``tools/call`` counts its own operation's class in ``governed_call``, so it is not counted
+    twice. None within the limit; over it, HTTP 429 with ``Retry-After`` and a JSON-RPC error
+    (``code`` -32000, ``id`` of the request or null, ``data`` = ``{message, code:
+    RATE_LIMITED, rateClass, limit, retryAfter, traceId}``, the ``structuredContent.error`` a
+    refused tool call carries)."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        message = None
+    if isinstance(message, dict) and message.get("method") == "tools/call":
+        return None
+    try:
+        await meter_document(ctx)
+    except Exception as exc:
+        known = as_cairn_error(exc)
+        if known is None:  # a bug: the app's 500 handler logs it
+            raise
+        mark_failed(record, exc)
+        error = error_payload(ctx, exc)["error"]
+        rpc_id = message.get("id") if isinstance(message, dict) else None
+        headers = {"retry-after": str(error["retryAfter"])} if "retryAfter" in error else {}
+        return JSONResponse(
+            {
+                "jsonrpc": "2.0",
+                "id": rpc_id,
+                "error": {"code": RATE_LIMITED_RPC, "message": error["message"], "data": error},
+            },
+            status_code=known.http_status,
+            headers=headers,
+        )
+    return None
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

@@ -103,3 +103,22 @@ def test_a_404_lists_every_route_the_app_serves(live):
     assert {"POST /mcp", "GET|POST /graphql", "WS /graphql", "GET /api/v1/decisions/{decision_id}"} <= set(routes)
     served = [route.path for route in create_app(live.settings).routes if not isinstance(route, Mount)]
     assert [entry.split(" ", 1)[1] for entry in routes] == served
+
+
+def test_a_switched_off_route_is_not_listed_as_served(live):
+    """With metrics off, ``GET /metrics`` is an unknown route and the 404 does not claim it is served."""
+    assert live.settings.metrics is False
+    r = local_http.get(f"{live.url}/metrics", timeout=10)
+    assert r.status_code == 404
+    head, _, listed = r.json()["errors"][0]["message"].partition("; Cairn serves ")
+    assert head == "no route GET /metrics"
+    assert "GET|POST /graphql" in listed.split(", ") and "/metrics" not in listed
+
+
+def test_head_of_the_graphiql_page_answers_like_get_without_a_body(live):
+    got = local_http.get(f"{live.url}/graphql", headers={"Accept": "text/html"}, timeout=10)
+    assert got.status_code == 200 and got.headers["content-type"].startswith("text/html") and got.content
+    head = local_http.request("HEAD", f"{live.url}/graphql", headers={"Accept": "text/html"}, timeout=10)
+    assert head.status_code == 200, head.text
+    assert head.headers["content-type"] == got.headers["content-type"]
+    assert head.headers["content-length"] == str(len(got.content)) and head.content == b""

@@ -36,7 +36,7 @@ LIMITS = {
     "rate_limit_reads_per_minute": 5,
 }
 PACK = '{ contextPack(input: {task: "billing region", retrieval: LEXICAL}) { packId } }'
-AGENTS = ("a", "b", "burst", "decider", "ws", "typename", "documents")
+AGENTS = ("a", "b", "burst", "decider", "ws", "typename", "documents", "mcp", "wsshape", "refused", "mcprefused")
 SCOPES = ["context:read", "decisions:run"]
 MESSAGE = re.compile(r"^at most (\d+) (packs|decisions|writes|reads) per minute per credential; retry after (\d+) s$")
 
@@ -267,4 +267,109 @@ async def test_introspection_and_refused_documents_count_as_reads_on_http_and_we
     assert_limited(await asyncio.to_thread(limited.gql, introspection, token=token), "reads", 5)
     assert_limited(await asyncio.to_thread(limited.gql, too_many, token=token), "reads", 5)
     assert_limited(await asyncio.to_thread(limited.gql, "{ viewer { kind }", token=token), "reads", 5)
+    assert int(time.time() // 60) == window
+
+
+def mcp(live: Live, token: str, method: str, params: dict | None = None, rpc_id: int | None = 1) -> httpx.Response:
+    message: dict = {"jsonrpc": "2.0", "method": method, **({"params": params} if params is not None else {})}
+    if rpc_id is not None:
+        message["id"] = rpc_id
+    return local_http.post(
+        f"{live.url}/mcp",
+        json=message,
+        headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"},
+        timeout=60,
+    )
+
+
+def test_every_mcp_request_counts_as_a_read_and_a_tool_call_counts_once(limited):
+    # tools/list, ping and notifications used to pass unmetered (1,300 tools/list + 100 ping,
+    # all 200); now each POST /mcp counts one read, and a tools/call only its own class
+    token = limited.tokens["mcp"]
+    window = fresh_window()
+    r = mcp(limited, token, "tools/call", {"name": "search_context_sets", "arguments": {}})
+    assert r.status_code == 200 and not r.json()["result"].get("isError"), r.text  # read 1 (not 2)
+    assert mcp(limited, token, "tools/list", rpc_id=2).status_code == 200  # read 2
+    assert mcp(limited, token, "ping", rpc_id=3).json()["result"] == {}  # read 3
+    assert mcp(limited, token, "notifications/initialized", rpc_id=None).status_code == 202  # read 4
+    assert mcp(limited, token, "resources/list", rpc_id=4).json()["id"] == 4  # read 5 (the SDK's -32601)
+    for method, rpc_id in (("tools/list", 5), ("ping", 6), ("notifications/initialized", None)):
+        r = mcp(limited, token, method, rpc_id=rpc_id)
+        assert r.status_code == 429, r.text
+        body = r.json()
+        assert (body["id"], body["error"]["code"]) == (rpc_id, -32000)
+        data = body["error"]["data"]
+        assert (data["code"], data["rateClass"], data["limit"]) == ("RATE_LIMITED", "reads", 5)
+        assert data["retryAfter"] == int(r.headers["retry-after"]) and 1 <= data["retryAfter"] <= 60
+        assert MESSAGE.match(body["error"]["message"]) and data["message"] == body["error"]["message"]
+    r = mcp(limited, token, "tools/call", {"name": "search_context_sets", "arguments": {}}, rpc_id=7)
+    err = r.json()["result"]["structuredContent"]["error"]  # a refused tool call: the same coded error
+    assert (err["code"], err["rateClass"], err["limit"]) == ("RATE_LIMITED", "reads", 5)
+    assert_limited(limited.gql("{ __typename }", token=token), "reads", 5)
+    assert int(time.time() // 60) == window
+
+
+async def test_a_refused_governed_field_and_a_refused_document_get_the_same_websocket_error(limited):
+    # over the limit, { viewer { kind } } (refused by its governed field) arrived as `next` with
+    # errors, { __typename } (refused before execution) as `error`: both are now `error` messages
+    # (README "Rate limits"), with no `complete` after them (graphql-transport-ws)
+    token = limited.tokens["wsshape"]
+    window = fresh_window()
+    for _ in range(5):
+        assert (await asyncio.to_thread(limited.gql, "{ __typename }", token=token)).status_code == 200
+    messages = []
+    async with websockets.connect(limited.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
+        await ws.send(json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}}))
+        assert json.loads(await ws.recv())["type"] == "connection_ack"
+        for op_id, query in (("1", "{ viewer { kind } }"), ("2", "{ __typename }"), ("3", "{ viewer { kind } }")):
+            await ws.send(json.dumps({"id": op_id, "type": "subscribe", "payload": {"query": query}}))
+            messages.append(json.loads(await asyncio.wait_for(ws.recv(), 30)))
+    assert [(m["id"], m["type"]) for m in messages] == [("1", "error"), ("2", "error"), ("3", "error")]
+    shapes = []
+    for m in messages:
+        (err,) = m["payload"]
+        ext = err["extensions"]
+        assert (ext["code"], ext["rateClass"], ext["limit"]) == ("RATE_LIMITED", "reads", 5), err
+        assert 1 <= ext["retryAfter"] <= 60 and MESSAGE.match(err["message"])
+        assert ext["envelope"]["status"] == "ERROR"
+        shapes.append(sorted(set(err) - {"locations", "path"}) + sorted(ext))
+    assert shapes[0] == shapes[1] == shapes[2]
+    assert int(time.time() // 60) == window
+
+
+def test_refused_bodies_on_the_http_routes_count_as_reads(limited):
+    # a body refused after authentication by the route's parser or validation used to cost no
+    # rate limit, so a credential could send them unmetered; each now counts one read, like a
+    # refused GraphQL document (the Decision API parses its body after the decisions count)
+    token = limited.tokens["refused"]
+    window = fresh_window()
+
+    def bad_stream() -> httpx.Response:
+        return local_http.post(
+            f"{limited.url}/v1/context-packs/stream",
+            json={"retrieval": "LEXICAL"},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+
+    for _ in range(5):  # reads 1-5
+        r = bad_stream()
+        assert r.status_code == 400 and r.json()["errors"][0]["extensions"]["field"] == "input.task", r.text
+    assert_limited(bad_stream(), "reads", 5)
+    assert_limited(limited.gql("{ __typename }", token=token), "reads", 5)
+    assert int(time.time() // 60) == window
+
+
+def test_mcp_tool_calls_refused_before_authorization_count_as_reads(limited):
+    # a tools/call refused by its structural check or naming no tool used to cost no rate limit
+    token = limited.tokens["mcprefused"]
+    window = fresh_window()
+
+    def code(name: str, rpc_id: int) -> str:
+        r = mcp(limited, token, "tools/call", {"name": name, "arguments": {}}, rpc_id=rpc_id)
+        assert r.status_code == 200, r.text
+        return r.json()["result"]["structuredContent"]["error"]["code"]
+
+    assert [code("list_fields", i) for i in range(4)] + [code("no_such_tool", 4)] == ["BAD_USER_INPUT"] * 5
+    assert [code("list_fields", 5), code("no_such_tool", 6)] == ["RATE_LIMITED"] * 2
+    assert_limited(limited.gql("{ __typename }", token=token), "reads", 5)
     assert int(time.time() // 60) == window
