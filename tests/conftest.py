@@ -54,10 +54,10 @@ def shared_data(*parts: str) -> Path:
     return path
 
 
-async def _pg_execute(sql: str) -> None:
+async def _pg_execute(sql: str, dsn: str = PG_ADMIN_URL) -> None:
     import asyncpg
 
-    dsn = PG_ADMIN_URL.replace("postgresql+asyncpg://", "postgresql://")
+    dsn = dsn.replace("postgresql+asyncpg://", "postgresql://")
     conn = await asyncpg.connect(dsn, timeout=5)
     try:
         await conn.execute(sql)

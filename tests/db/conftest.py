@@ -6,7 +6,8 @@ import pytest
 
 from cairn.app.core.db import Database
 from cairn.app.core.migrate import upgrade_database
-from tests.conftest import drop_postgres_database, postgres_database
+from tests.conftest import _pg_execute, drop_postgres_database, postgres_database
+from tests.private_postgres import private_postgres
 
 
 @pytest.fixture(scope="session", params=["sqlite", "postgres"])
@@ -23,6 +24,26 @@ def db_url(request, tmp_path_factory):
             yield url
         finally:
             drop_postgres_database(url)
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def private_db_url(request, tmp_path_factory):
+    """Like ``db_url``, but PostgreSQL is a cluster of the module's own (``cairn_test`` in it;
+    its ``postgres`` database is "another database"): for tests of the change log's server-wide
+    read horizon, which any open transaction of a concurrent test file would hold back.
+    A module opts in with a module-scoped ``db_url`` fixture that returns ``private_db_url``."""
+    if request.param == "sqlite":
+        url = f"sqlite+aiosqlite:///{tmp_path_factory.mktemp('db') / 'cairn.db'}"
+        upgrade_database(url)
+        yield url
+        return
+    with private_postgres() as pg:
+        import asyncio
+
+        asyncio.run(_pg_execute('CREATE DATABASE "cairn_test"', dsn=pg.url))
+        url = pg.url.rsplit("/", 1)[0] + "/cairn_test"
+        upgrade_database(url)
+        yield url
 
 
 @pytest.fixture

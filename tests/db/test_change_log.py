@@ -18,6 +18,13 @@ from cairn.retrieval.lexical import LexicalIndex
 from cairn.retrieval.vectors import open_vector_index
 
 
+@pytest.fixture(scope="module")
+def db_url(private_db_url):
+    """PostgreSQL in a cluster of this module's own: the log's read horizon is server-wide, and
+    another test file's open transaction on the shared server held its cursors back under -n 2."""
+    return private_db_url
+
+
 async def _collections(db, *names):
     async with db.session() as s:
         ws = (await identity.create_workspace(s, name=f"log-{secrets.token_hex(4)}")).id
@@ -138,9 +145,9 @@ async def test_a_later_sequence_committed_first_is_not_skipped(db, tmp_path):
         idx.close()
 
 
-async def test_an_ingest_indexes_what_it_wrote_while_another_database_holds_a_transaction(db, tmp_path):
+async def test_an_ingest_indexes_what_it_wrote_while_another_database_holds_a_transaction(db, db_url, tmp_path):
     """The log's read horizon is server-wide on PostgreSQL: an open write transaction in *another*
-    database (here the admin database) holds back every follower's cursor. An ingest must still
+    database (here the cluster's ``postgres`` database) holds back every follower's cursor. An ingest must still
     return with all it wrote indexed (it applies its own passages by id); before, it indexed
     nothing and reported ``lexical_indexed == 0`` until that transaction ended."""
     if db.dialect != "postgresql":
@@ -149,11 +156,11 @@ async def test_an_ingest_indexes_what_it_wrote_while_another_database_holds_a_tr
 
     from cairn.app.corpus.ingest import ingest_documents
     from cairn.app.corpus.sources import SourceDocument
-    from tests.conftest import PG_ADMIN_URL
 
     ws, _ = await _collections(db)
     idx = _lexical_only(tmp_path)
-    holder = await asyncpg.connect(PG_ADMIN_URL.replace("postgresql+asyncpg://", "postgresql://"), timeout=5)
+    admin = db_url.rsplit("/", 1)[0].replace("postgresql+asyncpg://", "postgresql://") + "/postgres"
+    holder = await asyncpg.connect(admin, timeout=5)
     try:
         await idx.index_pending(db)
         tx = holder.transaction()

@@ -12,6 +12,7 @@ import pytest
 from cairn.app.core.errors import BadInput
 from cairn.app.corpus.sources import iter_sources
 from tests.conftest import shared_data
+from tests.db.pdf_files import pdf_file
 
 
 def tiny_pdf(lines: list[str]) -> bytes:
@@ -28,18 +29,7 @@ def tiny_pdf(lines: list[str]) -> bytes:
         b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = []
-    for n, body in enumerate(objects, start=1):
-        offsets.append(out.tell())
-        out.write(f"{n} 0 obj\n".encode() + body + b"\nendobj\n")
-    xref = out.tell()
-    out.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
-    for off in offsets:
-        out.write(f"{off:010d} 00000 n \n".encode())
-    out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
-    return out.getvalue()
+    return pdf_file(objects)
 
 
 def tiny_docx(paragraphs: list[str], table: list[list[str]] | None = None) -> bytes:

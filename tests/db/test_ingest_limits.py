@@ -33,6 +33,7 @@ from cairn.app.corpus.read_limits import (
     read_capped,
 )
 from cairn.app.corpus.sources import iter_sources
+from tests.db.pdf_files import pdf_file
 from tests.db.test_ingest_binary import tiny_docx
 
 W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
@@ -223,18 +224,7 @@ def pdf(pages: list[bytes], *, repeat: int = 1, forms: list[bytes] | None = None
         objects.append(_flate(content))
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
     objects.extend(_flate(form, b"/Type /XObject /Subtype /Form /BBox [0 0 10 10] ") for form in forms or [])
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = []
-    for i, body in enumerate(objects, start=1):
-        offsets.append(out.tell())
-        out.write(f"{i} 0 obj\n".encode() + body + b"\nendobj\n")
-    xref = out.tell()
-    out.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
-    for off in offsets:
-        out.write(f"{off:010d} 00000 n \n".encode())
-    out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
-    return out.getvalue()
+    return pdf_file(objects)
 
 
 def _flate(data: bytes, keys: bytes = b"") -> bytes:

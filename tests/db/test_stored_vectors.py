@@ -8,6 +8,7 @@ from __future__ import annotations
 import secrets
 
 import numpy as np
+import pytest
 from sqlalchemy import select
 
 from cairn.app.core.models import PassageVector
@@ -17,6 +18,14 @@ from cairn.app.corpus.stored_vectors import StoredVector, input_sha256, read_vec
 from cairn.app.identity import service as identity
 from cairn.retrieval.lexical import LexicalIndex
 from cairn.retrieval.vectors import open_vector_index
+
+
+@pytest.fixture(scope="module")
+def db_url(private_db_url):
+    """PostgreSQL in a cluster of this module's own: the log's read horizon is server-wide, and
+    another test file's open transaction on the shared server held its cursors back under -n 2."""
+    return private_db_url
+
 
 TEXTS = {
     "glacier": "Glaciers carve moraines into the valley floor as they retreat.",

@@ -11,22 +11,17 @@ subprocess on them.
 
 from __future__ import annotations
 
-import contextlib
-import glob
 import os
-import pwd
-import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import ROOT
 from tests.graphql.conftest import _free_port
+from tests.private_postgres import OwnPostgres, private_postgres
 from tests.workers.test_workers import Worker
 
 VOLUME_MIB = 48
@@ -34,79 +29,11 @@ VOLUME_MIB = 48
 shard) plus room to ingest a few documents."""
 
 
-def _missing(reason: str) -> None:
-    if os.environ.get("CAIRN_REQUIRE_POSTGRES") == "1":
-        pytest.fail(f"CAIRN_REQUIRE_POSTGRES=1 but {reason}")
-    pytest.skip(reason)
-
-
-def _pg_bin(name: str) -> str | None:
-    found = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
-    return found[-1] if found else shutil.which(name)
-
-
-@dataclass
-class OwnPostgres:
-    """A PostgreSQL cluster of the test's own under ``/tmp``."""
-
-    folder: Path
-    port: int
-    pg_ctl: str
-
-    @property
-    def url(self) -> str:
-        """Its ``postgres`` database as an async SQLAlchemy URL (TCP on 127.0.0.1)."""
-        return f"postgresql+asyncpg://postgres@127.0.0.1:{self.port}/postgres"
-
-    def _ctl(self, *args: str) -> None:
-        cmd = [self.pg_ctl, "-D", str(self.folder / "data"), *args]
-        if os.geteuid() == 0:
-            cmd = ["runuser", "-u", "postgres", "--", *cmd]
-        subprocess.run(cmd, check=True, capture_output=True, timeout=60)
-
-    def start(self) -> None:
-        """Start it and wait until it accepts connections."""
-        self._ctl(
-            "-o",
-            f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1",
-            "-l",
-            str(self.folder / "log"),
-            "-w",
-            "start",
-        )
-
-    def stop(self) -> None:
-        """Stop it (fast shutdown: open connections are ended, as when a server goes down)."""
-        self._ctl("-m", "fast", "-w", "stop")
-
-
 @pytest.fixture
 def own_postgres() -> Iterator[OwnPostgres]:
-    """A started :class:`OwnPostgres` on a free port; stopped and removed after the test."""
-    initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
-    if initdb is None or pg_ctl is None:
-        _missing("no initdb/pg_ctl installed (PostgreSQL server binaries) to start a PostgreSQL of the test's own")
-    as_root = os.geteuid() == 0
-    if as_root:
-        try:
-            owner = pwd.getpwnam("postgres")
-        except KeyError:
-            _missing("running as root and there is no 'postgres' user to run initdb as")
-    folder = Path(tempfile.mkdtemp(prefix="cairn-pg-", dir="/tmp"))
-    if as_root:
-        os.chown(folder, owner.pw_uid, owner.pw_gid)
-    cmd = [initdb, "-A", "trust", "-U", "postgres", "-D", str(folder / "data")]
-    if as_root:
-        cmd = ["runuser", "-u", "postgres", "--", *cmd]
-    subprocess.run(cmd, check=True, capture_output=True, timeout=120)
-    pg = OwnPostgres(folder, _free_port(), pg_ctl)
-    pg.start()
-    try:
+    """A started :class:`tests.private_postgres.OwnPostgres` on a free port; stopped and removed after the test."""
+    with private_postgres() as pg:
         yield pg
-    finally:
-        with contextlib.suppress(Exception):
-            pg._ctl("-m", "immediate", "stop")
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
