@@ -234,8 +234,10 @@ def read_manifest(tar: tarfile.TarFile) -> BackupManifest:
 def check_archive(archive: Path) -> BackupManifest:
     """The manifest of the backup ``archive`` after reading it through once (its members and
     the gzip stream's end), before anything is written: BackupError when it is not a readable
-    Cairn backup (a truncated file fails here; a changed byte fails the SHA-256 check of
-    :func:`extract_database`)."""
+    Cairn backup, naming a path that does not exist or is not a file as such (a truncated file
+    fails here; a changed byte fails the SHA-256 check of :func:`extract_database`)."""
+    if not archive.is_file():  # say what is wrong with the path, not "damaged"
+        raise BackupError(f"{archive} does not exist" if not archive.exists() else f"{archive} is not a file")
     try:
         with tarfile.open(archive, "r:gz") as tar:
             return read_manifest(tar)

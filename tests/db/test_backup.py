@@ -130,6 +130,9 @@ def test_backup_beside_serve_then_restore_into_an_empty_dir_gives_identical_pack
     damaged.write_bytes(archive.read_bytes()[: archive.stat().st_size // 2])
     assert "damaged" in one_line_error(cairn(tmp_path, "restore", str(damaged), "--data-dir", str(target)))
     assert not target.exists()  # a failed restore leaves no half-made store behind
+    missing = tmp_path / "nope.tar.gz"
+    said = one_line_error(cairn(tmp_path, "restore", str(missing), "--data-dir", str(target)))
+    assert said.endswith(f"{missing} does not exist") and not target.exists()
     target.mkdir()
     other = tmp_path / "other.tar.gz"
     with tarfile.open(other, "w:gz") as tar:
