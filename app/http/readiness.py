@@ -23,6 +23,7 @@ import asyncio
 import time
 from typing import Any
 
+from cairn.app.context import Services
 from cairn.app.core.errors import as_cairn_error
 
 CHECK_CACHE_SECONDS = 1.0
@@ -48,7 +49,7 @@ class Readiness:
         self._checks: dict[str, str | None] = {}
         self._lock: asyncio.Lock | None = None
 
-    async def check(self, services: Any) -> tuple[bool, dict[str, Any]]:
+    async def check(self, services: Services | None) -> tuple[bool, dict[str, Any]]:
         """``(ready, body)`` for ``/readyz``: the start-up detail, ``database`` and ``storage``
         (``"ok"`` or the reason), and ``reason`` (the first failure) when not ready.
 
@@ -72,7 +73,7 @@ class Readiness:
         return not failures, body
 
 
-async def _database(services: Any) -> str | None:
+async def _database(services: Services) -> str | None:
     """None when the database answers ``SELECT 1`` in time, else why not."""
     try:
         async with asyncio.timeout(DATABASE_TIMEOUT_SECONDS):
@@ -86,7 +87,7 @@ async def _database(services: Any) -> str | None:
     return None
 
 
-async def _storage(services: Any) -> str | None:
+async def _storage(services: Services) -> str | None:
     """None when the data dir's volume takes writes (or nothing is stored there), else why not."""
     space = services.settings.storage_space
     if space is None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from cairn.app.core.db import Database
@@ -38,8 +40,6 @@ def private_db_url(request, tmp_path_factory):
         yield url
         return
     with private_postgres() as pg:
-        import asyncio
-
         asyncio.run(_pg_execute('CREATE DATABASE "cairn_test"', dsn=pg.url))
         url = pg.url.rsplit("/", 1)[0] + "/cairn_test"
         upgrade_database(url)
