@@ -18,7 +18,9 @@ from sqlalchemy import make_url
 from cairn.app.cli.common import DataDir, _fail, _progress, _run, _settings, console, index_progress
 from cairn.app.core.config import Settings
 
-POSTGRES_HINT = "back up a PostgreSQL store with pg_dump and restore it with pg_restore + `cairn reindex` (docs/operations.md)"
+POSTGRES_HINT = (
+    "back up a PostgreSQL store with pg_dump and restore it with pg_restore + `cairn reindex` (docs/operations.md)"
+)
 
 
 def _database_file(settings: Settings) -> Path:
