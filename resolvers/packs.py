@@ -28,7 +28,7 @@ from cairn.resolvers.types import Info
 # the same values): strawberry.enum registers each class as it is.
 strawberry.enum(
     RetrievalMode,
-    description="Which legs retrieve: HYBRID = BM25 + dense vectors fused by a convex combination of min-max normalised scores with per-query leg weights (retrieval.fusion.hybrid_fusion); LEXICAL = BM25 only (no embedding cost); DENSE = dense vectors only (for comparison; weaker than HYBRID on every benchmark in BENCHMARKS.md).",
+    description="Which legs retrieve: HYBRID = BM25 + dense vectors fused by a convex combination of scores scaled to each leg's top, with per-query leg weights (retrieval.fusion.hybrid_fusion; by rank, weighted RRF, for a pack read as of a past time); LEXICAL = BM25 only (no embedding cost); DENSE = dense vectors only (for comparison; weaker than HYBRID on every benchmark in BENCHMARKS.md).",
 )
 
 strawberry.enum(
@@ -145,7 +145,7 @@ class PackItem:
     tokens: int = strawberry.field(description="cl100k_base token count of text.")
     trust: Trust
     score: float = strawberry.field(
-        description="Fused score (HYBRID: Σ over legs of weight × min-max normalised leg score, weights from each leg's score gap; retrieval.fusion.hybrid_fusion). Compare within one pack only."
+        description="Fused score (HYBRID: Σ over legs of weight × the leg's score divided by its top score, weights from each leg's score gap, retrieval.fusion.hybrid_fusion; a pack read as of a past time: weighted RRF, Σ w / (60 + rank)). Compare within one pack only."
     )
     ranks: LegRanks
     citation: Citation | None = strawberry.field(

@@ -1,7 +1,8 @@
 """Fusion of several retrieval legs (e.g. BM25 and dense vectors).
 
 Packs fuse with :func:`hybrid_fusion` (score-based, issue 18; method and sources in its
-docstring). :func:`rrf` stays for memory recall and ontology recall.
+docstring). :func:`rrf` fuses packs read as of a past time (ranks only, so they recompute
+byte for byte), memory recall and ontology recall.
 
 Reciprocal rank fusion, Cormack, Clarke & Büttcher 2009 ("Reciprocal Rank Fusion
 outperforms Condorcet and individual Rank Learning Methods"), k = 60, ranks from 1:
@@ -28,7 +29,8 @@ class Fused:
 
     Attributes:
         id: The item id.
-        score: RRF score, ``Σ w / (k + rank)`` (> 0).
+        score: The fused score, higher first: ``Σ w / (k + rank)`` (> 0) from :func:`rrf`, or
+            ``Σ w · norm(score)`` (>= 0) from :func:`score_fusion` / :func:`hybrid_fusion`.
         ranks: Leg name → 1-based rank in that leg; legs that did not return the item
             are absent.
     """

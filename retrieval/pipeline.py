@@ -90,7 +90,7 @@ to 400 fused candidates, ~40,000 tokens of 100-token passages) fills the largest
 
 @dataclass(frozen=True, slots=True)
 class DenseWeight:
-    """The dense leg's RRF weight for one task.
+    """The dense leg's static weight for one task (its prior in score fusion, its RRF weight in rank fusion).
 
     Attributes:
         weight: ``round(coverage ** DENSE_COVERAGE_POWER, 6)``, or 0.0 when skipped.
@@ -158,7 +158,7 @@ class LegResults:
         ranked: Leg name (``lexical``, ``dense``) → its results, for the legs that finished
             (a skipped dense leg finished with ``[]``); legs in start order.
         late: Legs still running at the deadline (cancelled), in start order.
-        weights: Leg name → RRF weight (``dense`` from :func:`weigh_dense_leg`).
+        weights: Leg name → static fusion weight (``dense`` from :func:`weigh_dense_leg`).
         notes: Notes for the pack (dense leg unavailable, skipped or weak), in order.
 
     ``weights`` and ``notes`` are the objects the legs write to: a late dense leg's thread

@@ -2,7 +2,7 @@
 
 With ``CAIRN_QDRANT_URL`` the BM25 leg lives in the same Qdrant collection as the dense
 vectors, as the named sparse vector ``"bm25_a2"`` (:data:`BM25_VECTOR`, named with the analyzer version; :mod:`retrieval.qdrant_shared`), so any
-number of workers answer from one index. Cairn still fuses the legs itself (RRF).
+number of workers answer from one index. Cairn still fuses the legs itself (:mod:`retrieval.fusion`).
 
 Method — BM25 split between Cairn and Qdrant:
 

@@ -3,8 +3,8 @@
 The archive holds the SQLite database (a consistent snapshot, taken beside a running server:
 :mod:`app.core.backup`); the search indexes are rebuilt from it by ``restore``, before it
 returns, from the passages and their stored embeddings. A PostgreSQL store is refused with
-the pointer to ``pg_dump`` / ``pg_restore`` + ``cairn reindex`` (README: Backup, restore and
-upgrade).
+the pointer to ``pg_dump`` / ``pg_restore`` + ``cairn reindex`` (docs/operations.md: Backup,
+restore and upgrade).
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from sqlalchemy import make_url
 from cairn.app.cli.common import DataDir, _fail, _progress, _run, _settings, console, index_progress
 from cairn.app.core.config import Settings
 
-POSTGRES_HINT = "back up a PostgreSQL store with pg_dump and restore it with pg_restore + `cairn reindex` (README)"
+POSTGRES_HINT = (
+    "back up a PostgreSQL store with pg_dump and restore it with pg_restore + `cairn reindex` (docs/operations.md)"
+)
 
 
 def _database_file(settings: Settings) -> Path:

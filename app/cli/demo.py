@@ -1,4 +1,4 @@
-"""The README's main job: a workspace, tokens and a sample corpus that exists everywhere.
+"""The README's first pack: a workspace, tokens and a sample corpus that exists everywhere.
 
 The sample corpus is Python's own reference documentation as shipped with every CPython
 (``pydoc_data.topics``: 79 topics, ~465k characters), so the demo needs neither

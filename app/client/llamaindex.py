@@ -2,7 +2,7 @@
 
 Each pack item becomes a ``NodeWithScore`` (a ``TextNode`` with id = the passage id, the
 item text, and :func:`app.client.documents.item_metadata` as metadata; score = the item's
-RRF score), in pack order.
+fused score), in pack order.
 """
 
 from __future__ import annotations

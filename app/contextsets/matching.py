@@ -16,7 +16,7 @@ overlapping character bigrams (``東京都`` → ``東京``, ``京都``). A text
   present in the asker's subject terms (each Latin word weighs 1, each CJK run 1 shared by
   its bigrams, so a long katakana word does not outweigh a short one). The pack takes an
   answer only when it is :attr:`AnswerMatch.about` the task: coverage ≥
-  :data:`PACK_MIN_COVERAGE` (the README's 70 %, compared exactly) and no missing subject
+  :data:`PACK_MIN_COVERAGE` (docs/capabilities.md's 70 %, compared exactly) and no missing subject
   word has a stand-in — a task word outside the stored question right next to (in the
   task) the word that flanks the missing one in the question (``reset my VPN password on
   a Windows laptop`` vs ``… on a Windows desktop``: 5 of 6 words, ``desktop`` stands in for
@@ -58,7 +58,7 @@ K1, B = 1.2, 0.75
 ANSWER_WEIGHT = 0.3
 PACK_MIN_COVERAGE = 0.7
 """A verified answer joins a pack when the task holds ≥ 70 % of its question's subject weight
-(module doc). The README's context-set section states this number; a unit test reads both."""
+(module doc). docs/capabilities.md's context-set section states this number; a unit test reads both."""
 _MIN_COVERAGE = Fraction(str(PACK_MIN_COVERAGE))  # 7/10 exactly: 7 of 10 words is in, not 0.6999…
 
 __all__ = [

@@ -9,7 +9,7 @@ size and SHA-256). What is not: the Whoosh and Qdrant folders and their change-l
 They are derived from SQL (passages, and since revision 0014 the passages' embeddings), so a
 restore rebuilds them (``cairn restore`` does it before it returns); copying them would need
 the serving process to stop writing, and a copy of a memory-mapped Qdrant shard taken while
-it writes can be torn. PostgreSQL stores are backed up with ``pg_dump`` instead (README).
+it writes can be torn. PostgreSQL stores are backed up with ``pg_dump`` instead (docs/operations.md).
 
 Restoring reads only the two known members, streams the database out of the archive, checks
 its size, hash and integrity, and never writes outside the target folder.

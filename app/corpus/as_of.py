@@ -12,7 +12,7 @@ before the newer version was recorded shows ``superseded = false``, as Cairn kne
 ``validTo`` as read: a version recorded with an open interval (``validTo`` null) that a
 later version (in valid time) replaces reports ``validTo`` = the next version's
 ``validFrom``, again counting only versions recorded by ``systemTime``
-(:func:`effective_valid_to`). The rules, as a table, are in README "As of a point in time".
+(:func:`effective_valid_to`). The rules, as a table, are in docs/api.md "As of a point in time".
 """
 
 from __future__ import annotations
@@ -190,7 +190,7 @@ async def read_document(
     ``passages`` maps version id → ``[(passage_id, ordinal, start, end)]``; ``valid_to``
     each version's interval end as known at ``system_time`` (:func:`effective_valid_to`).
 
-    A deletion is a system-time event like any other (README "As of a point in time"): a
+    A deletion is a system-time event like any other (docs/api.md "As of a point in time"): a
     document (or its collection) deleted after ``system_time`` reads as it was then; deleted
     at or before it, it is not found.
 

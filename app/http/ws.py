@@ -111,7 +111,7 @@ class CairnTransportWS(BaseGraphQLTransportWSHandler):
         A ``next`` whose result is only a refusal (:func:`_refused_errors`: no data, every
         error coded ``RATE_LIMITED``) is sent as that operation's ``error`` message instead,
         and its ``complete`` is dropped: a governed field refused by the rate limit then
-        arrives as a document refused before execution does (README "Rate limits")."""
+        arrives as a document refused before execution does (docs/api.md "Rate limits")."""
         refused = _refused_errors(message)
         if refused is not None:
             self._refused_ids.add(message["id"])

@@ -119,7 +119,7 @@ _PACK_SCHEMA: dict[str, Any] = {
             "type": "string",
             "enum": [m.value for m in RetrievalMode],
             "default": RetrievalMode.HYBRID.value,
-            "description": "HYBRID = BM25 + dense vectors fused by RRF; LEXICAL = BM25 only; DENSE = vectors only.",
+            "description": "HYBRID = BM25 + dense vectors fused by score (by rank with asOf); LEXICAL = BM25 only; DENSE = vectors only.",
         },
         "contextSetId": {"type": "string", "description": "Pack within this context set."},
     },

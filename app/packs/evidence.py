@@ -116,7 +116,7 @@ def apply_floor(
     is unchanged.
 
     Args:
-        fused: RRF output, in rank order.
+        fused: The fused legs (:func:`app.packs.fusion.fuse_legs`), in rank order.
         cosine: Passage id → the dense leg's cosine similarity (for every dense result).
         floor: Least cosine of a dense-only item; None keeps everything; a mapping gives each
             passage the floor of the model whose space it was found in (None or absent: kept).

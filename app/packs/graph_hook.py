@@ -2,7 +2,7 @@
 typed-pipeline refactor can move it as a unit.
 
 :func:`run_graph_leg` runs :func:`app.temporal.temporal_leg` after the BM25/dense legs; its
-ranked passages join RRF as the ``graph`` leg. :func:`add_fact_items` then puts, right after
+ranked passages join the fusion as the ``graph`` leg. :func:`add_fact_items` then puts, right after
 each packed passage among the leg's best :data:`MAX_FACT_ITEMS` that holds a matching statement, a ``FACT`` item: the statement's exact
 span (cited like any item, its own SHA-256) with its normalised interval. FACT items count
 against the budget: when they do not fit, the lowest-ranked items give way.
@@ -23,7 +23,7 @@ MAX_FACT_ITEMS = 5
 """FACT items per pack: the statements of the temporal leg's best-ranked passages only."""
 
 GRAPH_WEIGHT = 0.5
-"""RRF weight of the temporal leg, from TimeQA train (80 pages, 291 questions;
+"""Static fusion weight of the temporal leg (its prior in score fusion, its RRF weight as of a past time), from TimeQA train (80 pages, 291 questions;
 ``python -m bench.timeqa --split train --pages 80 [--retrieval LEXICAL] --tune``), hit@1 at
 0.5 / 1.0 / 2.0: LEXICAL legs 0.478 / 0.457 / 0.447; HYBRID legs 0.488 / 0.498 / 0.485 (3
 questions apart; 0.5 keeps the better hit@3 and hit@10 with FACT items: 0.643 / 0.797)."""

@@ -240,7 +240,7 @@ async def visible_legs(
     notes: list[str] | None = None,
 ) -> None:
     """Keep in each leg's list only passages visible at ``(valid_time, system_time)`` — before
-    RRF, so the ranks fused are ranks among visible passages and a pack as of a past time is
+    fusion (by rank, RRF, for such a pack), so the ranks fused are ranks among visible passages and a pack as of a past time is
     a function of what was visible then: a later version, a later document, or a version
     valid at another time never takes a rank (issue 14).
 

@@ -219,7 +219,7 @@ async def stream_pack(
         if e.kind == "EVIDENCE":
             cited.update(d.doc for d in e.group.duplicates)
     with timings.stage("recheckMs"):
-        # a pack as of a given system time keeps a document deleted after it (README table)
+        # a pack as of a given system time keeps a document deleted after it (docs/api.md, As of a point in time)
         readable = await readable_now(
             services, principal, cited, as_of=system_time if req.system_time is not None else None
         )

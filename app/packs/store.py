@@ -81,7 +81,7 @@ async def readable_now(
 ) -> set[str]:
     """Documents the principal may read at this instant: ``document:read`` held and the document
     and its collection live — or, for a pack read as of a given system time (``as_of``), not
-    deleted by then (a deletion is a system-time event like any other: README "As of a point
+    deleted by then (a deletion is a system-time event like any other: docs/api.md "As of a point
     in time"; its history stays until purged)."""
     if not doc_ids:
         return set()

@@ -12,7 +12,7 @@ those of the top :data:`TOP_DOCS_WITHOUT_SUBJECT` BM25 documents), by::
             task's words found in the statement)
 
 (open ends clipped 30 years beyond the constraint; ties by document id, offset). The
-ranked *passages* holding those statements join the RRF fusion as leg ``graph``; the best
+ranked *passages* holding those statements join the pack's fusion as leg ``graph``; the best
 statement of each becomes a ``FACT`` item (:mod:`app.packs.graph_hook`).
 """
 
@@ -85,7 +85,7 @@ _STOP = frozenset(
 
 @dataclass
 class GraphLeg:
-    """Result of the leg: passage ids for RRF, the best statement per passage, notes."""
+    """Result of the leg: ranked passage ids for the pack's fusion, the best statement per passage, notes."""
 
     ranked: list[str] = field(default_factory=list)
     facts: dict[str, tuple[Fact, float]] = field(default_factory=dict)

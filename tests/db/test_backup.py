@@ -2,7 +2,7 @@
 
 SQLite: ``cairn backup`` beside a running ``cairn serve``, ``cairn restore`` into an empty dir,
 and the same packs (every item, score and citation) from the restored store. PostgreSQL: the
-README's way, ``pg_dump`` + ``pg_restore`` into a new database + ``cairn reindex`` on an empty
+docs/operations.md's way, ``pg_dump`` + ``pg_restore`` into a new database + ``cairn reindex`` on an empty
 data dir, and the same packs.
 """
 

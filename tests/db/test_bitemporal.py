@@ -1,4 +1,4 @@
-"""Bitemporal reads, one test per cell of README's "As of a point in time" table (SQLite and PostgreSQL).
+"""Bitemporal reads, one test per cell of docs/api.md's "As of a point in time" table (SQLite and PostgreSQL).
 
 One document: v1 "CFO is Alice" valid from 2019 (open), recorded at t1; v2 "CFO is Bob" valid
 from 2024-07-01, recorded at t2 > t1; v3 corrects v2 (same validFrom), recorded at t3 > t2.

@@ -32,7 +32,7 @@ def test_as_of_reads_the_right_version_and_flags_superseded(live):
 
 
 def test_a_deleted_document_reads_as_it_was_before_its_deletion(live):
-    """A deletion is a system-time event like any other (README bitemporal table, issue 32
+    """A deletion is a system-time event like any other (docs/api.md bitemporal table, issue 32
     item 11): every as-of read before it — a pack, RECOMPUTE, document(id, asOf), the MCP
     passage and citation tools — still sees the document; reads as of now (or after the
     deletion) never do, and VERIFY (as of now) says UNAVAILABLE."""

@@ -312,7 +312,7 @@ def test_every_mcp_request_counts_as_a_read_and_a_tool_call_counts_once(limited)
 async def test_a_refused_governed_field_and_a_refused_document_get_the_same_websocket_error(limited):
     # over the limit, { viewer { kind } } (refused by its governed field) arrived as `next` with
     # errors, { __typename } (refused before execution) as `error`: both are now `error` messages
-    # (README "Rate limits"), with no `complete` after them (graphql-transport-ws)
+    # (docs/api.md "Rate limits"), with no `complete` after them (graphql-transport-ws)
     token = limited.tokens["wsshape"]
     window = fresh_window()
     for _ in range(5):

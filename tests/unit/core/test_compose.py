@@ -1,4 +1,4 @@
-"""compose.yaml (several workers, README "Running several workers") has the shape it promises.
+"""compose.yaml (several workers, docs/operations.md "Running several workers") has the shape it promises.
 
 No Docker on the machines that run these tests, so the file is never brought up here: this
 checks what can be checked without it — valid YAML, PostgreSQL + Qdrant + at least two

@@ -168,20 +168,6 @@ def test_the_data_dir_lock_is_reentrant_in_a_process_and_exclusive_across_proces
     assert DataDirInUse(tmp_path, None).message.startswith(f"the data dir {tmp_path} is in use by another process")
 
 
-def test_the_readme_configuration_table_lists_every_setting():
-    import re
-
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Configuration", 1)[1].split("\n## ", 1)[0]
-    rows = re.findall(r"^\| `CAIRN_([A-Z0-9_]+)` \| ([^|]+) \|", section, flags=re.M)
-    assert sorted(name.lower() for name, _ in rows) == sorted(Settings.model_fields)
-    defaults = {name.lower(): default.strip() for name, default in rows}
-    for name, field in Settings.model_fields.items():  # literal defaults are written as they are
-        if isinstance(field.default, (int, float, str)) and not isinstance(field.default, bool):
-            value = field.default if not isinstance(field.default, float) else f"{field.default:g}"
-            assert defaults[name] == f"`{value}`", name
-
-
 def test_open_indexes_batches_queries_with_the_query_settings(tmp_path):
     from cairn.retrieval.minilm import LocalMiniLM
     from cairn.retrieval.query_batching import BatchedEmbedder
