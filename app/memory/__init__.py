@@ -13,6 +13,7 @@ from cairn.app.memory.admin import (
     purge_for_documents,
     set_settings,
 )
+from cairn.app.memory.candidates import memory_terms
 from cairn.app.memory.operations import (
     MemorySettingsView,
     change_memory_settings,
@@ -63,6 +64,7 @@ __all__ = [
     "forget",
     "forget_memory",
     "list_memories",
+    "memory_terms",
     "list_own_memories",
     "memory_settings",
     "purge_expired",

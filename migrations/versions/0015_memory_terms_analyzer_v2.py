@@ -27,7 +27,7 @@ BATCH = 500
 
 
 def upgrade() -> None:
-    from cairn.app.memory.candidates import memory_terms
+    from cairn.app.memory import memory_terms
 
     bind = op.get_bind()
     memories = sa.table(

@@ -9,6 +9,7 @@ torch and the models again would cost minutes and prove nothing about Cairn's pa
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sqlite3
 import subprocess
@@ -18,17 +19,18 @@ from pathlib import Path
 
 import pytest
 
-import cairn
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("app", "resolvers", "retrieval", "migrations")
 
-# Runs the wheel's CLI with nothing of the clone importable: the clone's folders are dropped
-# from sys.path and the editable install's finder from sys.meta_path.
+# Runs the wheel's CLI with nothing of the clone importable: the clone's folders and the editable
+# install's tree of links are dropped from sys.path (and any editable finder from sys.meta_path).
 RUNNER = """
 import sys
 clone = {clone!r}
-sys.path[:] = [{target!r}] + [p for p in sys.path if p.rstrip("/") not in (clone, "") and p != "."]
+sys.path[:] = [{target!r}] + [
+    p for p in sys.path if p.rstrip("/") not in (clone, "") and p != "." and "__editable__" not in p
+]
 sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
 import cairn.app.cli as cli
 assert cli.__file__.startswith({target!r}), cli.__file__
@@ -44,14 +46,21 @@ cli.main()
 """
 
 
-def test_the_namespace_links_are_the_layouts_folders():
-    """``cairn/<package>`` is a relative link to the top-level folder (one copy of the code)."""
+def test_each_cairn_package_is_its_top_level_folder_and_the_checkout_has_no_links():
+    """``cairn.<package>`` is the top-level folder itself (one copy of the code, setup.py maps
+    it), and nothing in git is a symbolic link: a clone with ``core.symlinks=false`` works."""
     for name in PACKAGES:
-        link = ROOT / "cairn" / name
-        assert link.is_symlink(), f"cairn/{name} must be a symbolic link"
-        assert os.readlink(link) == f"../{name}"
-        assert link.resolve() == (ROOT / name).resolve()
-    assert Path(cairn.__file__).resolve() == ROOT / "cairn" / "__init__.py"
+        spec = importlib.util.find_spec(f"cairn.{name}")
+        assert spec is not None and spec.submodule_search_locations, name
+        (folder,) = spec.submodule_search_locations  # the editable install's tree of links
+        first = "env.py" if name == "migrations" else "__init__.py"
+        assert (Path(folder) / first).resolve() == ROOT / name / first, (name, folder)
+    assert not (ROOT / "cairn").exists(), "a cairn/ folder in the clone would shadow the installed namespace"
+    listing = subprocess.run(["git", "ls-files", "-s"], cwd=ROOT, capture_output=True, text=True)
+    if listing.returncode != 0:  # a source tree without git (an unpacked sdist)
+        pytest.skip("not a git checkout")
+    links = [line.split("\t", 1)[1] for line in listing.stdout.splitlines() if line.startswith("120000 ")]
+    assert links == []
 
 
 @pytest.fixture(scope="module")
