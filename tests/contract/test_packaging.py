@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("app", "resolvers", "retrieval", "migrations")
 
