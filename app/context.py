@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,6 +115,14 @@ def bootstrap(settings: Settings, *, db: Database | None = None, indexes: Search
 async def _reextract_fields(services: Services, principal: Principal, collection_id: str) -> object:
     """A new document version re-extracts the collection's learned fields (if it defines any)."""
     return await fields.extract_on_new_version(services, principal, fields.ExtractRequest(collection_id))
+
+
+def services_of(scope: Mapping[str, Any]) -> Services:
+    """The process's :class:`Services` for an ASGI request or WebSocket ``scope``: the
+    ``state.services`` of the Starlette app serving it (:func:`app.main.create_app` sets it when
+    given a bundle, its lifespan when it builds one)."""
+    services: Services = scope["app"].state.services
+    return services
 
 
 class RequestContext:

@@ -47,7 +47,7 @@ from strawberry.asgi import GraphQL
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types.unset import UNSET
 
-from cairn.app.context import RequestContext, Services, bootstrap
+from cairn.app.context import RequestContext, Services, bootstrap, services_of
 from cairn.app.core.config import Settings, load_settings
 from cairn.app.core.errors import Forbidden
 from cairn.app.core.logs import configure_logging
@@ -99,13 +99,12 @@ class CairnGraphQL(GraphQL):
 
     graphql_transport_ws_handler_class = CairnTransportWS
 
-    def __init__(self, services: Services, **kwargs: Any) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(schema, subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL,), **kwargs)
-        self.services = services
 
     async def get_context(self, request, response=None) -> RequestContext:  # type: ignore[override]
         headers = {k.lower(): v for k, v in request.headers.items()}
-        ctx = RequestContext(self.services, headers, request, response)
+        ctx = RequestContext(services_of(request.scope), headers, request, response)
         if isinstance(response, Response):
             response.headers["x-cairn-trace"] = ctx.trace_id
         return ctx
@@ -140,8 +139,10 @@ def create_app(
 
     Args:
         settings: Defaults to :func:`app.core.config.load_settings` (environment).
-        services: A pre-built bundle (tests share one across apps); built in the lifespan
-            otherwise.
+        services: A pre-built bundle (tests share one across apps; the app then serves without
+            its lifespan running, e.g. under httpx's ASGI transport); built in the lifespan
+            otherwise. Either way it is the app's ``state.services``, which every route reads
+            from its request (:func:`app.context.services_of`).
         worker: Which process of ``cairn serve --workers N`` this is (``/readyz``'s
             ``worker``: slot, count, pid, indexes); None for a single process. Such a process
             finishes its start-up catch-up (indexes, model warm-up) in the lifespan, before
@@ -152,7 +153,6 @@ def create_app(
     settings = settings or load_settings()
     configure_logging(settings.log_level)
     configure_tracing()  # OTEL_* environment; idempotent; off (nothing installed) by default
-    holder: dict[str, Any] = {"services": services}
     readiness = Readiness()
     if worker is not None:
         readiness.detail["worker"] = worker
@@ -189,26 +189,27 @@ def create_app(
         if caught_up:
             await ChangeFollower(svc.db, svc.indexes, poll_seconds=settings.index_poll_seconds).run()
 
+    async def build_services() -> Services:
+        """The process's services (migrated database, opened indexes, the shared cursor key)."""
+        try:
+            await asyncio.to_thread(upgrade_database, settings.resolved_database_url)
+            built = bootstrap(settings)
+            if settings.cursor_secret is None:  # one key for every worker of this database
+                built.ontology.cursor_secret = (await shared_value(built.db, "cursor-secret")).encode()
+            return built
+        except IndexNeedsRebuild as exc:  # one line naming the index and its repair, no traceback
+            startup_failure(exc.message, now=True, worker=worker is not None)
+        except Exception:
+            if worker is None:
+                raise
+            log.exception("worker process %s cannot start", os.getpid())
+            exit_now(STARTUP_FAILURE)  # uvicorn's supervisor stops rather than restart it forever
+
     @contextlib.asynccontextmanager
-    async def lifespan(_app: Starlette):
-        owned = holder["services"] is None
-        if owned:
-            try:
-                await asyncio.to_thread(upgrade_database, settings.resolved_database_url)
-                holder["services"] = bootstrap(settings)
-                if settings.cursor_secret is None:  # one key for every worker of this database
-                    holder["services"].ontology.cursor_secret = (
-                        await shared_value(holder["services"].db, "cursor-secret")
-                    ).encode()
-            except IndexNeedsRebuild as exc:  # one line naming the index and its repair, no traceback
-                startup_failure(exc.message, now=True, worker=worker is not None)
-            except Exception:
-                if worker is None:
-                    raise
-                log.exception("worker process %s cannot start", os.getpid())
-                exit_now(STARTUP_FAILURE)  # uvicorn's supervisor stops rather than restart it forever
-        svc: Services = holder["services"]
-        view.services = svc
+    async def lifespan(served: Starlette):
+        owned = services is None
+        svc: Services = services if services is not None else await build_services()
+        served.state.services = svc  # what every route reads (app.context.services_of)
         # decisions left RUNNING by a process that died (kill -9, OOM) read FAILED from now on; a
         # failed sweep does not stop start-up (each read of such a decision marks it anyway)
         try:
@@ -232,7 +233,7 @@ def create_app(
             purge_replays_every(svc.db, settings.replay_purge_interval_seconds, on_purge=purged)
         )
         try:
-            async with mcp_http.running():
+            async with mcp_http.running(svc):
                 yield
         finally:
             for t in (task, purge):
@@ -245,7 +246,6 @@ def create_app(
                 await svc.db.dispose()
 
     view = CairnGraphQL(
-        services,  # type: ignore[arg-type]  # set in lifespan when not given
         graphql_ide="graphiql",
         allowed_origins=tuple(settings.cors_origins),
     )
@@ -267,27 +267,24 @@ def create_app(
         return probe(request, "GET /healthz", {"status": "ok"}, 200)
 
     async def readyz(request: Request) -> JSONResponse:
-        ready, body = await readiness.check(holder["services"])  # start-up, database, storage
+        # start-up, database, storage; no services yet: not ready (before the lifespan built them)
+        ready, body = await readiness.check(getattr(request.app.state, "services", None))
         return probe(request, "GET /readyz", body, 200 if ready else 503)
 
-    gate = GraphQLGate(view, lambda: holder["services"])
-    mcp_http = MCPHttp(lambda: holder["services"])
+    gate = GraphQLGate(view)
+    mcp_http = MCPHttp()
     routes = [
         Route("/graphql", gate, methods=["GET", "POST"]),
         WebSocketRoute("/graphql", view),
-        Route("/v1/context-packs/stream", make_stream_route(lambda: holder["services"]), methods=["POST"]),
-        Route("/api/v1/decisions", make_create_route(lambda: holder["services"]), methods=["POST"]),
-        Route("/api/v1/decisions/{decision_id}", make_read_route(lambda: holder["services"]), methods=["GET"]),
+        Route("/v1/context-packs/stream", make_stream_route(), methods=["POST"]),
+        Route("/api/v1/decisions", make_create_route(), methods=["POST"]),
+        Route("/api/v1/decisions/{decision_id}", make_read_route(), methods=["GET"]),
         Route("/mcp", mcp_http, methods=["POST"]),
-        Route("/v1/replays/{replayId}", make_replay_route(lambda: holder["services"]), methods=["POST"]),
+        Route("/v1/replays/{replayId}", make_replay_route(), methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         # mounted only when on, so a 404's list of served routes (app.http.edges) leaves it out
-        *(
-            [Route("/metrics", make_metrics_route(lambda: holder["services"]), methods=["GET"])]
-            if settings.metrics
-            else []
-        ),
+        *([Route("/metrics", make_metrics_route(), methods=["GET"])] if settings.metrics else []),
         Mount("/static/graphiql", app=StaticFiles(directory=STATIC_DIR), name="graphiql-assets"),
         Route("/console", console_page, methods=["GET"]),
         Mount("/console", app=StaticFiles(directory=CONSOLE_DIR), name="console-assets"),
@@ -306,7 +303,8 @@ def create_app(
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS)
     app.router.default = route_not_found  # enveloped 404s, also for WebSocket handshakes
     app.state.readiness = readiness
-    app.state.holder = holder
+    if services is not None:  # served at once; the lifespan (when it runs) sets the same bundle
+        app.state.services = services
     return app
 
 

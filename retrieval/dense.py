@@ -30,7 +30,6 @@ model's top cosine in the list (the fusion's own scale-to-top, per model), never
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -38,7 +37,7 @@ from cairn.retrieval.embeddings import Embedder
 from cairn.retrieval.language import is_non_latin, passage_is_multilingual
 from cairn.retrieval.vector_types import DEFAULT_SPACE
 
-__all__ = ["DEFAULT_SPACE", "DenseModels", "DenseServed", "merge_spaces", "scale_by_space", "space_of"]
+__all__ = ["DEFAULT_SPACE", "DenseModels", "merge_spaces", "scale_by_space", "space_of"]
 
 
 Ranked = list[tuple[str, float]]
@@ -47,26 +46,6 @@ Ranked = list[tuple[str, float]]
 def space_of(embedder: Embedder) -> str:
     """The named vector of an embedder (its ``space`` attribute, else :data:`DEFAULT_SPACE`)."""
     return str(getattr(embedder, "space", None) or DEFAULT_SPACE)
-
-
-@dataclass
-class DenseServed:
-    """What the dense leg of one task did (filled while it runs; read for the pack's notes).
-
-    Attributes:
-        models: Names of the models whose spaces were searched, in search order.
-        space_of: Passage id → the space it was found in.
-        non_latin: The task was routed as non-Latin script (to the multilingual space only).
-        lists: Space → its own ranking, as last searched (before :func:`merge_spaces`).
-        more: Space → the same search in that space at another limit (reusing the task's
-            query vector), for a caller that filters each space's list before merging.
-    """
-
-    models: list[str] = field(default_factory=list)
-    space_of: dict[str, str] = field(default_factory=dict)
-    non_latin: bool = False
-    lists: dict[str, Ranked] = field(default_factory=dict)
-    more: dict[str, Callable[[int], Ranked]] = field(default_factory=dict)
 
 
 class DenseModels:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,6 +32,7 @@ __all__ = [
     "LEG_DEPTH",
     "LEXICAL",
     "RETRIEVAL_CONFIGS",
+    "DenseHits",
     "DenseWeight",
     "LegResults",
     "Legs",
@@ -129,6 +130,22 @@ def weigh_dense_leg(coverage: float, config: RetrievalConfig) -> DenseWeight:
 
 
 @dataclass(frozen=True, slots=True)
+class DenseHits:
+    """What the dense leg's search returns.
+
+    Attributes:
+        ranked: One ranking from the per-space lists (:func:`retrieval.dense.merge_spaces`).
+        by_space: Vector space → its own ranking before the merge, spaces in search order.
+        vectors: Vector space → the task's query vector searched there (a caller searching
+            deeper reuses it instead of embedding the task again).
+    """
+
+    ranked: Ranked
+    by_space: Mapping[str, Ranked]
+    vectors: Mapping[str, np.ndarray]
+
+
+@dataclass(frozen=True, slots=True)
 class Legs:
     """The leg searches, bound by the caller to its tenant, filters and depth.
 
@@ -136,9 +153,8 @@ class Legs:
         lexical: BM25 search of the task.
         encode: Embeds the task: vector space (named vector) → query vector, one per model
             whose passages could match (None: no embedding model configured).
-        search_vectors: One dense ranking from those query vectors (each space searched with
-            its own vector, the lists merged: :func:`retrieval.dense.merge_spaces`); None
-            with ``encode``.
+        search_vectors: The dense search with those query vectors (each space searched with
+            its own vector, the lists merged: :class:`DenseHits`); None with ``encode``.
         coverage: The English model's vocabulary coverage of the task; the callable is None,
             or returns None, when it does not apply (another model, or a task routed to the
             multilingual model): the leg then weighs 1.0.
@@ -146,7 +162,7 @@ class Legs:
 
     lexical: Callable[[], Ranked]
     encode: Callable[[], Mapping[str, np.ndarray]] | None = None
-    search_vectors: Callable[[Mapping[str, np.ndarray]], Ranked] | None = None
+    search_vectors: Callable[[Mapping[str, np.ndarray]], DenseHits] | None = None
     coverage: Callable[[], float | None] | None = None
 
 
@@ -160,15 +176,20 @@ class LegResults:
         late: Legs still running at the deadline (cancelled), in start order.
         weights: Leg name → static fusion weight (``dense`` from :func:`weigh_dense_leg`).
         notes: Notes for the pack (dense leg unavailable, skipped or weak), in order.
+        timings: ``lexicalMs``, ``embedMs`` (coverage + query embedding) and ``vectorMs`` (ms,
+            2 decimals) of the legs that finished.
+        dense: The dense leg's search when it finished and searched (not skipped), else None.
 
-    ``weights`` and ``notes`` are the objects the legs write to: a late dense leg's thread
-    may still add to them after :func:`run_legs` returns (as it always could).
+    Built once from the legs that finished: a late leg's thread returns its values to its
+    own future, which is dropped; nothing writes here after :func:`run_legs` returned.
     """
 
     ranked: dict[str, Ranked]
     late: tuple[str, ...]
     weights: dict[str, float]
     notes: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    dense: DenseHits | None = None
 
     def ids(self) -> dict[str, list[str]]:
         """Leg name → passage ids, best first (the input of :func:`retrieval.fusion.rrf`)."""
@@ -179,12 +200,22 @@ class LegResults:
         return dict(self.ranked.get("dense", ()))
 
 
+@dataclass(frozen=True, slots=True)
+class _Leg:
+    """One leg's outcome, returned by its thread (module-internal)."""
+
+    ranked: Ranked
+    timings: dict[str, float]
+    weight: float | None = None
+    note: str | None = None
+    dense: DenseHits | None = None
+
+
 async def run_legs(
     config: RetrievalConfig,
     legs: Legs,
     *,
     deadline: float,
-    timings: MutableMapping[str, float],
     warm: Callable[[Sequence[tuple[str, float]], Callable[[], bool]], Awaitable[None]] | None = None,
 ) -> LegResults:
     """Run the legs of ``config`` concurrently (each in a thread) until ``deadline``.
@@ -193,57 +224,51 @@ async def run_legs(
         config: Which legs run.
         legs: The searches; without ``legs.encode`` a dense leg is reported unavailable (the
             caller refuses dense-only modes before calling).
-        deadline: ``time.monotonic()`` seconds after which unfinished legs are cancelled.
-        timings: Receives ``lexicalMs``, ``embedMs`` (coverage + query embedding) and
-            ``vectorMs`` (ms, 2 decimals), written by the leg threads as they finish.
+        deadline: ``time.monotonic()`` seconds after which unfinished legs are cancelled (a
+            late leg's weight, note and timings are dropped with it).
         warm: Pipelining hook: when both legs run and BM25 finishes first, called with its
             results while the dense leg is still embedding (e.g. to prefetch their rows), and
             a callable telling whether the dense leg has finished (true from the moment its
             thread is done; usable inside a synchronous loop); awaited before returning.
 
     Returns:
-        :class:`LegResults`.
+        :class:`LegResults`, with ``timings`` of the legs that finished.
 
     Raises:
         Whatever a finished leg raised.
     """
     clock = time.perf_counter
-    weights: dict[str, float] = {"lexical": 1.0, "dense": 1.0}
-    notes: list[str] = []
 
-    def lexical() -> Ranked:
+    def lexical() -> _Leg:
         t = clock()
         out = legs.lexical()
-        timings["lexicalMs"] = round((clock() - t) * 1000, 2)
-        return out
+        return _Leg(out, {"lexicalMs": round((clock() - t) * 1000, 2)})
 
     dense_finished = threading.Event()
 
-    def dense() -> Ranked:
+    def dense() -> _Leg:
         try:
             return dense_leg()
         finally:
             dense_finished.set()
 
-    def dense_leg() -> Ranked:
+    def dense_leg() -> _Leg:
         assert legs.encode is not None and legs.search_vectors is not None
         t = clock()
         coverage = legs.coverage() if legs.coverage is not None else None
-        if coverage is not None:
-            decision = weigh_dense_leg(coverage, config)
-            weights["dense"] = decision.weight
-            if decision.note is not None:
-                notes.append(decision.note)
-            if decision.skip:
-                return []
+        decision = weigh_dense_leg(coverage, config) if coverage is not None else None
+        if decision is not None and decision.skip:
+            return _Leg([], {}, decision.weight, decision.note)
         vec = legs.encode()
         t2 = clock()
-        timings["embedMs"] = round((t2 - t) * 1000, 2)
-        out = legs.search_vectors(vec)
-        timings["vectorMs"] = round((clock() - t2) * 1000, 2)
-        return out
+        hits = legs.search_vectors(vec)
+        timings = {"embedMs": round((t2 - t) * 1000, 2), "vectorMs": round((clock() - t2) * 1000, 2)}
+        if decision is None:
+            return _Leg(hits.ranked, timings, dense=hits)
+        return _Leg(hits.ranked, timings, decision.weight, decision.note, hits)
 
-    tasks: dict[str, asyncio.Future[Ranked]] = {}
+    notes: list[str] = []
+    tasks: dict[str, asyncio.Future[_Leg]] = {}
     if config.lexical:
         tasks["lexical"] = asyncio.ensure_future(asyncio.to_thread(lexical))
     if config.dense:
@@ -260,16 +285,27 @@ async def run_legs(
             tasks.values(), timeout=max(0.0, deadline - time.monotonic()), return_when=asyncio.FIRST_COMPLETED
         )
         if tasks["lexical"] in first and tasks["dense"] not in first and not tasks["lexical"].exception():
-            warming = asyncio.ensure_future(warm(tasks["lexical"].result(), dense_finished.is_set))
+            warming = asyncio.ensure_future(warm(tasks["lexical"].result().ranked, dense_finished.is_set))
     done, _pending = await asyncio.wait(tasks.values(), timeout=max(0.0, deadline - time.monotonic()))
     if warming is not None:
         await warming
-    ranked: dict[str, Ranked] = {}
-    late: list[str] = []
-    for name, fut in tasks.items():
-        if fut in done:
-            ranked[name] = fut.result()
-        else:
+    finished = {name: fut.result() for name, fut in tasks.items() if fut in done}
+    for fut in tasks.values():
+        if fut not in done:
             fut.cancel()
-            late.append(name)
-    return LegResults(ranked, tuple(late), weights, notes)
+    weights = {"lexical": 1.0, "dense": 1.0}
+    timings: dict[str, float] = {}
+    for leg in finished.values():
+        timings.update(leg.timings)
+        if leg.note is not None:
+            notes.append(leg.note)
+    if "dense" in finished and finished["dense"].weight is not None:
+        weights["dense"] = finished["dense"].weight
+    return LegResults(
+        {name: leg.ranked for name, leg in finished.items()},
+        tuple(name for name in tasks if name not in finished),
+        weights,
+        notes,
+        timings,
+        finished["dense"].dense if "dense" in finished else None,
+    )

@@ -21,13 +21,12 @@ and the original status and body (stored in the internal form, converted on the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from cairn.app.context import RequestContext, Services
+from cairn.app.context import RequestContext
 from cairn.app.core.errors import CairnError, to_response
 from cairn.app.core.text_rules import validate_identifier
 from cairn.app.decisions import (
@@ -100,12 +99,11 @@ def _create_arguments(request: Request, raw: bytes, body: Any) -> dict[str, Any]
     return {"bodySha256": body_sha256(raw)}
 
 
-def make_create_route(get_services: Callable[[], Services]):
+def make_create_route():
     """``POST /api/v1/decisions`` (see module doc)."""
 
     @governed_route(
         "POST /api/v1/decisions",
-        get_services=get_services,
         before=_create_checks,
         body_limit=MAX_BODY_BYTES,
         too_large=_too_large,
@@ -140,12 +138,11 @@ def _read_arguments(request: Request, raw: bytes, body: Any) -> dict[str, Any]:
     return {"id": decision_id}
 
 
-def make_read_route(get_services: Callable[[], Services]):
+def make_read_route():
     """``GET /api/v1/decisions/{decision_id}``: 200 with the decision (``FAILED`` ones too) or 404."""
 
     @governed_route(
         "GET /api/v1/decisions/{decision_id}",
-        get_services=get_services,
         before=_read_checks,
         arguments=_read_arguments,
         on_error=wire_error,

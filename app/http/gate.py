@@ -22,7 +22,7 @@ import json
 from typing import Any
 from urllib.parse import parse_qsl
 
-from cairn.app.context import RequestContext
+from cairn.app.context import RequestContext, services_of
 from cairn.app.core.errors import as_cairn_error, error_class, to_response
 from cairn.app.governance import CallRecord, get_operation, log_call, mark_failed, to_graphql_error
 from cairn.app.http.edges import code_for_status
@@ -105,16 +105,17 @@ class GraphQLGate:
 
     Args:
         view: The Strawberry ASGI view.
-        services: Returns the process's :class:`~app.context.Services` (set in the lifespan).
+
+    The process's :class:`~app.context.Services` come from the app's state
+    (:func:`app.context.services_of`).
     """
 
-    def __init__(self, view, services) -> None:
+    def __init__(self, view) -> None:
         self.view = view
-        self.services = services
 
     async def __call__(self, scope, receive, send) -> None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        ctx = RequestContext(self.services(), headers)
+        ctx = RequestContext(services_of(scope), headers)
         is_query_get = scope["method"] == "GET" and b"query=" in scope.get("query_string", b"")
         if scope["method"] == "HEAD" and b"query=" not in scope.get("query_string", b""):
             # HEAD of the GraphiQL page, as on /healthz and /console: GET's status and headers, no body

@@ -22,13 +22,13 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from cairn.app.context import Services
+from cairn.app.context import services_of
 from cairn.app.core.errors import Unauthenticated
 from cairn.app.governance import CallRecord, bearer_from_headers, get_operation
 from cairn.app.http.edges import enveloped_json
 
 
-def make_metrics_route(get_services: Callable[[], Services]) -> Callable[[Request], Awaitable[Response]]:
+def make_metrics_route() -> Callable[[Request], Awaitable[Response]]:
     """The ``GET /metrics`` endpoint (module doc).
 
     Raises:
@@ -37,7 +37,7 @@ def make_metrics_route(get_services: Callable[[], Services]) -> Callable[[Reques
     op = get_operation("GET /metrics")
 
     async def metrics(request: Request) -> Response:
-        telemetry = get_services().telemetry
+        telemetry = services_of(request.scope).telemetry
         if telemetry.metrics is None:
             raise HTTPException(status_code=404)
         headers = {k.lower(): v for k, v in request.headers.items()}

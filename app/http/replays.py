@@ -9,7 +9,6 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from cairn.app.context import Services
 from cairn.app.http.routes import HttpCall, governed_route
 from cairn.app.packs import parse_body
 from cairn.app.replay import ReplayRequest, replay_pack, replay_request_from_json, result_json
@@ -25,7 +24,7 @@ def _arguments(request: Request, raw: bytes, body: Any) -> dict[str, Any]:
     return {"replayId": req.replay_id, "mode": req.mode, "task": req.task}
 
 
-def make_replay_route(get_services: Callable[[], Services]) -> Callable[[Request], Any]:
+def make_replay_route() -> Callable[[Request], Any]:
     """The route: body ≤ 16 KiB (413), authentication (401), ``Content-Type: application/json``
     (415 ``BAD_REQUEST``), one strict JSON object ``{mode, task?}`` (400), scope ``replay:run``
     and rate limit (:func:`~app.http.routes.governed_route`), then the replay.
@@ -36,7 +35,6 @@ def make_replay_route(get_services: Callable[[], Services]) -> Callable[[Request
 
     @governed_route(
         "POST /v1/replays/{replayId}",
-        get_services=get_services,
         body_limit=MAX_REPLAY_BODY_BYTES,
         json_body=True,
         parse=lambda raw: parse_body(raw, REPLAY_SHAPE),

@@ -42,7 +42,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from cairn.app.context import RequestContext, Services
+from cairn.app.context import RequestContext, services_of
 from cairn.app.core.errors import CairnError, to_response
 from cairn.app.governance import (
     CallRecord,
@@ -142,7 +142,6 @@ def default_unsupported(ctype: str) -> CairnError:
 def governed_route(
     op_name: str,
     *,
-    get_services: Callable[[], Services],
     arguments: Callable[[Request, bytes, Any], dict[str, Any]],
     before: Callable[[Request], None] | None = None,
     body_limit: int | None = None,
@@ -158,7 +157,6 @@ def governed_route(
     Args:
         op_name: The registry name, e.g. ``"POST /v1/context-packs/stream"`` (KeyError at import
             time when it is not registered).
-        get_services: Returns the process's services (set in the app's lifespan).
         arguments: ``(request, raw body, parsed body) -> arguments`` for :func:`authorize`
             (boundaries, confirmation binding); may raise a CairnError to refuse the request
             after authentication (it then counts one ``reads`` call).
@@ -183,7 +181,7 @@ def governed_route(
         @functools.wraps(handler)
         async def route(request: Request) -> Response:
             headers = {k.lower(): v for k, v in request.headers.items()}
-            ctx = RequestContext(get_services(), headers, request)
+            ctx = RequestContext(services_of(request.scope), headers, request)
             ctx.envelope.target = "cairn.http"
             record = CallRecord(op.name, op.coordinate, op.capability)
             ctx.envelope.calls.append(record)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
 from starlette.responses import Response, StreamingResponse
 
-from cairn.app.context import Services
 from cairn.app.governance import log_call, mark_failed, to_graphql_error
 from cairn.app.http.routes import HttpCall, governed_route
 from cairn.app.observability import use
@@ -16,7 +15,7 @@ from cairn.app.packs import event_json, parse_body, request_from_json, stream_pa
 MAX_STREAM_BODY_BYTES = 64 * 1024
 
 
-def make_stream_route(get_services: Callable[[], Services]):
+def make_stream_route():
     """``POST /v1/context-packs/stream``: the pack as NDJSON (one JSON object per line).
 
     Checks (:func:`~app.http.routes.governed_route`): body ≤ 64 KiB (413), authentication,
@@ -29,7 +28,6 @@ def make_stream_route(get_services: Callable[[], Services]):
 
     @governed_route(
         "POST /v1/context-packs/stream",
-        get_services=get_services,
         body_limit=MAX_STREAM_BODY_BYTES,
         json_body=True,
         parse=parse_body,

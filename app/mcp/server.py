@@ -30,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
-from cairn.app.context import RequestContext, Services
+from cairn.app.context import RequestContext, Services, services_of
 from cairn.app.core.errors import BadInput, CairnError, as_cairn_error
 from cairn.app.governance import CallRecord, get_operation, log_call, mark_failed, meter_document
 from cairn.app.http import error_response
@@ -154,15 +154,15 @@ class MCPHttp:
     """The streamable-HTTP endpoint as an ASGI app, plus the lifespan that runs its session
     manager (stateless: no session ids, each POST is answered with JSON)."""
 
-    def __init__(self, get_services: Callable[[], Services]) -> None:
-        self.get_services = get_services
+    def __init__(self) -> None:
         self.manager: StreamableHTTPSessionManager | None = None
 
     @contextlib.asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
-        """Run a session manager for the app's lifetime (enter in the app's lifespan; a manager
-        runs once, so each lifespan gets a new one)."""
-        self.manager = StreamableHTTPSessionManager(build_server(self.get_services), json_response=True, stateless=True)
+    async def running(self, services: Services) -> AsyncIterator[None]:
+        """Run a session manager serving ``services`` for the app's lifetime (enter in the app's
+        lifespan; a manager runs once, so each lifespan gets a new one)."""
+        server = build_server(lambda: services)
+        self.manager = StreamableHTTPSessionManager(server, json_response=True, stateless=True)
         try:
             async with self.manager.run():
                 yield
@@ -175,7 +175,7 @@ class MCPHttp:
         principal (as the GraphQL gate hands its principal to the resolvers)."""
         request = Request(scope, receive)
         headers = {k.lower(): v for k, v in request.headers.items()}
-        ctx = RequestContext(self.get_services(), headers, request)
+        ctx = RequestContext(services_of(scope), headers, request)
         ctx.envelope.target = "cairn.mcp"
         op = get_operation("POST /mcp")
         record = CallRecord(op.name, op.coordinate, op.capability)

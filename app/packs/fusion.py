@@ -10,14 +10,23 @@ models served the task.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from cairn.app.packs.evidence import apply_floor, dense_evidence, evidence_notes, similarity_floor
-from cairn.app.packs.pipeline_types import LegResults
+from cairn.app.packs.pipeline_types import DenseServed, LegResults
 from cairn.app.packs.types import RRF_K
-from cairn.retrieval.dense import DenseModels, DenseServed
+from cairn.retrieval.dense import DenseModels
 from cairn.retrieval.fusion import Fused, hybrid_fusion, rrf
 from cairn.retrieval.pipeline import RetrievalConfig
+
+
+@dataclass(frozen=True, slots=True)
+class Fusion:
+    """The fused legs (:func:`fuse_legs`): passages in fused rank order, and the notes on them."""
+
+    fused: list[Fused]
+    notes: tuple[str, ...]
 
 
 def fuse_legs(
@@ -25,11 +34,10 @@ def fuse_legs(
     config: RetrievalConfig,
     dense: DenseModels | None,
     served: DenseServed,
-    notes: list[str],
     method: str,
-) -> list[Fused]:
+) -> Fusion:
     """Fuse the legs that finished, apply the dense similarity floor (each passage's by the model
-    of its space), and add the evidence notes and which dense models served the task.
+    of its space), and note the evidence and which dense models served the task.
 
     ``method`` (:func:`app.packs.types.fusion_method`): ``SCORE`` =
     :func:`retrieval.fusion.hybrid_fusion` (``legs.weights`` its static priors; a dense leg
@@ -42,6 +50,7 @@ def fuse_legs(
     results = legs.ids()
     cosine = legs.cosine()
     weights = legs.weights
+    notes: list[str] = []
     if not results:
         fused: list[Fused] = []
     elif method == "RANK":
@@ -62,7 +71,7 @@ def fuse_legs(
     }
     if "dense" in ran:
         fused = apply_floor(fused, cosine, {pid: floor_of.get(space) for pid, space in served.space_of.items()})
-    model_names = served.models or [getattr(dense.primary if dense else None, "name", "none")]
+    model_names = list(served.models) or [getattr(dense.primary if dense else None, "name", "none")]
     searched = [(name, m) for name, m in by_space.items() if m.name in model_names]
     floors = [floor_of[name] for name, _ in searched]
     notes.extend(
@@ -91,7 +100,7 @@ def fuse_legs(
         notes.append(
             f"dense leg weighted {weights['dense']:.2f} (the embedding model reads part of the task as unknown words)"
         )
-    return fused
+    return Fusion(fused, tuple(notes))
 
 
 def _best_by_model(

@@ -1,22 +1,26 @@
-"""Hook of the temporal GRAPH leg into the pack pipeline (issue 14) — kept in one file so the
-typed-pipeline refactor can move it as a unit.
+"""The temporal GRAPH leg in the pack pipeline (issue 14): :class:`GraphHook`, a
+:class:`~app.packs.pipeline_types.PackHook` run with ``sources: GRAPH`` — kept in one file.
 
-:func:`run_graph_leg` runs :func:`app.temporal.temporal_leg` after the BM25/dense legs; its
-ranked passages join the fusion as the ``graph`` leg. :func:`add_fact_items` then puts, right after
-each packed passage among the leg's best :data:`MAX_FACT_ITEMS` that holds a matching statement, a ``FACT`` item: the statement's exact
-span (cited like any item, its own SHA-256) with its normalised interval. FACT items count
-against the budget: when they do not fit, the lowest-ranked items give way.
+Before fusion (:meth:`GraphHook.before_fusion`) :func:`run_graph_leg` runs
+:func:`app.temporal.temporal_leg` after the BM25/dense legs; its ranked passages, kept to those
+visible at the pack's read point, join the fusion as the ``graph`` leg. After packing
+(:meth:`GraphHook.after_packing`) :func:`add_fact_items` puts, right after each packed passage
+among the leg's best :data:`MAX_FACT_ITEMS` that holds a matching statement, a ``FACT`` item:
+the statement's exact span (cited like any item, its own SHA-256) with its normalised interval.
+FACT items count against the budget: when they do not fit, the lowest-ranked items give way.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-from datetime import datetime
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
-from cairn.app.governance import Principal
-from cairn.app.packs.pipeline_types import LegResults, PackServices
-from cairn.app.packs.types import Citation, PackItem, PackRequest
+from cairn.app.observability import set_attributes, span
+from cairn.app.packs.pipeline_types import Candidate, LegResults, PackHook, PackRun
+from cairn.app.packs.resolve import visible_legs
+from cairn.app.packs.types import Citation, PackItem
 from cairn.app.temporal import GraphLeg, temporal_leg
+from cairn.retrieval.dedup import DedupGroup
 from cairn.retrieval.tokens import count_tokens
 
 MAX_FACT_ITEMS = 5
@@ -29,46 +33,85 @@ GRAPH_WEIGHT = 0.5
 questions apart; 0.5 keeps the better hit@3 and hit@10 with FACT items: 0.643 / 0.797)."""
 
 
-async def run_graph_leg(
-    services: PackServices,
-    principal: Principal,
-    req: PackRequest,
-    valid_time: datetime,
-    system_time: datetime,
-    filters: tuple[list[str] | None, list[str] | None],
-    legs: LegResults,
-) -> GraphLeg:
+@dataclass(frozen=True, slots=True)
+class GraphHook:
+    """The GRAPH source's part of a pack (:class:`~app.packs.pipeline_types.PackHook`; module doc).
+
+    Attributes:
+        leg: The temporal leg once it ran (:meth:`before_fusion` returns a hook holding it),
+            whose statements become FACT items; None before.
+    """
+
+    leg: GraphLeg | None = None
+
+    def before_retrieval(self, run: PackRun) -> PackRun:
+        """No scope of its own: ``run`` unchanged."""
+        return run
+
+    async def before_fusion(self, run: PackRun, legs: LegResults) -> tuple[LegResults, PackHook]:
+        """Run the temporal leg (:func:`run_graph_leg`) and keep its passages visible at the read
+        point (:func:`app.packs.resolve.visible_legs`, no over-fetch); the hook returned holds the leg."""
+        with span("pack.leg.graph", {"cairn.leg": "graph"}) as s:
+            legs, leg = await run_graph_leg(run, legs)
+            set_attributes(s, {"cairn.leg.results": len(legs.ranked.get("graph", ()))})
+        if "graph" in legs.ranked:
+            graph = legs.ranked["graph"]
+            visible = await visible_legs(
+                run.services,
+                run.principal,
+                {"graph": graph},
+                run.valid_time,
+                run.system_time,
+                run.cache,
+                depth=len(graph),
+            )
+            legs = replace(legs, ranked={**legs.ranked, "graph": visible.ranked["graph"]})
+        return legs, GraphHook(leg)
+
+    def before_packing(self, groups: Sequence[DedupGroup[Candidate]]) -> list[DedupGroup[Candidate]]:
+        """No evidence of its own to drop: ``groups`` unchanged."""
+        return list(groups)
+
+    def after_packing(self, run: PackRun, items: Sequence[PackItem]) -> list[PackItem]:
+        """FACT items after their host passages within the budget the lead left (:func:`add_fact_items`)."""
+        return add_fact_items(list(items), self.leg, run.evidence_tokens, first_rank=run.first_rank)
+
+
+async def run_graph_leg(run: PackRun, legs: LegResults) -> tuple[LegResults, GraphLeg]:
     """Run the temporal leg after the BM25/dense legs and join it to ``legs``.
 
-    Adds ``legs.ranked["graph"]`` (the leg's passages, best first, each with its best
-    statement's score) weighted :data:`GRAPH_WEIGHT` in ``legs.weights``, and the leg's notes
-    to ``legs.notes``; a leg that found nothing adds only its notes.
-
-    Args:
-        filters: ``(collection ids, document ids)`` from :func:`app.packs.store.check_filters`.
-        legs: The BM25/dense legs' results (their BM25 ids pick the documents to read when the
-            task names no subject); updated in place.
-
     Returns:
-        The :class:`app.temporal.GraphLeg` (its statements become FACT items: :func:`add_fact_items`).
+        ``legs`` with ``ranked["graph"]`` (the leg's passages, best first, each with its best
+        statement's score) weighted :data:`GRAPH_WEIGHT`, and the leg's notes after theirs (a
+        leg that found nothing adds only its notes); and the :class:`app.temporal.GraphLeg`
+        (its statements become FACT items: :func:`add_fact_items`). The BM25 leg's ids pick
+        the documents to read when the task names no subject.
     """
-    colls, docs = filters
+    colls, docs = run.filters
     leg = await temporal_leg(
-        services,
-        principal,
-        req.task,
-        explicit_valid_time=req.valid_time,
-        valid_time=valid_time,
-        system_time=system_time,
+        run.services,
+        run.principal,
+        run.req.task,
+        explicit_valid_time=run.req.valid_time,
+        valid_time=run.valid_time,
+        system_time=run.system_time,
         collection_ids=colls,
         document_ids=docs,
         lexical_ids=legs.ids().get("lexical"),
     )
-    if leg.ranked:
-        legs.ranked["graph"] = [(pid, leg.facts[pid][1] if pid in leg.facts else 0.0) for pid in leg.ranked]
-        legs.weights["graph"] = GRAPH_WEIGHT
-    legs.notes.extend(leg.notes)
-    return leg
+    notes = [*legs.notes, *leg.notes]
+    if not leg.ranked:
+        return replace(legs, notes=notes), leg
+    ranked = [(pid, leg.facts[pid][1] if pid in leg.facts else 0.0) for pid in leg.ranked]
+    return (
+        replace(
+            legs,
+            ranked={**legs.ranked, "graph": ranked},
+            weights={**legs.weights, "graph": GRAPH_WEIGHT},
+            notes=notes,
+        ),
+        leg,
+    )
 
 
 def add_fact_items(

@@ -1,7 +1,8 @@
 """Pack entries and items: what the budget packs, and the items (with citations) it emits.
 
 Split from :mod:`app.packs.service` (the pipeline). :func:`pack_entries` turns deduplicated
-groups into packable entries in rank order (evidence, then whole documents);
+groups into packable entries in rank order (evidence, then whole documents) and
+:func:`pack_evidence` packs them greedily into the budget the lead left (:class:`Packed`);
 :func:`pack_item` turns a packed entry into a :class:`app.packs.types.PackItem`, citing its
 source (:func:`citation_of`) and keeping only alternates from documents readable now.
 """
@@ -9,11 +10,13 @@ source (:func:`citation_of`) and keeping only alternates from documents readable
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from cairn.app.packs.pipeline_types import Candidate, PackEntry, PackServices
+from cairn.app.packs.pipeline_types import Candidate, PackEntry, PackRun, PackServices
 from cairn.app.packs.store import whole_documents
 from cairn.app.packs.types import Citation, PackItem, PackRequest
 from cairn.retrieval.dedup import DedupGroup
+from cairn.retrieval.packing import pack_greedy
 
 
 async def pack_entries(
@@ -33,6 +36,33 @@ async def pack_entries(
                 best_docs.append(g)
         entries.extend(await whole_documents(services, best_docs[:20]))
     return entries
+
+
+@dataclass(frozen=True, slots=True)
+class Packed:
+    """What the budget took of the evidence (:func:`pack_evidence`).
+
+    Attributes:
+        entries: Every packable entry, in rank order.
+        included: The entries that fit, in rank order.
+        skipped: Some entry did not fit (the footer's ``truncated``).
+        top_left_out: The best entry did not fit (the pack's top evidence item is missing).
+    """
+
+    entries: list[PackEntry]
+    included: list[PackEntry]
+    skipped: bool
+    top_left_out: bool
+
+
+async def pack_evidence(run: PackRun, groups: Sequence[DedupGroup[Candidate]]) -> Packed:
+    """Greedy packing in rank order (:func:`retrieval.packing.pack_greedy`, measured cl100k token
+    counts) of the entries of ``groups`` (:func:`pack_entries`) into ``run.evidence_tokens``."""
+    entries = await pack_entries(run.services, run.req, groups)
+    packed = pack_greedy(entries, tokens=lambda e: e.tokens, max_tokens=run.evidence_tokens)
+    # PackEntry compares by identity: did *this* top entry fit
+    top_left_out = bool(entries) and packed.included[:1] != entries[:1]
+    return Packed(entries, packed.included, bool(packed.skipped), top_left_out)
 
 
 def citation_of(

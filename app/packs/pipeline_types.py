@@ -1,32 +1,46 @@
 """Typed values passed between the stages of the pack pipeline (pipeline-internal).
 
+:class:`PackRun` is one pack's read-only context (request, principal, read point, scope,
+deadline, row cache, timings), built by the plan stage and passed to every stage after it;
+:class:`Lead` is what heads the pack before the evidence (a context set's items);
+:class:`PackHook` is the Protocol of the optional parts a request enables (context sets:
+:mod:`app.packs.set_hook`; the GRAPH leg: :mod:`app.packs.graph_hook`).
 :class:`PassageRow` (one row of :func:`app.packs.resolve.fetch_rows`) → :class:`Candidate`
 (a fused passage resolved as of the pack's read point) → :class:`PackEntry` (a deduplicated
 group, or a whole document, with its token count) → :class:`app.packs.types.PackItem`.
 :class:`LegResults` (the retrieval legs' ranked ids) comes from :mod:`retrieval.pipeline`
 (it knows nothing of tenants, so it lives there) and is re-exported here.
-:class:`PackTimings` collects the footer's per-stage milliseconds.
+:class:`PackTimings` collects the footer's per-stage milliseconds; only :func:`app.packs.service.stream_pack`
+writes to it (stages return their own measurements).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from cairn.app.core.db import Database
 from cairn.app.corpus import SearchIndexes
+from cairn.app.governance import Principal
 from cairn.app.observability import Telemetry, span
+from cairn.app.packs.types import PackItem, PackRequest
 from cairn.retrieval.dedup import DedupGroup
-from cairn.retrieval.pipeline import LegResults
+from cairn.retrieval.pipeline import LegResults, Ranked, RetrievalConfig
 
 __all__ = [
     "Candidate",
+    "DenseServed",
+    "Filters",
+    "Lead",
     "LegResults",
+    "LegSearch",
     "PackEntry",
+    "PackHook",
+    "PackRun",
     "PackServices",
     "PackTimings",
     "PassageRow",
@@ -34,6 +48,9 @@ __all__ = [
     "RowStore",
     "WholeDocument",
 ]
+
+Filters = tuple[list[str] | None, list[str] | None]
+"""``(collection ids, document ids)`` retrieval is limited to; None: not filtered, ``[]``: nothing."""
 
 
 class PackServices(Protocol):
@@ -173,11 +190,147 @@ class PackTimings:
 
     values: dict[str, float] = field(default_factory=dict)
 
+    def add(self, name: str, ms: float) -> None:
+        """Add ``ms`` to ``values[name]`` (a stage measured in parts), rounded to 2 decimals."""
+        self.values[name] = round(self.values.get(name, 0.0) + ms, 2)
+
+    def since(self, name: str, started: float) -> None:
+        """Record ``values[name]`` = ms from ``started`` (``time.perf_counter()``) to now, once:
+        a later call for the same name keeps the first (``firstEvidenceItemMs``)."""
+        self.values.setdefault(name, round((time.perf_counter() - started) * 1000, 2))
+
     @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        """Time the ``with`` block into ``values[name]`` (not recorded if the block raises), inside
-        a trace span ``pack.<stage>`` (``legsMs`` → ``pack.legs``; a no-op with tracing off)."""
-        with span(f"pack.{name.removesuffix('Ms')}"):
+    def stage(
+        self, name: str, *, trace: str | None = None, attributes: Mapping[str, Any] | None = None, plus_ms: float = 0.0
+    ) -> Iterator[Any]:
+        """Time the ``with`` block into ``values[name]`` (plus ``plus_ms`` measured elsewhere; not
+        recorded if the block raises), inside a trace span ``trace`` (default ``pack.<stage>``:
+        ``legsMs`` → ``pack.legs``; a no-op with tracing off) with ``attributes``; ``as`` gives
+        the span (None with tracing off) for attributes known at the end."""
+        with span(trace or f"pack.{name.removesuffix('Ms')}", attributes) as s:
             t = time.perf_counter()
-            yield
-            self.values[name] = round((time.perf_counter() - t) * 1000, 2)
+            yield s
+            self.values[name] = round((time.perf_counter() - t) * 1000 + plus_ms, 2)
+
+
+@dataclass(frozen=True, slots=True)
+class DenseServed:
+    """What the dense leg served, for fusion and the pack's notes.
+
+    Attributes:
+        models: Names of the models whose spaces were routed, in search order (empty without
+            an embedding model, or when the scope left nothing to search).
+        non_latin: The task was routed as non-Latin script (to the multilingual space only).
+        space_of: Passage id → the space it was found in, for the visible dense passages.
+    """
+
+    models: tuple[str, ...] = ()
+    non_latin: bool = False
+    space_of: Mapping[str, str] = field(default_factory=dict)
+
+
+class LegSearch(Protocol):
+    """One leg's search bound to the pack's task and scope, run again deeper when as-of visibility
+    hides passages (:func:`app.packs.resolve.visible_legs`); implementations in :mod:`app.packs.legs`."""
+
+    def search(self, limit: int) -> Ranked:
+        """The leg's top ``limit`` results, best first (blocking: callers run it in a thread)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Lead:
+    """What heads the pack before the evidence: a context set's approved and required items
+    (:mod:`app.packs.set_hook`); empty without a set.
+
+    Attributes:
+        items: The items, ranked 1..n; emitted right after the header.
+        tokens: The budget they take (evidence and FACT items get ``maxTokens - tokens``).
+        notes: The pack's first notes; ``reasons``: its first incompleteness reasons.
+        heads: The lead holds the pack's top item (its items, or its top entry over the budget),
+            so the best evidence item not fitting is ``EVIDENCE_OVER_BUDGET``, not the top item.
+        over_budget: What did not fit, named in ``REQUIRE_COMPLETE``'s error.
+        truncated: Something of the lead was left out (the footer's ``truncated``).
+    """
+
+    items: tuple[PackItem, ...] = ()
+    tokens: int = 0
+    notes: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
+    heads: bool = False
+    over_budget: tuple[str, ...] = ()
+    truncated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PackRun:
+    """One pack's context, read by every stage after the plan (:func:`app.packs.service.plan_run`).
+
+    Attributes:
+        services, principal, req: Who asks what, with which services.
+        config: The retrieval mode's legs (:data:`retrieval.pipeline.RETRIEVAL_CONFIGS`).
+        trace_id: The request's trace id (the header's ``traceId``).
+        now: The request's instant (UTC); ``valid_time``, ``system_time``: the read point
+            (``asOf``, defaulting to ``now``; a system time after ``now`` is read as ``now``).
+        started: ``time.perf_counter()`` at the start (the footer's ``latencyMs`` counts from it).
+        deadline: ``time.monotonic()`` seconds after which unfinished legs are dropped (``maxLatencyMs``).
+        filters: The scope retrieval searches (the request's filters, narrowed by a context set).
+        cache: Passage rows of this workspace's corpus generation (:mod:`app.packs.row_cache`):
+            a shared cache, only ever added to.
+        timings: The footer's per-stage ms; written by :func:`app.packs.service.stream_pack` only.
+        lead: The items before the evidence (:class:`Lead`).
+    """
+
+    services: PackServices
+    principal: Principal
+    req: PackRequest
+    config: RetrievalConfig
+    trace_id: str
+    now: datetime
+    valid_time: datetime
+    system_time: datetime
+    started: float
+    deadline: float
+    filters: Filters
+    cache: RowCache
+    timings: PackTimings
+    lead: Lead = Lead()
+
+    @property
+    def as_of_system_time(self) -> datetime | None:
+        """The read point's system time when the request gave one (None: a pack as of now)."""
+        return self.system_time if self.req.system_time is not None else None
+
+    @property
+    def evidence_tokens(self) -> int:
+        """The budget left to evidence and FACT items after the lead (``maxTokens - lead.tokens``)."""
+        return self.req.max_tokens - self.lead.tokens
+
+    @property
+    def first_rank(self) -> int:
+        """The rank of the first item after the lead."""
+        return len(self.lead.items) + 1
+
+
+class PackHook(Protocol):
+    """An optional part of a pack the request enables, run by :func:`app.packs.service.stream_pack`
+    at fixed points; each method returns its result (a hook is frozen: one that carries what it
+    found to a later point returns a new hook). Implementations: the context set
+    (:class:`app.packs.set_hook.ContextSetHook`), the temporal GRAPH leg
+    (:class:`app.packs.graph_hook.GraphHook`)."""
+
+    def before_retrieval(self, run: PackRun) -> PackRun:
+        """The run with its scope narrowed and its lead set (or ``run`` unchanged)."""
+        ...
+
+    async def before_fusion(self, run: PackRun, legs: LegResults) -> tuple[LegResults, PackHook]:
+        """The visible legs with this hook's leg joined, and the hook as it continues."""
+        ...
+
+    def before_packing(self, groups: Sequence[DedupGroup[Candidate]]) -> list[DedupGroup[Candidate]]:
+        """The evidence groups the budget packs (less what the lead already quotes)."""
+        ...
+
+    def after_packing(self, run: PackRun, items: Sequence[PackItem]) -> list[PackItem]:
+        """The evidence items with this hook's items added (FACT items), within ``run.evidence_tokens``."""
+        ...

@@ -24,8 +24,7 @@ from cairn.app.core.ids import as_utc
 from cairn.app.core.models import Collection, Document, DocumentVersion, Passage, VersionPassage
 from cairn.app.corpus import VersionMeta, VersionView, choose_versions, deleted_by
 from cairn.app.governance import Principal
-from cairn.app.packs.pipeline_types import Candidate, PackServices, PackTimings, PassageRow, RowCache
-from cairn.app.packs.types import PackRequest
+from cairn.app.packs.pipeline_types import Candidate, LegSearch, PackRun, PackServices, PassageRow, RowCache
 from cairn.retrieval.dedup import DedupGroup, dedup
 from cairn.retrieval.dedup import prepare as prepare_dedup
 from cairn.retrieval.fusion import Fused
@@ -227,18 +226,30 @@ MAX_OVERFETCH = 16
 this many times its depth (:func:`visible_legs`)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Visible:
+    """Legs kept to the passages visible at a read point (:func:`visible_legs`).
+
+    Attributes:
+        ranked: Leg name → its visible results, best first, at most ``depth``; legs in input order.
+        notes: A note per leg left empty or short by hidden passages, in leg order.
+    """
+
+    ranked: dict[str, Ranked]
+    notes: tuple[str, ...] = ()
+
+
 async def visible_legs(
     services: PackServices,
     principal: Principal,
-    ranked: dict[str, Ranked],
+    ranked: Mapping[str, Ranked],
     valid_time: datetime,
     system_time: datetime,
     cache: RowCache,
     *,
     depth: int,
-    more: Mapping[str, Callable[[int], Ranked]] | None = None,
-    notes: list[str] | None = None,
-) -> None:
+    deeper: Mapping[str, LegSearch] | None = None,
+) -> Visible:
     """Keep in each leg's list only passages visible at ``(valid_time, system_time)`` — before
     fusion (by rank, RRF, for such a pack), so the ranks fused are ranks among visible passages and a pack as of a past time is
     a function of what was visible then: a later version, a later document, or a version
@@ -246,19 +257,20 @@ async def visible_legs(
 
     Rows are read into ``cache`` (:func:`fetch_rows`; the resolution that follows reuses
     them). A leg that returned ``depth`` results but keeps fewer visible ones is searched
-    again through ``more[name](limit)`` (a blocking search, run in a thread) at twice the
-    limit, and so on up to :data:`MAX_OVERFETCH` x ``depth``, so its visible list is the top
+    again through ``deeper[name].search(limit)`` (a blocking search, run in a thread) at twice
+    the limit, and so on up to :data:`MAX_OVERFETCH` x ``depth``, so its visible list is the top
     ``depth`` of all visible passages; a leg still short then gets a note. Lists are cut to
-    ``depth``. Updates ``ranked`` in place.
+    ``depth``.
     """
-    more = more or {}
+    deeper = deeper or {}
     every = list(dict.fromkeys(pid for out in ranked.values() for pid, _ in out))
     missing = [pid for pid in every if pid not in cache]
     if missing:  # every leg's rows in one round trip, then one view of each document across legs
         cache.update(await fetch_rows(services, principal, missing))
     await mend_torn_documents(services, principal, cache, every)
-    for name in list(ranked):
-        out = ranked[name]
+    kept_of: dict[str, Ranked] = {}
+    notes: list[str] = []
+    for name, out in ranked.items():
         limit = depth
         while True:
             missing = [pid for pid, _ in out if pid not in cache]
@@ -267,23 +279,23 @@ async def visible_legs(
                 await mend_torn_documents(services, principal, cache, [pid for pid, _ in out])
             seen = passage_views(cache, [pid for pid, _ in out], valid_time, system_time)
             kept = [(pid, score) for pid, score in out if pid in seen]
-            if len(kept) >= depth or len(out) < limit or name not in more:
-                if out and not kept and notes is not None:
+            if len(kept) >= depth or len(out) < limit or name not in deeper:
+                if out and not kept:
                     notes.append(
                         f"{name} leg: {len(out)} passage{'s' if len(out) != 1 else ''} matched, but no version of "
                         "their documents is visible at this asOf (validTime and systemTime)"
                     )
                 break
             if limit >= depth * MAX_OVERFETCH:
-                if notes is not None:
-                    notes.append(
-                        f"{name} leg: {len(out) - len(kept)} of its first {len(out)} passages are not visible "
-                        f"at this asOf; it lists the {len(kept)} visible ones (fewer than its depth {depth})"
-                    )
+                notes.append(
+                    f"{name} leg: {len(out) - len(kept)} of its first {len(out)} passages are not visible "
+                    f"at this asOf; it lists the {len(kept)} visible ones (fewer than its depth {depth})"
+                )
                 break
             limit *= 2
-            out = await asyncio.to_thread(more[name], limit)
-        ranked[name] = kept[:depth]
+            out = await asyncio.to_thread(deeper[name].search, limit)
+        kept_of[name] = kept[:depth]
+    return Visible(kept_of, tuple(notes))
 
 
 async def resolve(
@@ -344,16 +356,25 @@ def dedup_candidates(cands: list[Candidate]) -> list[DedupGroup[Candidate]]:
     return dedup(cands, key=lambda c: c.id, text=lambda c: c.text, sha256=lambda c: c.sha)
 
 
-async def resolve_windows(
-    services: PackServices,
-    principal: Principal,
-    fused: Sequence[Fused],
-    req: PackRequest,
-    valid_time: datetime,
-    system_time: datetime,
-    timings: PackTimings,
-    cache: RowCache | None = None,
-) -> tuple[list[Candidate], list[DedupGroup[Candidate]], int]:
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """The fused candidates resolved and deduplicated in rank windows (:func:`resolve_windows`).
+
+    Attributes:
+        candidates: The resolved candidates (visible at the read point), in fused rank order.
+        groups: Their dedup groups (:func:`dedup_candidates`), in rank order.
+        unresolved: Fused candidates below the last window (never resolved).
+        resolve_ms, dedup_ms: Time spent resolving and deduplicating (ms, unrounded).
+    """
+
+    candidates: list[Candidate]
+    groups: list[DedupGroup[Candidate]]
+    unresolved: int
+    resolve_ms: float
+    dedup_ms: float
+
+
+async def resolve_windows(run: PackRun, fused: Sequence[Fused]) -> Resolved:
     """Resolve and dedup fused candidates in rank windows until the budget is (nearly) full.
 
     Windows of ``FIRST_WINDOW(maxTokens)``, then doubling, in fused rank order; stops when
@@ -361,11 +382,9 @@ async def resolve_windows(
     when every candidate is resolved. At the default budget this reads ~80 of up to 200
     candidates: the as-of SQL reads and the near-duplicate pass shrink accordingly, and a
     duplicate ranked below the last window is not listed among alternate citations.
-    Records ``resolveMs`` and ``dedupMs`` in ``timings``.
-
-    Returns:
-        ``(candidates, dedup groups, number of fused candidates never resolved)``.
+    Rows come from (and go to) ``run.cache``.
     """
+    req = run.req
     window = first_window(req.max_tokens)
     cands: list[Candidate] = []
     groups: list[DedupGroup[Candidate]] = []
@@ -373,7 +392,9 @@ async def resolve_windows(
     resolve_ms = dedup_ms = 0.0
     while start < len(fused):
         t = time.perf_counter()
-        cands.extend(await resolve(services, principal, fused[start:window], valid_time, system_time, cache))
+        cands.extend(
+            await resolve(run.services, run.principal, fused[start:window], run.valid_time, run.system_time, run.cache)
+        )
         t2 = time.perf_counter()
         groups = dedup_candidates(cands)
         dedup_ms += (time.perf_counter() - t2) * 1000
@@ -384,9 +405,7 @@ async def resolve_windows(
             used = pack_greedy([g.kept.tokens for g in groups], tokens=int, max_tokens=req.max_tokens).tokens_used
             if req.max_tokens - used < FILL_SLACK_TOKENS:
                 break
-    timings.values["resolveMs"] = round(timings.values.get("resolveMs", 0.0) + resolve_ms, 2)
-    timings.values["dedupMs"] = round(dedup_ms, 2)
-    return cands, groups, len(fused) - min(start, len(fused))
+    return Resolved(cands, groups, len(fused) - min(start, len(fused)), resolve_ms, dedup_ms)
 
 
 def first_window(max_tokens: int) -> int:

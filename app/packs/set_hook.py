@@ -1,58 +1,97 @@
-"""Hook of context sets into the pack pipeline (issue 13) — kept in one file, like
-:mod:`app.packs.graph_hook`; set-first packing itself lives in :mod:`app.contextsets.packing`.
+"""Context sets in the pack pipeline (issue 13): :class:`ContextSetHook`, a
+:class:`~app.packs.pipeline_types.PackHook` — kept in one file, like :mod:`app.packs.graph_hook`;
+set-first packing itself lives in :mod:`app.contextsets.packing`.
 
-The set is planned before retrieval (its scope narrows the filters: :func:`plan_context_set`),
-its items are emitted first (BEST_EFFORT: before the legs run; :func:`set_item`), evidence gets
-the budget left (:func:`without_required` drops what the set's required items already quote),
-and REQUIRE_COMPLETE fails on missing required evidence before any event.
+The set is planned before retrieval (:meth:`ContextSetHook.plan`; REQUIRE_COMPLETE fails on
+missing required evidence before any event); ``before_retrieval`` narrows the run's scope to
+the set's and makes its items the pack's :class:`~app.packs.pipeline_types.Lead` (emitted
+first, BEST_EFFORT: before the legs run; :func:`set_item`), so evidence gets the budget left;
+``before_packing`` drops evidence the set's required items already quote.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from cairn.app.contextsets import SetItem, SetPlan, plan_set
 from cairn.app.core.errors import PackIncomplete
-from cairn.app.governance import Principal
-from cairn.app.packs.pipeline_types import Candidate, PackServices
-from cairn.app.packs.types import Citation, ContextSetEntryRef, PackItem, PackRequest
+from cairn.app.packs.pipeline_types import Candidate, Lead, LegResults, PackHook, PackRun
+from cairn.app.packs.types import Citation, ContextSetEntryRef, PackItem
 from cairn.retrieval.dedup import DedupGroup
 
 
-async def plan_context_set(
-    services: PackServices,
-    principal: Principal,
-    req: PackRequest,
-    filters: tuple[list[str] | None, list[str] | None],
-    valid_time: datetime,
-    system_time: datetime,
-) -> SetPlan | None:
-    """The context set's part of the pack (:func:`app.contextsets.plan_set`), or None without a set.
+@dataclass(frozen=True, slots=True)
+class ContextSetHook:
+    """A context set's part of a pack (:class:`~app.packs.pipeline_types.PackHook`; module doc).
 
-    Raises:
-        PackIncomplete: ``REQUIRE_COMPLETE`` and required evidence is missing (``REQUIRED_EVIDENCE``).
-        ContextSetScopeRefused, ContextSetInactive, NotFound: from :func:`app.contextsets.plan_set`.
+    Attributes:
+        plan: The set's plan for this task (:func:`app.contextsets.plan_set`).
     """
-    plan = await plan_set(
-        services,
-        principal,
-        task=req.task,
-        context_set_id=req.context_set_id,
-        collection_ids=filters[0],
-        document_ids=filters[1],
-        max_tokens=req.max_tokens,
-        valid_time=valid_time,
-        system_time=system_time,
-    )
-    if plan is not None and plan.missing_required and req.coverage == "REQUIRE_COMPLETE":
-        raise PackIncomplete(
-            "coverage REQUIRE_COMPLETE could not be met (REQUIRED_EVIDENCE): "
-            + "; ".join(plan.missing_required)
-            + ". Raise input.budget.maxTokens, or use BEST_EFFORT",
-            reasons=["REQUIRED_EVIDENCE"],
-            field="input.budget.maxTokens",
+
+    plan: SetPlan
+
+    @classmethod
+    async def plan_for(cls, run: PackRun) -> ContextSetHook | None:
+        """The hook of the request's context set (``input.contextSetId`` or the credential's
+        binding) planned within ``run.filters`` at the run's read point, or None without a set.
+
+        Raises:
+            PackIncomplete: ``REQUIRE_COMPLETE`` and required evidence is missing (``REQUIRED_EVIDENCE``).
+            ContextSetScopeRefused, ContextSetInactive, NotFound: from :func:`app.contextsets.plan_set`.
+        """
+        req = run.req
+        plan = await plan_set(
+            run.services,
+            run.principal,
+            task=req.task,
+            context_set_id=req.context_set_id,
+            collection_ids=run.filters[0],
+            document_ids=run.filters[1],
+            max_tokens=req.max_tokens,
+            valid_time=run.valid_time,
+            system_time=run.system_time,
         )
-    return plan
+        if plan is None:
+            return None
+        if plan.missing_required and req.coverage == "REQUIRE_COMPLETE":
+            raise PackIncomplete(
+                "coverage REQUIRE_COMPLETE could not be met (REQUIRED_EVIDENCE): "
+                + "; ".join(plan.missing_required)
+                + ". Raise input.budget.maxTokens, or use BEST_EFFORT",
+                reasons=["REQUIRED_EVIDENCE"],
+                field="input.budget.maxTokens",
+            )
+        return cls(plan)
+
+    def before_retrieval(self, run: PackRun) -> PackRun:
+        """Retrieval limited to the set's scope; the set's items lead the pack (ranks 1..n)."""
+        plan = self.plan
+        lead = Lead(
+            items=tuple(set_item(rank, i) for rank, i in enumerate(plan.items, start=1)),
+            tokens=plan.tokens,
+            notes=tuple(plan.notes),
+            reasons=tuple(set_reasons(plan)),
+            heads=bool(plan.items) or plan.top_over_budget,
+            over_budget=tuple(plan.over_budget),
+            truncated=bool(plan.skipped),
+        )
+        return replace(run, filters=(plan.collection_ids, plan.document_ids), lead=lead)
+
+    async def before_fusion(self, run: PackRun, legs: LegResults) -> tuple[LegResults, PackHook]:
+        """No leg of its own: ``legs`` unchanged."""
+        return legs, self
+
+    def before_packing(self, groups: Sequence[DedupGroup[Candidate]]) -> list[DedupGroup[Candidate]]:
+        """Evidence groups less those the set's required items already quote."""
+        plan = self.plan
+        return [
+            g for g in groups if g.kept.id not in plan.required_passages and g.kept.doc not in plan.required_documents
+        ]
+
+    def after_packing(self, run: PackRun, items: Sequence[PackItem]) -> list[PackItem]:
+        """No items after the evidence: ``items`` unchanged."""
+        return list(items)
 
 
 def set_item(rank: int, i: SetItem) -> PackItem:
@@ -105,27 +144,13 @@ def set_item(rank: int, i: SetItem) -> PackItem:
     )
 
 
-def set_reasons(plan: SetPlan | None) -> list[str]:
+def set_reasons(plan: SetPlan) -> list[str]:
     """The incompleteness a set's part of the pack causes (:data:`app.packs.types.INCOMPLETE_REASONS`):
     missing required evidence, its first matched entry (the pack's top item) over the budget,
     another approved entry over the budget. The plan's notes name each entry."""
-    if plan is None:
-        return []
     out = ["REQUIRED_EVIDENCE"] if plan.missing_required else []
     if plan.top_over_budget:
         out.append("TOP_ITEM_OVER_BUDGET")
     if len(plan.over_budget) > plan.top_over_budget:
         out.append("SET_ITEM_OVER_BUDGET")
     return out
-
-
-def leads(plan: SetPlan | None) -> bool:
-    """True when the set's items head the pack (so the best evidence item is not its top item)."""
-    return plan is not None and (bool(plan.items) or plan.top_over_budget)
-
-
-def without_required(groups: list[DedupGroup[Candidate]], plan: SetPlan | None) -> list[DedupGroup[Candidate]]:
-    """Evidence groups less those the set's required items already quote."""
-    if plan is None:
-        return groups
-    return [g for g in groups if g.kept.id not in plan.required_passages and g.kept.doc not in plan.required_documents]

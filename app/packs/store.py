@@ -21,7 +21,7 @@ from cairn.app.core.ids import sha256_text, utcnow
 from cairn.app.core.models import Collection, Document, DocumentVersion, ReplayRecord, Workspace
 from cairn.app.corpus import deleted_by
 from cairn.app.governance import Principal
-from cairn.app.packs.pipeline_types import Candidate, PackEntry, PackServices, PackTimings, WholeDocument
+from cairn.app.packs.pipeline_types import Candidate, PackEntry, PackServices, WholeDocument
 from cairn.app.packs.replay_codec import RecordedItem, encode_record, replay_conditions
 from cairn.app.packs.types import PackHeader, PackItem, PackRequest
 from cairn.retrieval.dedup import DedupGroup
@@ -144,13 +144,14 @@ async def record_replay(
     header: PackHeader,
     req: PackRequest,
     items: Sequence[PackItem],
-    timings: PackTimings | None = None,
-) -> None:
+) -> float:
     """Store the pack's ids and hashes (never text) for replay, expiring after 30 days.
 
     Compact binary payload (:mod:`app.packs.replay_codec`); a non-retaining workspace keeps
     no record (its packs cannot be replayed: ``replay`` answers ``NOT_FOUND`` saying so).
-    Records ``replayMs`` in ``timings`` when given.
+
+    Returns:
+        The time it took (ms, 2 decimals: the footer's ``replayMs``).
     """
     t = time.perf_counter()
     now = utcnow()
@@ -177,5 +178,4 @@ async def record_replay(
     )
     async with services.db.session() as s:
         await s.execute(insert(ReplayRecord).from_select(list(values), retained))
-    if timings is not None:
-        timings.values["replayMs"] = round((time.perf_counter() - t) * 1000, 2)
+    return round((time.perf_counter() - t) * 1000, 2)

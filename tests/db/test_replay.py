@@ -360,17 +360,19 @@ async def test_visible_legs_over_fetches_a_leg_left_short_and_says_when_it_gives
     )
     limits: list[int] = []
 
-    def lexical(limit: int):
-        limits.append(limit)
-        return svc.indexes.lexical.search("tidal plants", workspace_id=svc.ws_id, limit=limit)
+    class Lexical:  # the real BM25 index, counting the depths it is asked for
+        def search(self, limit: int):
+            limits.append(limit)
+            return svc.indexes.lexical.search("tidal plants", workspace_id=svc.ws_id, limit=limit)
 
+    lexical = Lexical()
     # as of t the 40 later passages (BM25's best) are hidden: depth 3 needs a leg of 64
-    ranked = {"lexical": lexical(3)}
-    notes: list[str] = []
-    await visible_legs(svc, who, ranked, t, t, {}, depth=3, more={"lexical": lexical}, notes=notes)
+    ranked = {"lexical": lexical.search(3)}
+    visible = await visible_legs(svc, who, ranked, t, t, {}, depth=3, deeper={"lexical": lexical})
     assert limits == [3, 6, 12, 24, 48]  # 2x each time, until 3 visible were found
-    expected = [p for p in lexical(1000) if p[0] in {q for q, _ in ranked["lexical"]}]
-    assert ranked["lexical"] == expected[:3] and notes == []
+    expected = [p for p in lexical.search(1000) if p[0] in {q for q, _ in visible.ranked["lexical"]}]
+    assert visible.ranked["lexical"] == expected[:3] and visible.notes == ()
+    assert ranked["lexical"] == lexical.search(3)  # the input is not written to
     async with svc.db.session() as s:
         from cairn.app.core.models import Passage
 
@@ -379,13 +381,12 @@ async def test_visible_legs_over_fetches_a_leg_left_short_and_says_when_it_gives
             .scalars()
             .all()
         )
-    assert len(late) == 40 and not late & {p for p, _ in ranked["lexical"]}
+    assert len(late) == 40 and not late & {p for p, _ in visible.ranked["lexical"]}
     # depth 1: 16 x 1 = 16 passages searched, all hidden: the leg is empty and a note says why
     limits.clear()
-    short = {"lexical": lexical(1)}
-    await visible_legs(svc, who, short, t, t, {}, depth=1, more={"lexical": lexical}, notes=notes)
-    assert limits[-1] == MAX_OVERFETCH and short["lexical"] == []
-    assert notes == [
+    short = await visible_legs(svc, who, {"lexical": lexical.search(1)}, t, t, {}, depth=1, deeper={"lexical": lexical})
+    assert limits[-1] == MAX_OVERFETCH and short.ranked["lexical"] == []
+    assert short.notes == (
         "lexical leg: 16 of its first 16 passages are not visible at this asOf; it lists the 0 visible "
-        "ones (fewer than its depth 1)"
-    ]
+        "ones (fewer than its depth 1)",
+    )

@@ -19,6 +19,7 @@ from cairn.retrieval.pipeline import (
     HYBRID,
     LEXICAL,
     RETRIEVAL_CONFIGS,
+    DenseHits,
     Legs,
     run_legs,
     weigh_dense_leg,
@@ -29,24 +30,23 @@ COSINE = [("p2", 0.8), ("p3", 0.4)]
 
 
 def legs(coverage: float | None = 1.0, dense_delay: float = 0.0, release: threading.Event | None = None) -> Legs:
-    def encode() -> np.ndarray:
+    def encode() -> dict[str, np.ndarray]:
         if release is not None:
             release.wait(5)
         time.sleep(dense_delay)
-        return np.ones(3, dtype=np.float32)
+        return {"default": np.ones(3, dtype=np.float32)}
 
     return Legs(
         lexical=lambda: list(BM25),
         encode=encode,
-        search_vectors=lambda vec: list(COSINE),
+        search_vectors=lambda vec: DenseHits(list(COSINE), {"default": list(COSINE)}, vec),
         coverage=(lambda: coverage) if coverage is not None else None,
     )
 
 
 def run(config, the_legs, timeout: float = 5.0, warm=None):
-    timings: dict[str, float] = {}
-    out = asyncio.run(run_legs(config, the_legs, deadline=time.monotonic() + timeout, timings=timings, warm=warm))
-    return out, timings
+    out = asyncio.run(run_legs(config, the_legs, deadline=time.monotonic() + timeout, warm=warm))
+    return out, out.timings
 
 
 def test_presets_by_wire_name():
@@ -101,8 +101,19 @@ def test_without_a_model_hybrid_says_so():
 
 
 def test_a_leg_past_the_deadline_is_late():
-    out, _ = run(HYBRID, legs(dense_delay=1.0), timeout=0.3)
+    out, timings = run(HYBRID, legs(dense_delay=1.0), timeout=0.3)
     assert out.late == ("dense",) and list(out.ranked) == ["lexical"]
+    assert out.dense is None and set(timings) == {"lexicalMs"}
+
+
+def test_a_late_leg_never_writes_into_the_results():
+    """A late dense leg's thread weighs the leg and notes low coverage before it embeds; it goes
+    on after the deadline (asyncio.run waits for it), but returns to its own dropped future:
+    the results hold no weight, note or timing of it (before: its thread wrote 0.0625 and the
+    note into the returned results)."""
+    out, timings = run(DENSE, legs(coverage=0.5, dense_delay=0.5), timeout=0.1)
+    assert out.late == ("dense",) and out.ranked == {} and out.dense is None
+    assert (out.weights, out.notes, timings) == ({"lexical": 1.0, "dense": 1.0}, [], {})
 
 
 def test_bm25_first_warms_while_the_dense_leg_embeds():
