@@ -5,7 +5,7 @@ Usage: ``.venv/bin/python -m bench.sparse_congruence [--datasets scifact,nfstyle
 
 Both legs index the same units — each corpus document as one passage (title + text), no
 chunking, one workspace — and answer the same queries through their ``search`` methods
-(:class:`retrieval.lexical.LexicalIndex` on a temp dir; :class:`retrieval.sparse_bm25.
+(:class:`retrieval.lexical.whoosh_index.LexicalIndex` on a temp dir; :class:`retrieval.lexical.sparse.
 SparseBM25Index` on qdrant-client *local mode* in memory, where the client computes the IDF
 modifier itself; no Qdrant server runs here). Printed per dataset: nDCG@10 of each leg,
 the difference, top-10 overlap, the share of queries with the same top-1, the Whoosh
@@ -72,8 +72,8 @@ def run(dataset: str, every: int, limit: int | None, oracle: bool = False) -> di
     from qdrant_client import QdrantClient
 
     from cairn.retrieval.lexical import LexicalIndex
-    from cairn.retrieval.lexical_schema import IndexedPassage
-    from cairn.retrieval.sparse_bm25 import SparseBM25Index, body_of, vocabulary_collisions
+    from cairn.retrieval.lexical.schema import IndexedPassage
+    from cairn.retrieval.lexical.sparse import SparseBM25Index, body_of, vocabulary_collisions
 
     docs, queries, qrels = load(dataset, every, limit)
     passages = [IndexedPassage(i, "w", "c", i, title, text) for i, title, text in docs]

@@ -4,7 +4,7 @@ Usage: ``.venv/bin/python -m bench.warm_packs [--data-dir bench/out/scifact] [--
 [--queries 80] [--retrieval HYBRID]``
 
 The server keeps what recurs between packs: query vectors (LRU), decoded BM25 posting lists
-(:class:`retrieval.lexical_scoring.SegmentArrays`), passage ids per searcher, passage rows per
+(:class:`retrieval.lexical.scoring.SegmentArrays`), passage ids per searcher, passage rows per
 corpus generation (:mod:`app.packs.row_cache`) and shingle sets. :mod:`bench.latency` sends
 distinct tasks once each (mostly cold); agents repeat tasks and share vocabulary. This runs
 ``--queries`` dataset tasks through :func:`app.packs.service.build_pack` (4,000-token budget)
@@ -33,7 +33,7 @@ async def run(data_dir: Path, dataset: str, n: int, retrieval: str) -> dict:
     """Both passes of packs and of the BM25 leg; returns the figures."""
     from cairn.app.packs.service import build_pack
     from cairn.app.packs.types import PackRequest
-    from cairn.retrieval.lexical_scoring import SegmentArrays
+    from cairn.retrieval.lexical.scoring import SegmentArrays
 
     services, principal, close = await open_services(data_dir)
     try:

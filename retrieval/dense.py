@@ -2,7 +2,7 @@
 spaces a task searches, and how their results become one ranking.
 
 Models (:class:`DenseModels`): the primary model (all-MiniLM-L6-v2, or an OpenAI-compatible
-endpoint) and optionally multilingual-e5-small (:class:`retrieval.e5.LocalE5`). Each
+endpoint) and optionally multilingual-e5-small (:class:`retrieval.embeddings.e5.LocalE5`). Each
 model has its own Qdrant named vector (its ``space``); a passage is embedded by one model and
 stored in that model's space only, and vectors of different models are never compared.
 
@@ -36,7 +36,7 @@ import numpy as np
 
 from cairn.retrieval.embeddings import Embedder
 from cairn.retrieval.language import is_non_latin, passage_is_multilingual
-from cairn.retrieval.vector_types import DEFAULT_SPACE
+from cairn.retrieval.vectors import DEFAULT_SPACE
 
 __all__ = ["DEFAULT_SPACE", "DenseModels", "DenseServed", "merge_spaces", "scale_by_space", "space_of"]
 

@@ -39,10 +39,10 @@ class Settings(BaseSettings):
         lexical_backend: Where the BM25 leg lives: ``auto`` (default: ``qdrant`` when
             ``qdrant_url`` is set, else ``whoosh``), ``whoosh`` (a Whoosh folder under
             ``data_dir``, one process) or ``qdrant`` (sparse BM25 vectors in the vector
-            backend's collection, :mod:`retrieval.sparse_bm25`: cluster mode, no local search
+            backend's collection, :mod:`retrieval.lexical.sparse`: cluster mode, no local search
             state; needs the ``server`` or ``local`` vector backend).
         bm25_avg_length: Mean passage length (analysed terms) the ``qdrant`` lexical backend's
-            BM25 weights assume (:data:`retrieval.sparse_bm25.DEFAULT_AVG_LENGTH`); changing it
+            BM25 weights assume (:data:`retrieval.lexical.sparse.DEFAULT_AVG_LENGTH`); changing it
             needs ``cairn reindex``.
         embedder: ``local`` (all-MiniLM-L6-v2 from the offline package) or ``openai``
             (an OpenAI-compatible ``/embeddings`` endpoint at ``embedding_url``).
@@ -53,7 +53,7 @@ class Settings(BaseSettings):
             next start-up. Unused with ``embedder=none``.
         chunk_max_tokens: Passage size limit in cl100k tokens (MiniLM reads 256 wordpieces).
         query_batch_window_ms: Longest wait (ms) of a query-embedding pass for more concurrent
-            queries, under concurrent load only (:mod:`retrieval.query_batching`; 0 = take
+            queries, under concurrent load only (:mod:`retrieval.embeddings.batching`; 0 = take
             only what is already queued).
         query_batch_max: Most queries embedded in one forward pass. Default 1: concurrent tasks
             are still serialised on one model thread and repeated ones served by the LRU, but
@@ -65,7 +65,7 @@ class Settings(BaseSettings):
         query_threads: Intra-op threads of a query-embedding pass (local model; the
             other core serves the event loop, BM25 and SQL meanwhile).
         query_runtime: ``onnx`` (default: the local model's query embeddings run through ONNX
-            Runtime, :mod:`retrieval.onnx_encoder` — 7 vs 15 ms a query on 2 cores, same
+            Runtime, :mod:`retrieval.embeddings.onnx_encoder` — 7 vs 15 ms a query on 2 cores, same
             vectors; the model is exported once into ``~/.cache/cairn/onnx``) or ``torch``.
             Passages are embedded by torch either way.
         cors_origins: Origins whose browsers may call with *member* tokens. List settings are

@@ -2,7 +2,7 @@
 
 The BM25 leg is a Whoosh folder under the data dir (embedded default), or, in cluster mode
 (``CAIRN_QDRANT_URL``), sparse BM25 vectors in the same Qdrant collection as the dense
-vectors (:mod:`retrieval.sparse_bm25`): then no worker keeps local search state; every worker
+vectors (:mod:`retrieval.lexical.sparse`): then no worker keeps local search state; every worker
 still follows the change log below, and applying a passage the shared index already holds is
 skipped, so workers racing on one change do the work once.
 
@@ -24,7 +24,7 @@ Applying is idempotent: a passage already present in a leg is skipped (not repla
 statistics never count a replaced copy and no passage is embedded twice). Ingest throughput:
 encoding (the bottleneck, ~20–25 passages/s on 2 cores) overlaps with the Whoosh write of
 the same batch; a batch's BM25 write is finished before its vectors are written (in cluster
-mode both write the same Qdrant points, :mod:`retrieval.qdrant_shared`).
+mode both write the same Qdrant points, :mod:`retrieval.vectors.qdrant_shared`).
 
 Dense models (:mod:`retrieval.dense`): each passage is embedded by the model of its script
 (multilingual-e5-small for CJK, else the primary model) into that model's named vector. A
@@ -66,9 +66,7 @@ from cairn.app.corpus.changes import (
 from cairn.app.corpus.stored_vectors import StoredVector, input_sha256, read_vectors, write_vectors
 from cairn.retrieval.dense import DenseModels
 from cairn.retrieval.embeddings import Embedder
-from cairn.retrieval.lexical import LexicalIndex
-from cairn.retrieval.lexical_schema import IndexedPassage
-from cairn.retrieval.sparse_bm25 import SparseBM25Index
+from cairn.retrieval.lexical import IndexedPassage, LexicalIndex, SparseBM25Index
 from cairn.retrieval.vectors import VectorIndex, VectorPoint
 
 log = logging.getLogger("cairn.indexing")

@@ -17,8 +17,7 @@ from typing import Any
 from cairn.app.corpus.indexing import SearchIndexes
 from cairn.retrieval.checks import IndexUnreadable
 from cairn.retrieval.dense import DenseModels
-from cairn.retrieval.lexical import LexicalIndex
-from cairn.retrieval.sparse_bm25 import SparseBM25Index
+from cairn.retrieval.lexical import LexicalIndex, SparseBM25Index
 
 REPAIR_COMMAND = "cairn reindex"
 
@@ -71,11 +70,9 @@ def open_indexes(settings, *, with_vectors: bool = True, rebuild_unreadable: boo
         IndexNeedsRebuild: an embedded index cannot be read (and ``rebuild_unreadable`` is False).
     """
     from cairn.app.core.datadir import DataDirInUse, DataDirLock
-    from cairn.retrieval.client_vectors import ClientVectorIndex
-    from cairn.retrieval.embeddings import load_embedder
-    from cairn.retrieval.query_batching import BatchedEmbedder
-    from cairn.retrieval.sparse_bm25 import sparse_config
-    from cairn.retrieval.vectors import VectorStoreInUse, open_vector_index
+    from cairn.retrieval.embeddings import BatchedEmbedder, load_embedder
+    from cairn.retrieval.lexical import sparse_config
+    from cairn.retrieval.vectors import ClientVectorIndex, VectorStoreInUse, open_vector_index
 
     data_lock = DataDirLock(Path(settings.data_dir)) if settings.local_indexes else None
     lexical: LexicalIndex | SparseBM25Index | None = None

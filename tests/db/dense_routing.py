@@ -70,8 +70,8 @@ async def catch_up_after_migration(indexes: SearchIndexes, db, caplog) -> tuple[
 def cluster_indexes(tmp_path, embedder, multilingual_embedder) -> SearchIndexes:
     """Cluster mode over qdrant-client's local mode at ``tmp_path/qdrant``: both dense models'
     named vectors and the sparse BM25 vectors in one collection, the cursor in ``tmp_path/d``."""
-    from cairn.retrieval.client_vectors import ClientVectorIndex
-    from cairn.retrieval.sparse_bm25 import SparseBM25Index, sparse_config
+    from cairn.retrieval.vectors.client import ClientVectorIndex
+    from cairn.retrieval.lexical.sparse import SparseBM25Index, sparse_config
 
     dense = DenseModels(embedder, multilingual_embedder)
     vectors = ClientVectorIndex(path=tmp_path / "qdrant", spaces=dense.spaces, sparse_vectors=sparse_config())

@@ -204,7 +204,7 @@ def test_a_whoosh_commit_that_ran_out_of_space_releases_the_write_lock(small_vol
     """The index itself (no server): a commit failing with ENOSPC used to keep Whoosh's write
     lock, so every later write failed with ``LockError`` until a restart."""
     from cairn.retrieval.lexical import LexicalIndex
-    from cairn.retrieval.lexical_schema import IndexedPassage
+    from cairn.retrieval.lexical.schema import IndexedPassage
 
     index = LexicalIndex(small_volume / "whoosh")
 

@@ -8,10 +8,10 @@ import httpx
 import numpy as np
 import pytest
 
-from cairn.retrieval.embedding_base import EmbeddingError
+from cairn.retrieval.embeddings.base import EmbeddingError
 from cairn.retrieval.embeddings import Embedder, load_embedder
-from cairn.retrieval.minilm import LocalMiniLM
-from cairn.retrieval.openai_embedder import OpenAICompatibleEmbedder
+from cairn.retrieval.embeddings.minilm import LocalMiniLM
+from cairn.retrieval.embeddings.openai_compatible import OpenAICompatibleEmbedder
 
 
 @pytest.mark.model
@@ -179,7 +179,7 @@ def test_e5_reads_a_task_s_first_256_tokens(multilingual_embedder):
     window all of it over several passes: seconds of CPU per pack); a short one is untouched."""
     import numpy as np
 
-    from cairn.retrieval.e5 import E5_QUERY_MAX_TOKENS, _e5_engine, _query_prefix
+    from cairn.retrieval.embeddings.e5 import E5_QUERY_MAX_TOKENS, _e5_engine, _query_prefix
 
     engine = _e5_engine(multilingual_embedder.threads)
     long_task = "Glaciers carve moraines and fjords as they advance and retreat. " * 60

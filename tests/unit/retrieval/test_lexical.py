@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from cairn.retrieval.lexical import LexicalIndex
-from cairn.retrieval.lexical_schema import IndexedPassage
+from cairn.retrieval.lexical.schema import IndexedPassage
 
 
 def P(pid: str, text: str, *, ws: str = "w1", coll: str = "c1", doc: str = "d1", title: str = "") -> IndexedPassage:

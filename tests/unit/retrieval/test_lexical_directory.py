@@ -13,8 +13,8 @@ from whoosh.fields import ID, TEXT, Schema
 
 from cairn.retrieval.checks import IndexUnreadable
 from cairn.retrieval.lexical import LexicalIndex
-from cairn.retrieval.lexical_directory import INDEX_NAME, SUMS_FILE
-from cairn.retrieval.lexical_schema import IndexedPassage
+from cairn.retrieval.lexical.directory import INDEX_NAME, SUMS_FILE
+from cairn.retrieval.lexical.schema import IndexedPassage
 
 PASSAGES = [
     IndexedPassage("p1", "w", "c", "d1", "Etna", "Mount Etna is an active volcano in Sicily."),

@@ -6,7 +6,7 @@ import pytest
 from whoosh import query as wq
 
 from cairn.retrieval.lexical import IndexedPassage, LexicalIndex
-from cairn.retrieval.lexical_query import bm25_query, filter_query
+from cairn.retrieval.lexical.query import bm25_query, filter_query
 
 
 def test_terms_are_distinct_body_terms_in_first_occurrence_order():

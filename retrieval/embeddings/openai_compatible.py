@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from cairn.retrieval.embedding_base import EmbeddingError, _check_texts, _normalize_rows
+from cairn.retrieval.embeddings.base import EmbeddingError, _check_texts, _normalize_rows
 
 if TYPE_CHECKING:
     import httpx

@@ -2,7 +2,7 @@
 
 Scoring: Whoosh's ``BM25F`` weighting (per-field Okapi BM25, Robertson & Zaragoza 2009)
 with k1 = 1.5, b = 0.75 (the values of the reference bm25s baseline), computed
-term-at-a-time in numpy by :mod:`retrieval.lexical_scoring` from Whoosh's postings (same
+term-at-a-time in numpy by :mod:`retrieval.lexical.scoring` from Whoosh's postings (same
 scores; ~10x less CPU than Whoosh's matcher tree), Whoosh's own search for phrase or
 title-boosted queries. The query is a
 disjunction (OR) of the query's analysed terms, like classic BM25, not Whoosh's default
@@ -42,10 +42,10 @@ readers seek and read, so a searcher must not be used by two threads at once) an
 replaced by a new searcher right after each commit, so a caller reads its own writes.
 
 This module holds :class:`LexicalIndex`, which ties the pieces together under those locks:
-the passage document and schema (:mod:`retrieval.lexical_schema`), the index directory and
-its analyzer version (:mod:`retrieval.lexical_directory`), commits
-(:mod:`retrieval.lexical_writing`), query building (:mod:`retrieval.lexical_query`), search
-execution (:mod:`retrieval.lexical_search`) and numpy BM25 (:mod:`retrieval.lexical_scoring`).
+the passage document and schema (:mod:`retrieval.lexical.schema`), the index directory and
+its analyzer version (:mod:`retrieval.lexical.directory`), commits
+(:mod:`retrieval.lexical.writing`), query building (:mod:`retrieval.lexical.query`), search
+execution (:mod:`retrieval.lexical.search`) and numpy BM25 (:mod:`retrieval.lexical.scoring`).
 """
 
 from __future__ import annotations
@@ -61,12 +61,12 @@ from whoosh.searching import Searcher
 from whoosh.writing import CLEAR
 
 from cairn.retrieval.checks import check_ids
-from cairn.retrieval.lexical_directory import open_passage_index, record_sums
-from cairn.retrieval.lexical_query import CJK_MODES, bm25_query
-from cairn.retrieval.lexical_schema import IndexedPassage
-from cairn.retrieval.lexical_scoring import SegmentArrays
-from cairn.retrieval.lexical_search import allowed_docs, ranked_passages
-from cairn.retrieval.lexical_writing import commit, commit_deletions, commit_passages
+from cairn.retrieval.lexical.directory import open_passage_index, record_sums
+from cairn.retrieval.lexical.query import CJK_MODES, bm25_query
+from cairn.retrieval.lexical.schema import IndexedPassage
+from cairn.retrieval.lexical.scoring import SegmentArrays
+from cairn.retrieval.lexical.search import allowed_docs, ranked_passages
+from cairn.retrieval.lexical.writing import commit, commit_deletions, commit_passages
 
 
 class LexicalIndex:
@@ -150,7 +150,7 @@ class LexicalIndex:
         self._filter_cache: dict[tuple, Any] = {}
         self._passage_ids: dict[int, str] = {}
         """Passage id of each document number read so far, for the current searcher
-        (:func:`retrieval.lexical_search.passage_id`)."""
+        (:func:`retrieval.lexical.search.passage_id`)."""
         self._segment_arrays = SegmentArrays()
 
     # -- writing ---------------------------------------------------------------------
@@ -247,7 +247,7 @@ class LexicalIndex:
                 None disables pruning.
 
         Returns:
-            See :func:`retrieval.lexical_query.bm25_query`.
+            See :func:`retrieval.lexical.query.bm25_query`.
         """
         prune = self.prune_df_ratio < 1 and searcher is not None and searcher.doc_count_all() >= self.prune_min_docs
         return bm25_query(

@@ -3,7 +3,7 @@
 In cluster mode (``CAIRN_QDRANT_URL``) a passage is one Qdrant point carrying the dense
 vector of its embedding model's space (the named vector ``"minilm"``, ``"e5"`` or
 ``"openai"``: :mod:`retrieval.dense`) and the lexical leg's sparse BM25 vectors (named
-``"bm25_a2"`` and ``"bm25_tf_a2"``, :mod:`retrieval.sparse_bm25`). The legs are written at different times (BM25 at once,
+``"bm25_a2"`` and ``"bm25_tf_a2"``, :mod:`retrieval.lexical.sparse`). The legs are written at different times (BM25 at once,
 the embedding later), so no writer may replace a whole point: Qdrant's ``upsert`` overwrites
 every vector of an existing point. :func:`write_named_vectors` therefore updates only its own
 vectors on points that exist (``update_vectors``) and creates the missing ones (``upsert``
@@ -28,7 +28,7 @@ from typing import Any
 from uuid import UUID
 
 from cairn.retrieval.checks import IndexUnreadable, describe
-from cairn.retrieval.vector_types import PAYLOAD_KEYS, UPSERT_BATCH, VectorStoreInUse, VectorStoreUnavailable
+from cairn.retrieval.vectors.types import PAYLOAD_KEYS, UPSERT_BATCH, VectorStoreInUse, VectorStoreUnavailable
 
 
 def unavailable(url: str, exc: BaseException) -> VectorStoreUnavailable:

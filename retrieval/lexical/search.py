@@ -1,6 +1,6 @@
-"""Search execution for :class:`retrieval.lexical.LexicalIndex` on one searcher: the
+"""Search execution for :class:`retrieval.lexical.whoosh_index.LexicalIndex` on one searcher: the
 filter's allowed documents and passage ids (cached per commit), and the ranking — numpy BM25
-(:mod:`retrieval.lexical_scoring`) for plain term disjunctions, Whoosh's own search for the
+(:mod:`retrieval.lexical.scoring`) for plain term disjunctions, Whoosh's own search for the
 rest. The caller holds the index's search lock and clears the caches after each commit."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 from whoosh import query as wq
 from whoosh.searching import Searcher
 
-from cairn.retrieval.lexical_query import filter_query
-from cairn.retrieval.lexical_scoring import SegmentArrays, allowed_mask, bm25_top, disjunction_terms
+from cairn.retrieval.lexical.query import filter_query
+from cairn.retrieval.lexical.scoring import SegmentArrays, allowed_mask, bm25_top, disjunction_terms
 
 SCORE_DECIMALS = 9
 """Scores are rounded to 9 decimals so sums that differ only by float rounding (e.g. the
@@ -23,7 +23,7 @@ FILTER_CACHE_SIZE = 256
 
 
 PASSAGE_ID_CACHE_SIZE = 500_000
-"""Document numbers whose passage id a :class:`retrieval.lexical.LexicalIndex` keeps (~60 MB at most)."""
+"""Document numbers whose passage id a :class:`retrieval.lexical.whoosh_index.LexicalIndex` keeps (~60 MB at most)."""
 
 
 def ranked_passages(
@@ -40,13 +40,13 @@ def ranked_passages(
 ) -> list[tuple[str, float]]:
     """Rank the allowed passages against a scoring query.
 
-    Plain term disjunctions are scored by :func:`retrieval.lexical_scoring.bm25_top`;
+    Plain term disjunctions are scored by :func:`retrieval.lexical.scoring.bm25_top`;
     anything else (phrases, a boosted title field) by Whoosh's search, fetching more
     until every document tied with the last kept score is in view.
 
     Args:
         searcher: The current searcher (caller holds the search lock).
-        scoring: Query from :meth:`retrieval.lexical.LexicalIndex.build_query`.
+        scoring: Query from :meth:`retrieval.lexical.whoosh_index.LexicalIndex.build_query`.
         allowed: Allowed document numbers, non-empty (:func:`allowed_docs`).
         mask: Their boolean mask (:func:`allowed_docs`).
         k1: BM25 term-frequency saturation.

@@ -1,7 +1,7 @@
 """The lexical leg as sparse BM25 vectors in Qdrant (cluster mode: no local search state).
 
 With ``CAIRN_QDRANT_URL`` the BM25 leg lives in the same Qdrant collection as the dense
-vectors, as the named sparse vector ``"bm25_a2"`` (:data:`BM25_VECTOR`, named with the analyzer version; :mod:`retrieval.qdrant_shared`), so any
+vectors, as the named sparse vector ``"bm25_a2"`` (:data:`BM25_VECTOR`, named with the analyzer version; :mod:`retrieval.vectors.qdrant_shared`), so any
 number of workers answer from one index. Cairn still fuses the legs itself (RRF).
 
 Method — BM25 split between Cairn and Qdrant:
@@ -9,7 +9,7 @@ Method — BM25 split between Cairn and Qdrant:
 * Terms: exactly the Whoosh leg's (:func:`retrieval.analysis.analyze`: NFKC, words for Latin
   and other spaced scripts, lowercased, English stop words removed, Snowball-stemmed;
   overlapping bigrams for CJK, Thai, Lao, Khmer and Myanmar runs). The indexed text is the Whoosh leg's body: ``title + "\\n\\n" + text`` (title in
-  body, the :class:`retrieval.lexical.LexicalIndex` default).
+  body, the :class:`retrieval.lexical.whoosh_index.LexicalIndex` default).
 * Document side (computed here): each term's saturated, length-normalised frequency
   ``tf·(k1 + 1) / (tf + k1·(1 − b + b·len/avg_length))`` with k1 = 1.5, b = 0.75 (the Whoosh
   leg's), ``len`` = the passage's term count quantised to one byte as Whoosh stores it.
@@ -40,7 +40,7 @@ Method — BM25 split between Cairn and Qdrant:
 
 Scores are Qdrant's (float32); results are sorted by score desc, then passage id asc, and
 the engine is asked for more until no tie crosses the cut (as the dense leg:
-:func:`retrieval.vector_types.ranked_search`). The visibility filters (workspace, and any
+:func:`retrieval.vectors.types.ranked_search`). The visibility filters (workspace, and any
 of the given collections / documents) run inside Qdrant; as-of resolution stays in SQL
 after fusion, as with Whoosh (a passage is shared by the versions that contain it).
 """
@@ -58,8 +58,8 @@ from whoosh.util.numeric import byte_to_length, length_to_byte
 
 from cairn.retrieval.analysis import ANALYZER_VERSION, analyze, analyze_runs
 from cairn.retrieval.checks import check_ids
-from cairn.retrieval.lexical_schema import IndexedPassage
-from cairn.retrieval.qdrant_shared import (
+from cairn.retrieval.lexical.schema import IndexedPassage
+from cairn.retrieval.vectors.qdrant_shared import (
     count_holding,
     drop_named_vectors,
     ensure_payload_indexes,
@@ -70,13 +70,13 @@ from cairn.retrieval.qdrant_shared import (
     unavailable,
     write_named_vectors,
 )
-from cairn.retrieval.vector_types import point_id, ranked_search
+from cairn.retrieval.vectors.types import point_id, ranked_search
 
 BM25_VECTOR = f"bm25_a{ANALYZER_VERSION}"
 """Name of the sparse vector (IDF modifier) in the shared collection. It carries the analyzer
 version (:data:`retrieval.analysis.ANALYZER_VERSION`; version 1 wrote ``bm25``): a collection
 holding another version's terms has other sparse names, and the dense index re-creates it
-(:class:`retrieval.client_vectors.ClientVectorIndex`), after which every passage is re-added."""
+(:class:`retrieval.vectors.client.ClientVectorIndex`), after which every passage is re-added."""
 TF_VECTOR = f"bm25_tf_a{ANALYZER_VERSION}"
 """Name of the same weights without the IDF modifier (the ``+ 1`` of Whoosh's IDF, module doc;
 version 1: ``bm25_tf``)."""
@@ -158,10 +158,10 @@ def vocabulary_collisions(texts: Iterable[str]) -> tuple[int, int]:
 
 
 class SparseBM25Index:
-    """The lexical leg in Qdrant; the same interface as :class:`retrieval.lexical.LexicalIndex`.
+    """The lexical leg in Qdrant; the same interface as :class:`retrieval.lexical.whoosh_index.LexicalIndex`.
 
     Exactly one of ``url`` (server/cluster), ``path`` (qdrant-client local mode) or
-    ``client`` (shared with the dense :class:`retrieval.client_vectors.ClientVectorIndex`;
+    ``client`` (shared with the dense :class:`retrieval.vectors.client.ClientVectorIndex`;
     not closed by :meth:`close`) must be given. If the collection is missing it is created
     with only the ``bm25`` sparse vector (no embedder configured); otherwise it must have it.
 
@@ -174,7 +174,7 @@ class SparseBM25Index:
     Raises:
         ValueError: Bad arguments, or the collection exists without a ``bm25`` sparse vector
             with the IDF modifier.
-        VectorStoreInUse / VectorStoreUnavailable: as :func:`retrieval.qdrant_shared.open_client`.
+        VectorStoreInUse / VectorStoreUnavailable: as :func:`retrieval.vectors.qdrant_shared.open_client`.
     """
 
     def __init__(
@@ -280,7 +280,7 @@ class SparseBM25Index:
         limit: int = 100,
     ) -> list[tuple[str, float]]:
         """Rank passages of one workspace by BM25 (same arguments, order and errors as
-        :meth:`retrieval.lexical.LexicalIndex.search`; scores are Qdrant's)."""
+        :meth:`retrieval.lexical.whoosh_index.LexicalIndex.search`; scores are Qdrant's)."""
         if not workspace_id:
             raise ValueError("workspace_id must be a non-empty string")
         if limit < 1:

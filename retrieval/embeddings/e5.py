@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from cairn.retrieval.embedding_base import (
+from cairn.retrieval.embeddings.base import (
     E5_MODEL_DIM,
     E5_MODEL_NAME,
     LOCAL_MAX_SEQ_LENGTH,
@@ -124,7 +124,7 @@ class LocalE5:
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Embed several queries (``query: `` prefix) in one call: the batch path of
-        :class:`retrieval.query_batching.QueryBatcher` (without it the batcher would call
+        :class:`retrieval.embeddings.batching.QueryBatcher` (without it the batcher would call
         :meth:`encode`, the *passage* prefix). Row ``i`` equals ``encode_query(texts[i])``
         within float tolerance.
 
