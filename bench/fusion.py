@@ -7,7 +7,7 @@ Usage::
 
 ``cache`` ingests the dataset into the same data dir as ``bench/beir.py``
 (``bench/out/<dataset>``, gitignored, reused), then for every judged query of every split
-runs the two legs exactly as a pack does — BM25 (:meth:`retrieval.lexical.whoosh_index.LexicalIndex.search`)
+runs the two legs exactly as a pack does — BM25 (:meth:`retrieval.lexical.whoosh_index.WhooshIndex.search`)
 and the dense leg (the configured embedder, Qdrant Edge search) — to depth
 :data:`CACHE_DEPTH`, with the model's vocabulary coverage of the query, and writes them to
 ``bench/out/fusion/<dataset>-legs.json``. ``eval`` reads the caches (no model, seconds) and

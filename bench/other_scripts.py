@@ -31,7 +31,7 @@ Method:
   run on ONNX Runtime when it sets up, and :class:`retrieval.embeddings.e5.LocalE5`, which adds
   the ``passage:``/``query:`` prefixes itself); passages are ranked by cosine (dot product of
   the L2-normalised vectors), ties by passage id. Each model is loaded once.
-* BM25: :class:`retrieval.lexical.whoosh_index.LexicalIndex` with its defaults in a temporary folder, one
+* BM25: :class:`retrieval.lexical.whoosh_index.WhooshIndex` with its defaults in a temporary folder, one
   index per corpus, the paragraph as body and no title, searched with the question (top 10).
   The analyzer is whatever :mod:`retrieval.analysis` is when this runs, so a run before and
   after an analyzer change shows the change; a paragraph BM25 does not return is a miss.
@@ -152,13 +152,13 @@ def embed(
 def bm25_rankings(items: Sequence[Item]) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, float]]:
     """BM25 top 10 of every question, over its language's corpus and over the mixed corpus.
 
-    One :class:`retrieval.lexical.whoosh_index.LexicalIndex` per corpus in a temporary folder (module doc).
+    One :class:`retrieval.lexical.whoosh_index.WhooshIndex` per corpus in a temporary folder (module doc).
 
     Returns:
         ``(pid → ranking in its language's corpus, pid → ranking in the mixed corpus, timings)``,
         keyed by the question's own passage id.
     """
-    from cairn.retrieval.lexical import LexicalIndex
+    from cairn.retrieval.lexical import WhooshIndex
     from cairn.retrieval.lexical.schema import IndexedPassage
 
     def passage(it: Item) -> IndexedPassage:
@@ -172,7 +172,7 @@ def bm25_rankings(items: Sequence[Item]) -> tuple[dict[str, list[str]], dict[str
         )
 
     def search(folder: Path, corpus: Sequence[Item], asked: Sequence[Item]) -> dict[str, list[str]]:
-        index = LexicalIndex(folder)
+        index = WhooshIndex(folder)
         try:
             index.add([passage(it) for it in corpus])
             return {

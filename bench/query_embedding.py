@@ -114,8 +114,8 @@ def concurrent(texts: list[str], callers: int = 8, window_ms: float = 2.0, threa
     :class:`~retrieval.embeddings.batching.QueryBatcher` (cache off), and the batcher's mean pass."""
     import threading
 
-    from cairn.retrieval.embeddings.minilm import LocalMiniLM
     from cairn.retrieval.embeddings.batching import BatchedEmbedder
+    from cairn.retrieval.embeddings.minilm import LocalMiniLM
 
     model = LocalMiniLM(query_threads=threads)
     model.encode_query("warm up")
@@ -185,19 +185,28 @@ async def quality(encoders: dict[str, Encode], data_dir: Path) -> dict:
         for name, encode in encoders.items():
 
             class Variant:
-                """The product's embedder with this variant's query vectors."""
+                """The product's embedder with this variant's query vectors (an Embedder)."""
 
                 def __init__(self, inner) -> None:
-                    self.inner, self.name, self.dim = inner, inner.name, inner.dim
+                    self.inner, self.name, self.dim, self.space = inner, inner.name, inner.dim, inner.space
+
+                def load(self) -> None:
+                    self.inner.load()
 
                 def encode(self, texts):
                     return self.inner.encode(texts)
+
+                def encode_query(self, text):
+                    return encode([text])[0]
 
                 def encode_queries(self, texts):
                     return encode(list(texts))
 
                 def vocabulary_coverage(self, text):
                     return self.inner.vocabulary_coverage(text)
+
+                def close(self) -> None:
+                    self.inner.close()
 
             services.indexes.embedder = BatchedEmbedder(Variant(original.inner), cache_size=0)  # type: ignore[union-attr]
             for mode in ("DENSE", "HYBRID"):

@@ -9,7 +9,7 @@ corpus generation (:mod:`app.packs.row_cache`) and shingle sets. :mod:`bench.lat
 distinct tasks once each (mostly cold); agents repeat tasks and share vocabulary. This runs
 ``--queries`` dataset tasks through :func:`app.packs.service.build_pack` (4,000-token budget)
 twice in a fresh process and prints p50/mean ms and CPU ms per pack for each pass, then the
-BM25 leg alone (``LexicalIndex.search``, limit 200) over the same tasks, twice. A data dir
+BM25 leg alone (``WhooshIndex.search``, limit 200) over the same tasks, twice. A data dir
 built by :mod:`bench.beir` is required. Saves ``bench/out/results/warm-packs-<dataset>.json``.
 """
 

@@ -29,7 +29,7 @@ Method:
   are at consecutive positions and a phrase of bigrams matches the exact string.
 
 Versions (:data:`ANALYZER_VERSION`): terms stored by an older version are rebuilt — the BM25
-index (:class:`retrieval.lexical.whoosh_index.LexicalIndex` records the version it was built with and
+index (:class:`retrieval.lexical.whoosh_index.WhooshIndex` records the version it was built with and
 re-creates itself empty when it differs; the caller re-indexes), cluster mode's sparse BM25
 vectors (their vector names carry the version) and memories' stored terms (a migration).
 
@@ -240,7 +240,7 @@ class ScriptStemFilter(StemFilter):
 LatinStemFilter = ScriptStemFilter
 """The filter's name before analyzer version 2, kept: Whoosh pickles the analyzer into an
 index's table of contents, and a version-1 index names this class when opened to be
-re-created (:class:`retrieval.lexical.whoosh_index.LexicalIndex`)."""
+re-created (:class:`retrieval.lexical.whoosh_index.WhooshIndex`)."""
 
 
 def cairn_analyzer() -> Composable:

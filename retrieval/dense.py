@@ -38,15 +38,10 @@ from cairn.retrieval.embeddings import Embedder
 from cairn.retrieval.language import is_non_latin, passage_is_multilingual
 from cairn.retrieval.vectors import DEFAULT_SPACE
 
-__all__ = ["DEFAULT_SPACE", "DenseModels", "DenseServed", "merge_spaces", "scale_by_space", "space_of"]
+__all__ = ["DEFAULT_SPACE", "DenseModels", "DenseServed", "merge_spaces", "scale_by_space"]
 
 
 Ranked = list[tuple[str, float]]
-
-
-def space_of(embedder: Embedder) -> str:
-    """The named vector of an embedder (its ``space`` attribute, else :data:`DEFAULT_SPACE`)."""
-    return str(getattr(embedder, "space", None) or DEFAULT_SPACE)
 
 
 @dataclass
@@ -83,11 +78,11 @@ class DenseModels:
     def __init__(self, primary: Embedder, multilingual: Embedder | None = None) -> None:
         self.primary = primary
         self.multilingual = multilingual
-        self.by_space: dict[str, Embedder] = {space_of(primary): primary}
+        self.by_space: dict[str, Embedder] = {primary.space: primary}
         if multilingual is not None:
-            if space_of(multilingual) in self.by_space:
-                raise ValueError(f"both models use the named vector {space_of(multilingual)!r}")
-            self.by_space[space_of(multilingual)] = multilingual
+            if multilingual.space in self.by_space:
+                raise ValueError(f"both models use the named vector {multilingual.space!r}")
+            self.by_space[multilingual.space] = multilingual
 
     @property
     def spaces(self) -> dict[str, int]:
@@ -97,18 +92,18 @@ class DenseModels:
     @property
     def primary_space(self) -> str:
         """The primary model's named vector."""
-        return space_of(self.primary)
+        return self.primary.space
 
     @property
     def multilingual_space(self) -> str | None:
         """The multilingual model's named vector, or None without one."""
-        return space_of(self.multilingual) if self.multilingual is not None else None
+        return self.multilingual.space if self.multilingual is not None else None
 
     def passage_space(self, text: str) -> str:
         """The space a passage is embedded in: multilingual for non-Latin script or another
         language than English (:func:`retrieval.language.passage_is_multilingual`), else primary."""
         if self.multilingual is not None and passage_is_multilingual(text):
-            return space_of(self.multilingual)
+            return self.multilingual.space
         return self.primary_space
 
     def encode_passages(

@@ -88,12 +88,11 @@ async def search_legs(
         spaces = await asyncio.to_thread(route) if dense.multilingual is not None else route()
         served.non_latin = dense.primary_space not in spaces
         served.models = [dense.by_space[name].name for name in spaces]
-        coverage_of = getattr(dense.primary, "vocabulary_coverage", None)
 
         def coverage() -> float | None:
-            if coverage_of is None or dense.primary_space not in spaces:
+            if dense.primary_space not in spaces:
                 return None
-            return float(coverage_of(req.task))
+            return dense.primary.vocabulary_coverage(req.task)
 
         def encode() -> Mapping[str, np.ndarray]:
             with span("pack.leg.dense.embed", {"cairn.leg": "dense", "cairn.embedder": " + ".join(served.models)}):

@@ -26,9 +26,10 @@ from cairn.retrieval.embeddings.base import (
 )
 from cairn.retrieval.embeddings.batching import BatchedEmbedder, BatchShapeError, BatchStats, QueryBatcher
 from cairn.retrieval.embeddings.e5 import LocalE5
-from cairn.retrieval.embeddings.factory import Embedder, load_embedder
+from cairn.retrieval.embeddings.factory import load_embedder
 from cairn.retrieval.embeddings.minilm import LocalMiniLM
 from cairn.retrieval.embeddings.openai_compatible import OpenAICompatibleEmbedder
+from cairn.retrieval.embeddings.protocol import Embedder
 
 __all__ = [
     "E5_MODEL_DIM",

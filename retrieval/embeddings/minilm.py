@@ -266,6 +266,9 @@ class LocalMiniLM:
         """
         return _embed_checked(texts, self.dim, self._run_queries)
 
+    def close(self) -> None:
+        """Nothing to release: the model stays loaded for the process (the protocol's member)."""
+
     def _run_queries(self, texts: list[str]) -> np.ndarray:
         """Query vectors: ONNX Runtime when set up at load, else torch with ``query_threads``."""
         self.load()

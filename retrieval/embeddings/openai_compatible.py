@@ -74,6 +74,13 @@ class OpenAICompatibleEmbedder:
             self._dim = int(self._request(["dimension probe"]).shape[1])
         return self._dim
 
+    def load(self) -> None:
+        """Nothing to load: the model runs behind the endpoint."""
+
+    def vocabulary_coverage(self, text: str) -> float | None:
+        """None: the endpoint's tokenizer is not in process."""
+        return None
+
     def _request(self, texts: list[str]) -> np.ndarray:
         import httpx
 

@@ -1,13 +1,26 @@
-"""The BM25 lexical leg: a Whoosh index on disk (:class:`LexicalIndex`, :mod:`.whoosh_index`,
-built from :mod:`.directory`, :mod:`.schema`, :mod:`.writing`, :mod:`.query`, :mod:`.search`
-and :mod:`.scoring`) or sparse BM25 vectors in Qdrant (:class:`SparseBM25Index`,
-:mod:`.sparse`, cluster mode).
+"""The BM25 lexical leg: the :class:`LexicalIndex` protocol, :func:`open_lexical_index` and
+its two backends — :class:`WhooshIndex` (a Whoosh index on disk, :mod:`.whoosh_index`, built
+from :mod:`.directory`, :mod:`.schema`, :mod:`.writing`, :mod:`.query`, :mod:`.search` and
+:mod:`.scoring`) and :class:`SparseBM25Index` (sparse BM25 vectors in Qdrant, :mod:`.sparse`,
+cluster mode).
 """
 
 from __future__ import annotations
 
+from cairn.retrieval.lexical.factory import BACKENDS, open_lexical_index
+from cairn.retrieval.lexical.protocol import LexicalIndex
 from cairn.retrieval.lexical.schema import IndexedPassage
 from cairn.retrieval.lexical.sparse import BM25_VECTOR, TF_VECTOR, SparseBM25Index, sparse_config
-from cairn.retrieval.lexical.whoosh_index import LexicalIndex
+from cairn.retrieval.lexical.whoosh_index import WhooshIndex
 
-__all__ = ["BM25_VECTOR", "TF_VECTOR", "IndexedPassage", "LexicalIndex", "SparseBM25Index", "sparse_config"]
+__all__ = [
+    "BACKENDS",
+    "BM25_VECTOR",
+    "TF_VECTOR",
+    "IndexedPassage",
+    "LexicalIndex",
+    "SparseBM25Index",
+    "WhooshIndex",
+    "open_lexical_index",
+    "sparse_config",
+]

@@ -1,6 +1,6 @@
 """The lexical index's directory: the Whoosh index in it, the analyzer version it records,
 and opening it — or re-creating it empty when its terms were made by another analyzer
-version or its schema by an older layout (:class:`retrieval.lexical.whoosh_index.LexicalIndex` opens it
+version or its schema by an older layout (:class:`retrieval.lexical.whoosh_index.WhooshIndex` opens it
 this way).
 
 Whoosh pickles the schema (with the analyzer's classes, by module path) into the table of

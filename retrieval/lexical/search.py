@@ -1,4 +1,4 @@
-"""Search execution for :class:`retrieval.lexical.whoosh_index.LexicalIndex` on one searcher: the
+"""Search execution for :class:`retrieval.lexical.whoosh_index.WhooshIndex` on one searcher: the
 filter's allowed documents and passage ids (cached per commit), and the ranking — numpy BM25
 (:mod:`retrieval.lexical.scoring`) for plain term disjunctions, Whoosh's own search for the
 rest. The caller holds the index's search lock and clears the caches after each commit."""
@@ -23,7 +23,7 @@ FILTER_CACHE_SIZE = 256
 
 
 PASSAGE_ID_CACHE_SIZE = 500_000
-"""Document numbers whose passage id a :class:`retrieval.lexical.whoosh_index.LexicalIndex` keeps (~60 MB at most)."""
+"""Document numbers whose passage id a :class:`retrieval.lexical.whoosh_index.WhooshIndex` keeps (~60 MB at most)."""
 
 
 def ranked_passages(
@@ -46,7 +46,7 @@ def ranked_passages(
 
     Args:
         searcher: The current searcher (caller holds the search lock).
-        scoring: Query from :meth:`retrieval.lexical.whoosh_index.LexicalIndex.build_query`.
+        scoring: Query from :meth:`retrieval.lexical.whoosh_index.WhooshIndex.build_query`.
         allowed: Allowed document numbers, non-empty (:func:`allowed_docs`).
         mask: Their boolean mask (:func:`allowed_docs`).
         k1: BM25 term-frequency saturation.

@@ -9,7 +9,7 @@ Method — BM25 split between Cairn and Qdrant:
 * Terms: exactly the Whoosh leg's (:func:`retrieval.analysis.analyze`: NFKC, words for Latin
   and other spaced scripts, lowercased, English stop words removed, Snowball-stemmed;
   overlapping bigrams for CJK, Thai, Lao, Khmer and Myanmar runs). The indexed text is the Whoosh leg's body: ``title + "\\n\\n" + text`` (title in
-  body, the :class:`retrieval.lexical.whoosh_index.LexicalIndex` default).
+  body, the :class:`retrieval.lexical.whoosh_index.WhooshIndex` default).
 * Document side (computed here): each term's saturated, length-normalised frequency
   ``tf·(k1 + 1) / (tf + k1·(1 − b + b·len/avg_length))`` with k1 = 1.5, b = 0.75 (the Whoosh
   leg's), ``len`` = the passage's term count quantised to one byte as Whoosh stores it.
@@ -158,7 +158,8 @@ def vocabulary_collisions(texts: Iterable[str]) -> tuple[int, int]:
 
 
 class SparseBM25Index:
-    """The lexical leg in Qdrant; the same interface as :class:`retrieval.lexical.whoosh_index.LexicalIndex`.
+    """The lexical leg in Qdrant: a :class:`retrieval.lexical.protocol.LexicalIndex`, as
+    :class:`retrieval.lexical.whoosh_index.WhooshIndex`.
 
     Exactly one of ``url`` (server/cluster), ``path`` (qdrant-client local mode) or
     ``client`` (shared with the dense :class:`retrieval.vectors.client.ClientVectorIndex`;
@@ -207,6 +208,10 @@ class SparseBM25Index:
             client = open_client(url=url, path=path, api_key=api_key, timeout=timeout)
         self._client: Any = client
         self._lock = threading.Lock()
+        self.migrated: str | None = None
+        """Always None: a collection of another layout is re-created by the dense index that
+        shares it (:class:`retrieval.vectors.client.ClientVectorIndex`, whose ``migrated`` says
+        so); :class:`retrieval.lexical.protocol.LexicalIndex`'s member."""
         try:
             self._ensure_collection()
         except (ResponseHandlingException, UnexpectedResponse) as exc:
@@ -280,7 +285,7 @@ class SparseBM25Index:
         limit: int = 100,
     ) -> list[tuple[str, float]]:
         """Rank passages of one workspace by BM25 (same arguments, order and errors as
-        :meth:`retrieval.lexical.whoosh_index.LexicalIndex.search`; scores are Qdrant's)."""
+        :meth:`retrieval.lexical.whoosh_index.WhooshIndex.search`; scores are Qdrant's)."""
         if not workspace_id:
             raise ValueError("workspace_id must be a non-empty string")
         if limit < 1:

@@ -26,7 +26,7 @@ separate title field x1.5, k1 1.2      0.647         0.952      99 ms
 (reference bm25s: SciFact 0.6863, JSQuAD 0.9705). A separately boosted title rewards
 every passage of a document equally and costs a second posting walk per term.
 
-Optional ``max_df`` pruning (``prune_df_ratio`` < 1, see :meth:`LexicalIndex.build_query`)
+Optional ``max_df`` pruning (``prune_df_ratio`` < 1, see :meth:`WhooshIndex.build_query`)
 trades quality for speed: 0.2 → SciFact 0.681 at 25 ms p50, 0.1 → 0.671 at 14 ms;
 JSQuAD recall is unchanged (0.967–0.970) and its p50 drops from 28 to 12 ms. Off by default.
 
@@ -41,7 +41,7 @@ Concurrency: one writer at a time (``_write_lock``, one commit per :meth:`add` o
 readers seek and read, so a searcher must not be used by two threads at once) and
 replaced by a new searcher right after each commit, so a caller reads its own writes.
 
-This module holds :class:`LexicalIndex`, which ties the pieces together under those locks:
+This module holds :class:`WhooshIndex`, which ties the pieces together under those locks:
 the passage document and schema (:mod:`retrieval.lexical.schema`), the index directory and
 its analyzer version (:mod:`retrieval.lexical.directory`), commits
 (:mod:`retrieval.lexical.writing`), query building (:mod:`retrieval.lexical.query`), search
@@ -69,7 +69,7 @@ from cairn.retrieval.lexical.search import allowed_docs, ranked_passages
 from cairn.retrieval.lexical.writing import commit, commit_deletions, commit_passages
 
 
-class LexicalIndex:
+class WhooshIndex:
     """A persistent BM25 index of passages in one directory (see module doc).
 
     Args:
@@ -345,7 +345,7 @@ class LexicalIndex:
                 self._searcher.close()
                 self._searcher = None
 
-    def __enter__(self) -> LexicalIndex:
+    def __enter__(self) -> WhooshIndex:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -1,7 +1,7 @@
 """Writes to the passage index: one Whoosh commit that adds, replaces or deletes passages,
 cancelled if anything fails — also the commit itself (:func:`commit`): Whoosh releases its
 write lock only when a commit succeeds, so a commit that hit a full disk left the lock held and
-refused every later write until a restart (issue 32). :class:`retrieval.lexical.whoosh_index.LexicalIndex`
+refused every later write until a restart (issue 32). :class:`retrieval.lexical.whoosh_index.WhooshIndex`
 holds its own write lock around each and swaps in a new searcher after it."""
 
 from __future__ import annotations

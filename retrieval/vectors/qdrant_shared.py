@@ -178,17 +178,18 @@ def drop_named_vectors(
     client: Any, collection: str, vectors: Sequence[str], point_ids: Sequence[str] | None = None
 ) -> None:
     """Remove the named ``vectors`` from the given points (all points when None); other vectors,
-    the payload and the points stay."""
+    the payload and the points stay. Ids of points that do not exist are ignored: they are
+    selected by a filter (``has_id``), as qdrant-client's local mode raises ``KeyError`` for an
+    unknown id in a ``PointIdsList`` (found by tests/unit/retrieval/test_lexical_backends.py)."""
     from qdrant_client import models
 
-    selector: Any
-    if point_ids is None:
-        selector = models.FilterSelector(filter=models.Filter())
-    else:
-        if not point_ids:
-            return
+    if point_ids is not None and not point_ids:
+        return
+    must: list[Any] = []
+    if point_ids is not None:
         ids: list[int | str | UUID] = list(point_ids)
-        selector = models.PointIdsList(points=ids)
+        must.append(models.HasIdCondition(has_id=ids))
+    selector = models.FilterSelector(filter=models.Filter(must=must))
     client.delete_vectors(collection, vectors=list(vectors), points=selector, wait=True)
 
 

@@ -183,8 +183,8 @@ def test_the_readme_configuration_table_lists_every_setting():
 
 
 def test_open_indexes_batches_queries_with_the_query_settings(tmp_path):
-    from cairn.retrieval.embeddings.minilm import LocalMiniLM
     from cairn.retrieval.embeddings.batching import BatchedEmbedder
+    from cairn.retrieval.embeddings.minilm import LocalMiniLM
 
     settings = Settings(
         data_dir=tmp_path / "d", query_batch_window_ms=4, query_batch_max=3, query_cache_size=7, query_threads=2

@@ -7,7 +7,7 @@ import random
 import pytest
 from whoosh import query as wq
 
-from cairn.retrieval.lexical import IndexedPassage, LexicalIndex
+from cairn.retrieval.lexical import IndexedPassage, WhooshIndex
 from cairn.retrieval.lexical.query import filter_query
 from cairn.retrieval.lexical.scoring import disjunction_terms
 
@@ -38,8 +38,8 @@ WORDS = [
 KANA = "東京大阪検索文書意味細胞遺伝子患者免疫"
 
 
-def whoosh_reference(ix: LexicalIndex, text: str, workspace_id: str, collection_ids=None, limit: int = 20):
-    """Whoosh's own search (document-at-a-time matchers), ordered like LexicalIndex.search."""
+def whoosh_reference(ix: WhooshIndex, text: str, workspace_id: str, collection_ids=None, limit: int = 20):
+    """Whoosh's own search (document-at-a-time matchers), ordered like WhooshIndex.search."""
     s = ix._searcher
     q = ix.build_query(text, s)
     comb = s._filter_to_comb(filter_query(workspace_id, collection_ids))
@@ -55,7 +55,7 @@ def whoosh_reference(ix: LexicalIndex, text: str, workspace_id: str, collection_
 @pytest.fixture
 def many_segments(tmp_path):
     rng = random.Random(3)
-    ix = LexicalIndex(tmp_path / "lex")
+    ix = WhooshIndex(tmp_path / "lex")
     n = 0
     for batch in range(4):  # four commits → several segments
         rows = []

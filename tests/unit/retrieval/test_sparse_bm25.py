@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 from qdrant_client import QdrantClient
 
-from cairn.retrieval.vectors.client import ClientVectorIndex
-from cairn.retrieval.lexical import LexicalIndex
+from cairn.retrieval.lexical import WhooshIndex
 from cairn.retrieval.lexical.schema import IndexedPassage
 from cairn.retrieval.lexical.sparse import (
     BM25_VECTOR,
@@ -20,6 +19,7 @@ from cairn.retrieval.lexical.sparse import (
     term_index,
 )
 from cairn.retrieval.vectors import VectorPoint
+from cairn.retrieval.vectors.client import ClientVectorIndex
 
 
 def P(pid: str, text: str, *, ws: str = "w1", coll: str = "c1", doc: str = "d1", title: str = "") -> IndexedPassage:
@@ -49,7 +49,7 @@ QUERIES = [
 
 @pytest.fixture
 def whoosh(tmp_path):
-    ix = LexicalIndex(tmp_path / "lex")
+    ix = WhooshIndex(tmp_path / "lex")
     ix.add(CORPUS)
     yield ix
     ix.close()
