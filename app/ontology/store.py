@@ -37,6 +37,7 @@ from cairn.app.core.models import KnowledgeNetwork, ObjectInstance, ObjectType
 from cairn.app.ontology.load import vector_from_b64
 from cairn.retrieval.analysis import analyze_runs, cairn_analyzer
 from cairn.retrieval.embeddings import Embedder
+from cairn.retrieval.lexical import WHOOSH_BM25
 
 MAX_CACHED_TYPES = 256
 
@@ -67,7 +68,10 @@ class TypeIndex:
         if not terms or self.text_index is None:
             return {}
         q = wq.Or([wq.Term(f, t) for f in fields for t in dict.fromkeys(terms)])
-        with self._search_lock, self.text_index.searcher(weighting=BM25F(B=0.75, K1=1.5)) as searcher:
+        with (
+            self._search_lock,
+            self.text_index.searcher(weighting=BM25F(B=WHOOSH_BM25.b, K1=WHOOSH_BM25.k1)) as searcher,
+        ):
             hits = searcher.search(q, limit=None)
             return {int(h["pos"]): float(h.score) for h in hits}
 

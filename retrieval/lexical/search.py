@@ -11,6 +11,7 @@ from typing import Any
 from whoosh import query as wq
 from whoosh.searching import Searcher
 
+from cairn.retrieval.lexical.bm25 import BM25Params
 from cairn.retrieval.lexical.query import filter_query
 from cairn.retrieval.lexical.scoring import SegmentArrays, allowed_mask, bm25_top, disjunction_terms
 
@@ -32,8 +33,7 @@ def ranked_passages(
     allowed: Any,
     mask: Any,
     *,
-    k1: float,
-    b: float,
+    params: BM25Params,
     limit: int,
     arrays: SegmentArrays,
     passage_ids: dict[int, str],
@@ -49,8 +49,7 @@ def ranked_passages(
         scoring: Query from :meth:`retrieval.lexical.whoosh_index.WhooshIndex.build_query`.
         allowed: Allowed document numbers, non-empty (:func:`allowed_docs`).
         mask: Their boolean mask (:func:`allowed_docs`).
-        k1: BM25 term-frequency saturation.
-        b: BM25 length normalisation.
+        params: The index's BM25 parameters (:data:`retrieval.lexical.bm25.WHOOSH_BM25`).
         limit: Maximum results, >= 1.
         arrays: The index's per-segment arrays.
         passage_ids: Passage id cache of this searcher (:func:`passage_id`).
@@ -62,7 +61,7 @@ def ranked_passages(
     spec = disjunction_terms(scoring)
     top = None
     if spec is not None:
-        top = bm25_top(searcher, spec[0], spec[1], mask, k1=k1, b=b, limit=limit, arrays=arrays)
+        top = bm25_top(searcher, spec[0], spec[1], mask, params=params, limit=limit, arrays=arrays)
     if top is not None:
         scored = [(passage_id(searcher, passage_ids, docnum), round(score, SCORE_DECIMALS)) for docnum, score in top]
         scored.sort(key=lambda item: (-item[1], item[0]))

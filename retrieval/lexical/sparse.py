@@ -11,8 +11,9 @@ Method — BM25 split between Cairn and Qdrant:
   overlapping bigrams for CJK, Thai, Lao, Khmer and Myanmar runs). The indexed text is the Whoosh leg's body: ``title + "\\n\\n" + text`` (title in
   body, the :class:`retrieval.lexical.whoosh_index.WhooshIndex` default).
 * Document side (computed here): each term's saturated, length-normalised frequency
-  ``tf·(k1 + 1) / (tf + k1·(1 − b + b·len/avg_length))`` with k1 = 1.5, b = 0.75 (the Whoosh
-  leg's), ``len`` = the passage's term count quantised to one byte as Whoosh stores it.
+  ``tf·(k1 + 1) / (tf + k1·(1 − b + b·len/avg_length))`` (:func:`retrieval.lexical.bm25.term_score`
+  with IDF 1) with k1 = 1.5, b = 0.75 (the Whoosh leg's; :data:`retrieval.lexical.bm25.SPARSE_BM25`),
+  ``len`` = the passage's term count quantised to one byte as Whoosh stores it.
   ``avg_length`` is a constant (:data:`DEFAULT_AVG_LENGTH`, or
   ``CAIRN_BM25_AVG_LENGTH``), not the live corpus mean Whoosh uses: a corpus statistic
   would need shared state and rewriting every point when it moves. Cairn's passages are
@@ -58,6 +59,7 @@ from whoosh.util.numeric import byte_to_length, length_to_byte
 
 from cairn.retrieval.analysis import ANALYZER_VERSION, analyze, analyze_runs
 from cairn.retrieval.checks import check_ids
+from cairn.retrieval.lexical.bm25 import IDF, SPARSE_BM25, BM25Params, term_score
 from cairn.retrieval.lexical.schema import IndexedPassage
 from cairn.retrieval.vectors.qdrant_shared import (
     count_holding,
@@ -82,8 +84,6 @@ TF_VECTOR = f"bm25_tf_a{ANALYZER_VERSION}"
 version 1: ``bm25_tf``)."""
 PREFETCH_FACTOR = 4
 
-K1 = 1.5
-B = 0.75
 DEFAULT_AVG_LENGTH = 100.0
 """Average passage length in analysed terms assumed by the document weights (module doc).
 Measured: SciFact abstracts chunked at the default 200 cl100k tokens average ~95 analysed terms."""
@@ -115,13 +115,13 @@ def body_of(title: str, text: str) -> str:
 
 
 def document_vector(
-    text: str, *, k1: float = K1, b: float = B, avg_length: float = DEFAULT_AVG_LENGTH
+    text: str, *, params: BM25Params = SPARSE_BM25, avg_length: float = DEFAULT_AVG_LENGTH
 ) -> tuple[list[int], list[float]]:
     """BM25 document weights of ``text`` as a sparse vector (module doc).
 
     Args:
         text: The indexed text (:func:`body_of`).
-        k1, b: BM25 parameters.
+        params: k1 and b (the IDF is applied by Qdrant at search time).
         avg_length: Assumed mean passage length in analysed terms, > 0.
 
     Returns:
@@ -130,10 +130,12 @@ def document_vector(
     terms = analyze(text)
     if not terms:
         return [], []
-    norm = k1 * ((1 - b) + b * quantised_length(len(terms)) / avg_length)
+    length = quantised_length(len(terms))
     tf = Counter(term_index(t) for t in terms)  # colliding terms merge here
     indices = sorted(tf)
-    return indices, [tf[i] * (k1 + 1) / (tf[i] + norm) for i in indices]
+    return indices, [
+        term_score(tf=tf[i], length=length, avg_length=avg_length, idf=1.0, params=params) for i in indices
+    ]
 
 
 def query_vector(query: str) -> tuple[list[int], list[float]]:
@@ -169,7 +171,8 @@ class SparseBM25Index:
     Args:
         url, path, client, api_key, timeout: Where the collection is (as the dense index).
         collection: Collection name (``CAIRN_QDRANT_COLLECTION``).
-        k1, b: BM25 parameters (``k1`` > 0, ``b`` in [0, 1]).
+        bm25: k1, b and the IDF variant (default :data:`retrieval.lexical.bm25.SPARSE_BM25`); the IDF
+            must be Qdrant's plus one, the one the collection's two sparse vectors compute.
         avg_length: Assumed mean passage length in analysed terms, > 0.
 
     Raises:
@@ -187,8 +190,7 @@ class SparseBM25Index:
         api_key: str | None = None,
         collection: str = "passages",
         timeout: int = 30,
-        k1: float = K1,
-        b: float = B,
+        bm25: BM25Params = SPARSE_BM25,
         avg_length: float = DEFAULT_AVG_LENGTH,
     ) -> None:
         from qdrant_client import models
@@ -198,11 +200,13 @@ class SparseBM25Index:
             raise ValueError("give exactly one of url, path or client")
         if not collection:
             raise ValueError("collection must be non-empty")
-        if not k1 > 0 or not 0 <= b <= 1 or not avg_length > 0:
-            raise ValueError(f"need k1 > 0, 0 <= b <= 1, avg_length > 0; got {k1}, {b}, {avg_length}")
+        if not avg_length > 0:
+            raise ValueError(f"avg_length must be > 0, got {avg_length}")
+        if bm25.idf is not IDF.LUCENE_PLUS_ONE:
+            raise ValueError(f"the sparse index scores with Qdrant's IDF plus one, not {bm25.idf.value!r}")
         self._models = models
         self.collection = collection
-        self.k1, self.b, self.avg_length = float(k1), float(b), float(avg_length)
+        self.bm25, self.avg_length = bm25, float(avg_length)
         self._owns_client = client is None
         if client is None:
             client = open_client(url=url, path=path, api_key=api_key, timeout=timeout)
@@ -259,9 +263,7 @@ class SparseBM25Index:
         items = []
         for pid in sorted(latest):
             p = latest[pid]
-            indices, values = document_vector(
-                body_of(p.title, p.text), k1=self.k1, b=self.b, avg_length=self.avg_length
-            )
+            indices, values = document_vector(body_of(p.title, p.text), params=self.bm25, avg_length=self.avg_length)
             payload = {
                 "passage_id": p.passage_id,
                 "workspace_id": p.workspace_id,

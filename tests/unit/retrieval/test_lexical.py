@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from cairn.retrieval.lexical import WhooshIndex
+from cairn.retrieval.lexical import IDF, BM25Params, WhooshIndex
 from cairn.retrieval.lexical.schema import IndexedPassage
 
 
@@ -210,7 +210,15 @@ def test_title_field_scoring_without_title_in_body(tmp_path):
     body_only.close()
 
 
-@pytest.mark.parametrize("kwargs", [{"k1": 0}, {"b": 1.5}, {"title_boost": -1}, {"procs": 0}, {"prune_df_ratio": 0}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"bm25": BM25Params(k1=1.5, b=0.75, idf=IDF.LUCENE)},  # Whoosh's own search scores with its IDF
+        {"title_boost": -1},
+        {"procs": 0},
+        {"prune_df_ratio": 0},
+    ],
+)
 def test_invalid_options(tmp_path, kwargs):
     with pytest.raises(ValueError):
         WhooshIndex(tmp_path / "x", **kwargs)
