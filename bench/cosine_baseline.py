@@ -77,8 +77,8 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=60)
     ap.add_argument("--passages", type=int, default=300)
     args = ap.parse_args()
-    from cairn.retrieval.e5 import LocalE5
-    from cairn.retrieval.minilm import LocalMiniLM
+    from cairn.retrieval.embeddings.e5 import LocalE5
+    from cairn.retrieval.embeddings.minilm import LocalMiniLM
 
     cjk_q = _seed_lines(args.queries)
     ja_p = _jsonl(SHARED / "jsquad/beir/corpus.jsonl", args.passages, "text", title=True)

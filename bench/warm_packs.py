@@ -4,12 +4,12 @@ Usage: ``.venv/bin/python -m bench.warm_packs [--data-dir bench/out/scifact] [--
 [--queries 80] [--retrieval HYBRID]``
 
 The server keeps what recurs between packs: query vectors (LRU), decoded BM25 posting lists
-(:class:`retrieval.lexical_scoring.SegmentArrays`), passage ids per searcher, passage rows per
+(:class:`retrieval.lexical.scoring.SegmentArrays`), passage ids per searcher, passage rows per
 corpus generation (:mod:`app.packs.row_cache`) and shingle sets. :mod:`bench.latency` sends
 distinct tasks once each (mostly cold); agents repeat tasks and share vocabulary. This runs
 ``--queries`` dataset tasks through :func:`app.packs.service.build_pack` (4,000-token budget)
 twice in a fresh process and prints p50/mean ms and CPU ms per pack for each pass, then the
-BM25 leg alone (``LexicalIndex.search``, limit 200) over the same tasks, twice. A data dir
+BM25 leg alone (``WhooshIndex.search``, limit 200) over the same tasks, twice. A data dir
 built by :mod:`bench.beir` is required. Saves ``bench/out/results/warm-packs-<dataset>.json``.
 """
 
@@ -33,7 +33,7 @@ async def run(data_dir: Path, dataset: str, n: int, retrieval: str) -> dict:
     """Both passes of packs and of the BM25 leg; returns the figures."""
     from cairn.app.packs.service import build_pack
     from cairn.app.packs.types import PackRequest
-    from cairn.retrieval.lexical_scoring import SegmentArrays
+    from cairn.retrieval.lexical.scoring import SegmentArrays
 
     services, principal, close = await open_services(data_dir)
     try:

@@ -22,14 +22,14 @@ Method:
   ``าษ``, … (the unit is the grapheme cluster, so a Thai letter keeps its vowel and tone
   marks: ``กินข้าว`` → ``กิน``, ``นข้``, ``ข้า``, ``าว``); a run of one unit becomes that unigram. This is the CJK bigram scheme of
   Lucene's ``CJKBigramFilter`` (and of most BM25 baselines on CJK): no dictionary, no
-  segmenter; BM25 recall@10 on JSQuAD 0.967 with :mod:`retrieval.lexical`'s defaults
+  segmenter; BM25 recall@10 on JSQuAD 0.967 with :mod:`retrieval.lexical.whoosh_index`'s defaults
   (reference with Sudachi/Janome: +0.001–0.006). Character n-grams are likewise the
   dictionary-free baseline for Thai (Lucene's own Thai analyzer needs ICU's dictionary).
 * Positions count every emitted token (a bigram is one position), so the bigrams of a run
   are at consecutive positions and a phrase of bigrams matches the exact string.
 
 Versions (:data:`ANALYZER_VERSION`): terms stored by an older version are rebuilt — the BM25
-index (:class:`retrieval.lexical.LexicalIndex` records the version it was built with and
+index (:class:`retrieval.lexical.whoosh_index.WhooshIndex` records the version it was built with and
 re-creates itself empty when it differs; the caller re-indexes), cluster mode's sparse BM25
 vectors (their vector names carry the version) and memories' stored terms (a migration).
 
@@ -240,7 +240,7 @@ class ScriptStemFilter(StemFilter):
 LatinStemFilter = ScriptStemFilter
 """The filter's name before analyzer version 2, kept: Whoosh pickles the analyzer into an
 index's table of contents, and a version-1 index names this class when opened to be
-re-created (:class:`retrieval.lexical.LexicalIndex`)."""
+re-created (:class:`retrieval.lexical.whoosh_index.WhooshIndex`)."""
 
 
 def cairn_analyzer() -> Composable:

@@ -2,7 +2,7 @@
 spaces a task searches, and how their results become one ranking.
 
 Models (:class:`DenseModels`): the primary model (all-MiniLM-L6-v2, or an OpenAI-compatible
-endpoint) and optionally multilingual-e5-small (:class:`retrieval.e5.LocalE5`). Each
+endpoint) and optionally multilingual-e5-small (:class:`retrieval.embeddings.e5.LocalE5`). Each
 model has its own Qdrant named vector (its ``space``); a passage is embedded by one model and
 stored in that model's space only, and vectors of different models are never compared.
 
@@ -35,17 +35,12 @@ import numpy as np
 
 from cairn.retrieval.embeddings import Embedder
 from cairn.retrieval.language import is_non_latin, passage_is_multilingual
-from cairn.retrieval.vector_types import DEFAULT_SPACE
+from cairn.retrieval.vectors import DEFAULT_SPACE
 
-__all__ = ["DEFAULT_SPACE", "DenseModels", "merge_spaces", "scale_by_space", "space_of"]
+__all__ = ["DEFAULT_SPACE", "DenseModels", "merge_spaces", "scale_by_space"]
 
 
 Ranked = list[tuple[str, float]]
-
-
-def space_of(embedder: Embedder) -> str:
-    """The named vector of an embedder (its ``space`` attribute, else :data:`DEFAULT_SPACE`)."""
-    return str(getattr(embedder, "space", None) or DEFAULT_SPACE)
 
 
 class DenseModels:
@@ -62,11 +57,11 @@ class DenseModels:
     def __init__(self, primary: Embedder, multilingual: Embedder | None = None) -> None:
         self.primary = primary
         self.multilingual = multilingual
-        self.by_space: dict[str, Embedder] = {space_of(primary): primary}
+        self.by_space: dict[str, Embedder] = {primary.space: primary}
         if multilingual is not None:
-            if space_of(multilingual) in self.by_space:
-                raise ValueError(f"both models use the named vector {space_of(multilingual)!r}")
-            self.by_space[space_of(multilingual)] = multilingual
+            if multilingual.space in self.by_space:
+                raise ValueError(f"both models use the named vector {multilingual.space!r}")
+            self.by_space[multilingual.space] = multilingual
 
     @property
     def spaces(self) -> dict[str, int]:
@@ -76,18 +71,18 @@ class DenseModels:
     @property
     def primary_space(self) -> str:
         """The primary model's named vector."""
-        return space_of(self.primary)
+        return self.primary.space
 
     @property
     def multilingual_space(self) -> str | None:
         """The multilingual model's named vector, or None without one."""
-        return space_of(self.multilingual) if self.multilingual is not None else None
+        return self.multilingual.space if self.multilingual is not None else None
 
     def passage_space(self, text: str) -> str:
         """The space a passage is embedded in: multilingual for non-Latin script or another
         language than English (:func:`retrieval.language.passage_is_multilingual`), else primary."""
         if self.multilingual is not None and passage_is_multilingual(text):
-            return space_of(self.multilingual)
+            return self.multilingual.space
         return self.primary_space
 
     def encode_passages(

@@ -84,7 +84,7 @@ ROUTING_VERSION = 2
 """Version of the rule that picks a passage's model (1: CJK only; 2: every non-Latin script,
 and Latin-script passages identified as another language than English). The multilingual
 model's vector space is named with it
-(:attr:`retrieval.e5.LocalE5.space`), so a vector store routed by another version
+(:attr:`retrieval.embeddings.e5.LocalE5.space`), so a vector store routed by another version
 has other names and is re-created and re-filled on open."""
 
 _LATIN = regex.compile(r"\p{Script=Latin}+")

@@ -303,8 +303,7 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
     from cairn.app.main import create_app
     from cairn.app.observability import TracingConfigError
     from cairn.app.observability import configure_from_env as configure_tracing
-    from cairn.retrieval.client_vectors import check_server
-    from cairn.retrieval.vectors import VectorStoreUnavailable
+    from cairn.retrieval.vectors import VectorStoreUnavailable, check_server
 
     lock = None
     try:  # first: a busy port leaves no new data dir or store behind

@@ -6,7 +6,7 @@ stop words dropped and Snowball-stemmed (``answers`` = ``answer``); CJK runs bec
 overlapping character bigrams (``東京都`` → ``東京``, ``京都``). A text made only of stop words
 (``IT``, ``US``) falls back to its folded words, so such a term still matches itself.
 
-* **Verified answers** (:class:`AnswerIndex`): BM25 (k1 = 1.2, b = 0.75) of the asker's
+* **Verified answers** (:class:`AnswerIndex`): BM25 (:data:`ANSWER_BM25`) of the asker's
   terms over each stored question, plus 0.3 × BM25 over its answer (paraphrases often share
   the answer's words); ties by position. Function words never carry a match: an answer is
   listed only when it shares with the asker a *subject term* of its question
@@ -36,7 +36,6 @@ overlapping character bigrams (``東京都`` → ``東京``, ``京都``). A text
 
 from __future__ import annotations
 
-import math
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -53,8 +52,12 @@ from cairn.app.contextsets.subjects import (
     terms,
     with_characters,
 )
+from cairn.retrieval.lexical import IDF, BM25Params, idf, term_score
 
-K1, B = 1.2, 0.75
+ANSWER_BM25 = BM25Params(k1=1.2, b=0.75, idf=IDF.LUCENE)
+"""Okapi BM25 of verified answers (:mod:`retrieval.lexical.bm25`): Lucene's defaults (k1 1.2,
+b 0.75) and its IDF, positive over the few questions of one context set. Not tuned: coverage,
+not the score, decides whether an answer joins a pack (:data:`PACK_MIN_COVERAGE`)."""
 ANSWER_WEIGHT = 0.3
 PACK_MIN_COVERAGE = 0.7
 """A verified answer joins a pack when the task holds ≥ 70 % of its question's subject weight
@@ -103,17 +106,19 @@ class _Field:
                 self.postings.setdefault(t, []).append((i, c))
             self.doc_terms.append(set(counts))
         self.avg = (sum(self.lengths) / self.n) if self.n else 0.0
-        self.idf = {t: math.log(1 + (self.n - len(p) + 0.5) / (len(p) + 0.5)) for t, p in self.postings.items()}
+        self.idf = {t: idf(n_docs=self.n, df=len(p), variant=ANSWER_BM25.idf) for t, p in self.postings.items()}
 
     def score(self, qterms: set[str], into: dict[int, float], weight: float) -> None:
         for t in qterms:
             plist = self.postings.get(t)
             if not plist:
                 continue
-            idf = self.idf[t] * weight
+            weighted = self.idf[t] * weight
+            avg = self.avg or 1.0
             for i, tf in plist:
-                norm = tf + K1 * (1 - B + B * self.lengths[i] / (self.avg or 1.0))
-                into[i] = into.get(i, 0.0) + idf * tf * (K1 + 1) / norm
+                into[i] = into.get(i, 0.0) + term_score(
+                    tf=tf, length=self.lengths[i], avg_length=avg, idf=weighted, params=ANSWER_BM25
+                )
 
 
 class AnswerIndex:

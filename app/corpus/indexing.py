@@ -2,7 +2,7 @@
 
 The BM25 leg is a Whoosh folder under the data dir (embedded default), or, in cluster mode
 (``CAIRN_QDRANT_URL``), sparse BM25 vectors in the same Qdrant collection as the dense
-vectors (:mod:`retrieval.sparse_bm25`): then no worker keeps local search state; every worker
+vectors (:mod:`retrieval.lexical.sparse`): then no worker keeps local search state; every worker
 still follows the change log below, and applying a passage the shared index already holds is
 skipped, so workers racing on one change do the work once.
 
@@ -24,7 +24,7 @@ Applying is idempotent: a passage already present in a leg is skipped (not repla
 statistics never count a replaced copy and no passage is embedded twice). Ingest throughput:
 encoding (the bottleneck, ~20–25 passages/s on 2 cores) overlaps with the Whoosh write of
 the same batch; a batch's BM25 write is finished before its vectors are written (in cluster
-mode both write the same Qdrant points, :mod:`retrieval.qdrant_shared`).
+mode both write the same Qdrant points, :mod:`retrieval.vectors.qdrant_shared`).
 
 Dense models (:mod:`retrieval.dense`): each passage is embedded by the model of its script
 (multilingual-e5-small for CJK, else the primary model) into that model's named vector. A
@@ -66,9 +66,7 @@ from cairn.app.corpus.changes import (
 from cairn.app.corpus.stored_vectors import StoredVector, input_sha256, read_vectors, write_vectors
 from cairn.retrieval.dense import DenseModels
 from cairn.retrieval.embeddings import Embedder
-from cairn.retrieval.lexical import LexicalIndex
-from cairn.retrieval.lexical_schema import IndexedPassage
-from cairn.retrieval.sparse_bm25 import SparseBM25Index
+from cairn.retrieval.lexical import IndexedPassage, LexicalIndex, WhooshIndex
 from cairn.retrieval.vectors import VectorIndex, VectorPoint
 
 log = logging.getLogger("cairn.indexing")
@@ -87,10 +85,11 @@ class SearchIndexes:
     ``embedder``/``vectors`` may be None (``CAIRN_EMBEDDER=none``): packs then run
     ``LEXICAL`` only and say so. ``multilingual`` (multilingual-e5-small, or None) embeds CJK
     passages and tasks (:mod:`retrieval.dense`); ``vectors`` must have both models' spaces.
-    ``state_dir`` holds ``index_state.json`` (the data dir; default: the lexical index's folder).
+    ``state_dir`` holds ``index_state.json`` (the data dir; default: the Whoosh index's folder — required
+    with the sparse BM25 backend, which has none).
     """
 
-    lexical: LexicalIndex | SparseBM25Index
+    lexical: LexicalIndex
     vectors: VectorIndex | None
     embedder: Embedder | None
     multilingual: Embedder | None = None
@@ -112,7 +111,7 @@ class SearchIndexes:
         """The dense models and their routing, or None without an embedder."""
         if self.embedder is None:
             return None
-        models = getattr(self, "_dense", None)
+        models = self._dense
         if models is None or models.primary is not self.embedder or models.multilingual is not self.multilingual:
             models = DenseModels(self.embedder, self.multilingual)
             self._dense = models
@@ -122,7 +121,7 @@ class SearchIndexes:
         """The message of each index re-created on open (a vector store of an older layout, a
         BM25 index of another analyzer version), joined by ``"; "``, until the next catch-up
         has logged it and restarted the change log (module doc); None when none was."""
-        messages = [m for m in (getattr(self.lexical, "migrated", None), getattr(self.vectors, "migrated", None)) if m]
+        messages = [m for m in (self.lexical.migrated, self.vectors.migrated if self.vectors else None) if m]
         return "; ".join(messages) if messages else None
 
     @property
@@ -136,7 +135,11 @@ class SearchIndexes:
         return self._state.cursor if self._state is not None else Cursor()
 
     def _folder(self) -> Path:
-        return Path(self.state_dir) if self.state_dir is not None else Path(self.lexical.path)
+        if self.state_dir is not None:
+            return Path(self.state_dir)
+        if isinstance(self.lexical, WhooshIndex):
+            return self.lexical.path
+        raise ValueError("SearchIndexes needs state_dir when the lexical index has no folder of its own")
 
     def embedding_input(self, title: str, text: str) -> str:
         """Text given to the encoder for a passage: its document title, then the passage."""
@@ -150,9 +153,9 @@ class SearchIndexes:
             log.warning("%s", message)
             await asyncio.to_thread(clear_state, self._folder())
             self._state = None
-            for index in (self.lexical, self.vectors):
-                if getattr(index, "migrated", None) is not None:
-                    index.migrated = None  # type: ignore[union-attr]
+            self.lexical.migrated = None
+            if self.vectors is not None:
+                self.vectors.migrated = None
         if self._state is not None:
             return self._state
         database_id = await shared_value(db, "database-id")
@@ -342,9 +345,8 @@ class SearchIndexes:
         per data dir)."""
         try:
             for model in (self.embedder, self.multilingual):
-                stop = getattr(model, "batcher", None)
-                if stop is not None:
-                    stop.close()
+                if model is not None:
+                    model.close()
             self.lexical.close()
             if self.vectors is not None:
                 self.vectors.close()

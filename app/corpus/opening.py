@@ -17,8 +17,7 @@ from typing import Any
 from cairn.app.corpus.indexing import SearchIndexes
 from cairn.retrieval.checks import IndexUnreadable
 from cairn.retrieval.dense import DenseModels
-from cairn.retrieval.lexical import LexicalIndex
-from cairn.retrieval.sparse_bm25 import SparseBM25Index
+from cairn.retrieval.lexical import LexicalIndex, open_lexical_index
 
 REPAIR_COMMAND = "cairn reindex"
 
@@ -71,14 +70,12 @@ def open_indexes(settings, *, with_vectors: bool = True, rebuild_unreadable: boo
         IndexNeedsRebuild: an embedded index cannot be read (and ``rebuild_unreadable`` is False).
     """
     from cairn.app.core.datadir import DataDirInUse, DataDirLock
-    from cairn.retrieval.client_vectors import ClientVectorIndex
-    from cairn.retrieval.embeddings import load_embedder
-    from cairn.retrieval.query_batching import BatchedEmbedder
-    from cairn.retrieval.sparse_bm25 import sparse_config
-    from cairn.retrieval.vectors import VectorStoreInUse, open_vector_index
+    from cairn.retrieval.embeddings import BatchedEmbedder, load_embedder
+    from cairn.retrieval.lexical import sparse_config
+    from cairn.retrieval.vectors import ClientVectorIndex, VectorStoreInUse, open_vector_index
 
     data_lock = DataDirLock(Path(settings.data_dir)) if settings.local_indexes else None
-    lexical: LexicalIndex | SparseBM25Index | None = None
+    lexical: LexicalIndex | None = None
     vectors = embedder = multilingual = None
     server = settings.resolved_vector_backend == "server"
     cluster = settings.resolved_lexical_backend == "qdrant"
@@ -131,13 +128,19 @@ def open_indexes(settings, *, with_vectors: bool = True, rebuild_unreadable: boo
                     rebuild_unreadable=rebuild_unreadable,
                 )
             if not cluster:
-                lexical = LexicalIndex(settings.whoosh_dir, rebuild_unreadable=rebuild_unreadable)
+                lexical = open_lexical_index(
+                    backend="whoosh", path=settings.whoosh_dir, rebuild_unreadable=rebuild_unreadable
+                )
             elif isinstance(vectors, ClientVectorIndex):  # one client per collection (local mode: per path)
-                lexical = SparseBM25Index(
-                    client=vectors.client, collection=settings.qdrant_collection, avg_length=settings.bm25_avg_length
+                lexical = open_lexical_index(
+                    backend="qdrant",
+                    client=vectors.client,
+                    collection=settings.qdrant_collection,
+                    avg_length=settings.bm25_avg_length,
                 )
             else:
-                lexical = SparseBM25Index(
+                lexical = open_lexical_index(
+                    backend="qdrant",
                     **where,
                     api_key=settings.qdrant_api_key,
                     collection=settings.qdrant_collection,

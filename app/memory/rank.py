@@ -8,9 +8,9 @@ inside every channel.
 
 Legs (each returns ids best first; ties keep the candidate order, newest first):
 
-* ``bm25``: Okapi BM25 (Robertson & Zaragoza 2009, k1 = 1.2, b = 0.75, Lucene's
-  non-negative idf ``ln(1 + (N − n + 0.5) / (n + 0.5))``) computed in process over the
-  candidates, with Cairn's analyzer (:func:`retrieval.analysis.analyze`: stop words, Porter2
+* ``bm25``: Okapi BM25 (:mod:`retrieval.lexical.bm25`, Robertson & Zaragoza 2009) with
+  :data:`MEMORY_BM25` — k1 = 1.2, b = 0.75, Lucene's non-negative idf
+  ``ln(1 + (N − n + 0.5) / (n + 0.5))`` — computed in process over the candidates, with Cairn's analyzer (:func:`retrieval.analysis.analyze`: stop words, Porter2
   stemming, CJK bigrams). Why not the Whoosh index: the corpus is ≤ 300 short notes of one
   member; scoring them costs well under a millisecond-per-hundred, the statistics are the
   member's own (no cross-member idf leak), and forget/purge have no second store to clean
@@ -31,7 +31,6 @@ Fusion: :func:`retrieval.fusion.rrf`, k = 60 (Cormack et al. 2009), leg weights
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -41,9 +40,12 @@ import numpy as np
 from cairn.app.memory.pii import PLACEHOLDER_RE
 from cairn.retrieval.analysis import analyze
 from cairn.retrieval.fusion import Fused, rrf
+from cairn.retrieval.lexical import IDF, BM25Params, idf, term_score
 
-BM25_K1 = 1.2
-BM25_B = 0.75
+MEMORY_BM25 = BM25Params(k1=1.2, b=0.75, idf=IDF.LUCENE)
+"""Lucene's defaults (k1 1.2, b 0.75) and its IDF, which stays positive over a few hundred
+candidates where a term in most of them would get a negative classic (RSJ) IDF. Not tuned: the
+LoCoMo figures of :data:`LEG_WEIGHTS` were measured with these."""
 LEG_WEIGHTS: dict[str, float] = {"bm25": 1.5, "vector": 1.0, "entity": 0.5}
 """RRF leg weights. BM25 leads: on LoCoMo (``python -m bench.locomo``, all 1,535 questions of
 categories 1–4) evidence recall@10 was 0.612 unweighted (1, 1) and 0.631 with (1.5, 1); BM25
@@ -203,11 +205,12 @@ def query_ngrams(query: str, n: int = 4) -> set[str]:
     return grams
 
 
-def bm25_rank(query: str, docs: Sequence[tuple[str, str]]) -> list[str]:
-    """Rank ``docs`` (``(id, text)``, newest first) by Okapi BM25 against ``query``.
+def bm25_scored(query: str, docs: Sequence[tuple[str, str]]) -> list[tuple[str, float]]:
+    """Score ``docs`` (``(id, text)``, newest first) by Okapi BM25 (:data:`MEMORY_BM25`) against
+    ``query``, with the statistics (N, document frequencies, mean length) of ``docs`` alone.
 
     Returns:
-        Ids with a positive score, best first (ties: input order).
+        ``(id, score)`` with a positive score, best first (ties: input order).
     """
     q_terms = set(analyze(query))
     if not q_terms or not docs:
@@ -215,20 +218,23 @@ def bm25_rank(query: str, docs: Sequence[tuple[str, str]]) -> list[str]:
     tfs = [Counter(analyze(text)) for _, text in docs]
     lengths = [sum(tf.values()) for tf in tfs]
     avg = (sum(lengths) / len(lengths)) or 1.0
-    n_docs = len(docs)
-    df = {t: sum(1 for tf in tfs if t in tf) for t in q_terms}
-    idf = {t: math.log(1 + (n_docs - df[t] + 0.5) / (df[t] + 0.5)) for t in q_terms}
+    weights = {t: idf(n_docs=len(docs), df=sum(1 for tf in tfs if t in tf), variant=MEMORY_BM25.idf) for t in q_terms}
     scored = []
     for i, ((doc_id, _), tf, length) in enumerate(zip(docs, tfs, lengths)):
         score = 0.0
         for t in q_terms:
             f = tf.get(t, 0)
             if f:
-                score += idf[t] * f * (BM25_K1 + 1) / (f + BM25_K1 * (1 - BM25_B + BM25_B * length / avg))
+                score += term_score(tf=f, length=length, avg_length=avg, idf=weights[t], params=MEMORY_BM25)
         if score > 0:
             scored.append((-score, i, doc_id))
     scored.sort()
-    return [doc_id for _, _, doc_id in scored]
+    return [(doc_id, -negative) for negative, _, doc_id in scored]
+
+
+def bm25_rank(query: str, docs: Sequence[tuple[str, str]]) -> list[str]:
+    """The ids of :func:`bm25_scored`, best first (ties: input order)."""
+    return [doc_id for doc_id, _ in bm25_scored(query, docs)]
 
 
 def cosine_rank(query_vector: np.ndarray, vectors: Sequence[tuple[str, np.ndarray]]) -> list[str]:

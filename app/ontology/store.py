@@ -36,6 +36,8 @@ from cairn.app.core.errors import NotFound
 from cairn.app.core.models import KnowledgeNetwork, ObjectInstance, ObjectType
 from cairn.app.ontology.load import vector_from_b64
 from cairn.retrieval.analysis import analyze_runs, cairn_analyzer
+from cairn.retrieval.embeddings import Embedder
+from cairn.retrieval.lexical import WHOOSH_BM25
 
 MAX_CACHED_TYPES = 256
 
@@ -66,7 +68,10 @@ class TypeIndex:
         if not terms or self.text_index is None:
             return {}
         q = wq.Or([wq.Term(f, t) for f in fields for t in dict.fromkeys(terms)])
-        with self._search_lock, self.text_index.searcher(weighting=BM25F(B=0.75, K1=1.5)) as searcher:
+        with (
+            self._search_lock,
+            self.text_index.searcher(weighting=BM25F(B=WHOOSH_BM25.b, K1=WHOOSH_BM25.k1)) as searcher,
+        ):
             hits = searcher.search(q, limit=None)
             return {int(h["pos"]): float(h.score) for h in hits}
 
@@ -125,7 +130,7 @@ class OntologyStore:
         reranker_path: Folder of a local cross-encoder for ``semanticRecall(rerank: true)``.
     """
 
-    def __init__(self, embedder, cursor_secret: str | None = None, reranker_path=None) -> None:
+    def __init__(self, embedder: Embedder | None, cursor_secret: str | None = None, reranker_path=None) -> None:
         self.embedder = embedder
         self.reranker_path = reranker_path
         self._reranker = None
@@ -145,9 +150,8 @@ class OntologyStore:
 
     def _load_model(self) -> bool:
         try:
-            load = getattr(self.embedder, "load", None)
-            if load is not None:
-                load()
+            if self.embedder is not None:
+                self.embedder.load()
             return True
         except Exception:  # noqa: BLE001 - any load failure means "no knn"
             return False
@@ -160,7 +164,7 @@ class OntologyStore:
 
     def vectors_available(self, ot: ObjectType) -> bool:
         """Whether ``knn`` works on ``ot``: it has vectors from a model this process loads."""
-        if self.embedder is None or not ot.vector_model or ot.vector_model != getattr(self.embedder, "name", None):
+        if self.embedder is None or not ot.vector_model or ot.vector_model != self.embedder.name:
             return False
         if self._model_ok is None:
             self._model_ok = self._load_model()

@@ -138,10 +138,9 @@ class DenseRoute:
     def coverage(self) -> float | None:
         """The primary model's vocabulary coverage of the task; None when the task is not routed to
         it or the model does not measure coverage (the leg then weighs 1.0)."""
-        coverage_of = getattr(self.dense.primary, "vocabulary_coverage", None)
-        if coverage_of is None or self.dense.primary_space not in self.spaces:
+        if self.dense.primary_space not in self.spaces:
             return None
-        return float(coverage_of(self.task))
+        return self.dense.primary.vocabulary_coverage(self.task)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from cairn.app.corpus.sources import SourceDocument
 from cairn.app.governance.auth import ROLE_PERMISSIONS, Principal
 from cairn.app.identity import service as identity
 from cairn.retrieval.dense import DenseModels
-from cairn.retrieval.lexical import LexicalIndex
+from cairn.retrieval.lexical import WhooshIndex
 from cairn.retrieval.vectors import open_vector_index
 
 
@@ -26,7 +26,7 @@ def local_indexes(tmp_path, embedder, multilingual_embedder) -> SearchIndexes:
     both models' named vectors (the layout the data dir's code makes)."""
     dense = DenseModels(embedder, multilingual_embedder)
     return SearchIndexes(
-        lexical=LexicalIndex(tmp_path / "whoosh"),
+        lexical=WhooshIndex(tmp_path / "whoosh"),
         vectors=open_vector_index(path=tmp_path / "qdrant", spaces=dense.spaces),
         embedder=embedder,
         multilingual=multilingual_embedder,
@@ -70,8 +70,8 @@ async def catch_up_after_migration(indexes: SearchIndexes, db, caplog) -> tuple[
 def cluster_indexes(tmp_path, embedder, multilingual_embedder) -> SearchIndexes:
     """Cluster mode over qdrant-client's local mode at ``tmp_path/qdrant``: both dense models'
     named vectors and the sparse BM25 vectors in one collection, the cursor in ``tmp_path/d``."""
-    from cairn.retrieval.client_vectors import ClientVectorIndex
-    from cairn.retrieval.sparse_bm25 import SparseBM25Index, sparse_config
+    from cairn.retrieval.lexical.sparse import SparseBM25Index, sparse_config
+    from cairn.retrieval.vectors.client import ClientVectorIndex
 
     dense = DenseModels(embedder, multilingual_embedder)
     vectors = ClientVectorIndex(path=tmp_path / "qdrant", spaces=dense.spaces, sparse_vectors=sparse_config())

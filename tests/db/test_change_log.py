@@ -14,7 +14,7 @@ from cairn.app.corpus.changes import STATE_FILE, Cursor, load_state
 from cairn.app.corpus.documents import get_or_create_collection, upsert_document
 from cairn.app.corpus.indexing import SearchIndexes
 from cairn.app.identity import service as identity
-from cairn.retrieval.lexical import LexicalIndex
+from cairn.retrieval.lexical import WhooshIndex
 from cairn.retrieval.vectors import open_vector_index
 
 
@@ -40,7 +40,7 @@ async def _write(db, ws, coll, ext, text):
 
 
 def _lexical_only(path) -> SearchIndexes:
-    return SearchIndexes(lexical=LexicalIndex(path / "whoosh"), vectors=None, embedder=None, state_dir=path)
+    return SearchIndexes(lexical=WhooshIndex(path / "whoosh"), vectors=None, embedder=None, state_dir=path)
 
 
 def _found(indexes: SearchIndexes, query: str, ws: str) -> set[str]:
@@ -50,7 +50,7 @@ def _found(indexes: SearchIndexes, query: str, ws: str) -> set[str]:
 async def test_two_data_dirs_on_one_database_each_see_every_write(db, tmp_path, embedder):
     ws, (coll,) = await _collections(db, "notes")
     a = SearchIndexes(
-        lexical=LexicalIndex(tmp_path / "a" / "whoosh"),
+        lexical=WhooshIndex(tmp_path / "a" / "whoosh"),
         vectors=open_vector_index(path=tmp_path / "a" / "qdrant", dim=embedder.dim),
         embedder=embedder,
         state_dir=tmp_path / "a",

@@ -14,7 +14,7 @@ from cairn.app.context import bootstrap
 from cairn.app.core.config import Settings
 from cairn.app.corpus import SourceDocument, delete_document, ingest_documents, open_indexes
 from cairn.app.packs import PackRequest, build_pack
-from cairn.retrieval.sparse_bm25 import SparseBM25Index
+from cairn.retrieval.lexical.sparse import SparseBM25Index
 from tests import factories
 
 V2019 = datetime(2019, 1, 1, tzinfo=UTC)

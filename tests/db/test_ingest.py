@@ -17,7 +17,7 @@ from cairn.app.corpus.indexing import SearchIndexes
 from cairn.app.corpus.ingest import ingest_documents
 from cairn.app.corpus.sources import iter_sources
 from cairn.app.identity import service as identity
-from cairn.retrieval.lexical import LexicalIndex
+from cairn.retrieval.lexical import WhooshIndex
 from cairn.retrieval.vectors import open_vector_index
 
 
@@ -120,7 +120,7 @@ async def test_ingest_is_idempotent_and_repairs_indexes_after_a_crash(db, tmp_pa
         ).scalar_one()
     assert logged == first.new_passages
     indexes = SearchIndexes(
-        lexical=LexicalIndex(tmp_path / "whoosh"),
+        lexical=WhooshIndex(tmp_path / "whoosh"),
         vectors=open_vector_index(path=tmp_path / "qdrant", dim=embedder.dim),
         embedder=embedder,
     )

@@ -172,7 +172,7 @@ async def test_cluster_mode_keeps_named_dense_spaces_and_bm25_in_one_collection_
     log is followed again so that both legs are rebuilt (its BM25 data was in it)."""
     from qdrant_client import QdrantClient, models
 
-    from cairn.retrieval.sparse_bm25 import BM25_VECTOR, TF_VECTOR, sparse_config
+    from cairn.retrieval.lexical.sparse import BM25_VECTOR, TF_VECTOR, sparse_config
 
     store = tmp_path / "qdrant"
 

@@ -17,7 +17,7 @@ from cairn.app.packs.service import build_pack
 from cairn.app.packs.types import PackRequest
 from cairn.retrieval.analysis import ANALYZER_VERSION
 from cairn.retrieval.dense import DenseModels
-from cairn.retrieval.lexical_directory import ANALYZER_FILE
+from cairn.retrieval.lexical.directory import ANALYZER_FILE
 from tests.db.dense_routing import (
     catch_up_after_migration,
     cluster_indexes,
@@ -152,7 +152,7 @@ async def test_a_cluster_collection_of_the_earlier_analyzer_is_re_created_with_b
     version 1's ``bm25``/``bm25_tf`` is re-created and both legs re-applied."""
     from qdrant_client import QdrantClient, models
 
-    from cairn.retrieval.sparse_bm25 import BM25_VECTOR, TF_VECTOR
+    from cairn.retrieval.lexical.sparse import BM25_VECTOR, TF_VECTOR
 
     dense = DenseModels(embedder, multilingual_embedder)
     store = tmp_path / "qdrant"

@@ -16,7 +16,7 @@ from cairn.app.corpus.documents import get_or_create_collection, upsert_document
 from cairn.app.corpus.indexing import SearchIndexes
 from cairn.app.corpus.stored_vectors import StoredVector, input_sha256, read_vectors, write_vectors
 from cairn.app.identity import service as identity
-from cairn.retrieval.lexical import LexicalIndex
+from cairn.retrieval.lexical import WhooshIndex
 from cairn.retrieval.vectors import open_vector_index
 
 
@@ -36,7 +36,7 @@ TEXTS = {
 
 def _indexes(path, embedder) -> SearchIndexes:
     return SearchIndexes(
-        lexical=LexicalIndex(path / "whoosh"),
+        lexical=WhooshIndex(path / "whoosh"),
         vectors=open_vector_index(path=path / "qdrant", dim=embedder.dim),
         embedder=embedder,
         state_dir=path,

@@ -203,10 +203,10 @@ def test_vector_index_writes_stop_at_the_minimum_instead_of_sigbus(small_volume)
 def test_a_whoosh_commit_that_ran_out_of_space_releases_the_write_lock(small_volume):
     """The index itself (no server): a commit failing with ENOSPC used to keep Whoosh's write
     lock, so every later write failed with ``LockError`` until a restart."""
-    from cairn.retrieval.lexical import LexicalIndex
-    from cairn.retrieval.lexical_schema import IndexedPassage
+    from cairn.retrieval.lexical import WhooshIndex
+    from cairn.retrieval.lexical.schema import IndexedPassage
 
-    index = LexicalIndex(small_volume / "whoosh")
+    index = WhooshIndex(small_volume / "whoosh")
 
     def passages(prefix: str, n: int, words: int) -> list[IndexedPassage]:
         return [

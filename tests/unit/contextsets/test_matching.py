@@ -163,3 +163,37 @@ def test_a_negation_on_one_side_only_is_another_question(question, task):
 def test_matching_polarity_still_matches(question, task):
     coverage, about = one(question, task)
     assert coverage > 0.7 and about is True  # not halved
+
+
+def test_answer_scores_are_those_of_the_code_before_the_one_bm25():
+    """Verified answers' BM25 through retrieval.lexical.bm25 (ANSWER_BM25: k1 1.2, b 0.75, Lucene's
+    IDF; answers weighted 0.3): the matches of commit 2c2adb9 on the same set, scores and
+    coverage as served (rounded to 6 places), identical."""
+    from cairn.app.contextsets.matching import ANSWER_BM25
+
+    assert (ANSWER_BM25.k1, ANSWER_BM25.b, ANSWER_BM25.idf.value) == (1.2, 0.75, "lucene")
+    idx = AnswerIndex(
+        [
+            "How do I reset my VPN password?",
+            "What is the VPN VPN VPN address for the office?",
+            "Who approves travel expenses?",
+            "Reset the office printer",
+        ],
+        [
+            "Use the self-service portal.",
+            "vpn.example.com, VPN profile office",
+            "Your manager approves them.",
+            "Hold reset for ten seconds.",
+        ],
+    )
+    expected = {
+        "reset VPN password": [(0, 2.226011, 1.0, True), (1, 1.396071, 0.6, False), (3, 1.180366, 0.333333, False)],
+        "office VPN address": [
+            (1, 3.501314, 1.0, True),
+            (3, 0.828763, 0.333333, False),
+            (0, 0.595673, 0.333333, False),
+        ],
+        "travel expense approval": [(2, 4.32715, 1.0, True)],
+    }
+    for task, matches in expected.items():
+        assert [(m.index, m.score, m.coverage, m.about) for m in idx.match(task, 5)] == matches

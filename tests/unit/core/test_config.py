@@ -169,8 +169,8 @@ def test_the_data_dir_lock_is_reentrant_in_a_process_and_exclusive_across_proces
 
 
 def test_open_indexes_batches_queries_with_the_query_settings(tmp_path):
-    from cairn.retrieval.minilm import LocalMiniLM
-    from cairn.retrieval.query_batching import BatchedEmbedder
+    from cairn.retrieval.embeddings.batching import BatchedEmbedder
+    from cairn.retrieval.embeddings.minilm import LocalMiniLM
 
     settings = Settings(
         data_dir=tmp_path / "d", query_batch_window_ms=4, query_batch_max=3, query_cache_size=7, query_threads=2

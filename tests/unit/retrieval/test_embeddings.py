@@ -8,10 +8,10 @@ import httpx
 import numpy as np
 import pytest
 
-from cairn.retrieval.embedding_base import EmbeddingError
 from cairn.retrieval.embeddings import Embedder, load_embedder
-from cairn.retrieval.minilm import LocalMiniLM
-from cairn.retrieval.openai_embedder import OpenAICompatibleEmbedder
+from cairn.retrieval.embeddings.base import EmbeddingError
+from cairn.retrieval.embeddings.minilm import LocalMiniLM
+from cairn.retrieval.embeddings.openai_compatible import OpenAICompatibleEmbedder
 
 
 @pytest.mark.model
@@ -179,7 +179,7 @@ def test_e5_reads_a_task_s_first_256_tokens(multilingual_embedder):
     window all of it over several passes: seconds of CPU per pack); a short one is untouched."""
     import numpy as np
 
-    from cairn.retrieval.e5 import E5_QUERY_MAX_TOKENS, _e5_engine, _query_prefix
+    from cairn.retrieval.embeddings.e5 import E5_QUERY_MAX_TOKENS, _e5_engine, _query_prefix
 
     engine = _e5_engine(multilingual_embedder.threads)
     long_task = "Glaciers carve moraines and fjords as they advance and retreat. " * 60
@@ -199,3 +199,44 @@ def engine_vector(engine, text):
 
     vector = np.asarray(engine.query([text]), dtype=np.float32).reshape(-1)
     return vector / np.linalg.norm(vector)
+
+
+def test_every_provider_and_the_batching_wrapper_implement_the_whole_protocol():
+    """Callers use only the protocol's members (no ``getattr`` probes): each provider has all of
+    them, and :class:`BatchedEmbedder` delegates each explicitly (nothing else is forwarded).
+    Nothing here loads a model."""
+    from cairn.retrieval.embeddings import BatchedEmbedder, LocalE5
+
+    seen: list[dict] = []
+    remote = OpenAICompatibleEmbedder(base_url="http://127.0.0.1:9/v1", model="m", dim=3, client=_server(seen))
+    providers = [LocalMiniLM(), LocalE5(), remote]
+    members = {
+        "name",
+        "dim",
+        "space",
+        "load",
+        "encode",
+        "encode_query",
+        "encode_queries",
+        "vocabulary_coverage",
+        "close",
+    }
+    assert {name for name in vars(Embedder) if not name.startswith("_")} == members
+    for provider in providers:
+        wrapped = BatchedEmbedder(provider, cache_size=0)
+        try:
+            assert isinstance(provider, Embedder) and isinstance(wrapped, Embedder)
+            assert (wrapped.name, wrapped.dim, wrapped.space) == (provider.name, provider.dim, provider.space)
+        finally:
+            wrapped.close()
+    assert [p.space for p in providers] == ["minilm", "e5_r2", "openai"]
+    assert LocalE5().vocabulary_coverage("東京") is None and remote.vocabulary_coverage("x") is None  # cannot tell
+    wrapped = BatchedEmbedder(remote, cache_size=0)
+    assert wrapped.encode_queries(["aaaa", "bb"]).shape == (2, 3) and wrapped.encode_query("c").shape == (3,)
+    wrapped.load()  # the endpoint has nothing to load: no request
+    assert len(seen) == 2
+    assert not hasattr(wrapped, "batch_size")  # a provider's own attribute is not forwarded
+    wrapped.close()
+    owning = OpenAICompatibleEmbedder(base_url="http://127.0.0.1:9/v1", model="m", dim=3)  # its own HTTP client
+    BatchedEmbedder(owning).close()
+    assert owning._client.is_closed  # closing the wrapper closes the provider

@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from cairn.retrieval.lexical import LexicalIndex
-from cairn.retrieval.lexical_schema import IndexedPassage
+from cairn.retrieval.lexical import IDF, BM25Params, WhooshIndex
+from cairn.retrieval.lexical.schema import IndexedPassage
 
 
 def P(pid: str, text: str, *, ws: str = "w1", coll: str = "c1", doc: str = "d1", title: str = "") -> IndexedPassage:
@@ -25,7 +25,7 @@ CORPUS = [
 
 @pytest.fixture
 def index(tmp_path):
-    ix = LexicalIndex(tmp_path / "lex")
+    ix = WhooshIndex(tmp_path / "lex")
     ix.add(CORPUS)
     yield ix
     ix.close()
@@ -105,10 +105,10 @@ def test_delete_has_count_clear(index):
 
 def test_persistence_across_reopen(tmp_path):
     path = tmp_path / "lex"
-    first = LexicalIndex(path)
+    first = WhooshIndex(path)
     first.add(CORPUS)
     first.close()
-    second = LexicalIndex(path)
+    second = WhooshIndex(path)
     assert second.count() == len(CORPUS)
     assert ids(second.search("数据库", workspace_id="w1")) == ["zh-db"]
     second.close()
@@ -117,7 +117,7 @@ def test_persistence_across_reopen(tmp_path):
 
 
 def test_equal_scores_order_by_passage_id_even_across_the_limit_cut(tmp_path):
-    ix = LexicalIndex(tmp_path / "ties")
+    ix = WhooshIndex(tmp_path / "ties")
     names = [
         f"p{n:02d}"
         for n in (37, 5, 12, 29, 1, 33, 8, 20, 14, 3, 25, 18, 31, 9, 22, 16, 27, 2, 35, 11, 6, 30, 24, 19, 4)
@@ -138,7 +138,7 @@ def test_scores_are_descending_and_more_matching_terms_rank_higher(index):
 
 
 def test_concurrent_adds_and_searches(tmp_path):
-    ix = LexicalIndex(tmp_path / "conc")
+    ix = WhooshIndex(tmp_path / "conc")
     ix.add(CORPUS)
     errors: list[BaseException] = []
 
@@ -181,11 +181,11 @@ def test_invalid_passages_and_options(tmp_path, index):
     with pytest.raises(ValueError):
         index.add([P("", "text")])
     with pytest.raises(ValueError):
-        LexicalIndex(tmp_path / "x", cjk_mode="words")
+        WhooshIndex(tmp_path / "x", cjk_mode="words")
 
 
 def test_phrase_mode_requires_the_exact_cjk_string(tmp_path):
-    ix = LexicalIndex(tmp_path / "phrase", cjk_mode="phrase")
+    ix = WhooshIndex(tmp_path / "phrase", cjk_mode="phrase")
     ix.add([P("kyoto", "京都は古い都です。"), P("tokyo", "東京都は大きい。")])
     assert ids(ix.search("東京都", workspace_id="w1")) == ["tokyo"]
     ix.cjk_mode = "or"
@@ -194,7 +194,7 @@ def test_phrase_mode_requires_the_exact_cjk_string(tmp_path):
 
 
 def test_title_field_scoring_without_title_in_body(tmp_path):
-    ix = LexicalIndex(tmp_path / "t", title_in_body=False, title_boost=2.0)
+    ix = WhooshIndex(tmp_path / "t", title_in_body=False, title_boost=2.0)
     ix.add(
         [
             P("titled", "Nothing relevant in the body.", title="Photosynthesis"),
@@ -203,17 +203,25 @@ def test_title_field_scoring_without_title_in_body(tmp_path):
     )
     hits = ix.search("photosynthesis", workspace_id="w1")
     assert sorted(ids(hits)) == ["plain", "titled"]
-    body_only = LexicalIndex(tmp_path / "b", title_in_body=False)
+    body_only = WhooshIndex(tmp_path / "b", title_in_body=False)
     body_only.add([P("titled", "Nothing relevant.", title="Photosynthesis")])
     assert body_only.search("photosynthesis", workspace_id="w1") == []
     ix.close()
     body_only.close()
 
 
-@pytest.mark.parametrize("kwargs", [{"k1": 0}, {"b": 1.5}, {"title_boost": -1}, {"procs": 0}, {"prune_df_ratio": 0}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"bm25": BM25Params(k1=1.5, b=0.75, idf=IDF.LUCENE)},  # Whoosh's own search scores with its IDF
+        {"title_boost": -1},
+        {"procs": 0},
+        {"prune_df_ratio": 0},
+    ],
+)
 def test_invalid_options(tmp_path, kwargs):
     with pytest.raises(ValueError):
-        LexicalIndex(tmp_path / "x", **kwargs)
+        WhooshIndex(tmp_path / "x", **kwargs)
 
 
 def test_cached_filters_follow_every_commit(index):

@@ -12,9 +12,9 @@ from whoosh import index as whoosh_index
 from whoosh.fields import ID, TEXT, Schema
 
 from cairn.retrieval.checks import IndexUnreadable
-from cairn.retrieval.lexical import LexicalIndex
-from cairn.retrieval.lexical_directory import INDEX_NAME, SUMS_FILE
-from cairn.retrieval.lexical_schema import IndexedPassage
+from cairn.retrieval.lexical import WhooshIndex
+from cairn.retrieval.lexical.directory import INDEX_NAME, SUMS_FILE
+from cairn.retrieval.lexical.schema import IndexedPassage
 
 PASSAGES = [
     IndexedPassage("p1", "w", "c", "d1", "Etna", "Mount Etna is an active volcano in Sicily."),
@@ -48,7 +48,7 @@ def test_a_schema_naming_a_module_that_no_longer_exists_is_re_created(tmp_path, 
     monkeypatch.delitem(sys.modules, "oldanalysis")
     (package / "oldanalysis.py").unlink()
 
-    ix = LexicalIndex(folder)
+    ix = WhooshIndex(folder)
     try:
         assert ix.migrated is not None and "made by an older Cairn" in ix.migrated, ix.migrated
         assert "ModuleNotFoundError: No module named 'oldanalysis'" in ix.migrated
@@ -75,30 +75,30 @@ def _damage_segment(folder, how: str) -> None:
 @pytest.mark.parametrize("how", ["truncated", "deleted", "garbage-in-the-middle"])
 def test_a_damaged_segment_is_refused_then_rebuilt_on_request(tmp_path, how):
     folder = tmp_path / "lex"
-    with LexicalIndex(folder) as ix:
+    with WhooshIndex(folder) as ix:
         ix.add(PASSAGES)
     sums = json.loads((folder / SUMS_FILE).read_text())["files"]
     assert [name.endswith(".seg") for name in sums] == [True]  # this commit's segment, with its hash
     _damage_segment(folder, how)
 
     with pytest.raises(IndexUnreadable) as refused:
-        LexicalIndex(folder)
+        WhooshIndex(folder)
     assert refused.value.what == "BM25 index" and refused.value.path == folder
     assert str(refused.value).startswith(f"the BM25 index at {folder} cannot be read (")
 
-    with LexicalIndex(folder, rebuild_unreadable=True) as ix:
+    with WhooshIndex(folder, rebuild_unreadable=True) as ix:
         assert ix.migrated is not None and "it was re-created empty" in ix.migrated
         assert ix.count() == 0
         ix.add(PASSAGES)
-    with LexicalIndex(folder) as ix:  # the rebuilt index opens cleanly
+    with WhooshIndex(folder) as ix:  # the rebuilt index opens cleanly
         assert ix.migrated is None and ix.count() == 2
 
 
 def test_a_garbage_table_of_contents_is_refused(tmp_path):
     folder = tmp_path / "lex"
-    with LexicalIndex(folder) as ix:
+    with WhooshIndex(folder) as ix:
         ix.add(PASSAGES)
     toc = next(folder.glob("*.toc"))
     toc.write_bytes(os.urandom(toc.stat().st_size))
     with pytest.raises(IndexUnreadable):
-        LexicalIndex(folder)
+        WhooshIndex(folder)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from whoosh import query as wq
 
-from cairn.retrieval.lexical import IndexedPassage, LexicalIndex
-from cairn.retrieval.lexical_query import bm25_query, filter_query
+from cairn.retrieval.lexical import IndexedPassage, WhooshIndex
+from cairn.retrieval.lexical.query import bm25_query, filter_query
 
 
 def test_terms_are_distinct_body_terms_in_first_occurrence_order():
@@ -41,7 +41,7 @@ def test_filter_query_sorts_and_deduplicates_ids():
 
 
 def test_max_df_pruning_drops_common_terms_but_never_all(tmp_path):
-    ix = LexicalIndex(tmp_path / "ix", prune_df_ratio=0.5, prune_min_docs=1)
+    ix = WhooshIndex(tmp_path / "ix", prune_df_ratio=0.5, prune_min_docs=1)
     ix.add([IndexedPassage(f"p{i}", "w", "c", "d", "", f"common words everywhere item{i}") for i in range(4)])
     searcher = ix._searcher
     assert ix.build_query("common item2", searcher) == wq.Or([wq.Term("body", "item2")])

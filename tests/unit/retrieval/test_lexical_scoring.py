@@ -7,9 +7,9 @@ import random
 import pytest
 from whoosh import query as wq
 
-from cairn.retrieval.lexical import IndexedPassage, LexicalIndex
-from cairn.retrieval.lexical_query import filter_query
-from cairn.retrieval.lexical_scoring import disjunction_terms
+from cairn.retrieval.lexical import IndexedPassage, WhooshIndex
+from cairn.retrieval.lexical.query import filter_query
+from cairn.retrieval.lexical.scoring import disjunction_terms
 
 WORDS = [
     "cell",
@@ -38,8 +38,8 @@ WORDS = [
 KANA = "東京大阪検索文書意味細胞遺伝子患者免疫"
 
 
-def whoosh_reference(ix: LexicalIndex, text: str, workspace_id: str, collection_ids=None, limit: int = 20):
-    """Whoosh's own search (document-at-a-time matchers), ordered like LexicalIndex.search."""
+def whoosh_reference(ix: WhooshIndex, text: str, workspace_id: str, collection_ids=None, limit: int = 20):
+    """Whoosh's own search (document-at-a-time matchers), ordered like WhooshIndex.search."""
     s = ix._searcher
     q = ix.build_query(text, s)
     comb = s._filter_to_comb(filter_query(workspace_id, collection_ids))
@@ -55,7 +55,7 @@ def whoosh_reference(ix: LexicalIndex, text: str, workspace_id: str, collection_
 @pytest.fixture
 def many_segments(tmp_path):
     rng = random.Random(3)
-    ix = LexicalIndex(tmp_path / "lex")
+    ix = WhooshIndex(tmp_path / "lex")
     n = 0
     for batch in range(4):  # four commits → several segments
         rows = []
@@ -124,7 +124,7 @@ def test_cached_postings_and_passage_ids_stay_equal_to_whoosh_across_writes(many
 
 
 def test_the_posting_cache_keeps_at_most_its_bound(many_segments):
-    from cairn.retrieval.lexical_scoring import SegmentArrays
+    from cairn.retrieval.lexical.scoring import SegmentArrays
 
     arrays = SegmentArrays(max_postings=25)
     many_segments._segment_arrays = arrays
@@ -139,3 +139,56 @@ def test_the_posting_cache_keeps_at_most_its_bound(many_segments):
     assert not any(tf.flags.writeable or ids.flags.writeable for ids, tf in arrays._postings.values())
     with pytest.raises(ValueError, match="max_postings must be >= 0"):
         SegmentArrays(max_postings=-1)
+
+
+def test_scores_are_those_of_the_code_before_the_one_bm25(tmp_path):
+    """The Whoosh leg's numpy BM25 through retrieval.lexical.bm25 (WHOOSH_BM25: k1 1.5, b 0.75,
+    Whoosh's IDF): the exact floats the inline formula and ``searcher.idf`` gave before,
+    recorded from commit 2c2adb9 (raw ``bm25_top`` and the rounded ``search`` scores)."""
+    import numpy as np
+
+    from cairn.retrieval.lexical.bm25 import WHOOSH_BM25
+    from cairn.retrieval.lexical.scoring import bm25_top
+
+    corpus = [
+        ("a", "Graphite electrodes wear faster in arc furnaces than in ladle furnaces."),
+        ("b", "Arc furnace arc arc stability depends on electrode position."),
+        ("c", "Ladle metallurgy refines steel after the furnace tap."),
+        (
+            "d",
+            "Electrode electrode electrode consumption per tonne of steel, measured over a long campaign "
+            "in an electric arc furnace shop.",
+        ),
+        ("e", "Steel scrap melting."),
+    ]
+    ix = WhooshIndex(tmp_path / "old")
+    ix.add([IndexedPassage(pid, "w1", "c1", "d1", "", text) for pid, text in corpus])
+    assert ix.search("arc furnace electrode", workspace_id="w1") == [
+        ("b", 4.334959228),
+        ("a", 3.76661388),
+        ("d", 3.242424186),
+        ("c", 1.081081081),
+    ]
+    assert ix.search("ladle steel", workspace_id="w1") == [
+        ("c", 2.955642351),
+        ("e", 1.721006002),
+        ("a", 1.463775691),
+        ("d", 0.869239072),
+    ]
+    assert ix.search("electrode consumption campaign", workspace_id="w1") == [
+        ("d", 4.386187169),
+        ("b", 1.249927717),
+        ("a", 1.185052576),
+    ]
+    s = ix._searcher
+    field, terms = disjunction_terms(ix.build_query("arc furnace electrode", s))
+    mask = np.ones(s.doc_count_all(), dtype=bool)
+    raw = bm25_top(s, field, terms, mask, params=WHOOSH_BM25, limit=10, arrays=ix._segment_arrays)
+    assert raw is not None
+    assert [(s.stored_fields(d)["passage_id"], v) for d, v in raw] == [
+        ("b", 4.334959227902353),
+        ("a", 3.766613879515045),
+        ("d", 3.242424185855641),
+        ("c", 1.0810810810810811),
+    ]
+    ix.close()

@@ -1,4 +1,4 @@
-"""Query micro-batching and the query-vector LRU over the real MiniLM (retrieval/query_batching.py).
+"""Query micro-batching and the query-vector LRU over the real MiniLM (retrieval/embeddings/batching.py).
 
 Batches are formed deterministically: a "gate" query holds the worker inside the encoder
 until every other query is queued, so the next pass takes them all at once.
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from cairn.retrieval.embeddings import Embedder
-from cairn.retrieval.query_batching import BatchedEmbedder, BatchShapeError, QueryBatcher, normalize_query
+from cairn.retrieval.embeddings.batching import BatchedEmbedder, BatchShapeError, QueryBatcher, normalize_query
 
 pytestmark = pytest.mark.model
 

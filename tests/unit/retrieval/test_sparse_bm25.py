@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from qdrant_client import QdrantClient
 
-from cairn.retrieval.client_vectors import ClientVectorIndex
-from cairn.retrieval.lexical import LexicalIndex
-from cairn.retrieval.lexical_schema import IndexedPassage
-from cairn.retrieval.sparse_bm25 import (
+from cairn.retrieval.lexical import WhooshIndex
+from cairn.retrieval.lexical.bm25 import IDF, SPARSE_BM25, BM25Params
+from cairn.retrieval.lexical.schema import IndexedPassage
+from cairn.retrieval.lexical.sparse import (
     BM25_VECTOR,
     TF_VECTOR,
     SparseBM25Index,
@@ -20,6 +20,7 @@ from cairn.retrieval.sparse_bm25 import (
     term_index,
 )
 from cairn.retrieval.vectors import VectorPoint
+from cairn.retrieval.vectors.client import ClientVectorIndex
 
 
 def P(pid: str, text: str, *, ws: str = "w1", coll: str = "c1", doc: str = "d1", title: str = "") -> IndexedPassage:
@@ -49,7 +50,7 @@ QUERIES = [
 
 @pytest.fixture
 def whoosh(tmp_path):
-    ix = LexicalIndex(tmp_path / "lex")
+    ix = WhooshIndex(tmp_path / "lex")
     ix.add(CORPUS)
     yield ix
     ix.close()
@@ -109,7 +110,7 @@ def test_deletes_and_replaced_text_are_respected(sparse, whoosh):
 
 
 def test_document_weights_are_bm25_of_the_analysed_terms():
-    indices, values = document_vector("dog dogs cat", k1=1.5, b=0.75, avg_length=3.0)
+    indices, values = document_vector("dog dogs cat", params=SPARSE_BM25, avg_length=3.0)
     # "dog" twice (stemmed), "cat" once; len = 3 = avg_length, so norm = k1
     weight = dict(zip(indices, values))
     assert weight[term_index("dog")] == pytest.approx(2 * 2.5 / (2 + 1.5))
@@ -226,3 +227,32 @@ def test_named_dense_spaces_share_the_collection_and_an_unnamed_one_is_re_create
         assert again.migrated is None  # the current layout: kept
     finally:
         client.close()
+
+
+def test_document_weights_are_those_of_the_code_before_the_one_bm25():
+    """The sparse leg's document weights through retrieval.lexical.bm25.term_score (IDF 1.0):
+    the exact floats the inline formula wrote before (k1 1.5, b 0.75, quantised length / 100),
+    recorded from commit 2c2adb9; equal bits, so stored vectors need no reindex."""
+    expected = {
+        "dog dogs cat": [(1787499195, 1.7746228926353151), (4148064672, 2.075765438505449)],
+        "Electrode electrode electrode consumption per tonne of steel": [
+            (361857152, 1.7196904557179709),
+            (721404991, 1.7196904557179709),
+            (1049662387, 1.7196904557179709),
+            (2580877013, 2.1715526601520088),
+            (3133305409, 1.7196904557179709),
+        ],
+        "東京都の東京タワー": [
+            (1000759654, 1.7064846416382253),
+            (3179978821, 2.028397565922921),
+            (3404495418, 1.7064846416382253),
+            (3723420719, 1.7064846416382253),
+            (3834432871, 1.7064846416382253),
+            (3852209670, 1.7064846416382253),
+            (4026093314, 1.7064846416382253),
+        ],
+    }
+    for text, pairs in expected.items():
+        assert list(zip(*document_vector(text))) == pairs
+    with pytest.raises(ValueError, match="Qdrant's IDF plus one"):
+        SparseBM25Index(client=QdrantClient(location=":memory:"), bm25=BM25Params(k1=1.5, b=0.75, idf=IDF.WHOOSH))

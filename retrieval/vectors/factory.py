@@ -29,34 +29,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from cairn.retrieval.client_vectors import ClientVectorIndex
-from cairn.retrieval.edge_vectors import EdgeVectorIndex
-from cairn.retrieval.vector_types import (
-    DEFAULT_SPACE,
-    PASSAGE_NAMESPACE,
-    VectorIndex,
-    VectorPoint,
-    VectorStoreInUse,
-    VectorStoreUnavailable,
-    point_id,
-    ranked_search,
-)
+from cairn.retrieval.vectors.client import ClientVectorIndex
+from cairn.retrieval.vectors.edge import EdgeVectorIndex
+from cairn.retrieval.vectors.types import VectorIndex
 
-__all__ = [
-    "BACKENDS",
-    "DEFAULT_SPACE",
-    "PASSAGE_NAMESPACE",
-    "ClientVectorIndex",
-    "EdgeVectorIndex",
-    "VectorIndex",
-    "VectorPoint",
-    "VectorStoreInUse",
-    "VectorStoreUnavailable",
-    "open_vector_index",
-    "point_id",
-    "ranked_search",
-    "resolve_backend",
-]
+__all__ = ["BACKENDS", "open_vector_index", "resolve_backend"]
 
 BACKENDS = ("auto", "edge", "local", "server")
 """The one vocabulary of vector backends (``CAIRN_VECTOR_BACKEND`` and :func:`open_vector_index`):

@@ -1,7 +1,7 @@
 """Writes to the passage index: one Whoosh commit that adds, replaces or deletes passages,
 cancelled if anything fails — also the commit itself (:func:`commit`): Whoosh releases its
 write lock only when a commit succeeds, so a commit that hit a full disk left the lock held and
-refused every later write until a restart (issue 32). :class:`retrieval.lexical.LexicalIndex`
+refused every later write until a restart (issue 32). :class:`retrieval.lexical.whoosh_index.WhooshIndex`
 holds its own write lock around each and swaps in a new searcher after it."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import contextlib
 from collections.abc import Iterable
 from typing import Any
 
-from cairn.retrieval.lexical_schema import IndexedPassage, passage_fields
+from cairn.retrieval.lexical.schema import IndexedPassage, passage_fields
 
 
 def commit_passages(
@@ -29,7 +29,7 @@ def commit_passages(
         passages: Passages, one per ``passage_id``.
         replace: Replace the document of the same ``passage_id`` (``update_document``);
             False only adds (``add_document``: no lookup, for an empty index).
-        title_in_body: See :func:`retrieval.lexical_schema.passage_fields`.
+        title_in_body: See :func:`retrieval.lexical.schema.passage_fields`.
         procs: Writer processes; > 1 uses Whoosh's ``MpWriter`` (forks; one segment per
             process).
         limitmb: Writer memory per process before spilling a segment, in MB.

@@ -1,8 +1,9 @@
 """BM25 lexical index over passages, on Whoosh (the ``whoosh-reloaded`` package).
 
 Scoring: Whoosh's ``BM25F`` weighting (per-field Okapi BM25, Robertson & Zaragoza 2009)
-with k1 = 1.5, b = 0.75 (the values of the reference bm25s baseline), computed
-term-at-a-time in numpy by :mod:`retrieval.lexical_scoring` from Whoosh's postings (same
+with k1 = 1.5, b = 0.75 (the values of the reference bm25s baseline) and Whoosh's IDF
+(:data:`retrieval.lexical.bm25.WHOOSH_BM25`), computed
+term-at-a-time in numpy by :mod:`retrieval.lexical.scoring` from Whoosh's postings (same
 scores; ~10x less CPU than Whoosh's matcher tree), Whoosh's own search for phrase or
 title-boosted queries. The query is a
 disjunction (OR) of the query's analysed terms, like classic BM25, not Whoosh's default
@@ -26,7 +27,7 @@ separate title field x1.5, k1 1.2      0.647         0.952      99 ms
 (reference bm25s: SciFact 0.6863, JSQuAD 0.9705). A separately boosted title rewards
 every passage of a document equally and costs a second posting walk per term.
 
-Optional ``max_df`` pruning (``prune_df_ratio`` < 1, see :meth:`LexicalIndex.build_query`)
+Optional ``max_df`` pruning (``prune_df_ratio`` < 1, see :meth:`WhooshIndex.build_query`)
 trades quality for speed: 0.2 → SciFact 0.681 at 25 ms p50, 0.1 → 0.671 at 14 ms;
 JSQuAD recall is unchanged (0.967–0.970) and its p50 drops from 28 to 12 ms. Off by default.
 
@@ -41,11 +42,11 @@ Concurrency: one writer at a time (``_write_lock``, one commit per :meth:`add` o
 readers seek and read, so a searcher must not be used by two threads at once) and
 replaced by a new searcher right after each commit, so a caller reads its own writes.
 
-This module holds :class:`LexicalIndex`, which ties the pieces together under those locks:
-the passage document and schema (:mod:`retrieval.lexical_schema`), the index directory and
-its analyzer version (:mod:`retrieval.lexical_directory`), commits
-(:mod:`retrieval.lexical_writing`), query building (:mod:`retrieval.lexical_query`), search
-execution (:mod:`retrieval.lexical_search`) and numpy BM25 (:mod:`retrieval.lexical_scoring`).
+This module holds :class:`WhooshIndex`, which ties the pieces together under those locks:
+the passage document and schema (:mod:`retrieval.lexical.schema`), the index directory and
+its analyzer version (:mod:`retrieval.lexical.directory`), commits
+(:mod:`retrieval.lexical.writing`), query building (:mod:`retrieval.lexical.query`), search
+execution (:mod:`retrieval.lexical.search`) and numpy BM25 (:mod:`retrieval.lexical.scoring`).
 """
 
 from __future__ import annotations
@@ -61,15 +62,16 @@ from whoosh.searching import Searcher
 from whoosh.writing import CLEAR
 
 from cairn.retrieval.checks import check_ids
-from cairn.retrieval.lexical_directory import open_passage_index, record_sums
-from cairn.retrieval.lexical_query import CJK_MODES, bm25_query
-from cairn.retrieval.lexical_schema import IndexedPassage
-from cairn.retrieval.lexical_scoring import SegmentArrays
-from cairn.retrieval.lexical_search import allowed_docs, ranked_passages
-from cairn.retrieval.lexical_writing import commit, commit_deletions, commit_passages
+from cairn.retrieval.lexical.bm25 import IDF, WHOOSH_BM25, BM25Params
+from cairn.retrieval.lexical.directory import open_passage_index, record_sums
+from cairn.retrieval.lexical.query import CJK_MODES, bm25_query
+from cairn.retrieval.lexical.schema import IndexedPassage
+from cairn.retrieval.lexical.scoring import SegmentArrays
+from cairn.retrieval.lexical.search import allowed_docs, ranked_passages
+from cairn.retrieval.lexical.writing import commit, commit_deletions, commit_passages
 
 
-class LexicalIndex:
+class WhooshIndex:
     """A persistent BM25 index of passages in one directory (see module doc).
 
     Args:
@@ -79,8 +81,8 @@ class LexicalIndex:
             ``body``; 0 (default) leaves the field out of scoring (module doc).
         title_in_body: Index the title at the start of ``body`` too (default; changing
             it needs a re-index).
-        k1: BM25 term-frequency saturation, > 0.
-        b: BM25 length normalisation, in [0, 1].
+        bm25: k1, b and the IDF variant (default :data:`retrieval.lexical.bm25.WHOOSH_BM25`);
+            the IDF must be Whoosh's, the one its own search (phrases, a boosted title) uses.
         cjk_mode: ``"or"`` (default), ``"phrase"`` or ``"or+phrase"`` (module doc).
         procs: Writer processes for large :meth:`add` batches (Whoosh ``MpWriter``,
             which forks); used only for batches of at least ``bulk_threshold`` passages.
@@ -98,7 +100,7 @@ class LexicalIndex:
     Raises:
         retrieval.checks.IndexUnreadable: the index on disk cannot be read (and
             ``rebuild_unreadable`` is False).
-        ValueError: If ``title_boost`` < 0, ``k1`` <= 0, ``b`` outside [0, 1],
+        ValueError: If ``title_boost`` < 0, ``bm25`` has another IDF than Whoosh's,
             ``cjk_mode`` is unknown, ``procs`` < 1,
             ``limitmb`` < 1 or ``prune_df_ratio`` is not in (0, 1].
     """
@@ -109,8 +111,7 @@ class LexicalIndex:
         *,
         title_boost: float = 0.0,
         title_in_body: bool = True,
-        k1: float = 1.5,
-        b: float = 0.75,
+        bm25: BM25Params = WHOOSH_BM25,
         cjk_mode: str = "or",
         procs: int = 1,
         limitmb: int = 128,
@@ -119,8 +120,10 @@ class LexicalIndex:
         prune_min_docs: int = 1_000,
         rebuild_unreadable: bool = False,
     ) -> None:
-        if not title_boost >= 0 or not k1 > 0 or not 0 <= b <= 1:
-            raise ValueError(f"need title_boost >= 0, k1 > 0, 0 <= b <= 1; got {title_boost}, {k1}, {b}")
+        if not title_boost >= 0:
+            raise ValueError(f"title_boost must be >= 0, got {title_boost}")
+        if bm25.idf is not IDF.WHOOSH:
+            raise ValueError(f"the Whoosh index scores with Whoosh's IDF, not {bm25.idf.value!r}")
         if cjk_mode not in CJK_MODES:
             raise ValueError(f"cjk_mode must be one of {CJK_MODES}, got {cjk_mode!r}")
         if not 0 < prune_df_ratio <= 1:
@@ -130,8 +133,7 @@ class LexicalIndex:
         self.path = Path(path)
         self.title_boost = float(title_boost)
         self.title_in_body = title_in_body
-        self.k1 = float(k1)
-        self.b = float(b)
+        self.bm25 = bm25
         self.cjk_mode = cjk_mode
         self.procs = procs
         self.limitmb = limitmb
@@ -146,11 +148,11 @@ class LexicalIndex:
         """None, or the message saying the index was re-created empty on open (terms of another
         analyzer version, a schema of an older layout, or unreadable with ``rebuild_unreadable``;
         the caller re-indexes every passage and logs it once)."""
-        self._searcher: Searcher | None = self._index.searcher(weighting=BM25F(B=self.b, K1=self.k1))
+        self._searcher: Searcher | None = self._index.searcher(weighting=BM25F(B=bm25.b, K1=bm25.k1))
         self._filter_cache: dict[tuple, Any] = {}
         self._passage_ids: dict[int, str] = {}
         """Passage id of each document number read so far, for the current searcher
-        (:func:`retrieval.lexical_search.passage_id`)."""
+        (:func:`retrieval.lexical.search.passage_id`)."""
         self._segment_arrays = SegmentArrays()
 
     # -- writing ---------------------------------------------------------------------
@@ -165,7 +167,7 @@ class LexicalIndex:
         record_sums(self.path, self._index)  # under the write lock: this commit's segments
         with self._search_lock:
             searcher = self._require_open()
-            self._searcher = self._index.searcher(weighting=BM25F(B=self.b, K1=self.k1))
+            self._searcher = self._index.searcher(weighting=BM25F(B=self.bm25.b, K1=self.bm25.k1))
             self._filter_cache.clear()
             self._passage_ids = {}
             segments = (leaf.segment() for leaf, _ in self._searcher.ixreader.leaf_readers())
@@ -247,7 +249,7 @@ class LexicalIndex:
                 None disables pruning.
 
         Returns:
-            See :func:`retrieval.lexical_query.bm25_query`.
+            See :func:`retrieval.lexical.query.bm25_query`.
         """
         prune = self.prune_df_ratio < 1 and searcher is not None and searcher.doc_count_all() >= self.prune_min_docs
         return bm25_query(
@@ -305,8 +307,7 @@ class LexicalIndex:
                 scoring,
                 allowed,
                 mask,
-                k1=self.k1,
-                b=self.b,
+                params=self.bm25,
                 limit=limit,
                 arrays=self._segment_arrays,
                 passage_ids=self._passage_ids,
@@ -345,7 +346,7 @@ class LexicalIndex:
                 self._searcher.close()
                 self._searcher = None
 
-    def __enter__(self) -> LexicalIndex:
+    def __enter__(self) -> WhooshIndex:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cairn.retrieval.embeddings import Embedder
+from cairn.retrieval.embeddings.protocol import Embedder
 
 log = logging.getLogger("cairn.query_batching")
 
@@ -353,12 +353,10 @@ class QueryBatcher:
 
 
 class BatchedEmbedder:
-    """An :class:`retrieval.embeddings.Embedder` whose ``encode_query`` goes through a
-    :class:`QueryBatcher`; everything else (``encode``, ``name``, ``dim``,
-    ``vocabulary_coverage``, …) is the wrapped provider's.
-
-    The batcher calls ``embedder.encode_queries`` when the provider has it (a query-tuned
-    batch path, e.g. MiniLM with its query thread count), else ``embedder.encode``.
+    """An :class:`~retrieval.embeddings.protocol.Embedder` whose :meth:`encode_query` goes
+    through a :class:`QueryBatcher` (over the provider's ``encode_queries``, its query-tuned
+    batch path); every other member of the protocol is the wrapped provider's, delegated one
+    by one.
 
     Args:
         embedder: The provider to wrap.
@@ -366,17 +364,33 @@ class BatchedEmbedder:
     """
 
     def __init__(self, embedder: Embedder, *, window_ms: float = 2.0, max_batch: int = 16, cache_size: int = 1024):
-        encode_queries: EncodeQueries = getattr(embedder, "encode_queries", None) or embedder.encode
         self.inner = embedder
-        self.name: str = embedder.name
         self.batcher = QueryBatcher(
-            encode_queries, model_id=self.name, window_ms=window_ms, max_batch=max_batch, cache_size=cache_size
+            embedder.encode_queries,
+            model_id=embedder.name,
+            window_ms=window_ms,
+            max_batch=max_batch,
+            cache_size=cache_size,
         )
+
+    @property
+    def name(self) -> str:
+        """The wrapped provider's model name."""
+        return self.inner.name
 
     @property
     def dim(self) -> int:
         """The wrapped provider's vector dimension."""
         return int(self.inner.dim)
+
+    @property
+    def space(self) -> str:
+        """The wrapped provider's named vector."""
+        return self.inner.space
+
+    def load(self) -> None:
+        """Load the wrapped provider's model now."""
+        self.inner.load()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed passages with the wrapped provider (not batched across callers, not cached)."""
@@ -391,18 +405,19 @@ class BatchedEmbedder:
         """
         return self.batcher.encode(text)
 
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed several queries with the wrapped provider in one pass (not through the batcher)."""
+        return self.inner.encode_queries(texts)
+
+    def vocabulary_coverage(self, text: str) -> float | None:
+        """The wrapped provider's vocabulary coverage of ``text``."""
+        return self.inner.vocabulary_coverage(text)
+
     async def aencode_query(self, text: str) -> np.ndarray:
         """As :meth:`encode_query`, awaited without blocking the event loop."""
         return await self.batcher.aencode(text)
 
     def close(self) -> None:
-        """Stop the batcher's worker thread (and close the provider if it can be)."""
+        """Stop the batcher's worker thread, then close the wrapped provider (idempotent)."""
         self.batcher.close()
-        close = getattr(self.inner, "close", None)
-        if close is not None:
-            close()
-
-    def __getattr__(self, attr: str) -> object:
-        if attr == "inner":  # not set yet (copy/pickle): no recursion
-            raise AttributeError(attr)
-        return getattr(self.inner, attr)
+        self.inner.close()

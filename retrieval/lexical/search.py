@@ -1,6 +1,6 @@
-"""Search execution for :class:`retrieval.lexical.LexicalIndex` on one searcher: the
+"""Search execution for :class:`retrieval.lexical.whoosh_index.WhooshIndex` on one searcher: the
 filter's allowed documents and passage ids (cached per commit), and the ranking — numpy BM25
-(:mod:`retrieval.lexical_scoring`) for plain term disjunctions, Whoosh's own search for the
+(:mod:`retrieval.lexical.scoring`) for plain term disjunctions, Whoosh's own search for the
 rest. The caller holds the index's search lock and clears the caches after each commit."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from typing import Any
 from whoosh import query as wq
 from whoosh.searching import Searcher
 
-from cairn.retrieval.lexical_query import filter_query
-from cairn.retrieval.lexical_scoring import SegmentArrays, allowed_mask, bm25_top, disjunction_terms
+from cairn.retrieval.lexical.bm25 import BM25Params
+from cairn.retrieval.lexical.query import filter_query
+from cairn.retrieval.lexical.scoring import SegmentArrays, allowed_mask, bm25_top, disjunction_terms
 
 SCORE_DECIMALS = 9
 """Scores are rounded to 9 decimals so sums that differ only by float rounding (e.g. the
@@ -23,7 +24,7 @@ FILTER_CACHE_SIZE = 256
 
 
 PASSAGE_ID_CACHE_SIZE = 500_000
-"""Document numbers whose passage id a :class:`retrieval.lexical.LexicalIndex` keeps (~60 MB at most)."""
+"""Document numbers whose passage id a :class:`retrieval.lexical.whoosh_index.WhooshIndex` keeps (~60 MB at most)."""
 
 
 def ranked_passages(
@@ -32,25 +33,23 @@ def ranked_passages(
     allowed: Any,
     mask: Any,
     *,
-    k1: float,
-    b: float,
+    params: BM25Params,
     limit: int,
     arrays: SegmentArrays,
     passage_ids: dict[int, str],
 ) -> list[tuple[str, float]]:
     """Rank the allowed passages against a scoring query.
 
-    Plain term disjunctions are scored by :func:`retrieval.lexical_scoring.bm25_top`;
+    Plain term disjunctions are scored by :func:`retrieval.lexical.scoring.bm25_top`;
     anything else (phrases, a boosted title field) by Whoosh's search, fetching more
     until every document tied with the last kept score is in view.
 
     Args:
         searcher: The current searcher (caller holds the search lock).
-        scoring: Query from :meth:`retrieval.lexical.LexicalIndex.build_query`.
+        scoring: Query from :meth:`retrieval.lexical.whoosh_index.WhooshIndex.build_query`.
         allowed: Allowed document numbers, non-empty (:func:`allowed_docs`).
         mask: Their boolean mask (:func:`allowed_docs`).
-        k1: BM25 term-frequency saturation.
-        b: BM25 length normalisation.
+        params: The index's BM25 parameters (:data:`retrieval.lexical.bm25.WHOOSH_BM25`).
         limit: Maximum results, >= 1.
         arrays: The index's per-segment arrays.
         passage_ids: Passage id cache of this searcher (:func:`passage_id`).
@@ -62,7 +61,7 @@ def ranked_passages(
     spec = disjunction_terms(scoring)
     top = None
     if spec is not None:
-        top = bm25_top(searcher, spec[0], spec[1], mask, k1=k1, b=b, limit=limit, arrays=arrays)
+        top = bm25_top(searcher, spec[0], spec[1], mask, params=params, limit=limit, arrays=arrays)
     if top is not None:
         scored = [(passage_id(searcher, passage_ids, docnum), round(score, SCORE_DECIMALS)) for docnum, score in top]
         scored.sort(key=lambda item: (-item[1], item[0]))

@@ -8,9 +8,11 @@ array per segment:
 
     score(d) = Σ_t idf(t) · tf·(k1 + 1) / (tf + k1·(1 − b + b·len(d)/avglen))
 
-with exactly Whoosh's ``BM25F`` inputs — ``idf = ln(N / (df + 1)) + 1`` over all documents
-(Whoosh's definition), Whoosh's byte-quantised field lengths, its average field length —
-so the scores equal Whoosh's (to float rounding; tests compare rankings). Deleted
+through :func:`retrieval.lexical.bm25.term_score` with exactly Whoosh's ``BM25F`` inputs — the
+index's :class:`~retrieval.lexical.bm25.BM25Params` (k1, b and Whoosh's IDF
+``ln(N / (df + 1)) + 1`` over all documents, :func:`retrieval.lexical.bm25.idf`), Whoosh's
+byte-quantised field lengths, its average field length — so the scores equal Whoosh's (to
+float rounding; tests compare rankings). Deleted
 documents and documents outside the caller's filter are masked out; the top ``limit``
 come from ``argpartition`` and ties at the cut are all kept, so the caller's order
 (score desc, passage id asc) is exact.
@@ -38,6 +40,8 @@ import numpy as np
 from whoosh import query as wq
 from whoosh.codec.whoosh3 import W3LeafMatcher
 from whoosh.searching import Searcher
+
+from cairn.retrieval.lexical.bm25 import BM25Params, idf, term_score
 
 _LENGTHS_CACHE_SEGMENTS = 256
 
@@ -173,19 +177,19 @@ def bm25_top(
     terms: Sequence[str],
     mask: np.ndarray,
     *,
-    k1: float,
-    b: float,
+    params: BM25Params,
     limit: int,
     arrays: SegmentArrays,
 ) -> list[tuple[int, float]] | None:
     """Top documents by BM25 for an OR of ``terms`` (module doc).
 
     Args:
-        searcher: A Whoosh searcher (its ``idf`` and average field length are used).
+        searcher: A Whoosh searcher (its document counts and average field length are used).
         field: The scored field.
         terms: Distinct analysed terms.
         mask: :func:`allowed_mask` for this searcher and filter.
-        k1, b: BM25 parameters.
+        params: k1, b and the IDF variant (the index's: Whoosh's IDF, so the scores equal
+            Whoosh's own search).
         limit: Documents wanted (more are returned when tied with the last one).
         arrays: Per-segment cache.
 
@@ -200,7 +204,7 @@ def bm25_top(
     avgfl = searcher.avg_field_length(field) or 1
     leaves = reader.leaf_readers()
     for term in terms:
-        idf = searcher.idf(field, term)
+        weight = idf(n_docs=n, df=searcher.doc_frequency(field, term), variant=params.idf)
         for leaf, offset in leaves:
             got = arrays.postings(leaf, field, term)
             if got is None:
@@ -209,7 +213,7 @@ def bm25_top(
             if not len(ids):
                 continue
             lengths = arrays.lengths(leaf, field)[ids]
-            scores[ids + offset] += idf * (tf * (k1 + 1)) / (tf + k1 * ((1 - b) + b * lengths / avgfl))
+            scores[ids + offset] += term_score(tf=tf, length=lengths, avg_length=avgfl, idf=weight, params=params)
     scores[~mask] = 0.0
     hits = np.flatnonzero(scores > 0)
     if len(hits) > limit:

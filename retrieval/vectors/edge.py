@@ -31,7 +31,7 @@ from uuid import UUID
 import numpy as np
 
 from cairn.retrieval.checks import IndexUnreadable, check_ids, describe
-from cairn.retrieval.vector_types import (
+from cairn.retrieval.vectors.types import (
     DEFAULT_SPACE,
     PAYLOAD_KEYS,
     UPSERT_BATCH,

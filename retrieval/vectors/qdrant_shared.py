@@ -3,7 +3,7 @@
 In cluster mode (``CAIRN_QDRANT_URL``) a passage is one Qdrant point carrying the dense
 vector of its embedding model's space (the named vector ``"minilm"``, ``"e5"`` or
 ``"openai"``: :mod:`retrieval.dense`) and the lexical leg's sparse BM25 vectors (named
-``"bm25_a2"`` and ``"bm25_tf_a2"``, :mod:`retrieval.sparse_bm25`). The legs are written at different times (BM25 at once,
+``"bm25_a2"`` and ``"bm25_tf_a2"``, :mod:`retrieval.lexical.sparse`). The legs are written at different times (BM25 at once,
 the embedding later), so no writer may replace a whole point: Qdrant's ``upsert`` overwrites
 every vector of an existing point. :func:`write_named_vectors` therefore updates only its own
 vectors on points that exist (``update_vectors``) and creates the missing ones (``upsert``
@@ -28,7 +28,7 @@ from typing import Any
 from uuid import UUID
 
 from cairn.retrieval.checks import IndexUnreadable, describe
-from cairn.retrieval.vector_types import PAYLOAD_KEYS, UPSERT_BATCH, VectorStoreInUse, VectorStoreUnavailable
+from cairn.retrieval.vectors.types import PAYLOAD_KEYS, UPSERT_BATCH, VectorStoreInUse, VectorStoreUnavailable
 
 
 def unavailable(url: str, exc: BaseException) -> VectorStoreUnavailable:
@@ -178,17 +178,18 @@ def drop_named_vectors(
     client: Any, collection: str, vectors: Sequence[str], point_ids: Sequence[str] | None = None
 ) -> None:
     """Remove the named ``vectors`` from the given points (all points when None); other vectors,
-    the payload and the points stay."""
+    the payload and the points stay. Ids of points that do not exist are ignored: they are
+    selected by a filter (``has_id``), as qdrant-client's local mode raises ``KeyError`` for an
+    unknown id in a ``PointIdsList`` (found by tests/unit/retrieval/test_lexical_backends.py)."""
     from qdrant_client import models
 
-    selector: Any
-    if point_ids is None:
-        selector = models.FilterSelector(filter=models.Filter())
-    else:
-        if not point_ids:
-            return
+    if point_ids is not None and not point_ids:
+        return
+    must: list[Any] = []
+    if point_ids is not None:
         ids: list[int | str | UUID] = list(point_ids)
-        selector = models.PointIdsList(points=ids)
+        must.append(models.HasIdCondition(has_id=ids))
+    selector = models.FilterSelector(filter=models.Filter(must=must))
     client.delete_vectors(collection, vectors=list(vectors), points=selector, wait=True)
 
 

@@ -1,13 +1,13 @@
 """Vector backend on ``qdrant-client``: a Qdrant server/cluster, or local mode on disk.
 
-Named vectors as in :mod:`retrieval.edge_vectors`: one per embedding model (``spaces``), a
+Named vectors as in :mod:`retrieval.vectors.edge`: one per embedding model (``spaces``), a
 point has the vector of its own space, searches name the space (``using``). A collection of
 the layout before named vectors (one unnamed vector) or with other names is dropped and
 re-created empty on open (:attr:`ClientVectorIndex.migrated` holds the message; the caller
 re-embeds every passage).
 
 Cluster mode shares the collection with the lexical leg's sparse vectors
-(:mod:`retrieval.qdrant_shared`): the dense spaces and the sparse BM25 vectors (``bm25_a2``/``bm25_tf_a2``) are named vectors
+(:mod:`retrieval.vectors.qdrant_shared`): the dense spaces and the sparse BM25 vectors (``bm25_a2``/``bm25_tf_a2``) are named vectors
 of one point. Re-creating such a collection (older dense layout) keeps its sparse vector
 configuration but not their data, so the caller then re-applies the lexical leg too
 (:class:`app.corpus.SearchIndexes` follows the change log again from its start).
@@ -25,7 +25,7 @@ from uuid import UUID
 import numpy as np
 
 from cairn.retrieval.checks import IndexUnreadable, check_ids
-from cairn.retrieval.qdrant_shared import (
+from cairn.retrieval.vectors.qdrant_shared import (
     check_server,
     count_holding,
     drop_named_vectors,
@@ -38,7 +38,7 @@ from cairn.retrieval.qdrant_shared import (
     unavailable,
     write_named_vectors,
 )
-from cairn.retrieval.vector_types import (
+from cairn.retrieval.vectors.types import (
     DEFAULT_SPACE,
     UPSERT_BATCH,
     VectorChecks,
@@ -66,10 +66,10 @@ class ClientVectorIndex(VectorChecks):
     none are requested.
 
     Shared collection (cluster mode): with ``sparse_vectors`` the collection is created with
-    those named sparse vectors too (the lexical leg's ``bm25``, :mod:`retrieval.sparse_bm25`)
+    those named sparse vectors too (the lexical leg's ``bm25``, :mod:`retrieval.lexical.sparse`)
     and this index touches only the dense vectors of a point (its ``spaces``): writes keep the
     point's other vectors, ``has``/``count`` see points that carry a vector of one of the
-    spaces, ``delete``/``clear`` remove only those (:mod:`retrieval.qdrant_shared`).
+    spaces, ``delete``/``clear`` remove only those (:mod:`retrieval.vectors.qdrant_shared`).
 
     Args:
         url: Qdrant server URL, e.g. ``http://127.0.0.1:6333``.
@@ -164,7 +164,7 @@ class ClientVectorIndex(VectorChecks):
             held = set(config.sparse_vectors or {})
             if found is None and self.sparse_vectors and held and not set(self.sparse_vectors) <= held:
                 # cluster mode's sparse BM25 vectors are named with the analyzer version
-                # (retrieval.sparse_bm25.BM25_VECTOR): other names hold another version's terms
+                # (retrieval.lexical.sparse.BM25_VECTOR): other names hold another version's terms
                 found = (
                     f"sparse vectors {', '.join(sorted(held))} (this version: {', '.join(sorted(self.sparse_vectors))})"
                 )

@@ -1,6 +1,6 @@
 """The lexical index's directory: the Whoosh index in it, the analyzer version it records,
 and opening it — or re-creating it empty when its terms were made by another analyzer
-version or its schema by an older layout (:class:`retrieval.lexical.LexicalIndex` opens it
+version or its schema by an older layout (:class:`retrieval.lexical.whoosh_index.WhooshIndex` opens it
 this way).
 
 Whoosh pickles the schema (with the analyzer's classes, by module path) into the table of
@@ -34,7 +34,7 @@ from whoosh import index as whoosh_index
 
 from cairn.retrieval.analysis import ANALYZER_VERSION
 from cairn.retrieval.checks import IndexUnreadable, describe
-from cairn.retrieval.lexical_schema import passage_schema
+from cairn.retrieval.lexical.schema import passage_schema
 
 INDEX_NAME = "passages"
 
@@ -192,7 +192,7 @@ def open_passage_index(path: Path, *, rebuild_unreadable: bool = False) -> tuple
 
     An index whose recorded analyzer version is not :data:`retrieval.analysis.ANALYZER_VERSION`,
     or whose schema names a module or class that no longer exists (module doc), is re-created
-    empty (with :func:`retrieval.lexical_schema.passage_schema`), and the current version is
+    empty (with :func:`retrieval.lexical.schema.passage_schema`), and the current version is
     recorded in :data:`ANALYZER_FILE`.
 
     Args:

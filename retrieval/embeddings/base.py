@@ -1,7 +1,7 @@
 """Shared pieces of the embedding providers: model constants, the error, input checks, row
 normalisation and the BLAS thread cap.
 
-Every provider (:mod:`retrieval.minilm`, :mod:`retrieval.e5`, :mod:`retrieval.openai_embedder`)
+Every provider (:mod:`retrieval.embeddings.minilm`, :mod:`retrieval.embeddings.e5`, :mod:`retrieval.embeddings.openai_compatible`)
 returns float32, L2-normalised vectors, so cosine similarity is a dot product; see
 :mod:`retrieval.embeddings` for the protocol they share and :func:`retrieval.embeddings.load_embedder`.
 """

@@ -1,4 +1,4 @@
-"""Whoosh query construction for :mod:`retrieval.lexical` (no query-syntax parsing)."""
+"""Whoosh query construction for :mod:`retrieval.lexical.whoosh_index` (no query-syntax parsing)."""
 
 from __future__ import annotations
 

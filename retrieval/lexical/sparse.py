@@ -1,7 +1,7 @@
 """The lexical leg as sparse BM25 vectors in Qdrant (cluster mode: no local search state).
 
 With ``CAIRN_QDRANT_URL`` the BM25 leg lives in the same Qdrant collection as the dense
-vectors, as the named sparse vector ``"bm25_a2"`` (:data:`BM25_VECTOR`, named with the analyzer version; :mod:`retrieval.qdrant_shared`), so any
+vectors, as the named sparse vector ``"bm25_a2"`` (:data:`BM25_VECTOR`, named with the analyzer version; :mod:`retrieval.vectors.qdrant_shared`), so any
 number of workers answer from one index. Cairn still fuses the legs itself (:mod:`retrieval.fusion`).
 
 Method — BM25 split between Cairn and Qdrant:
@@ -9,10 +9,11 @@ Method — BM25 split between Cairn and Qdrant:
 * Terms: exactly the Whoosh leg's (:func:`retrieval.analysis.analyze`: NFKC, words for Latin
   and other spaced scripts, lowercased, English stop words removed, Snowball-stemmed;
   overlapping bigrams for CJK, Thai, Lao, Khmer and Myanmar runs). The indexed text is the Whoosh leg's body: ``title + "\\n\\n" + text`` (title in
-  body, the :class:`retrieval.lexical.LexicalIndex` default).
+  body, the :class:`retrieval.lexical.whoosh_index.WhooshIndex` default).
 * Document side (computed here): each term's saturated, length-normalised frequency
-  ``tf·(k1 + 1) / (tf + k1·(1 − b + b·len/avg_length))`` with k1 = 1.5, b = 0.75 (the Whoosh
-  leg's), ``len`` = the passage's term count quantised to one byte as Whoosh stores it.
+  ``tf·(k1 + 1) / (tf + k1·(1 − b + b·len/avg_length))`` (:func:`retrieval.lexical.bm25.term_score`
+  with IDF 1) with k1 = 1.5, b = 0.75 (the Whoosh leg's; :data:`retrieval.lexical.bm25.SPARSE_BM25`),
+  ``len`` = the passage's term count quantised to one byte as Whoosh stores it.
   ``avg_length`` is a constant (:data:`DEFAULT_AVG_LENGTH`, or
   ``CAIRN_BM25_AVG_LENGTH``), not the live corpus mean Whoosh uses: a corpus statistic
   would need shared state and rewriting every point when it moves. Cairn's passages are
@@ -40,7 +41,7 @@ Method — BM25 split between Cairn and Qdrant:
 
 Scores are Qdrant's (float32); results are sorted by score desc, then passage id asc, and
 the engine is asked for more until no tie crosses the cut (as the dense leg:
-:func:`retrieval.vector_types.ranked_search`). The visibility filters (workspace, and any
+:func:`retrieval.vectors.types.ranked_search`). The visibility filters (workspace, and any
 of the given collections / documents) run inside Qdrant; as-of resolution stays in SQL
 after fusion, as with Whoosh (a passage is shared by the versions that contain it).
 """
@@ -58,8 +59,9 @@ from whoosh.util.numeric import byte_to_length, length_to_byte
 
 from cairn.retrieval.analysis import ANALYZER_VERSION, analyze, analyze_runs
 from cairn.retrieval.checks import check_ids
-from cairn.retrieval.lexical_schema import IndexedPassage
-from cairn.retrieval.qdrant_shared import (
+from cairn.retrieval.lexical.bm25 import IDF, SPARSE_BM25, BM25Params, term_score
+from cairn.retrieval.lexical.schema import IndexedPassage
+from cairn.retrieval.vectors.qdrant_shared import (
     count_holding,
     drop_named_vectors,
     ensure_payload_indexes,
@@ -70,20 +72,18 @@ from cairn.retrieval.qdrant_shared import (
     unavailable,
     write_named_vectors,
 )
-from cairn.retrieval.vector_types import point_id, ranked_search
+from cairn.retrieval.vectors.types import point_id, ranked_search
 
 BM25_VECTOR = f"bm25_a{ANALYZER_VERSION}"
 """Name of the sparse vector (IDF modifier) in the shared collection. It carries the analyzer
 version (:data:`retrieval.analysis.ANALYZER_VERSION`; version 1 wrote ``bm25``): a collection
 holding another version's terms has other sparse names, and the dense index re-creates it
-(:class:`retrieval.client_vectors.ClientVectorIndex`), after which every passage is re-added."""
+(:class:`retrieval.vectors.client.ClientVectorIndex`), after which every passage is re-added."""
 TF_VECTOR = f"bm25_tf_a{ANALYZER_VERSION}"
 """Name of the same weights without the IDF modifier (the ``+ 1`` of Whoosh's IDF, module doc;
 version 1: ``bm25_tf``)."""
 PREFETCH_FACTOR = 4
 
-K1 = 1.5
-B = 0.75
 DEFAULT_AVG_LENGTH = 100.0
 """Average passage length in analysed terms assumed by the document weights (module doc).
 Measured: SciFact abstracts chunked at the default 200 cl100k tokens average ~95 analysed terms."""
@@ -115,13 +115,13 @@ def body_of(title: str, text: str) -> str:
 
 
 def document_vector(
-    text: str, *, k1: float = K1, b: float = B, avg_length: float = DEFAULT_AVG_LENGTH
+    text: str, *, params: BM25Params = SPARSE_BM25, avg_length: float = DEFAULT_AVG_LENGTH
 ) -> tuple[list[int], list[float]]:
     """BM25 document weights of ``text`` as a sparse vector (module doc).
 
     Args:
         text: The indexed text (:func:`body_of`).
-        k1, b: BM25 parameters.
+        params: k1 and b (the IDF is applied by Qdrant at search time).
         avg_length: Assumed mean passage length in analysed terms, > 0.
 
     Returns:
@@ -130,10 +130,12 @@ def document_vector(
     terms = analyze(text)
     if not terms:
         return [], []
-    norm = k1 * ((1 - b) + b * quantised_length(len(terms)) / avg_length)
+    length = quantised_length(len(terms))
     tf = Counter(term_index(t) for t in terms)  # colliding terms merge here
     indices = sorted(tf)
-    return indices, [tf[i] * (k1 + 1) / (tf[i] + norm) for i in indices]
+    return indices, [
+        term_score(tf=tf[i], length=length, avg_length=avg_length, idf=1.0, params=params) for i in indices
+    ]
 
 
 def query_vector(query: str) -> tuple[list[int], list[float]]:
@@ -158,23 +160,25 @@ def vocabulary_collisions(texts: Iterable[str]) -> tuple[int, int]:
 
 
 class SparseBM25Index:
-    """The lexical leg in Qdrant; the same interface as :class:`retrieval.lexical.LexicalIndex`.
+    """The lexical leg in Qdrant: a :class:`retrieval.lexical.protocol.LexicalIndex`, as
+    :class:`retrieval.lexical.whoosh_index.WhooshIndex`.
 
     Exactly one of ``url`` (server/cluster), ``path`` (qdrant-client local mode) or
-    ``client`` (shared with the dense :class:`retrieval.client_vectors.ClientVectorIndex`;
+    ``client`` (shared with the dense :class:`retrieval.vectors.client.ClientVectorIndex`;
     not closed by :meth:`close`) must be given. If the collection is missing it is created
     with only the ``bm25`` sparse vector (no embedder configured); otherwise it must have it.
 
     Args:
         url, path, client, api_key, timeout: Where the collection is (as the dense index).
         collection: Collection name (``CAIRN_QDRANT_COLLECTION``).
-        k1, b: BM25 parameters (``k1`` > 0, ``b`` in [0, 1]).
+        bm25: k1, b and the IDF variant (default :data:`retrieval.lexical.bm25.SPARSE_BM25`); the IDF
+            must be Qdrant's plus one, the one the collection's two sparse vectors compute.
         avg_length: Assumed mean passage length in analysed terms, > 0.
 
     Raises:
         ValueError: Bad arguments, or the collection exists without a ``bm25`` sparse vector
             with the IDF modifier.
-        VectorStoreInUse / VectorStoreUnavailable: as :func:`retrieval.qdrant_shared.open_client`.
+        VectorStoreInUse / VectorStoreUnavailable: as :func:`retrieval.vectors.qdrant_shared.open_client`.
     """
 
     def __init__(
@@ -186,8 +190,7 @@ class SparseBM25Index:
         api_key: str | None = None,
         collection: str = "passages",
         timeout: int = 30,
-        k1: float = K1,
-        b: float = B,
+        bm25: BM25Params = SPARSE_BM25,
         avg_length: float = DEFAULT_AVG_LENGTH,
     ) -> None:
         from qdrant_client import models
@@ -197,16 +200,22 @@ class SparseBM25Index:
             raise ValueError("give exactly one of url, path or client")
         if not collection:
             raise ValueError("collection must be non-empty")
-        if not k1 > 0 or not 0 <= b <= 1 or not avg_length > 0:
-            raise ValueError(f"need k1 > 0, 0 <= b <= 1, avg_length > 0; got {k1}, {b}, {avg_length}")
+        if not avg_length > 0:
+            raise ValueError(f"avg_length must be > 0, got {avg_length}")
+        if bm25.idf is not IDF.LUCENE_PLUS_ONE:
+            raise ValueError(f"the sparse index scores with Qdrant's IDF plus one, not {bm25.idf.value!r}")
         self._models = models
         self.collection = collection
-        self.k1, self.b, self.avg_length = float(k1), float(b), float(avg_length)
+        self.bm25, self.avg_length = bm25, float(avg_length)
         self._owns_client = client is None
         if client is None:
             client = open_client(url=url, path=path, api_key=api_key, timeout=timeout)
         self._client: Any = client
         self._lock = threading.Lock()
+        self.migrated: str | None = None
+        """Always None: a collection of another layout is re-created by the dense index that
+        shares it (:class:`retrieval.vectors.client.ClientVectorIndex`, whose ``migrated`` says
+        so); :class:`retrieval.lexical.protocol.LexicalIndex`'s member."""
         try:
             self._ensure_collection()
         except (ResponseHandlingException, UnexpectedResponse) as exc:
@@ -254,9 +263,7 @@ class SparseBM25Index:
         items = []
         for pid in sorted(latest):
             p = latest[pid]
-            indices, values = document_vector(
-                body_of(p.title, p.text), k1=self.k1, b=self.b, avg_length=self.avg_length
-            )
+            indices, values = document_vector(body_of(p.title, p.text), params=self.bm25, avg_length=self.avg_length)
             payload = {
                 "passage_id": p.passage_id,
                 "workspace_id": p.workspace_id,
@@ -280,7 +287,7 @@ class SparseBM25Index:
         limit: int = 100,
     ) -> list[tuple[str, float]]:
         """Rank passages of one workspace by BM25 (same arguments, order and errors as
-        :meth:`retrieval.lexical.LexicalIndex.search`; scores are Qdrant's)."""
+        :meth:`retrieval.lexical.whoosh_index.WhooshIndex.search`; scores are Qdrant's)."""
         if not workspace_id:
             raise ValueError("workspace_id must be a non-empty string")
         if limit < 1:
