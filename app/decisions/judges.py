@@ -196,6 +196,8 @@ class LocalJudge:
                 headers={"Authorization": f"Bearer {api_key}"},
                 timeout=30.0,
                 trust_env=False,  # loopback: never through a proxy from the environment
+                # no idle connection outlives a call (the judge lives as long as the process)
+                limits=httpx.Limits(max_keepalive_connections=0),
             )
             self._server = server
         return server
