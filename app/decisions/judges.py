@@ -11,7 +11,8 @@ count, so the caller can normalise (see :func:`option_probabilities`). Two backe
   through the option's own tokens by a grammar naming them by id; llama.cpp reports each
   forced token's log-probability under the raw logits. The one server slot keeps the prompt
   in its KV cache, so each option decodes only its own tokens (as the llama-cpp-python judge
-  this replaces did, with the same choices on bench/decisions.py's 44 items). The model is
+  this replaced did; same served choice on 43 of bench/decisions.py's 44 items, 8x less CPU:
+  BENCHMARKS.md). The model is
   loaded lazily, once per process and model path; calls go through one lock so one
   decision's options reuse the cached prompt. Call from a worker thread.
 - :class:`OpenAIJudge`: an OpenAI-compatible ``/v1/completions`` endpoint scored with
