@@ -17,8 +17,10 @@ baseline is cached, two for a new question; and the model load time.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 from cairn.app.decisions.judges import LocalJudge, OpenAIJudge, option_probabilities
@@ -187,6 +189,7 @@ def run(judge, style: str = "auto") -> dict[str, Any]:
     latencies: list[float] = []
     cold: list[float] = []
     by_kind = {"CHOICE": [0, 0], "SCORE": [0, 0], "STATE": [0, 0], "SESSION": [0, 0]}
+    picks: list[dict[str, Any]] = []
     for context, (question, expect) in ITEMS:
         if isinstance(context, dict):
             req = validate_request({"state": context, "questions": [question]})
@@ -205,14 +208,27 @@ def run(judge, style: str = "auto") -> dict[str, Any]:
         latencies.append(warm)
         cold.append(warm + time.perf_counter() - t0)
         truth = next(i for i, o in enumerate(q.options) if (o.value if q.type == "CHOICE" else o.text) == expect)
+        picked: dict[str, int] = {}
         for name, (norm, pmi) in VARIANTS.items():
             probs = option_probabilities(scores, normalise=norm, baseline=base if pmi else None)
-            hit = max(range(len(probs)), key=lambda i: probs[i]) == truth
+            picked[name] = max(range(len(probs)), key=lambda i: probs[i])
+            hit = picked[name] == truth
             correct[name] += hit
             if name == "sum-pmi":  # the served configuration
                 for k in (q.type, req.mode):
                     by_kind[k][0] += hit
                     by_kind[k][1] += 1
+        picks.append(
+            {
+                "question": q.instructions,
+                "options": options,
+                "truth": truth,
+                "picked": picked,
+                "logprobs": [s.logprob for s in scores],
+                "baseline": [b.logprob for b in base],
+                "tokens": [s.tokens for s in scores],
+            }
+        )
     n = len(ITEMS)
     return {
         "n": n,
@@ -220,6 +236,7 @@ def run(judge, style: str = "auto") -> dict[str, Any]:
         "latencies": latencies,
         "cold": cold,
         "by_kind": by_kind,
+        "picks": picks,
     }
 
 
@@ -235,12 +252,15 @@ def main() -> None:
         default="auto",
         help="prompt style (see build_prompt)",
     )
+    ap.add_argument("--picks", metavar="PATH", help="write every item's scores and picks as JSON (to compare judges)")
     args = ap.parse_args()
     judge = OpenAIJudge(args.url, args.model) if args.judge == "openai" else LocalJudge()
     started = time.perf_counter()
     judge.score("warm up", [" a"])
     load = time.perf_counter() - started
     out = run(judge, args.style)
+    if args.picks:
+        Path(args.picks).write_text(json.dumps({"judge": judge.name, "picks": out["picks"]}, indent=1))
     lat = sorted(out["latencies"])
     cold = sorted(out["cold"])
     print(f"judge: {judge.name}   prompt: {args.style}   items: {out['n']}   load+first call: {load:.2f} s")

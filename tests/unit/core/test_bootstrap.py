@@ -34,7 +34,7 @@ def test_every_member_is_built_up_front(services):
 
 
 def test_start_up_does_not_load_the_judge_model(services):
-    assert isinstance(services.judge, LocalJudge) and services.judge._llm is None
+    assert isinstance(services.judge, LocalJudge) and services.judge._server is None
 
 
 def test_the_judge_follows_settings(tmp_path):
