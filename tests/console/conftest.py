@@ -83,8 +83,12 @@ class ConsoleServer:
     def gql(self, query: str, variables: dict | None = None, token: str | None = None, headers: dict | None = None):
         """POST /graphql as a non-browser client; returns the httpx response."""
         h = {"Authorization": f"Bearer {token}"} if token else {}
+        # 120 s like tests/graphql's Live: httpx's default 5 s timed a remember out at load 19
         return local_http.post(
-            f"{self.url}/graphql", json={"query": query, "variables": variables or {}}, headers={**h, **(headers or {})}
+            f"{self.url}/graphql",
+            json={"query": query, "variables": variables or {}},
+            headers={**h, **(headers or {})},
+            timeout=120,
         )
 
     def data(self, query: str, variables: dict | None = None, token: str | None = None) -> dict:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import strawberry
+from strawberry.printer import print_schema
 from strawberry.types import Info
 
 from cairn.app.core.config import Settings
@@ -81,13 +80,9 @@ def test_profiles_need_all_five_lists():
 
 
 def test_committed_schema_equals_served_schema():
-    served = subprocess.run(
-        [sys.executable, "-m", "strawberry", "export-schema", "cairn.resolvers.schema:schema"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=True,
-    ).stdout
+    # print_schema is all `strawberry export-schema` does after importing the schema; in this
+    # process it spares a Python process that imports the app (5.6 s of CPU, 2026-12-03)
+    served = print_schema(schema)
     committed = (ROOT / "schema.graphql").read_text()
     assert served.strip() == committed.strip(), (
         "schema.graphql is stale: run `python -m strawberry export-schema cairn.resolvers.schema:schema > schema.graphql`"

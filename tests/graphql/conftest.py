@@ -34,6 +34,7 @@ import httpx
 import pytest
 import uvicorn
 
+from cairn.app.context import Services
 from cairn.app.core.config import Settings
 from cairn.app.core.db import Database
 from cairn.app.core.migrate import upgrade_database
@@ -177,15 +178,41 @@ async def _bootstrap(url: str) -> tuple[dict[str, str], dict[str, str]]:
     return tokens, ids
 
 
-def _start(settings: Settings):
+def _start(settings: Settings, services: Services | None = None):
+    """Serve ``create_app(settings, services=services)`` with uvicorn on a free loopback port, in
+    a thread; returns ``(server, thread, port)`` once ``/readyz`` says 200.
+
+    ``services`` (a :func:`~app.context.bootstrap` bundle the caller built, e.g. with a fixed
+    rate-limit clock) is closed by that thread when the server stops: its database connections
+    belong to the server's event loop.
+    """
     from cairn.app.main import create_app
 
     port = _free_port()
     config = uvicorn.Config(
-        create_app(settings), host="127.0.0.1", port=port, log_level="warning", ws="websockets-sansio", lifespan="on"
+        create_app(settings, services=services),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        ws="websockets-sansio",
+        lifespan="on",
     )
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
+
+    async def serve() -> None:
+        try:
+            await server.serve()
+        finally:
+            if services is not None:
+                services.indexes.close()
+                await services.query_database.close()
+                await services.db.dispose()
+
+    def run() -> None:  # what uvicorn.Server.run does, with the services closed on its loop
+        with asyncio.Runner(loop_factory=config.get_loop_factory()) as runner:
+            runner.run(serve())
+
+    thread = threading.Thread(target=run, daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180

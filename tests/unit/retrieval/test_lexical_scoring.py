@@ -52,10 +52,11 @@ def whoosh_reference(ix: WhooshIndex, text: str, workspace_id: str, collection_i
     return scored[:limit]
 
 
-@pytest.fixture
-def many_segments(tmp_path):
+def _many_segments(folder) -> WhooshIndex:
+    """An index of 160 random passages in four commits (several segments), with deletions in
+    every segment and one update."""
     rng = random.Random(3)
-    ix = WhooshIndex(tmp_path / "lex")
+    ix = WhooshIndex(folder)
     n = 0
     for batch in range(4):  # four commits → several segments
         rows = []
@@ -67,12 +68,29 @@ def many_segments(tmp_path):
         ix.add(rows)
     ix.delete([f"p{i:04d}" for i in range(0, 160, 7)])  # deletions in every segment
     ix.add([IndexedPassage("p0003", "w1", "c0", "d3", "", "cell cell cell replaced text")])  # an update
+    return ix
+
+
+@pytest.fixture
+def many_segments(tmp_path):
+    """A fresh index for a test that writes to it or swaps its caches."""
+    ix = _many_segments(tmp_path / "lex")
     yield ix
     ix.close()
 
 
-def test_segments_are_several(many_segments):
-    assert len(many_segments._searcher.ixreader.leaf_readers()) > 1
+@pytest.fixture(scope="module")
+def searched_segments(tmp_path_factory):
+    """One index for the read-only tests (the comparisons with Whoosh and the segment count):
+    built once instead of 22 times; the posting cache the searches fill carries across queries,
+    so each comparison also checks what earlier queries left in it."""
+    ix = _many_segments(tmp_path_factory.mktemp("lex"))
+    yield ix
+    ix.close()
+
+
+def test_segments_are_several(searched_segments):
+    assert len(searched_segments._searcher.ixreader.leaf_readers()) > 1
 
 
 @pytest.mark.parametrize(
@@ -88,9 +106,9 @@ def test_segments_are_several(many_segments):
     ],
 )
 @pytest.mark.parametrize("ws,colls", [("w0", None), ("w1", None), ("w1", ["c0", "c2"])])
-def test_term_at_a_time_equals_whoosh(many_segments, text, ws, colls):
-    got = many_segments.search(text, workspace_id=ws, collection_ids=colls, limit=20)
-    want = whoosh_reference(many_segments, text, ws, colls)
+def test_term_at_a_time_equals_whoosh(searched_segments, text, ws, colls):
+    got = searched_segments.search(text, workspace_id=ws, collection_ids=colls, limit=20)
+    want = whoosh_reference(searched_segments, text, ws, colls)
     assert got == want
     assert got, "the query should match something"
     assert not any(pid in {f"p{i:04d}" for i in range(0, 160, 7)} - {"p0003"} for pid, _ in got)
