@@ -9,13 +9,22 @@ import sys
 from pathlib import Path
 
 from tests import local_http
+from tests.db.cli_in_process import run_cli
 from tests.graphql.conftest import _free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def cairn(*args: str, data_dir: Path | None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """Run ``python -m cairn.app.cli ARGS --data-dir DATA_DIR`` (no ``--data-dir`` when None)."""
+    """Run ``cairn ARGS --data-dir DATA_DIR`` (no ``--data-dir`` when None) in this process
+    (:func:`tests.db.cli_in_process.run_cli`, working directory the clone)."""
+    extra = ["--data-dir", str(data_dir)] if data_dir is not None else []
+    return run_cli(*args, *extra, env=env)
+
+
+def cairn_process(*args: str, data_dir: Path | None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run ``python -m cairn.app.cli ARGS --data-dir DATA_DIR`` as a process of its own: for what
+    only a real process shows (the entry point's exit, a terminal's width)."""
     extra = ["--data-dir", str(data_dir)] if data_dir is not None else []
     return subprocess.run(
         [sys.executable, "-m", "cairn.app.cli", *args, *extra],
@@ -296,11 +305,13 @@ def test_output_does_not_depend_on_terminal_width(tmp_path):
         data = tmp_path / f"data{columns}"
         env = {"COLUMNS": columns}
         missing = one_line_error(
-            cairn("ingest", str(tmp_path / "no-such-folder-with-a-long-name"), "-c", "rocks", data_dir=data, env=env)
+            cairn_process(
+                "ingest", str(tmp_path / "no-such-folder-with-a-long-name"), "-c", "rocks", data_dir=data, env=env
+            )
         )
-        usage = cairn("ingest", str(docs), data_dir=data, env=env)
+        usage = cairn_process("ingest", str(docs), data_dir=data, env=env)
         assert usage.returncode == 2 and "Error: Missing option '--collection' / '-c'." in usage.stderr.splitlines()
-        r = cairn("ingest", str(docs), "-c", "rocks", "--lexical-only", data_dir=data, env=env)
+        r = cairn_process("ingest", str(docs), "-c", "rocks", "--lexical-only", data_dir=data, env=env)
         assert r.returncode == 0, r.stderr
         skipped_line = [line for line in r.stderr.splitlines() if line.startswith("skipped ")]
         seen[columns] = (missing, json.loads(r.stdout)["created"], skipped_line)
@@ -318,6 +329,8 @@ def test_output_does_not_depend_on_terminal_width(tmp_path):
 def test_version():
     from importlib.metadata import version
 
+    r = cairn_process("--version", data_dir=None)  # the entry point's exit code and output
+    assert r.returncode == 0 and r.stdout == f"cairn {version('cairn')}\n", r.stderr
     for flag in ("--version", "-V"):
         r = cairn(flag, data_dir=None)
         assert r.returncode == 0 and r.stdout == f"cairn {version('cairn')}\n", r.stderr
