@@ -11,8 +11,9 @@ an installed user's import path (``tests/db/cli_processes.py``).
 
 :func:`run_cli` returns what :func:`subprocess.run` would: ``returncode`` (an uncaught
 exception is 1 with Python's traceback on stderr, as the interpreter would print it), and
-stdout and stderr apart. The environment, working directory and the ``cairn`` logger's
-handlers are restored after the command (``cairn mcp`` installs its JSON log handler on stderr,
+stdout and stderr apart, and a log record of WARNING or above on stderr as a process without logging set
+up prints it. The environment, working directory and the ``cairn`` logger's handlers are
+restored after the command (``cairn mcp`` installs its JSON log handler on stderr,
 which here is the runner's buffer).
 """
 
@@ -22,6 +23,7 @@ import contextlib
 import logging
 import os
 import subprocess
+import sys
 import traceback
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -34,10 +36,15 @@ _LOGGERS = ("cairn", "strawberry.execution", "uvicorn.error")
 
 @contextlib.contextmanager
 def _restored_process_state() -> Iterator[None]:
-    """Put back ``os.environ`` and the :data:`_LOGGERS`' handlers, level and propagation."""
+    """Run with the :data:`_LOGGERS` as a new process has them (no handler, level unset,
+    propagating), then put back theirs and ``os.environ``."""
     environ = dict(os.environ)
     loggers = [logging.getLogger(name) for name in _LOGGERS]
     saved = [(lg.handlers[:], lg.level, lg.propagate) for lg in loggers]
+    for lg in loggers:  # as in a new process: whatever an earlier test in this one installed is off
+        lg.handlers[:] = []
+        lg.setLevel(logging.NOTSET)
+        lg.propagate = True
     try:
         yield
     finally:
@@ -47,6 +54,19 @@ def _restored_process_state() -> Iterator[None]:
             lg.handlers[:] = handlers
             lg.setLevel(level)
             lg.propagate = propagate
+
+
+class _LastResort(logging.Handler):
+    """What a process without logging set up prints: records of WARNING and above, as their
+    message alone, on (the current) stderr (:data:`logging.lastResort`). Here the root logger has
+    pytest's handlers, so the last resort would never be used: without this handler a warning
+    that a process adds to its stderr would not be seen by a test counting stderr's lines."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        sys.stderr.write(self.format(record) + "\n")
 
 
 def run_cli(
@@ -70,8 +90,14 @@ def run_cli(
     from cairn.app.cli import cli
 
     runner = CliRunner()
-    with _restored_process_state(), contextlib.chdir(cwd):
-        result = runner.invoke(cli, list(args), env=dict(env or {}), input=input, prog_name="cairn")
+    last_resort = _LastResort()
+    root = logging.getLogger()
+    root.addHandler(last_resort)
+    try:
+        with _restored_process_state(), contextlib.chdir(cwd):
+            result = runner.invoke(cli, list(args), env=dict(env or {}), input=input, prog_name="cairn")
+    finally:
+        root.removeHandler(last_resort)
     stderr, code = result.stderr, result.exit_code
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         stderr += "".join(traceback.format_exception(result.exception))  # as the interpreter prints it

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests import local_http
 from tests.db.cli_in_process import run_cli
 from tests.graphql.conftest import _free_port
@@ -132,6 +134,7 @@ def start_server(data: Path) -> subprocess.Popen:
     raise AssertionError(f"cairn serve did not become ready: {ready}")
 
 
+@pytest.mark.slow  # starts a Python process
 def test_serve_migrates_an_older_data_dir_before_serving(tmp_path):
     """A data dir made by an older Cairn (schema 0001) is brought up to date by `cairn serve`."""
     import sqlite3
@@ -170,6 +173,7 @@ HELD_DATA_DIR_HINTS = {
 }
 
 
+@pytest.mark.slow  # starts a Python process
 def test_every_command_on_a_data_dir_held_by_cairn_serve_names_its_own_alternative(tmp_path):
     """Each command that takes the data dir lock is told, in one line, what IT can do instead:
     `mcp` the running server's `POST /mcp` (it used to be told to ingest through upsertDocument),
@@ -214,6 +218,7 @@ def typer_commands(app) -> list[tuple[str, object]]:
     return list(walk(typer.main.get_command(app), ""))
 
 
+@pytest.mark.slow  # starts a Python process
 def test_an_embedded_engine_held_by_another_program_is_one_line(tmp_path):
     """A process that opened the edge shard without Cairn's lock: the engine's WouldBlock, translated."""
     data, docs = tmp_path / "data", tmp_path / "docs"
@@ -295,6 +300,7 @@ def test_a_bad_setting_is_one_line_and_exit_2_for_every_command(tmp_path):
     assert ok.returncode == 0, ok.stderr
 
 
+@pytest.mark.slow  # starts a Python process
 def test_output_does_not_depend_on_terminal_width(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -326,6 +332,7 @@ def test_output_does_not_depend_on_terminal_width(tmp_path):
     )
 
 
+@pytest.mark.slow  # starts a Python process
 def test_version():
     from importlib.metadata import version
 
