@@ -1,61 +1,40 @@
-"""Backup and restore (issue 32 item 19), with the real ``cairn`` processes.
+"""Backup and restore (issue 32 item 19), through the ``cairn`` command.
 
 SQLite: ``cairn backup`` beside a running ``cairn serve``, ``cairn restore`` into an empty dir,
 and the same packs (every item, score and citation) from the restored store. PostgreSQL: the
 docs/operations.md's way, ``pg_dump`` + ``pg_restore`` into a new database + ``cairn reindex`` on an empty
 data dir, and the same packs.
+
+``cairn serve`` (holding the data dir while ``backup`` runs) is a real process; the other commands
+and the packs run in this process (:func:`tests.db.cli_in_process.run_cli`): a process of their
+own would import torch and load the model again (~13 s of CPU each).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import drop_postgres_database, postgres_database
-from tests.db.cli_processes import Server, cairn, cli_env
-
-pytestmark = pytest.mark.model  # the CLI processes load the embedding model
-
-PACKS = r"""
-import asyncio, json, sys
 from cairn.app.context import bootstrap
 from cairn.app.core.config import Settings
 from cairn.app.core.db import Database
-from cairn.app.corpus import open_indexes
+from cairn.app.corpus import open_indexes, warm_models
 from cairn.app.governance.auth import ROLE_PERMISSIONS, Principal
 from cairn.app.identity import service as identity
 from cairn.app.packs.serialize import event_json
 from cairn.app.packs.service import build_pack
 from cairn.app.packs.types import PackRequest
+from tests.conftest import drop_postgres_database, postgres_database
+from tests.db.cli_in_process import run_cli, without_cairn_settings
+from tests.db.cli_processes import Server
 
-async def main(data_dir, url):
-    settings = Settings(data_dir=data_dir, database_url=url or None)
-    db = Database(settings.resolved_database_url)
-    indexes = open_indexes(settings)
-    services = bootstrap(settings, db=db, indexes=indexes)
-    await indexes.index_pending(db)
-    async with db.session() as s:
-        ws = await identity.get_workspace_by_name(s, "default")
-    who = Principal(kind="member", id="m", workspace_id=ws.id, permissions=ROLE_PERMISSIONS["viewer"],
-                    member_id="m", role="viewer")
-    out = []
-    for task in ("an active volcano erupting lava", "quartz and feldspar rock", "東京タワーの高さ"):
-        for mode in ("LEXICAL", "HYBRID"):
-            pack = await build_pack(services, who, PackRequest(task=task, retrieval=mode, max_tokens=600,
-                                                               max_latency_ms=60_000))
-            out.append([task, mode, list(pack.footer.incomplete_reasons)] + [event_json(i) for i in pack.items])
-    indexes.close()
-    await db.dispose()
-    print(json.dumps(out, sort_keys=True, ensure_ascii=False))
-
-asyncio.run(main(sys.argv[1], sys.argv[2]))
-"""
+pytestmark = pytest.mark.model  # ingest, reindex and the packs load the embedding model
 
 DOCS = {
     "volcano.txt": "Mount Etna is an active stratovolcano on the east coast of Sicily. It erupts lava often.",
@@ -65,21 +44,47 @@ DOCS = {
 }
 
 
-def packs(tmp: Path, data: Path, url: str = "") -> list:
+async def _packs(data: Path, url: str) -> list:
+    settings = Settings(data_dir=data, database_url=url or None)
+    db = Database(settings.resolved_database_url)
+    indexes = open_indexes(settings)
+    try:
+        services = bootstrap(settings, db=db, indexes=indexes)
+        await indexes.index_pending(db)
+        await warm_models(indexes)  # a cold model load must not spend the packs' latency budget
+        async with db.session() as s:
+            ws = await identity.get_workspace_by_name(s, "default")
+        who = Principal(
+            kind="member",
+            id="m",
+            workspace_id=ws.id,
+            permissions=ROLE_PERMISSIONS["viewer"],
+            member_id="m",
+            role="viewer",
+        )
+        out = []
+        for task in ("an active volcano erupting lava", "quartz and feldspar rock", "東京タワーの高さ"):
+            for mode in ("LEXICAL", "HYBRID"):
+                request = PackRequest(task=task, retrieval=mode, max_tokens=600, max_latency_ms=60_000)
+                pack = await build_pack(services, who, request)
+                out.append([task, mode, list(pack.footer.incomplete_reasons)] + [event_json(i) for i in pack.items])
+    finally:
+        indexes.close()
+        await db.dispose()
+    return json.loads(json.dumps(out, sort_keys=True, ensure_ascii=False))
+
+
+def packs(data: Path, url: str = "") -> list:
     """Every pack item (LEXICAL and HYBRID, three tasks) of the store, as the NDJSON stream
-    writes them, from a process of its own."""
-    r = subprocess.run(
-        [sys.executable, "-c", PACKS, str(data), url],
-        capture_output=True,
-        text=True,
-        cwd=tmp,
-        timeout=600,
-        env=cli_env(tmp),
-    )
-    assert r.returncode == 0, r.stderr
-    result = json.loads(r.stdout)
+    writes them (built in this process from the store's files and database alone)."""
+    result = asyncio.run(_packs(data, url))
     assert all(len(row) > 3 for row in result), result  # every pack has items
     return result
+
+
+def cairn(tmp: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    """``cairn ARGS`` in this process, in ``tmp``, with only the ``CAIRN_*`` settings ``env``."""
+    return run_cli(*args, env=without_cairn_settings(**env), cwd=tmp)
 
 
 def ingest(tmp: Path, data: Path, **env: str) -> None:
@@ -98,10 +103,11 @@ def one_line_error(r: subprocess.CompletedProcess) -> str:
     return lines[0][len("error: ") :]
 
 
+@pytest.mark.slow  # a `cairn serve` process
 def test_backup_beside_serve_then_restore_into_an_empty_dir_gives_identical_packs(tmp_path):
     data, archive, restored = tmp_path / "data", tmp_path / "cairn-backup.tar.gz", tmp_path / "restored"
     ingest(tmp_path, data)
-    before = packs(tmp_path, data)
+    before = packs(data)
 
     server = Server(tmp_path, data, CAIRN_EMBEDDER="none")  # holds the data dir, as in production
     try:
@@ -119,7 +125,7 @@ def test_backup_beside_serve_then_restore_into_an_empty_dir_gives_identical_pack
     assert r.returncode == 0, r.stderr
     said = json.loads(r.stdout)
     assert (said["documents"], said["passages"], said["lexicalIndexed"], said["vectorIndexed"]) == (4, 4, 4, 4), said
-    assert packs(tmp_path, restored) == before
+    assert packs(restored) == before
 
     # refusals: one line each, nothing written
     again = one_line_error(cairn(tmp_path, "backup", "--to", str(archive), "--data-dir", str(data)))
@@ -148,7 +154,7 @@ def test_postgres_pg_dump_restore_and_reindex_give_identical_packs(tmp_path):
     try:
         data, fresh, dump = tmp_path / "data", tmp_path / "fresh", tmp_path / "cairn.dump"
         ingest(tmp_path, data, CAIRN_DATABASE_URL=url)
-        before = packs(tmp_path, data, url)
+        before = packs(data, url)
         libpq = url.replace("postgresql+asyncpg://", "postgresql://")
         subprocess.run(["pg_dump", "--format=custom", f"--file={dump}", libpq], check=True, timeout=120)
         target = copy.replace("postgresql+asyncpg://", "postgresql://")
@@ -157,7 +163,7 @@ def test_postgres_pg_dump_restore_and_reindex_give_identical_packs(tmp_path):
         r = cairn(tmp_path, "reindex", "--data-dir", str(fresh), CAIRN_DATABASE_URL=copy)
         assert r.returncode == 0, r.stderr
         assert "reindexed 4 passages lexically, 4 as vectors" in " ".join(r.stderr.split()), r.stderr
-        assert packs(tmp_path, fresh, copy) == before
+        assert packs(fresh, copy) == before
 
         refused = one_line_error(cairn(tmp_path, "backup", "--to", str(tmp_path / "b.tar.gz"), CAIRN_DATABASE_URL=url))
         assert "pg_dump" in refused and "cairn reindex" in refused, refused

@@ -8,14 +8,25 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests import local_http
+from tests.db.cli_in_process import run_cli
 from tests.graphql.conftest import _free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def cairn(*args: str, data_dir: Path | None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """Run ``python -m cairn.app.cli ARGS --data-dir DATA_DIR`` (no ``--data-dir`` when None)."""
+    """Run ``cairn ARGS --data-dir DATA_DIR`` (no ``--data-dir`` when None) in this process
+    (:func:`tests.db.cli_in_process.run_cli`, working directory the clone)."""
+    extra = ["--data-dir", str(data_dir)] if data_dir is not None else []
+    return run_cli(*args, *extra, env=env)
+
+
+def cairn_process(*args: str, data_dir: Path | None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run ``python -m cairn.app.cli ARGS --data-dir DATA_DIR`` as a process of its own: for what
+    only a real process shows (the entry point's exit, a terminal's width)."""
     extra = ["--data-dir", str(data_dir)] if data_dir is not None else []
     return subprocess.run(
         [sys.executable, "-m", "cairn.app.cli", *args, *extra],
@@ -108,7 +119,8 @@ def start_server(data: Path) -> subprocess.Popen:
         stderr=subprocess.DEVNULL,
     )
     ready = None
-    for _ in range(240):
+    deadline = time.monotonic() + 300  # 240 polls of 0.25 s (~60 s) ran out at load 21 on 2 cores
+    while time.monotonic() < deadline:
         try:
             ready = local_http.get(f"http://127.0.0.1:{port}/readyz", timeout=2).json()
             if ready.get("ready"):
@@ -123,6 +135,7 @@ def start_server(data: Path) -> subprocess.Popen:
     raise AssertionError(f"cairn serve did not become ready: {ready}")
 
 
+@pytest.mark.slow  # starts a Python process
 def test_serve_migrates_an_older_data_dir_before_serving(tmp_path):
     """A data dir made by an older Cairn (schema 0001) is brought up to date by `cairn serve`."""
     import sqlite3
@@ -161,6 +174,7 @@ HELD_DATA_DIR_HINTS = {
 }
 
 
+@pytest.mark.slow  # starts a Python process
 def test_every_command_on_a_data_dir_held_by_cairn_serve_names_its_own_alternative(tmp_path):
     """Each command that takes the data dir lock is told, in one line, what IT can do instead:
     `mcp` the running server's `POST /mcp` (it used to be told to ingest through upsertDocument),
@@ -205,6 +219,7 @@ def typer_commands(app) -> list[tuple[str, object]]:
     return list(walk(typer.main.get_command(app), ""))
 
 
+@pytest.mark.slow  # starts a Python process
 def test_an_embedded_engine_held_by_another_program_is_one_line(tmp_path):
     """A process that opened the edge shard without Cairn's lock: the engine's WouldBlock, translated."""
     data, docs = tmp_path / "data", tmp_path / "docs"
@@ -286,6 +301,7 @@ def test_a_bad_setting_is_one_line_and_exit_2_for_every_command(tmp_path):
     assert ok.returncode == 0, ok.stderr
 
 
+@pytest.mark.slow  # starts a Python process
 def test_output_does_not_depend_on_terminal_width(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -296,11 +312,13 @@ def test_output_does_not_depend_on_terminal_width(tmp_path):
         data = tmp_path / f"data{columns}"
         env = {"COLUMNS": columns}
         missing = one_line_error(
-            cairn("ingest", str(tmp_path / "no-such-folder-with-a-long-name"), "-c", "rocks", data_dir=data, env=env)
+            cairn_process(
+                "ingest", str(tmp_path / "no-such-folder-with-a-long-name"), "-c", "rocks", data_dir=data, env=env
+            )
         )
-        usage = cairn("ingest", str(docs), data_dir=data, env=env)
+        usage = cairn_process("ingest", str(docs), data_dir=data, env=env)
         assert usage.returncode == 2 and "Error: Missing option '--collection' / '-c'." in usage.stderr.splitlines()
-        r = cairn("ingest", str(docs), "-c", "rocks", "--lexical-only", data_dir=data, env=env)
+        r = cairn_process("ingest", str(docs), "-c", "rocks", "--lexical-only", data_dir=data, env=env)
         assert r.returncode == 0, r.stderr
         skipped_line = [line for line in r.stderr.splitlines() if line.startswith("skipped ")]
         seen[columns] = (missing, json.loads(r.stdout)["created"], skipped_line)
@@ -315,9 +333,12 @@ def test_output_does_not_depend_on_terminal_width(tmp_path):
     )
 
 
+@pytest.mark.slow  # starts a Python process
 def test_version():
     from importlib.metadata import version
 
+    r = cairn_process("--version", data_dir=None)  # the entry point's exit code and output
+    assert r.returncode == 0 and r.stdout == f"cairn {version('cairn')}\n", r.stderr
     for flag in ("--version", "-V"):
         r = cairn(flag, data_dir=None)
         assert r.returncode == 0 and r.stdout == f"cairn {version('cairn')}\n", r.stderr

@@ -25,6 +25,8 @@ from tests import local_http
 from tests.conftest import drop_postgres_database, postgres_database
 from tests.db.test_cli import ROOT, cairn
 
+pytestmark = pytest.mark.slow  # `cairn serve` processes, one killed
+
 LEASE_SECONDS = 6
 BODY = json.dumps(
     {

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from cairn.app.core.config import Settings
 from cairn.app.core.db import Database
 from cairn.app.core.migrate import upgrade_database
@@ -78,6 +80,7 @@ async def _prepare(data_dir: Path) -> str:
         await db.dispose()
 
 
+@pytest.mark.slow  # two Python processes
 async def test_packs_are_identical_across_processes_and_hash_seeds(tmp_path, embedder):
     ws_id = await _prepare(tmp_path)
     outputs = []

@@ -1,4 +1,4 @@
-"""A damaged or missing derived index (issue 32 item 15), with the real ``cairn`` processes.
+"""A damaged or missing derived index (issue 32 item 15), through the ``cairn`` command.
 
 Each case damages one index of a data dir made by ``cairn ingest`` (Whoosh: a segment file
 truncated, overwritten in the middle, deleted; the table of contents truncated or garbage;
@@ -7,6 +7,11 @@ garbage). Then every command that opens the indexes stops with one line naming t
 ``cairn reindex --data-dir …`` (``cairn serve`` with uvicorn's start-up failure code 3, the
 others with 2), nothing changed; ``cairn reindex`` rebuilds it from SQL, after which the
 indexes open again. A deleted index folder is no damage: it is rebuilt at start-up.
+
+``ingest`` and ``reindex`` run in this process (:func:`tests.db.cli_in_process.run_cli`: what
+they print and return is the subject, and a process of their own would import torch and the
+model again, ~13 s of CPU each); ``cairn serve`` runs as the real process whose start-up
+failure code is asserted.
 """
 
 from __future__ import annotations
@@ -20,9 +25,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.db.cli_processes import cairn, cli_env, free_port
+from tests.db.cli_in_process import run_cli, without_cairn_settings
+from tests.db.cli_processes import cli_env, free_port
 
-pytestmark = pytest.mark.model  # the CLI processes load the embedding model
+pytestmark = pytest.mark.model  # ingest and reindex load the embedding model
 
 DOCS = {
     "volcano.txt": "Mount Etna is an active stratovolcano on the east coast of Sicily.",
@@ -83,6 +89,11 @@ CASES = {  # name -> (backend, damage, which index must be named)
 }
 
 
+def cairn(tmp: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    """``cairn ARGS`` in this process, in ``tmp``, with only the ``CAIRN_*`` settings ``env``."""
+    return run_cli(*args, env=without_cairn_settings(**env), cwd=tmp)
+
+
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory) -> dict[str, Path]:
     """A data dir per vector backend holding :data:`DOCS` (both legs indexed)."""
@@ -136,6 +147,7 @@ def test_a_damaged_index_is_named_in_one_line_and_reindex_rebuilds_it(case, stor
     assert r.returncode == 0, r.stderr  # opens again; the three documents are unchanged
 
 
+@pytest.mark.slow  # a `cairn serve` process
 def test_serve_on_a_truncated_segment_exits_3_with_one_line(stores, tmp_path):
     data = _copy(stores, "edge", tmp_path)
     _truncate(_segment(data), 0.5)
@@ -152,6 +164,7 @@ def test_serve_on_a_truncated_segment_exits_3_with_one_line(stores, tmp_path):
     assert line.endswith(f"`cairn reindex --data-dir {data}` (the database is not affected)"), line
 
 
+@pytest.mark.slow  # a `cairn serve` process
 def test_serve_on_a_damaged_vector_store_exits_3_with_one_line(stores, tmp_path):
     data = _copy(stores, "edge", tmp_path)
     (_edge(data) / "edge_config.json").write_text("{oops")

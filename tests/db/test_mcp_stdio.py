@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from sqlalchemy import select
@@ -22,6 +23,8 @@ from cairn.app.identity import service as identity
 from cairn.app.mcp import ENVELOPE_META, TOOLS
 from cairn.app.memory import set_settings
 from tests.db.test_cli import ROOT, cairn
+
+pytestmark = pytest.mark.slow  # each test starts `cairn mcp` processes
 
 
 async def _memory_on(url: str) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
 from mcp import ClientSession
 from mcp.client.stdio import stdio_client
 from sqlalchemy import select
@@ -19,6 +20,8 @@ from cairn.app.identity import service as identity
 from tests import factories
 from tests.db.test_cli import cairn
 from tests.db.test_mcp_stdio import _server
+
+pytestmark = pytest.mark.slow  # starts `cairn mcp` processes
 
 MAPPING = """id: tiny
 name: Tiny colours

@@ -16,6 +16,7 @@ import json
 import time
 
 import httpx
+import pytest
 import websockets
 
 from cairn.app.core.migrate import upgrade_database
@@ -23,6 +24,8 @@ from tests import local_http
 from tests.graphql.conftest import _bootstrap
 from tests.outages.conftest import serve
 from tests.workers.test_workers import stop, wait_ready
+
+pytestmark = pytest.mark.slow  # a `cairn serve` process and a PostgreSQL cluster of its own
 
 COLLECTIONS = "{ collections { id name } }"
 

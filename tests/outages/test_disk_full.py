@@ -98,6 +98,7 @@ def wait_readyz(w: Worker, want: int, timeout: float = 30) -> dict:
         time.sleep(0.2)
 
 
+@pytest.mark.slow  # a `cairn serve` process
 def test_serve_refuses_to_start_below_the_minimum_free_space(small_volume):
     fill(small_volume, leave=6 * MIB)
     env = dict(os.environ, CAIRN_MIN_FREE_MB="16", CAIRN_EMBEDDER="none")
@@ -140,6 +141,7 @@ def database_url(request, small_volume) -> Iterator[str | None]:
         drop_postgres_database(url)
 
 
+@pytest.mark.slow  # a `cairn serve` process
 def test_full_volume_while_serving_is_503_then_writes_work_again_without_restart(small_volume, database_url):
     """Lexical only (Whoosh, and SQLite or PostgreSQL), no minimum: the volume really runs out
     under a write."""
@@ -170,6 +172,7 @@ def test_full_volume_while_serving_is_503_then_writes_work_again_without_restart
         stop(w)
 
 
+@pytest.mark.slow  # a `cairn serve` process
 def test_vector_index_writes_stop_at_the_minimum_instead_of_sigbus(small_volume):
     """The embedded Qdrant engine grows memory-mapped files (a full volume is SIGBUS, not an
     error): index writes are refused at ``CAIRN_MIN_FREE_MB`` and the process keeps serving."""

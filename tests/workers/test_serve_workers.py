@@ -25,11 +25,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests import local_http
 from tests.conftest import ROOT
 from tests.graphql.conftest import _bootstrap, _free_port
 from tests.workers.test_workers import PACK_QUERY, TOPICS, gql
+
+pytestmark = pytest.mark.slow  # `cairn serve` processes
 
 LAG_BOUND_SECONDS = 10.0
 """A write through one process until the other's indexes have it: the poll interval (0.5 s)

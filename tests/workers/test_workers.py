@@ -28,6 +28,8 @@ from tests import local_http
 from tests.conftest import ROOT, drop_postgres_database, postgres_database
 from tests.graphql.conftest import _bootstrap, _free_port
 
+pytestmark = pytest.mark.slow  # `cairn serve` processes
+
 POLL_SECONDS = 0.5
 LAG_BOUND_SECONDS = 10.0
 """Asserted bound for a write on one worker to reach the other's packs: the poll interval (NOTIFY
