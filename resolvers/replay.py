@@ -7,6 +7,7 @@ from enum import Enum
 
 import strawberry
 
+from cairn.app import packs
 from cairn.app import replay as rp
 from cairn.app.governance import Governed, Principal
 from cairn.resolvers.packs import AsOf, Citation, ContextPack, PackItemKind, to_pack
@@ -75,7 +76,7 @@ class ReplayResult:
     diff: ReplayDiff | None = strawberry.field(description="RECOMPUTE: recorded → rebuilt.")
 
 
-def _cit(i) -> Citation:
+def _cit(i: packs.RecordedItem) -> Citation:
     return Citation(
         document_id=i.document_id,
         version_id=i.version_id,
@@ -91,7 +92,7 @@ def _cit(i) -> Citation:
     )
 
 
-def _rec(i) -> RecordedItem:
+def _rec(i: packs.RecordedItem) -> RecordedItem:
     return RecordedItem(rank=i.rank, kind=PackItemKind(i.kind), citation=_cit(i))
 
 

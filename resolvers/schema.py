@@ -39,6 +39,7 @@ from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOpe
 from strawberry.types.execution import PreExecutionError
 from strawberry.types.graphql import OperationType
 
+from cairn.app.context import RequestContext
 from cairn.app.core.errors import CairnError
 from cairn.resolvers.contextsets import ContextSetMutation, ContextSetQuery
 from cairn.resolvers.decisions import DecisionMutation, DecisionQuery
@@ -165,7 +166,7 @@ def http_status_of(error: GraphQLError) -> int | None:
     code = (error.extensions or {}).get("code")
     if code in HTTP_STATUS_BY_CODE:
         return HTTP_STATUS_BY_CODE[code]
-    cause = getattr(original, "__cause__", None) or getattr(original, "__context__", None)
+    cause = (original.__cause__ or original.__context__) if original is not None else None
     if isinstance(cause, CairnError):
         return cause.http_status
     return None
@@ -181,18 +182,18 @@ class Envelope(SchemaExtension):
         ctx = self.execution_context.context
         errors = self.execution_context.pre_execution_errors or []
         result = self.execution_context.result
-        if result is not None and getattr(result, "errors", None):
+        if result is not None and result.errors:
             errors = result.errors
-        state = getattr(ctx, "envelope", None)
-        if state is None:
+        if not isinstance(ctx, RequestContext):  # an in-process execute with no request: no envelope
             return {}
+        state = ctx.envelope
         if errors and not state.calls:
             state.target = "cairn.graphql"
         env = state.build(had_errors=bool(errors))
         if errors and not state.calls:
             env["status"] = "ERROR"
-        data = getattr(result, "data", None) if result is not None else None
-        response = getattr(ctx, "response", None)
+        data = result.data if result is not None else None
+        response = ctx.response
         if (
             errors
             and isinstance(response, Response)
@@ -291,7 +292,8 @@ class CairnSchema(strawberry.Schema):
 
     def process_errors(self, errors, execution_context=None) -> None:
         """Give each error an ``extensions.code``; mask unexpected errors; log compactly."""
-        trace = getattr(getattr(execution_context, "context", None), "trace_id", None)
+        context = execution_context.context if execution_context is not None else None
+        trace = context.trace_id if isinstance(context, RequestContext) else None
         for error in errors:
             ext = dict(error.extensions or {})
             if "code" not in ext:
@@ -322,7 +324,8 @@ class CairnSchema(strawberry.Schema):
                     log.error("internal error trace_id=%s", trace, exc_info=original)
                     error.message = f"internal error; quote trace id {trace} when reporting it"
                 if ext["code"] in ("BAD_USER_INPUT", "GRAPHQL_VALIDATION_FAILED"):
-                    field = error_field(error, getattr(execution_context, "graphql_document", None))
+                    document = execution_context.graphql_document if execution_context is not None else None
+                    field = error_field(error, document)
                     if field is not None:
                         ext["field"] = field
                 error.extensions = ext

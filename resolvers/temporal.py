@@ -62,7 +62,9 @@ def to_fact(f: tm.Fact) -> TemporalFact:
     )
 
 
-def _read(subject: str, from_: datetime | None, to: datetime | None, as_of: AsOfInput | None, limit: int):
+def _read(
+    subject: str, from_: datetime | None, to: datetime | None, as_of: AsOfInput | None, limit: int
+) -> tm.TemporalRead:
     a = as_of or AsOfInput()
     return tm.TemporalRead(subject, from_, to, a.valid_time, a.system_time, limit)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from sqlmodel import col
 
 from cairn.app.cli.common import DataDir, WorkspaceOpt, _fail, _run, _settings, _typer
 
@@ -32,12 +33,12 @@ async def _author(s, ws_id: str, member: str | None):
     from cairn.app.core.models import Member
     from cairn.app.governance import ROLE_PERMISSIONS, Principal
 
-    stmt = select(Member).where(Member.workspace_id == ws_id, Member.removed_at.is_(None))
+    stmt = select(Member).where(col(Member.workspace_id) == ws_id, col(Member.removed_at).is_(None))
     if member is not None:
-        stmt = stmt.where((Member.name == member) | (Member.id == member))
+        stmt = stmt.where((col(Member.name) == member) | (col(Member.id) == member))
     else:
-        stmt = stmt.where(Member.role == "owner")
-    m = (await s.execute(stmt.order_by(Member.created_at, Member.id))).scalars().first()
+        stmt = stmt.where(col(Member.role) == "owner")
+    m = (await s.execute(stmt.order_by(col(Member.created_at), col(Member.id)))).scalars().first()
     if m is None:
         _fail(f"no member {member!r} in this workspace" if member else "this workspace has no owner; pass --member")
     if "document:write" not in ROLE_PERMISSIONS[m.role]:

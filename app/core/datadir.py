@@ -22,6 +22,8 @@ import os
 import threading
 from pathlib import Path
 
+from cairn.app.core.config import Settings
+
 LOCK_NAME = "cairn.lock"
 
 _held: dict[Path, list[int]] = {}  # resolved data dir -> [fd, reference count]
@@ -115,7 +117,7 @@ class DataDirLock:
         self.release()
 
 
-def store_exists(settings) -> bool:
+def store_exists(settings: Settings) -> bool:
     """Whether ``settings`` point at an existing Cairn store (without creating anything).
 
     Embedded SQLite: ``data_dir/cairn.db`` (or the file of a ``sqlite`` ``CAIRN_DATABASE_URL``)

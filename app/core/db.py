@@ -40,7 +40,7 @@ def make_engine(url: str) -> AsyncEngine:
         engine = create_async_engine(url, connect_args={"timeout": 30})
 
         @event.listens_for(engine.sync_engine, "connect")
-        def _pragmas(dbapi_conn, _record) -> None:  # pragma: no cover - driver hook
+        def _pragmas(dbapi_conn: Any, _record: Any) -> None:  # pragma: no cover - driver hook
             cur = dbapi_conn.cursor()
             cur.execute("PRAGMA foreign_keys=ON")
             cur.execute("PRAGMA journal_mode=WAL")

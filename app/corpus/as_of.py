@@ -24,6 +24,7 @@ from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.core.errors import NotFound
 from cairn.app.core.ids import as_utc, utcnow
@@ -147,10 +148,10 @@ async def visible_versions(
     for i in range(0, len(ids), 500):
         part = ids[i : i + 500]
         q = (
-            select(*cols, Document.deleted_at, Collection.deleted_at)
+            select(*cols, col(Document.deleted_at), col(Collection.deleted_at))
             .join(Document, Document.id == DocumentVersion.document_id)
             .join(Collection, Collection.id == Document.collection_id)
-            .where(DocumentVersion.document_id.in_(part), Document.workspace_id == workspace_id)
+            .where(col(DocumentVersion.document_id).in_(part), col(Document.workspace_id) == workspace_id)
         )
         rows.extend((await s.execute(q)).all())
     live_rows = [r for r in rows if not deleted_by(r[6], system_time) and not deleted_by(r[7], system_time)]
@@ -212,8 +213,8 @@ async def read_document(
         (
             await s.execute(
                 select(DocumentVersion)
-                .where(DocumentVersion.document_id == document_id)
-                .order_by(DocumentVersion.number)
+                .where(col(DocumentVersion.document_id) == document_id)
+                .order_by(col(DocumentVersion.number))
             )
         ).scalars()
     )
@@ -224,13 +225,13 @@ async def read_document(
     if versions:
         rows = await s.execute(
             select(
-                VersionPassage.version_id,
-                VersionPassage.passage_id,
-                VersionPassage.ordinal,
-                VersionPassage.start,
-                VersionPassage.end,
+                col(VersionPassage.version_id),
+                col(VersionPassage.passage_id),
+                col(VersionPassage.ordinal),
+                col(VersionPassage.start),
+                col(VersionPassage.end),
             )
-            .where(VersionPassage.version_id.in_([v.id for v in versions]))
+            .where(col(VersionPassage.version_id).in_([v.id for v in versions]))
             .order_by(VersionPassage.version_id, VersionPassage.ordinal)
         )
         for r in rows.all():

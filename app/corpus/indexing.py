@@ -112,7 +112,7 @@ class SearchIndexes:
         """The dense models and their routing, or None without an embedder."""
         if self.embedder is None:
             return None
-        models = getattr(self, "_dense", None)
+        models = self._dense
         if models is None or models.primary is not self.embedder or models.multilingual is not self.multilingual:
             models = DenseModels(self.embedder, self.multilingual)
             self._dense = models

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from cairn.app.core.config import Settings
 from cairn.app.corpus.indexing import SearchIndexes
 from cairn.retrieval.checks import IndexUnreadable
 from cairn.retrieval.dense import DenseModels
@@ -39,7 +40,7 @@ class IndexNeedsRebuild(RuntimeError):
         super().__init__(self.message)
 
 
-def _repair_dir(settings) -> Path:
+def _repair_dir(settings: Settings) -> Path:
     """The data dir ``cairn reindex`` must be given: the settings' own, or for a process of
     ``serve --workers N`` (whose data dir is its slot ``<data dir>/workers/<k>``) the data dir
     that holds the database, whose reindex drops every slot (each is rebuilt at start)."""
@@ -49,7 +50,7 @@ def _repair_dir(settings) -> Path:
     return folder.parent.parent if folder.parent.name == WORKERS_DIR else folder
 
 
-def open_indexes(settings, *, with_vectors: bool = True, rebuild_unreadable: bool = False) -> SearchIndexes:
+def open_indexes(settings: Settings, *, with_vectors: bool = True, rebuild_unreadable: bool = False) -> SearchIndexes:
     """Open the indexes named by ``settings`` (embedded paths or a Qdrant server).
 
     Takes the data dir's process lock first when an index lives there

@@ -34,12 +34,15 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
+from cairn.app.core.db import Database
 from cairn.app.core.errors import CairnError, NotFound
 from cairn.app.core.ids import as_utc, new_id, utcnow
 from cairn.app.core.models import Decision, DecisionIdempotency, Workspace
@@ -75,7 +78,7 @@ SESSION_MESSAGES_READ = 200
 def decision_json(row: Decision) -> dict[str, Any]:
     """The public decision object (camelCase; times ISO-8601 UTC with ``Z``)."""
 
-    def iso(v):
+    def iso(v: datetime | None) -> str | None:
         return as_utc(v).isoformat().replace("+00:00", "Z") if v is not None else None
 
     return {
@@ -107,7 +110,7 @@ class DecisionRunner:
 
     def __init__(
         self,
-        db,
+        db: Database,
         get_judge: Callable[[], Any],
         *,
         timeout_seconds: float = 60.0,
@@ -120,17 +123,17 @@ class DecisionRunner:
         self.context_tokens = context_tokens
         self.lease_seconds = lease_seconds
 
-    async def _purge(self, s) -> None:
+    async def _purge(self, s: AsyncSession) -> None:
         now = utcnow()
-        await s.execute(delete(DecisionIdempotency).where(DecisionIdempotency.expires_at < now))
-        await s.execute(delete(Decision).where(Decision.expires_at < now))
+        await s.execute(delete(DecisionIdempotency).where(col(DecisionIdempotency.expires_at) < now))
+        await s.execute(delete(Decision).where(col(Decision.expires_at) < now))
 
     async def _lookup(self, principal: Principal, key: str) -> DecisionIdempotency | None:
         async with self.db.session() as s:
             rec = (
                 await s.execute(
                     select(DecisionIdempotency).where(
-                        DecisionIdempotency.principal_id == principal.id, DecisionIdempotency.key == key
+                        col(DecisionIdempotency.principal_id) == principal.id, col(DecisionIdempotency.key) == key
                     )
                 )
             ).scalar_one_or_none()
@@ -143,7 +146,7 @@ class DecisionRunner:
                         await fail_if_lapsed(s, running.id)
                     await s.execute(
                         delete(DecisionIdempotency).where(
-                            DecisionIdempotency.id == rec.id, DecisionIdempotency.state == "RUNNING"
+                            col(DecisionIdempotency.id) == rec.id, col(DecisionIdempotency.state) == "RUNNING"
                         )
                     )
                     return None
@@ -294,7 +297,7 @@ class DecisionRunner:
             async with self.db.session() as s:
                 await s.execute(
                     update(Decision)
-                    .where(Decision.id == row.id)
+                    .where(col(Decision.id) == row.id)
                     .values(judge_runs=Decision.judge_runs + 1, judge=judge.name)
                 )
             row.judge_runs += 1
@@ -328,7 +331,9 @@ class DecisionRunner:
             return Outcome(error=error)
         return Outcome(decision=decision_json(row))
 
-    async def _save(self, row: Decision, info: dict[str, Any], answers, error: CairnError | None) -> bool:
+    async def _save(
+        self, row: Decision, info: dict[str, Any], answers: list[dict[str, Any]] | None, error: CairnError | None
+    ) -> bool:
         """Store the result on a still-``RUNNING`` decision; False (``row`` then holds the stored
         record) when a reader had marked it FAILED because its lease lapsed."""
         status = "FAILED" if error is not None else "COMPLETED"
@@ -336,7 +341,7 @@ class DecisionRunner:
         async with self.db.session() as s:
             result = await s.execute(
                 update(Decision)
-                .where(Decision.id == row.id, Decision.status == "RUNNING")
+                .where(col(Decision.id) == row.id, col(Decision.status) == "RUNNING")
                 .values(status=status, answers=answers, context_info=info, error=stored_error, completed_at=utcnow())
                 .execution_options(synchronize_session=False)
             )

@@ -21,7 +21,7 @@ and the original status and body (stored in the internal form, converted on the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -100,7 +100,7 @@ def _create_arguments(request: Request, raw: bytes, body: Any) -> dict[str, Any]
     return {"bodySha256": body_sha256(raw)}
 
 
-def make_create_route(get_services: Callable[[], Services]):
+def make_create_route(get_services: Callable[[], Services]) -> Callable[[Request], Awaitable[Response]]:
     """``POST /api/v1/decisions`` (see module doc)."""
 
     @governed_route(
@@ -140,7 +140,7 @@ def _read_arguments(request: Request, raw: bytes, body: Any) -> dict[str, Any]:
     return {"id": decision_id}
 
 
-def make_read_route(get_services: Callable[[], Services]):
+def make_read_route(get_services: Callable[[], Services]) -> Callable[[Request], Awaitable[Response]]:
     """``GET /api/v1/decisions/{decision_id}``: 200 with the decision (``FAILED`` ones too) or 404."""
 
     @governed_route(

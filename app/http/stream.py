@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
+from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from cairn.app.context import Services
-from cairn.app.governance import log_call, mark_failed, to_graphql_error
+from cairn.app.governance import Operation, log_call, mark_failed, to_graphql_error
 from cairn.app.http.routes import HttpCall, governed_route
 from cairn.app.observability import use
 from cairn.app.packs import event_json, parse_body, request_from_json, stream_pack
@@ -16,7 +18,7 @@ from cairn.app.packs import event_json, parse_body, request_from_json, stream_pa
 MAX_STREAM_BODY_BYTES = 64 * 1024
 
 
-def make_stream_route(get_services: Callable[[], Services]):
+def make_stream_route(get_services: Callable[[], Services]) -> Callable[[Request], Awaitable[Response]]:
     """``POST /v1/context-packs/stream``: the pack as NDJSON (one JSON object per line).
 
     Checks (:func:`~app.http.routes.governed_route`): body ≤ 64 KiB (413), authentication,
@@ -60,7 +62,9 @@ def make_stream_route(get_services: Callable[[], Services]):
     return route
 
 
-def _line(event, op) -> bytes:
+def _line(event: Any, op: Operation) -> bytes:
+    """One NDJSON line; ``event``: an ``app.packs`` pack event (``PackEvent`` is not on the
+    package's public surface, so it is not named here)."""
     return (
         json.dumps(event_json(event, coordinate=op.coordinate, capability=op.capability), ensure_ascii=False) + "\n"
     ).encode("utf-8")

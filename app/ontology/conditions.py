@@ -20,6 +20,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from cairn.app.ontology.store import OntologyStore, TypeIndex
 from cairn.app.ontology.types import (
     ALL_OPS,
     LIST_OPS,
@@ -207,7 +208,7 @@ def _compare(op: str, v: Any, target: Any) -> bool:
     raise ValueError(op)
 
 
-async def evaluate(node: Node, tindex, store) -> tuple[set[int], dict[int, float]]:
+async def evaluate(node: Node, tindex: TypeIndex, store: OntologyStore) -> tuple[set[int], dict[int, float]]:
     """Row positions matching ``node`` and the scores of scoring leaves.
 
     Args:

@@ -177,7 +177,7 @@ class QueryDatabase:
             engine = create_async_engine(read_only_sqlite_url(url), connect_args={"timeout": 5})
 
             @event.listens_for(engine.sync_engine, "connect")
-            def _read_only(dbapi_conn, _record) -> None:  # pragma: no cover - driver hook
+            def _read_only(dbapi_conn: Any, _record: Any) -> None:  # pragma: no cover - driver hook
                 cur = dbapi_conn.cursor()
                 cur.execute("PRAGMA query_only = ON")
                 cur.close()
