@@ -41,7 +41,7 @@ from cairn.app.contextsets.types import (
 )
 from cairn.app.core.errors import BadInput, NotFound
 from cairn.app.core.models import Collection, ContextSet, Document
-from cairn.app.governance import Principal, ServicesPort
+from cairn.app.governance import DatabasePort, Principal
 
 _SET_KEYS = {
     "name",
@@ -165,7 +165,7 @@ async def _write(s: AsyncSession, ws: str, raw: Any, where: str) -> ContextSetWr
 
 
 async def import_context_sets(
-    services: ServicesPort, principal: Principal, data: Any
+    services: DatabasePort, principal: Principal, data: Any
 ) -> list[tuple[str, ContextSetView]]:
     """Create or update every set of a parsed YAML document (module doc).
 

@@ -33,7 +33,7 @@ from cairn.app.contextsets.types import (
 from cairn.app.core.errors import BadInput, ContextSetInactive
 from cairn.app.core.models import ContextSet
 from cairn.app.core.text_rules import validate_identifier, validate_text
-from cairn.app.governance import Principal, ServicesPort
+from cairn.app.governance import DatabasePort, Principal
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ def answer_index(view: ContextSetView) -> tuple[AnswerIndex, list[Entry]]:
 
 
 async def list_context_sets(
-    services: ServicesPort, principal: Principal, query: str | None, limit: int
+    services: DatabasePort, principal: Principal, query: str | None, limit: int
 ) -> list[ContextSetView]:
     """Sets of the workspace, best word match of ``query`` over name and description first
     (ties and no query: by name); a bound credential sees only its set, agents only active ones.
@@ -164,7 +164,7 @@ async def list_context_sets(
     return views[:limit]
 
 
-async def get_context_set(services: ServicesPort, principal: Principal, set_id: str | None) -> ContextSetView:
+async def get_context_set(services: DatabasePort, principal: Principal, set_id: str | None) -> ContextSetView:
     """One set (``set_id``, else the bound set).
 
     Raises:
@@ -184,7 +184,7 @@ async def get_context_set(services: ServicesPort, principal: Principal, set_id: 
 
 
 async def lookup_definitions(
-    services: ServicesPort, principal: Principal, term: str, set_id: str | None, limit: int
+    services: DatabasePort, principal: Principal, term: str, set_id: str | None, limit: int
 ) -> list[DefinitionHit]:
     """Definitions whose term or alias matches ``term`` (scores in :mod:`~app.contextsets.matching`),
     best first across the searched sets (ties: set name, position).
@@ -206,7 +206,7 @@ async def lookup_definitions(
 
 
 async def match_verified_answers(
-    services: ServicesPort, principal: Principal, question: str, set_id: str | None, limit: int
+    services: DatabasePort, principal: Principal, question: str, set_id: str | None, limit: int
 ) -> list[AnswerHit]:
     """Verified answers ranked for ``question`` (BM25 over stored questions and answers, module
     :mod:`~app.contextsets.matching`), best first across the searched sets.

@@ -27,7 +27,7 @@ from cairn.app.contextsets.types import (
 )
 from cairn.app.core.errors import BadInput
 from cairn.app.core.text_rules import validate_identifier
-from cairn.app.governance import Principal, ServicesPort
+from cairn.app.governance import DatabasePort, Principal
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ class UpdateContextSetRequest:
 
 
 async def list_context_sets(
-    services: ServicesPort, principal: Principal, request: ListContextSetsRequest
+    services: DatabasePort, principal: Principal, request: ListContextSetsRequest
 ) -> list[ContextSetView]:
     """Sets of the workspace (:func:`app.contextsets.library.list_context_sets`).
 
@@ -127,7 +127,7 @@ async def list_context_sets(
 
 
 async def get_context_set(
-    services: ServicesPort, principal: Principal, request: GetContextSetRequest
+    services: DatabasePort, principal: Principal, request: GetContextSetRequest
 ) -> ContextSetView:
     """One set (:func:`app.contextsets.library.get_context_set`).
 
@@ -138,7 +138,7 @@ async def get_context_set(
 
 
 async def lookup_definitions(
-    services: ServicesPort, principal: Principal, request: LookupDefinitionsRequest
+    services: DatabasePort, principal: Principal, request: LookupDefinitionsRequest
 ) -> list[DefinitionHit]:
     """Definitions matching a term, best first (:func:`app.contextsets.library.lookup_definitions`).
 
@@ -149,7 +149,7 @@ async def lookup_definitions(
 
 
 async def match_verified_answers(
-    services: ServicesPort, principal: Principal, request: MatchVerifiedAnswersRequest
+    services: DatabasePort, principal: Principal, request: MatchVerifiedAnswersRequest
 ) -> list[AnswerHit]:
     """Verified answers ranked for a question (:func:`app.contextsets.library.match_verified_answers`).
 
@@ -162,7 +162,7 @@ async def match_verified_answers(
 
 
 async def context_set_versions(
-    services: ServicesPort, principal: Principal, request: ContextSetVersionsRequest
+    services: DatabasePort, principal: Principal, request: ContextSetVersionsRequest
 ) -> list[VersionView]:
     """A set's recorded changes, newest first (:func:`app.contextsets.store.context_set_versions`).
 
@@ -173,7 +173,7 @@ async def context_set_versions(
 
 
 async def create_context_set(
-    services: ServicesPort, principal: Principal, request: CreateContextSetRequest
+    services: DatabasePort, principal: Principal, request: CreateContextSetRequest
 ) -> ContextSetView:
     """Create a set, version 1 (:func:`app.contextsets.store.create_context_set`).
 
@@ -185,7 +185,7 @@ async def create_context_set(
 
 
 async def update_context_set(
-    services: ServicesPort, principal: Principal, request: UpdateContextSetRequest
+    services: DatabasePort, principal: Principal, request: UpdateContextSetRequest
 ) -> ContextSetView:
     """Change a set; a new version is recorded (:func:`app.contextsets.store.update_context_set`).
 

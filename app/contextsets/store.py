@@ -33,7 +33,7 @@ from cairn.app.core.db import serialize
 from cairn.app.core.ids import new_id, utcnow
 from cairn.app.core.models import ContextSet, ContextSetVersion
 from cairn.app.core.text_rules import validate_identifier
-from cairn.app.governance import Principal, ServicesPort
+from cairn.app.governance import DatabasePort, Principal
 
 
 def snapshot(view: ContextSetView) -> dict[str, Any]:
@@ -75,7 +75,7 @@ async def _record_version(s: AsyncSession, row: ContextSet, actor: str, change: 
     return view
 
 
-async def create_context_set(services: ServicesPort, principal: Principal, w: ContextSetWrite) -> ContextSetView:
+async def create_context_set(services: DatabasePort, principal: Principal, w: ContextSetWrite) -> ContextSetView:
     """Create a set (version 1) with its entries.
 
     Raises:
@@ -139,7 +139,7 @@ async def create_context_set(services: ServicesPort, principal: Principal, w: Co
 
 
 async def update_context_set(
-    services: ServicesPort, principal: Principal, set_id: str, w: ContextSetWrite
+    services: DatabasePort, principal: Principal, set_id: str, w: ContextSetWrite
 ) -> ContextSetView:
     """Change a set: fields given replace; a new version is recorded (even for ``active`` alone).
 
@@ -208,7 +208,7 @@ async def update_context_set(
 
 
 async def context_set_versions(
-    services: ServicesPort, principal: Principal, set_id: str, limit: int
+    services: DatabasePort, principal: Principal, set_id: str, limit: int
 ) -> list[VersionView]:
     """A set's recorded changes, newest first (at most ``limit``, 1–50).
 

@@ -136,12 +136,12 @@ async def visible_versions(
     if not document_ids:
         return {}
     cols = (
-        DocumentVersion.id,
-        DocumentVersion.document_id,
-        DocumentVersion.number,
-        DocumentVersion.valid_from,
-        DocumentVersion.valid_to,
-        DocumentVersion.recorded_at,
+        col(DocumentVersion.id),
+        col(DocumentVersion.document_id),
+        col(DocumentVersion.number),
+        col(DocumentVersion.valid_from),
+        col(DocumentVersion.valid_to),
+        col(DocumentVersion.recorded_at),
     )
     rows: list = []
     ids = list(dict.fromkeys(document_ids))
@@ -149,8 +149,8 @@ async def visible_versions(
         part = ids[i : i + 500]
         q = (
             select(*cols, col(Document.deleted_at), col(Collection.deleted_at))
-            .join(Document, Document.id == DocumentVersion.document_id)
-            .join(Collection, Collection.id == Document.collection_id)
+            .join(Document, col(Document.id) == col(DocumentVersion.document_id))
+            .join(Collection, col(Collection.id) == col(Document.collection_id))
             .where(col(DocumentVersion.document_id).in_(part), col(Document.workspace_id) == workspace_id)
         )
         rows.extend((await s.execute(q)).all())
@@ -232,7 +232,7 @@ async def read_document(
                 col(VersionPassage.end),
             )
             .where(col(VersionPassage.version_id).in_([v.id for v in versions]))
-            .order_by(VersionPassage.version_id, VersionPassage.ordinal)
+            .order_by(col(VersionPassage.version_id), col(VersionPassage.ordinal))
         )
         for r in rows.all():
             spans[r[0]].append((r[1], r[2], r[3], r[4]))

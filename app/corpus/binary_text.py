@@ -119,7 +119,7 @@ def pdf_text(data: bytes) -> str:
         raise BinaryTextError(f"not a PDF: {_what(data)}")
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # malformed-but-readable warnings are noise
     try:
-        with pypdf.apply_configuration(**_PYPDF_LIMITS):
+        with pypdf.apply_configuration(None, **_PYPDF_LIMITS):
             reader = pypdf.PdfReader(io.BytesIO(data))
             if reader.is_encrypted and not reader.decrypt(""):
                 raise BinaryTextError("an encrypted PDF (a password is needed)")

@@ -125,7 +125,7 @@ def _after(cursor: Cursor) -> Any:
     """Rows after ``cursor`` in ``(txid, seq)`` order."""
     return or_(
         col(IndexChange.txid) > cursor.txid,
-        and_(col(IndexChange.txid) == cursor.txid, col(IndexChange.seq) > cursor.seq),  # type: ignore[operator]
+        and_(col(IndexChange.txid) == cursor.txid, col(IndexChange.seq) > cursor.seq),
     )
 
 

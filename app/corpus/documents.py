@@ -30,7 +30,7 @@ from cairn.app.core.models import Collection, Document, DocumentVersion, Passage
 from cairn.app.core.text_rules import require_storable, validate_identifier, validate_name
 from cairn.app.corpus.changes import record_passages
 from cairn.app.corpus.generation import mark_changed
-from cairn.retrieval.chunking import chunk_text
+from cairn.retrieval.chunking import Chunk, chunk_text
 from cairn.retrieval.tokens import count_tokens
 
 MAX_DOCUMENT_CHARS = 2_000_000
@@ -209,13 +209,13 @@ async def upsert_document(
     s.add(version)
     chunks = chunk_text(text, max_tokens=chunk_max_tokens)
     occurrences: dict[str, int] = defaultdict(int)
-    planned: list[tuple[str, str, object]] = []
+    planned: list[tuple[str, str, Chunk]] = []
     for chunk in chunks:
         psha = sha256_text(chunk.text)
         occ = occurrences[psha]
         occurrences[psha] += 1
         planned.append((stable_id("psg", doc.id, psha, occ), psha, chunk))
-    existing = set()
+    existing: set[str] = set()
     ids = [p[0] for p in planned]
     for i in range(0, len(ids), 500):
         existing.update(

@@ -27,7 +27,7 @@ are then dropped at g + 1, never kept past it.
 
 from __future__ import annotations
 
-from sqlalchemy import event, select
+from sqlalchemy import Table, event, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
@@ -59,7 +59,8 @@ def _raise_generations(session: Session) -> None:
     changed: set[str] = session.info.pop(_CHANGED)
     dialect = session.get_bind().dialect.name
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    table = col(CorpusGeneration.__table__)
+    # SQLAlchemy's declarative sets __table__ when the class is made; SQLModel's stubs do not declare it
+    table: Table = CorpusGeneration.__table__  # type: ignore[attr-defined]
     for workspace_id in sorted(changed):  # one order for every writer
         session.execute(
             insert(table)

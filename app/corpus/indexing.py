@@ -136,7 +136,11 @@ class SearchIndexes:
         return self._state.cursor if self._state is not None else Cursor()
 
     def _folder(self) -> Path:
-        return Path(self.state_dir) if self.state_dir is not None else Path(self.lexical.path)
+        if self.state_dir is not None:
+            return Path(self.state_dir)
+        if isinstance(self.lexical, LexicalIndex):  # embedded Whoosh: its folder holds the state
+            return Path(self.lexical.path)
+        raise RuntimeError("a lexical leg in Qdrant keeps no folder: open_indexes gives it a state_dir")
 
     def embedding_input(self, title: str, text: str) -> str:
         """Text given to the encoder for a passage: its document title, then the passage."""

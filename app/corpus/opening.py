@@ -12,7 +12,7 @@ damage: it is re-created and re-filled at open by every command (:mod:`app.corpu
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cairn.app.core.config import Settings
 from cairn.app.corpus.indexing import SearchIndexes
@@ -20,6 +20,9 @@ from cairn.retrieval.checks import IndexUnreadable
 from cairn.retrieval.dense import DenseModels
 from cairn.retrieval.lexical import LexicalIndex
 from cairn.retrieval.sparse_bm25 import SparseBM25Index
+
+if TYPE_CHECKING:  # the vector stores (Qdrant's client) are imported when opened
+    from cairn.retrieval.vectors import VectorIndex
 
 REPAIR_COMMAND = "cairn reindex"
 
@@ -80,7 +83,8 @@ def open_indexes(settings: Settings, *, with_vectors: bool = True, rebuild_unrea
 
     data_lock = DataDirLock(Path(settings.data_dir)) if settings.local_indexes else None
     lexical: LexicalIndex | SparseBM25Index | None = None
-    vectors = embedder = multilingual = None
+    vectors: VectorIndex | None = None
+    embedder = multilingual = None
     server = settings.resolved_vector_backend == "server"
     cluster = settings.resolved_lexical_backend == "qdrant"
     where: dict[str, Any] = {"url": settings.qdrant_url} if server else {"path": settings.qdrant_dir}

@@ -38,7 +38,7 @@ from sqlalchemy import ColumnElement, and_, delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from cairn.app.core.db import Database
+from cairn.app.core.db import Database, rows_matched
 from cairn.app.core.ids import as_utc, utcnow
 from cairn.app.core.models import Decision, DecisionIdempotency
 
@@ -90,7 +90,7 @@ async def fail_if_lapsed(s: AsyncSession, decision_id: str, now: datetime | None
         .values(status="FAILED", error=lapsed_error(), completed_at=now)
         .execution_options(synchronize_session=False)
     )
-    if result.rowcount != 1:
+    if rows_matched(result) != 1:
         return False
     await s.execute(
         delete(DecisionIdempotency).where(
@@ -132,7 +132,7 @@ async def renew(db: Database, decision_id: str, lease_seconds: float) -> bool:
             .values(lease_expires_at=utcnow() + timedelta(seconds=lease_seconds))
             .execution_options(synchronize_session=False)
         )
-        return result.rowcount == 1
+        return rows_matched(result) == 1
 
 
 class Heartbeat:

@@ -42,7 +42,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from cairn.app.core.db import Database
+from cairn.app.core.db import Database, rows_matched
 from cairn.app.core.errors import CairnError, NotFound
 from cairn.app.core.ids import as_utc, new_id, utcnow
 from cairn.app.core.models import Decision, DecisionIdempotency, Workspace
@@ -54,6 +54,7 @@ from cairn.app.decisions.errors import (
     DecisionInProgress,
     DecisionInputError,
     DecisionInternalError,
+    JudgeError,
 )
 from cairn.app.decisions.idempotency import (  # noqa: F401 - two names re-exported for tests
     IDEMPOTENCY_TTL,
@@ -349,18 +350,21 @@ class DecisionRunner:
         if stored is not None:
             for name in ("status", "answers", "context_info", "error", "completed_at", "lease_expires_at"):
                 setattr(row, name, getattr(stored, name))
-        return result.rowcount == 1
+        return rows_matched(result) == 1
 
     async def _finish_key(self, principal: Principal, key: str, outcome: Outcome, decision_id: str) -> None:
         async with self.db.session() as s:
             where = self._key_of(principal, key, decision_id)
-            if outcome.error is not None and getattr(outcome.error, "transient", False):
+            if isinstance(outcome.error, JudgeError) and outcome.error.transient:
                 await s.execute(delete(DecisionIdempotency).where(*where))
                 return
-            body = (
-                {"decision": outcome.decision} if outcome.decision is not None else {"error": error_json(outcome.error)}
-            )  # type: ignore[arg-type]
-            status = 200 if outcome.decision is not None else outcome.error.http_status  # type: ignore[union-attr]
+            if outcome.decision is not None:
+                body: dict[str, Any] = {"decision": outcome.decision}
+                status = 200
+            elif outcome.error is not None:
+                body, status = {"error": error_json(outcome.error)}, outcome.error.http_status
+            else:
+                raise RuntimeError("an outcome holds a decision or an error")
             await s.execute(
                 update(DecisionIdempotency)
                 .where(*where)
@@ -383,7 +387,10 @@ class DecisionRunner:
                 raise NotFound(f"no decision {decision_id!r} is accessible to this caller", field="id")
             if is_lapsed(row, utcnow()):
                 await fail_if_lapsed(s, decision_id)
-                row = await s.get(Decision, decision_id, populate_existing=True)
+                fresh = await s.get(Decision, decision_id, populate_existing=True)
+                if fresh is None:  # purged meanwhile
+                    raise NotFound(f"no decision {decision_id!r} is accessible to this caller", field="id")
+                row = fresh
         return decision_json(row)
 
     async def sweep_lapsed(self) -> int:

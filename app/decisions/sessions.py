@@ -19,6 +19,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from cairn.app.core.db import rows_matched
 from cairn.app.core.errors import BadInput, NonRetainingWorkspace, NotFound
 from cairn.app.core.ids import new_id, utcnow
 from cairn.app.core.models import AgentSession, SessionMessage, Workspace
@@ -143,7 +144,7 @@ async def _append(s: AsyncSession, row: AgentSession, messages: list[MessageIn])
         .where(col(AgentSession.id) == row.id, col(AgentSession.message_count) == start)
         .values(message_count=start + len(messages), updated_at=now)
     )
-    if res.rowcount != 1:
+    if rows_matched(res) != 1:
         raise SessionConflict("the session changed while appending; retry")
     out = []
     for i, m in enumerate(messages, start=1):
@@ -182,7 +183,10 @@ async def archive_session(s: AsyncSession, *, principal: Principal, session_id: 
             .where(col(AgentSession.id) == row.id, col(AgentSession.archived_at).is_(None))
             .values(archived_at=utcnow())
         )
-        row = await s.get(AgentSession, row.id, populate_existing=True)
+        fresh = await s.get(AgentSession, row.id, populate_existing=True)
+        if fresh is None:  # deleted meanwhile (its workspace was)
+            raise NotFound(f"agent session {row.id!r} not found", field="sessionId")
+        row = fresh
     return row
 
 

@@ -163,9 +163,9 @@ async def define_fields(services: ServicesPort, principal: Principal, request: D
                 limit=MAX_DEFINITIONS,
             )
         if request.replace_all:
-            for name, row in existing.items():
+            for name, stale in existing.items():
                 if name not in wanted:
-                    await s.delete(row)
+                    await s.delete(stale)
         for spec in request.fields:
             row = existing.get(spec.name)
             if row is None:
@@ -379,5 +379,5 @@ async def suggest_fields(services: ServicesPort, principal: Principal, request: 
             for (t,) in (
                 await s.execute(select(col(DocumentVersion.text)).where(col(DocumentVersion.id).in_(ids)))
             ).all()
-        ]  # type: ignore[attr-defined]
+        ]
     return suggest(texts, existing, limit)

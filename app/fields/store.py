@@ -69,7 +69,7 @@ async def live_versions(s: AsyncSession, collection_id: str) -> list[VersionMeta
             col(DocumentVersion.valid_to),
             col(DocumentVersion.recorded_at),
         )
-        .join(Document, Document.id == DocumentVersion.document_id)
+        .join(Document, col(Document.id) == col(DocumentVersion.document_id))
         .where(col(Document.collection_id) == collection_id, col(Document.deleted_at).is_(None))
     )
     return [VersionMeta(*r) for r in rows]

@@ -172,8 +172,8 @@ async def read_values(
             v.uncited_reason = r.uncited_reason
         else:
             v.passage_id, v.sha256 = r.passage_id, r.sha256
-            where = placed.get((doc.version_id, r.passage_id))
-            old = placed.get((r.version_id, r.passage_id))
+            where = placed.get((doc.version_id, r.passage_id or ""))
+            old = placed.get((r.version_id, r.passage_id or ""))
             p = passages.get(r.passage_id or "")
             ok = False
             if (

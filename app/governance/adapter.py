@@ -44,7 +44,7 @@ from starlette.responses import Response
 from strawberry.types.unset import UnsetType
 from strawberry.utils.str_converters import to_camel_case
 
-from cairn.app.core.db import Database
+from cairn.app.core.db import Database, rows_matched
 from cairn.app.core.errors import CairnError, Forbidden, as_cairn_error, to_response
 from cairn.app.core.ids import utcnow
 from cairn.app.core.models import ConfirmationRequest
@@ -127,7 +127,7 @@ async def _consume_confirmation(
             )
             .values(used_at=now)
         )
-        return res.rowcount == 1
+        return rows_matched(res) == 1
 
 
 async def _boundary(

@@ -24,6 +24,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.routing import Mount, Route, WebSocketRoute
 from strawberry import Schema
+from strawberry.types.base import get_object_definition
 from strawberry.types.field import StrawberryField
 
 from cairn.app.governance.binding import BindingRule
@@ -42,7 +43,7 @@ def _root_fields(schema: Schema) -> Iterable[tuple[str, str, StrawberryField]]:
     ):
         if type_def is None:
             continue
-        definition = type_def.__strawberry_definition__
+        definition = get_object_definition(type_def, strict=True)
         for f in definition.fields:
             yield kind, schema.config.name_converter.get_graphql_name(f), f
 

@@ -31,9 +31,8 @@ import math
 import time
 from collections.abc import Callable
 
-from sqlalchemy import delete, text
+from sqlalchemy import Table, delete, text
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlmodel import col
 
 from cairn.app.core.config import Settings
 from cairn.app.core.db import Database
@@ -109,7 +108,8 @@ class RateLimiter:
         now = self.clock()
         window_start = int(now // WINDOW_SECONDS) * WINDOW_SECONDS
         insert = postgresql.insert if db.dialect == "postgresql" else sqlite.insert
-        table = col(RateLimitCounter.__table__)
+        # SQLAlchemy's declarative sets __table__ when the class is made; SQLModel's stubs do not declare it
+        table: Table = RateLimitCounter.__table__  # type: ignore[attr-defined]
         stmt = (
             insert(table)
             .values(subject=subject, rate_class=rate_class, window_start=window_start, hits=1)

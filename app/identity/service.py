@@ -266,7 +266,10 @@ async def revoke_credential(s: AsyncSession, *, workspace_id: str, credential_id
             .where(col(AgentCredential.id) == cred.id, col(AgentCredential.revoked_at).is_(None))
             .values(revoked_at=utcnow())
         )
-        cred = await s.get(AgentCredential, credential_id, populate_existing=True)
+        fresh = await s.get(AgentCredential, credential_id, populate_existing=True)
+        if fresh is None:  # deleted meanwhile (its workspace was)
+            raise NotFound(f"agent credential {credential_id!r} not found", field="credentialId")
+        cred = fresh
     return cred
 
 

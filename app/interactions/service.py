@@ -33,7 +33,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col
 
-from cairn.app.core.db import Database
+from cairn.app.core.db import Database, rows_matched
 from cairn.app.core.errors import BadInput, NotFound
 from cairn.app.core.ids import new_id, utcnow
 from cairn.app.core.models import OperationReceipt, TraceInteraction
@@ -205,7 +205,7 @@ async def _claim(db: Database, claim: OperationReceipt) -> tuple[Any, Receipt] |
                     interaction_id=claim.interaction_id,
                 )
             )
-            if taken.rowcount == 1:  # its holder stopped (process ended) long ago: this call runs it
+            if rows_matched(taken) == 1:  # its holder stopped (process ended) long ago: this call runs it
                 claim.id = row.id
                 return None
         break

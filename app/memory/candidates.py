@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
@@ -106,26 +106,29 @@ def owned_conditions(
     collection_id: str | None = None,
     as_of: datetime | None = None,
     all_versions: bool = False,
-) -> list:
+) -> list[ColumnElement[bool]]:
     """SQL conditions: the caller's own memories in their workspace, current (at ``as_of``).
 
     ``all_versions``: superseded versions too (those recorded by ``as_of`` when it is given).
     """
-    conds = [AgentMemory.workspace_id == principal.workspace_id, AgentMemory.owner_member_id == principal.member_id]
+    conds = [
+        col(AgentMemory.workspace_id) == principal.workspace_id,
+        col(AgentMemory.owner_member_id) == principal.member_id,
+    ]
     if namespace is not None:
-        conds.append(AgentMemory.namespace == namespace)
+        conds.append(col(AgentMemory.namespace) == namespace)
     if key is not None:
-        conds.append(AgentMemory.key == key)
+        conds.append(col(AgentMemory.key) == key)
     if collection_id is not None:
-        conds.append(AgentMemory.collection_id == collection_id)
+        conds.append(col(AgentMemory.collection_id) == collection_id)
     if all_versions:
         if as_of is not None:
-            conds.append(AgentMemory.recorded_at <= as_of)
+            conds.append(col(AgentMemory.recorded_at) <= as_of)
     elif as_of is None:
         conds.append(col(AgentMemory.superseded_at).is_(None))
     else:
         conds += [
-            AgentMemory.recorded_at <= as_of,
+            col(AgentMemory.recorded_at) <= as_of,
             col(AgentMemory.superseded_at).is_(None) | (col(AgentMemory.superseded_at) > as_of),
         ]
     return conds

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cairn.app.core.errors import NotFound
 from cairn.app.core.models import Workspace
 from cairn.app.governance import Principal, ServicesPort
 from cairn.app.memory import admin, service
@@ -68,6 +69,8 @@ async def memory_settings(services: ServicesPort, principal: Principal) -> Memor
     """The memory settings of the caller's workspace."""
     async with services.db.session() as s:
         ws = await s.get(Workspace, principal.workspace_id)
+        if ws is None:  # the caller was authenticated in it: deleted meanwhile
+            raise NotFound(f"workspace {principal.workspace_id!r} not found")
         return MemorySettingsView.of(ws)
 
 

@@ -232,7 +232,7 @@ def _owned(
     collection_id: str | None = None,
     as_of: datetime | None = None,
     all_versions: bool = False,
-) -> Select[tuple[AgentMemory]]:
+) -> Select[AgentMemory]:
     return select(AgentMemory).where(
         *owned_conditions(
             principal,
@@ -389,7 +389,9 @@ async def forget(
         NotFound: nothing of the caller's matches (other members' memories are never found).
     """
     await gate(s, principal, own_admin=True)
-    mine = (AgentMemory.workspace_id == principal.workspace_id) & (AgentMemory.owner_member_id == principal.member_id)
+    mine = (col(AgentMemory.workspace_id) == principal.workspace_id) & (
+        col(AgentMemory.owner_member_id) == principal.member_id
+    )
     if memory_id is not None:
         row = (await s.execute(select(AgentMemory).where(mine, col(AgentMemory.id) == memory_id))).scalar_one_or_none()
         if row is None:
@@ -404,7 +406,7 @@ async def forget(
             was_current = row.superseded_at is None
             deleted = await _delete_memories(s, mine & (col(AgentMemory.id) == row.id))
             if was_current:
-                same_key = mine & (AgentMemory.namespace == row.namespace) & (AgentMemory.key == row.key)
+                same_key = mine & (col(AgentMemory.namespace) == row.namespace) & (col(AgentMemory.key) == row.key)
                 newest = (
                     await s.execute(
                         select(AgentMemory).where(same_key).order_by(col(AgentMemory.recorded_at).desc()).limit(1)

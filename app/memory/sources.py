@@ -107,8 +107,8 @@ async def resolve_citations(s: AsyncSession, principal: Principal, passage_ids: 
                 col(Document.deleted_at),
                 col(Collection.deleted_at),
             )
-            .join(Document, Document.id == Passage.document_id)
-            .join(Collection, Collection.id == Passage.collection_id)
+            .join(Document, col(Document.id) == col(Passage.document_id))
+            .join(Collection, col(Collection.id) == col(Passage.collection_id))
             .where(col(Passage.id).in_(ids))
         )
     ).all()
@@ -167,7 +167,7 @@ async def check_sources(
     pids = list({c.passage_id for c in cites})
     prow = {}
     for i in range(0, len(pids), 500):
-        for r in (
+        for row in (
             await s.execute(
                 select(
                     col(Passage.id),
@@ -178,12 +178,12 @@ async def check_sources(
                     col(Collection.deleted_at),
                     col(Passage.collection_id),
                 )
-                .join(Document, Document.id == Passage.document_id)
-                .join(Collection, Collection.id == Passage.collection_id)
+                .join(Document, col(Document.id) == col(Passage.document_id))
+                .join(Collection, col(Collection.id) == col(Passage.collection_id))
                 .where(col(Passage.id).in_(pids[i : i + 500]))
             )
         ).all():
-            prow[r[0]] = r
+            prow[row[0]] = row
     latest = await _latest_versions(s, list({c.document_id for c in cites}))
     readable = "document:read" in principal.permissions
     allowed = context_set_collections(principal) if principal.context_set_id else None
@@ -200,7 +200,7 @@ async def check_sources(
             or not readable
             or (allowed is not None and r[6] not in allowed and not principal.may_read(r[6], c.document_id))
         )
-        if gone:
+        if gone or r is None:  # (r is None is part of gone; said again for the type checker)
             check.state = HIDDEN
             continue
         state = CHANGED if (r[1] != c.passage_sha256 or version > c.document_version) else CURRENT

@@ -217,7 +217,8 @@ async def query_instances(store: OntologyStore, db: Database, *, workspace_id: s
         if unknown:
             raise BadInput(f"properties {unknown} are not properties of {q.ot_id}", field="properties")
     if node is None:
-        matches, scores = set(range(len(tindex.rows))), {}
+        matches: set[int] = set(range(len(tindex.rows)))
+        scores: dict[int, float] = {}
     else:
         matches, scores = await evaluate(node, tindex, store)
 

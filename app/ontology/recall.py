@@ -147,7 +147,7 @@ async def _type_relevance(
     qterms = set(_terms(query))
     out = {}
     missing = [ot for ot in types if (ot.workspace_id, ot.kn_id, ot.ot_id, ot.generation) not in cache]
-    if missing and qvec is not None:
+    if missing and qvec is not None and store.embedder is not None:
         vecs = await asyncio.to_thread(store.embedder.encode, [descriptor(ot) for ot in missing])
         for ot, v in zip(missing, vecs):
             cache[(ot.workspace_id, ot.kn_id, ot.ot_id, ot.generation)] = v
@@ -172,7 +172,7 @@ async def _recall_type(
     depth: int,
 ) -> tuple[TypeIndex, list[tuple[float, Fused, dict[str, Any]]]]:
     tindex = await store.type_index(db, workspace_id=workspace_id, kn_id=ot.kn_id, ot_id=ot.ot_id)
-    legs: dict[str, list[int]] = {}
+    legs: dict[str, list[str]] = {}
     jobs = []
     names = []
     text_props = [p["name"] for p in ot.properties if p.get("fullText")]

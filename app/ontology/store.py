@@ -184,6 +184,8 @@ class OntologyStore:
         cached = self._query_vectors.get(text)
         if cached is not None:
             return cached
+        if self.embedder is None:  # callers check vectors_available() first
+            raise RuntimeError("no embedding model: this process cannot encode a query")
         vector = await asyncio.to_thread(self.embedder.encode_query, text)
         self._query_vectors[text] = vector
         while len(self._query_vectors) > 512:

@@ -120,7 +120,7 @@ async def replay_pack(services: ReplayServices, principal: Principal, req: Repla
     validate_replay_request(req)
     rec = await _load(services, principal, req.replay_id)
     conditions, items = _decode(rec)
-    base = dict(
+    base: dict[str, Any] = dict(
         replay_id=rec.id,
         pack_id=rec.pack_id,
         mode=req.mode,

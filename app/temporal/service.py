@@ -158,8 +158,8 @@ async def _index_batch(s: AsyncSession, workspace_id: str) -> int:
                 col(Document.title),
                 col(Document.external_id),
             )
-            .join(Document, Document.id == DocumentVersion.document_id)
-            .outerjoin(TemporalIndexedVersion, TemporalIndexedVersion.version_id == DocumentVersion.id)
+            .join(Document, col(Document.id) == col(DocumentVersion.document_id))
+            .outerjoin(TemporalIndexedVersion, col(TemporalIndexedVersion.version_id) == col(DocumentVersion.id))
             .where(col(DocumentVersion.workspace_id) == workspace_id, col(TemporalIndexedVersion.version_id).is_(None))
             .order_by(DocumentVersion.id)
             .limit(BATCH)
