@@ -16,6 +16,7 @@ from sqlmodel import col
 
 from cairn.app import identity
 from cairn.app.cli.common import (
+    DatabaseOnly,
     DataDir,
     _fail,
     _load_ontology,
@@ -173,11 +174,7 @@ async def prepare_demo(settings: Settings, *, progress_factory=None) -> DemoInfo
                 )
         from cairn.app.contextsets import import_context_sets
 
-        @dataclass
-        class _Db:
-            db: object
-
-        [(_status, demo_set)] = await import_context_sets(_Db(db), principal, demo_context_set())
+        [(_status, demo_set)] = await import_context_sets(DatabaseOnly(db), principal, demo_context_set())
         return DemoInfo(ws.id, member_token, agent.token, DEMO_COLLECTION, report, demo_set.id)
     finally:
         indexes.close()

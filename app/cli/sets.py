@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import typer
 from sqlmodel import col
 
-from cairn.app.cli.common import DataDir, WorkspaceOpt, _fail, _run, _settings, _typer
+from cairn.app.cli.common import DatabaseOnly, DataDir, WorkspaceOpt, _fail, _run, _settings, _typer
 
 sets_cli = _typer("Context sets: curated answers, definitions, instructions and required evidence.")
-
-
-@dataclass
-class _Db:
-    """The part of :class:`app.context.Services` the context-set services use (``db``)."""
-
-    db: Any
 
 
 async def _author(s, ws_id: str, member: str | None):
@@ -69,7 +60,7 @@ async def import_file(settings, path: Path, workspace: str, member: str | None) 
         ws = await _workspace(db, workspace)
         async with db.session() as s:
             author = await _author(s, ws.id, member)
-        done = await import_context_sets(_Db(db), author, data)
+        done = await import_context_sets(DatabaseOnly(db), author, data)
     finally:
         await db.dispose()
     return [

@@ -149,6 +149,8 @@ async def prepare_template_demo(settings, csv_dir: Path, workspace_id: str, memb
     try:
         async with db.session() as s:
             m = await s.get(Member, member_id)
+            if m is None:
+                _fail(f"no member {member_id!r}")
             set_id = (
                 await s.execute(
                     select(col(ContextSet.id)).where(

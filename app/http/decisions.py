@@ -115,7 +115,7 @@ def make_create_route(get_services: Callable[[], Services]) -> Callable[[Request
     async def route(call: HttpCall) -> Response:
         key = validate_idempotency_key(call.request.headers.getlist("idempotency-key"))  # checked already
         outcome = await call.ctx.services.decisions.create(
-            call.principal,
+            call.caller,
             prepare=lambda: validate_request(parse_body(call.raw), WIRE),
             sha=call.arguments["bodySha256"],
             key=key,
@@ -151,6 +151,6 @@ def make_read_route(get_services: Callable[[], Services]) -> Callable[[Request],
         on_error=wire_error,
     )
     async def route(call: HttpCall) -> Response:
-        return _ok(call, await call.ctx.services.decisions.get(call.principal, call.arguments["id"]))
+        return _ok(call, await call.ctx.services.decisions.get(call.caller, call.arguments["id"]))
 
     return route

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from typing import Any, cast
 
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -40,7 +40,10 @@ def make_stream_route(get_services: Callable[[], Services]) -> Callable[[Request
     )
     async def route(call: HttpCall) -> Response:
         ctx, op = call.ctx, call.op
-        events = stream_pack(ctx.services, call.principal, call.input, trace_id=ctx.trace_id)
+        # stream_pack is an async generator function (closed below); app.packs declares it AsyncIterator
+        events = cast(
+            AsyncGenerator[Any, None], stream_pack(ctx.services, call.caller, call.input, trace_id=ctx.trace_id)
+        )
         first = await anext(events)
 
         async def body_iter() -> AsyncIterator[bytes]:
