@@ -78,16 +78,16 @@ class ReplayResult:
 
 def _cit(i: packs.RecordedItem) -> Citation:
     return Citation(
-        document_id=i.document_id,
-        version_id=i.version_id,
-        passage_id=i.passage_id,
+        document_id=strawberry.ID(i.document_id),
+        version_id=strawberry.ID(i.version_id),
+        passage_id=strawberry.ID(i.passage_id) if i.passage_id is not None else None,
         start=i.start,
         end=i.end,
         sha256=i.sha256,
         # a replay record keeps ids and hashes only (issue 14): no source names to show
         external_id="",
         document_title="",
-        collection_id="",
+        collection_id=strawberry.ID(""),
         collection_name="",
     )
 
@@ -99,8 +99,8 @@ def _rec(i: packs.RecordedItem) -> RecordedItem:
 def to_result(r: rp.ReplayResult, info: Info) -> ReplayResult:
     """Service result → GraphQL result."""
     return ReplayResult(
-        replay_id=r.replay_id,
-        pack_id=r.pack_id,
+        replay_id=strawberry.ID(r.replay_id),
+        pack_id=strawberry.ID(r.pack_id),
         mode=ReplayMode(r.mode),
         recorded_at=r.recorded_at,
         expires_at=r.expires_at,
@@ -114,7 +114,7 @@ def to_result(r: rp.ReplayResult, info: Info) -> ReplayResult:
                 kind=PackItemKind(c.item.kind),
                 citation=_cit(c.item),
                 status=ReplayItemStatus(c.status),
-                current_version_id=c.current_version_id,
+                current_version_id=strawberry.ID(c.current_version_id) if c.current_version_id is not None else None,
             )
             for c in r.checks
         ],

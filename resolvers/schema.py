@@ -26,7 +26,8 @@ from __future__ import annotations
 import datetime
 import functools
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
+from typing import Any
 
 import strawberry
 from cross_web import HTTPException
@@ -34,9 +35,10 @@ from graphql import GraphQLError, GraphQLSyntaxError
 from graphql.language import DocumentNode
 from starlette.responses import Response
 from strawberry.extensions import MaxTokensLimiter, ParserCache, SchemaExtension, ValidationCache
+from strawberry.extensions.runner import SchemaExtensionsRunner
 from strawberry.schema.config import StrawberryConfig
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
-from strawberry.types.execution import PreExecutionError
+from strawberry.types.execution import ExecutionContext, ExecutionResult, PreExecutionError
 from strawberry.types.graphql import OperationType
 
 from cairn.app.context import RequestContext
@@ -106,9 +108,14 @@ class LimitedValidation(ValidationCache):
     validation), after it when validation refuses it. Over the limit, the answer is the 429.
     """
 
-    async def on_validate(self) -> AsyncIterator[None]:
+    # Strawberry runs a hook written as an async generator as it runs a plain one;
+    # ValidationCache declares only the plain form
+    async def on_validate(self) -> AsyncIterator[None]:  # type: ignore[override]
         ctx = self.execution_context
         document = ctx.graphql_document
+        if document is None:  # not parsed: Strawberry validates nothing (the parse error answers)
+            yield
+            return
         # the name the client sent: ``operation_name`` falls back to the first operation's
         errors = definition_errors(document, ctx._provided_operation_name) or document_limit_errors(document)
         runs_governed = not errors and selects_governed_field(ctx)
@@ -210,7 +217,7 @@ class Envelope(SchemaExtension):
         return {"envelope": env}
 
 
-def _refused(context, error: GraphQLError) -> PreExecutionError:
+def _refused(context: ExecutionContext, error: GraphQLError) -> PreExecutionError:
     """A request refused before execution with ``error`` (also kept for the extensions)."""
     context.pre_execution_errors = [error]
     return PreExecutionError(data=None, errors=[error])
@@ -221,14 +228,14 @@ class CairnSchema(strawberry.Schema):
 
     async def execute(
         self,
-        query,
-        variable_values=None,
-        context_value=None,
-        root_value=None,
-        operation_name=None,
-        allowed_operation_types=None,
-        operation_extensions=None,
-    ):
+        query: str | None,
+        variable_values: dict[str, Any] | None = None,
+        context_value: Any | None = None,
+        root_value: Any | None = None,
+        operation_name: str | None = None,
+        allowed_operation_types: Iterable[OperationType] | None = None,
+        operation_extensions: dict[str, Any] | None = None,
+    ) -> ExecutionResult:
         """Plain (non-streaming) execution: never subscriptions.
 
         Strawberry lets a subscription through ``POST /graphql`` (for its multipart
@@ -260,7 +267,9 @@ class CairnSchema(strawberry.Schema):
             operation_extensions,
         )
 
-    async def _prepare_operation_async(self, context, extensions_runner):
+    async def _prepare_operation_async(
+        self, context: ExecutionContext, extensions_runner: SchemaExtensionsRunner
+    ) -> PreExecutionError | None:
         """Refuse a document over :data:`~resolvers.document_size.MAX_DOCUMENT_CHARS` before
         it is lexed, then Strawberry's parse, operation-type check and validation; meter what
         stops before validation.
@@ -290,7 +299,7 @@ class CairnSchema(strawberry.Schema):
                 return _refused(context, refusal)
         return result
 
-    def process_errors(self, errors, execution_context=None) -> None:
+    def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
         """Give each error an ``extensions.code``; mask unexpected errors; log compactly."""
         context = execution_context.context if execution_context is not None else None
         trace = context.trace_id if isinstance(context, RequestContext) else None
