@@ -12,11 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from starlette.requests import HTTPConnection
+
 from cairn.app import fields
 from cairn.app.core.config import Settings
 from cairn.app.core.db import Database
 from cairn.app.core.errors import CairnError, Unauthenticated
-from cairn.app.corpus import NewVersionHook, SearchIndexes, open_indexes
+from cairn.app.corpus import CorpusServices, NewVersionHook, SearchIndexes, open_indexes
 from cairn.app.decisions import DecisionRunner, Judge, LocalJudge, OpenAIJudge
 from cairn.app.governance import (
     EnvelopeState,
@@ -112,7 +114,7 @@ def bootstrap(settings: Settings, *, db: Database | None = None, indexes: Search
     )
 
 
-async def _reextract_fields(services: Services, principal: Principal, collection_id: str) -> object:
+async def _reextract_fields(services: CorpusServices, principal: Principal, collection_id: str) -> object:
     """A new document version re-extracts the collection's learned fields (if it defines any)."""
     return await fields.extract_on_new_version(services, principal, fields.ExtractRequest(collection_id))
 
@@ -131,11 +133,13 @@ class RequestContext:
     Args:
         services: The process's :class:`Services`.
         headers: Request headers with lower-case names.
-        request: The Starlette ``Request`` or ``WebSocket``.
+        request: The Starlette ``Request`` or ``WebSocket`` (None: no connection, e.g. stdio MCP).
         response: A Starlette ``Response`` whose headers/status the view copies out.
     """
 
-    def __init__(self, services: Services, headers: dict[str, str], request: Any = None, response: Any = None) -> None:
+    def __init__(
+        self, services: Services, headers: dict[str, str], request: HTTPConnection | None = None, response: Any = None
+    ) -> None:
         self.services = services
         self.headers = headers
         self.request = request
@@ -143,7 +147,7 @@ class RequestContext:
         self.connection_params: dict[str, Any] | None = None
         self.started = time.perf_counter()
         self.envelope = EnvelopeState(trace_id=trace_id_from_headers(headers))
-        state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
+        state = request.scope.get("state", {}) if request is not None else {}
         self._principal: Principal | None = state.get("cairn_principal")
         self._principal_error: CairnError | None = None
 

@@ -112,14 +112,14 @@ class CairnGraphQL(GraphQL):
     async def render_graphql_ide(self, request: Request) -> HTMLResponse:
         return HTMLResponse(graphiql_html(), headers=GRAPHIQL_HEADERS)
 
-    async def run(self, request, context=UNSET, root_value=UNSET):  # type: ignore[override]
+    async def run(self, request, context=UNSET, root_value=UNSET):
         """Deny a handshake carrying an agent credential from a browser before anything else
         (:func:`app.http.refuse_agent_browser_handshake`), then Strawberry's own handling."""
         if self.is_websocket_request(request) and await refuse_agent_browser_handshake(request):
             return request
         return await super().run(request, context, root_value)
 
-    async def reject_websocket(self, request):  # type: ignore[override]
+    async def reject_websocket(self, request):
         """A cross-origin handshake from an origin not in ``CAIRN_CORS_ORIGINS``: an enveloped 403."""
         op = get_operation("WS /graphql")
         origin = request.headers.get("origin", "")

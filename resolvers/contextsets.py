@@ -213,65 +213,73 @@ def _write(i: CreateContextSetInput | UpdateContextSetInput) -> cs.ContextSetWri
 def to_verified_answer(e: cs.Entry) -> VerifiedAnswer:
     """Service entry → GraphQL verified answer."""
     return VerifiedAnswer(
-        id=e.id,
+        id=strawberry.ID(e.id),
         position=e.position,
         question=e.key,
         answer=e.value,
-        citation=EntryCitation(document_id=e.document_id, passage_id=e.passage_id) if e.document_id else None,
+        citation=EntryCitation(
+            document_id=strawberry.ID(e.document_id),
+            passage_id=strawberry.ID(e.passage_id) if e.passage_id is not None else None,
+        )
+        if e.document_id
+        else None,
         trust=Trust(e.trust),
         created_at=e.created_at,
-        created_by=e.created_by,
+        created_by=strawberry.ID(e.created_by),
     )
 
 
 def to_definition(e: cs.Entry) -> Definition:
     """Service entry → GraphQL definition."""
     return Definition(
-        id=e.id,
+        id=strawberry.ID(e.id),
         position=e.position,
         term=e.key,
         definition=e.value,
         aliases=list(e.aliases),
         trust=Trust(e.trust),
         created_at=e.created_at,
-        created_by=e.created_by,
+        created_by=strawberry.ID(e.created_by),
     )
 
 
 def to_context_set(v: cs.ContextSetView) -> ContextSet:
     """Service view → GraphQL context set."""
     return ContextSet(
-        id=v.id,
+        id=strawberry.ID(v.id),
         name=v.name,
         description=v.description,
         active=v.active,
-        scope=ContextSetScope(collection_ids=list(v.collection_ids), document_ids=list(v.document_ids)),
+        scope=ContextSetScope(
+            collection_ids=[strawberry.ID(c) for c in v.collection_ids],
+            document_ids=[strawberry.ID(d) for d in v.document_ids],
+        ),
         version=v.version,
         created_at=v.created_at,
-        created_by=v.created_by,
+        created_by=strawberry.ID(v.created_by),
         updated_at=v.updated_at,
-        updated_by=v.updated_by,
+        updated_by=strawberry.ID(v.updated_by),
         verified_answers=[to_verified_answer(e) for e in v.of("VERIFIED_ANSWER")],
         definitions=[to_definition(e) for e in v.of("DEFINITION")],
         instructions=[
             Instruction(
-                id=e.id,
+                id=strawberry.ID(e.id),
                 position=e.position,
                 text=e.value,
                 trust=Trust(e.trust),
                 created_at=e.created_at,
-                created_by=e.created_by,
+                created_by=strawberry.ID(e.created_by),
             )
             for e in v.of("INSTRUCTION")
         ],
         required_evidence=[
             RequiredEvidence(
-                id=e.id,
+                id=strawberry.ID(e.id),
                 position=e.position,
-                document_id=e.document_id or "",
-                passage_id=e.passage_id,
+                document_id=strawberry.ID(e.document_id or ""),
+                passage_id=strawberry.ID(e.passage_id) if e.passage_id is not None else None,
                 created_at=e.created_at,
-                created_by=e.created_by,
+                created_by=strawberry.ID(e.created_by),
             )
             for e in v.of("REQUIRED_EVIDENCE")
         ],
@@ -348,7 +356,7 @@ class ContextSetQuery:
         )
         return [
             DefinitionMatch(
-                context_set_id=h.context_set_id,
+                context_set_id=strawberry.ID(h.context_set_id),
                 definition=to_definition(h.entry),
                 score=h.score,
                 matched_words=list(h.matched_words),
@@ -373,7 +381,7 @@ class ContextSetQuery:
         )
         return [
             VerifiedAnswerMatch(
-                context_set_id=h.context_set_id,
+                context_set_id=strawberry.ID(h.context_set_id),
                 verified_answer=to_verified_answer(h.entry),
                 score=h.score,
                 coverage=h.coverage,
@@ -392,7 +400,11 @@ class ContextSetQuery:
         rows = await cs.context_set_versions(info.context.services, principal, _versions_request(context_set_id, limit))
         return [
             ContextSetVersion(
-                number=r.number, actor_id=r.actor_id, change=r.change, changed_at=r.changed_at, snapshot=r.snapshot
+                number=r.number,
+                actor_id=strawberry.ID(r.actor_id),
+                change=r.change,
+                changed_at=r.changed_at,
+                snapshot=JSON(r.snapshot),
             )
             for r in rows
         ]

@@ -272,7 +272,7 @@ def _validate_sessions(include_archived: bool = False, limit: int = 50) -> None:
 def _to_session(view: SessionView) -> AgentSession:
     row, messages = view.session, view.messages
     return AgentSession(
-        id=row.id,
+        id=strawberry.ID(row.id),
         title=row.title,
         message_count=row.message_count,
         archived=row.archived_at is not None,

@@ -118,16 +118,16 @@ def to_document(read: DocumentRead) -> Document:
     """Service read → GraphQL document."""
     d = read.document
     return Document(
-        id=d.id,
-        collection_id=d.collection_id,
+        id=strawberry.ID(d.id),
+        collection_id=strawberry.ID(d.collection_id),
         external_id=d.external_id,
         title=d.title,
         media_type=d.media_type,
         created_at=d.created_at,
-        current_version_id=read.chosen_version_id,
+        current_version_id=strawberry.ID(read.chosen_version_id) if read.chosen_version_id is not None else None,
         versions=[
             DocumentVersion(
-                id=v.id,
+                id=strawberry.ID(v.id),
                 number=v.number,
                 text=v.text,
                 content_sha256=v.content_sha256,
@@ -135,7 +135,7 @@ def to_document(read: DocumentRead) -> Document:
                 valid_to=read.valid_to.get(v.id, v.valid_to),
                 recorded_at=v.recorded_at,
                 passages=[
-                    PassageSpan(passage_id=p[0], ordinal=p[1], start=p[2], end=p[3])
+                    PassageSpan(passage_id=strawberry.ID(p[0]), ordinal=p[1], start=p[2], end=p[3])
                     for p in read.passages.get(v.id, [])
                 ],
             )
@@ -146,7 +146,7 @@ def to_document(read: DocumentRead) -> Document:
 
 def to_collection(c: CollectionInfo) -> Collection:
     """Service collection → GraphQL collection."""
-    return Collection(id=c.id, name=c.name, document_count=c.document_count, created_at=c.created_at)
+    return Collection(id=strawberry.ID(c.id), name=c.name, document_count=c.document_count, created_at=c.created_at)
 
 
 def to_connection(page: DocumentPage) -> DocumentConnection:
@@ -154,11 +154,11 @@ def to_connection(page: DocumentPage) -> DocumentConnection:
     return DocumentConnection(
         documents=[
             DocumentSummary(
-                id=d.id,
+                id=strawberry.ID(d.id),
                 external_id=d.external_id,
                 title=d.title,
                 media_type=d.media_type,
-                collection_id=d.collection_id,
+                collection_id=strawberry.ID(d.collection_id),
                 collection_name=d.collection_name,
                 created_at=d.created_at,
             )
@@ -263,7 +263,10 @@ class DocumentMutation:
         )
         r = await docs.write_document(info.context.services, principal, request)
         return UpsertDocumentResult(
-            document_id=r.document_id, version_id=r.version_id, status=r.status, new_passages=len(r.new_passage_ids)
+            document_id=strawberry.ID(r.document_id),
+            version_id=strawberry.ID(r.version_id),
+            status=r.status,
+            new_passages=len(r.new_passage_ids),
         )
 
     @strawberry.mutation(

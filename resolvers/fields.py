@@ -197,9 +197,9 @@ def to_value(v: fl.ValueView) -> FieldValue:
     cite = None
     if v.value is not None and v.passage_id and v.start is not None and v.end is not None and v.sha256:
         cite = FieldCitation(
-            document_id=v.document_id,
-            version_id=v.version_id,
-            passage_id=v.passage_id,
+            document_id=strawberry.ID(v.document_id),
+            version_id=strawberry.ID(v.version_id),
+            passage_id=strawberry.ID(v.passage_id),
             start=v.start,
             end=v.end,
             sha256=v.sha256,
@@ -304,10 +304,10 @@ class FieldQuery:
         return FieldQueryResult(
             rows=[
                 FieldRow(
-                    document_id=d.document_id,
+                    document_id=strawberry.ID(d.document_id),
                     external_id=d.external_id,
                     title=d.title,
-                    version_id=d.version_id,
+                    version_id=strawberry.ID(d.version_id),
                     version_number=d.version_number,
                     values=[to_value(v) for f in r.fields for v in d.values.get(f, [])],
                 )

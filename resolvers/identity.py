@@ -182,11 +182,11 @@ def to_credential(view: CredentialView) -> AgentCredential:
     c, state = view.credential, view.state
     prof = c.profile or {}
     return AgentCredential(
-        id=c.id,
+        id=strawberry.ID(c.id),
         name=c.name,
-        creator_id=c.creator_id,
+        creator_id=strawberry.ID(c.creator_id),
         scopes=list(c.scopes),
-        context_set_id=c.context_set_id,
+        context_set_id=strawberry.ID(c.context_set_id) if c.context_set_id is not None else None,
         created_at=c.created_at,
         expires_at=c.expires_at,
         revoked_at=c.revoked_at,
@@ -206,7 +206,7 @@ def to_credential(view: CredentialView) -> AgentCredential:
 
 def to_member(m: MemberInfo) -> Member:
     """Service member → GraphQL type (never the token)."""
-    return Member(id=m.id, name=m.name, role=m.role, created_at=m.created_at)
+    return Member(id=strawberry.ID(m.id), name=m.name, role=m.role, created_at=m.created_at)
 
 
 def _validate_create(input: CreateAgentCredentialInput) -> None:
@@ -254,14 +254,14 @@ class IdentityQuery:
         workspace_name, name = await identity.viewer_names(info.context.services, principal)
         return Viewer(
             kind=principal.kind,
-            id=principal.id,
-            workspace_id=principal.workspace_id,
+            id=strawberry.ID(principal.id),
+            workspace_id=strawberry.ID(principal.workspace_id),
             workspace_name=workspace_name,
             name=name,
             role=principal.role,
             permissions=sorted(permissions),
             scopes=sorted(principal.scopes),
-            context_set_id=principal.context_set_id,
+            context_set_id=strawberry.ID(principal.context_set_id) if principal.context_set_id is not None else None,
             expires_at=principal.expires_at,
         )
 

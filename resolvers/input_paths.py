@@ -108,7 +108,7 @@ def error_field(error: GraphQLError, document: DocumentNode | None) -> str | Non
         return argument["arg"] or argument["name"]
     if not error.positions:
         return None
-    at = error.positions[0]
+    at = next(iter(error.positions))
     inside = [(start, end, path) for start, end, path in spans if start <= at < end]
     if not inside:
         return None

@@ -181,17 +181,17 @@ def to_memory(view: mem.MemoryView) -> Memory:
     """Service view → GraphQL memory."""
     r = view.row
     return Memory(
-        id=r.id,
+        id=strawberry.ID(r.id),
         namespace=r.namespace,
         key=r.key,
         text=r.text,
-        collection_id=r.collection_id,
+        collection_id=strawberry.ID(r.collection_id) if r.collection_id is not None else None,
         version=r.version,
         recorded_at=r.recorded_at,
         superseded_at=r.superseded_at,
         source_state=MemorySourceState(view.source.state),
         citations=[
-            MemoryCitation(passage_id=p, passage_sha256=h, source_state=MemorySourceState(st))
+            MemoryCitation(passage_id=strawberry.ID(p), passage_sha256=h, source_state=MemorySourceState(st))
             for p, h, st in view.source.citations
         ],
     )

@@ -20,6 +20,8 @@ from cairn.resolvers.document_size import root_fields
 def selects_governed_field(ctx: ExecutionContext) -> bool:
     """True when the selected operation selects a root field of the schema (every one is
     governed: :mod:`app.governance.contract`), not only ``__typename``/``__schema``/``__type``."""
+    if ctx.graphql_document is None:  # not parsed: selects nothing
+        return False
     selected = root_fields(ctx.graphql_document, ctx.operation_name)
     if selected is None:
         return False

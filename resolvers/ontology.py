@@ -12,6 +12,7 @@ from strawberry.scalars import JSON
 
 from cairn.app import interactions as tracing
 from cairn.app import ontology
+from cairn.app.core.config import Settings
 from cairn.app.core.errors import BadInput
 from cairn.app.core.text_rules import validate_path
 from cairn.app.governance import Governed, Principal
@@ -54,7 +55,17 @@ def _validate_kn(kn_id: str, trace: TraceInput | None = None, **_: Any) -> None:
     tracing.check_trace(trace_dict(trace))
 
 
-def _instance_query(kn_id, ot_id, filters, condition, limit, offset, cursor, sort, properties) -> InstanceQuery:
+def _instance_query(
+    kn_id: str,
+    ot_id: str,
+    filters: list[FilterInput] | None,
+    condition: ConditionInput | None,
+    limit: int,
+    offset: int | None,
+    cursor: str | None,
+    sort: list[SortInput] | None,
+    properties: list[str] | None,
+) -> InstanceQuery:
     return InstanceQuery(
         kn_id=kn_id,
         ot_id=ot_id,
@@ -71,16 +82,16 @@ def _instance_query(kn_id, ot_id, filters, condition, limit, offset, cursor, sor
 def _validate_instances(
     kn_id: str,
     ot_id: str,
-    filters=None,
-    condition=None,
+    filters: list[FilterInput] | None = None,
+    condition: ConditionInput | None = None,
     limit: int = 10,
-    offset=None,
-    cursor=None,
-    sort=None,
-    properties=None,
-    response_format=None,
-    search_after=None,
-    trace=None,
+    offset: int | None = None,
+    cursor: str | None = None,
+    sort: list[SortInput] | None = None,
+    properties: list[str] | None = None,
+    response_format: ResponseFormat | None = None,
+    search_after: JSON | None = None,
+    trace: TraceInput | None = None,
 ) -> None:
     _validate_kn(kn_id, trace)
     check_identifier(ot_id, "otId")
@@ -98,15 +109,15 @@ def _validate_instances(
 def _validate_recall(
     kn_id: str,
     query: str,
-    concept_groups=None,
-    object_types=None,
-    exclude_object_types=None,
+    concept_groups: list[str] | None = None,
+    object_types: list[str] | None = None,
+    exclude_object_types: list[str] | None = None,
     max_object_types: int = 10,
     max_instances_per_type: int = 5,
     rerank: bool = False,
     include_object_types: bool = True,
-    response_format=None,
-    trace=None,
+    response_format: ResponseFormat | None = None,
+    trace: TraceInput | None = None,
 ) -> None:
     _validate_kn(kn_id, trace)
     check_request(
@@ -122,7 +133,12 @@ def _validate_recall(
     )
 
 
-def _validate_load(mapping: str, source_dir: str | None = None, files=None, trace=None) -> None:
+def _validate_load(
+    mapping: str,
+    source_dir: str | None = None,
+    files: list[CsvFileInput] | None = None,
+    trace: TraceInput | None = None,
+) -> None:
     tracing.check_trace(trace_dict(trace))
     if source_dir is not None:
         validate_path(source_dir, "sourceDir")
@@ -138,7 +154,7 @@ def _validate_load(mapping: str, source_dir: str | None = None, files=None, trac
     parse_mapping(mapping)
 
 
-def _allowed_dir(settings, source_dir: str) -> Path:
+def _allowed_dir(settings: Settings, source_dir: str) -> Path:
     """The real path of ``sourceDir`` under ``CAIRN_ONTOLOGY_SOURCE_DIRS`` (links resolved), or BadInput."""
     return allowed_source_dir(source_dir, settings.ontology_source_dirs)
 

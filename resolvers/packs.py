@@ -303,12 +303,12 @@ def to_item(i: pt.PackItem) -> PackItem:
         alternate_citations=[to_citation(a) for a in i.alternates],
         external_id=i.external_id,
         document_title=i.document_title,
-        collection_id=i.collection_id,
+        collection_id=strawberry.ID(i.collection_id) if i.collection_id is not None else None,
         collection_name=i.collection_name,
         validity=Validity(valid_from=i.valid_from, valid_to=i.valid_to) if i.valid_from is not None else None,
         superseded=i.superseded,
         contradiction=i.contradiction,
-        contradicts=list(i.contradicts),
+        contradicts=[strawberry.ID(c) for c in i.contradicts],
         interval=_interval(i.interval),
         context_set_entry=ContextSetEntryRef(**asdict(ref)) if ref is not None else None,
     )
@@ -325,8 +325,8 @@ def to_header(h: pt.PackHeader, info: Info) -> PackHeader:
     """Header event; carries trace, coordinate and capability (the stream's envelope facts)."""
     call = info.context.envelope.calls[-1] if info.context.envelope.calls else None
     return PackHeader(
-        pack_id=h.pack_id,
-        replay_id=h.replay_id,
+        pack_id=strawberry.ID(h.pack_id),
+        replay_id=strawberry.ID(h.replay_id),
         max_tokens=h.max_tokens,
         max_latency_ms=h.max_latency_ms,
         coverage=Coverage(h.coverage),

@@ -7,6 +7,7 @@ from enum import Enum
 
 import strawberry
 
+from cairn.app import packs
 from cairn.app import replay as rp
 from cairn.app.governance import Governed, Principal
 from cairn.resolvers.packs import AsOf, Citation, ContextPack, PackItemKind, to_pack
@@ -75,31 +76,31 @@ class ReplayResult:
     diff: ReplayDiff | None = strawberry.field(description="RECOMPUTE: recorded → rebuilt.")
 
 
-def _cit(i) -> Citation:
+def _cit(i: packs.RecordedItem) -> Citation:
     return Citation(
-        document_id=i.document_id,
-        version_id=i.version_id,
-        passage_id=i.passage_id,
+        document_id=strawberry.ID(i.document_id),
+        version_id=strawberry.ID(i.version_id),
+        passage_id=strawberry.ID(i.passage_id) if i.passage_id is not None else None,
         start=i.start,
         end=i.end,
         sha256=i.sha256,
         # a replay record keeps ids and hashes only (issue 14): no source names to show
         external_id="",
         document_title="",
-        collection_id="",
+        collection_id=strawberry.ID(""),
         collection_name="",
     )
 
 
-def _rec(i) -> RecordedItem:
+def _rec(i: packs.RecordedItem) -> RecordedItem:
     return RecordedItem(rank=i.rank, kind=PackItemKind(i.kind), citation=_cit(i))
 
 
 def to_result(r: rp.ReplayResult, info: Info) -> ReplayResult:
     """Service result → GraphQL result."""
     return ReplayResult(
-        replay_id=r.replay_id,
-        pack_id=r.pack_id,
+        replay_id=strawberry.ID(r.replay_id),
+        pack_id=strawberry.ID(r.pack_id),
         mode=ReplayMode(r.mode),
         recorded_at=r.recorded_at,
         expires_at=r.expires_at,
@@ -113,7 +114,7 @@ def to_result(r: rp.ReplayResult, info: Info) -> ReplayResult:
                 kind=PackItemKind(c.item.kind),
                 citation=_cit(c.item),
                 status=ReplayItemStatus(c.status),
-                current_version_id=c.current_version_id,
+                current_version_id=strawberry.ID(c.current_version_id) if c.current_version_id is not None else None,
             )
             for c in r.checks
         ],

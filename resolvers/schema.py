@@ -26,7 +26,8 @@ from __future__ import annotations
 import datetime
 import functools
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
+from typing import Any
 
 import strawberry
 from cross_web import HTTPException
@@ -34,11 +35,13 @@ from graphql import GraphQLError, GraphQLSyntaxError
 from graphql.language import DocumentNode
 from starlette.responses import Response
 from strawberry.extensions import MaxTokensLimiter, ParserCache, SchemaExtension, ValidationCache
+from strawberry.extensions.runner import SchemaExtensionsRunner
 from strawberry.schema.config import StrawberryConfig
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
-from strawberry.types.execution import PreExecutionError
+from strawberry.types.execution import ExecutionContext, ExecutionResult, PreExecutionError
 from strawberry.types.graphql import OperationType
 
+from cairn.app.context import RequestContext
 from cairn.app.core.errors import CairnError
 from cairn.resolvers.contextsets import ContextSetMutation, ContextSetQuery
 from cairn.resolvers.decisions import DecisionMutation, DecisionQuery
@@ -105,9 +108,14 @@ class LimitedValidation(ValidationCache):
     validation), after it when validation refuses it. Over the limit, the answer is the 429.
     """
 
-    async def on_validate(self) -> AsyncIterator[None]:
+    # Strawberry runs a hook written as an async generator as it runs a plain one;
+    # ValidationCache declares only the plain form
+    async def on_validate(self) -> AsyncIterator[None]:  # type: ignore[override]
         ctx = self.execution_context
         document = ctx.graphql_document
+        if document is None:  # not parsed: Strawberry validates nothing (the parse error answers)
+            yield
+            return
         # the name the client sent: ``operation_name`` falls back to the first operation's
         errors = definition_errors(document, ctx._provided_operation_name) or document_limit_errors(document)
         runs_governed = not errors and selects_governed_field(ctx)
@@ -165,7 +173,7 @@ def http_status_of(error: GraphQLError) -> int | None:
     code = (error.extensions or {}).get("code")
     if code in HTTP_STATUS_BY_CODE:
         return HTTP_STATUS_BY_CODE[code]
-    cause = getattr(original, "__cause__", None) or getattr(original, "__context__", None)
+    cause = (original.__cause__ or original.__context__) if original is not None else None
     if isinstance(cause, CairnError):
         return cause.http_status
     return None
@@ -181,18 +189,18 @@ class Envelope(SchemaExtension):
         ctx = self.execution_context.context
         errors = self.execution_context.pre_execution_errors or []
         result = self.execution_context.result
-        if result is not None and getattr(result, "errors", None):
+        if result is not None and result.errors:
             errors = result.errors
-        state = getattr(ctx, "envelope", None)
-        if state is None:
+        if not isinstance(ctx, RequestContext):  # an in-process execute with no request: no envelope
             return {}
+        state = ctx.envelope
         if errors and not state.calls:
             state.target = "cairn.graphql"
         env = state.build(had_errors=bool(errors))
         if errors and not state.calls:
             env["status"] = "ERROR"
-        data = getattr(result, "data", None) if result is not None else None
-        response = getattr(ctx, "response", None)
+        data = result.data if result is not None else None
+        response = ctx.response
         if (
             errors
             and isinstance(response, Response)
@@ -209,7 +217,7 @@ class Envelope(SchemaExtension):
         return {"envelope": env}
 
 
-def _refused(context, error: GraphQLError) -> PreExecutionError:
+def _refused(context: ExecutionContext, error: GraphQLError) -> PreExecutionError:
     """A request refused before execution with ``error`` (also kept for the extensions)."""
     context.pre_execution_errors = [error]
     return PreExecutionError(data=None, errors=[error])
@@ -220,14 +228,14 @@ class CairnSchema(strawberry.Schema):
 
     async def execute(
         self,
-        query,
-        variable_values=None,
-        context_value=None,
-        root_value=None,
-        operation_name=None,
-        allowed_operation_types=None,
-        operation_extensions=None,
-    ):
+        query: str | None,
+        variable_values: dict[str, Any] | None = None,
+        context_value: Any | None = None,
+        root_value: Any | None = None,
+        operation_name: str | None = None,
+        allowed_operation_types: Iterable[OperationType] | None = None,
+        operation_extensions: dict[str, Any] | None = None,
+    ) -> ExecutionResult:
         """Plain (non-streaming) execution: never subscriptions.
 
         Strawberry lets a subscription through ``POST /graphql`` (for its multipart
@@ -259,7 +267,9 @@ class CairnSchema(strawberry.Schema):
             operation_extensions,
         )
 
-    async def _prepare_operation_async(self, context, extensions_runner):
+    async def _prepare_operation_async(
+        self, context: ExecutionContext, extensions_runner: SchemaExtensionsRunner
+    ) -> PreExecutionError | None:
         """Refuse a document over :data:`~resolvers.document_size.MAX_DOCUMENT_CHARS` before
         it is lexed, then Strawberry's parse, operation-type check and validation; meter what
         stops before validation.
@@ -289,9 +299,10 @@ class CairnSchema(strawberry.Schema):
                 return _refused(context, refusal)
         return result
 
-    def process_errors(self, errors, execution_context=None) -> None:
+    def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
         """Give each error an ``extensions.code``; mask unexpected errors; log compactly."""
-        trace = getattr(getattr(execution_context, "context", None), "trace_id", None)
+        context = execution_context.context if execution_context is not None else None
+        trace = context.trace_id if isinstance(context, RequestContext) else None
         for error in errors:
             ext = dict(error.extensions or {})
             if "code" not in ext:
@@ -322,7 +333,8 @@ class CairnSchema(strawberry.Schema):
                     log.error("internal error trace_id=%s", trace, exc_info=original)
                     error.message = f"internal error; quote trace id {trace} when reporting it"
                 if ext["code"] in ("BAD_USER_INPUT", "GRAPHQL_VALIDATION_FAILED"):
-                    field = error_field(error, getattr(execution_context, "graphql_document", None))
+                    document = execution_context.graphql_document if execution_context is not None else None
+                    field = error_field(error, document)
                     if field is not None:
                         ext["field"] = field
                 error.extensions = ext

@@ -253,7 +253,7 @@ class TemplateQuery:
             name=run.name,
             version=run.version,
             columns=[QueryResultColumn(name=c.name, type=c.type) for c in r.columns],
-            rows=None if toon else r.rows,
+            rows=None if toon or r.rows is None else JSON(r.rows),
             toon=tpl.toon_rows(r.rows) if toon else None,
             response_format=response_format,
             row_count=len(r.rows),

@@ -36,21 +36,21 @@ class TemporalFact:
 def to_fact(f: tm.Fact) -> TemporalFact:
     """Service fact → GraphQL fact."""
     return TemporalFact(
-        id=f.id,
+        id=strawberry.ID(f.id),
         subject=f.subject,
         relation=f.relation or None,
         holder=f.holder or None,
         text=f.text,
         citation=Citation(
-            document_id=f.document_id,
-            version_id=f.version_id,
-            passage_id=f.passage_id,
+            document_id=strawberry.ID(f.document_id),
+            version_id=strawberry.ID(f.version_id),
+            passage_id=strawberry.ID(f.passage_id) if f.passage_id is not None else None,
             start=f.start,
             end=f.end,
             sha256=f.sha256,
             external_id=f.external_id,
             document_title=f.document_title,
-            collection_id=f.collection_id,
+            collection_id=strawberry.ID(f.collection_id),
             collection_name=f.collection_name,
         ),
         interval=FactInterval(
@@ -58,11 +58,13 @@ def to_fact(f: tm.Fact) -> TemporalFact:
         ),
         since=f.valid_from,
         time_source=f.time_source.upper(),
-        ended_by=f.ended_by,
+        ended_by=strawberry.ID(f.ended_by) if f.ended_by is not None else None,
     )
 
 
-def _read(subject: str, from_: datetime | None, to: datetime | None, as_of: AsOfInput | None, limit: int):
+def _read(
+    subject: str, from_: datetime | None, to: datetime | None, as_of: AsOfInput | None, limit: int
+) -> tm.TemporalRead:
     a = as_of or AsOfInput()
     return tm.TemporalRead(subject, from_, to, a.valid_time, a.system_time, limit)
 

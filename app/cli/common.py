@@ -9,14 +9,35 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from cairn.app.core.config import Settings, SettingsInvalid, load_settings
+
+if TYPE_CHECKING:
+    from cairn.app.core.db import Database
+
+
+@dataclass(frozen=True)
+class DatabaseOnly:
+    """An :class:`app.governance.DatabasePort` for SQL-only commands (context sets), which must
+    not open the search indexes a running server holds."""
+
+    db: Database
 
 
 def _typer(help: str, **kw) -> typer.Typer:
@@ -49,7 +70,7 @@ def _show_version(value: bool) -> None:
         raise typer.Exit()
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     """Print ``error: message`` as one plain line on stderr and exit with code 2."""
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code=2)
@@ -202,7 +223,7 @@ def _progress() -> Progress:
 def index_progress(progress: Progress):
     """An ``on_index(stage, done, total)`` callback drawing one bar per index stage (a later pass
     of a stage, e.g. the catch-up after a write's own passages, redraws it with its own total)."""
-    tasks: dict[str, int] = {}
+    tasks: dict[str, TaskID] = {}
 
     def on_index(stage: str, done: int, total: int) -> None:
         if stage not in tasks:
@@ -319,6 +340,8 @@ def _serve(settings: Settings, *, host: str, port: int, migrate_first: bool = Tr
         _check_space(settings)
         uses_server = settings.embedder != "none" or settings.resolved_lexical_backend == "qdrant"
         if uses_server and settings.resolved_vector_backend == "server":
+            if settings.qdrant_url is None:  # "server" resolves from a URL; an explicit one needs it too
+                _fail("CAIRN_VECTOR_BACKEND=server needs CAIRN_QDRANT_URL")
             try:
                 check_server(settings.qdrant_url, api_key=settings.qdrant_api_key)
             except VectorStoreUnavailable as exc:
@@ -434,7 +457,7 @@ async def _load_ontology(settings: Settings, mapping: Path, source_dir: Path | N
     try:
         ws = await _workspace(db, workspace)
         with _progress() as progress:
-            tasks: dict[str, int] = {}
+            tasks: dict[str, TaskID] = {}
 
             def on_progress(stage: str, done: int, total: int) -> None:
                 if stage not in tasks:

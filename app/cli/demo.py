@@ -12,9 +12,11 @@ from pathlib import Path
 
 import typer
 from sqlalchemy import select
+from sqlmodel import col
 
 from cairn.app import identity
 from cairn.app.cli.common import (
+    DatabaseOnly,
     DataDir,
     _fail,
     _load_ontology,
@@ -112,7 +114,7 @@ async def prepare_demo(settings: Settings, *, progress_factory=None) -> DemoInfo
         ws = await _workspace(db, "default")
         async with db.session() as s:
             owner = (
-                await s.execute(select(Member).where(Member.workspace_id == ws.id, Member.name == DEMO_OWNER))
+                await s.execute(select(Member).where(col(Member.workspace_id) == ws.id, col(Member.name) == DEMO_OWNER))
             ).scalar_one_or_none()
             if owner is None:
                 owner, issued = await identity.create_member(s, workspace_id=ws.id, name=DEMO_OWNER, role="owner")
@@ -125,8 +127,8 @@ async def prepare_demo(settings: Settings, *, progress_factory=None) -> DemoInfo
                 await s.execute(
                     select(AgentCredential).where(
                         AgentCredential.workspace_id == ws.id,
-                        AgentCredential.name == DEMO_AGENT,
-                        AgentCredential.revoked_at.is_(None),
+                        col(AgentCredential.name) == DEMO_AGENT,
+                        col(AgentCredential.revoked_at).is_(None),
                     )
                 )
             ).scalars():
@@ -172,11 +174,7 @@ async def prepare_demo(settings: Settings, *, progress_factory=None) -> DemoInfo
                 )
         from cairn.app.contextsets import import_context_sets
 
-        @dataclass
-        class _Db:
-            db: object
-
-        [(_status, demo_set)] = await import_context_sets(_Db(db), principal, demo_context_set())
+        [(_status, demo_set)] = await import_context_sets(DatabaseOnly(db), principal, demo_context_set())
         return DemoInfo(ws.id, member_token, agent.token, DEMO_COLLECTION, report, demo_set.id)
     finally:
         indexes.close()
@@ -275,7 +273,9 @@ async def _template_demo(settings: Settings, csv_dir: Path, workspace_id: str):
     try:
         async with db.session() as s:
             owner = (
-                await s.execute(select(Member).where(Member.workspace_id == workspace_id, Member.name == DEMO_OWNER))
+                await s.execute(
+                    select(Member).where(col(Member.workspace_id) == workspace_id, col(Member.name) == DEMO_OWNER)
+                )
             ).scalar_one()
     finally:
         await db.dispose()

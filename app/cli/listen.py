@@ -62,13 +62,14 @@ def claim_port(host: str, port: int) -> socket.socket | None:
         PortUnavailable: the port is held by another ``cairn serve`` of this user (its pid in the
             message), or cannot be listened on (the OS's reason, e.g. "Address already in use").
     """
-    claim: socket.socket | None = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    claim: socket.socket | None = sock
     name = f"\0cairn-serve-port-{port}"
     try:
-        claim.bind(name)
-        claim.listen(8)
+        sock.bind(name)
+        sock.listen(8)
     except OSError:
-        claim.close()
+        sock.close()
         claim = None
         holder = _holder(name)
         if holder is not None and holder[1] == os.getuid():

@@ -3,22 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import typer
+from sqlmodel import col
 
-from cairn.app.cli.common import DataDir, WorkspaceOpt, _fail, _run, _settings, _typer
+from cairn.app.cli.common import DatabaseOnly, DataDir, WorkspaceOpt, _fail, _run, _settings, _typer
 
 sets_cli = _typer("Context sets: curated answers, definitions, instructions and required evidence.")
-
-
-@dataclass
-class _Db:
-    """The part of :class:`app.context.Services` the context-set services use (``db``)."""
-
-    db: Any
 
 
 async def _author(s, ws_id: str, member: str | None):
@@ -32,12 +24,12 @@ async def _author(s, ws_id: str, member: str | None):
     from cairn.app.core.models import Member
     from cairn.app.governance import ROLE_PERMISSIONS, Principal
 
-    stmt = select(Member).where(Member.workspace_id == ws_id, Member.removed_at.is_(None))
+    stmt = select(Member).where(col(Member.workspace_id) == ws_id, col(Member.removed_at).is_(None))
     if member is not None:
-        stmt = stmt.where((Member.name == member) | (Member.id == member))
+        stmt = stmt.where((col(Member.name) == member) | (col(Member.id) == member))
     else:
-        stmt = stmt.where(Member.role == "owner")
-    m = (await s.execute(stmt.order_by(Member.created_at, Member.id))).scalars().first()
+        stmt = stmt.where(col(Member.role) == "owner")
+    m = (await s.execute(stmt.order_by(col(Member.created_at), col(Member.id)))).scalars().first()
     if m is None:
         _fail(f"no member {member!r} in this workspace" if member else "this workspace has no owner; pass --member")
     if "document:write" not in ROLE_PERMISSIONS[m.role]:
@@ -68,7 +60,7 @@ async def import_file(settings, path: Path, workspace: str, member: str | None) 
         ws = await _workspace(db, workspace)
         async with db.session() as s:
             author = await _author(s, ws.id, member)
-        done = await import_context_sets(_Db(db), author, data)
+        done = await import_context_sets(DatabaseOnly(db), author, data)
     finally:
         await db.dispose()
     return [

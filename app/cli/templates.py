@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import typer
+from sqlmodel import col
 
 from cairn.app.cli.common import DataDir, WorkspaceOpt, _fail, _open, _run, _settings, _typer, _workspace
 
@@ -77,7 +78,7 @@ def load_templates_cmd(
                     await s.execute(
                         select(ContextSet).where(
                             ContextSet.workspace_id == ws.id,
-                            or_(ContextSet.name == context_set, ContextSet.id == context_set),
+                            or_(col(ContextSet.name) == context_set, col(ContextSet.id) == context_set),
                         )
                     )
                 ).scalar_one_or_none()
@@ -148,9 +149,13 @@ async def prepare_template_demo(settings, csv_dir: Path, workspace_id: str, memb
     try:
         async with db.session() as s:
             m = await s.get(Member, member_id)
+            if m is None:
+                _fail(f"no member {member_id!r}")
             set_id = (
                 await s.execute(
-                    select(ContextSet.id).where(ContextSet.workspace_id == workspace_id, ContextSet.name == DEMO_SET)
+                    select(col(ContextSet.id)).where(
+                        col(ContextSet.workspace_id) == workspace_id, col(ContextSet.name) == DEMO_SET
+                    )
                 )
             ).scalar_one_or_none()
         principal = Principal(
@@ -178,8 +183,8 @@ async def prepare_template_demo(settings, csv_dir: Path, workspace_id: str, memb
         async with db.session() as s:
             template_id = (
                 await s.execute(
-                    select(QueryTemplate.id).where(
-                        QueryTemplate.context_set_id == set_id, QueryTemplate.name == DEMO_TEMPLATE
+                    select(col(QueryTemplate.id)).where(
+                        col(QueryTemplate.context_set_id) == set_id, col(QueryTemplate.name) == DEMO_TEMPLATE
                     )
                 )
             ).scalar_one_or_none()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.contextsets.types import ContextSetView, ContextSetWrite
 from cairn.app.core.errors import BadInput, NotFound
@@ -21,13 +22,13 @@ async def _live_docs(s: AsyncSession, workspace_id: str, ids: list[str]) -> dict
     if not ids:
         return {}
     rows = await s.execute(
-        select(Document.id, Document.collection_id)
-        .join(Collection, Collection.id == Document.collection_id)
+        select(col(Document.id), col(Document.collection_id))
+        .join(Collection, col(Collection.id) == col(Document.collection_id))
         .where(
-            Document.id.in_(ids),
-            Document.workspace_id == workspace_id,
-            Document.deleted_at.is_(None),
-            Collection.deleted_at.is_(None),
+            col(Document.id).in_(ids),
+            col(Document.workspace_id) == workspace_id,
+            col(Document.deleted_at).is_(None),
+            col(Collection.deleted_at).is_(None),
         )
     )
     return {r[0]: r[1] for r in rows.all()}
@@ -38,7 +39,9 @@ async def _passages(s: AsyncSession, workspace_id: str, ids: list[str]) -> dict[
     if not ids:
         return {}
     rows = await s.execute(
-        select(Passage.id, Passage.document_id).where(Passage.id.in_(ids), Passage.workspace_id == workspace_id)
+        select(col(Passage.id), col(Passage.document_id)).where(
+            col(Passage.id).in_(ids), col(Passage.workspace_id) == workspace_id
+        )
     )
     return {r[0]: r[1] for r in rows.all()}
 
@@ -55,10 +58,10 @@ async def check_refs(s: AsyncSession, workspace_id: str, w: ContextSetWrite, cur
         found = set(
             (
                 await s.execute(
-                    select(Collection.id).where(
-                        Collection.id.in_(colls),
-                        Collection.workspace_id == workspace_id,
-                        Collection.deleted_at.is_(None),
+                    select(col(Collection.id)).where(
+                        col(Collection.id).in_(colls),
+                        col(Collection.workspace_id) == workspace_id,
+                        col(Collection.deleted_at).is_(None),
                     )
                 )
             ).scalars()

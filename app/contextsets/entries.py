@@ -7,10 +7,12 @@ an unchanged definition keeps its id, ``createdAt`` and ``createdBy`` across ver
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.contextsets.types import TRUST_APPROVED, ContextSetWrite
 from cairn.app.core.ids import stable_id
@@ -65,7 +67,7 @@ def _rows_for(set_id: str, workspace_id: str, w: ContextSetWrite) -> dict[str, l
     return out
 
 
-async def replace_entries(s: AsyncSession, row: ContextSet, w: ContextSetWrite, actor: str, now) -> list[str]:
+async def replace_entries(s: AsyncSession, row: ContextSet, w: ContextSetWrite, actor: str, now: datetime) -> list[str]:
     """Replace the sections ``w`` gives; returns the names of the sections that changed."""
     new = _rows_for(row.id, row.workspace_id, w)
     changed: list[str] = []
@@ -75,7 +77,7 @@ async def replace_entries(s: AsyncSession, row: ContextSet, w: ContextSetWrite, 
             for e in (
                 await s.execute(
                     select(ContextSetEntry).where(
-                        ContextSetEntry.context_set_id == row.id, ContextSetEntry.kind == kind
+                        col(ContextSetEntry.context_set_id) == row.id, col(ContextSetEntry.kind) == kind
                     )
                 )
             ).scalars()
@@ -85,7 +87,9 @@ async def replace_entries(s: AsyncSession, row: ContextSet, w: ContextSetWrite, 
         ):
             changed.append(kind)
         await s.execute(
-            delete(ContextSetEntry).where(ContextSetEntry.context_set_id == row.id, ContextSetEntry.kind == kind)
+            delete(ContextSetEntry).where(
+                col(ContextSetEntry.context_set_id) == row.id, col(ContextSetEntry.kind) == kind
+            )
         )
         await s.flush()
         for r in rows:

@@ -28,6 +28,8 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.contextsets.store import create_context_set, update_context_set
 from cairn.app.contextsets.types import (
@@ -39,7 +41,7 @@ from cairn.app.contextsets.types import (
 )
 from cairn.app.core.errors import BadInput, NotFound
 from cairn.app.core.models import Collection, ContextSet, Document
-from cairn.app.governance import Principal
+from cairn.app.governance import DatabasePort, Principal
 
 _SET_KEYS = {
     "name",
@@ -70,15 +72,15 @@ def _list(obj: Any, where: str) -> list:
     return obj
 
 
-async def _collection_id(s, ws: str, ref: Any, where: str) -> str:
+async def _collection_id(s: AsyncSession, ws: str, ref: Any, where: str) -> str:
     if not isinstance(ref, str):
         raise BadInput(f"{where} must be a collection name or id", field=where)
     row = (
         await s.execute(
-            select(Collection.id).where(
-                Collection.workspace_id == ws,
-                Collection.deleted_at.is_(None),
-                (Collection.id == ref) | (Collection.name == ref),
+            select(col(Collection.id)).where(
+                col(Collection.workspace_id) == ws,
+                col(Collection.deleted_at).is_(None),
+                (col(Collection.id) == ref) | (col(Collection.name) == ref),
             )
         )
     ).scalar_one_or_none()
@@ -87,17 +89,17 @@ async def _collection_id(s, ws: str, ref: Any, where: str) -> str:
     return row
 
 
-async def _document_id(s, ws: str, ref: Any, where: str) -> str:
+async def _document_id(s: AsyncSession, ws: str, ref: Any, where: str) -> str:
     if isinstance(ref, str):
         return ref
     ref = _keys(ref, {"collection", "externalId"}, where)
     coll = await _collection_id(s, ws, ref.get("collection"), f"{where}.collection")
     doc = (
         await s.execute(
-            select(Document.id).where(
-                Document.collection_id == coll,
+            select(col(Document.id)).where(
+                col(Document.collection_id) == coll,
                 Document.external_id == ref.get("externalId"),
-                Document.deleted_at.is_(None),
+                col(Document.deleted_at).is_(None),
             )
         )
     ).scalar_one_or_none()
@@ -108,7 +110,7 @@ async def _document_id(s, ws: str, ref: Any, where: str) -> str:
     return doc
 
 
-async def _write(s, ws: str, raw: Any, where: str) -> ContextSetWrite:
+async def _write(s: AsyncSession, ws: str, raw: Any, where: str) -> ContextSetWrite:
     d = _keys(raw, _SET_KEYS, where)
     scope = _keys(d.get("scope") or {}, {"collections", "documents"}, f"{where}.scope")
     colls = [
@@ -162,7 +164,9 @@ async def _write(s, ws: str, raw: Any, where: str) -> ContextSetWrite:
     )
 
 
-async def import_context_sets(services, principal: Principal, data: Any) -> list[tuple[str, ContextSetView]]:
+async def import_context_sets(
+    services: DatabasePort, principal: Principal, data: Any
+) -> list[tuple[str, ContextSetView]]:
     """Create or update every set of a parsed YAML document (module doc).
 
     Returns:
@@ -180,8 +184,8 @@ async def import_context_sets(services, principal: Principal, data: Any) -> list
             w = await _write(s, principal.workspace_id, raw, where)
             existing = (
                 await s.execute(
-                    select(ContextSet.id, ContextSet.version).where(
-                        ContextSet.workspace_id == principal.workspace_id, ContextSet.name == w.name
+                    select(col(ContextSet.id), col(ContextSet.version)).where(
+                        col(ContextSet.workspace_id) == principal.workspace_id, col(ContextSet.name) == w.name
                     )
                 )
             ).first()

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.contextsets.loading import check_set_access, load_set, load_set_cached
 from cairn.app.contextsets.matching import INDEXES, AnswerIndex, DefinitionIndex, terms
@@ -32,7 +33,7 @@ from cairn.app.contextsets.types import (
 from cairn.app.core.errors import BadInput, ContextSetInactive
 from cairn.app.core.models import ContextSet
 from cairn.app.core.text_rules import validate_identifier, validate_text
-from cairn.app.governance import Principal
+from cairn.app.governance import DatabasePort, Principal
 
 
 @dataclass(frozen=True)
@@ -101,8 +102,8 @@ async def _sets_for(s: AsyncSession, principal: Principal, set_id: str | None) -
         return [view]
     ids = (
         await s.execute(
-            select(ContextSet.id)
-            .where(ContextSet.workspace_id == principal.workspace_id, ContextSet.active.is_(True))
+            select(col(ContextSet.id))
+            .where(col(ContextSet.workspace_id) == principal.workspace_id, col(ContextSet.active).is_(True))
             .order_by(ContextSet.name, ContextSet.id)
         )
     ).scalars()
@@ -133,7 +134,9 @@ def answer_index(view: ContextSetView) -> tuple[AnswerIndex, list[Entry]]:
     return idx, entries
 
 
-async def list_context_sets(services, principal: Principal, query: str | None, limit: int) -> list[ContextSetView]:
+async def list_context_sets(
+    services: DatabasePort, principal: Principal, query: str | None, limit: int
+) -> list[ContextSetView]:
     """Sets of the workspace, best word match of ``query`` over name and description first
     (ties and no query: by name); a bound credential sees only its set, agents only active ones.
 
@@ -142,11 +145,11 @@ async def list_context_sets(services, principal: Principal, query: str | None, l
     """
     validate_list(query, limit)
     async with services.db.session() as s:
-        stmt = select(ContextSet.id).where(ContextSet.workspace_id == principal.workspace_id)
+        stmt = select(col(ContextSet.id)).where(col(ContextSet.workspace_id) == principal.workspace_id)
         if principal.context_set_id is not None:
-            stmt = stmt.where(ContextSet.id == principal.context_set_id)
+            stmt = stmt.where(col(ContextSet.id) == principal.context_set_id)
         if principal.is_agent:
-            stmt = stmt.where(ContextSet.active.is_(True))
+            stmt = stmt.where(col(ContextSet.active).is_(True))
         ids = list((await s.execute(stmt.order_by(ContextSet.name, ContextSet.id))).scalars())
         views = [await load_set(s, principal.workspace_id, i) for i in ids]
     if query and query.strip():
@@ -161,7 +164,7 @@ async def list_context_sets(services, principal: Principal, query: str | None, l
     return views[:limit]
 
 
-async def get_context_set(services, principal: Principal, set_id: str | None) -> ContextSetView:
+async def get_context_set(services: DatabasePort, principal: Principal, set_id: str | None) -> ContextSetView:
     """One set (``set_id``, else the bound set).
 
     Raises:
@@ -181,7 +184,7 @@ async def get_context_set(services, principal: Principal, set_id: str | None) ->
 
 
 async def lookup_definitions(
-    services, principal: Principal, term: str, set_id: str | None, limit: int
+    services: DatabasePort, principal: Principal, term: str, set_id: str | None, limit: int
 ) -> list[DefinitionHit]:
     """Definitions whose term or alias matches ``term`` (scores in :mod:`~app.contextsets.matching`),
     best first across the searched sets (ties: set name, position).
@@ -203,7 +206,7 @@ async def lookup_definitions(
 
 
 async def match_verified_answers(
-    services, principal: Principal, question: str, set_id: str | None, limit: int
+    services: DatabasePort, principal: Principal, question: str, set_id: str | None, limit: int
 ) -> list[AnswerHit]:
     """Verified answers ranked for ``question`` (BM25 over stored questions and answers, module
     :mod:`~app.contextsets.matching`), best first across the searched sets.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.contextsets.types import KINDS, ContextSetView, Entry
 from cairn.app.core.errors import ContextSetInactive, ContextSetScopeRefused, NotFound
@@ -67,7 +68,9 @@ async def load_set(s: AsyncSession, workspace_id: str, set_id: str, field: str =
     row = await s.get(ContextSet, set_id, populate_existing=True)
     if row is None or row.workspace_id != workspace_id:
         raise NotFound(f"context set {set_id!r} not found in this workspace", field=field)
-    entries = list((await s.execute(select(ContextSetEntry).where(ContextSetEntry.context_set_id == set_id))).scalars())
+    entries = list(
+        (await s.execute(select(ContextSetEntry).where(col(ContextSetEntry.context_set_id) == set_id))).scalars()
+    )
     return _view(row, entries)
 
 

@@ -14,7 +14,6 @@ imported here: ``app.context`` imports the packages).
 from __future__ import annotations
 
 from dataclasses import InitVar, dataclass
-from typing import Any
 
 from cairn.app.contextsets import library, store
 from cairn.app.contextsets.library import AnswerHit, DefinitionHit, validate_list, validate_lookup, validate_match
@@ -28,7 +27,7 @@ from cairn.app.contextsets.types import (
 )
 from cairn.app.core.errors import BadInput
 from cairn.app.core.text_rules import validate_identifier
-from cairn.app.governance import Principal
+from cairn.app.governance import DatabasePort, Principal
 
 
 @dataclass(frozen=True)
@@ -117,7 +116,7 @@ class UpdateContextSetRequest:
 
 
 async def list_context_sets(
-    services: Any, principal: Principal, request: ListContextSetsRequest
+    services: DatabasePort, principal: Principal, request: ListContextSetsRequest
 ) -> list[ContextSetView]:
     """Sets of the workspace (:func:`app.contextsets.library.list_context_sets`).
 
@@ -127,7 +126,9 @@ async def list_context_sets(
     return await library.list_context_sets(services, principal, request.query, request.limit)
 
 
-async def get_context_set(services: Any, principal: Principal, request: GetContextSetRequest) -> ContextSetView:
+async def get_context_set(
+    services: DatabasePort, principal: Principal, request: GetContextSetRequest
+) -> ContextSetView:
     """One set (:func:`app.contextsets.library.get_context_set`).
 
     Raises:
@@ -137,7 +138,7 @@ async def get_context_set(services: Any, principal: Principal, request: GetConte
 
 
 async def lookup_definitions(
-    services: Any, principal: Principal, request: LookupDefinitionsRequest
+    services: DatabasePort, principal: Principal, request: LookupDefinitionsRequest
 ) -> list[DefinitionHit]:
     """Definitions matching a term, best first (:func:`app.contextsets.library.lookup_definitions`).
 
@@ -148,7 +149,7 @@ async def lookup_definitions(
 
 
 async def match_verified_answers(
-    services: Any, principal: Principal, request: MatchVerifiedAnswersRequest
+    services: DatabasePort, principal: Principal, request: MatchVerifiedAnswersRequest
 ) -> list[AnswerHit]:
     """Verified answers ranked for a question (:func:`app.contextsets.library.match_verified_answers`).
 
@@ -161,7 +162,7 @@ async def match_verified_answers(
 
 
 async def context_set_versions(
-    services: Any, principal: Principal, request: ContextSetVersionsRequest
+    services: DatabasePort, principal: Principal, request: ContextSetVersionsRequest
 ) -> list[VersionView]:
     """A set's recorded changes, newest first (:func:`app.contextsets.store.context_set_versions`).
 
@@ -171,7 +172,9 @@ async def context_set_versions(
     return await store.context_set_versions(services, principal, request.context_set_id, request.limit)
 
 
-async def create_context_set(services: Any, principal: Principal, request: CreateContextSetRequest) -> ContextSetView:
+async def create_context_set(
+    services: DatabasePort, principal: Principal, request: CreateContextSetRequest
+) -> ContextSetView:
     """Create a set, version 1 (:func:`app.contextsets.store.create_context_set`).
 
     Raises:
@@ -181,7 +184,9 @@ async def create_context_set(services: Any, principal: Principal, request: Creat
     return await store.create_context_set(services, principal, request.write)
 
 
-async def update_context_set(services: Any, principal: Principal, request: UpdateContextSetRequest) -> ContextSetView:
+async def update_context_set(
+    services: DatabasePort, principal: Principal, request: UpdateContextSetRequest
+) -> ContextSetView:
     """Change a set; a new version is recorded (:func:`app.contextsets.store.update_context_set`).
 
     Raises:

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.contextsets.library import answer_index, definition_index
 from cairn.app.contextsets.loading import active_set
@@ -44,7 +46,7 @@ from cairn.app.core.errors import CairnError, ContextSetScopeRefused
 from cairn.app.core.ids import sha256_text
 from cairn.app.core.models import Collection, Document
 from cairn.app.corpus import deleted_by, read_document
-from cairn.app.governance import Principal
+from cairn.app.governance import DatabasePort, Principal
 from cairn.retrieval.packing import pack_greedy
 from cairn.retrieval.tokens import count_tokens
 
@@ -110,21 +112,23 @@ class SetPlan:
     """The set's first candidate — the pack's top item — is among them."""
 
 
-async def _doc_collections(s, workspace_id: str, ids: list[str]) -> dict[str, str]:
+async def _doc_collections(s: AsyncSession, workspace_id: str, ids: list[str]) -> dict[str, str]:
     if not ids:
         return {}
     rows = await s.execute(
-        select(Document.id, Document.collection_id).where(Document.id.in_(ids), Document.workspace_id == workspace_id)
+        select(col(Document.id), col(Document.collection_id)).where(
+            col(Document.id).in_(ids), col(Document.workspace_id) == workspace_id
+        )
     )
     return {r[0]: r[1] for r in rows.all()}
 
 
-async def _docs_in(s, workspace_id: str, colls: list[str], system_time: datetime) -> list[str]:
+async def _docs_in(s: AsyncSession, workspace_id: str, colls: list[str], system_time: datetime) -> list[str]:
     """Documents of ``colls`` not deleted by ``system_time`` (nor their collection)."""
     rows = await s.execute(
-        select(Document.id, Document.deleted_at, Collection.deleted_at)
-        .join(Collection, Collection.id == Document.collection_id)
-        .where(Document.collection_id.in_(colls), Document.workspace_id == workspace_id)
+        select(col(Document.id), col(Document.deleted_at), col(Collection.deleted_at))
+        .join(Collection, col(Collection.id) == col(Document.collection_id))
+        .where(col(Document.collection_id).in_(colls), col(Document.workspace_id) == workspace_id)
         .order_by(Document.id)
     )
     return [
@@ -133,7 +137,7 @@ async def _docs_in(s, workspace_id: str, colls: list[str], system_time: datetime
 
 
 async def _retrieval_scope(
-    s,
+    s: AsyncSession,
     principal: Principal,
     view: ContextSetView,
     rc: list[str] | None,
@@ -173,7 +177,7 @@ async def _retrieval_scope(
 
 
 async def _required(
-    s, principal: Principal, view: ContextSetView, valid_time: datetime, system_time: datetime
+    s: AsyncSession, principal: Principal, view: ContextSetView, valid_time: datetime, system_time: datetime
 ) -> tuple[list[SetItem], list[str]]:
     """Required evidence as items (as of the pack's read point), and the refs that are missing."""
     items: list[SetItem] = []
@@ -286,7 +290,7 @@ def _approved(view: ContextSetView, task: str) -> list[SetItem]:
 
 
 async def plan_set(
-    services,
+    services: DatabasePort,
     principal: Principal,
     *,
     task: str,

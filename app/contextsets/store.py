@@ -10,11 +10,13 @@ scope checks (:mod:`app.contextsets.checks`).
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.contextsets.checks import check_refs
 from cairn.app.contextsets.entries import replace_entries
@@ -31,7 +33,7 @@ from cairn.app.core.db import serialize
 from cairn.app.core.ids import new_id, utcnow
 from cairn.app.core.models import ContextSet, ContextSetVersion
 from cairn.app.core.text_rules import validate_identifier
-from cairn.app.governance import Principal
+from cairn.app.governance import DatabasePort, Principal
 
 
 def snapshot(view: ContextSetView) -> dict[str, Any]:
@@ -56,7 +58,7 @@ def snapshot(view: ContextSetView) -> dict[str, Any]:
     }
 
 
-async def _record_version(s: AsyncSession, row: ContextSet, actor: str, change: str, now) -> ContextSetView:
+async def _record_version(s: AsyncSession, row: ContextSet, actor: str, change: str, now: datetime) -> ContextSetView:
     view = await load_set(s, row.workspace_id, row.id)
     s.add(
         ContextSetVersion(
@@ -73,7 +75,7 @@ async def _record_version(s: AsyncSession, row: ContextSet, actor: str, change: 
     return view
 
 
-async def create_context_set(services, principal: Principal, w: ContextSetWrite) -> ContextSetView:
+async def create_context_set(services: DatabasePort, principal: Principal, w: ContextSetWrite) -> ContextSetView:
     """Create a set (version 1) with its entries.
 
     Raises:
@@ -87,7 +89,9 @@ async def create_context_set(services, principal: Principal, w: ContextSetWrite)
         await serialize(s, "context-set-name", principal.workspace_id)
         count = (
             await s.execute(
-                select(func.count()).select_from(ContextSet).where(ContextSet.workspace_id == principal.workspace_id)
+                select(func.count())
+                .select_from(ContextSet)
+                .where(col(ContextSet.workspace_id) == principal.workspace_id)
             )
         ).scalar_one()
         if count >= MAX_SETS_PER_WORKSPACE:
@@ -97,8 +101,8 @@ async def create_context_set(services, principal: Principal, w: ContextSetWrite)
             )
         taken = (
             await s.execute(
-                select(ContextSet.id).where(
-                    ContextSet.workspace_id == principal.workspace_id, ContextSet.name == w.name
+                select(col(ContextSet.id)).where(
+                    col(ContextSet.workspace_id) == principal.workspace_id, col(ContextSet.name) == w.name
                 )
             )
         ).scalar_one_or_none()
@@ -134,7 +138,9 @@ async def create_context_set(services, principal: Principal, w: ContextSetWrite)
         return await _record_version(s, row, actor, "created", now)
 
 
-async def update_context_set(services, principal: Principal, set_id: str, w: ContextSetWrite) -> ContextSetView:
+async def update_context_set(
+    services: DatabasePort, principal: Principal, set_id: str, w: ContextSetWrite
+) -> ContextSetView:
     """Change a set: fields given replace; a new version is recorded (even for ``active`` alone).
 
     An update that changes nothing records no version and returns the set as it is.
@@ -156,8 +162,8 @@ async def update_context_set(services, principal: Principal, set_id: str, w: Con
             await serialize(s, "context-set-name", principal.workspace_id)
             taken = (
                 await s.execute(
-                    select(ContextSet.id).where(
-                        ContextSet.workspace_id == principal.workspace_id, ContextSet.name == w.name
+                    select(col(ContextSet.id)).where(
+                        col(ContextSet.workspace_id) == principal.workspace_id, col(ContextSet.name) == w.name
                     )
                 )
             ).scalar_one_or_none()
@@ -201,7 +207,9 @@ async def update_context_set(services, principal: Principal, set_id: str, w: Con
         return await _record_version(s, row, actor, ", ".join(changes), now)
 
 
-async def context_set_versions(services, principal: Principal, set_id: str, limit: int) -> list[VersionView]:
+async def context_set_versions(
+    services: DatabasePort, principal: Principal, set_id: str, limit: int
+) -> list[VersionView]:
     """A set's recorded changes, newest first (at most ``limit``, 1–50).
 
     Raises:
@@ -217,8 +225,8 @@ async def context_set_versions(services, principal: Principal, set_id: str, limi
         rows = (
             await s.execute(
                 select(ContextSetVersion)
-                .where(ContextSetVersion.context_set_id == set_id)
-                .order_by(ContextSetVersion.number.desc())
+                .where(col(ContextSetVersion.context_set_id) == set_id)
+                .order_by(col(ContextSetVersion.number).desc())
                 .limit(limit)
             )
         ).scalars()

@@ -31,6 +31,7 @@ from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.contextsets.loading import entry_of
 from cairn.app.contextsets.matching import fold
@@ -96,8 +97,8 @@ async def check_entries(s: AsyncSession, principal: Principal, recorded: Sequenc
     set_ids = sorted({r.context_set_id for r in recorded})
     rows = (
         await s.execute(
-            select(ContextSet.id, ContextSet.version, ContextSet.active).where(
-                ContextSet.id.in_(set_ids), ContextSet.workspace_id == principal.workspace_id
+            select(col(ContextSet.id), col(ContextSet.version), col(ContextSet.active)).where(
+                col(ContextSet.id).in_(set_ids), col(ContextSet.workspace_id) == principal.workspace_id
             )
         )
     ).all()
@@ -105,7 +106,7 @@ async def check_entries(s: AsyncSession, principal: Principal, recorded: Sequenc
     entries: dict[str, list[Entry]] = {sid: [] for sid in version_of}
     if version_of:
         for row in (
-            await s.execute(select(ContextSetEntry).where(ContextSetEntry.context_set_id.in_(sorted(version_of))))
+            await s.execute(select(ContextSetEntry).where(col(ContextSetEntry.context_set_id).in_(sorted(version_of))))
         ).scalars():
             entries[row.context_set_id].append(entry_of(row))
     by_id = {e.id: e for es in entries.values() for e in es}
@@ -120,9 +121,13 @@ async def check_entries(s: AsyncSession, principal: Principal, recorded: Sequenc
     if wanted:
         for sid, number, snap in (
             await s.execute(
-                select(ContextSetVersion.context_set_id, ContextSetVersion.number, ContextSetVersion.snapshot).where(
-                    ContextSetVersion.context_set_id.in_(sorted({w[0] for w in wanted})),
-                    ContextSetVersion.number.in_(sorted({w[1] for w in wanted})),
+                select(
+                    col(ContextSetVersion.context_set_id),
+                    col(ContextSetVersion.number),
+                    col(ContextSetVersion.snapshot),
+                ).where(
+                    col(ContextSetVersion.context_set_id).in_(sorted({w[0] for w in wanted})),
+                    col(ContextSetVersion.number).in_(sorted({w[1] for w in wanted})),
                 )
             )
         ).all():

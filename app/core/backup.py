@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import BinaryIO
 
 FORMAT = "cairn-backup"
 FORMAT_VERSION = 1
@@ -202,7 +203,7 @@ def create_backup(database: Path, archive: Path, *, progress: Progress | None = 
 class _Counting(io.RawIOBase):
     """A read-only stream reporting ``progress(stage, bytes read, total)``."""
 
-    def __init__(self, raw, total: int, stage: str, progress: Progress | None) -> None:
+    def __init__(self, raw: BinaryIO, total: int, stage: str, progress: Progress | None) -> None:
         self._raw, self._total, self._stage, self._progress, self._done = raw, total, stage, progress, 0
 
     def readable(self) -> bool:

@@ -22,6 +22,8 @@ import os
 import threading
 from pathlib import Path
 
+from cairn.app.core.config import Settings
+
 LOCK_NAME = "cairn.lock"
 
 _held: dict[Path, list[int]] = {}  # resolved data dir -> [fd, reference count]
@@ -115,7 +117,7 @@ class DataDirLock:
         self.release()
 
 
-def store_exists(settings) -> bool:
+def store_exists(settings: Settings) -> bool:
     """Whether ``settings`` point at an existing Cairn store (without creating anything).
 
     Embedded SQLite: ``data_dir/cairn.db`` (or the file of a ``sqlite`` ``CAIRN_DATABASE_URL``)
@@ -129,15 +131,18 @@ def store_exists(settings) -> bool:
 
     if not settings.database_url:
         return (Path(settings.data_dir) / "cairn.db").is_file()
-    url = make_url(settings.database_url)
+    database_url = settings.database_url
+    url = make_url(database_url)
     if url.get_backend_name() == "sqlite":  # connecting would create the file
-        return bool(url.database) and url.database != ":memory:" and Path(url.database).is_file()
+        if not url.database:
+            return False
+        return url.database != ":memory:" and Path(url.database).is_file()
     import asyncio
 
     from sqlalchemy.ext.asyncio import create_async_engine
 
     async def check() -> bool:
-        engine = create_async_engine(settings.database_url)
+        engine = create_async_engine(database_url)
         try:
             async with engine.connect() as conn:
                 return await conn.run_sync(lambda c: inspect(c).has_table("alembic_version"))

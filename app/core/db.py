@@ -14,10 +14,10 @@ import hashlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import event, text
-from sqlalchemy.engine import ExceptionContext
+from sqlalchemy.engine import CursorResult, ExceptionContext, Result
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from cairn.app.core.errors import outage_of
@@ -40,7 +40,7 @@ def make_engine(url: str) -> AsyncEngine:
         engine = create_async_engine(url, connect_args={"timeout": 30})
 
         @event.listens_for(engine.sync_engine, "connect")
-        def _pragmas(dbapi_conn, _record) -> None:  # pragma: no cover - driver hook
+        def _pragmas(dbapi_conn: Any, _record: Any) -> None:  # pragma: no cover - driver hook
             cur = dbapi_conn.cursor()
             cur.execute("PRAGMA foreign_keys=ON")
             cur.execute("PRAGMA journal_mode=WAL")
@@ -156,3 +156,13 @@ def insert_if_absent(s: AsyncSession, table: Any, index_elements: list[str]) -> 
 
     insert = postgresql.insert if s.get_bind().dialect.name == "postgresql" else sqlite.insert
     return insert(table).on_conflict_do_nothing(index_elements=index_elements)
+
+
+def rows_matched(result: Result[Any]) -> int:
+    """How many rows an ``UPDATE`` or ``DELETE`` matched (``rowcount``).
+
+    Executing an ``UPDATE``/``DELETE`` returns a :class:`~sqlalchemy.engine.CursorResult`, which
+    has ``rowcount``; ``AsyncSession.execute`` is declared to return the base ``Result`` (no
+    ``rowcount``), hence the cast.
+    """
+    return cast(CursorResult[Any], result).rowcount

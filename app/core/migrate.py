@@ -77,6 +77,8 @@ def fill_skipped_revisions(cfg: Config, url: str) -> list[str]:
         if revision not in below or revision == current or table in tables:
             continue
         parent = script.get_revision(revision).down_revision
+        if parent is None:  # a skipped revision is never the first one
+            raise RuntimeError(f"revision {revision} has no parent to stamp")
         command.stamp(cfg, parent, purge=True)
         command.upgrade(cfg, revision)
         command.stamp(cfg, current, purge=True)

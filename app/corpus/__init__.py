@@ -40,6 +40,7 @@ from cairn.app.corpus.opening import IndexNeedsRebuild, open_indexes
 from cairn.app.corpus.operations import (
     CitationRequest,
     CollectionInfo,
+    CorpusServices,
     DocumentRequest,
     DocumentWrite,
     NewVersionHook,
@@ -71,6 +72,7 @@ __all__ = [
     "CitationCheck",
     "CitationRequest",
     "CollectionInfo",
+    "CorpusServices",
     "Cursor",
     "DocumentListRequest",
     "DocumentPage",

@@ -24,6 +24,7 @@ from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.core.errors import NotFound
 from cairn.app.core.ids import as_utc, utcnow
@@ -135,22 +136,22 @@ async def visible_versions(
     if not document_ids:
         return {}
     cols = (
-        DocumentVersion.id,
-        DocumentVersion.document_id,
-        DocumentVersion.number,
-        DocumentVersion.valid_from,
-        DocumentVersion.valid_to,
-        DocumentVersion.recorded_at,
+        col(DocumentVersion.id),
+        col(DocumentVersion.document_id),
+        col(DocumentVersion.number),
+        col(DocumentVersion.valid_from),
+        col(DocumentVersion.valid_to),
+        col(DocumentVersion.recorded_at),
     )
     rows: list = []
     ids = list(dict.fromkeys(document_ids))
     for i in range(0, len(ids), 500):
         part = ids[i : i + 500]
         q = (
-            select(*cols, Document.deleted_at, Collection.deleted_at)
-            .join(Document, Document.id == DocumentVersion.document_id)
-            .join(Collection, Collection.id == Document.collection_id)
-            .where(DocumentVersion.document_id.in_(part), Document.workspace_id == workspace_id)
+            select(*cols, col(Document.deleted_at), col(Collection.deleted_at))
+            .join(Document, col(Document.id) == col(DocumentVersion.document_id))
+            .join(Collection, col(Collection.id) == col(Document.collection_id))
+            .where(col(DocumentVersion.document_id).in_(part), col(Document.workspace_id) == workspace_id)
         )
         rows.extend((await s.execute(q)).all())
     live_rows = [r for r in rows if not deleted_by(r[6], system_time) and not deleted_by(r[7], system_time)]
@@ -212,8 +213,8 @@ async def read_document(
         (
             await s.execute(
                 select(DocumentVersion)
-                .where(DocumentVersion.document_id == document_id)
-                .order_by(DocumentVersion.number)
+                .where(col(DocumentVersion.document_id) == document_id)
+                .order_by(col(DocumentVersion.number))
             )
         ).scalars()
     )
@@ -224,14 +225,14 @@ async def read_document(
     if versions:
         rows = await s.execute(
             select(
-                VersionPassage.version_id,
-                VersionPassage.passage_id,
-                VersionPassage.ordinal,
-                VersionPassage.start,
-                VersionPassage.end,
+                col(VersionPassage.version_id),
+                col(VersionPassage.passage_id),
+                col(VersionPassage.ordinal),
+                col(VersionPassage.start),
+                col(VersionPassage.end),
             )
-            .where(VersionPassage.version_id.in_([v.id for v in versions]))
-            .order_by(VersionPassage.version_id, VersionPassage.ordinal)
+            .where(col(VersionPassage.version_id).in_([v.id for v in versions]))
+            .order_by(col(VersionPassage.version_id), col(VersionPassage.ordinal))
         )
         for r in rows.all():
             spans[r[0]].append((r[1], r[2], r[3], r[4]))

@@ -28,6 +28,7 @@ import io
 import logging
 import zipfile
 import zlib
+from typing import TYPE_CHECKING
 
 import filetype
 
@@ -40,6 +41,9 @@ from cairn.app.corpus.read_limits import (
     check_zip,
     too_large,
 )
+
+if TYPE_CHECKING:  # pypdf is imported on use (only PDF ingest pays for it)
+    from pypdf import PageObject
 
 BINARY_SUFFIXES = {
     ".pdf": "application/pdf",
@@ -69,7 +73,7 @@ _PDF_KEYS = (
 )  # fmt: skip
 
 
-def _decode_page_streams(page, seen: set[int], decoded: int) -> int:
+def _decode_page_streams(page: PageObject, seen: set[int], decoded: int) -> int:
     """Decode (pypdf caches it) every stream text extraction of ``page`` may read and that no
     earlier page reached (``seen``: ids of the objects walked), counting; returns the new total
     of decoded bytes. Image XObjects are skipped: text extraction does not decode them.
@@ -115,7 +119,7 @@ def pdf_text(data: bytes) -> str:
         raise BinaryTextError(f"not a PDF: {_what(data)}")
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # malformed-but-readable warnings are noise
     try:
-        with pypdf.apply_configuration(**_PYPDF_LIMITS):
+        with pypdf.apply_configuration(None, **_PYPDF_LIMITS):
             reader = pypdf.PdfReader(io.BytesIO(data))
             if reader.is_encrypted and not reader.decrypt(""):
                 raise BinaryTextError("an encrypted PDF (a password is needed)")

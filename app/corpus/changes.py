@@ -40,6 +40,7 @@ from typing import Any
 
 from sqlalchemy import and_, insert, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.core.db import Database, insert_if_absent
 from cairn.app.core.ids import utcnow
@@ -109,22 +110,22 @@ async def read_horizon(s: AsyncSession) -> int:
 def _select_changes() -> Any:
     """The columns of a :class:`Change` (a log row joined to its passage)."""
     return select(
-        IndexChange.txid,
-        IndexChange.seq,
-        IndexChange.passage_id,
-        Passage.workspace_id,
-        Passage.collection_id,
-        Passage.document_id,
-        IndexChange.title,
-        Passage.text,
-    ).join(Passage, Passage.id == IndexChange.passage_id)
+        col(IndexChange.txid),
+        col(IndexChange.seq),
+        col(IndexChange.passage_id),
+        col(Passage.workspace_id),
+        col(Passage.collection_id),
+        col(Passage.document_id),
+        col(IndexChange.title),
+        col(Passage.text),
+    ).join(Passage, col(Passage.id) == col(IndexChange.passage_id))
 
 
 def _after(cursor: Cursor) -> Any:
     """Rows after ``cursor`` in ``(txid, seq)`` order."""
     return or_(
-        IndexChange.txid > cursor.txid,
-        and_(IndexChange.txid == cursor.txid, IndexChange.seq > cursor.seq),  # type: ignore[operator]
+        col(IndexChange.txid) > cursor.txid,
+        and_(col(IndexChange.txid) == cursor.txid, col(IndexChange.seq) > cursor.seq),
     )
 
 
@@ -172,7 +173,7 @@ async def shared_value(db: Database, name: str) -> str:
         values = {"name": name, "value": secrets.token_urlsafe(32), "created_at": utcnow()}
         await s.execute(insert_if_absent(s, SharedValue, ["name"]), values)
     async with db.session() as s:
-        return str((await s.execute(select(SharedValue.value).where(SharedValue.name == name))).scalar_one())
+        return str((await s.execute(select(col(SharedValue.value)).where(col(SharedValue.name) == name))).scalar_one())
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.core.db import serialize
 from cairn.app.core.errors import BadInput, NotFound
@@ -29,7 +30,7 @@ from cairn.app.core.models import Collection, Document, DocumentVersion, Passage
 from cairn.app.core.text_rules import require_storable, validate_identifier, validate_name
 from cairn.app.corpus.changes import record_passages
 from cairn.app.corpus.generation import mark_changed
-from cairn.retrieval.chunking import chunk_text
+from cairn.retrieval.chunking import Chunk, chunk_text
 from cairn.retrieval.tokens import count_tokens
 
 MAX_DOCUMENT_CHARS = 2_000_000
@@ -63,7 +64,9 @@ async def get_or_create_collection(s: AsyncSession, *, workspace_id: str, name: 
     validate_name(name, "name", 120)
     await serialize(s, "collection-name", workspace_id, name)  # get-or-create: one creator per name
     row = (
-        await s.execute(select(Collection).where(Collection.workspace_id == workspace_id, Collection.name == name))
+        await s.execute(
+            select(Collection).where(col(Collection.workspace_id) == workspace_id, col(Collection.name) == name)
+        )
     ).scalar_one_or_none()
     if row is not None and row.deleted_at is None:
         return row
@@ -88,7 +91,9 @@ async def get_collection(s: AsyncSession, *, workspace_id: str, collection_id: s
     return row
 
 
-def validate_document_input(external_id: str, title: str, text: str, valid_from, valid_to) -> None:
+def validate_document_input(
+    external_id: str, title: str, text: str, valid_from: datetime | None, valid_to: datetime | None
+) -> None:
     """Document input rules; fields are named by their GraphQL input path (``input.…``).
 
     Raises:
@@ -142,7 +147,9 @@ async def upsert_document(
     now = now or utcnow()
     doc = (
         await s.execute(
-            select(Document).where(Document.collection_id == collection_id, Document.external_id == external_id)
+            select(Document).where(
+                col(Document.collection_id) == collection_id, col(Document.external_id) == external_id
+            )
         )
     ).scalar_one_or_none()
     content_sha = sha256_text(text)
@@ -164,8 +171,8 @@ async def upsert_document(
         latest = (
             await s.execute(
                 select(DocumentVersion)
-                .where(DocumentVersion.document_id == doc.id)
-                .order_by(DocumentVersion.number.desc())
+                .where(col(DocumentVersion.document_id) == doc.id)
+                .order_by(col(DocumentVersion.number).desc())
                 .limit(1)
             )
         ).scalar_one_or_none()
@@ -202,16 +209,18 @@ async def upsert_document(
     s.add(version)
     chunks = chunk_text(text, max_tokens=chunk_max_tokens)
     occurrences: dict[str, int] = defaultdict(int)
-    planned: list[tuple[str, str, object]] = []
+    planned: list[tuple[str, str, Chunk]] = []
     for chunk in chunks:
         psha = sha256_text(chunk.text)
         occ = occurrences[psha]
         occurrences[psha] += 1
         planned.append((stable_id("psg", doc.id, psha, occ), psha, chunk))
-    existing = set()
+    existing: set[str] = set()
     ids = [p[0] for p in planned]
     for i in range(0, len(ids), 500):
-        existing.update((await s.execute(select(Passage.id).where(Passage.id.in_(ids[i : i + 500])))).scalars())
+        existing.update(
+            (await s.execute(select(col(Passage.id)).where(col(Passage.id).in_(ids[i : i + 500])))).scalars()
+        )
     new_ids: list[str] = []
     for ordinal, (pid, psha, chunk) in enumerate(planned):
         if pid not in existing:
@@ -279,9 +288,9 @@ async def list_collections(
     if document_ids is not None:
         on = on & Document.id.in_(sorted(document_ids))  # type: ignore[attr-defined]
     rows = await s.execute(
-        select(Collection, func.count(Document.id))
+        select(Collection, func.count(col(Document.id)))
         .outerjoin(Document, on)
-        .where(Collection.workspace_id == workspace_id, Collection.deleted_at.is_(None))
+        .where(col(Collection.workspace_id) == workspace_id, col(Collection.deleted_at).is_(None))
         .group_by(Collection.id)
         .order_by(Collection.name)
     )

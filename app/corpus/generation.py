@@ -27,10 +27,11 @@ are then dropped at g + 1, never kept past it.
 
 from __future__ import annotations
 
-from sqlalchemy import event, select
+from sqlalchemy import Table, event, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
+from sqlmodel import col
 
 from cairn.app.core.db import Database
 from cairn.app.core.models import CorpusGeneration
@@ -58,7 +59,8 @@ def _raise_generations(session: Session) -> None:
     changed: set[str] = session.info.pop(_CHANGED)
     dialect = session.get_bind().dialect.name
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    table = CorpusGeneration.__table__
+    # SQLAlchemy's declarative sets __table__ when the class is made; SQLModel's stubs do not declare it
+    table: Table = CorpusGeneration.__table__  # type: ignore[attr-defined]
     for workspace_id in sorted(changed):  # one order for every writer
         session.execute(
             insert(table)
@@ -71,6 +73,8 @@ async def read_generation(db: Database, workspace_id: str) -> int:
     """The workspace's committed corpus generation (0 before its first document write)."""
     async with db.engine.connect() as conn:
         value = (
-            await conn.execute(select(CorpusGeneration.generation).where(CorpusGeneration.workspace_id == workspace_id))
+            await conn.execute(
+                select(col(CorpusGeneration.generation)).where(col(CorpusGeneration.workspace_id) == workspace_id)
+            )
         ).scalar_one_or_none()
     return int(value or 0)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from cairn.app.core.db import Database
 from cairn.app.core.errors import BadInput
 from cairn.app.corpus.documents import get_or_create_collection, upsert_document, validate_document_input
+from cairn.app.corpus.indexing import SearchIndexes
 from cairn.app.corpus.sources import SkippedFile, SourceDocument
 
 BATCH_DOCS = 200
@@ -43,7 +44,7 @@ class IngestReport:
 
 async def ingest_documents(
     db: Database,
-    indexes,
+    indexes: SearchIndexes,
     *,
     workspace_id: str,
     collection: str,

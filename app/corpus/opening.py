@@ -12,12 +12,16 @@ damage: it is re-created and re-filled at open by every command (:mod:`app.corpu
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from cairn.app.core.config import Settings
 from cairn.app.corpus.indexing import SearchIndexes
 from cairn.retrieval.checks import IndexUnreadable
 from cairn.retrieval.dense import DenseModels
 from cairn.retrieval.lexical import LexicalIndex, open_lexical_index
+
+if TYPE_CHECKING:  # the vector stores (Qdrant's client) are imported when opened
+    from cairn.retrieval.vectors import VectorIndex
 
 REPAIR_COMMAND = "cairn reindex"
 
@@ -38,7 +42,7 @@ class IndexNeedsRebuild(RuntimeError):
         super().__init__(self.message)
 
 
-def _repair_dir(settings) -> Path:
+def _repair_dir(settings: Settings) -> Path:
     """The data dir ``cairn reindex`` must be given: the settings' own, or for a process of
     ``serve --workers N`` (whose data dir is its slot ``<data dir>/workers/<k>``) the data dir
     that holds the database, whose reindex drops every slot (each is rebuilt at start)."""
@@ -48,7 +52,7 @@ def _repair_dir(settings) -> Path:
     return folder.parent.parent if folder.parent.name == WORKERS_DIR else folder
 
 
-def open_indexes(settings, *, with_vectors: bool = True, rebuild_unreadable: bool = False) -> SearchIndexes:
+def open_indexes(settings: Settings, *, with_vectors: bool = True, rebuild_unreadable: bool = False) -> SearchIndexes:
     """Open the indexes named by ``settings`` (embedded paths or a Qdrant server).
 
     Takes the data dir's process lock first when an index lives there
@@ -76,7 +80,8 @@ def open_indexes(settings, *, with_vectors: bool = True, rebuild_unreadable: boo
 
     data_lock = DataDirLock(Path(settings.data_dir)) if settings.local_indexes else None
     lexical: LexicalIndex | None = None
-    vectors = embedder = multilingual = None
+    vectors: VectorIndex | None = None
+    embedder = multilingual = None
     server = settings.resolved_vector_backend == "server"
     cluster = settings.resolved_lexical_backend == "qdrant"
     where: dict[str, Any] = {"url": settings.qdrant_url} if server else {"path": settings.qdrant_dir}

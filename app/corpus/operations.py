@@ -4,8 +4,9 @@ Each opens and commits its own session (``async with services.db.session()``) an
 domain objects; the GraphQL layer converts them. The session-level rules live in
 :mod:`app.corpus.documents` and :mod:`app.corpus.as_of`.
 
-``services`` is the process's :class:`app.context.Services` (not imported here: ``app.context``
-imports this package).
+``services`` is the process's :class:`app.context.Services`, typed by the Protocols
+:class:`app.governance.ServicesPort` and :class:`CorpusServices` (``app.context`` imports this
+package, so it cannot be imported here).
 """
 
 from __future__ import annotations
@@ -14,14 +15,16 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Protocol
 
 from sqlalchemy import func, select
+from sqlmodel import col
 
 from cairn.app.core.models import Document
 from cairn.app.corpus import documents as docs
 from cairn.app.corpus.as_of import DocumentRead, read_document
 from cairn.app.corpus.documents import UpsertResult
+from cairn.app.corpus.indexing import SearchIndexes
 from cairn.app.corpus.listing import (
     DocumentListRequest,
     DocumentPage,
@@ -31,10 +34,22 @@ from cairn.app.corpus.listing import (
     validate_list_request,
 )
 from cairn.app.corpus.passages import CitationCheck, PassageView, check_citation, read_section
-from cairn.app.governance import Principal
+from cairn.app.governance import Principal, ServicesPort
 from cairn.app.observability import span
 
-NewVersionHook = Callable[[Any, Principal, str], Awaitable[object]]
+
+class CorpusServices(ServicesPort, Protocol):
+    """What :func:`write_document` uses beyond :class:`~app.governance.ServicesPort`: the search
+    indexes it indexes new passages in, and the hooks run after a new version."""
+
+    @property
+    def indexes(self) -> SearchIndexes: ...
+
+    @property
+    def on_new_version(self) -> tuple[NewVersionHook, ...]: ...
+
+
+NewVersionHook = Callable[["CorpusServices", Principal, str], Awaitable[object]]
 """Called as ``hook(services, principal, collection_id)`` after :func:`write_document` recorded a
 new document or version (not for an unchanged one), once its passages are indexed. The
 composition root (``app.context.bootstrap``) registers them in ``Services.on_new_version``
@@ -73,7 +88,7 @@ class DocumentWrite:
     valid_to: datetime | None = None
 
 
-async def get_document(services, principal: Principal, request: DocumentRequest) -> DocumentRead:
+async def get_document(services: ServicesPort, principal: Principal, request: DocumentRequest) -> DocumentRead:
     """A live document with its versions as of ``request`` (:func:`app.corpus.as_of.read_document`).
 
     A credential bound to a context set is refused a document outside its set before this
@@ -93,7 +108,7 @@ async def get_document(services, principal: Principal, request: DocumentRequest)
     return read
 
 
-async def workspace_collections(services, principal: Principal) -> list[CollectionInfo]:
+async def workspace_collections(services: ServicesPort, principal: Principal) -> list[CollectionInfo]:
     """Live collections of the caller's workspace with live document counts, by name (a
     credential bound to a context set: only the collections of its set's scope, issue 13; a
     collection the set holds only some documents of counts only those)."""
@@ -112,7 +127,7 @@ async def workspace_collections(services, principal: Principal) -> list[Collecti
     return [CollectionInfo(c.id, c.name, n, c.created_at) for c, n in rows]
 
 
-async def create_collection(services, principal: Principal, name: str) -> CollectionInfo:
+async def create_collection(services: ServicesPort, principal: Principal, name: str) -> CollectionInfo:
     """Get or create the live collection ``name`` (count 0, as the mutation reports it).
 
     Raises:
@@ -123,7 +138,7 @@ async def create_collection(services, principal: Principal, name: str) -> Collec
     return CollectionInfo(c.id, c.name, 0, c.created_at)
 
 
-async def write_document(services, principal: Principal, request: DocumentWrite) -> UpsertResult:
+async def write_document(services: CorpusServices, principal: Principal, request: DocumentWrite) -> UpsertResult:
     """Upsert a document into a live collection of the caller, then index new passages before returning.
 
     A new document or version then runs ``services.on_new_version`` hooks in order
@@ -159,7 +174,7 @@ async def write_document(services, principal: Principal, request: DocumentWrite)
     return r
 
 
-async def remove_document(services, principal: Principal, document_id: str) -> datetime:
+async def remove_document(services: ServicesPort, principal: Principal, document_id: str) -> datetime:
     """Record the deletion of a document of the caller's workspace; returns its system time.
 
     Raises:
@@ -169,7 +184,7 @@ async def remove_document(services, principal: Principal, document_id: str) -> d
         return await docs.delete_document(s, workspace_id=principal.workspace_id, document_id=document_id)
 
 
-async def list_documents(services, principal: Principal, request: DocumentListRequest) -> DocumentPage:
+async def list_documents(services: ServicesPort, principal: Principal, request: DocumentListRequest) -> DocumentPage:
     """One page of the live documents of one of the caller's collections, in ``external_id``
     order (:mod:`app.corpus.listing`: cursor format and limits). A credential bound to a context
     set reaches here only for a collection holding something of its set (the adapter refuses
@@ -189,10 +204,10 @@ async def list_documents(services, principal: Principal, request: DocumentListRe
             # some of its documents (app.governance.binding); list and count only those
             scope = principal.context_scope
             live.append(Document.id.in_(sorted(scope.document_ids) if scope is not None else []))  # type: ignore[attr-defined]
-        total = int((await s.execute(select(func.count(Document.id)).where(*live))).scalar_one())
+        total = int((await s.execute(select(func.count(col(Document.id))).where(*live))).scalar_one())
         q = select(Document).where(*live)
         if after is not None:
-            q = q.where(Document.external_id > after)
+            q = q.where(col(Document.external_id) > after)
         rows = list((await s.execute(q.order_by(Document.external_id).limit(request.first + 1))).scalars())
     more = len(rows) > request.first
     rows = rows[: request.first]
@@ -228,7 +243,7 @@ class CitationRequest:
     system_time: datetime | None = None
 
 
-async def read_passages(services, principal: Principal, request: SectionRequest) -> list[PassageView]:
+async def read_passages(services: ServicesPort, principal: Principal, request: SectionRequest) -> list[PassageView]:
     """The passage and its neighbours in document order (:func:`app.corpus.passages.read_section`);
     a bound credential is refused a passage outside its set before this runs (the adapter).
 
@@ -248,7 +263,7 @@ async def read_passages(services, principal: Principal, request: SectionRequest)
     return views
 
 
-async def verify_citation(services, principal: Principal, request: CitationRequest) -> CitationCheck:
+async def verify_citation(services: ServicesPort, principal: Principal, request: CitationRequest) -> CitationCheck:
     """VERIFIED / MOVED / CHANGED for a cited span (:func:`app.corpus.passages.check_citation`);
     a bound credential is refused a document outside its set before this runs (the adapter).
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import struct
 import zipfile
 import zlib
-from typing import BinaryIO
+from typing import Protocol
 
 from cairn.app.corpus.documents import MAX_DOCUMENT_CHARS
 
@@ -85,7 +85,13 @@ def too_many_documents(count: int) -> SourceTooLarge:
     )
 
 
-def read_capped(fh: BinaryIO, limit: int, what: str, bound: str) -> bytes:
+class ByteReader(Protocol):
+    """A binary file open for reading (a plain file, a ``gzip.GzipFile``)."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+def read_capped(fh: ByteReader, limit: int, what: str, bound: str) -> bytes:
     """All of ``fh`` (a plain or gzip file) if it holds at most ``limit`` bytes; a text bound
     (:data:`MAX_TEXT_BYTES`) also admits a byte-order mark. One bounded read: a gzip file
     inflates at most one byte past the bound (``GzipFile.read(n)`` inflates with an output

@@ -106,7 +106,7 @@ def _read_bytes(path: Path, gz: bool, suffix: str) -> bytes:
         raise NotText(f"not gzip data ({exc})") from None
 
 
-def _parse_time(value, where: str) -> datetime | None:
+def _parse_time(value: object, where: str) -> datetime | None:
     if value in (None, ""):
         return None
     try:

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import asyncio
 
+from cairn.app.corpus.indexing import SearchIndexes
 from cairn.retrieval.tokens import count_tokens
 
 WARM_UP_QUERY = "warm up"
 
 
-async def warm_models(indexes) -> str:
+async def warm_models(indexes: SearchIndexes) -> str:
     """Load the tokenizer and every embedder of ``indexes`` by using each once (worker threads).
 
     Args:

@@ -34,8 +34,11 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, or_, select, update
+from sqlalchemy import ColumnElement, and_, delete, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
+from cairn.app.core.db import Database, rows_matched
 from cairn.app.core.ids import as_utc, utcnow
 from cairn.app.core.models import Decision, DecisionIdempotency
 
@@ -56,11 +59,11 @@ def lapsed_error() -> dict[str, Any]:
     return {"code": LAPSED_CODE, "message": LAPSED_MESSAGE}
 
 
-def _lapsed(now: datetime):
+def _lapsed(now: datetime) -> ColumnElement[bool]:
     """SQL: a ``RUNNING`` decision whose lease has passed (or that never had one)."""
     return and_(
-        Decision.status == "RUNNING",
-        or_(Decision.lease_expires_at.is_(None), Decision.lease_expires_at < now),
+        col(Decision.status) == "RUNNING",
+        or_(col(Decision.lease_expires_at).is_(None), col(Decision.lease_expires_at) < now),
     )
 
 
@@ -73,7 +76,7 @@ def is_lapsed(row: Decision, now: datetime) -> bool:
     return as_utc(row.lease_expires_at) < now
 
 
-async def fail_if_lapsed(s, decision_id: str, now: datetime | None = None) -> bool:
+async def fail_if_lapsed(s: AsyncSession, decision_id: str, now: datetime | None = None) -> bool:
     """Mark one decision ``FAILED`` if it is ``RUNNING`` with a lapsed lease, and delete its
     ``RUNNING`` Idempotency-Key record, in the caller's transaction ``s``.
 
@@ -83,22 +86,22 @@ async def fail_if_lapsed(s, decision_id: str, now: datetime | None = None) -> bo
     now = now or utcnow()
     result = await s.execute(
         update(Decision)
-        .where(Decision.id == decision_id, _lapsed(now))
+        .where(col(Decision.id) == decision_id, _lapsed(now))
         .values(status="FAILED", error=lapsed_error(), completed_at=now)
         .execution_options(synchronize_session=False)
     )
-    if result.rowcount != 1:
+    if rows_matched(result) != 1:
         return False
     await s.execute(
         delete(DecisionIdempotency).where(
-            DecisionIdempotency.decision_id == decision_id, DecisionIdempotency.state == "RUNNING"
+            col(DecisionIdempotency.decision_id) == decision_id, col(DecisionIdempotency.state) == "RUNNING"
         )
     )
     log.warning("decision %s: its process stopped (lease lapsed); marked FAILED", decision_id)
     return True
 
 
-async def sweep_lapsed(db) -> int:
+async def sweep_lapsed(db: Database) -> int:
     """Mark every ``RUNNING`` decision whose lease has lapsed ``FAILED`` (server start-up).
 
     Safe beside live servers on the same database: their decisions' leases are renewed.
@@ -108,7 +111,7 @@ async def sweep_lapsed(db) -> int:
     """
     now = utcnow()
     async with db.session() as s:
-        ids = (await s.execute(select(Decision.id).where(_lapsed(now)))).scalars().all()
+        ids = (await s.execute(select(col(Decision.id)).where(_lapsed(now)))).scalars().all()
     marked = 0
     for decision_id in ids:  # one transaction each: a decision and its key record together
         async with db.session() as s:
@@ -116,7 +119,7 @@ async def sweep_lapsed(db) -> int:
     return marked
 
 
-async def renew(db, decision_id: str, lease_seconds: float) -> bool:
+async def renew(db: Database, decision_id: str, lease_seconds: float) -> bool:
     """Push a running decision's lease to now + ``lease_seconds``.
 
     Returns:
@@ -125,11 +128,11 @@ async def renew(db, decision_id: str, lease_seconds: float) -> bool:
     async with db.session() as s:
         result = await s.execute(
             update(Decision)
-            .where(Decision.id == decision_id, Decision.status == "RUNNING")
+            .where(col(Decision.id) == decision_id, col(Decision.status) == "RUNNING")
             .values(lease_expires_at=utcnow() + timedelta(seconds=lease_seconds))
             .execution_options(synchronize_session=False)
         )
-        return result.rowcount == 1
+        return rows_matched(result) == 1
 
 
 class Heartbeat:
@@ -140,7 +143,7 @@ class Heartbeat:
     longer ``RUNNING``.
     """
 
-    def __init__(self, db, decision_id: str, lease_seconds: float) -> None:
+    def __init__(self, db: Database, decision_id: str, lease_seconds: float) -> None:
         self.db = db
         self.decision_id = decision_id
         self.lease_seconds = lease_seconds

@@ -4,24 +4,34 @@ Each opens and commits its own session (or goes through ``services.decisions``, 
 :class:`~app.decisions.service.DecisionRunner`) and returns domain objects. The session rules
 live in :mod:`app.decisions.sessions`, the decision flow in :mod:`app.decisions.service`.
 
-``services`` is the process's :class:`app.context.Services` (not imported: ``app.context``
-imports this package).
+``services`` is the process's :class:`app.context.Services`, typed by the Protocols
+:class:`app.governance.ServicesPort` and :class:`DecisionServices` (``app.context`` imports this
+package, so it cannot be imported here).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from cairn.app.core.models import AgentSession, SessionMessage
 from cairn.app.decisions import sessions
 from cairn.app.decisions.idempotency import Outcome
 from cairn.app.decisions.request import validate_request
+from cairn.app.decisions.service import DecisionRunner
 from cairn.app.decisions.sessions import MessageIn
-from cairn.app.governance import Principal
+from cairn.app.governance import Principal, ServicesPort
 
 RECENT_AFTER_WRITE = 50
 """Messages returned with a session after creating or appending to it."""
+
+
+class DecisionServices(ServicesPort, Protocol):
+    """What the decision operations use beyond :class:`~app.governance.ServicesPort`: the process's
+    :class:`~app.decisions.service.DecisionRunner`."""
+
+    @property
+    def decisions(self) -> DecisionRunner: ...
 
 
 @dataclass(frozen=True)
@@ -75,7 +85,7 @@ class DecisionSubmission:
     source: str
 
 
-async def read_decision(services, principal: Principal, decision_id: str) -> dict[str, Any]:
+async def read_decision(services: DecisionServices, principal: Principal, decision_id: str) -> dict[str, Any]:
     """The caller's decision as its public JSON (:meth:`DecisionRunner.get`).
 
     Raises:
@@ -84,7 +94,7 @@ async def read_decision(services, principal: Principal, decision_id: str) -> dic
     return await services.decisions.get(principal, decision_id)
 
 
-async def submit_decision(services, principal: Principal, request: DecisionSubmission) -> Outcome:
+async def submit_decision(services: DecisionServices, principal: Principal, request: DecisionSubmission) -> Outcome:
     """Create and run a decision (:meth:`DecisionRunner.create`); the outcome holds the decision or the error."""
     body = request.body
     return await services.decisions.create(
@@ -96,7 +106,7 @@ async def submit_decision(services, principal: Principal, request: DecisionSubmi
     )
 
 
-async def read_session(services, principal: Principal, request: SessionRead) -> SessionView:
+async def read_session(services: ServicesPort, principal: Principal, request: SessionRead) -> SessionView:
     """One of the caller's sessions with its newest messages.
 
     Raises:
@@ -112,7 +122,7 @@ async def read_session(services, principal: Principal, request: SessionRead) -> 
     return SessionView(row, tuple(msgs))
 
 
-async def list_agent_sessions(services, principal: Principal, request: SessionList) -> list[SessionView]:
+async def list_agent_sessions(services: ServicesPort, principal: Principal, request: SessionList) -> list[SessionView]:
     """The caller's sessions (no messages)."""
     async with services.db.session() as s:
         rows = await sessions.list_sessions(
@@ -121,7 +131,7 @@ async def list_agent_sessions(services, principal: Principal, request: SessionLi
     return [SessionView(r) for r in rows]
 
 
-async def start_session(services, principal: Principal, request: NewSession) -> SessionView:
+async def start_session(services: ServicesPort, principal: Principal, request: NewSession) -> SessionView:
     """Create a session for the caller's member, with its newest 50 messages.
 
     Raises:
@@ -135,7 +145,7 @@ async def start_session(services, principal: Principal, request: NewSession) -> 
     return SessionView(row, tuple(recent))
 
 
-async def append_to_session(services, principal: Principal, request: SessionAppend) -> SessionView:
+async def append_to_session(services: ServicesPort, principal: Principal, request: SessionAppend) -> SessionView:
     """Append messages; returns the session with its newest 50 messages.
 
     Raises:
@@ -149,7 +159,7 @@ async def append_to_session(services, principal: Principal, request: SessionAppe
     return SessionView(row, tuple(recent))
 
 
-async def close_session(services, principal: Principal, session_id: str) -> SessionView:
+async def close_session(services: ServicesPort, principal: Principal, session_id: str) -> SessionView:
     """Archive one of the caller's sessions (idempotent; no messages returned).
 
     Raises:

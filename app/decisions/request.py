@@ -59,7 +59,7 @@ class Dialect:
     """
 
     session_key: str = "sessionId"
-    types: tuple[str, str] = QUESTION_TYPES  # type: ignore[assignment]
+    types: tuple[str, str] = QUESTION_TYPES
 
 
 GRAPHQL = Dialect()

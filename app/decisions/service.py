@@ -34,12 +34,15 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
+from cairn.app.core.db import Database, rows_matched
 from cairn.app.core.errors import CairnError, NotFound
 from cairn.app.core.ids import as_utc, new_id, utcnow
 from cairn.app.core.models import Decision, DecisionIdempotency, Workspace
@@ -51,6 +54,7 @@ from cairn.app.decisions.errors import (
     DecisionInProgress,
     DecisionInputError,
     DecisionInternalError,
+    JudgeError,
 )
 from cairn.app.decisions.idempotency import (  # noqa: F401 - two names re-exported for tests
     IDEMPOTENCY_TTL,
@@ -75,7 +79,7 @@ SESSION_MESSAGES_READ = 200
 def decision_json(row: Decision) -> dict[str, Any]:
     """The public decision object (camelCase; times ISO-8601 UTC with ``Z``)."""
 
-    def iso(v):
+    def iso(v: datetime | None) -> str | None:
         return as_utc(v).isoformat().replace("+00:00", "Z") if v is not None else None
 
     return {
@@ -107,7 +111,7 @@ class DecisionRunner:
 
     def __init__(
         self,
-        db,
+        db: Database,
         get_judge: Callable[[], Any],
         *,
         timeout_seconds: float = 60.0,
@@ -120,17 +124,17 @@ class DecisionRunner:
         self.context_tokens = context_tokens
         self.lease_seconds = lease_seconds
 
-    async def _purge(self, s) -> None:
+    async def _purge(self, s: AsyncSession) -> None:
         now = utcnow()
-        await s.execute(delete(DecisionIdempotency).where(DecisionIdempotency.expires_at < now))
-        await s.execute(delete(Decision).where(Decision.expires_at < now))
+        await s.execute(delete(DecisionIdempotency).where(col(DecisionIdempotency.expires_at) < now))
+        await s.execute(delete(Decision).where(col(Decision.expires_at) < now))
 
     async def _lookup(self, principal: Principal, key: str) -> DecisionIdempotency | None:
         async with self.db.session() as s:
             rec = (
                 await s.execute(
                     select(DecisionIdempotency).where(
-                        DecisionIdempotency.principal_id == principal.id, DecisionIdempotency.key == key
+                        col(DecisionIdempotency.principal_id) == principal.id, col(DecisionIdempotency.key) == key
                     )
                 )
             ).scalar_one_or_none()
@@ -143,7 +147,7 @@ class DecisionRunner:
                         await fail_if_lapsed(s, running.id)
                     await s.execute(
                         delete(DecisionIdempotency).where(
-                            DecisionIdempotency.id == rec.id, DecisionIdempotency.state == "RUNNING"
+                            col(DecisionIdempotency.id) == rec.id, col(DecisionIdempotency.state) == "RUNNING"
                         )
                     )
                     return None
@@ -294,7 +298,7 @@ class DecisionRunner:
             async with self.db.session() as s:
                 await s.execute(
                     update(Decision)
-                    .where(Decision.id == row.id)
+                    .where(col(Decision.id) == row.id)
                     .values(judge_runs=Decision.judge_runs + 1, judge=judge.name)
                 )
             row.judge_runs += 1
@@ -328,7 +332,9 @@ class DecisionRunner:
             return Outcome(error=error)
         return Outcome(decision=decision_json(row))
 
-    async def _save(self, row: Decision, info: dict[str, Any], answers, error: CairnError | None) -> bool:
+    async def _save(
+        self, row: Decision, info: dict[str, Any], answers: list[dict[str, Any]] | None, error: CairnError | None
+    ) -> bool:
         """Store the result on a still-``RUNNING`` decision; False (``row`` then holds the stored
         record) when a reader had marked it FAILED because its lease lapsed."""
         status = "FAILED" if error is not None else "COMPLETED"
@@ -336,7 +342,7 @@ class DecisionRunner:
         async with self.db.session() as s:
             result = await s.execute(
                 update(Decision)
-                .where(Decision.id == row.id, Decision.status == "RUNNING")
+                .where(col(Decision.id) == row.id, col(Decision.status) == "RUNNING")
                 .values(status=status, answers=answers, context_info=info, error=stored_error, completed_at=utcnow())
                 .execution_options(synchronize_session=False)
             )
@@ -344,18 +350,21 @@ class DecisionRunner:
         if stored is not None:
             for name in ("status", "answers", "context_info", "error", "completed_at", "lease_expires_at"):
                 setattr(row, name, getattr(stored, name))
-        return result.rowcount == 1
+        return rows_matched(result) == 1
 
     async def _finish_key(self, principal: Principal, key: str, outcome: Outcome, decision_id: str) -> None:
         async with self.db.session() as s:
             where = self._key_of(principal, key, decision_id)
-            if outcome.error is not None and getattr(outcome.error, "transient", False):
+            if isinstance(outcome.error, JudgeError) and outcome.error.transient:
                 await s.execute(delete(DecisionIdempotency).where(*where))
                 return
-            body = (
-                {"decision": outcome.decision} if outcome.decision is not None else {"error": error_json(outcome.error)}
-            )  # type: ignore[arg-type]
-            status = 200 if outcome.decision is not None else outcome.error.http_status  # type: ignore[union-attr]
+            if outcome.decision is not None:
+                body: dict[str, Any] = {"decision": outcome.decision}
+                status = 200
+            elif outcome.error is not None:
+                body, status = {"error": error_json(outcome.error)}, outcome.error.http_status
+            else:
+                raise RuntimeError("an outcome holds a decision or an error")
             await s.execute(
                 update(DecisionIdempotency)
                 .where(*where)
@@ -378,7 +387,10 @@ class DecisionRunner:
                 raise NotFound(f"no decision {decision_id!r} is accessible to this caller", field="id")
             if is_lapsed(row, utcnow()):
                 await fail_if_lapsed(s, decision_id)
-                row = await s.get(Decision, decision_id, populate_existing=True)
+                fresh = await s.get(Decision, decision_id, populate_existing=True)
+                if fresh is None:  # purged meanwhile
+                    raise NotFound(f"no decision {decision_id!r} is accessible to this caller", field="id")
+                row = fresh
         return decision_json(row)
 
     async def sweep_lapsed(self) -> int:

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
+from cairn.app.core.db import rows_matched
 from cairn.app.core.errors import BadInput, NonRetainingWorkspace, NotFound
 from cairn.app.core.ids import new_id, utcnow
 from cairn.app.core.models import AgentSession, SessionMessage, Workspace
@@ -116,9 +118,9 @@ async def get_session(
     """
     validate_identifier(session_id, field, 256)
     stmt = select(AgentSession).where(
-        AgentSession.id == session_id,
-        AgentSession.workspace_id == principal.workspace_id,
-        AgentSession.member_id == principal.member_id,
+        col(AgentSession.id) == session_id,
+        col(AgentSession.workspace_id) == principal.workspace_id,
+        col(AgentSession.member_id) == principal.member_id,
     )
     if for_update:
         stmt = stmt.with_for_update()
@@ -139,10 +141,10 @@ async def _append(s: AsyncSession, row: AgentSession, messages: list[MessageIn])
     # Compare-and-set on message_count: two appends racing on one session cannot both win.
     res = await s.execute(
         update(AgentSession)
-        .where(AgentSession.id == row.id, AgentSession.message_count == start)
+        .where(col(AgentSession.id) == row.id, col(AgentSession.message_count) == start)
         .values(message_count=start + len(messages), updated_at=now)
     )
-    if res.rowcount != 1:
+    if rows_matched(res) != 1:
         raise SessionConflict("the session changed while appending; retry")
     out = []
     for i, m in enumerate(messages, start=1):
@@ -178,10 +180,13 @@ async def archive_session(s: AsyncSession, *, principal: Principal, session_id: 
     if row.archived_at is None:  # conditional: of concurrent archives the first time stays
         await s.execute(
             update(AgentSession)
-            .where(AgentSession.id == row.id, AgentSession.archived_at.is_(None))
+            .where(col(AgentSession.id) == row.id, col(AgentSession.archived_at).is_(None))
             .values(archived_at=utcnow())
         )
-        row = await s.get(AgentSession, row.id, populate_existing=True)
+        fresh = await s.get(AgentSession, row.id, populate_existing=True)
+        if fresh is None:  # deleted meanwhile (its workspace was)
+            raise NotFound(f"agent session {row.id!r} not found", field="sessionId")
+        row = fresh
     return row
 
 
@@ -191,8 +196,8 @@ async def recent_messages(s: AsyncSession, *, session_id: str, limit: int) -> li
         (
             await s.execute(
                 select(SessionMessage)
-                .where(SessionMessage.session_id == session_id)
-                .order_by(SessionMessage.ordinal.desc())
+                .where(col(SessionMessage.session_id) == session_id)
+                .order_by(col(SessionMessage.ordinal).desc())
                 .limit(limit)
             )
         )
@@ -207,9 +212,9 @@ async def list_sessions(
 ) -> list[AgentSession]:
     """The caller's sessions, most recently updated first."""
     stmt = select(AgentSession).where(
-        AgentSession.workspace_id == principal.workspace_id, AgentSession.member_id == principal.member_id
+        col(AgentSession.workspace_id) == principal.workspace_id, col(AgentSession.member_id) == principal.member_id
     )
     if not include_archived:
-        stmt = stmt.where(AgentSession.archived_at.is_(None))
-    rows = await s.execute(stmt.order_by(AgentSession.updated_at.desc(), AgentSession.id).limit(limit))
+        stmt = stmt.where(col(AgentSession.archived_at).is_(None))
+    rows = await s.execute(stmt.order_by(col(AgentSession.updated_at).desc(), col(AgentSession.id)).limit(limit))
     return list(rows.scalars().all())

@@ -20,6 +20,7 @@ from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.core.db import Database
 from cairn.app.core.ids import new_id, utcnow
@@ -52,14 +53,21 @@ async def extract_version(
         (pid, ps, pe, sha)
         for pid, ps, pe, sha in (
             await s.execute(
-                select(VersionPassage.passage_id, VersionPassage.start, VersionPassage.end, Passage.sha256)
-                .join(Passage, Passage.id == VersionPassage.passage_id)
-                .where(VersionPassage.version_id == version.id)
-                .order_by(VersionPassage.start)
+                select(
+                    col(VersionPassage.passage_id),
+                    col(VersionPassage.start),
+                    col(VersionPassage.end),
+                    col(Passage.sha256),
+                )
+                .join(Passage, col(Passage.id) == col(VersionPassage.passage_id))
+                .where(col(VersionPassage.version_id) == version.id)
+                .order_by(col(VersionPassage.start))
             )
         ).all()
     ]
-    await s.execute(delete(FieldValue).where(FieldValue.version_id == version.id, FieldValue.source == "MODEL"))
+    await s.execute(
+        delete(FieldValue).where(col(FieldValue.version_id) == version.id, col(FieldValue.source) == "MODEL")
+    )
     now = utcnow()
 
     def row(spec: FieldSpec, **fields: Any) -> FieldValue:
@@ -139,8 +147,8 @@ async def extract_collection(
         done = dict(
             (
                 await s.execute(
-                    select(FieldExtraction.version_id, FieldExtraction.revision).where(
-                        FieldExtraction.collection_id == collection_id
+                    select(col(FieldExtraction.version_id), col(FieldExtraction.revision)).where(
+                        col(FieldExtraction.collection_id) == collection_id
                     )
                 )
             ).all()

@@ -133,7 +133,7 @@ def filter_operands(plan: Plan, specs: dict[str, FieldSpec]) -> list[Any]:
     Raises:
         BadInput ``FIELD_NOT_DEFINED``, ``FIELD_QUERY_INVALID_FILTER``.
     """
-    out = []
+    out: list[Any] = []
     for i, f in enumerate(plan.filters):
         where = f"plan.filters[{i}]"
         spec = spec_for(specs, f.field, f"{where}.field")

@@ -11,10 +11,11 @@ characters each, ≤ 8 values per label; each refused with a coded error naming 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import select
+from sqlmodel import col
 
 from cairn.app.core.errors import BadInput, NotFound
 from cairn.app.core.ids import new_id, utcnow
@@ -38,6 +39,7 @@ from cairn.app.fields.suggest import Suggestion, suggest
 from cairn.app.fields.training import candidate_keys, count_labels, ranker_for, train_from_labels, training_set
 from cairn.app.fields.types import FieldSpec, FieldType, Multiplicity
 from cairn.app.fields.values import coverage, known_at_time, read_values
+from cairn.app.governance import Principal, ServicesPort
 
 MAX_DEFINITIONS = 50
 MAX_DESCRIPTION = 2_000
@@ -140,7 +142,7 @@ def validate_define(request: DefineFieldsRequest) -> None:
         validate_spec(spec, f"fields[{i}]")
 
 
-async def define_fields(services: Any, principal: Any, request: DefineFieldsRequest) -> list[FieldSpec]:
+async def define_fields(services: ServicesPort, principal: Principal, request: DefineFieldsRequest) -> list[FieldSpec]:
     """Create or replace field definitions; bumps the collection's extraction revision (the
     next extraction re-runs every document). Returns the collection's definitions.
 
@@ -161,9 +163,9 @@ async def define_fields(services: Any, principal: Any, request: DefineFieldsRequ
                 limit=MAX_DEFINITIONS,
             )
         if request.replace_all:
-            for name, row in existing.items():
+            for name, stale in existing.items():
                 if name not in wanted:
-                    await s.delete(row)
+                    await s.delete(stale)
         for spec in request.fields:
             row = existing.get(spec.name)
             if row is None:
@@ -185,7 +187,7 @@ async def define_fields(services: Any, principal: Any, request: DefineFieldsRequ
         return [store.spec_of(r) for r in await store.definitions(s, request.collection_id)]
 
 
-async def list_fields(services: Any, principal: Any, request: FieldsRequest) -> list[FieldInfo]:
+async def list_fields(services: ServicesPort, principal: Principal, request: FieldsRequest) -> list[FieldInfo]:
     """The collection's fields with coverage (as of ``request.known_at`` when given).
 
     Raises:
@@ -216,7 +218,13 @@ async def list_fields(services: Any, principal: Any, request: FieldsRequest) -> 
     ]
 
 
-async def extract_fields(services: Any, principal: Any, request: ExtractRequest, *, progress=None) -> ExtractReport:
+async def extract_fields(
+    services: ServicesPort,
+    principal: Principal,
+    request: ExtractRequest,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> ExtractReport:
     """Extract the collection's pending versions (``request.force``: every current version);
     ``progress(done, total)`` is called as documents finish (the CLI's bar).
 
@@ -233,7 +241,9 @@ async def extract_fields(services: Any, principal: Any, request: ExtractRequest,
     )
 
 
-async def extract_on_new_version(services: Any, principal: Any, request: ExtractRequest) -> ExtractReport | None:
+async def extract_on_new_version(
+    services: ServicesPort, principal: Principal, request: ExtractRequest
+) -> ExtractReport | None:
     """The corpus write hook: re-extract the collection's learned fields after a document got a
     new version (``None`` when the collection defines no fields, nothing is run then)."""
     async with services.db.session() as s:
@@ -242,7 +252,7 @@ async def extract_on_new_version(services: Any, principal: Any, request: Extract
     return await extract_fields(services, principal, request)
 
 
-async def query_fields(services: Any, principal: Any, plan: Plan) -> QueryResult:
+async def query_fields(services: ServicesPort, principal: Principal, plan: Plan) -> QueryResult:
     """Run a plan (limits in :mod:`app.fields.plan`, operators in :mod:`app.fields.operands`);
     values as known at ``plan.known_at``, each citation re-checked live."""
     validate_identifier(plan.collection_id, "plan.collectionId")
@@ -257,7 +267,7 @@ async def query_fields(services: Any, principal: Any, plan: Plan) -> QueryResult
     return run_plan(plan, specs, docs)
 
 
-async def label_value(services: Any, principal: Any, request: LabelRequest) -> list[str]:
+async def label_value(services: ServicesPort, principal: Principal, request: LabelRequest) -> list[str]:
     """Record an editor's truth for a field of a document's current version (replacing an
     earlier label of that version). Each value is parsed with the field's finder and must
     parse (``FIELD_LABEL_INVALID``). Returns the stored keys. Train with :func:`train_fields`.
@@ -281,7 +291,7 @@ async def label_value(services: Any, principal: Any, request: LabelRequest) -> l
                 field="field",
             )
         versions = (
-            (await s.execute(select(DocumentVersion).where(DocumentVersion.document_id == doc.id))).scalars().all()
+            (await s.execute(select(DocumentVersion).where(col(DocumentVersion.document_id) == doc.id))).scalars().all()
         )
         now = utcnow()
         chosen = choose_versions(
@@ -310,7 +320,9 @@ async def label_value(services: Any, principal: Any, request: LabelRequest) -> l
             raise FieldLabelInvalid(f"values: field {spec.name!r} takes one value", field="values")
         row = (
             await s.execute(
-                select(FieldLabel).where(FieldLabel.version_id == version.id, FieldLabel.field_name == spec.name)
+                select(FieldLabel).where(
+                    col(FieldLabel.version_id) == version.id, col(FieldLabel.field_name) == spec.name
+                )
             )
         ).scalar_one_or_none()
         if row is None:
@@ -328,7 +340,7 @@ async def label_value(services: Any, principal: Any, request: LabelRequest) -> l
         return keys
 
 
-async def train_fields(services: Any, principal: Any, collection_id: str) -> dict[str, str]:
+async def train_fields(services: ServicesPort, principal: Principal, collection_id: str) -> dict[str, str]:
     """Retrain the collection's ranker from its labels (fields with labels on ≥ 2 documents),
     bump the revision so the next extraction re-runs. Returns field → model source."""
     validate_identifier(collection_id, "collectionId")
@@ -345,7 +357,7 @@ async def train_fields(services: Any, principal: Any, collection_id: str) -> dic
     return origin
 
 
-async def suggest_fields(services: Any, principal: Any, request: SuggestRequest) -> list[Suggestion]:
+async def suggest_fields(services: ServicesPort, principal: Principal, request: SuggestRequest) -> list[Suggestion]:
     """Fields suggested by recurring ``Label: value`` lines of the collection's current
     versions (never applied; an editor defines them). ``request.limit`` 1–50.
 
@@ -362,5 +374,10 @@ async def suggest_fields(services: Any, principal: Any, request: SuggestRequest)
         now = utcnow()
         current = choose_versions(await store.live_versions(s, collection_id), valid_time=now, system_time=now, now=now)
         ids = [v.id for v in current.values()][:2000]
-        texts = [t for (t,) in (await s.execute(select(DocumentVersion.text).where(DocumentVersion.id.in_(ids)))).all()]  # type: ignore[attr-defined]
+        texts = [
+            t
+            for (t,) in (
+                await s.execute(select(col(DocumentVersion.text)).where(col(DocumentVersion.id).in_(ids)))
+            ).all()
+        ]
     return suggest(texts, existing, limit)

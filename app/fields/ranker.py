@@ -27,6 +27,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -107,7 +108,7 @@ def doc_features(text: str, spec: FieldSpec) -> DocFeatures:
     return DocFeatures(cands, featurise(text, cands, spec))
 
 
-def _hash(features: list[list[str]]):
+def _hash(features: list[list[str]]) -> Any:
     from sklearn.feature_extraction import FeatureHasher
 
     return FeatureHasher(n_features=N_FEATURES, input_type="string", alternate_sign=False).transform(features)

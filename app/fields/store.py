@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.core.errors import NotFound
 from cairn.app.core.models import Collection, Document, DocumentVersion, FieldDefinition, FieldState
@@ -39,7 +40,9 @@ async def definitions(s: AsyncSession, collection_id: str) -> list[FieldDefiniti
     """The collection's field definitions, by name."""
     rows = (
         await s.execute(
-            select(FieldDefinition).where(FieldDefinition.collection_id == collection_id).order_by(FieldDefinition.name)
+            select(FieldDefinition)
+            .where(col(FieldDefinition.collection_id) == collection_id)
+            .order_by(col(FieldDefinition.name))
         )
     ).scalars()
     return list(rows)
@@ -59,15 +62,15 @@ async def live_versions(s: AsyncSession, collection_id: str) -> list[VersionMeta
     """Every version of the collection's live documents (for the as-of rule)."""
     rows = await s.execute(
         select(
-            DocumentVersion.id,
-            DocumentVersion.document_id,
-            DocumentVersion.number,
-            DocumentVersion.valid_from,
-            DocumentVersion.valid_to,
-            DocumentVersion.recorded_at,
+            col(DocumentVersion.id),
+            col(DocumentVersion.document_id),
+            col(DocumentVersion.number),
+            col(DocumentVersion.valid_from),
+            col(DocumentVersion.valid_to),
+            col(DocumentVersion.recorded_at),
         )
-        .join(Document, Document.id == DocumentVersion.document_id)
-        .where(Document.collection_id == collection_id, Document.deleted_at.is_(None))
+        .join(Document, col(Document.id) == col(DocumentVersion.document_id))
+        .where(col(Document.collection_id) == collection_id, col(Document.deleted_at).is_(None))
     )
     return [VersionMeta(*r) for r in rows]
 

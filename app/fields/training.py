@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.core.models import DocumentVersion, FieldLabel, FieldState
 from cairn.app.fields.finders import find_candidates
@@ -62,9 +63,9 @@ async def training_set(s: AsyncSession, collection_id: str) -> list[tuple[str, s
     """(version text, field, true keys) of every label of the collection."""
     rows = (
         await s.execute(
-            select(DocumentVersion.text, FieldLabel.field_name, FieldLabel.keys)
-            .join(FieldLabel, FieldLabel.version_id == DocumentVersion.id)
-            .where(FieldLabel.collection_id == collection_id)
+            select(col(DocumentVersion.text), col(FieldLabel.field_name), col(FieldLabel.keys))
+            .join(FieldLabel, col(FieldLabel.version_id) == col(DocumentVersion.id))
+            .where(col(FieldLabel.collection_id) == collection_id)
             .order_by(FieldLabel.version_id, FieldLabel.field_name)
         )
     ).all()
@@ -89,8 +90,8 @@ def train_from_labels(specs: Sequence[FieldSpec], labelled: list[tuple[str, str,
 async def count_labels(s: AsyncSession, collection_id: str) -> dict[str, int]:
     """field → labelled documents."""
     rows = await s.execute(
-        select(FieldLabel.field_name, func.count())
-        .where(FieldLabel.collection_id == collection_id)
+        select(col(FieldLabel.field_name), func.count())
+        .where(col(FieldLabel.collection_id) == collection_id)
         .group_by(FieldLabel.field_name)
     )
     return {f: int(n) for f, n in rows.all()}

@@ -3,7 +3,8 @@ an extracted value. Pure data, no database."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
@@ -64,4 +65,4 @@ class Extracted:
     value: Any
     key: str
     score: float
-    spans: list[tuple[int, int]] = field(default_factory=list)
+    spans: list[tuple[int, int]] = dataclasses.field(default_factory=list)  # ``field`` is an attribute here

@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.core.ids import utcnow
 from cairn.app.core.models import (
@@ -105,7 +106,9 @@ async def read_values(
     extracted = {
         vid
         for (vid,) in (
-            await s.execute(select(FieldExtraction.version_id).where(FieldExtraction.collection_id == collection_id))
+            await s.execute(
+                select(col(FieldExtraction.version_id)).where(col(FieldExtraction.collection_id) == collection_id)
+            )
         ).all()
     }
     # per document: the latest extracted version not newer than the chosen one
@@ -140,7 +143,10 @@ async def read_values(
         for vid, pid, ps, pe in (
             await s.execute(
                 select(
-                    VersionPassage.version_id, VersionPassage.passage_id, VersionPassage.start, VersionPassage.end
+                    col(VersionPassage.version_id),
+                    col(VersionPassage.passage_id),
+                    col(VersionPassage.start),
+                    col(VersionPassage.end),
                 ).where(
                     VersionPassage.version_id.in_(chosen_ids)  # type: ignore[attr-defined]
                 )
@@ -166,8 +172,8 @@ async def read_values(
             v.uncited_reason = r.uncited_reason
         else:
             v.passage_id, v.sha256 = r.passage_id, r.sha256
-            where = placed.get((doc.version_id, r.passage_id))
-            old = placed.get((r.version_id, r.passage_id))
+            where = placed.get((doc.version_id, r.passage_id or ""))
+            old = placed.get((r.version_id, r.passage_id or ""))
             p = passages.get(r.passage_id or "")
             ok = False
             if (
@@ -246,9 +252,11 @@ async def _cite_label(s: AsyncSession, v: ValueView, field_type: FieldType) -> N
         return
     spans = (
         await s.execute(
-            select(VersionPassage.passage_id, VersionPassage.start, VersionPassage.end, Passage.sha256)
-            .join(Passage, Passage.id == VersionPassage.passage_id)
-            .where(VersionPassage.version_id == version.id)
+            select(
+                col(VersionPassage.passage_id), col(VersionPassage.start), col(VersionPassage.end), col(Passage.sha256)
+            )
+            .join(Passage, col(Passage.id) == col(VersionPassage.passage_id))
+            .where(col(VersionPassage.version_id) == version.id)
         )
     ).all()
     for c in find_candidates(version.text, field_type):
@@ -264,8 +272,8 @@ async def _cite_label(s: AsyncSession, v: ValueView, field_type: FieldType) -> N
 async def _start_in(s: AsyncSession, version_id: str, passage_id: str | None) -> int | None:
     row = (
         await s.execute(
-            select(VersionPassage.start).where(
-                VersionPassage.version_id == version_id, VersionPassage.passage_id == passage_id
+            select(col(VersionPassage.start)).where(
+                col(VersionPassage.version_id) == version_id, col(VersionPassage.passage_id) == passage_id
             )
         )
     ).first()
@@ -273,7 +281,12 @@ async def _start_in(s: AsyncSession, version_id: str, passage_id: str | None) ->
 
 
 async def coverage(
-    s: AsyncSession, *, workspace_id: str, collection_id: str, specs: Sequence[FieldSpec], known_at=None
+    s: AsyncSession,
+    *,
+    workspace_id: str,
+    collection_id: str,
+    specs: Sequence[FieldSpec],
+    known_at: datetime | None = None,
 ) -> tuple[int, dict[str, int]]:
     """(live documents, field → documents with at least one cited value)."""
     docs = await read_values(s, workspace_id=workspace_id, collection_id=collection_id, specs=specs, known_at=known_at)

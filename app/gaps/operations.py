@@ -34,7 +34,7 @@ from cairn.app.core.ids import as_utc, new_id, utcnow
 from cairn.app.core.models import AgentCredential, ContextGap, Member
 from cairn.app.core.text_rules import validate_identifier, validate_text
 from cairn.app.gaps.errors import ContextGapCursorInvalid, ContextGapPageSizeOutOfRange, ContextGapTextTooLong
-from cairn.app.governance import Principal
+from cairn.app.governance import Principal, ServicesPort
 
 TASK_MAX = 4_000
 MISSING_MAX = 2_000
@@ -168,7 +168,7 @@ async def _view(s: Any, gap: ContextGap) -> GapView:
     )
 
 
-async def report_gap(services: Any, principal: Principal, req: GapReport) -> GapView:
+async def report_gap(services: ServicesPort, principal: Principal, req: GapReport) -> GapView:
     """Store a gap reported by the caller (an agent with ``gaps:report``, or a member).
 
     Returns:
@@ -196,7 +196,7 @@ async def report_gap(services: Any, principal: Principal, req: GapReport) -> Gap
         return await _view(s, gap)
 
 
-async def list_gaps(services: Any, principal: Principal, req: GapListRequest) -> GapPage:
+async def list_gaps(services: ServicesPort, principal: Principal, req: GapListRequest) -> GapPage:
     """One page of the workspace's gaps, newest first (module doc: order, cursor, limits).
 
     Raises:

@@ -1,5 +1,6 @@
 """Who may call what: tokens and principals (auth), the operation registry, responsibility
-boundaries, the governed-call adapter (the ``Governed`` field extension), the response
+boundaries, the governed-call adapter (the ``Governed`` field extension), what an operation receives
+(the ``ServicesPort`` and ``RequestContextPort`` Protocols), the response
 envelope and the registry/schema contract check.
 
 Public surface: other packages import only the names below (import-linter contract in
@@ -37,6 +38,8 @@ from cairn.app.governance.auth import (
 )
 from cairn.app.governance.envelope import CallRecord, EnvelopeState, trace_id_from_headers
 from cairn.app.governance.extension import Governed
+from cairn.app.governance.operation import Operation
+from cairn.app.governance.ports import DatabasePort, IndexesPort, RequestContextPort, ServicesPort
 from cairn.app.governance.rate_limits import RateLimited, RateLimiter
 from cairn.app.governance.registry import PROFILE_LISTS, REGISTRY, capabilities_for_scopes, get_operation
 
@@ -52,11 +55,16 @@ __all__ = [
     "SCOPE_PERMISSIONS",
     "CallRecord",
     "ContextScope",
+    "DatabasePort",
     "EnvelopeState",
     "Governed",
+    "IndexesPort",
+    "Operation",
     "Principal",
     "RateLimited",
     "RateLimiter",
+    "RequestContextPort",
+    "ServicesPort",
     "agent_token_from_browser",
     "authorize",
     "bearer_from_headers",

@@ -39,9 +39,12 @@ from typing import Any
 
 from graphql import GraphQLError
 from sqlalchemy import update
+from sqlmodel import col
 from starlette.responses import Response
+from strawberry.types.unset import UnsetType
 from strawberry.utils.str_converters import to_camel_case
 
+from cairn.app.core.db import Database, rows_matched
 from cairn.app.core.errors import CairnError, Forbidden, as_cairn_error, to_response
 from cairn.app.core.ids import utcnow
 from cairn.app.core.models import ConfirmationRequest
@@ -50,6 +53,7 @@ from cairn.app.governance.binding import enforce_binding
 from cairn.app.governance.boundaries import Boundary, evaluate
 from cairn.app.governance.envelope import CallRecord
 from cairn.app.governance.operation import Operation
+from cairn.app.governance.ports import RequestContextPort
 from cairn.app.governance.rate_limits import subject_of
 from cairn.app.governance.registry import REGISTRY
 from cairn.app.observability import CHANNELS, end_operation, start_operation
@@ -86,7 +90,7 @@ def normalized_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
     """Arguments as plain JSON (inputs → dicts, enums → values, UNSET dropped)."""
     out = {}
     for k, v in sorted(arguments.items()):
-        if k == "info" or type(v).__name__ == "UnsetType":
+        if k == "info" or isinstance(v, UnsetType):
             continue
         out[to_camel_case(k)] = _plain(v)
     return out
@@ -98,7 +102,9 @@ def arguments_sha256(op_name: str, arguments: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-async def _consume_confirmation(db, token: str, credential_id: str, operation: str, digest: str, now: datetime) -> bool:
+async def _consume_confirmation(
+    db: Database, token: str, credential_id: str, operation: str, digest: str, now: datetime
+) -> bool:
     """Use a confirmation token once: ONE conditional UPDATE, committed before the handler runs.
 
     The row is marked used only if it is still unused, unexpired and bound to this credential,
@@ -112,19 +118,21 @@ async def _consume_confirmation(db, token: str, credential_id: str, operation: s
         res = await s.execute(
             update(ConfirmationRequest)
             .where(
-                ConfirmationRequest.token == token,
-                ConfirmationRequest.used_at.is_(None),
-                ConfirmationRequest.credential_id == credential_id,
-                ConfirmationRequest.operation == operation,
-                ConfirmationRequest.input_sha256 == digest,
-                ConfirmationRequest.expires_at > now,
+                col(ConfirmationRequest.token) == token,
+                col(ConfirmationRequest.used_at).is_(None),
+                col(ConfirmationRequest.credential_id) == credential_id,
+                col(ConfirmationRequest.operation) == operation,
+                col(ConfirmationRequest.input_sha256) == digest,
+                col(ConfirmationRequest.expires_at) > now,
             )
             .values(used_at=now)
         )
-        return res.rowcount == 1
+        return rows_matched(res) == 1
 
 
-async def _boundary(ctx, op: Operation, principal: Principal, arguments: dict[str, Any]) -> dict[str, Any]:
+async def _boundary(
+    ctx: RequestContextPort, op: Operation, principal: Principal, arguments: dict[str, Any]
+) -> dict[str, Any]:
     decision = evaluate(op.capability, principal.profile)
     info: dict[str, Any] = {"decision": decision.boundary.value, "capability": op.capability, "reason": decision.reason}
     if decision.boundary is Boundary.ALLOWED:
@@ -179,8 +187,8 @@ async def _boundary(ctx, op: Operation, principal: Principal, arguments: dict[st
 
 
 async def authorize(
-    ctx, op: Operation, arguments: dict[str, Any], validate: Callable[..., Any] | None = None
-) -> tuple[Principal | None, dict | None]:
+    ctx: RequestContextPort, op: Operation, arguments: dict[str, Any], validate: Callable[..., Any] | None = None
+) -> tuple[Principal | None, dict[str, Any] | None]:
     """Steps 2–6 of the module doc for one call.
 
     Returns:
@@ -228,7 +236,7 @@ DOCUMENT_RATE_CLASS = "reads"
 """The class a GraphQL document that runs no governed field counts against (:func:`meter_document`)."""
 
 
-async def meter_document(ctx) -> None:
+async def meter_document(ctx: RequestContextPort) -> None:
     """Count one call of the request's principal for a GraphQL document that runs no governed field.
 
     A governed root field counts itself when it runs (step 5 of the module doc); a document
@@ -247,20 +255,19 @@ async def meter_document(ctx) -> None:
     await services.rate_limiter.check(services.db, subject_of(principal), DOCUMENT_RATE_CLASS)
 
 
-def to_graphql_error(ctx, exc: BaseException) -> GraphQLError:
+def to_graphql_error(ctx: RequestContextPort, exc: BaseException) -> GraphQLError:
     """Shape any exception as a GraphQL error with ``extensions.code`` (no stack traces)."""
     if isinstance(exc, GraphQLError):
         return exc
     known = as_cairn_error(exc)
     if known is not None:
         if known is not exc:  # an outage (full disk, database down): the cause stays in the log
-            log.warning("%s: %s", known.code, exc, extra={"trace_id": getattr(ctx, "trace_id", None)})
-        answer_unavailable(getattr(ctx, "response", None), known)
+            log.warning("%s: %s", known.code, exc, extra={"trace_id": ctx.trace_id})
+        answer_unavailable(ctx.response, known)
         return GraphQLError(known.message, extensions=known.extensions(), original_error=known)
     _, extensions = to_response(exc)
-    log.error("internal error", exc_info=exc, extra={"trace_id": getattr(ctx, "trace_id", None)})
-    trace = getattr(ctx, "trace_id", "unknown")
-    return GraphQLError(f"internal error; quote trace id {trace} when reporting it", extensions=extensions)
+    log.error("internal error", exc_info=exc, extra={"trace_id": ctx.trace_id})
+    return GraphQLError(f"internal error; quote trace id {ctx.trace_id} when reporting it", extensions=extensions)
 
 
 def answer_unavailable(response: Any, error: CairnError) -> None:
@@ -277,7 +284,7 @@ def answer_unavailable(response: Any, error: CairnError) -> None:
         response.headers["retry-after"] = str(retry)
 
 
-def start_call(ctx, record: CallRecord) -> Any:
+def start_call(ctx: RequestContextPort, record: CallRecord) -> Any:
     """Start the call's trace span (``<channel> <operation>``, a child of the request's span;
     None with tracing off) and keep it on ``record``; :func:`log_call` ends it. Returns the
     span for :func:`app.observability.use`."""
@@ -303,21 +310,20 @@ def mark_failed(record: CallRecord, exc: BaseException, status: str | None = Non
     record.code = str(to_response(exc)[1].get("code", "INTERNAL_SERVER_ERROR"))
 
 
-def log_call(ctx, record: CallRecord) -> None:
+def log_call(ctx: RequestContextPort, record: CallRecord) -> None:
     """One structured line per operation call: operation, status, boundary, trace id, ms.
 
     Also the one observability hook of a call: ends its trace span (status, code) and counts it
     with its latency in ``services.telemetry`` (``cairn_calls_total`` and
     ``cairn_call_duration_seconds``; a no-op with metrics off).
     """
-    started = getattr(ctx, "started", None)
-    elapsed = time.perf_counter() - started if started else None
-    ms = round(elapsed * 1000, 2) if elapsed is not None else None
+    elapsed = time.perf_counter() - ctx.started
+    ms = round(elapsed * 1000, 2)
     if record.span is not None:
         end_operation(record.span, status=record.status, code=record.code, seconds=elapsed)
         record.span = None
-    telemetry = getattr(getattr(ctx, "services", None), "telemetry", None)
-    if telemetry is not None and telemetry.metrics is not None:
+    telemetry = ctx.services.telemetry
+    if telemetry.metrics is not None:
         op = REGISTRY.get(record.operation)
         telemetry.record_call(
             kind=op.kind if op is not None else "http",

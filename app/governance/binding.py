@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
+from sqlmodel import col
 
 from cairn.app.core.errors import ContextSetScopeRefused
 from cairn.app.core.models import Document, Passage
@@ -180,18 +181,18 @@ async def enforce_binding(
         owner: dict[str, str] = {}
         if docs:
             rows = await s.execute(
-                select(Document.id, Document.collection_id).where(
+                select(col(Document.id), col(Document.collection_id)).where(
                     Document.id.in_({d for _, d in docs}),  # type: ignore[attr-defined]
-                    Document.workspace_id == principal.workspace_id,
+                    col(Document.workspace_id) == principal.workspace_id,
                 )
             )
             owner = {r[0]: r[1] for r in rows.all()}
         located: dict[str, tuple[str, str]] = {}
         if passages:
             rows = await s.execute(
-                select(Passage.id, Passage.document_id, Passage.collection_id).where(
+                select(col(Passage.id), col(Passage.document_id), col(Passage.collection_id)).where(
                     Passage.id.in_({p for _, p in passages}),  # type: ignore[attr-defined]
-                    Passage.workspace_id == principal.workspace_id,
+                    col(Passage.workspace_id) == principal.workspace_id,
                 )
             )
             located = {r[0]: (r[1], r[2]) for r in rows.all()}

@@ -19,7 +19,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
+from starlette.applications import Starlette
+from starlette.routing import Mount, Route, WebSocketRoute
+from strawberry import Schema
+from strawberry.types.base import get_object_definition
 from strawberry.types.field import StrawberryField
 
 from cairn.app.governance.binding import BindingRule
@@ -30,7 +35,7 @@ from cairn.app.governance.registry import PROFILE_LISTS, REGISTRY
 _CAPABILITY_RE = re.compile(r"^[a-z_]+:[a-z_*]+$")
 
 
-def _root_fields(schema) -> Iterable[tuple[str, str, StrawberryField]]:
+def _root_fields(schema: Schema) -> Iterable[tuple[str, str, StrawberryField]]:
     for kind, type_def in (
         ("query", schema.query),
         ("mutation", schema.mutation),
@@ -38,12 +43,14 @@ def _root_fields(schema) -> Iterable[tuple[str, str, StrawberryField]]:
     ):
         if type_def is None:
             continue
-        definition = type_def.__strawberry_definition__
+        definition = get_object_definition(type_def, strict=True)
         for f in definition.fields:
             yield kind, schema.config.name_converter.get_graphql_name(f), f
 
 
-def contract_violations(schema, app=None, profiles: Iterable[dict] = ()) -> list[str]:
+def contract_violations(
+    schema: Schema, app: Starlette | None = None, profiles: Iterable[dict[str, Any]] = ()
+) -> list[str]:
     """Check the schema (and optionally the Starlette app and profiles) against the registry.
 
     Args:
@@ -82,14 +89,14 @@ def contract_violations(schema, app=None, profiles: Iterable[dict] = ()) -> list
                 problems.append(f"{kind} field {name}: binding path {path!r} names no argument of the field")
     if app is not None:
         for route in app.routes:
-            path = getattr(route, "path", "")
-            methods = getattr(route, "methods", None)
-            if route.__class__.__name__ == "WebSocketRoute":
-                names = [f"WS {path}"]
-            elif route.__class__.__name__ == "Mount":
-                names = [f"GET {path}/{{path}}"]
-            else:
-                names = [f"{m} {path}" for m in sorted(methods or []) if m != "HEAD"]
+            if isinstance(route, WebSocketRoute):
+                names = [f"WS {route.path}"]
+            elif isinstance(route, Mount):
+                names = [f"GET {route.path}/{{path}}"]
+            elif isinstance(route, Route):
+                names = [f"{m} {route.path}" for m in sorted(route.methods or []) if m != "HEAD"]
+            else:  # a route of no path (e.g. a Host): nothing to register
+                names = []
             for n in names:
                 if n not in REGISTRY:
                     problems.append(f"route {n} is not registered")

@@ -40,6 +40,7 @@ from cairn.app.core.errors import CairnError
 from cairn.app.governance.adapter import authorize, log_call, mark_failed, start_call, to_graphql_error
 from cairn.app.governance.envelope import CallRecord
 from cairn.app.governance.operation import Operation
+from cairn.app.governance.ports import RequestContextPort
 from cairn.app.governance.registry import get_operation
 from cairn.app.observability import use
 
@@ -123,7 +124,9 @@ class Governed(FieldExtension):
                 log_call(ctx, record)
 
     @staticmethod
-    async def _stream(ctx: Any, record: CallRecord, agen: AsyncGenerator[Any, None]) -> AsyncIterator[Any]:
+    async def _stream(
+        ctx: RequestContextPort, record: CallRecord, agen: AsyncGenerator[Any, None]
+    ) -> AsyncIterator[Any]:
         """Yield the subscription's items; shape its errors; close it and log the call once.
 
         The items are produced under the call's trace span (the stream outlives ``resolve_async``)."""

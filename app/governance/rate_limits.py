@@ -29,13 +29,16 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from collections.abc import Callable
 
-from sqlalchemy import delete, text
+from sqlalchemy import Table, delete, text
 from sqlalchemy.dialects import postgresql, sqlite
 
+from cairn.app.core.config import Settings
+from cairn.app.core.db import Database
 from cairn.app.core.errors import CairnError
 from cairn.app.core.models import RateLimitCounter
+from cairn.app.governance.auth import Principal
 from cairn.app.governance.operation import RATE_CLASSES
 
 WINDOW_SECONDS = 60
@@ -58,7 +61,7 @@ class RateLimited(CairnError):
     http_status = 429
 
 
-def subject_of(principal: Any) -> str:
+def subject_of(principal: Principal) -> str:
     """The counter key of a principal: ``agent:<credential id>`` or ``member:<member id>``."""
     return f"{principal.kind}:{principal.id}"
 
@@ -72,7 +75,7 @@ class RateLimiter:
         clock: Returns Unix seconds (``time.time``; tests may pass a fixed clock).
     """
 
-    def __init__(self, limits: dict[str, int], clock=time.time) -> None:
+    def __init__(self, limits: dict[str, int], clock: Callable[[], float] = time.time) -> None:
         unknown = set(limits) - set(RATE_CLASSES)
         if unknown:
             raise ValueError(f"unknown rate classes {sorted(unknown)}; known: {list(RATE_CLASSES)}")
@@ -81,11 +84,11 @@ class RateLimiter:
         self._last_cleanup = 0.0
 
     @classmethod
-    def from_settings(cls, settings: Any) -> RateLimiter:
+    def from_settings(cls, settings: Settings) -> RateLimiter:
         """The limiter of Settings ``rate_limit_<class>_per_minute``."""
         return cls({c: getattr(settings, f"rate_limit_{c}_per_minute") for c in RATE_CLASSES})
 
-    async def check(self, db: Any, subject: str, rate_class: str | None) -> int | None:
+    async def check(self, db: Database, subject: str, rate_class: str | None) -> int | None:
         """Count one call of ``subject`` in ``rate_class``; refuse it if over the limit.
 
         Args:
@@ -105,7 +108,8 @@ class RateLimiter:
         now = self.clock()
         window_start = int(now // WINDOW_SECONDS) * WINDOW_SECONDS
         insert = postgresql.insert if db.dialect == "postgresql" else sqlite.insert
-        table = RateLimitCounter.__table__
+        # SQLAlchemy's declarative sets __table__ when the class is made; SQLModel's stubs do not declare it
+        table: Table = RateLimitCounter.__table__  # type: ignore[attr-defined]
         stmt = (
             insert(table)
             .values(subject=subject, rate_class=rate_class, window_start=window_start, hits=1)

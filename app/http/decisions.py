@@ -21,6 +21,7 @@ and the original status and body (stored in the internal form, converted on the 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -99,7 +100,7 @@ def _create_arguments(request: Request, raw: bytes, body: Any) -> dict[str, Any]
     return {"bodySha256": body_sha256(raw)}
 
 
-def make_create_route():
+def make_create_route() -> Callable[[Request], Awaitable[Response]]:
     """``POST /api/v1/decisions`` (see module doc)."""
 
     @governed_route(
@@ -113,7 +114,7 @@ def make_create_route():
     async def route(call: HttpCall) -> Response:
         key = validate_idempotency_key(call.request.headers.getlist("idempotency-key"))  # checked already
         outcome = await call.ctx.services.decisions.create(
-            call.principal,
+            call.caller,
             prepare=lambda: validate_request(parse_body(call.raw), WIRE),
             sha=call.arguments["bodySha256"],
             key=key,
@@ -138,7 +139,7 @@ def _read_arguments(request: Request, raw: bytes, body: Any) -> dict[str, Any]:
     return {"id": decision_id}
 
 
-def make_read_route():
+def make_read_route() -> Callable[[Request], Awaitable[Response]]:
     """``GET /api/v1/decisions/{decision_id}``: 200 with the decision (``FAILED`` ones too) or 404."""
 
     @governed_route(
@@ -148,6 +149,6 @@ def make_read_route():
         on_error=wire_error,
     )
     async def route(call: HttpCall) -> Response:
-        return _ok(call, await call.ctx.services.decisions.get(call.principal, call.arguments["id"]))
+        return _ok(call, await call.ctx.services.decisions.get(call.caller, call.arguments["id"]))
 
     return route

@@ -26,11 +26,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 
 from cairn.app.core.errors import CairnError, Forbidden, NotFound, as_cairn_error, error_class
@@ -159,7 +161,7 @@ class EnvelopedCORSMiddleware(CORSMiddleware):
     """Starlette's CORS middleware whose refused preflights are enveloped 403 ``FORBIDDEN``
     errors naming what was refused (Starlette: plain-text 400 ``Disallowed CORS origin``)."""
 
-    def preflight_response(self, request_headers) -> Response:
+    def preflight_response(self, request_headers: Headers) -> Response:
         """Starlette's answer, or an enveloped 403 when it refused the preflight."""
         response = super().preflight_response(request_headers)
         if response.status_code < 400:
@@ -193,7 +195,7 @@ async def deny_websocket(
         await websocket.close(code=1008, reason=exc.message[:120])
 
 
-async def route_not_found(scope, receive, send) -> None:
+async def route_not_found(scope: Scope, receive: Receive, send: Send) -> None:
     """The router's fallback (``app.router.default``): an HTTP request to an unknown route
     raises 404 for :func:`http_exception_handler`; a WebSocket handshake to any path but
     ``/graphql`` is denied with an enveloped 404 ``NOT_FOUND``."""

@@ -22,6 +22,8 @@ import json
 from typing import Any
 from urllib.parse import parse_qsl
 
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
 from cairn.app.context import RequestContext, services_of
 from cairn.app.core.errors import as_cairn_error, error_class, to_response
 from cairn.app.governance import CallRecord, get_operation, log_call, mark_failed, to_graphql_error
@@ -35,7 +37,7 @@ BODY_TIMEOUT_SECONDS = 30.0
 connection and its buffer: the slow-body attack)."""
 
 
-async def read_body(receive, limit: int, timeout: float = BODY_TIMEOUT_SECONDS) -> bytes:
+async def read_body(receive: Receive, limit: int, timeout: float = BODY_TIMEOUT_SECONDS) -> bytes:
     """Read an HTTP request body, refusing it as soon as it passes ``limit`` bytes.
 
     Raises:
@@ -49,7 +51,7 @@ async def read_body(receive, limit: int, timeout: float = BODY_TIMEOUT_SECONDS) 
         raise RequestTimeout(f"the request body did not arrive within {timeout:.0f} s", limit=timeout) from None
 
 
-async def _read_body(receive, limit: int) -> bytes:
+async def _read_body(receive: Receive, limit: int) -> bytes:
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -66,7 +68,9 @@ async def _read_body(receive, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def enveloped_error(ctx: RequestContext, exc: BaseException, status: int | None = None) -> tuple[dict, dict[str, str]]:
+def enveloped_error(
+    ctx: RequestContext, exc: BaseException, status: int | None = None
+) -> tuple[dict[str, Any], dict[str, str]]:
     """The body and headers of an enveloped JSON error; marks the current call REJECTED/ERROR.
 
     ``status`` defaults to the error's own (:func:`~app.core.errors.to_response`). Headers: ``x-cairn-trace``; ``WWW-Authenticate`` on 401; ``Retry-After`` (the error's
@@ -87,7 +91,7 @@ def enveloped_error(ctx: RequestContext, exc: BaseException, status: int | None 
     return body, headers
 
 
-async def send_error(send, ctx: RequestContext, exc: BaseException, status: int) -> None:
+async def send_error(send: Send, ctx: RequestContext, exc: BaseException, status: int) -> None:
     """Send one enveloped JSON error response (raw ASGI)."""
     body, extra = enveloped_error(ctx, exc, status)
     payload = json.dumps(body).encode()
@@ -110,10 +114,10 @@ class GraphQLGate:
     (:func:`app.context.services_of`).
     """
 
-    def __init__(self, view) -> None:
+    def __init__(self, view: ASGIApp) -> None:
         self.view = view
 
-    async def __call__(self, scope, receive, send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         ctx = RequestContext(services_of(scope), headers)
         is_query_get = scope["method"] == "GET" and b"query=" in scope.get("query_string", b"")
@@ -149,7 +153,7 @@ class GraphQLGate:
         scope.setdefault("state", {})["cairn_principal"] = principal
         replayed = False
 
-        async def replay():
+        async def replay() -> Message:
             nonlocal replayed
             if scope["method"] == "POST" and not replayed:
                 replayed = True
@@ -193,11 +197,11 @@ def _check_shape(body: bytes, headers: dict[str, str]) -> None:
         raise BadRequest("'variables' must be a JSON object", field="variables")
 
 
-def _without_body(send):
+def _without_body(send: Send) -> Send:
     """An ASGI ``send`` passing a response's start (status, headers with GET's content-length)
     and an empty last body message: what a HEAD request gets (RFC 9110 §9.3.2)."""
 
-    async def head_send(message: dict[str, Any]) -> None:
+    async def head_send(message: Message) -> None:
         if message["type"] == "http.response.body":
             if not message.get("more_body", False):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -210,14 +214,14 @@ def _without_body(send):
 class _EnvelopingSend:
     """Rewrites Strawberry's plain-text 4xx responses as enveloped JSON errors."""
 
-    def __init__(self, send, ctx: RequestContext) -> None:
+    def __init__(self, send: Send, ctx: RequestContext) -> None:
         self.send = send
         self.ctx = ctx
         self.status: int | None = None
         self.plain = False
         self.buffer: list[bytes] = []
 
-    async def __call__(self, message: dict[str, Any]) -> None:
+    async def __call__(self, message: Message) -> None:
         if message["type"] == "http.response.start":
             ctype = dict(message.get("headers", [])).get(b"content-type", b"")
             self.status = message["status"]

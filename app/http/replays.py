@@ -42,7 +42,7 @@ def make_replay_route() -> Callable[[Request], Any]:
     )
     async def route(call: HttpCall) -> Response:
         req = ReplayRequest(call.arguments["replayId"], call.arguments["mode"], call.arguments["task"])
-        result = await replay_pack(call.ctx.services, call.principal, req)
+        result = await replay_pack(call.ctx.services, call.caller, req)
         return JSONResponse({"data": result_json(result)}, headers=call.stream_headers)
 
     return route

@@ -46,6 +46,7 @@ from cairn.app.context import RequestContext, services_of
 from cairn.app.core.errors import CairnError, to_response
 from cairn.app.governance import (
     CallRecord,
+    Operation,
     Principal,
     authorize,
     get_operation,
@@ -75,17 +76,29 @@ class HttpCall:
 
     request: Request
     ctx: RequestContext
-    op: Any
+    op: Operation
     principal: Principal | None
     raw: bytes
     body: Any | None
-    input: Any | None
+    input: Any
     arguments: dict[str, Any]
 
     @property
     def record(self) -> CallRecord:
         """The call record of this operation (its status and boundary go in the envelope)."""
         return self.ctx.envelope.calls[-1]
+
+    @property
+    def caller(self) -> Principal:
+        """The authorized caller of an operation that takes a credential (every route but the
+        ``auth="none"`` ones).
+
+        Raises:
+            RuntimeError: the operation takes no credential (so there is no caller).
+        """
+        if self.principal is None:
+            raise RuntimeError(f"{self.op.name} takes no credential: it has no caller")
+        return self.principal
 
     @property
     def stream_headers(self) -> dict[str, str]:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from typing import Any, cast
 
+from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from cairn.app.governance import log_call, mark_failed, to_graphql_error
+from cairn.app.governance import Operation, log_call, mark_failed, to_graphql_error
 from cairn.app.http.routes import HttpCall, governed_route
 from cairn.app.observability import use
 from cairn.app.packs import event_json, parse_body, request_from_json, stream_pack
@@ -15,7 +17,7 @@ from cairn.app.packs import event_json, parse_body, request_from_json, stream_pa
 MAX_STREAM_BODY_BYTES = 64 * 1024
 
 
-def make_stream_route():
+def make_stream_route() -> Callable[[Request], Awaitable[Response]]:
     """``POST /v1/context-packs/stream``: the pack as NDJSON (one JSON object per line).
 
     Checks (:func:`~app.http.routes.governed_route`): body ≤ 64 KiB (413), authentication,
@@ -36,7 +38,10 @@ def make_stream_route():
     )
     async def route(call: HttpCall) -> Response:
         ctx, op = call.ctx, call.op
-        events = stream_pack(ctx.services, call.principal, call.input, trace_id=ctx.trace_id)
+        # stream_pack is an async generator function (closed below); app.packs declares it AsyncIterator
+        events = cast(
+            AsyncGenerator[Any, None], stream_pack(ctx.services, call.caller, call.input, trace_id=ctx.trace_id)
+        )
         first = await anext(events)
 
         async def body_iter() -> AsyncIterator[bytes]:
@@ -58,7 +63,9 @@ def make_stream_route():
     return route
 
 
-def _line(event, op) -> bytes:
+def _line(event: Any, op: Operation) -> bytes:
+    """One NDJSON line; ``event``: an ``app.packs`` pack event (``PackEvent`` is not on the
+    package's public surface, so it is not named here)."""
     return (
         json.dumps(event_json(event, coordinate=op.coordinate, capability=op.capability), ensure_ascii=False) + "\n"
     ).encode("utf-8")

@@ -34,10 +34,11 @@ as HTTP routes answer it, instead of being upgraded. A credential sent only in
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, cast
 
 from starlette.websockets import WebSocket
-from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler, Operation
+from strawberry.subscriptions.protocols.graphql_transport_ws.types import Message
 
 from cairn.app.context import RequestContext
 from cairn.app.core.errors import CairnError
@@ -79,7 +80,7 @@ class CairnTransportWS(BaseGraphQLTransportWSHandler):
     def context(self, value: Any) -> None:
         self._connection_context = value
 
-    async def run_operation(self, operation) -> None:
+    async def run_operation(self, operation: Operation[Any, Any]) -> None:
         """Authenticate with a fresh per-operation context, then run the operation on it."""
         ctx = self._connection_context.for_operation()
         _operation_context.set(ctx)  # this task's copy of the context only
@@ -105,25 +106,27 @@ class CairnTransportWS(BaseGraphQLTransportWSHandler):
         closed the whole connection with 4400, losing every other operation on it)."""
         return None
 
-    async def send_message(self, message) -> None:
+    async def send_message(self, message: Message) -> None:
         """Send, giving each error of an ``error`` message the operation's envelope.
 
         A ``next`` whose result is only a refusal (:func:`_refused_errors`: no data, every
         error coded ``RATE_LIMITED``) is sent as that operation's ``error`` message instead,
         and its ``complete`` is dropped: a governed field refused by the rate limit then
         arrives as a document refused before execution does (docs/api.md "Rate limits")."""
-        refused = _refused_errors(message)
+        # read and rebuilt as a plain dict: the protocol's TypedDicts differ by "type"
+        out = cast(dict[str, Any], message)
+        refused = _refused_errors(out)
         if refused is not None:
-            self._refused_ids.add(message["id"])
-            message = {"id": message["id"], "type": "error", "payload": refused}
-        elif message.get("type") == "complete" and message.get("id") in self._refused_ids:
-            self._refused_ids.discard(message["id"])  # the protocol ends an operation at its error
+            self._refused_ids.add(out["id"])
+            out = {"id": out["id"], "type": "error", "payload": refused}
+        elif out.get("type") == "complete" and out.get("id") in self._refused_ids:
+            self._refused_ids.discard(out["id"])  # the protocol ends an operation at its error
             return
-        if message.get("type") == "error" and isinstance(message.get("payload"), list):
+        if out.get("type") == "error" and isinstance(out.get("payload"), list):
             ctx = _operation_context.get() or self._connection_context.for_operation()
             envelope = ctx.envelope.build(had_errors=True)
-            message = {**message, "payload": [_with_envelope(err, envelope) for err in message["payload"]]}
-        await super().send_message(message)
+            out = {**out, "payload": [_with_envelope(err, envelope) for err in out["payload"]]}
+        await super().send_message(cast(Message, out))
 
 
 def _refused_errors(message: dict[str, Any]) -> list[Any] | None:

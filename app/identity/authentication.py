@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.core.errors import (
     AgentCredentialAuthorityLost,
@@ -43,7 +44,7 @@ async def authenticate(s: AsyncSession, token: str) -> Principal:
     kind, token_id, secret = parse_token(token)
     now = utcnow()
     if kind == "cm":
-        m = (await s.execute(select(Member).where(Member.token_id == token_id))).scalar_one_or_none()
+        m = (await s.execute(select(Member).where(col(Member.token_id) == token_id))).scalar_one_or_none()
         if m is None or not secret_matches(secret, m.token_sha256) or m.removed_at is not None:
             raise Unauthenticated("unknown or invalid member token")
         return Principal(
@@ -82,8 +83,8 @@ async def authenticate(s: AsyncSession, token: str) -> Principal:
             doc_colls = set(
                 (
                     await s.execute(
-                        select(Document.collection_id).where(
-                            Document.id.in_(list(cs.document_ids)), Document.workspace_id == cs.workspace_id
+                        select(col(Document.collection_id)).where(
+                            col(Document.id).in_(list(cs.document_ids)), col(Document.workspace_id) == cs.workspace_id
                         )
                     )
                 ).scalars()
@@ -112,8 +113,10 @@ async def _touch(s: AsyncSession, cred: AgentCredential, now: datetime) -> None:
     last = cred.last_used_at
     if last is not None and now - as_utc(last) < LAST_USED_RESOLUTION:
         return
-    stale = AgentCredential.last_used_at.is_(None) | (AgentCredential.last_used_at < now - LAST_USED_RESOLUTION)
-    await s.execute(update(AgentCredential).where(AgentCredential.id == cred.id, stale).values(last_used_at=now))
+    stale = col(AgentCredential.last_used_at).is_(None) | (
+        col(AgentCredential.last_used_at) < now - LAST_USED_RESOLUTION
+    )
+    await s.execute(update(AgentCredential).where(col(AgentCredential.id) == cred.id, stale).values(last_used_at=now))
 
 
 async def describe_principal(s: AsyncSession, principal: Principal) -> tuple[str, str]:

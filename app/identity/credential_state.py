@@ -24,6 +24,7 @@ from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.core.ids import as_utc, utcnow
 from cairn.app.core.models import AgentCredential, Member
@@ -66,7 +67,9 @@ def credential_state(cred: AgentCredential, creator: Member | None, now: datetim
 async def credential_states(s: AsyncSession, creds: Sequence[AgentCredential]) -> dict[str, CredentialState]:
     """``{credential id: state}`` for ``creds``, reading their creators in one query."""
     ids = sorted({c.creator_id for c in creds})
-    creators = {m.id: m for m in (await s.execute(select(Member).where(Member.id.in_(ids)))).scalars()} if ids else {}
+    creators = (
+        {m.id: m for m in (await s.execute(select(Member).where(col(Member.id).in_(ids)))).scalars()} if ids else {}
+    )
     now = utcnow()
     return {c.id: credential_state(c, creators.get(c.creator_id), now) for c in creds}
 
@@ -77,11 +80,11 @@ async def count_active(s: AsyncSession, workspace_id: str) -> int:
     rows = (
         await s.execute(
             select(AgentCredential, Member)
-            .outerjoin(Member, Member.id == AgentCredential.creator_id)
+            .outerjoin(Member, col(Member.id) == col(AgentCredential.creator_id))
             .where(
-                AgentCredential.workspace_id == workspace_id,
-                AgentCredential.revoked_at.is_(None),
-                AgentCredential.expires_at > now,
+                col(AgentCredential.workspace_id) == workspace_id,
+                col(AgentCredential.revoked_at).is_(None),
+                col(AgentCredential.expires_at) > now,
             )
         )
     ).all()

@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from cairn.app.core.models import AgentCredential, Member
-from cairn.app.governance import Principal, capabilities_for_scopes
+from cairn.app.governance import Principal, ServicesPort, capabilities_for_scopes
 from cairn.app.identity import service as identity
 from cairn.app.identity.authentication import describe_principal
 from cairn.app.identity.credential_state import CredentialState, credential_states
@@ -77,7 +79,7 @@ class CredentialRequest:
     profile: dict[str, Any] | None = None
 
 
-async def viewer_names(services, principal: Principal) -> tuple[str, str]:
+async def viewer_names(services: ServicesPort, principal: Principal) -> tuple[str, str]:
     """``(workspace name, display name)`` of the caller: the member's name, or the agent credential's.
 
     Raises:
@@ -87,14 +89,14 @@ async def viewer_names(services, principal: Principal) -> tuple[str, str]:
         return await describe_principal(s, principal)
 
 
-async def workspace_members(services, principal: Principal) -> list[MemberInfo]:
+async def workspace_members(services: ServicesPort, principal: Principal) -> list[MemberInfo]:
     """Members of the caller's workspace."""
     async with services.db.session() as s:
         rows = await identity.list_members(s, workspace_id=principal.workspace_id)
     return [MemberInfo.of(m) for m in rows]
 
 
-async def workspace_credentials(services, principal: Principal) -> list[CredentialView]:
+async def workspace_credentials(services: ServicesPort, principal: Principal) -> list[CredentialView]:
     """Agent credentials of the caller's workspace with their states."""
     async with services.db.session() as s:
         rows = await identity.list_credentials(s, workspace_id=principal.workspace_id)
@@ -102,12 +104,12 @@ async def workspace_credentials(services, principal: Principal) -> list[Credenti
     return [CredentialView(c, states[c.id]) for c in rows]
 
 
-async def _view(s, cred: AgentCredential) -> CredentialView:
+async def _view(s: AsyncSession, cred: AgentCredential) -> CredentialView:
     states = await credential_states(s, [cred])
     return CredentialView(cred, states[cred.id])
 
 
-async def issue_credential(services, principal: Principal, request: CredentialRequest) -> NewCredential:
+async def issue_credential(services: ServicesPort, principal: Principal, request: CredentialRequest) -> NewCredential:
     """Create an agent credential for the caller; ``grantedCapabilities`` defaults to what its scopes open.
 
     Raises:
@@ -129,7 +131,7 @@ async def issue_credential(services, principal: Principal, request: CredentialRe
     return NewCredential(view, issued.token)
 
 
-async def revoke_agent_credential(services, principal: Principal, credential_id: str) -> CredentialView:
+async def revoke_agent_credential(services: ServicesPort, principal: Principal, credential_id: str) -> CredentialView:
     """Revoke a credential of the caller's workspace now.
 
     Raises:
@@ -141,7 +143,7 @@ async def revoke_agent_credential(services, principal: Principal, credential_id:
 
 
 async def set_agent_profile(
-    services, principal: Principal, credential_id: str, profile: dict[str, Any]
+    services: ServicesPort, principal: Principal, credential_id: str, profile: dict[str, Any]
 ) -> CredentialView:
     """Replace the given responsibility lists of a credential (camelCase keys; omitted lists kept).
 
@@ -155,7 +157,7 @@ async def set_agent_profile(
         return await _view(s, cred)
 
 
-async def add_member(services, principal: Principal, name: str, role: str) -> NewMemberInfo:
+async def add_member(services: ServicesPort, principal: Principal, name: str, role: str) -> NewMemberInfo:
     """Add a member to the caller's workspace; its token is returned once.
 
     Raises:
@@ -166,7 +168,7 @@ async def add_member(services, principal: Principal, name: str, role: str) -> Ne
     return NewMemberInfo(MemberInfo.of(m), issued.token)
 
 
-async def remove_workspace_member(services, principal: Principal, member_id: str) -> MemberInfo:
+async def remove_workspace_member(services: ServicesPort, principal: Principal, member_id: str) -> MemberInfo:
     """Remove a member of the caller's workspace (their agent credentials stop working).
 
     Raises:
@@ -179,7 +181,7 @@ async def remove_workspace_member(services, principal: Principal, member_id: str
     return MemberInfo.of(m)
 
 
-async def change_member_role(services, principal: Principal, member_id: str, role: str) -> MemberInfo:
+async def change_member_role(services: ServicesPort, principal: Principal, member_id: str, role: str) -> MemberInfo:
     """Change a member's role in the caller's workspace.
 
     Raises:

@@ -14,6 +14,7 @@ from datetime import timedelta
 
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.core.db import serialize
 from cairn.app.core.errors import (
@@ -60,7 +61,7 @@ async def create_workspace(s: AsyncSession, *, name: str, retaining: bool = True
     """
     validate_name(name, "name", 120)
     await serialize(s, "workspace-name", name)
-    if (await s.execute(select(Workspace).where(Workspace.name == name))).scalar_one_or_none():
+    if (await s.execute(select(Workspace).where(col(Workspace.name) == name))).scalar_one_or_none():
         raise Conflict(f"workspace {name!r} already exists", field="name")
     ws = Workspace(id=new_id("ws"), name=name, retaining=retaining, created_at=utcnow())
     s.add(ws)
@@ -70,7 +71,7 @@ async def create_workspace(s: AsyncSession, *, name: str, retaining: bool = True
 
 async def get_workspace_by_name(s: AsyncSession, name: str) -> Workspace | None:
     """The workspace called ``name``, or None."""
-    return (await s.execute(select(Workspace).where(Workspace.name == name))).scalar_one_or_none()
+    return (await s.execute(select(Workspace).where(col(Workspace.name) == name))).scalar_one_or_none()
 
 
 async def create_member(s: AsyncSession, *, workspace_id: str, name: str, role: str) -> tuple[Member, IssuedToken]:
@@ -243,8 +244,8 @@ async def list_credentials(s: AsyncSession, *, workspace_id: str) -> list[AgentC
     """Every credential of the workspace (secrets never included), newest first."""
     rows = await s.execute(
         select(AgentCredential)
-        .where(AgentCredential.workspace_id == workspace_id)
-        .order_by(AgentCredential.created_at.desc(), AgentCredential.id)
+        .where(col(AgentCredential.workspace_id) == workspace_id)
+        .order_by(col(AgentCredential.created_at).desc(), col(AgentCredential.id))
     )
     return list(rows.scalars())
 
@@ -262,10 +263,13 @@ async def revoke_credential(s: AsyncSession, *, workspace_id: str, credential_id
     if cred.revoked_at is None:  # conditional: of concurrent revokes the first time stays
         await s.execute(
             update(AgentCredential)
-            .where(AgentCredential.id == cred.id, AgentCredential.revoked_at.is_(None))
+            .where(col(AgentCredential.id) == cred.id, col(AgentCredential.revoked_at).is_(None))
             .values(revoked_at=utcnow())
         )
-        cred = await s.get(AgentCredential, credential_id, populate_existing=True)
+        fresh = await s.get(AgentCredential, credential_id, populate_existing=True)
+        if fresh is None:  # deleted meanwhile (its workspace was)
+            raise NotFound(f"agent credential {credential_id!r} not found", field="credentialId")
+        cred = fresh
     return cred
 
 
@@ -313,10 +317,10 @@ async def _keep_an_owner(s: AsyncSession, workspace_id: str, *, leaving: str) ->
             select(func.count())
             .select_from(Member)
             .where(
-                Member.workspace_id == workspace_id,
-                Member.role == "owner",
-                Member.removed_at.is_(None),
-                Member.id != leaving,
+                col(Member.workspace_id) == workspace_id,
+                col(Member.role) == "owner",
+                col(Member.removed_at).is_(None),
+                col(Member.id) != leaving,
             )
         )
     ).scalar_one()
@@ -328,8 +332,8 @@ async def list_members(s: AsyncSession, *, workspace_id: str) -> list[Member]:
     """Live members of the workspace, by creation time then id."""
     rows = await s.execute(
         select(Member)
-        .where(Member.workspace_id == workspace_id, Member.removed_at.is_(None))
-        .order_by(Member.created_at, Member.id)
+        .where(col(Member.workspace_id) == workspace_id, col(Member.removed_at).is_(None))
+        .order_by(col(Member.created_at), col(Member.id))
     )
     return list(rows.scalars())
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from cairn.app.governance import Principal
+from cairn.app.governance import Principal, ServicesPort
 from cairn.app.interactions.service import Receipt, run_traced, start_interaction
 
 
@@ -45,7 +45,7 @@ class InteractionInfo:
 
 
 async def run_traced_call(
-    services, principal: Principal, call: TracedCall, run: Callable[[], Awaitable[Any]]
+    services: ServicesPort, principal: Principal, call: TracedCall, run: Callable[[], Awaitable[Any]]
 ) -> tuple[Any, Receipt | None]:
     """Run ``run()`` for ``call`` under :func:`app.interactions.service.run_traced`.
 
@@ -67,7 +67,9 @@ async def run_traced_call(
     )
 
 
-async def open_interaction(services, principal: Principal, conversation_id: str | None = None) -> InteractionInfo:
+async def open_interaction(
+    services: ServicesPort, principal: Principal, conversation_id: str | None = None
+) -> InteractionInfo:
     """Issue a new interaction (in a new conversation unless ``conversation_id`` is given).
 
     Raises:

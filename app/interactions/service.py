@@ -31,7 +31,9 @@ from typing import Any
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlmodel import col
 
+from cairn.app.core.db import Database, rows_matched
 from cairn.app.core.errors import BadInput, NotFound
 from cairn.app.core.ids import new_id, utcnow
 from cairn.app.core.models import OperationReceipt, TraceInteraction
@@ -105,7 +107,7 @@ def input_sha256(operation: str, normalized_input: dict[str, Any]) -> str:
 
 
 async def start_interaction(
-    db, *, workspace_id: str, principal_id: str, conversation_id: str | None = None
+    db: Database, *, workspace_id: str, principal_id: str, conversation_id: str | None = None
 ) -> TraceInteraction:
     """Issue a new interaction (in a new conversation unless ``conversation_id`` is given).
 
@@ -116,10 +118,10 @@ async def start_interaction(
         if conversation_id is not None:
             found = (
                 await s.execute(
-                    select(TraceInteraction.interaction_id)
+                    select(col(TraceInteraction.interaction_id))
                     .where(
-                        TraceInteraction.conversation_id == conversation_id,
-                        TraceInteraction.workspace_id == workspace_id,
+                        col(TraceInteraction.conversation_id) == conversation_id,
+                        col(TraceInteraction.workspace_id) == workspace_id,
                     )
                     .limit(1)
                 )
@@ -154,7 +156,7 @@ def _receipt(row: OperationReceipt, replayed: bool) -> Receipt:
     )
 
 
-async def _claim(db, claim: OperationReceipt) -> tuple[Any, Receipt] | None:
+async def _claim(db: Database, claim: OperationReceipt) -> tuple[Any, Receipt] | None:
     """Reserve ``claim.invocation_id`` for this call before it runs (the unique constraint decides).
 
     Returns:
@@ -175,9 +177,9 @@ async def _claim(db, claim: OperationReceipt) -> tuple[Any, Receipt] | None:
             row = (
                 await s.execute(
                     select(OperationReceipt).where(
-                        OperationReceipt.workspace_id == claim.workspace_id,
-                        OperationReceipt.principal_id == claim.principal_id,
-                        OperationReceipt.invocation_id == claim.invocation_id,
+                        col(OperationReceipt.workspace_id) == claim.workspace_id,
+                        col(OperationReceipt.principal_id) == claim.principal_id,
+                        col(OperationReceipt.invocation_id) == claim.invocation_id,
                     )
                 )
             ).scalar_one_or_none()
@@ -194,8 +196,8 @@ async def _claim(db, claim: OperationReceipt) -> tuple[Any, Receipt] | None:
             taken = await s.execute(
                 update(OperationReceipt)
                 .where(
-                    OperationReceipt.id == row.id,
-                    OperationReceipt.created_at < claim.created_at - STALE_CLAIM,
+                    col(OperationReceipt.id) == row.id,
+                    col(OperationReceipt.created_at) < claim.created_at - STALE_CLAIM,
                 )
                 .values(
                     created_at=claim.created_at,
@@ -203,7 +205,7 @@ async def _claim(db, claim: OperationReceipt) -> tuple[Any, Receipt] | None:
                     interaction_id=claim.interaction_id,
                 )
             )
-            if taken.rowcount == 1:  # its holder stopped (process ended) long ago: this call runs it
+            if rows_matched(taken) == 1:  # its holder stopped (process ended) long ago: this call runs it
                 claim.id = row.id
                 return None
         break
@@ -214,13 +216,13 @@ async def _claim(db, claim: OperationReceipt) -> tuple[Any, Receipt] | None:
     )
 
 
-async def _release(db, receipt_id: str) -> None:
+async def _release(db: Database, receipt_id: str) -> None:
     async with db.session() as s:
-        await s.execute(delete(OperationReceipt).where(OperationReceipt.id == receipt_id))
+        await s.execute(delete(OperationReceipt).where(col(OperationReceipt.id) == receipt_id))
 
 
 async def run_traced(
-    db,
+    db: Database,
     *,
     workspace_id: str,
     principal_id: str,
@@ -286,7 +288,9 @@ async def run_traced(
         return result, None
     async with db.session() as s:
         if invocation is not None:
-            await s.execute(update(OperationReceipt).where(OperationReceipt.id == receipt.id).values(result=result))
+            await s.execute(
+                update(OperationReceipt).where(col(OperationReceipt.id) == receipt.id).values(result=result)
+            )
         else:
             s.add(receipt)
     receipt.result = result if invocation is not None else None

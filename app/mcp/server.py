@@ -35,6 +35,7 @@ from cairn.app.core.errors import BadInput, CairnError, as_cairn_error
 from cairn.app.governance import CallRecord, get_operation, log_call, mark_failed, meter_document
 from cairn.app.http import error_response
 from cairn.app.mcp.governed import CONFIRMATION_META, ENVELOPE_META, count_refusal, error_payload, governed_call
+from cairn.app.mcp.spec import ToolSpec
 from cairn.app.mcp.tools import TOOLS
 
 SERVER_NAME = "cairn"
@@ -87,7 +88,7 @@ def refuse_request(message: Any) -> dict[str, Any] | None:
     return {"jsonrpc": "2.0", "id": message["id"], "error": error}
 
 
-def _tool(spec) -> types.Tool:
+def _tool(spec: ToolSpec) -> types.Tool:
     return types.Tool(
         name=spec.name,
         title=spec.name.replace("_", " "),

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, select
+from sqlalchemy import ColumnElement, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.core.errors import NonRetainingWorkspace
 from cairn.app.core.ids import utcnow
@@ -42,14 +43,14 @@ async def set_settings(
     return ws
 
 
-async def _delete_memories(s: AsyncSession, where) -> int:
+async def _delete_memories(s: AsyncSession, where: ColumnElement[bool]) -> int:
     """Delete the memories matching ``where``, their citations and analysed terms, by id (text never read)."""
-    ids = list((await s.execute(select(AgentMemory.id).where(where))).scalars())
+    ids = list((await s.execute(select(col(AgentMemory.id)).where(where))).scalars())
     for i in range(0, len(ids), 500):
         chunk = ids[i : i + 500]
-        await s.execute(delete(MemoryCitation).where(MemoryCitation.memory_id.in_(chunk)))
-        await s.execute(delete(MemoryTerm).where(MemoryTerm.memory_id.in_(chunk)))
-        await s.execute(delete(AgentMemory).where(AgentMemory.id.in_(chunk)))
+        await s.execute(delete(MemoryCitation).where(col(MemoryCitation.memory_id).in_(chunk)))
+        await s.execute(delete(MemoryTerm).where(col(MemoryTerm.memory_id).in_(chunk)))
+        await s.execute(delete(AgentMemory).where(col(AgentMemory.id).in_(chunk)))
     return len(ids)
 
 
@@ -63,29 +64,31 @@ async def purge_expired(s: AsyncSession, *, workspace_id: str | None = None, now
         Number of memory versions deleted.
     """
     now = now or utcnow()
-    q = select(Workspace.id, Workspace.memory_retention_days)
+    q = select(col(Workspace.id), col(Workspace.memory_retention_days))
     if workspace_id is not None:
-        q = q.where(Workspace.id == workspace_id)
+        q = q.where(col(Workspace.id) == workspace_id)
     total = 0
     for ws_id, days in (await s.execute(q)).all():
         cutoff = now - timedelta(days=days)
-        total += await _delete_memories(s, (AgentMemory.workspace_id == ws_id) & (AgentMemory.recorded_at < cutoff))
-    await s.execute(delete(MemoryWrite).where(MemoryWrite.at < now - timedelta(hours=1)))
+        total += await _delete_memories(
+            s, (col(AgentMemory.workspace_id) == ws_id) & (col(AgentMemory.recorded_at) < cutoff)
+        )
+    await s.execute(delete(MemoryWrite).where(col(MemoryWrite.at) < now - timedelta(hours=1)))
     return total
 
 
 async def purge_for_documents(s: AsyncSession, *, document_ids: Sequence[str]) -> int:
     """Delete every memory (all versions of its row) citing one of ``document_ids``."""
-    cited = select(MemoryCitation.memory_id).where(MemoryCitation.document_id.in_(list(document_ids)))
-    return await _delete_memories(s, AgentMemory.id.in_(cited))
+    cited = select(col(MemoryCitation.memory_id)).where(col(MemoryCitation.document_id).in_(list(document_ids)))
+    return await _delete_memories(s, col(AgentMemory.id).in_(cited))
 
 
 async def purge_for_collection(s: AsyncSession, *, collection_id: str) -> int:
     """Delete every memory filed under, or citing a passage of, ``collection_id``."""
-    cited = select(MemoryCitation.memory_id).where(MemoryCitation.collection_id == collection_id)
-    return await _delete_memories(s, AgentMemory.id.in_(cited) | (AgentMemory.collection_id == collection_id))
+    cited = select(col(MemoryCitation.memory_id)).where(col(MemoryCitation.collection_id) == collection_id)
+    return await _delete_memories(s, col(AgentMemory.id).in_(cited) | (col(AgentMemory.collection_id) == collection_id))
 
 
 async def delete_all(s: AsyncSession, *, workspace_id: str) -> int:
     """The owner's bulk delete: every memory of the workspace, by id, without reading text."""
-    return await _delete_memories(s, AgentMemory.workspace_id == workspace_id)
+    return await _delete_memories(s, col(AgentMemory.workspace_id) == workspace_id)

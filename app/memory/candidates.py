@@ -42,13 +42,15 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.core.ids import as_utc
 from cairn.app.core.models import AgentMemory, MemoryTerm
 from cairn.app.governance import Principal
 from cairn.retrieval.analysis import analyze
+from cairn.retrieval.embeddings import Embedder
 
 RECALL_CANDIDATES = 300
 VECTOR_CANDIDATES = 100
@@ -104,33 +106,36 @@ def owned_conditions(
     collection_id: str | None = None,
     as_of: datetime | None = None,
     all_versions: bool = False,
-) -> list:
+) -> list[ColumnElement[bool]]:
     """SQL conditions: the caller's own memories in their workspace, current (at ``as_of``).
 
     ``all_versions``: superseded versions too (those recorded by ``as_of`` when it is given).
     """
-    conds = [AgentMemory.workspace_id == principal.workspace_id, AgentMemory.owner_member_id == principal.member_id]
+    conds = [
+        col(AgentMemory.workspace_id) == principal.workspace_id,
+        col(AgentMemory.owner_member_id) == principal.member_id,
+    ]
     if namespace is not None:
-        conds.append(AgentMemory.namespace == namespace)
+        conds.append(col(AgentMemory.namespace) == namespace)
     if key is not None:
-        conds.append(AgentMemory.key == key)
+        conds.append(col(AgentMemory.key) == key)
     if collection_id is not None:
-        conds.append(AgentMemory.collection_id == collection_id)
+        conds.append(col(AgentMemory.collection_id) == collection_id)
     if all_versions:
         if as_of is not None:
-            conds.append(AgentMemory.recorded_at <= as_of)
+            conds.append(col(AgentMemory.recorded_at) <= as_of)
     elif as_of is None:
-        conds.append(AgentMemory.superseded_at.is_(None))
+        conds.append(col(AgentMemory.superseded_at).is_(None))
     else:
         conds += [
-            AgentMemory.recorded_at <= as_of,
-            AgentMemory.superseded_at.is_(None) | (AgentMemory.superseded_at > as_of),
+            col(AgentMemory.recorded_at) <= as_of,
+            col(AgentMemory.superseded_at).is_(None) | (col(AgentMemory.superseded_at) > as_of),
         ]
     return conds
 
 
 async def _vector_stage(
-    s: AsyncSession, embedder, query: str, conds: Sequence
+    s: AsyncSession, embedder: Embedder | None, query: str, conds: Sequence
 ) -> tuple[list[tuple[str, datetime, float]] | None, LegReport]:
     started = time.perf_counter()
 
@@ -143,14 +148,14 @@ async def _vector_stage(
         qv = await asyncio.wait_for(asyncio.to_thread(embedder.encode_query, query), timeout=VECTOR_BUDGET_S)
     except TimeoutError:
         return None, LegReport("vector", "SKIPPED", "query encoding exceeded the 800 ms budget", elapsed())
-    model = getattr(embedder, "name", "embedder")
+    model = embedder.name
     width = qv.size * 4
     rows = [
         r
         for r in (
             await s.execute(
-                select(AgentMemory.id, AgentMemory.recorded_at, AgentMemory.embedding).where(
-                    *conds, AgentMemory.embedding_model == model, AgentMemory.embedding.is_not(None)
+                select(col(AgentMemory.id), col(AgentMemory.recorded_at), col(AgentMemory.embedding)).where(
+                    *conds, col(AgentMemory.embedding_model) == model, col(AgentMemory.embedding).is_not(None)
                 )
             )
         ).all()
@@ -179,12 +184,12 @@ async def _word_matches(
         return {}
     pairs = (
         await s.execute(
-            select(MemoryTerm.term, AgentMemory.id, AgentMemory.recorded_at)
-            .join(AgentMemory, AgentMemory.id == MemoryTerm.memory_id)
+            select(col(MemoryTerm.term), col(AgentMemory.id), col(AgentMemory.recorded_at))
+            .join(AgentMemory, col(AgentMemory.id) == col(MemoryTerm.memory_id))
             .where(
-                MemoryTerm.workspace_id == principal.workspace_id,
-                MemoryTerm.owner_member_id == principal.member_id,
-                MemoryTerm.term.in_(terms),
+                col(MemoryTerm.workspace_id) == principal.workspace_id,
+                col(MemoryTerm.owner_member_id) == principal.member_id,
+                col(MemoryTerm.term).in_(terms),
                 *conds,
             )
         )
@@ -210,7 +215,7 @@ async def select_candidates(
     query: str,
     conds: Sequence,
     *,
-    embedder=None,
+    embedder: Embedder | None = None,
     limit: int = RECALL_CANDIDATES,
     vector_candidates: int = VECTOR_CANDIDATES,
 ) -> Candidates:
@@ -237,7 +242,8 @@ async def select_candidates(
     rows: list[AgentMemory] = []
     if ids:
         by_id = {
-            r.id: r for r in (await s.execute(select(AgentMemory).where(*conds, AgentMemory.id.in_(ids)))).scalars()
+            r.id: r
+            for r in (await s.execute(select(AgentMemory).where(*conds, col(AgentMemory.id).in_(ids)))).scalars()
         }
         rows = [by_id[i] for i in ids if i in by_id]
     return Candidates(rows, sims, report, word, len(top))

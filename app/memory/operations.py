@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cairn.app.core.errors import NotFound
 from cairn.app.core.models import Workspace
-from cairn.app.governance import Principal
+from cairn.app.governance import Principal, ServicesPort
 from cairn.app.memory import admin, service
 from cairn.app.memory.requests import ForgetRequest, MemoryListQuery, MemoryNote, MemorySettingsChange, RecallQuery
 from cairn.app.memory.views import ListOutcome, RecallOutcome, RememberOutcome
@@ -33,7 +34,7 @@ class MemorySettingsView:
         return cls(ws.memory_enabled, ws.memory_retention_days, ws.retaining)
 
 
-async def recall_memories(services, principal: Principal, request: RecallQuery) -> RecallOutcome:
+async def recall_memories(services: ServicesPort, principal: Principal, request: RecallQuery) -> RecallOutcome:
     """Ranked memories of the caller. Raises: see :func:`app.memory.service.recall`."""
     async with services.db.session() as s:
         return await service.recall(
@@ -48,7 +49,7 @@ async def recall_memories(services, principal: Principal, request: RecallQuery) 
         )
 
 
-async def list_own_memories(services, principal: Principal, request: MemoryListQuery) -> ListOutcome:
+async def list_own_memories(services: ServicesPort, principal: Principal, request: MemoryListQuery) -> ListOutcome:
     """A page of the caller's memories. Raises: see :func:`app.memory.service.list_memories`."""
     async with services.db.session() as s:
         return await service.list_memories(
@@ -64,14 +65,16 @@ async def list_own_memories(services, principal: Principal, request: MemoryListQ
         )
 
 
-async def memory_settings(services, principal: Principal) -> MemorySettingsView:
+async def memory_settings(services: ServicesPort, principal: Principal) -> MemorySettingsView:
     """The memory settings of the caller's workspace."""
     async with services.db.session() as s:
         ws = await s.get(Workspace, principal.workspace_id)
+        if ws is None:  # the caller was authenticated in it: deleted meanwhile
+            raise NotFound(f"workspace {principal.workspace_id!r} not found")
         return MemorySettingsView.of(ws)
 
 
-async def remember_memory(services, principal: Principal, request: MemoryNote) -> RememberOutcome:
+async def remember_memory(services: ServicesPort, principal: Principal, request: MemoryNote) -> RememberOutcome:
     """Store a note (PII masked first). Raises: see :func:`app.memory.service.remember`."""
     async with services.db.session() as s:
         return await service.remember(
@@ -86,7 +89,7 @@ async def remember_memory(services, principal: Principal, request: MemoryNote) -
         )
 
 
-async def forget_memory(services, principal: Principal, request: ForgetRequest) -> int:
+async def forget_memory(services: ServicesPort, principal: Principal, request: ForgetRequest) -> int:
     """Delete a memory and every version of its key (or one version: ``only_version``); returns the versions deleted.
 
     Raises:
@@ -103,7 +106,9 @@ async def forget_memory(services, principal: Principal, request: ForgetRequest) 
         )
 
 
-async def change_memory_settings(services, principal: Principal, request: MemorySettingsChange) -> MemorySettingsView:
+async def change_memory_settings(
+    services: ServicesPort, principal: Principal, request: MemorySettingsChange
+) -> MemorySettingsView:
     """Set the switch and/or retention of the caller's workspace (purges at once).
 
     Raises:
@@ -116,7 +121,7 @@ async def change_memory_settings(services, principal: Principal, request: Memory
         return MemorySettingsView.of(ws)
 
 
-async def delete_all_memories(services, principal: Principal) -> int:
+async def delete_all_memories(services: ServicesPort, principal: Principal) -> int:
     """Delete every memory of the caller's workspace without reading any; returns how many."""
     async with services.db.session() as s:
         return await admin.delete_all(s, workspace_id=principal.workspace_id)

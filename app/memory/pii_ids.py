@@ -163,7 +163,8 @@ def national_id_spans(text: str) -> tuple[list[list[tuple[int, int, str]]], list
     SSN). A rule that needs a keyword (SSN, SIN …) takes a value only when its nearest cue is
     that keyword. 17 digits + ``X`` failing the PRC check is a ``NUMBER`` (the ``X`` included).
     """
-    first, deferred = [], []
+    first: list[list[tuple[int, int, str]]] = []
+    deferred: list[tuple[int, int, str]] = []
     for rule in _RULES:
         spans = []
         for m in rule.shape.finditer(text):
@@ -206,6 +207,7 @@ def ip_spans(text: str) -> list[tuple[int, int, str]]:
     """IPv4 and IPv6 addresses in ``text`` (folded) as ``IP`` spans (see module doc for the
     addresses left alone)."""
     out = []
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address
     for m in _V6.finditer(text):
         value = m.group(0)
         if value.endswith(":") and not value.endswith("::"):

@@ -33,8 +33,9 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.core.db import serialize
 from cairn.app.core.errors import BadInput, NonRetainingWorkspace, NotFound
@@ -66,6 +67,7 @@ from cairn.app.memory.fields import MAX_CITATIONS, MAX_KEY, MAX_NAMESPACE, MAX_T
 from cairn.app.memory.pii import mask_pii, only_placeholders
 from cairn.app.memory.sources import HIDDEN, check_context_set, check_sources, resolve_citations
 from cairn.app.memory.views import ListOutcome, MemoryView, RecallOutcome, RememberOutcome
+from cairn.retrieval.embeddings import Embedder
 
 RATE_PER_HOUR = 120
 MAX_VERSIONS = 5_000
@@ -107,7 +109,7 @@ async def _check_collection(s: AsyncSession, principal: Principal, collection_id
 async def _rate_limit(s: AsyncSession, principal: Principal, now: datetime) -> None:
     window = now - timedelta(hours=1)
     q = select(func.count(), func.min(MemoryWrite.at)).where(
-        MemoryWrite.credential_id == principal.id, MemoryWrite.at > window
+        col(MemoryWrite.credential_id) == principal.id, col(MemoryWrite.at) > window
     )
     count, oldest = (await s.execute(q)).one()
     if count >= RATE_PER_HOUR:
@@ -128,7 +130,7 @@ async def remember(
     key: str | None = None,
     collection_id: str | None = None,
     citations: Sequence[str] = (),
-    embedder=None,
+    embedder: Embedder | None = None,
     now: datetime | None = None,
 ) -> RememberOutcome:
     """Store a memory for ``principal.member_id`` (module doc for every rule).
@@ -164,7 +166,7 @@ async def remember(
     stored = (
         await s.execute(
             select(func.count()).where(
-                AgentMemory.workspace_id == ws.id, AgentMemory.owner_member_id == principal.member_id
+                col(AgentMemory.workspace_id) == ws.id, col(AgentMemory.owner_member_id) == principal.member_id
             )
         )
     ).scalar_one()
@@ -178,17 +180,17 @@ async def remember(
         # one short text: the single-thread query path (all-MiniLM-L6-v2 is symmetric, so the
         # vector equals encode()'s); encode()'s 2-thread pool costs ~0.4 s per call from a worker thread
         vector = rank.pack_vector(await asyncio.to_thread(embedder.encode_query, masked.text))
-        model = getattr(embedder, "name", "embedder")
+        model = embedder.name
     previous = None
     if key is not None:
         previous = (
             await s.execute(
                 select(AgentMemory).where(
-                    AgentMemory.workspace_id == ws.id,
-                    AgentMemory.owner_member_id == principal.member_id,
-                    AgentMemory.namespace == namespace,
-                    AgentMemory.key == key,
-                    AgentMemory.superseded_at.is_(None),
+                    col(AgentMemory.workspace_id) == ws.id,
+                    col(AgentMemory.owner_member_id) == principal.member_id,
+                    col(AgentMemory.namespace) == namespace,
+                    col(AgentMemory.key) == key,
+                    col(AgentMemory.superseded_at).is_(None),
                 )
             )
         ).scalar_one_or_none()
@@ -222,7 +224,15 @@ async def remember(
     return RememberOutcome(MemoryView(row, source), 1 if previous else 0, masked.counts)
 
 
-def _owned(principal: Principal, *, namespace=None, key=None, collection_id=None, as_of=None, all_versions=False):
+def _owned(
+    principal: Principal,
+    *,
+    namespace: str | None = None,
+    key: str | None = None,
+    collection_id: str | None = None,
+    as_of: datetime | None = None,
+    all_versions: bool = False,
+) -> Select[AgentMemory]:
     return select(AgentMemory).where(
         *owned_conditions(
             principal,
@@ -244,7 +254,7 @@ async def recall(
     collection_id: str | None = None,
     as_of: datetime | None = None,
     limit: int = RECALL_LIMIT,
-    embedder=None,
+    embedder: Embedder | None = None,
     now: datetime | None = None,
     candidate_limit: int = RECALL_CANDIDATES,
     vector_candidates: int = VECTOR_CANDIDATES,
@@ -341,9 +351,12 @@ async def list_memories(
             at = at.astimezone(UTC)
         except (ValueError, OverflowError):
             raise BadInput("cursor is malformed; pass nextCursor from the previous page", field="cursor") from None
-        q = q.where((AgentMemory.recorded_at < at) | ((AgentMemory.recorded_at == at) & (AgentMemory.id < last_id)))
+        q = q.where(
+            (col(AgentMemory.recorded_at) < at)
+            | ((col(AgentMemory.recorded_at) == at) & (col(AgentMemory.id) < last_id))
+        )
     rows = (
-        (await s.execute(q.order_by(AgentMemory.recorded_at.desc(), AgentMemory.id.desc()).limit(limit + 1)))
+        (await s.execute(q.order_by(col(AgentMemory.recorded_at).desc(), col(AgentMemory.id).desc()).limit(limit + 1)))
         .scalars()
         .all()
     )
@@ -376,25 +389,27 @@ async def forget(
         NotFound: nothing of the caller's matches (other members' memories are never found).
     """
     await gate(s, principal, own_admin=True)
-    mine = (AgentMemory.workspace_id == principal.workspace_id) & (AgentMemory.owner_member_id == principal.member_id)
+    mine = (col(AgentMemory.workspace_id) == principal.workspace_id) & (
+        col(AgentMemory.owner_member_id) == principal.member_id
+    )
     if memory_id is not None:
-        row = (await s.execute(select(AgentMemory).where(mine, AgentMemory.id == memory_id))).scalar_one_or_none()
+        row = (await s.execute(select(AgentMemory).where(mine, col(AgentMemory.id) == memory_id))).scalar_one_or_none()
         if row is None:
             raise NotFound(f"memory {memory_id!r} not found", field="memoryId")
         if row.key is None:
-            return await _delete_memories(s, mine & (AgentMemory.id == row.id))
+            return await _delete_memories(s, mine & (col(AgentMemory.id) == row.id))
         if only_version:
             # the same critical section as remember: no new version lands between the delete
             # and the re-promotion of the previous one
             await serialize(s, "memory", principal.workspace_id, principal.member_id)
             await s.refresh(row)
             was_current = row.superseded_at is None
-            deleted = await _delete_memories(s, mine & (AgentMemory.id == row.id))
+            deleted = await _delete_memories(s, mine & (col(AgentMemory.id) == row.id))
             if was_current:
-                same_key = mine & (AgentMemory.namespace == row.namespace) & (AgentMemory.key == row.key)
+                same_key = mine & (col(AgentMemory.namespace) == row.namespace) & (col(AgentMemory.key) == row.key)
                 newest = (
                     await s.execute(
-                        select(AgentMemory).where(same_key).order_by(AgentMemory.recorded_at.desc()).limit(1)
+                        select(AgentMemory).where(same_key).order_by(col(AgentMemory.recorded_at).desc()).limit(1)
                     )
                 ).scalar_one_or_none()
                 if newest is not None:
@@ -403,7 +418,9 @@ async def forget(
                     await s.flush()
             return deleted
         namespace, key = row.namespace, row.key
-    deleted = await _delete_memories(s, mine & (AgentMemory.namespace == namespace) & (AgentMemory.key == key))
+    deleted = await _delete_memories(
+        s, mine & (col(AgentMemory.namespace) == namespace) & (col(AgentMemory.key) == key)
+    )
     if not deleted:
         raise NotFound(f"no memory with namespace {namespace!r} and key {key!r}", field="key")
     return deleted

@@ -19,6 +19,7 @@ from datetime import datetime
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.core.errors import BadInput
 from cairn.app.core.ids import as_utc, utcnow
@@ -70,13 +71,13 @@ async def _latest_versions(s: AsyncSession, doc_ids: Sequence[str]) -> dict[str,
     if not doc_ids:
         return {}
     latest = (
-        select(DocumentVersion.document_id, func.max(DocumentVersion.number).label("n"))
-        .where(DocumentVersion.document_id.in_(list(doc_ids)))
+        select(col(DocumentVersion.document_id), func.max(col(DocumentVersion.number)).label("n"))
+        .where(col(DocumentVersion.document_id).in_(list(doc_ids)))
         .group_by(DocumentVersion.document_id)
         .subquery()
     )
     rows = await s.execute(
-        select(DocumentVersion.document_id, DocumentVersion.number, DocumentVersion.valid_to).join(
+        select(col(DocumentVersion.document_id), col(DocumentVersion.number), col(DocumentVersion.valid_to)).join(
             latest, (latest.c.document_id == DocumentVersion.document_id) & (latest.c.n == DocumentVersion.number)
         )
     )
@@ -98,17 +99,17 @@ async def resolve_citations(s: AsyncSession, principal: Principal, passage_ids: 
     rows = (
         await s.execute(
             select(
-                Passage.id,
-                Passage.sha256,
-                Passage.document_id,
-                Passage.collection_id,
-                Passage.workspace_id,
-                Document.deleted_at,
-                Collection.deleted_at,
+                col(Passage.id),
+                col(Passage.sha256),
+                col(Passage.document_id),
+                col(Passage.collection_id),
+                col(Passage.workspace_id),
+                col(Document.deleted_at),
+                col(Collection.deleted_at),
             )
-            .join(Document, Document.id == Passage.document_id)
-            .join(Collection, Collection.id == Passage.collection_id)
-            .where(Passage.id.in_(ids))
+            .join(Document, col(Document.id) == col(Passage.document_id))
+            .join(Collection, col(Collection.id) == col(Passage.collection_id))
+            .where(col(Passage.id).in_(ids))
         )
     ).all()
     found = {r[0]: r for r in rows}
@@ -157,7 +158,7 @@ async def check_sources(
     ids = list(memory_ids)
     for i in range(0, len(ids), 500):
         cites += (
-            (await s.execute(select(MemoryCitation).where(MemoryCitation.memory_id.in_(ids[i : i + 500]))))
+            (await s.execute(select(MemoryCitation).where(col(MemoryCitation.memory_id).in_(ids[i : i + 500]))))
             .scalars()
             .all()
         )
@@ -166,23 +167,23 @@ async def check_sources(
     pids = list({c.passage_id for c in cites})
     prow = {}
     for i in range(0, len(pids), 500):
-        for r in (
+        for row in (
             await s.execute(
                 select(
-                    Passage.id,
-                    Passage.sha256,
-                    Passage.text,
-                    Passage.workspace_id,
-                    Document.deleted_at,
-                    Collection.deleted_at,
-                    Passage.collection_id,
+                    col(Passage.id),
+                    col(Passage.sha256),
+                    col(Passage.text),
+                    col(Passage.workspace_id),
+                    col(Document.deleted_at),
+                    col(Collection.deleted_at),
+                    col(Passage.collection_id),
                 )
-                .join(Document, Document.id == Passage.document_id)
-                .join(Collection, Collection.id == Passage.collection_id)
-                .where(Passage.id.in_(pids[i : i + 500]))
+                .join(Document, col(Document.id) == col(Passage.document_id))
+                .join(Collection, col(Collection.id) == col(Passage.collection_id))
+                .where(col(Passage.id).in_(pids[i : i + 500]))
             )
         ).all():
-            prow[r[0]] = r
+            prow[row[0]] = row
     latest = await _latest_versions(s, list({c.document_id for c in cites}))
     readable = "document:read" in principal.permissions
     allowed = context_set_collections(principal) if principal.context_set_id else None
@@ -199,7 +200,7 @@ async def check_sources(
             or not readable
             or (allowed is not None and r[6] not in allowed and not principal.may_read(r[6], c.document_id))
         )
-        if gone:
+        if gone or r is None:  # (r is None is part of gone; said again for the type checker)
             check.state = HIDDEN
             continue
         state = CHANGED if (r[1] != c.passage_sha256 or version > c.document_version) else CURRENT

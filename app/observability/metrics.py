@@ -44,6 +44,7 @@ from pathlib import Path
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
+from cairn.app.core.config import Settings
 from cairn.app.core.datadir import WORKERS_DIR
 
 MULTIPROCESS_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -130,10 +131,10 @@ class Telemetry:
     metrics_token: str | None = field(default=None, repr=False)
 
     @classmethod
-    def from_settings(cls, settings: object) -> Telemetry:
+    def from_settings(cls, settings: Settings) -> Telemetry:
         """``Telemetry(Metrics())`` when ``settings.metrics`` is true, else the off one."""
-        if getattr(settings, "metrics", False):
-            return cls(Metrics(), getattr(settings, "metrics_token", None))
+        if settings.metrics:
+            return cls(Metrics(), settings.metrics_token)
         return cls()
 
     def record_call(self, *, kind: str, operation: str, status: str, code: str, seconds: float | None) -> None:

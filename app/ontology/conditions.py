@@ -20,6 +20,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from cairn.app.ontology.store import OntologyStore, TypeIndex
 from cairn.app.ontology.types import (
     ALL_OPS,
     LIST_OPS,
@@ -58,6 +59,17 @@ class Node:
     def scoring(self) -> bool:
         """Whether the tree contains a scoring operator."""
         return self.op in SCORING_OPS or any(s.scoring() for s in self.subs)
+
+    def named_field(self) -> str:
+        """The field a leaf names (:func:`parse_condition` gives one to every leaf but
+        ``multi_match``, which names ``fields``).
+
+        Raises:
+            InvalidCondition: the node names no field.
+        """
+        if self.field is None:
+            raise _bad("this operator needs a field", operation=self.op)
+        return self.field
 
 
 def _bad(msg: str, *, field: str | None = None, operation: str | None = None) -> InvalidCondition:
@@ -207,7 +219,7 @@ def _compare(op: str, v: Any, target: Any) -> bool:
     raise ValueError(op)
 
 
-async def evaluate(node: Node, tindex, store) -> tuple[set[int], dict[int, float]]:
+async def evaluate(node: Node, tindex: TypeIndex, store: OntologyStore) -> tuple[set[int], dict[int, float]]:
     """Row positions matching ``node`` and the scores of scoring leaves.
 
     Args:
@@ -228,17 +240,18 @@ async def evaluate(node: Node, tindex, store) -> tuple[set[int], dict[int, float
                     scores[pos] = scores.get(pos, 0.0) + value
         return rows, scores
     if node.op in ("match", "multi_match"):
-        fields = node.fields or [node.field]
+        fields = node.fields or [node.named_field()]
         hits = tindex.match([text_field(f) for f in fields], node.value)
         return set(hits), hits
     if node.op == "knn":
-        hits = tindex.knn(node.field, await store.encode_query(node.value), node.k or 10)
+        hits = tindex.knn(node.named_field(), await store.encode_query(node.value), node.k or 10)
         return set(hits), hits
     if node.op == "exist":
-        return {i for i, r in enumerate(tindex.rows) if r.get(node.field) is not None}, {}
+        return {i for i, r in enumerate(tindex.rows) if r.get(node.named_field()) is not None}, {}
     if node.op == "not_exist":
-        return {i for i, r in enumerate(tindex.rows) if r.get(node.field) is None}, {}
+        return {i for i, r in enumerate(tindex.rows) if r.get(node.named_field()) is None}, {}
     target = LikePattern(node.value) if node.op in ("like", "not_like") else node.value
     if node.op in LIST_OPS:
         target = frozenset(node.value)
-    return {i for i, r in enumerate(tindex.rows) if _compare(node.op, r.get(node.field), target)}, {}
+    field = node.named_field()
+    return {i for i, r in enumerate(tindex.rows) if _compare(node.op, r.get(field), target)}, {}

@@ -25,14 +25,24 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import delete, insert, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
-from cairn.app.core.db import serialize
+from cairn.app.core.db import Database, serialize
 from cairn.app.core.errors import BadInput
 from cairn.app.core.ids import utcnow
 from cairn.app.core.models import KnowledgeNetwork, ObjectInstance, ObjectType
 from cairn.app.core.text_rules import validate_path
-from cairn.app.ontology.mapping import MappingSpec, SourceRows, csv_files_of, read_csv_rows, read_sql_rows
+from cairn.app.ontology.mapping import (
+    MappingSpec,
+    ObjectTypeSpec,
+    SourceRows,
+    csv_files_of,
+    read_csv_rows,
+    read_sql_rows,
+)
 from cairn.app.ontology.types import coerce_stored
+from cairn.retrieval.embeddings import Embedder
 
 Progress = Callable[[str, int, int], None]
 INSERT_CHUNK = 500
@@ -65,7 +75,7 @@ def vector_from_b64(text: str) -> np.ndarray:
     return np.frombuffer(base64.b64decode(text), dtype="<f4")
 
 
-def type_rows(spec, source: SourceRows) -> list[tuple[str, dict[str, Any]]]:
+def type_rows(spec: ObjectTypeSpec, source: SourceRows) -> list[tuple[str, dict[str, Any]]]:
     """Typed instances ``(key, data)`` of one object type.
 
     Raises:
@@ -144,8 +154,8 @@ async def read_source(
 
 
 async def load_network(
-    db,
-    embedder,
+    db: Database,
+    embedder: Embedder | None,
     *,
     workspace_id: str,
     mapping: MappingSpec,
@@ -195,7 +205,7 @@ async def load_network(
             if progress:
                 progress("embed", min(start + 64, len(texts)), len(texts))
         matrix = np.concatenate(parts, axis=0)
-    model = getattr(embedder, "name", None) if matrix is not None else None
+    model = embedder.name if embedder is not None and matrix is not None else None
     report = LoadReport(
         kn_id=mapping.id, generation=1, embedded=len(texts) if matrix is not None else 0, vector_model=model
     )
@@ -208,11 +218,11 @@ async def load_network(
         report.generation = generation
         await s.execute(
             delete(ObjectInstance).where(
-                ObjectInstance.workspace_id == workspace_id, ObjectInstance.kn_id == mapping.id
+                col(ObjectInstance.workspace_id) == workspace_id, col(ObjectInstance.kn_id) == mapping.id
             )
         )
         await s.execute(
-            delete(ObjectType).where(ObjectType.workspace_id == workspace_id, ObjectType.kn_id == mapping.id)
+            delete(ObjectType).where(col(ObjectType.workspace_id) == workspace_id, col(ObjectType.kn_id) == mapping.id)
         )
         if old:
             old.name, old.description, old.generation, old.loaded_at = (
@@ -287,9 +297,11 @@ async def load_network(
     return report
 
 
-async def list_networks(s, *, workspace_id: str) -> list[KnowledgeNetwork]:
+async def list_networks(s: AsyncSession, *, workspace_id: str) -> list[KnowledgeNetwork]:
     """The workspace's knowledge networks, by id."""
     rows = await s.execute(
-        select(KnowledgeNetwork).where(KnowledgeNetwork.workspace_id == workspace_id).order_by(KnowledgeNetwork.kn_id)
+        select(KnowledgeNetwork)
+        .where(col(KnowledgeNetwork.workspace_id) == workspace_id)
+        .order_by(col(KnowledgeNetwork.kn_id))
     )
     return list(rows.scalars().all())

@@ -28,6 +28,7 @@ GraphQL (it would let a caller make the server connect anywhere): use ``cairn on
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import os
@@ -337,6 +338,12 @@ def _select_for(spec: ObjectTypeSpec) -> str:
     return 'SELECT * FROM "' + (spec.table or "").replace('"', '""') + '"'
 
 
+def _query_overran(started: float) -> int:
+    """SQLite progress handler: 1 (interrupt the query) once it has run over
+    :data:`QUERY_SECONDS` since ``started`` (``time.monotonic()``), else 0."""
+    return int(time.monotonic() - started > QUERY_SECONDS)
+
+
 def read_csv_rows(mapping: MappingSpec, files: dict[str, str]) -> list[SourceRows]:
     """Run each object type's table/SQL over CSV tables ``{table: csv text}`` (blocking).
 
@@ -349,7 +356,7 @@ def read_csv_rows(mapping: MappingSpec, files: dict[str, str]) -> list[SourceRow
     try:
         for spec in mapping.object_types:
             started = time.monotonic()
-            conn.set_progress_handler(lambda started=started: int(time.monotonic() - started > QUERY_SECONDS), 10_000)
+            conn.set_progress_handler(functools.partial(_query_overran, started), 10_000)
             try:
                 cur = conn.execute(_select_for(spec))
                 names = [d[0] for d in cur.description]

@@ -6,27 +6,37 @@ result is what a replay returns, so its shape is the recorded one. The rules liv
 :mod:`app.ontology.store`, :mod:`app.ontology.query`, :mod:`app.ontology.recall` and
 :mod:`app.ontology.load`; the store is ``services.ontology``.
 
-``services`` is the process's :class:`app.context.Services` (not imported: ``app.context``
-imports this package).
+``services`` is the process's :class:`app.context.Services`, typed by the Protocols
+:class:`app.governance.ServicesPort` and :class:`OntologyServices` (``app.context`` imports this
+package, so it cannot be imported here).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from cairn.app.core.errors import BadInput
-from cairn.app.governance import Principal
+from cairn.app.governance import Principal, ServicesPort
 from cairn.app.interactions import Receipt, TracedCall, run_traced_call
 from cairn.app.ontology.load import list_networks, load_network
 from cairn.app.ontology.mapping import allowed_source_dir, parse_mapping
 from cairn.app.ontology.query import InstanceQuery, query_instances
 from cairn.app.ontology.recall import RecallRequest, semantic_recall
+from cairn.app.ontology.store import OntologyStore
 from cairn.app.ontology.types import condition_operations
 
 Traced = tuple[Any, Receipt | None]
 """``(JSON result, receipt or None)`` of a traced operation."""
+
+
+class OntologyServices(ServicesPort, Protocol):
+    """What the ontology operations use beyond :class:`~app.governance.ServicesPort`: the process's
+    :class:`~app.ontology.store.OntologyStore`."""
+
+    @property
+    def ontology(self) -> OntologyStore: ...
 
 
 @dataclass(frozen=True)
@@ -75,7 +85,7 @@ class LoadRequest:
     files: dict[str, str] | None = None
 
 
-async def list_knowledge_networks(services, principal: Principal) -> list[NetworkInfo]:
+async def list_knowledge_networks(services: ServicesPort, principal: Principal) -> list[NetworkInfo]:
     """The caller's workspace's knowledge networks, by id."""
     async with services.db.session() as s:
         rows = await list_networks(s, workspace_id=principal.workspace_id)
@@ -106,7 +116,7 @@ def _type_json(ot: Any, store: Any) -> dict[str, Any]:
     }
 
 
-async def object_types(services, principal: Principal, request: ObjectTypesRequest) -> Traced:
+async def object_types(services: OntologyServices, principal: Principal, request: ObjectTypesRequest) -> Traced:
     """Object types of a network with their properties (snake_case keys, as recorded for replays).
 
     Raises:
@@ -122,7 +132,7 @@ async def object_types(services, principal: Principal, request: ObjectTypesReque
     return await run_traced_call(services, principal, request.call, run)
 
 
-async def object_instances(services, principal: Principal, request: InstancesRequest) -> Traced:
+async def object_instances(services: OntologyServices, principal: Principal, request: InstancesRequest) -> Traced:
     """One page of instances: ``{rows, totalCount, cursor, conditionSource, messages, filtersIgnored}``.
 
     Raises:
@@ -144,7 +154,7 @@ async def object_instances(services, principal: Principal, request: InstancesReq
     return await run_traced_call(services, principal, request.call, run)
 
 
-async def recall_instances(services, principal: Principal, request: SemanticRecallRequest) -> Traced:
+async def recall_instances(services: OntologyServices, principal: Principal, request: SemanticRecallRequest) -> Traced:
     """Semantic recall: ``{nodes, objectTypes, selected, message}`` (nodes with camelCase keys).
 
     Raises:
@@ -174,7 +184,7 @@ async def recall_instances(services, principal: Principal, request: SemanticReca
     return await run_traced_call(services, principal, request.call, run)
 
 
-async def load_knowledge_network(services, principal: Principal, request: LoadRequest) -> Traced:
+async def load_knowledge_network(services: ServicesPort, principal: Principal, request: LoadRequest) -> Traced:
     """Load (or replace) a network from CSV files: ``{knId, generation, instances, embedded, vectorModel}``.
 
     Raises:

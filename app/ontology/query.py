@@ -30,9 +30,11 @@ from dataclasses import dataclass, field
 from functools import total_ordering
 from typing import Any
 
+from cairn.app.core.db import Database
 from cairn.app.core.errors import BadInput
 from cairn.app.ontology.conditions import Node, evaluate, parse_condition
 from cairn.app.ontology.errors import InvalidCursor
+from cairn.app.ontology.store import OntologyStore
 
 MAX_LIMIT = 10_000
 MAX_OFFSET = 1_000_000
@@ -173,7 +175,7 @@ def decode_cursor(secret: bytes, token: str, query_hash: str) -> list[Any]:
     return list(data.get("k") or [])
 
 
-async def query_instances(store, db, *, workspace_id: str, q: InstanceQuery) -> InstancePage:
+async def query_instances(store: OntologyStore, db: Database, *, workspace_id: str, q: InstanceQuery) -> InstancePage:
     """Run one ``objectInstances`` request (see module doc).
 
     Raises:
@@ -215,7 +217,8 @@ async def query_instances(store, db, *, workspace_id: str, q: InstanceQuery) -> 
         if unknown:
             raise BadInput(f"properties {unknown} are not properties of {q.ot_id}", field="properties")
     if node is None:
-        matches, scores = set(range(len(tindex.rows))), {}
+        matches: set[int] = set(range(len(tindex.rows)))
+        scores: dict[int, float] = {}
     else:
         matches, scores = await evaluate(node, tindex, store)
 

@@ -35,16 +35,19 @@ fused order is kept and the message says so.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from cairn.app.core.db import Database
 from cairn.app.core.errors import BadInput
-from cairn.app.ontology.store import text_field
+from cairn.app.core.models import ObjectType
+from cairn.app.ontology.store import OntologyStore, TypeIndex, text_field
 from cairn.app.ontology.types import condition_operations
 from cairn.retrieval.analysis import analyze_runs
-from cairn.retrieval.fusion import rrf
+from cairn.retrieval.fusion import Fused, rrf
 
 KNN_DEPTH = 50
 MATCH_DEPTH = 50
@@ -112,13 +115,13 @@ def _terms(text: str) -> list[str]:
     return list(dict.fromkeys(t for run in analyze_runs(text) for t in run))
 
 
-def descriptor(ot) -> str:
+def descriptor(ot: ObjectType) -> str:
     """Text describing a type for phase 1: name, description, property names."""
     names = ", ".join(p["name"] for p in ot.properties)
     return f"{ot.name}. {ot.description} Properties: {names}"
 
 
-def compact_type(ot, *, vectors_available: bool) -> dict[str, Any]:
+def compact_type(ot: ObjectType, *, vectors_available: bool) -> dict[str, Any]:
     """The compact definition returned with nodes: id, name, key, properties with operators."""
     return {
         "id": ot.ot_id,
@@ -137,35 +140,39 @@ def compact_type(ot, *, vectors_available: bool) -> dict[str, Any]:
     }
 
 
-class _DescriptorCache:
-    def __init__(self) -> None:
-        self.vectors: dict[tuple, np.ndarray] = {}
-
-
-async def _type_relevance(store, types, query: str, qvec) -> dict[str, float]:
-    cache = getattr(store, "_descriptors", None)
-    if cache is None:
-        cache = store._descriptors = _DescriptorCache()
+async def _type_relevance(
+    store: OntologyStore, types: Sequence[ObjectType], query: str, qvec: np.ndarray | None
+) -> dict[str, float]:
+    cache = store.descriptor_vectors
     qterms = set(_terms(query))
     out = {}
-    missing = [ot for ot in types if (ot.workspace_id, ot.kn_id, ot.ot_id, ot.generation) not in cache.vectors]
-    if missing and qvec is not None:
+    missing = [ot for ot in types if (ot.workspace_id, ot.kn_id, ot.ot_id, ot.generation) not in cache]
+    if missing and qvec is not None and store.embedder is not None:
         vecs = await asyncio.to_thread(store.embedder.encode, [descriptor(ot) for ot in missing])
         for ot, v in zip(missing, vecs):
-            cache.vectors[(ot.workspace_id, ot.kn_id, ot.ot_id, ot.generation)] = v
+            cache[(ot.workspace_id, ot.kn_id, ot.ot_id, ot.generation)] = v
     for ot in types:
         cos = 0.0
         if qvec is not None:
-            cos = float(np.dot(cache.vectors[(ot.workspace_id, ot.kn_id, ot.ot_id, ot.generation)], qvec))
+            cos = float(np.dot(cache[(ot.workspace_id, ot.kn_id, ot.ot_id, ot.generation)], qvec))
         dterms = set(_terms(descriptor(ot)))
         lexical = len(qterms & dterms) / len(qterms) if qterms else 0.0
         out[ot.ot_id] = 0.5 * cos + 0.5 * lexical
     return out
 
 
-async def _recall_type(store, db, workspace_id: str, ot, query: str, qvec, use_vectors: bool, depth: int):
+async def _recall_type(
+    store: OntologyStore,
+    db: Database,
+    workspace_id: str,
+    ot: ObjectType,
+    query: str,
+    qvec: np.ndarray | None,
+    use_vectors: bool,
+    depth: int,
+) -> tuple[TypeIndex, list[tuple[float, Fused, dict[str, Any]]]]:
     tindex = await store.type_index(db, workspace_id=workspace_id, kn_id=ot.kn_id, ot_id=ot.ot_id)
-    legs: dict[str, list[int]] = {}
+    legs: dict[str, list[str]] = {}
     jobs = []
     names = []
     text_props = [p["name"] for p in ot.properties if p.get("fullText")]
@@ -195,7 +202,7 @@ async def _recall_type(store, db, workspace_id: str, ot, query: str, qvec, use_v
     return tindex, scored[:depth]
 
 
-async def semantic_recall(store, db, *, workspace_id: str, r: RecallRequest) -> RecallResult:
+async def semantic_recall(store: OntologyStore, db: Database, *, workspace_id: str, r: RecallRequest) -> RecallResult:
     """Run a semantic recall (see module doc).
 
     Raises:

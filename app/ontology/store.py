@@ -23,21 +23,28 @@ import secrets
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 from whoosh import query as wq
 from whoosh.fields import ID, TEXT, Schema
 from whoosh.filedb.filestore import RamStorage
 from whoosh.scoring import BM25F
 
+from cairn.app.core.db import Database
 from cairn.app.core.errors import NotFound
 from cairn.app.core.models import KnowledgeNetwork, ObjectInstance, ObjectType
 from cairn.app.ontology.load import vector_from_b64
 from cairn.retrieval.analysis import analyze_runs, cairn_analyzer
 from cairn.retrieval.embeddings import Embedder
 from cairn.retrieval.lexical import WHOOSH_BM25
+
+if TYPE_CHECKING:  # the reranker (sentence-transformers) is imported on first use
+    from cairn.retrieval.rerank import CrossEncoderReranker
 
 MAX_CACHED_TYPES = 256
 
@@ -130,17 +137,22 @@ class OntologyStore:
         reranker_path: Folder of a local cross-encoder for ``semanticRecall(rerank: true)``.
     """
 
-    def __init__(self, embedder: Embedder | None, cursor_secret: str | None = None, reranker_path=None) -> None:
+    def __init__(
+        self, embedder: Embedder | None, cursor_secret: str | None = None, reranker_path: Path | None = None
+    ) -> None:
         self.embedder = embedder
         self.reranker_path = reranker_path
-        self._reranker = None
+        self._reranker: tuple[CrossEncoderReranker | None, str | None] | None = None
         self.cursor_secret = cursor_secret.encode("utf-8") if cursor_secret else secrets.token_bytes(32)
         self._cache: OrderedDict[tuple[str, str, str], TypeIndex] = OrderedDict()
         self._lock = asyncio.Lock()
         self._model_ok: bool | None = None
         self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.descriptor_vectors: dict[tuple[str, str, str, int], np.ndarray] = {}
+        """Embedding of each object type's descriptor, by ``(workspace, network, type, generation)``
+        (semantic recall's type relevance, :mod:`app.ontology.recall`)."""
 
-    async def reranker(self):
+    async def reranker(self) -> tuple[CrossEncoderReranker | None, str | None]:
         """``(reranker or None, reason)``, loaded once (see :mod:`retrieval.rerank`)."""
         if self._reranker is None:
             from cairn.retrieval.rerank import load_reranker
@@ -175,13 +187,15 @@ class OntologyStore:
         cached = self._query_vectors.get(text)
         if cached is not None:
             return cached
+        if self.embedder is None:  # callers check vectors_available() first
+            raise RuntimeError("no embedding model: this process cannot encode a query")
         vector = await asyncio.to_thread(self.embedder.encode_query, text)
         self._query_vectors[text] = vector
         while len(self._query_vectors) > 512:
             self._query_vectors.popitem(last=False)
         return vector
 
-    async def network(self, s, *, workspace_id: str, kn_id: str) -> KnowledgeNetwork:
+    async def network(self, s: AsyncSession, *, workspace_id: str, kn_id: str) -> KnowledgeNetwork:
         """The network row.
 
         Raises:
@@ -192,7 +206,7 @@ class OntologyStore:
             raise NotFound(f"knowledge network {kn_id!r} does not exist in your workspace", field="knId")
         return kn
 
-    async def types(self, s, *, workspace_id: str, kn_id: str) -> list[ObjectType]:
+    async def types(self, s: AsyncSession, *, workspace_id: str, kn_id: str) -> list[ObjectType]:
         """Every object type of a network, by id.
 
         Raises:
@@ -202,12 +216,12 @@ class OntologyStore:
         await self.check_model()
         rows = await s.execute(
             select(ObjectType)
-            .where(ObjectType.workspace_id == workspace_id, ObjectType.kn_id == kn_id)
+            .where(col(ObjectType.workspace_id) == workspace_id, col(ObjectType.kn_id) == kn_id)
             .order_by(ObjectType.ot_id)
         )
         return list(rows.scalars().all())
 
-    async def type_index(self, db, *, workspace_id: str, kn_id: str, ot_id: str) -> TypeIndex:
+    async def type_index(self, db: Database, *, workspace_id: str, kn_id: str, ot_id: str) -> TypeIndex:
         """The (cached) index of one object type.
 
         Raises:
@@ -230,11 +244,11 @@ class OntologyStore:
                 return hit
             async with db.session() as s:
                 result = await s.execute(
-                    select(ObjectInstance.key, ObjectInstance.data, ObjectInstance.vectors)
+                    select(col(ObjectInstance.key), col(ObjectInstance.data), col(ObjectInstance.vectors))
                     .where(
-                        ObjectInstance.workspace_id == workspace_id,
-                        ObjectInstance.kn_id == kn_id,
-                        ObjectInstance.ot_id == ot_id,
+                        col(ObjectInstance.workspace_id) == workspace_id,
+                        col(ObjectInstance.kn_id) == kn_id,
+                        col(ObjectInstance.ot_id) == ot_id,
                     )
                     .order_by(ObjectInstance.key)
                 )

@@ -36,9 +36,10 @@ Request and result shapes: :mod:`app.replay.types`.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import select
+from sqlmodel import col
 
 from cairn.app.contextsets import RecordedEntry, check_entries
 from cairn.app.core.errors import BadInput, NotFound
@@ -53,14 +54,33 @@ from cairn.app.core.models import (
     VersionPassage,
     Workspace,
 )
-from cairn.app.corpus import VersionMeta, choose_versions
-from cairn.app.governance import Principal
-from cairn.app.packs import PackRequest, RecordedItem, build_pack, decode_record, legacy_items, recorded_item
+from cairn.app.corpus import SearchIndexes, VersionMeta, choose_versions
+from cairn.app.governance import Principal, ServicesPort
+from cairn.app.packs import (
+    PackRequest,
+    PassageRowCache,
+    RecordedItem,
+    build_pack,
+    decode_record,
+    legacy_items,
+    recorded_item,
+)
 from cairn.app.replay.errors import ReplayExpired
 from cairn.app.replay.types import ItemCheck, Moved, ReplayRequest, ReplayResult, validate_replay_request
 
 
-async def _load(services, principal: Principal, replay_id: str) -> ReplayRecord:
+class ReplayServices(ServicesPort, Protocol):
+    """What :func:`replay_pack` uses beyond :class:`~app.governance.ServicesPort`: what
+    :func:`app.packs.build_pack` needs to rebuild the pack (the search indexes, the passage rows)."""
+
+    @property
+    def indexes(self) -> SearchIndexes: ...
+
+    @property
+    def passage_rows(self) -> PassageRowCache: ...
+
+
+async def _load(services: ServicesPort, principal: Principal, replay_id: str) -> ReplayRecord:
     async with services.db.session() as s:
         rec = await s.get(ReplayRecord, replay_id)
         if rec is None or rec.workspace_id != principal.workspace_id or rec.principal_id != principal.id:
@@ -88,7 +108,7 @@ def _decode(rec: ReplayRecord) -> tuple[dict[str, Any], list[RecordedItem]]:
     return dict(rec.conditions), legacy_items(list(rec.items))
 
 
-async def replay_pack(services, principal: Principal, req: ReplayRequest) -> ReplayResult:
+async def replay_pack(services: ReplayServices, principal: Principal, req: ReplayRequest) -> ReplayResult:
     """Run one replay (module doc).
 
     Raises:
@@ -100,7 +120,7 @@ async def replay_pack(services, principal: Principal, req: ReplayRequest) -> Rep
     validate_replay_request(req)
     rec = await _load(services, principal, req.replay_id)
     conditions, items = _decode(rec)
-    base = dict(
+    base: dict[str, Any] = dict(
         replay_id=rec.id,
         pack_id=rec.pack_id,
         mode=req.mode,
@@ -163,7 +183,7 @@ def diff_items(
 
 
 async def verify_items(
-    services, principal: Principal, items: list[RecordedItem], context_set_id: str | None = None
+    services: ServicesPort, principal: Principal, items: list[RecordedItem], context_set_id: str | None = None
 ) -> list[ItemCheck]:
     """Check each recorded item against its document's version, or its context-set entry, as
     of now (module doc). ``context_set_id``: the pack's set (its ``contextSetId``, else the
@@ -180,13 +200,13 @@ async def verify_items(
             d: coll
             for d, coll in (
                 await s.execute(
-                    select(Document.id, Document.collection_id)
-                    .join(Collection, Collection.id == Document.collection_id)
+                    select(col(Document.id), col(Document.collection_id))
+                    .join(Collection, col(Collection.id) == col(Document.collection_id))
                     .where(
-                        Document.id.in_(doc_ids),
-                        Document.workspace_id == principal.workspace_id,
-                        Document.deleted_at.is_(None),
-                        Collection.deleted_at.is_(None),
+                        col(Document.id).in_(doc_ids),
+                        col(Document.workspace_id) == principal.workspace_id,
+                        col(Document.deleted_at).is_(None),
+                        col(Collection.deleted_at).is_(None),
                     )
                 )
             ).all()
@@ -196,14 +216,14 @@ async def verify_items(
         rows = (
             await s.execute(
                 select(
-                    DocumentVersion.id,
-                    DocumentVersion.document_id,
-                    DocumentVersion.number,
-                    DocumentVersion.valid_from,
-                    DocumentVersion.valid_to,
-                    DocumentVersion.recorded_at,
-                    DocumentVersion.content_sha256,
-                ).where(DocumentVersion.document_id.in_(sorted(live)))
+                    col(DocumentVersion.id),
+                    col(DocumentVersion.document_id),
+                    col(DocumentVersion.number),
+                    col(DocumentVersion.valid_from),
+                    col(DocumentVersion.valid_to),
+                    col(DocumentVersion.recorded_at),
+                    col(DocumentVersion.content_sha256),
+                ).where(col(DocumentVersion.document_id).in_(sorted(live)))
             )
         ).all()
         current = choose_versions([VersionMeta(*r[:6]) for r in rows], valid_time=now, system_time=now)
@@ -213,16 +233,16 @@ async def verify_items(
         if cur_ids:
             for vid, pid, sha in (
                 await s.execute(
-                    select(VersionPassage.version_id, VersionPassage.passage_id, Passage.sha256)
-                    .join(Passage, Passage.id == VersionPassage.passage_id)
-                    .where(VersionPassage.version_id.in_(cur_ids))
+                    select(col(VersionPassage.version_id), col(VersionPassage.passage_id), col(Passage.sha256))
+                    .join(Passage, col(Passage.id) == col(VersionPassage.passage_id))
+                    .where(col(VersionPassage.version_id).in_(cur_ids))
                 )
             ).all():
                 held.add((vid, pid, sha))
             for vid, sha in (
                 await s.execute(
-                    select(TemporalStatement.version_id, TemporalStatement.sha256).where(
-                        TemporalStatement.version_id.in_(cur_ids)
+                    select(col(TemporalStatement.version_id), col(TemporalStatement.sha256)).where(
+                        col(TemporalStatement.version_id).in_(cur_ids)
                     )
                 )
             ).all():

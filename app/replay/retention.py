@@ -10,7 +10,10 @@ from collections.abc import Callable
 from datetime import datetime
 
 from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
+from cairn.app.core.db import Database
 from cairn.app.core.ids import utcnow
 from cairn.app.core.models import ReplayRecord
 
@@ -20,21 +23,21 @@ PURGE_BATCH = 1000
 """Expired replay records deleted per transaction by :func:`purge_replays`."""
 
 
-async def purge_expired_replays(s, now: datetime | None = None, *, limit: int | None = None) -> int:
+async def purge_expired_replays(s: AsyncSession, now: datetime | None = None, *, limit: int | None = None) -> int:
     """Delete replay records whose 30 days have passed (``expires_at`` at or before ``now``,
     default the current time) in session ``s``, at most ``limit`` of them (oldest expiry
     first; None: all); returns how many were deleted."""
     cut = now or utcnow()
-    q = select(ReplayRecord.id).where(ReplayRecord.expires_at <= cut).order_by(ReplayRecord.expires_at)
+    q = select(col(ReplayRecord.id)).where(col(ReplayRecord.expires_at) <= cut).order_by(col(ReplayRecord.expires_at))
     if limit is not None:
         q = q.limit(limit)
     ids = list((await s.execute(q)).scalars().all())
     for i in range(0, len(ids), 500):
-        await s.execute(delete(ReplayRecord).where(ReplayRecord.id.in_(ids[i : i + 500])))
+        await s.execute(delete(ReplayRecord).where(col(ReplayRecord.id).in_(ids[i : i + 500])))
     return len(ids)
 
 
-async def purge_replays(db, now: datetime | None = None) -> int:
+async def purge_replays(db: Database, now: datetime | None = None) -> int:
     """Delete every expired replay record, :data:`PURGE_BATCH` per transaction (so a large
     backlog never holds one long write lock); returns how many were deleted."""
     total = 0
@@ -47,7 +50,7 @@ async def purge_replays(db, now: datetime | None = None) -> int:
 
 
 async def purge_replays_every(
-    db, interval_seconds: float, *, on_purge: Callable[[int, datetime], None] | None = None
+    db: Database, interval_seconds: float, *, on_purge: Callable[[int, datetime], None] | None = None
 ) -> None:
     """Run until cancelled (the serve lifespan's background task): every ``interval_seconds``
     (setting ``CAIRN_REPLAY_PURGE_INTERVAL_SECONDS``) :func:`purge_replays`, then

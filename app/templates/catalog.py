@@ -69,8 +69,7 @@ def definition_from_json(raw: Any, field: str = "input") -> TemplateDefinition:
             field=f"{field}.description",
             limit=MAX_DESCRIPTION,
         )
-    sql = raw.get("sql")
-    require_storable(sql, f"{field}.sql")
+    sql = require_storable(raw.get("sql"), f"{field}.sql")
     if not sql.strip() or len(sql) > MAX_SQL_LENGTH:
         raise BadInput(
             f"{field}.sql must be 1–{MAX_SQL_LENGTH:,} characters", field=f"{field}.sql", limit=MAX_SQL_LENGTH

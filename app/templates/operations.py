@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from cairn.app.contextsets import active_set, check_set_access
 from cairn.app.core.config import Settings
@@ -36,6 +38,7 @@ from cairn.app.core.errors import BadInput, Conflict, NotFound
 from cairn.app.core.ids import utcnow
 from cairn.app.core.models import ContextSet, QueryTemplate
 from cairn.app.core.text_rules import validate_identifier
+from cairn.app.governance import Principal
 from cairn.app.templates.approval import check_sql, template_digest
 from cairn.app.templates.catalog import TemplateDefinition
 from cairn.app.templates.errors import (
@@ -143,7 +146,7 @@ class TemplateRun:
     result: QueryResult
 
 
-def _is_admin(principal: Any) -> bool:
+def _is_admin(principal: Principal) -> bool:
     return not principal.is_agent and ADMIN_PERMISSION in principal.permissions
 
 
@@ -164,7 +167,7 @@ def _view(row: QueryTemplate, *, admin: bool) -> TemplateView:
     )
 
 
-async def _context_set(s, principal: Any, context_set_id: str) -> ContextSet:
+async def _context_set(s: AsyncSession, principal: Principal, context_set_id: str) -> ContextSet:
     validate_identifier(context_set_id, "contextSetId")
     row = await s.get(ContextSet, context_set_id)
     if row is None or row.workspace_id != principal.workspace_id:
@@ -172,7 +175,7 @@ async def _context_set(s, principal: Any, context_set_id: str) -> ContextSet:
     return row
 
 
-async def _template(s, principal: Any, template_id: str) -> QueryTemplate:
+async def _template(s: AsyncSession, principal: Principal, template_id: str) -> QueryTemplate:
     validate_identifier(template_id, "templateId")
     row = await s.get(QueryTemplate, template_id)
     if row is None or row.workspace_id != principal.workspace_id:
@@ -190,7 +193,9 @@ def _cap_rows(services: TemplateServices, definition: TemplateDefinition) -> Non
         )
 
 
-async def create_template(services: TemplateServices, principal: Any, request: CreateTemplateRequest) -> TemplateView:
+async def create_template(
+    services: TemplateServices, principal: Principal, request: CreateTemplateRequest
+) -> TemplateView:
     """Store a new, unapproved template in a context set of the caller's workspace.
 
     Raises:
@@ -203,8 +208,8 @@ async def create_template(services: TemplateServices, principal: Any, request: C
     async with services.db.session() as s:
         await _context_set(s, principal, request.context_set_id)
         clash = await s.execute(
-            select(QueryTemplate.id).where(
-                QueryTemplate.context_set_id == request.context_set_id, QueryTemplate.name == d.name
+            select(col(QueryTemplate.id)).where(
+                col(QueryTemplate.context_set_id) == request.context_set_id, col(QueryTemplate.name) == d.name
             )
         )
         if clash.first() is not None:
@@ -233,7 +238,9 @@ async def create_template(services: TemplateServices, principal: Any, request: C
         return _view(row, admin=True)
 
 
-async def update_template(services: TemplateServices, principal: Any, request: UpdateTemplateRequest) -> TemplateView:
+async def update_template(
+    services: TemplateServices, principal: Principal, request: UpdateTemplateRequest
+) -> TemplateView:
     """Replace a template's definition. A changed SQL or declaration needs a new approval;
     an identical definition changes nothing (same version, approval kept).
 
@@ -249,8 +256,8 @@ async def update_template(services: TemplateServices, principal: Any, request: U
             return _view(row, admin=True)
         if d.name != row.name:
             clash = await s.execute(
-                select(QueryTemplate.id).where(
-                    QueryTemplate.context_set_id == row.context_set_id, QueryTemplate.name == d.name
+                select(col(QueryTemplate.id)).where(
+                    col(QueryTemplate.context_set_id) == row.context_set_id, col(QueryTemplate.name) == d.name
                 )
             )
             if clash.first() is not None:
@@ -266,7 +273,9 @@ async def update_template(services: TemplateServices, principal: Any, request: U
         return _view(row, admin=True)
 
 
-async def approve_template(services: TemplateServices, principal: Any, request: ApproveTemplateRequest) -> TemplateView:
+async def approve_template(
+    services: TemplateServices, principal: Principal, request: ApproveTemplateRequest
+) -> TemplateView:
     """Run the approval check on the template's current SQL and record the approval.
 
     Raises:
@@ -295,7 +304,7 @@ async def approve_template(services: TemplateServices, principal: Any, request: 
 
 
 async def list_templates(
-    services: TemplateServices, principal: Any, request: ListTemplatesRequest
+    services: TemplateServices, principal: Principal, request: ListTemplatesRequest
 ) -> list[TemplateView]:
     """The templates of a context set, by name (see the module doc for who sees what).
 
@@ -318,7 +327,9 @@ async def list_templates(
         rows = (
             (
                 await s.execute(
-                    select(QueryTemplate).where(QueryTemplate.context_set_id == set_id).order_by(QueryTemplate.name)
+                    select(QueryTemplate)
+                    .where(col(QueryTemplate.context_set_id) == set_id)
+                    .order_by(col(QueryTemplate.name))
                 )
             )
             .scalars()
@@ -328,7 +339,7 @@ async def list_templates(
     return views if admin else [v for v in views if v.approved]
 
 
-async def run_template(services: TemplateServices, principal: Any, request: RunTemplateRequest) -> TemplateRun:
+async def run_template(services: TemplateServices, principal: Principal, request: RunTemplateRequest) -> TemplateRun:
     """Run an approved template with the caller's parameters (module doc for the rules).
 
     Raises:

@@ -159,7 +159,7 @@ def parse_spec(raw: Any, field: str, *, item: bool = False) -> ParameterSpec:
         raise _bad(field, "must be an object with name, type and the type's bounds")
     kind = raw.get("type")
     allowed_types = SCALAR_TYPES if item else TYPES
-    if kind not in allowed_types:
+    if not isinstance(kind, str) or kind not in allowed_types:
         raise _bad(f"{field}.type", f"must be one of {', '.join(allowed_types)}; got {kind!r}")
     allowed = _KEYS[kind] | ({"type", "description"} if item else _COMMON)
     unknown = sorted(set(raw) - allowed)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from datetime import time as dtime
@@ -177,7 +178,7 @@ class QueryDatabase:
             engine = create_async_engine(read_only_sqlite_url(url), connect_args={"timeout": 5})
 
             @event.listens_for(engine.sync_engine, "connect")
-            def _read_only(dbapi_conn, _record) -> None:  # pragma: no cover - driver hook
+            def _read_only(dbapi_conn: Any, _record: Any) -> None:  # pragma: no cover - driver hook
                 cur = dbapi_conn.cursor()
                 cur.execute("PRAGMA query_only = ON")
                 cur.close()
@@ -231,7 +232,8 @@ class QueryDatabase:
                 raw = await conn.get_raw_connection()
                 try:
                     if self.dialect == "sqlite":
-                        await raw.driver_connection.set_progress_handler(_progress, PROGRESS_STEPS)
+                        # driver_connection is declared Optional (None once invalidated); just opened here
+                        await raw.driver_connection.set_progress_handler(_progress, PROGRESS_STEPS)  # type: ignore[union-attr]
                     else:
                         await conn.execute(text("SET TRANSACTION READ ONLY"))
                         ms = max(1, int(timeout_seconds * 1000))
@@ -242,7 +244,7 @@ class QueryDatabase:
                     await result.close()
                 finally:
                     if self.dialect == "sqlite":
-                        await raw.driver_connection.set_progress_handler(None, PROGRESS_STEPS)
+                        await raw.driver_connection.set_progress_handler(None, PROGRESS_STEPS)  # type: ignore[union-attr]
                     await conn.rollback()
         except Exception as exc:
             if fired["timeout"] or _sqlstate(exc) == "57014":
@@ -266,7 +268,7 @@ class QueryDatabase:
         return _shape(keys, fetched, max_rows, elapsed)
 
 
-def _shape(keys: list[str], fetched: list[Any], max_rows: int, elapsed_ms: float) -> QueryResult:
+def _shape(keys: list[str], fetched: Sequence[Any], max_rows: int, elapsed_ms: float) -> QueryResult:
     notices: list[Notice] = []
     names: list[str] = []
     for key in keys:

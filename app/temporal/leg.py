@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from sqlalchemy import select
+from sqlmodel import col
 
 from cairn.app.core.models import Passage
-from cairn.app.governance import Principal
+from cairn.app.governance import DatabasePort, Principal
 from cairn.app.temporal.extract import subject_key
 from cairn.app.temporal.service import Fact, visible_facts
 from cairn.app.temporal.timex import Interval, task_constraint
@@ -114,7 +115,7 @@ def _ngrams(key: str, n_max: int = 6) -> list[str]:
 
 
 async def temporal_leg(
-    services,
+    services: DatabasePort,
     principal: Principal,
     task: str,
     *,
@@ -141,7 +142,9 @@ async def temporal_leg(
     top_docs: list[str] = []
     if lexical_ids:
         async with services.db.session() as s:
-            rows = await s.execute(select(Passage.id, Passage.document_id).where(Passage.id.in_(lexical_ids[:30])))
+            rows = await s.execute(
+                select(col(Passage.id), col(Passage.document_id)).where(col(Passage.id).in_(lexical_ids[:30]))
+            )
             by_id = dict(rows.all())
         top_docs = list(dict.fromkeys(by_id[p] for p in lexical_ids[:30] if p in by_id))
     if document_ids:

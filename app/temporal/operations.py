@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from cairn.app.core.errors import BadInput
 from cairn.app.core.ids import utcnow
 from cairn.app.core.text_rules import require_storable
-from cairn.app.governance import Principal
+from cairn.app.governance import Principal, ServicesPort
 from cairn.app.temporal.extract import subject_key
 from cairn.app.temporal.service import FAR_FUTURE, FAR_PAST, Fact, visible_facts
 
@@ -64,7 +63,7 @@ def _overlaps(f: Fact, a: datetime | None, b: datetime | None) -> bool:
     return (f.valid_from or FAR_PAST) < (b or FAR_FUTURE) and (a or FAR_PAST) < (f.valid_to or FAR_FUTURE)
 
 
-async def timeline(services: Any, principal: Principal, req: TemporalRead) -> list[Fact]:
+async def timeline(services: ServicesPort, principal: Principal, req: TemporalRead) -> list[Fact]:
     """Statements about ``subject`` whose interval overlaps ``[from, to)``, ordered by time.
 
     Order: validFrom (open first), validTo (open last), document id, offset. ``asOf`` picks
@@ -80,7 +79,7 @@ async def timeline(services: Any, principal: Principal, req: TemporalRead) -> li
     return facts[: req.limit]
 
 
-async def current_facts(services: Any, principal: Principal, req: TemporalRead) -> list[Fact]:
+async def current_facts(services: ServicesPort, principal: Principal, req: TemporalRead) -> list[Fact]:
     """What holds at ``asOf.validTime`` (default now) about ``subject``: per role the latest
     statement whose interval contains that time (``validFrom`` = since when), then each
     role-less statement that holds then. Ordered by relation, then validFrom (newest first)."""

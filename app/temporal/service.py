@@ -24,7 +24,10 @@ from datetime import UTC, datetime
 
 from sqlalchemy import delete, func, or_, select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
+from cairn.app.core.db import Database
 from cairn.app.core.ids import as_utc, sha256_text, stable_id
 from cairn.app.core.models import (
     Collection,
@@ -35,7 +38,7 @@ from cairn.app.core.models import (
     VersionPassage,
 )
 from cairn.app.corpus import visible_versions
-from cairn.app.governance import Principal
+from cairn.app.governance import DatabasePort, Principal
 from cairn.app.temporal.extract import extract, subject_base, subject_key
 
 FAR_PAST = datetime(1, 1, 2, tzinfo=UTC)
@@ -73,7 +76,7 @@ class Fact:
 _LOCKS: dict[tuple[int, str], asyncio.Lock] = {}
 
 
-async def index_workspace(services, workspace_id: str) -> None:
+async def index_workspace(services: DatabasePort, workspace_id: str) -> None:
     """:func:`ensure_indexed` in its own transaction, once at a time per workspace in this
     process; another worker that indexed the same versions first wins (its rows stand, the
     duplicate batch is dropped and the rest retried)."""
@@ -88,7 +91,7 @@ async def index_workspace(services, workspace_id: str) -> None:
                 continue
 
 
-async def ensure_indexed(s, workspace_id: str) -> int:
+async def ensure_indexed(s: AsyncSession, workspace_id: str) -> int:
     """Extract statements of every version of the workspace not indexed yet; returns how many versions."""
     done = 0
     while n := await _index_batch(s, workspace_id):
@@ -96,7 +99,7 @@ async def ensure_indexed(s, workspace_id: str) -> int:
     return done
 
 
-async def rebuild_index(db, *, progress: Callable[[str, int, int], None] | None = None) -> int:
+async def rebuild_index(db: Database, *, progress: Callable[[str, int, int], None] | None = None) -> int:
     """Drop the temporal index of every workspace and extract it again from SQL (``cairn reindex``).
 
     Deletes every ``temporal_statement`` and ``temporal_indexed_version`` row, then indexes all
@@ -115,7 +118,7 @@ async def rebuild_index(db, *, progress: Callable[[str, int, int], None] | None 
         await s.execute(delete(TemporalIndexedVersion))
         counts = (
             await s.execute(
-                select(DocumentVersion.workspace_id, func.count())
+                select(col(DocumentVersion.workspace_id), func.count())
                 .group_by(DocumentVersion.workspace_id)
                 .order_by(DocumentVersion.workspace_id)
             )
@@ -140,24 +143,24 @@ BATCH = 200
 """Versions extracted per query (and per transaction in :func:`rebuild_index`)."""
 
 
-async def _index_batch(s, workspace_id: str) -> int:
+async def _index_batch(s: AsyncSession, workspace_id: str) -> int:
     """Extract statements of up to :data:`BATCH` versions of the workspace not indexed yet
     (flushed in ``s``); returns how many versions (0: the workspace is fully indexed)."""
     done = 0
     rows = (
         await s.execute(
             select(
-                DocumentVersion.id,
-                DocumentVersion.document_id,
-                DocumentVersion.text,
-                DocumentVersion.valid_from,
-                DocumentVersion.valid_to,
-                Document.title,
-                Document.external_id,
+                col(DocumentVersion.id),
+                col(DocumentVersion.document_id),
+                col(DocumentVersion.text),
+                col(DocumentVersion.valid_from),
+                col(DocumentVersion.valid_to),
+                col(Document.title),
+                col(Document.external_id),
             )
-            .join(Document, Document.id == DocumentVersion.document_id)
-            .outerjoin(TemporalIndexedVersion, TemporalIndexedVersion.version_id == DocumentVersion.id)
-            .where(DocumentVersion.workspace_id == workspace_id, TemporalIndexedVersion.version_id.is_(None))
+            .join(Document, col(Document.id) == col(DocumentVersion.document_id))
+            .outerjoin(TemporalIndexedVersion, col(TemporalIndexedVersion.version_id) == col(DocumentVersion.id))
+            .where(col(DocumentVersion.workspace_id) == workspace_id, col(TemporalIndexedVersion.version_id).is_(None))
             .order_by(DocumentVersion.id)
             .limit(BATCH)
         )
@@ -168,8 +171,11 @@ async def _index_batch(s, workspace_id: str) -> int:
     for vid, pid, a, b in (
         await s.execute(
             select(
-                VersionPassage.version_id, VersionPassage.passage_id, VersionPassage.start, VersionPassage.end
-            ).where(VersionPassage.version_id.in_([r[0] for r in rows]))
+                col(VersionPassage.version_id),
+                col(VersionPassage.passage_id),
+                col(VersionPassage.start),
+                col(VersionPassage.end),
+            ).where(col(VersionPassage.version_id).in_([r[0] for r in rows]))
         )
     ).all():
         spans[vid].append((a, b, pid))
@@ -257,7 +263,7 @@ def invalidate(facts: list[Fact]) -> list[Fact]:
 
 
 async def visible_facts(
-    services,
+    services: DatabasePort,
     principal: Principal,
     *,
     subject_keys: list[str] | None,
@@ -273,21 +279,27 @@ async def visible_facts(
     async with services.db.session() as s:
         conds = []
         if subject_keys:
-            conds.append(TemporalStatement.subject_key.in_(subject_keys))
+            conds.append(col(TemporalStatement.subject_key).in_(subject_keys))
         if subject_bases:
-            conds.append(TemporalStatement.subject_base.in_(subject_bases))
+            conds.append(col(TemporalStatement.subject_base).in_(subject_bases))
         if document_ids:
-            conds.append(TemporalStatement.document_id.in_(document_ids))
+            conds.append(col(TemporalStatement.document_id).in_(document_ids))
         if not conds:
             return []
         q = (
-            select(TemporalStatement, Document.collection_id, Document.external_id, Document.title, Collection.name)
-            .join(Document, Document.id == TemporalStatement.document_id)
-            .join(Collection, Collection.id == Document.collection_id)
+            select(
+                TemporalStatement,
+                col(Document.collection_id),
+                col(Document.external_id),
+                col(Document.title),
+                col(Collection.name),
+            )
+            .join(Document, col(Document.id) == col(TemporalStatement.document_id))
+            .join(Collection, col(Collection.id) == col(Document.collection_id))
         )
-        q = q.where(TemporalStatement.workspace_id == principal.workspace_id, or_(*conds))
+        q = q.where(col(TemporalStatement.workspace_id) == principal.workspace_id, or_(*conds))
         if collection_ids:
-            q = q.where(Document.collection_id.in_(collection_ids))
+            q = q.where(col(Document.collection_id).in_(collection_ids))
         # a credential bound to a context set reads only statements of documents in its scope
         rows = [r for r in (await s.execute(q)).all() if principal.may_read(r[1], r[0].document_id)]
         docs = sorted({r[0].document_id for r in rows})

@@ -13,6 +13,10 @@ import cairn.app
 from cairn.app.core.errors import CairnError, error_class, to_response
 from cairn.app.governance import to_graphql_error
 
+# what to_graphql_error reads of a request context (app.governance.RequestContextPort): the
+# trace id, and the view's sub-response (None off GraphQL over HTTP, as on a WebSocket or MCP)
+_CONTEXT = SimpleNamespace(trace_id="trace_t", response=None)
+
 
 def _all_error_classes() -> list[type[CairnError]]:
     for module in pkgutil.walk_packages(cairn.app.__path__, "cairn.app."):
@@ -51,13 +55,13 @@ def test_every_error_class_maps_to_its_code_and_a_valid_status(cls):
     status, extensions = to_response(exc)
     assert status == cls.http_status
     assert extensions == {"code": cls.code, "field": "input.x"}
-    err = to_graphql_error(SimpleNamespace(trace_id="trace_t"), exc)
+    err = to_graphql_error(_CONTEXT, exc)
     assert err.message == "what went wrong" and err.extensions == extensions
 
 
 def test_anything_else_is_an_internal_error_without_details():
     assert to_response(ValueError("secret detail")) == (500, {"code": "INTERNAL_SERVER_ERROR"})
-    err = to_graphql_error(SimpleNamespace(trace_id="trace_t"), ValueError("secret detail"))
+    err = to_graphql_error(_CONTEXT, ValueError("secret detail"))
     assert err.extensions == {"code": "INTERNAL_SERVER_ERROR"}
     assert "secret" not in err.message and "trace_t" in err.message
 
