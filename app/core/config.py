@@ -62,12 +62,8 @@ class Settings(BaseSettings):
             whatever the load); batching measured no gain in the server on 2 cores (1.3
             queries per pass, bench/latency.py). Raise it to trade that for throughput.
         query_cache_size: Query vectors kept for repeated tasks (LRU per model; 0 = none).
-        query_threads: Intra-op threads of a query-embedding pass (local model; the
-            other core serves the event loop, BM25 and SQL meanwhile).
-        query_runtime: ``onnx`` (default: the local model's query embeddings run through ONNX
-            Runtime, :mod:`retrieval.onnx_encoder` — 7 vs 15 ms a query on 2 cores, same
-            vectors; the model is exported once into ``~/.cache/cairn/onnx``) or ``torch``.
-            Passages are embedded by torch either way.
+        query_threads: ONNX Runtime intra-op threads of the local model's passes (queries and
+            passages; the other core serves the event loop, BM25 and SQL meanwhile).
         cors_origins: Origins whose browsers may call with *member* tokens. List settings are
             read from the environment as a comma-separated list or a JSON list.
         cursor_secret: HMAC key of ontology cursors; unset → a random key made once and kept in
@@ -159,7 +155,6 @@ class Settings(BaseSettings):
     query_batch_max: int = Field(default=1, ge=1, le=256)
     query_cache_size: int = Field(default=1024, ge=0, le=1_000_000)
     query_threads: int = Field(default=1, ge=1, le=64)
-    query_runtime: Literal["onnx", "torch"] = "onnx"
     cors_origins: list[str] = Field(default_factory=list)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     cursor_secret: str | None = None
