@@ -72,7 +72,8 @@ def numpy_encoder(model_dir: Path) -> Encode:
                 return h @ t[f"{p}.{name}.weight"] + w[f"{p}.{name}.bias"]
 
             q, k, v = (
-                lin(x, f"attention.self.{m}").reshape(n, heads, -1).transpose(1, 0, 2) for m in ("query", "key", "value")
+                lin(x, f"attention.self.{m}").reshape(n, heads, -1).transpose(1, 0, 2)
+                for m in ("query", "key", "value")
             )
             s = q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[-1])
             s = np.exp(s - s.max(-1, keepdims=True))
