@@ -13,7 +13,8 @@ on its neighbours). Queries: SciFact claims, one call each, p50 and p95 latency.
 * ``torch t2`` / ``torch t1``: sentence-transformers on torch (the path before; needs the dev
   extra's torch and sentence-transformers, skipped without them), ``batch_size=1``.
 
-Every variant's vectors are compared with the first's (min cosine). Prints a table; saves
+Variants run interleaved, call by call (the machine is shared). Every variant's vectors are
+compared with the first's (min cosine). Prints a table; saves
 ``bench/out/results/minilm-runtime.json``.
 """
 
@@ -135,25 +136,31 @@ def main() -> None:
     queries = list(load_queries(SHARED / queries_file).values())[: args.queries]
     encoders = {k: v for k, v in variants(Path(get_model_path())).items() if k not in args.skip.split(",")}
     results: dict = {"machine": machine(), "passages": len(passages), "queries": len(queries), "variants": {}}
-    reference = None
-    for name, encode in encoders.items():
+    for encode in encoders.values():
         encode(passages[:4])  # warm-up
-        t0 = time.perf_counter()
-        vectors = np.concatenate([encode(passages[i : i + 32]) for i in range(0, len(passages), 32)])
-        wall = time.perf_counter() - t0
-        latencies = []
-        for q in queries:
+    # Interleaved: every call of 32 passages (and every query) runs through each variant in turn,
+    # so a change in the machine's load falls on all of them alike (it is shared with other work).
+    walls = dict.fromkeys(encoders, 0.0)
+    vectors: dict[str, list[np.ndarray]] = {name: [] for name in encoders}
+    for i in range(0, len(passages), 32):
+        for name, encode in encoders.items():
+            t0 = time.perf_counter()
+            vectors[name].append(encode(passages[i : i + 32]))
+            walls[name] += time.perf_counter() - t0
+    latencies: dict[str, list[float]] = {name: [] for name in encoders}
+    for q in queries:
+        for name, encode in encoders.items():
             t1 = time.perf_counter()
             encode([q])
-            latencies.append((time.perf_counter() - t1) * 1000)
-        latencies.sort()
-        if reference is None:
-            reference = vectors
-        cosine = float(np.min(np.sum(vectors * reference, axis=1)))
+            latencies[name].append((time.perf_counter() - t1) * 1000)
+    reference = np.concatenate(next(iter(vectors.values())))
+    for name in encoders:
+        got, lat = np.concatenate(vectors[name]), sorted(latencies[name])
+        cosine = float(np.min(np.sum(got * reference, axis=1)))
         row = {
-            "passages_per_s": len(passages) / wall,
-            "query_p50_ms": statistics.median(latencies),
-            "query_p95_ms": latencies[int(0.95 * (len(latencies) - 1))],
+            "passages_per_s": len(passages) / walls[name],
+            "query_p50_ms": statistics.median(lat),
+            "query_p95_ms": lat[int(0.95 * (len(lat) - 1))],
             "min_cosine_vs_first": cosine,
         }
         results["variants"][name] = row
