@@ -4,16 +4,13 @@
 # source tree) stay out of the image.
 
 FROM python:3.11-slim AS build
-# torch 2.13.0+cpu is not on PyPI: PyTorch's CPU index serves it (checked against the lock's hash)
-ARG PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 # a venv without its own pip: the base image's pip installs into it
 RUN python -m venv --without-pip /app/.venv
 COPY requirements/ /src/requirements/
-RUN pip --python /app/.venv/bin/python install --require-hashes --only-binary :all: \
+RUN pip --python /app/.venv/bin/python install --require-hashes --only-binary :all: --no-deps \
       -r /src/requirements/runtime-linux-$(uname -m).lock
-COPY pyproject.toml README.md /src/
-COPY cairn/ /src/cairn/
+COPY pyproject.toml setup.py README.md /src/
 COPY app/ /src/app/
 COPY resolvers/ /src/resolvers/
 COPY retrieval/ /src/retrieval/
@@ -31,8 +28,6 @@ RUN mkdir -p /app/models \
 FROM python:3.11-slim
 COPY --from=build /app/.venv /app/.venv
 COPY --from=build /app/models /app/models
-# the ONNX export of the query encoder (made once, ~2 s) lives in the data volume, not in a
-# fresh container's $HOME
 ENV PATH=/app/.venv/bin:$PATH \
     CAIRN_JUDGE_MODEL_PATH=/app/models/gemma-3-270m-q4_k_m.gguf \
     XDG_CACHE_HOME=/data/.cache

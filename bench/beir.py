@@ -97,7 +97,7 @@ async def open_services(data_dir: Path):
     from cairn.app.core.config import Settings
     from cairn.app.core.db import Database
     from cairn.app.core.migrate import upgrade_database
-    from cairn.app.corpus.indexing import open_indexes
+    from cairn.app.corpus.opening import open_indexes
     from cairn.app.governance.auth import ROLE_PERMISSIONS, Principal
     from cairn.app.identity import service as identity
 

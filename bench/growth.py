@@ -61,8 +61,8 @@ async def build(data_dir: Path, chunk_max_tokens: int) -> dict:
     from cairn.app.core.db import Database
     from cairn.app.core.migrate import upgrade_database
     from cairn.app.core.models import Passage
-    from cairn.app.corpus.indexing import open_indexes
     from cairn.app.corpus.ingest import ingest_documents
+    from cairn.app.corpus.opening import open_indexes
     from cairn.app.corpus.sources import iter_sources
     from cairn.app.identity import service as identity
     from cairn.retrieval.vectors import VectorPoint, open_vector_index

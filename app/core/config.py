@@ -144,12 +144,6 @@ class Settings(BaseSettings):
         description="Intra-op threads of a query-embedding pass (local model); the other core serves the event "
         "loop, BM25 and SQL meanwhile.",
     )
-    query_runtime: Literal["onnx", "torch"] = Field(
-        default="onnx",
-        description="`onnx`: the local model's query embeddings run through ONNX Runtime (7 vs 15 ms a query on "
-        "2 cores, the same vectors; the model is exported once into `~/.cache/cairn/onnx`); `torch`: "
-        "sentence-transformers on torch. Passages are embedded by torch either way.",
-    )
     cors_origins: list[str] = Field(
         default_factory=list,
         description="Origins whose browsers may call with *member* tokens (agent credentials are refused from "

