@@ -99,8 +99,8 @@ def concurrent(texts: list[str], callers: int = 8, window_ms: float = 2.0, threa
     :class:`~retrieval.embeddings.batching.QueryBatcher` (cache off), and the batcher's mean pass."""
     import threading
 
-    from cairn.retrieval.embeddings.minilm import LocalMiniLM
     from cairn.retrieval.embeddings.batching import BatchedEmbedder
+    from cairn.retrieval.embeddings.minilm import LocalMiniLM
 
     model = LocalMiniLM(query_threads=threads)
     model.encode_query("warm up")
