@@ -177,7 +177,7 @@ class Settings(BaseSettings):
     )
     judge: Literal["local", "openai"] = Field(
         default="local",
-        description="Decision judge: `local` (Gemma 3 270M in-process with llama-cpp-python, no network) or "
+        description="Decision judge: `local` (Gemma 3 270M in-process on llama.cpp via xllamacpp, no network) or "
         "`openai` (an OpenAI-compatible `/v1/completions` endpoint at `CAIRN_JUDGE_URL` that supports "
         "`echo` + `logprobs`).",
     )
