@@ -92,6 +92,9 @@ def test_the_wheel_installs_one_top_level_package_with_its_data(wheel):
         top_level = zf.read(next(n for n in names if n.endswith(".dist-info/top_level.txt"))).decode().split()
     assert top_level == ["cairn"]
     assert {n.split("/")[0] for n in names} == {"cairn", next(n for n in names if ".dist-info/" in n).split("/")[0]}
+    # setup.py lists the packages of the four folders: nothing else of the clone (the demo's
+    # cairn-data/, tests, bench) can ship, and cairn/ itself is a namespace (no __init__.py)
+    assert {n.split("/")[1] for n in names if n.startswith("cairn/")} == set(PACKAGES)
     versions = sorted(p.name for p in (ROOT / "migrations" / "versions").glob("*.py"))
     assert sorted(n.rsplit("/", 1)[1] for n in names if n.startswith("cairn/migrations/versions/")) == versions
     assert "cairn/migrations/env.py" in names and "cairn/migrations/script.py.mako" in names
@@ -153,23 +156,3 @@ def test_the_installed_wheel_migrates_and_serves_its_static_assets(wheel, tmp_pa
     is_static, is_console, where = check.stdout.split()
     assert (is_static, is_console) == ("True", "True")
     assert where.startswith(str(target))
-
-
-def test_the_package_pattern_leaves_out_a_data_dir_named_like_the_package(tmp_path):
-    """The demo's data dir ``cairn-data/`` sits next to ``cairn/`` in a clone; the wheel's package
-    pattern (pyproject ``[tool.setuptools.packages.find]``, namespace packages on, as setuptools
-    defaults) must not ship it (``cairn*`` did)."""
-    import tomllib
-
-    from setuptools import find_namespace_packages
-
-    include = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"][
-        "find"
-    ]["include"]
-    (tmp_path / "cairn" / "app").mkdir(parents=True)
-    (tmp_path / "cairn" / "__init__.py").write_text("")
-    (tmp_path / "cairn" / "app" / "__init__.py").write_text("")
-    (tmp_path / "cairn-data" / "qdrant").mkdir(parents=True)
-    (tmp_path / "cairn-data" / "cairn.db").write_text("")
-    assert sorted(find_namespace_packages(where=str(tmp_path), include=include)) == ["cairn", "cairn.app"]
-    assert "cairn-data" in find_namespace_packages(where=str(tmp_path), include=["cairn*"])  # the old pattern
