@@ -64,10 +64,14 @@ def exit_now(code: int) -> NoReturn:
     os._exit(code)
 
 
-def exit_with_parent(poll_seconds: float = 1.0) -> None:
+def exit_with_parent(poll_seconds: float = 1.0, grace_seconds: float = 10.0) -> None:
     """Ask this process to shut down (SIGTERM to itself: uvicorn's graceful shutdown) once its
     parent is gone — checked every ``poll_seconds`` by a daemon thread (``os.getppid()`` changes
-    when the parent dies, on every POSIX system)."""
+    when the parent dies, on every POSIX system) — and end it with :func:`exit_now` (code 1) if
+    it is still running ``grace_seconds`` later: a process still starting up (catching up with
+    the change log, retrying an unavailable database) does not act on SIGTERM until its start-up
+    ends, and with its parent gone nothing else would stop it (seen in CI: one of three
+    processes outlived a killed ``cairn serve`` by more than 30 s)."""
     import signal
     import threading
     import time
@@ -82,5 +86,8 @@ def exit_with_parent(poll_seconds: float = 1.0) -> None:
             time.sleep(poll_seconds)
         log.warning("cairn serve (pid %s) is gone: worker process %s stops", parent, os.getpid())
         os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(grace_seconds)  # a graceful shutdown ends the process (and this thread) first
+        log.warning("worker process %s did not stop within %g s of SIGTERM: exiting now", os.getpid(), grace_seconds)
+        exit_now(1)
 
     threading.Thread(target=watch, name="cairn-parent-watch", daemon=True).start()
