@@ -79,8 +79,8 @@ _INSTANCES_SCHEMA: dict[str, Any] = {
         "otId": {"type": "string", "description": "An object type id (list_object_types)."},
         "condition": {
             "type": "object",
-            "description": "{operation, field, value} or {operation: and|or, subConditions: […]}; operations per "
-            "property in list_object_types.",
+            "description": "{operation, field, value, valueFrom: const} or {operation: and|or, subConditions: "
+            "[…]}; each property's operations are in list_object_types.",
         },
         "filters": {
             "type": "array",
@@ -225,7 +225,7 @@ TOOLS = [
         "Rows of one object type of a knowledge network (orders, customers, …) matching a condition, sorted and "
         "paged (totalCount, cursor for the next page). Get knId and otId from list_knowledge_networks and "
         'list_object_types. Example: {"knId": "northwind", "otId": "orders", "condition": {"operation": "==", '
-        '"field": "country", "value": "France"}}',
+        '"field": "country", "value": "France", "valueFrom": "const"}}',
         _INSTANCES_SCHEMA,
         _prepare_instances,
         _run_instances,

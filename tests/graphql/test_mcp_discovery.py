@@ -121,6 +121,49 @@ def test_an_llm_walk_needs_no_id_from_outside(served):
     assert [row["name"] for row in run.structuredContent["rows"]] == ["cherry"]
 
 
+KN = """id: shop
+name: Shop
+description: Products and their prices.
+source: {kind: csv}
+object_types:
+  - id: product
+    name: Product
+    description: A product with its price.
+    sql: SELECT ProductID, Name, Price FROM products
+    primary_key: [ProductID]
+    properties:
+      - {name: ProductID, type: integer}
+      - {name: Name, type: string}
+      - {name: Price, type: float}
+"""
+
+
+def test_an_llm_walk_through_a_knowledge_network(served):
+    """networks → object types (with each property's operators) → instances, ids from the tools only."""
+    served.data(
+        "mutation($m:String!, $files:[CsvFileInput!]){loadKnowledgeNetwork(mapping:$m, files:$files){knId}}",
+        {"m": KN, "files": [{"name": "products.csv", "content": "ProductID,Name,Price\n1,Tea,4.5\n2,Coffee,9\n"}]},
+        served.tokens["owner"],
+    )
+
+    async def walk():
+        async with session(served, served.tokens["reader"]) as s:
+            networks = (await s.call_tool("list_knowledge_networks", {})).structuredContent["knowledgeNetworks"]
+            kn = next(n for n in networks if n["name"] == "Shop")
+            types = (await s.call_tool("list_object_types", {"knId": kn["id"]})).structuredContent["objectTypes"]
+            product = types[0]
+            price = next(p for p in product["properties"] if p["type"] == "float")
+            assert ">" in price["conditionOperations"]
+            condition = {"operation": ">", "field": price["name"], "value": 5, "valueFrom": "const"}
+            return await s.call_tool(
+                "object_instances", {"knId": kn["id"], "otId": product["id"], "condition": condition}
+            )
+
+    r = asyncio.run(walk())
+    assert not r.isError, r.structuredContent
+    assert [row["Name"] for row in r.structuredContent["rows"]] == ["Coffee"]
+
+
 def test_refusals_name_the_tools_own_arguments(served):
     token = served.tokens["agent"]
     err = call(served, token, "context_pack", {"task": "items", "budget": {"maxTokens": 100}}).structuredContent

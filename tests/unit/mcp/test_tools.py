@@ -83,7 +83,9 @@ def test_descriptions_are_written_for_a_model(name):
         example = text.split("Example: ", 1)[1] if "Example: " in text else None
         assert name == "get_citation" or example is not None, text  # get_citation takes a citation as is
         if example is not None:
-            TOOLS[name].check(json.loads(example.replace("…", "x")))  # the example is a valid call
+            call = json.loads(example.replace("…", "x"))
+            TOOLS[name].check(call)  # the example is a valid call: its structure ...
+            TOOLS[name].validate(call)  # ... and the operation's own validation
 
 
 def test_the_listing_stays_lean():
