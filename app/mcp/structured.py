@@ -16,7 +16,7 @@ from cairn.app.decisions import (
     validate_request,
 )
 from cairn.app.governance import Principal
-from cairn.app.mcp.spec import ANY, OBJ, ToolSpec, obj, traced_call
+from cairn.app.mcp.spec import ANY, ARR, OBJ, ToolSpec, obj, traced_call
 from cairn.app.ontology import (
     InstanceQuery,
     InstancesRequest,
@@ -39,7 +39,7 @@ _DECISION_SCHEMA: dict[str, Any] = {
         "sessionId": {"type": "string", "description": "One of your agent sessions to decide over; or state."},
         "questions": {
             "type": "array",
-            "description": "Each {type: CHOICE|SCORE|…, name, instructions, choices: [{value}] or levels}.",
+            "description": "Each {type: CHOICE or SCORE, name, instructions, choices: [{value}] or levels}.",
             "items": {"type": "object"},
         },
         "idempotencyKey": {"type": "string", "description": "Repeat the same key and body: the first outcome."},
@@ -239,7 +239,7 @@ TOOLS = [
         _SEMANTIC_SCHEMA,
         _prepare_semantic,
         _run_semantic,
-        obj({}),
+        obj({"nodes": ARR, "objectTypes": ANY, "message": ANY}, required=("nodes",)),
     ),
 ]
 """The tools of this module, in listing order."""

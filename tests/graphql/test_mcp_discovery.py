@@ -133,7 +133,7 @@ object_types:
     primary_key: [ProductID]
     properties:
       - {name: ProductID, type: integer}
-      - {name: Name, type: string}
+      - {name: Name, type: string, full_text: true}
       - {name: Price, type: float}
 """
 
@@ -155,13 +155,15 @@ def test_an_llm_walk_through_a_knowledge_network(served):
             price = next(p for p in product["properties"] if p["type"] == "float")
             assert ">" in price["conditionOperations"]
             condition = {"operation": ">", "field": price["name"], "value": 5, "valueFrom": "const"}
-            return await s.call_tool(
-                "object_instances", {"knId": kn["id"], "otId": product["id"], "condition": condition}
-            )
+            args = {"knId": kn["id"], "otId": product["id"], "condition": condition}
+            rows = await s.call_tool("object_instances", args)
+            return rows, await s.call_tool("semantic_recall", {"knId": kn["id"], "query": "Coffee"})
 
-    r = asyncio.run(walk())
+    r, recalled = asyncio.run(walk())  # the SDK client checked each result against its outputSchema
     assert not r.isError, r.structuredContent
     assert [row["Name"] for row in r.structuredContent["rows"]] == ["Coffee"]
+    assert not recalled.isError, recalled.structuredContent
+    assert [n["properties"]["Name"] for n in recalled.structuredContent["nodes"]] == ["Coffee"]
 
 
 def test_refusals_name_the_tools_own_arguments(served):
