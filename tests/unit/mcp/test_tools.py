@@ -9,9 +9,9 @@ from jsonschema import Draft202012Validator
 from mcp import types
 
 from cairn.app.core.errors import BadInput
-from cairn.app.governance import REGISTRY
+from cairn.app.governance import REGISTRY, ROLE_PERMISSIONS, ContextScope, Principal, capabilities_for_scopes
 from cairn.app.mcp import TOOLS
-from cairn.app.mcp.server import tool_entry
+from cairn.app.mcp.server import tool_entry, visible_tools
 
 
 def _properties(schema: dict, path: str = ""):
@@ -95,3 +95,40 @@ def test_the_listing_stays_lean():
     result = types.ServerResult(types.ListToolsResult(tools=[tool_entry(t) for t in TOOLS.values()]))
     size = len(result.model_dump_json(by_alias=True, exclude_none=True))
     assert size <= 25_000, size
+
+
+def _agent(scopes: tuple[str, ...], *, role: str = "owner", **extra) -> Principal:
+    profile = {"grantedCapabilities": capabilities_for_scopes(set(scopes)), **extra.pop("profile", {})}
+    return Principal(
+        kind="agent",
+        id="cred_x",
+        workspace_id="ws_x",
+        permissions=frozenset(ROLE_PERMISSIONS[role]),
+        member_id="usr_x",
+        role=role,
+        scopes=frozenset(scopes),
+        profile=profile,
+        **extra,
+    )
+
+
+def names(principal: Principal) -> set[str]:
+    """The tools ``tools/list`` shows ``principal``."""
+    return {t.name for t in visible_tools(principal)}
+
+
+def test_the_listing_follows_scopes_role_binding_and_hard_boundaries():
+    reader = names(_agent(("context:read",)))
+    assert "context_pack" in reader and not {"remember", "run_query_template"} & reader
+    # a hard boundary blocks every call of the capability: the tool is not listed
+    blocked = names(_agent(("context:read",), profile={"hardBoundaries": ["context:pack"]}))
+    assert reader - blocked == {"context_pack"}
+    # reconfirm-before asks for a confirmation per call: still listed
+    assert names(_agent(("context:read",), profile={"reconfirmBefore": ["context:pack"]})) == reader
+    # the creator demoted to viewer: memory:write needs agent:run, which a viewer lacks
+    memory = ("context:read", "memory:read", "memory:write")
+    assert {"remember", "forget"} <= names(_agent(memory))
+    assert not {"remember", "forget"} & names(_agent(memory, role="viewer"))
+    # bound to a context set: the ontology is refused outright, the rest stays
+    bound = names(_agent(("context:read",), context_set_id="cs_x", context_scope=ContextScope()))
+    assert reader - bound == {"list_knowledge_networks", "list_object_types", "object_instances", "semantic_recall"}
