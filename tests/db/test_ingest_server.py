@@ -10,7 +10,9 @@ one between the two limits while it streams in. The route's own rules are tested
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +36,7 @@ PACK = "query($i:ContextPackInput!){contextPack(input:$i){items{externalId citat
 class Live:
     server: Server
     tokens: dict[str, str]
+    collection_id: str
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +58,9 @@ def live(tmp_path_factory) -> Iterator[Live]:
     )
     try:
         server.wait_ready()
-        server.graphql('mutation{createCollection(name:"notes"){id}}', {}, owner["token"])
-        yield Live(server, {"owner": owner["token"], "editor": editor["token"], "agent": agent["token"]})
+        made = server.graphql('mutation{createCollection(name:"notes"){id}}', {}, owner["token"])
+        tokens = {"owner": owner["token"], "editor": editor["token"], "agent": agent["token"]}
+        yield Live(server, tokens, made["createCollection"]["id"])
     finally:
         server.stop()
 
@@ -138,3 +142,26 @@ def test_a_context_read_credential_is_refused_with_its_code(live: Live, tmp_path
     r = send(live, tmp_path / "a.txt", who="agent")
     assert r.returncode == 2
     assert "HTTP 403 AGENT_OPERATION_NOT_ALLOWED" in r.stderr.splitlines()[-1]
+
+
+def test_an_oversize_upload_is_answered_413_before_its_body_ends(live: Live):
+    """Over a raw socket: 300 kB of a file part (over the 200,000-byte file limit) sent chunked,
+    then nothing more: the 413 arrives although the body never ended (nothing waits for it)."""
+    head = (
+        f"POST /v1/documents?collection={live.collection_id} HTTP/1.1\r\nHost: cairn\r\n"
+        f"Authorization: Bearer {live.tokens['editor']}\r\n"
+        "Content-Type: multipart/form-data; boundary=bb\r\nTransfer-Encoding: chunked\r\n\r\n"
+    ).encode()
+    part = b'--bb\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\n\r\n' + b"x" * 300_000
+    with socket.create_connection(("127.0.0.1", live.server.port), timeout=30) as s:
+        s.sendall(head + f"{len(part):x}\r\n".encode() + part + b"\r\n")
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += s.recv(65536)
+        head, _, body = answer.partition(b"\r\n\r\n")
+        length = int(re.search(rb"(?i)content-length: (\d+)", head).group(1))
+        while len(body) < length:
+            body += s.recv(65536)
+    assert head.split(b"\r\n")[0] == b"HTTP/1.1 413 Request Entity Too Large"
+    body = json.loads(body)
+    assert body["errors"][0]["extensions"] == {"code": "BAD_USER_INPUT", "field": "file", "limit": FILE_LIMIT}
