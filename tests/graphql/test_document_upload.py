@@ -239,3 +239,19 @@ async def test_a_cut_body_is_refused(app: InProcess):
     )
     assert (r.status_code, error(r)["code"]) == (400, "BAD_REQUEST")
     assert "closing boundary" in r.json()["errors"][0]["message"]
+
+
+async def test_uploads_count_against_the_writes_rate_limit(tmp_path):
+    """One call of the ``writes`` class per request: with 1 a minute, the editor's second upload
+    is refused 429 ``RATE_LIMITED`` with ``Retry-After`` (the owner's createCollection counts
+    against the owner, not the editor)."""
+    async with in_process_app(tmp_path, rate_limit_writes_per_minute=1) as a:
+        a.tokens, a.ids = await _bootstrap(a.settings.resolved_database_url)
+        a.ids["coll"] = (await a.data('mutation{createCollection(name:"limited"){id}}', None, a.tokens["owner"]))[
+            "createCollection"
+        ]["id"]
+        first = await upload(a, [("file", ("a.txt", b"Scoria is a dark volcanic rock."))])
+        assert first.status_code == 200, first.text
+        second = await upload(a, [("file", ("b.txt", b"Tuff is consolidated volcanic ash."))])
+        assert (second.status_code, error(second)["code"]) == (429, "RATE_LIMITED")
+        assert int(second.headers["retry-after"]) >= 1
