@@ -326,7 +326,9 @@ def file_sources(path: Path, *, rel: str, name: str) -> Iterator[SourceDocument 
     if not text.strip():
         yield SkippedFile(rel, "no text")
         return
-    yield SourceDocument(external_id=rel, title=title_or_name(text_title(media, raw), name), text=text, media_type=media)
+    yield SourceDocument(
+        external_id=rel, title=title_or_name(text_title(media, raw), name), text=text, media_type=media
+    )
 
 
 def iter_sources(path: Path, skipped: list[SkippedFile] | None = None) -> Iterator[SourceDocument]:
