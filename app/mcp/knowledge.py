@@ -73,6 +73,12 @@ _PACK_SCHEMA: dict[str, Any] = {
                     "default": 4000,
                     "description": "Token budget in cl100k_base tokens, 256–32,000 (default 4,000).",
                 },
+                "maxItems": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 200,
+                    "description": "At most this many ranked items, 1–200 (default: as many as fit maxTokens).",
+                },
                 "maxLatencyMs": {
                     "type": "integer",
                     "minimum": 1000,
@@ -122,6 +128,20 @@ _PACK_SCHEMA: dict[str, Any] = {
             "description": "HYBRID = BM25 + dense vectors fused by score (by rank with asOf); LEXICAL = BM25 only; DENSE = vectors only.",
         },
         "contextSetId": {"type": "string", "description": "Pack within this context set."},
+        "relevance": {
+            "type": "object",
+            "additionalProperties": False,
+            "description": "Relevance floor.",
+            "properties": {
+                "minRelativeScore": {
+                    "type": "number",
+                    "exclusiveMinimum": 0,
+                    "maximum": 1,
+                    "description": "Leave out items scoring under this share of the best item's score, (0, 1] "
+                    "(e.g. 0.3; default: no floor).",
+                },
+            },
+        },
     },
 }
 
