@@ -446,7 +446,7 @@ def _embedder(settings: Settings):
             model=settings.embedding_model,
             api_key=settings.embedding_api_key,
         )
-    return load_embedder("local")
+    return load_embedder("local", graph_cache_dir=settings.resolved_model_cache_dir)
 
 
 async def _load_ontology(settings: Settings, mapping: Path, source_dir: Path | None, workspace: str):

@@ -144,6 +144,12 @@ class Settings(BaseSettings):
         description="Intra-op threads of a query-embedding pass (local model); the other core serves the event "
         "loop, BM25 and SQL meanwhile.",
     )
+    model_cache_dir: Path | None = Field(
+        default=None,
+        description="Where the local embedding model's built ONNX graph (91 MB) is kept between starts, keyed by "
+        "the SHA-256 of its weights: a start reads it (0.4 s of CPU) instead of building it (1.2 s). Unset: "
+        "`$XDG_CACHE_HOME/cairn`, else `~/.cache/cairn`. Not writable: built at every start, with a warning.",
+    )
     cors_origins: list[str] = Field(
         default_factory=list,
         description="Origins whose browsers may call with *member* tokens (agent credentials are refused from "
@@ -382,6 +388,11 @@ class Settings(BaseSettings):
         return StorageSpace(Path(self.data_dir), self.min_free_mb * 1024 * 1024)
 
     @property
+    def resolved_model_cache_dir(self) -> Path:
+        """``model_cache_dir``, or the user's cache folder (:func:`user_cache_dir`) when unset."""
+        return self.model_cache_dir if self.model_cache_dir is not None else user_cache_dir()
+
+    @property
     def whoosh_dir(self) -> Path:
         """Directory of the Whoosh (BM25) index."""
         return self.data_dir / "whoosh"
@@ -390,6 +401,15 @@ class Settings(BaseSettings):
     def qdrant_dir(self) -> Path:
         """Directory of the embedded Qdrant storage."""
         return self.data_dir / "qdrant"
+
+
+def user_cache_dir() -> Path:
+    """Cairn's folder in the user's cache: ``$XDG_CACHE_HOME/cairn`` when that is an absolute
+    path, else ``~/.cache/cairn`` (XDG Base Directory Specification 0.8: a relative value is
+    ignored)."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
+    return base / "cairn"
 
 
 class SettingsInvalid(ValueError):

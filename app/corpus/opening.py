@@ -95,7 +95,9 @@ def open_indexes(settings: Settings, *, with_vectors: bool = True, rebuild_unrea
                     api_key=settings.embedding_api_key,
                 )
             else:
-                embedder = load_embedder("local", query_threads=settings.query_threads)
+                embedder = load_embedder(
+                    "local", query_threads=settings.query_threads, graph_cache_dir=settings.resolved_model_cache_dir
+                )
             embedder = BatchedEmbedder(
                 embedder,
                 window_ms=settings.query_batch_window_ms,

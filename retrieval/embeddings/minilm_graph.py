@@ -29,6 +29,9 @@ from typing import Any
 import numpy as np
 
 OPSET = 17
+BUILDER_VERSION = 1
+"""Bump when :func:`build_sentence_encoder` makes a different graph from the same weights: the
+on-disk cache (:mod:`retrieval.embeddings.graph_cache`) keys its entries by it."""
 INPUT_IDS = "input_ids"
 ATTENTION_MASK = "attention_mask"
 OUTPUT = "sentence_embedding"

@@ -1,4 +1,11 @@
-"""A migrated database per backend (SQLite file, PostgreSQL), used through the services."""
+"""A migrated database per backend (SQLite file, PostgreSQL), used through the services.
+
+A test using ``db``/``db_url`` runs on both engines, per tests/graphql/conftest.py's rule: its
+outcome depends on the database (what is stored and read back, SQL a driver treats differently,
+migrations, locks and idempotency). A module whose outcome does not (retrieval over the indexes,
+spans) overrides ``db_url`` with :func:`sqlite_db_url` and says why; one test of a module
+does it with :data:`SQLITE_ONLY` (e.g. a refusal decided before any SQL).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,9 @@ from cairn.app.core.db import Database
 from cairn.app.core.migrate import upgrade_database
 from tests.conftest import _pg_execute, drop_postgres_database, postgres_database
 from tests.private_postgres import private_postgres
+
+SQLITE_ONLY = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+"""A test whose outcome does not depend on the database (module doc) runs on SQLite alone."""
 
 
 @pytest.fixture(scope="session", params=["sqlite", "postgres"])
@@ -26,6 +36,14 @@ def db_url(request, tmp_path_factory):
             yield url
         finally:
             drop_postgres_database(url)
+
+
+@pytest.fixture(scope="session")
+def sqlite_db_url(tmp_path_factory):
+    """Async URL of a freshly migrated SQLite database (for a module's own ``db_url``: module doc)."""
+    url = f"sqlite+aiosqlite:///{tmp_path_factory.mktemp('db') / 'cairn.db'}"
+    upgrade_database(url)
+    return url
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])

@@ -38,6 +38,42 @@ def cairn_process(*args: str, data_dir: Path | None, env: dict[str, str] | None 
     )
 
 
+COMMANDS_IN_ONE_PROCESS = r"""
+import json, sys, traceback
+from typer.testing import CliRunner
+from cairn.app.cli import cli
+
+said = []
+for args in json.loads(sys.argv[1]):
+    r = CliRunner().invoke(cli, args, prog_name="cairn")
+    stderr = r.stderr
+    if r.exception is not None and not isinstance(r.exception, SystemExit):
+        stderr += "".join(traceback.format_exception(r.exception))
+    said.append([r.exit_code, r.stdout, stderr])
+print(json.dumps(said))
+"""
+
+
+def cairn_commands_in_one_process(
+    runs: list[list[str]], env: dict[str, str] | None = None
+) -> list[subprocess.CompletedProcess]:
+    """Run ``cairn ARGS`` for each ``ARGS`` of ``runs`` in turn (typer's ``CliRunner``) in ONE new
+    Python process with ``env`` on top of this one's, working directory the clone: for what only a
+    process started with that environment shows (a terminal's width read at import), at the cost
+    of one process start (~3 s of CPU) instead of one per command."""
+    r = subprocess.run(
+        [sys.executable, "-c", COMMANDS_IN_ONE_PROCESS, json.dumps(runs)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        env=dict(os.environ, **(env or {})),
+    )
+    assert r.returncode == 0, r.stderr
+    said = json.loads(r.stdout.splitlines()[-1])
+    return [subprocess.CompletedProcess(["cairn", *args], *out) for args, out in zip(runs, said, strict=True)]
+
+
 def one_line_error(r: subprocess.CompletedProcess) -> str:
     """The whole stderr of a refused command: exactly one ``error: …`` line, exit code 2."""
     assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
@@ -311,20 +347,20 @@ def test_output_does_not_depend_on_terminal_width(tmp_path):
     (docs / "one.txt").write_text("Granite is an igneous rock.")
     (docs / "scan.txt").write_bytes(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
     seen = {}
-    for columns in ("20", "300"):
+    for columns in ("20", "300"):  # one process per width: its three commands see COLUMNS from its start
         data = tmp_path / f"data{columns}"
-        env = {"COLUMNS": columns}
-        missing = one_line_error(
-            cairn_process(
-                "ingest", str(tmp_path / "no-such-folder-with-a-long-name"), "-c", "rocks", data_dir=data, env=env
-            )
+        missing, usage, r = cairn_commands_in_one_process(
+            [
+                ["ingest", str(tmp_path / "no-such-folder-with-a-long-name"), "-c", "rocks", "--data-dir", str(data)],
+                ["ingest", str(docs), "--data-dir", str(data)],
+                ["ingest", str(docs), "-c", "rocks", "--lexical-only", "--data-dir", str(data)],
+            ],
+            env={"COLUMNS": columns},
         )
-        usage = cairn_process("ingest", str(docs), data_dir=data, env=env)
         assert usage.returncode == 2 and "Error: Missing option '--collection' / '-c'." in usage.stderr.splitlines()
-        r = cairn_process("ingest", str(docs), "-c", "rocks", "--lexical-only", data_dir=data, env=env)
         assert r.returncode == 0, r.stderr
         skipped_line = [line for line in r.stderr.splitlines() if line.startswith("skipped ")]
-        seen[columns] = (missing, json.loads(r.stdout)["created"], skipped_line)
+        seen[columns] = (one_line_error(missing), json.loads(r.stdout)["created"], skipped_line)
     assert (
         seen["20"]
         == seen["300"]

@@ -34,6 +34,7 @@ from cairn.app.fields import (
     verify_span,
 )
 from tests import factories
+from tests.db.conftest import SQLITE_ONLY
 
 NDAS = {
     "acme.txt": (
@@ -220,6 +221,7 @@ async def test_labels_train_the_ranker(db):
         (dict(fields=("party",), aggregate=Aggregate("SUM", "party")), "FIELD_QUERY_INVALID_AGGREGATE", None),
     ],
 )
+@SQLITE_ONLY  # each limit is checked on the plan (and the field names read) before a field query is built
 async def test_every_limit_is_refused_with_a_code_naming_it(db, plan, code, limit):
     editor, coll = await _setup(db)
     with pytest.raises(BadInput) as exc:

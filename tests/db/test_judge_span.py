@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 
+import pytest
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
@@ -24,6 +25,14 @@ def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def db_url(sqlite_db_url):
+    """SQLite only (tests/db/conftest.py): the span is made around the judge call, whatever the
+    engine that stores the decision (the decision's rows are tested on both engines by
+    tests/db/test_decision_runner.py)."""
+    return sqlite_db_url
 
 
 async def test_the_judge_runs_in_a_span_that_records_its_failure(db):

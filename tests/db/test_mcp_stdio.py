@@ -66,13 +66,14 @@ def test_stdio_tools_packs_memory_and_refusals(tmp_path):
             tools = [t.name for t in (await s.list_tools()).tools]
             return tools, [await s.call_tool(name, args) for name, args in calls]
 
-    tools, (pack, remembered, recalled) = asyncio.run(
+    tools, (pack, remembered, recalled, limit) = asyncio.run(
         go(
             full["token"],
             [
                 ("context_pack", {"task": "Which rock forms from lava?", "retrieval": "LEXICAL"}),
                 ("remember", {"namespace": "geo", "text": "The user collects basalt samples."}),
                 ("recall", {"query": "basalt samples"}),
+                ("recall", {"query": "rock", "limit": 51}),
             ],
         )
     )
@@ -85,23 +86,16 @@ def test_stdio_tools_packs_memory_and_refusals(tmp_path):
     assert pack.meta[ENVELOPE_META]["target"] == "cairn.mcp"
     mem_id = remembered.structuredContent["memory"]["id"]
     assert recalled.structuredContent["memories"][0]["memory"]["id"] == mem_id
-
-    ro_tools, (refused, limit) = asyncio.run(
-        go(
-            ro["token"],
-            [("remember", {"namespace": "geo", "text": "x y"}), ("recall", {"query": "rock", "limit": 51})],
-        )
-    )
-    assert ro_tools == reads  # a context:read credential lists no write tool (nor recall)
-    assert refused.isError and refused.structuredContent["error"]["code"] == "AGENT_SCOPE_MISSING"
-    assert limit.structuredContent["error"]["code"] == "AGENT_SCOPE_MISSING"  # scope is checked before limits
-    _tools, (limit,) = asyncio.run(go(full["token"], [("recall", {"query": "rock", "limit": 51})]))
     err = limit.structuredContent["error"]
     assert (err["code"], err["field"], err["limit"]) == ("BAD_USER_INPUT", "limit", "1-50")
 
-    async def revoked_mid_session():
+    # one process of the read-only credential: its tools and refusals, then its revocation while it runs
+    async def refused_then_revoked_mid_session():
         async with stdio_client(_server(data, ro["token"])) as (read, write), ClientSession(read, write) as s:
             await s.initialize()
+            ro_tools = [t.name for t in (await s.list_tools()).tools]
+            refused = await s.call_tool("remember", {"namespace": "geo", "text": "x y"})
+            limit = await s.call_tool("recall", {"query": "rock", "limit": 51})
             before = await s.call_tool(
                 "get_citation", {"documentId": "doc_x", "start": 0, "end": 1, "sha256": "a" * 64}
             )
@@ -110,9 +104,12 @@ def test_stdio_tools_packs_memory_and_refusals(tmp_path):
             after = await s.call_tool("context_pack", {"task": "lava", "retrieval": "LEXICAL"})
             with pytest.raises(McpError) as listed:
                 await s.list_tools()
-            return before, after, listed.value.error
+            return ro_tools, refused, limit, before, after, listed.value.error
 
-    before, after, listed = asyncio.run(revoked_mid_session())
+    ro_tools, refused, limit, before, after, listed = asyncio.run(refused_then_revoked_mid_session())
+    assert ro_tools == reads  # a context:read credential lists no write tool (nor recall)
+    assert refused.isError and refused.structuredContent["error"]["code"] == "AGENT_SCOPE_MISSING"
+    assert limit.structuredContent["error"]["code"] == "AGENT_SCOPE_MISSING"  # scope is checked before limits
     assert (listed.code, listed.data["code"]) == (-32001, "AGENT_CREDENTIAL_REVOKED")  # tools/list too
     assert before.structuredContent["error"]["code"] == "NOT_FOUND"  # authenticated, nothing there
     assert after.structuredContent["error"]["code"] == "AGENT_CREDENTIAL_REVOKED"  # checked on every call
@@ -178,15 +175,9 @@ def test_stdio_library_fact_and_gap_tools(tmp_path):
     (stored,) = asyncio.run(_gaps(Settings(data_dir=data).resolved_database_url))
     assert (stored.task, stored.missing, stored.credential_id) == (task["task"], task["missing"], gaps["credentialId"])
 
-    _tools, (refused, template) = asyncio.run(
-        go(ro["token"], [("report_context_gap", task), ("run_query_template", {"templateId": "qt_x"})])
-    )
-    assert refused.structuredContent["error"]["code"] == "AGENT_SCOPE_MISSING"
-    assert template.structuredContent["error"]["code"] == "AGENT_SCOPE_MISSING"
-    assert len(asyncio.run(_gaps(Settings(data_dir=data).resolved_database_url))) == 1
-
-    # an unknown JSON-RPC method is -32601 (method not found), bad params -32602 naming the parameter,
-    # a known one still answers
+    # one raw JSON-RPC process of the read-only credential: an unknown method is -32601 (method not
+    # found), bad params -32602 naming the parameter, a known one still answers, and the tools
+    # its scopes lack are refused
     server = _server(data, ro["token"])
     with subprocess.Popen(
         [server.command, *server.args],
@@ -216,8 +207,18 @@ def test_stdio_library_fact_and_gap_tools(tmp_path):
         assert (answer["id"], answer["error"]["code"], answer["error"]["data"]["field"]) == (4, -32602, "params.name")
         send({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
         assert len(json.loads(stdout.readline())["result"]["tools"]) == 16  # context:read's
+        call = {"name": "report_context_gap", "arguments": task}
+        send({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": call})
+        refused = json.loads(stdout.readline())
+        assert refused["id"] == 5 and refused["result"]["isError"] is True, refused
+        assert refused["result"]["structuredContent"]["error"]["code"] == "AGENT_SCOPE_MISSING"
+        call = {"name": "run_query_template", "arguments": {"templateId": "qt_x"}}
+        send({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": call})
+        template = json.loads(stdout.readline())
+        assert template["id"] == 6 and template["result"]["structuredContent"]["error"]["code"] == "AGENT_SCOPE_MISSING"
         stdin.close()
         assert proc.wait(timeout=60) == 0
+    assert len(asyncio.run(_gaps(Settings(data_dir=data).resolved_database_url))) == 1  # the refused one stored nothing
 
 
 def test_stdio_loads_the_models_before_it_answers_initialize(tmp_path):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 from sqlalchemy import select
 
 from cairn.app.context import bootstrap
@@ -37,6 +38,16 @@ PARAGRAPHS = {
     "sushi": "駅前の寿司屋は新鮮な魚で有名です。",
     "mountain": "富士山の山頂から見た日の出はとても美しかった。",
 }
+
+
+@pytest.fixture(scope="module")
+def db_url(sqlite_db_url):
+    """SQLite only (tests/db/conftest.py): which model embeds a passage and which spaces a task
+    searches are decided in Python from the text, over the vector and BM25 indexes; the SQL
+    read on the way (passages, the change log) is the same on both engines and is tested on both
+    by tests/db/test_ingest.py and test_change_log.py. PostgreSQL ran these four tests again
+    (~25 s of wall at load 16)."""
+    return sqlite_db_url
 
 
 async def test_a_short_japanese_task_gets_the_multilingual_leg_and_the_piano_paragraph_first(

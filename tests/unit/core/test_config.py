@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from cairn.app.core.config import Settings, SettingsInvalid, load_settings
+from cairn.app.core.config import Settings, SettingsInvalid, load_settings, user_cache_dir
 from cairn.app.core.datadir import DataDirInUse, DataDirLock
 from cairn.app.corpus import open_indexes
 from cairn.retrieval.vectors import BACKENDS, ClientVectorIndex, EdgeVectorIndex, VectorPoint, VectorStoreUnavailable
@@ -84,6 +84,19 @@ def test_secrets_are_not_echoed_in_setting_errors(clean_env):
     with pytest.raises(SettingsInvalid) as exc:
         load_settings()
     assert exc.value.message == "CAIRN_DATABASE_URL must be set when CAIRN_ENV=prod"
+
+
+def test_the_model_cache_follows_xdg_cache_home_unless_set(clean_env, tmp_path):
+    clean_env.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert user_cache_dir() == tmp_path / "xdg" / "cairn"
+    assert load_settings().resolved_model_cache_dir == tmp_path / "xdg" / "cairn"
+    clean_env.setenv("XDG_CACHE_HOME", "relative/cache")  # the XDG spec: a relative path is ignored
+    clean_env.setenv("HOME", str(tmp_path / "home"))
+    assert user_cache_dir() == tmp_path / "home" / ".cache" / "cairn"
+    clean_env.delenv("XDG_CACHE_HOME")
+    assert user_cache_dir() == tmp_path / "home" / ".cache" / "cairn"
+    clean_env.setenv("CAIRN_MODEL_CACHE_DIR", str(tmp_path / "mine"))
+    assert load_settings().resolved_model_cache_dir == tmp_path / "mine"
 
 
 def test_vector_backend_one_vocabulary_with_auto_default(clean_env):
