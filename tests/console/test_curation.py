@@ -344,24 +344,26 @@ def test_every_page_at_1400_and_390_px_without_horizontal_scroll(console, billin
     )
     replay = srv.data(PACK, {"i": {"task": "refunds card"}}, owner)["contextPack"]["replayId"]
     set_id = srv.data("{contextSets(limit:50){id name}}", token=owner)["contextSets"][0]["id"]
+    # (page, hash, a heading, what shows once its data loaded)
     pages = [
-        ("explorer", "#/explorer", "Pack explorer"),
-        ("documents", f"#/documents?collection={billing['coll']}", "Documents"),
-        ("document", f"#/documents/{billing['doc']}", "Refund policy"),
-        ("sets", "#/sets", "Context sets"),
-        ("set", f"#/sets/{set_id}", "Version history"),
-        ("gaps", "#/gaps", "Gaps inbox"),
-        ("templates", "#/templates", "Query templates"),
-        ("replays", f"#/replays/{replay}", "Items"),
-        ("memory", "#/memory", "My agents' memory"),
-        ("access", "#/access", "Agent credentials"),
+        ("explorer", "#/explorer", "Pack explorer", "select option:has-text('billing-set')"),
+        ("documents", f"#/documents?collection={billing['coll']}", "Documents", "table[aria-label='Documents']"),
+        ("document", f"#/documents/{billing['doc']}", "Refund policy", "details.version"),
+        ("sets", "#/sets", "Context sets", "table[aria-label='Context sets']"),
+        ("set", f"#/sets/{set_id}", "Version history", "[data-version='1']"),
+        ("gaps", "#/gaps", "Gaps inbox", "li.gap"),
+        ("templates", "#/templates", "Query templates", "article.template, main .empty"),
+        ("replays", f"#/replays/{replay}", "Items", "table[aria-label='Verified items']"),
+        ("memory", "#/memory", "My agents' memory", "form[role='search']"),
+        ("access", "#/access", "Agent credentials", "tr[data-credential]"),
     ]
     console.open("owner", "#/explorer")
     for width in (1400, 390):
         page.set_viewport_size({"width": width, "height": 900})
-        for name, hash_, heading in pages:
+        for name, hash_, heading, ready in pages:
             page.goto(f"{srv.url}/console{hash_}")
             page.get_by_role("heading", name=heading, exact=True).first.wait_for()
+            page.locator(ready).first.wait_for(state="attached")
             page.wait_for_load_state("networkidle")
             _no_horizontal_scroll(page)
             # every action reachable: no visible button ends beyond the viewport's width

@@ -359,7 +359,8 @@ async function setPage(root, ctx, id, entryId) {
         { class: "version-list history", reversed: true },
         versions.map((v, i) => {
           const prev = versions[i + 1];
-          const lines = prev ? diffSnapshots(prev.snapshot, v.snapshot) : ["created"];
+          const names = Object.fromEntries(collections.map((c) => [c.id, c.name]));
+          const lines = prev ? diffSnapshots(prev.snapshot, v.snapshot, names) : ["created"];
           return h(
             "li",
             { class: "card", dataset: { version: String(v.number) } },
@@ -383,7 +384,7 @@ async function setPage(root, ctx, id, entryId) {
 }
 
 /** Readable differences between two version snapshots, one line each ("+ …", "− …", "~ …"). */
-export function diffSnapshots(a, b) {
+export function diffSnapshots(a, b, collectionNames = {}) {
   const out = [];
   for (const key of ["name", "description", "active"]) {
     if (JSON.stringify(a[key]) !== JSON.stringify(b[key])) out.push(`~ ${key}: ${JSON.stringify(a[key])} → ${JSON.stringify(b[key])}`);
@@ -391,8 +392,9 @@ export function diffSnapshots(a, b) {
   for (const key of ["collectionIds", "documentIds"]) {
     const was = new Set(a.scope[key]);
     const now = new Set(b.scope[key]);
-    for (const x of now) if (!was.has(x)) out.push(`+ scope ${key === "collectionIds" ? "collection" : "document"} ${x}`);
-    for (const x of was) if (!now.has(x)) out.push(`− scope ${key === "collectionIds" ? "collection" : "document"} ${x}`);
+    const name = (x) => (key === "collectionIds" ? `collection ${collectionNames[x] || x}` : `document ${x}`);
+    for (const x of now) if (!was.has(x)) out.push(`+ scope ${name(x)}`);
+    for (const x of was) if (!now.has(x)) out.push(`− scope ${name(x)}`);
   }
   const label = {
     verifiedAnswers: (e) => `verified answer “${e.question}” → “${e.answer}”`,

@@ -210,6 +210,8 @@ export async function render(root, ctx) {
     });
     return form;
   }
+
+  await load();
 }
 
 function bounds(p) {
