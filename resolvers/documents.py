@@ -10,6 +10,7 @@ from cairn.app import corpus as docs
 from cairn.app.core.errors import BadInput
 from cairn.app.core.text_rules import validate_identifier, validate_name
 from cairn.app.corpus import (
+    MAX_MEDIA_TYPE_CHARS,
     MAX_PAGE,
     CollectionInfo,
     DocumentListRequest,
@@ -193,7 +194,7 @@ def _validate_collection(name: str) -> None:
 def _validate_upsert(input: UpsertDocumentInput) -> None:
     validate_identifier(input.collection_id, "input.collectionId")
     docs.validate_document_input(input.external_id, input.title, input.text, input.valid_from, input.valid_to)
-    validate_identifier(input.media_type, "input.mediaType")
+    validate_identifier(input.media_type, "input.mediaType", MAX_MEDIA_TYPE_CHARS)
 
 
 @strawberry.type

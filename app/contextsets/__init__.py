@@ -37,6 +37,7 @@ from cairn.app.contextsets.packing import SetItem, SetPlan, plan_set
 from cairn.app.contextsets.types import (
     KINDS,
     READ_LIMIT_DEFAULT,
+    READ_LIMIT_MAX,
     ContextSetView,
     ContextSetWrite,
     DefinitionInput,
@@ -52,6 +53,7 @@ from cairn.app.contextsets.verify import EntryCheck, RecordedEntry, check_entrie
 __all__ = [
     "KINDS",
     "READ_LIMIT_DEFAULT",
+    "READ_LIMIT_MAX",
     "AnswerHit",
     "ContextSetLimit",
     "ContextSetNameTaken",

@@ -16,6 +16,7 @@ from cairn.app.corpus.as_of import (
 )
 from cairn.app.corpus.changes import Cursor, shared_value
 from cairn.app.corpus.documents import (
+    MAX_MEDIA_TYPE_CHARS,
     delete_document,
     get_collection,
     get_or_create_collection,
@@ -66,6 +67,7 @@ from cairn.app.corpus.sources import SkippedFile, SourceDocument, iter_sources
 from cairn.app.corpus.warmup import warm_models
 
 __all__ = [
+    "MAX_MEDIA_TYPE_CHARS",
     "MAX_NEIGHBOURS",
     "MAX_PAGE",
     "ChangeFollower",

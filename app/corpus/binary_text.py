@@ -11,6 +11,10 @@ reason (:class:`app.corpus.sources.NotText`).
 - .docx: ``python-docx``, body paragraphs in order (one per line), then each table's rows
   (cells joined by a tab), joined by ``"\\n"``.
 
+Each also gives the title the file states (:func:`binary_document`): a PDF's document
+information ``/Title``, else its XMP ``dc:title``; a .docx's core properties title; cleaned by
+:func:`app.corpus.titles.clean_title` (None when the file states none).
+
 Both are containers of compressed parts, inflated through counters before or while parsing
 (:mod:`app.corpus.read_limits`): a .docx's parts are inflated once, counted, before
 python-docx sees them (XML parts at most 64,000,000 bytes, all parts 128,000,000; a part
@@ -28,6 +32,7 @@ import io
 import logging
 import zipfile
 import zlib
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import filetype
@@ -41,14 +46,25 @@ from cairn.app.corpus.read_limits import (
     check_zip,
     too_large,
 )
+from cairn.app.corpus.titles import clean_title
 
 if TYPE_CHECKING:  # pypdf is imported on use (only PDF ingest pays for it)
-    from pypdf import PageObject
+    from pypdf import PageObject, PdfReader
 
 BINARY_SUFFIXES = {
     ".pdf": "application/pdf",
     ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
 }
+
+
+@dataclass(frozen=True)
+class BinaryDocument:
+    """What a binary file gives: its extracted ``text`` and the ``title`` its metadata states
+    (cleaned, at most :data:`app.corpus.titles.MAX_DERIVED_TITLE_CHARS` characters; None when
+    it states none)."""
+
+    text: str
+    title: str | None
 
 
 class BinaryTextError(ValueError):
@@ -104,8 +120,33 @@ def _decode_page_streams(page: PageObject, seen: set[int], decoded: int) -> int:
     return decoded
 
 
+def _pdf_title(reader: PdfReader) -> str | None:
+    """The document information ``/Title``, else XMP ``dc:title`` (its ``x-default`` entry, else
+    the first); None when neither is readable or visible. A broken metadata object costs the
+    title, never the text."""
+    try:
+        info = reader.metadata
+        title = clean_title(info.title if info is not None else None)
+    except Exception:  # noqa: BLE001 - pypdf raises many types for broken objects
+        title = None
+    if title:
+        return title
+    try:
+        xmp = reader.xmp_metadata
+        titles = (xmp.dc_title if xmp is not None else None) or {}
+    except Exception:  # noqa: BLE001 - XMP is XML inside the PDF: anything may be wrong with it
+        return None
+    return clean_title(titles.get("x-default") or next(iter(titles.values()), None))
+
+
 def pdf_text(data: bytes) -> str:
-    """The text of a PDF's pages, joined by ``"\\n\\n"`` (pypdf's layout-free extraction).
+    """The text of a PDF's pages (:func:`pdf_document`'s ``text``; the same errors)."""
+    return pdf_document(data).text
+
+
+def pdf_document(data: bytes) -> BinaryDocument:
+    """The text of a PDF's pages, joined by ``"\\n\\n"`` (pypdf's layout-free extraction), and
+    the title its metadata states (:func:`_pdf_title`).
 
     Raises:
         BinaryTextError: not a PDF (no ``%PDF-`` header), encrypted with a password,
@@ -129,6 +170,7 @@ def pdf_text(data: bytes) -> str:
                     limit=MAX_PDF_PAGES,
                     inflated=len(reader.pages),
                 )
+            title = _pdf_title(reader)
             pages: list[str] = []
             seen: set[int] = set()
             decoded = chars = 0
@@ -152,11 +194,17 @@ def pdf_text(data: bytes) -> str:
     text = "\n\n".join(p.strip("\n") for p in pages)
     if not text.strip():
         raise BinaryTextError(f"a PDF with no text layer ({len(pages)} page(s); a scan needs OCR first)")
-    return text
+    return BinaryDocument(text, title)
 
 
 def docx_text(data: bytes) -> str:
-    """The text of a Word .docx: paragraphs, then table rows (cells tab-separated), one per line.
+    """The text of a Word .docx (:func:`docx_document`'s ``text``; the same errors)."""
+    return docx_document(data).text
+
+
+def docx_document(data: bytes) -> BinaryDocument:
+    """The text of a Word .docx: paragraphs, then table rows (cells tab-separated), one per
+    line; and its core properties' title (``docProps/core.xml``, ``dc:title``).
 
     Raises:
         BinaryTextError: not a ZIP with ``word/document.xml``, or unreadable (a part's CRC
@@ -184,9 +232,19 @@ def docx_text(data: bytes) -> str:
     for table in document.tables:
         for row in table.rows:
             lines.append("\t".join(cell.text for cell in row.cells))
-    return "\n".join(lines).replace("\x00", "")
+    try:
+        title = clean_title(document.core_properties.title)
+    except Exception:  # noqa: BLE001 - a malformed core.xml costs the title, never the text
+        title = None
+    return BinaryDocument("\n".join(lines).replace("\x00", ""), title)
+
+
+def binary_document(suffix: str, data: bytes) -> BinaryDocument:
+    """The text and title of a ``.pdf`` or ``.docx`` file's bytes (see :func:`pdf_document`,
+    :func:`docx_document`; the same errors)."""
+    return pdf_document(data) if suffix == ".pdf" else docx_document(data)
 
 
 def binary_text(suffix: str, data: bytes) -> str:
-    """The text of a ``.pdf`` or ``.docx`` file's bytes (see :func:`pdf_text`, :func:`docx_text`)."""
-    return pdf_text(data) if suffix == ".pdf" else docx_text(data)
+    """The text of a ``.pdf`` or ``.docx`` file's bytes (:func:`binary_document`'s ``text``)."""
+    return binary_document(suffix, data).text

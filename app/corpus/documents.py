@@ -36,6 +36,9 @@ from cairn.retrieval.tokens import count_tokens
 MAX_DOCUMENT_CHARS = 2_000_000
 MAX_TITLE_CHARS = 1_000
 MAX_EXTERNAL_ID_CHARS = 512
+# a media type's length (RFC 6838: type and subtype up to 127 characters each); 64 was too short
+# for the .docx type ingest writes (71 characters: PostgreSQL refused every .docx document)
+MAX_MEDIA_TYPE_CHARS = 255
 
 
 @dataclass(frozen=True)

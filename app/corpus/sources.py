@@ -25,7 +25,10 @@ documents per JSONL or CSV file. A file named alone is refused with ``BadInput``
 and the ``limit``); in a folder it is skipped and reported, except that JSONL is refused as a
 whole, as for a bad line.
 
-The external id is the JSONL ``_id`` or the file's path relative to the ingested folder.
+The external id is the JSONL ``_id`` or the file's path relative to the ingested folder. The
+title is the one the document states (HTML ``<title>``, Markdown heading, PDF and .docx
+metadata: :mod:`app.corpus.titles`), else the file name; a JSONL record's ``title``; a CSV
+row's ``<file name> row <n>``.
 Writing them into a collection is :func:`app.corpus.ingest.ingest_documents`.
 """
 
@@ -43,7 +46,7 @@ from pathlib import Path
 
 from cairn.app.core.errors import BadInput
 from cairn.app.core.text_rules import validate_path
-from cairn.app.corpus.binary_text import BINARY_SUFFIXES, BinaryTextError, binary_text
+from cairn.app.corpus.binary_text import BINARY_SUFFIXES, BinaryTextError, binary_document
 from cairn.app.corpus.csv_rows import csv_rows
 from cairn.app.corpus.read_limits import (
     FILE_BOUND,
@@ -60,6 +63,7 @@ from cairn.app.corpus.read_limits import (
 )
 from cairn.app.corpus.source_document import SkippedFile, SourceDocument
 from cairn.app.corpus.text_bytes import NotText, decode_text, detected
+from cairn.app.corpus.titles import text_title, title_or_name
 from cairn.retrieval.chunking import html_to_text
 
 TEXT_SUFFIXES = {
@@ -267,17 +271,18 @@ def iter_sources(path: Path, skipped: list[SkippedFile] | None = None) -> Iterat
             supported = True
             try:
                 with open(f, "rb") as fh:
-                    text = binary_text(suffix, read_capped(fh, MAX_FILE_BYTES, "the file", FILE_BOUND))
+                    binary = binary_document(suffix, read_capped(fh, MAX_FILE_BYTES, "the file", FILE_BOUND))
             except BinaryTextError as exc:
                 skip(rel, str(exc))
                 continue
             except SourceTooLarge as exc:
                 skip(rel, str(exc), exc.limit)
                 continue
-            if not text.strip():
+            if not binary.text.strip():
                 skip(rel, "no text")
                 continue
-            yield SourceDocument(external_id=rel, title=f.name, text=text, media_type=BINARY_SUFFIXES[suffix])
+            title = title_or_name(binary.title, f.name)
+            yield SourceDocument(external_id=rel, title=title, text=binary.text, media_type=BINARY_SUFFIXES[suffix])
             continue
         if suffix not in TEXT_SUFFIXES and suffix not in (".jsonl", ".csv"):
             skip(rel, f"unsupported type {suffix or '(no extension)'}; supported: {SUPPORTED}")
@@ -313,6 +318,7 @@ def iter_sources(path: Path, skipped: list[SkippedFile] | None = None) -> Iterat
         if not text.strip():
             skip(rel, "no text")
             continue
-        yield SourceDocument(external_id=rel, title=f.name, text=text, media_type=media)
+        title = title_or_name(text_title(media, raw), f.name)
+        yield SourceDocument(external_id=rel, title=title, text=text, media_type=media)
     if not supported:
         raise BadInput(f"{path}: no {SUPPORTED} files found ({len(found)} skipped)")

@@ -5,9 +5,10 @@ string features — its finder (``kind``), the words before and after it (positi
 a bag of 12 words each side), its own words, the line it is on starting words, its relative
 position in the document (tenths), how often its value recurs, its rank among same-kind
 candidates, its length in words, and how many words of the field's name and description
-stand in its 12-word window. Features are hashed (``FeatureHasher``, 2^18 dimensions) and a
-scikit-learn ``LogisticRegression`` per field (C = 0.5, balanced classes) scores each
-candidate; a value's score is its best candidate's probability. A ONE field takes the best
+stand in its 12-word window. Features are hashed (2^18 columns) and an L2-regularised
+logistic regression per field (C = 0.5, balanced classes; :mod:`app.fields.logistic`, which
+reproduces scikit-learn's ``FeatureHasher`` and ``LogisticRegression(solver="liblinear")``)
+scores each candidate; a value's score is its best candidate's probability. A ONE field takes the best
 value when its score reaches the field's threshold; a MANY field takes every value at or
 above it (at most 8). Thresholds are tuned by 3-fold cross-validation inside the training
 documents (the F1-maximising one), so no document scores itself.
@@ -27,11 +28,11 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from cairn.app.fields.finders import find_candidates
+from cairn.app.fields.logistic import fit_logistic, hash_features
 from cairn.app.fields.types import Candidate, Extracted, FieldSpec, FieldType, Multiplicity
 
 N_FEATURES = 2**18
@@ -108,12 +109,6 @@ def doc_features(text: str, spec: FieldSpec) -> DocFeatures:
     return DocFeatures(cands, featurise(text, cands, spec))
 
 
-def _hash(features: list[list[str]]) -> Any:
-    from sklearn.feature_extraction import FeatureHasher
-
-    return FeatureHasher(n_features=N_FEATURES, input_type="string", alternate_sign=False).transform(features)
-
-
 @dataclass
 class FieldModel:
     """One field's logistic-regression weights (sparse: hashed index → weight), intercept and
@@ -136,7 +131,7 @@ class FieldModel:
             self._dense = np.zeros(N_FEATURES)
             for i, v in self.weights.items():
                 self._dense[i] = v
-        z = _hash(features).tocsr() @ self._dense + self.intercept
+        z = hash_features(features, n_features=N_FEATURES).dot(self._dense) + self.intercept
         return 1.0 / (1.0 + np.exp(-z))
 
 
@@ -149,16 +144,10 @@ def _zero_shot(f: list[str]) -> float:
 
 
 def _fit(features: list[list[str]], labels: list[int], c: float = 0.5) -> FieldModel:
-    from sklearn.linear_model import LogisticRegression
-
     if not features or len(set(labels)) < 2:
         return FieldModel()
-    x = _hash(features)
-    lr = LogisticRegression(C=c, class_weight="balanced", max_iter=400, solver="liblinear")
-    lr.fit(x, labels)
-    coef = lr.coef_[0]
-    nz = np.flatnonzero(coef)
-    return FieldModel({int(i): float(coef[i]) for i in nz}, float(lr.intercept_[0]), 0.5, True)
+    fit = fit_logistic(hash_features(features, n_features=N_FEATURES), labels, c=c)
+    return FieldModel({int(i): float(w) for i, w in zip(fit.columns, fit.coef) if w != 0.0}, fit.intercept, 0.5, True)
 
 
 def choose(doc: DocFeatures, scores: np.ndarray, spec: FieldSpec, threshold: float) -> list[Extracted]:

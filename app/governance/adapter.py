@@ -7,7 +7,7 @@ resolvers); each call then goes, in order:
 1. the operation is looked up in the registry (coordinate, capability, scope);
 2. the caller is authenticated (``UNAUTHENTICATED``, ``AGENT_BROWSER_REQUEST_REFUSED``,
    ``AGENT_CREDENTIAL_EXPIRED``/``REVOKED``);
-3. permissions are checked: members by role; agents by scope (``AGENT_SCOPE_MISSING``),
+3. permissions are checked (:func:`check_permissions`): members by role; agents by scope (``AGENT_SCOPE_MISSING``),
    member-only operations (``AGENT_OPERATION_NOT_ALLOWED``) and their creator's *current*
    role (``AGENT_CREDENTIAL_AUTHORITY_LOST``);
 4. input is validated by the operation's ``validate`` callable (``BAD_USER_INPUT``), then a
@@ -49,7 +49,7 @@ from cairn.app.core.errors import CairnError, Forbidden, as_cairn_error, to_resp
 from cairn.app.core.ids import utcnow
 from cairn.app.core.models import ConfirmationRequest
 from cairn.app.governance.auth import Principal, require_scope
-from cairn.app.governance.binding import enforce_binding
+from cairn.app.governance.binding import enforce_binding, refused_outright
 from cairn.app.governance.boundaries import Boundary, evaluate
 from cairn.app.governance.envelope import CallRecord
 from cairn.app.governance.operation import Operation
@@ -186,22 +186,14 @@ async def _boundary(
     )
 
 
-async def authorize(
-    ctx: RequestContextPort, op: Operation, arguments: dict[str, Any], validate: Callable[..., Any] | None = None
-) -> tuple[Principal | None, dict[str, Any] | None]:
-    """Steps 2–6 of the module doc for one call.
-
-    Returns:
-        ``(principal, boundary_info)``; principal is None for ``auth="none"`` operations.
+def check_permissions(principal: Principal, op: Operation) -> None:
+    """Step 3 of the module doc: may ``principal`` call ``op`` at all (members by role; agents by
+    scope, member-only operations and their creator's *current* role)?
 
     Raises:
-        CairnError: the refusal, with its SPEC code.
+        Forbidden: ``AGENT_OPERATION_NOT_ALLOWED``, ``AGENT_SCOPE_MISSING``,
+            ``AGENT_CREDENTIAL_AUTHORITY_LOST`` or ``FORBIDDEN``.
     """
-    if op.auth == "none":
-        if validate:
-            validate(**{k: v for k, v in arguments.items() if k != "info"})
-        return None, None
-    principal = await ctx.principal()
     if principal.is_agent:
         if op.scope is None:
             raise Forbidden(
@@ -222,6 +214,43 @@ async def authorize(
             raise Forbidden(
                 f"{op.name} needs {sorted(missing)}; your role is {principal.role}", required=sorted(missing)
             )
+
+
+def may_call(principal: Principal, op: Operation) -> bool:
+    """True unless :func:`authorize` refuses every call of ``op`` by ``principal`` whatever its
+    arguments: the permission step (:func:`check_permissions`), a context-set binding that
+    refuses the operation outright (:func:`~app.governance.binding.refused_outright`) and an
+    agent's ``BLOCKED`` boundary. What depends on the call (input, the ids a binding checks,
+    rate limits, boundaries that ask for a confirmation) is left to :func:`authorize`. Used to
+    list only the tools a credential may call (MCP ``tools/list``), with the same rule."""
+    if op.auth == "none":
+        return True
+    try:
+        check_permissions(principal, op)
+    except CairnError:
+        return False
+    if refused_outright(principal, op.name, op.binding) is not None:
+        return False
+    return not (principal.is_agent and evaluate(op.capability, principal.profile).boundary is Boundary.BLOCKED)
+
+
+async def authorize(
+    ctx: RequestContextPort, op: Operation, arguments: dict[str, Any], validate: Callable[..., Any] | None = None
+) -> tuple[Principal | None, dict[str, Any] | None]:
+    """Steps 2–6 of the module doc for one call.
+
+    Returns:
+        ``(principal, boundary_info)``; principal is None for ``auth="none"`` operations.
+
+    Raises:
+        CairnError: the refusal, with its SPEC code.
+    """
+    if op.auth == "none":
+        if validate:
+            validate(**{k: v for k, v in arguments.items() if k != "info"})
+        return None, None
+    principal = await ctx.principal()
+    check_permissions(principal, op)
     services = ctx.services
     await services.rate_limiter.check(services.db, subject_of(principal), op.rate_class)
     if validate:

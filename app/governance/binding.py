@@ -130,6 +130,25 @@ def _refuse(principal: Principal, what: str, field: str, how: str = "outside its
     )
 
 
+def refused_outright(principal: Principal, op_name: str, binding: Binding | None) -> ContextSetScopeRefused | None:
+    """The refusal a bound ``principal`` gets for ``op_name`` whatever its arguments, else None:
+    an operation that declares no binding (fail closed) or a ``REFUSED`` one. The part of
+    :func:`enforce_binding` that needs no arguments, so ``tools/list`` hides what every call
+    would refuse (:func:`~app.governance.adapter.may_call`)."""
+    if not principal.bound:
+        return None
+    if binding is None:
+        return ContextSetScopeRefused(
+            f"{op_name} declares no context-set binding, so a credential bound to context set "
+            f"{principal.context_set_id} is refused it"
+        )
+    if binding.rule is BindingRule.REFUSED:
+        return ContextSetScopeRefused(
+            f"{op_name} is refused to a credential bound to context set {principal.context_set_id}: {binding.reason}"
+        )
+    return None
+
+
 async def enforce_binding(
     db: Any, principal: Principal, op_name: str, op_kind: str, binding: Binding | None, arguments: dict[str, Any]
 ) -> None:
@@ -149,17 +168,11 @@ async def enforce_binding(
     """
     if not principal.bound:
         return
-    if binding is None:
-        raise ContextSetScopeRefused(
-            f"{op_name} declares no context-set binding, so a credential bound to context set "
-            f"{principal.context_set_id} is refused it"
-        )
-    if binding.rule is BindingRule.NOT_APPLICABLE:
+    outright = refused_outright(principal, op_name, binding)
+    if outright is not None:
+        raise outright
+    if binding is None or binding.rule is BindingRule.NOT_APPLICABLE:
         return
-    if binding.rule is BindingRule.REFUSED:
-        raise ContextSetScopeRefused(
-            f"{op_name} is refused to a credential bound to context set {principal.context_set_id}: {binding.reason}"
-        )
     args, mcp = arguments, op_kind == "mcp"
     scope = principal.context_scope
     whole = scope.collection_ids if scope is not None else frozenset()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from cairn.app.governance.operation import DECIDE, DOC_READ, QUERIES, READ, Operation
 from cairn.app.governance.policies import (
     CITATION,
+    COLLECTIONS,
     FACTS,
     FIELDS,
     MCP_MEMORY_READ,
@@ -79,6 +80,37 @@ MCP_TOOLS = [
     Operation("mcp.get_passage", "mcp", "G1.U3.P1.Z2.A1", "document:read", READ, "context:read", binding=PASSAGE),
     Operation("mcp.get_section", "mcp", "G1.U3.P1.Z2.A2", "document:read", READ, "context:read", binding=PASSAGE),
     Operation("mcp.get_citation", "mcp", "G1.U3.P1.Z2.A3", "document:read", READ, "context:read", binding=CITATION),
+    # discovery: the ids the other tools take (collections, networks and types, templates)
+    Operation(
+        "mcp.list_collections", "mcp", "G1.U3.P1.Z2.A4", "collection:read", READ, "context:read", binding=COLLECTIONS
+    ),
+    Operation(
+        "mcp.list_knowledge_networks",
+        "mcp",
+        "G1.U3.P4.Z1.A1",
+        "ontology:read",
+        READ,
+        "context:read",
+        binding=ONTOLOGY_REFUSED,
+    ),
+    Operation(
+        "mcp.list_object_types",
+        "mcp",
+        "G1.U3.P4.Z1.A2",
+        "ontology:read",
+        READ,
+        "context:read",
+        binding=ONTOLOGY_REFUSED,
+    ),
+    Operation(
+        "mcp.list_query_templates",
+        "mcp",
+        "G1.U3.P1.Z7.A1",
+        "query_template:list",
+        QUERIES,
+        "queries:run",
+        binding=SET_READ,
+    ),
     Operation(
         "mcp.remember",
         "mcp",

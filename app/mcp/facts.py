@@ -14,7 +14,7 @@ from cairn.app import temporal as tm
 from cairn.app.context import RequestContext
 from cairn.app.core.text_rules import validate_identifier
 from cairn.app.governance import Principal
-from cairn.app.mcp.spec import AS_OF, ToolSpec, as_of_times, parse_time
+from cairn.app.mcp.spec import ANY, ARR, AS_OF, BOOL, INT, ToolSpec, as_of_times, obj, parse_time
 from cairn.app.packs import Trust
 
 # --- timeline / current_facts ------------------------------------------------------------
@@ -47,12 +47,8 @@ def _fact(f: tm.Fact) -> dict[str, Any]:
     }
 
 
-_SUBJECT = {"type": "string", "description": "What the statements are about: a document title, 1–200 characters."}
-_FACT_LIMIT = {
-    "type": "integer",
-    "default": 100,
-    "description": "Statements to return, 1–500 (default 100).",
-}
+_SUBJECT = {"type": "string", "description": "What the statements are about: a document title (documentTitle)."}
+_FACT_LIMIT = {"type": "integer", "minimum": 1, "maximum": 500, "default": 100, "description": "Most statements."}
 
 _TIMELINE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -60,14 +56,8 @@ _TIMELINE_SCHEMA: dict[str, Any] = {
     "required": ["subject"],
     "properties": {
         "subject": _SUBJECT,
-        "from": {
-            "type": "string",
-            "description": "Only statements whose interval ends after this instant (ISO-8601 with zone).",
-        },
-        "to": {
-            "type": "string",
-            "description": "Only statements whose interval starts before this instant (ISO-8601 with zone; after from).",
-        },
+        "from": {"type": "string", "description": "Only statements still true after this time (ISO-8601 with zone)."},
+        "to": {"type": "string", "description": "Only statements already true before this time (ISO-8601 with zone)."},
         "asOf": AS_OF,
         "limit": _FACT_LIMIT,
     },
@@ -112,17 +102,14 @@ async def _run_current(ctx: RequestContext, principal: Principal, req: tm.Tempor
 
 # --- list_fields / query_fields ----------------------------------------------------------
 
-_KNOWN_AT = {
-    "type": "string",
-    "description": "Values as known on that date, YYYY-MM-DD (the document versions valid then; default today).",
-}
+_KNOWN_AT = {"type": "string", "description": "Values as known on this date, YYYY-MM-DD (default today)."}
 
 _LIST_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "required": ["collectionId"],
     "properties": {
-        "collectionId": {"type": "string", "description": "The collection whose learned fields to list."},
+        "collectionId": {"type": "string", "description": "A collection id (list_collections)."},
         "knownAt": _KNOWN_AT,
     },
 }
@@ -157,14 +144,13 @@ async def _run_list(ctx: RequestContext, principal: Principal, req: fl.FieldsReq
 _QUERY_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
-    "description": "A structured plan (GraphQL's FieldQueryPlanInput); errors name plan.<field>.",
     "required": ["collectionId", "fields"],
     "properties": {
-        "collectionId": {"type": "string", "description": "The collection to query."},
+        "collectionId": {"type": "string", "description": "A collection id (list_collections)."},
         "fields": {
             "type": "array",
             "items": {"type": "string"},
-            "description": f"1–{fl.MAX_FIELDS} field names to return per document.",
+            "description": f"1–{fl.MAX_FIELDS} field names (list_fields) to return per document.",
         },
         "filters": {
             "type": "array",
@@ -177,8 +163,8 @@ _QUERY_SCHEMA: dict[str, Any] = {
                     "field": {"type": "string", "description": "A defined field."},
                     "op": {"type": "string", "enum": list(fl.OPS), "description": "Typed operator."},
                     "value": {
-                        "description": 'JSON typed by the field ("2 years", "2020-01-31", {amount, currency}, '
-                        "a list for IN; none for EXISTS/MISSING)."
+                        "description": 'Typed by the field: "2 years", "2020-01-31", {amount, currency}; '
+                        "a list for IN; none for EXISTS/MISSING."
                     },
                 },
             },
@@ -198,15 +184,16 @@ _QUERY_SCHEMA: dict[str, Any] = {
         },
         "limit": {
             "type": "integer",
+            "minimum": 1,
+            "maximum": fl.MAX_LIMIT,
             "default": 50,
-            "description": f"Rows (documents) to return, 1–{fl.MAX_LIMIT} (default 50).",
+            "description": "Most rows (one per document).",
         },
         "aggregate": {
             "type": "object",
             "additionalProperties": False,
             "required": ["op"],
-            "description": f"COUNT of documents, MIN/MAX/SUM/AVG of a field, optionally per groupBy value "
-            f"(≤ {fl.MAX_GROUPS} groups).",
+            "description": "COUNT documents or MIN/MAX/SUM/AVG a field, optionally per groupBy value.",
             "properties": {
                 "op": {"type": "string", "enum": ["COUNT", "MIN", "MAX", "SUM", "AVG"], "description": "Aggregate."},
                 "field": {"type": "string", "description": "The field aggregated (not for COUNT)."},
@@ -284,40 +271,48 @@ async def _run_query(ctx: RequestContext, principal: Principal, plan: fl.Plan) -
     }
 
 
+_FACTS_OUT = obj({"facts": ARR}, required=("facts",))
+
 TOOLS = [
     ToolSpec(
         "timeline",
-        "Time-scoped statements about a subject (a document title) whose interval overlaps [from, to), ordered by "
-        "time, each cited with its validity interval (scope context:read). Statements are quoted data (trust "
-        "UNTRUSTED).",
+        "Dated statements about a subject in time order (who held a role, what changed when), each with its "
+        "validity interval and citation. Use it for 'when' and 'who was … in 2020' questions. "
+        'Example: {"subject": "Acme Corp", "from": "2019-01-01T00:00:00Z"}',
         _TIMELINE_SCHEMA,
         _prepare_timeline,
         _run_timeline,
+        _FACTS_OUT,
     ),
     ToolSpec(
         "current_facts",
-        "What holds about a subject at asOf.validTime (default now): per role the latest statement and since when, "
-        "then role-less statements that hold then, each cited (scope context:read).",
+        "What holds about a subject now (or at asOf.validTime): per role the latest statement and since when, "
+        'each cited. Use it for \'who is … now\' questions. Example: {"subject": "Acme Corp"}',
         _CURRENT_SCHEMA,
         _prepare_current,
         _run_current,
+        _FACTS_OUT,
     ),
     ToolSpec(
         "list_fields",
-        "A collection's learned fields (name, type, multiplicity) with coverage: the share (0–1) of its documents "
-        "with a cited value (scope context:read).",
+        "The fields learned from a collection's documents (name, type, multiplicity, description) and coverage, "
+        "the share (0–1) of documents with a cited value. Use it before query_fields. "
+        'Example: {"collectionId": "col_…"}',
         _LIST_SCHEMA,
         _prepare_list,
         _run_list,
+        obj({"fields": ARR}, required=("fields",)),
     ),
     ToolSpec(
         "query_fields",
-        "Run a structured plan over a collection's learned field values: fields, typed filters, sort, limit, "
-        "aggregate (scope context:read). Every value is cited (version text [start:end], SHA-256) and re-verified "
-        "live; coverage under 90% sets incomplete.",
+        "Filters, sorts or aggregates a collection's documents by their learned field values: rows with cited "
+        "values, or groups for an aggregate; incomplete is true when coverage is under 90%. "
+        'Example: {"collectionId": "col_…", "fields": ["term"], "filters": [{"field": "term", "op": "GT", '
+        '"value": "2 years"}]}',
         _QUERY_SCHEMA,
         _prepare_query,
         _run_query,
+        obj({"rows": ARR, "matched": INT, "groups": ANY, "incomplete": BOOL}, required=("rows",)),
         field_prefix="plan.",
     ),
 ]

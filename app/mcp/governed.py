@@ -84,6 +84,17 @@ def error_payload(ctx: RequestContext, exc: BaseException) -> dict[str, Any]:
     return {"error": {"message": err.message, **(err.extensions or {}), "traceId": ctx.trace_id}}
 
 
+def _in_argument_terms(payload: dict[str, Any], own_field: Callable[[str], str]) -> dict[str, Any]:
+    """``payload`` (:func:`error_payload`) with its ``field`` as a path in the tool's arguments
+    (also in the message where it quotes the field); a new dict."""
+    error = payload["error"]
+    field = error.get("field")
+    if not isinstance(field, str) or own_field(field) == field:
+        return payload
+    own = own_field(field)
+    return {"error": {**error, "field": own, "message": str(error["message"]).replace(field, own)}}
+
+
 async def governed_call(
     services: Services,
     *,
@@ -95,6 +106,7 @@ async def governed_call(
     prepare: Callable[[dict[str, Any]], Any],
     run: Callable[[RequestContext, Principal, Any], Awaitable[dict[str, Any]]],
     confirmation: str | None = None,
+    own_field: Callable[[str], str] = str,
 ) -> types.CallToolResult:
     """Run one tool call through the governance path (module doc).
 
@@ -109,6 +121,8 @@ async def governed_call(
             ``validate`` hooks are); returns the validated request handed to ``run``.
         run: ``(ctx, principal, request) -> structured result`` (``ctx.services``, ``ctx.trace_id``).
         confirmation: A boundary confirmation token sent with the call.
+        own_field: A refusal's ``field`` (a GraphQL input path) → the path in the tool's
+            arguments (:meth:`app.mcp.spec.ToolSpec.own_field`), also where the message quotes it.
     """
     op = get_operation(op_name)
     ctx = RequestContext(services, headers, request)
@@ -118,7 +132,7 @@ async def governed_call(
     record = CallRecord(op.name, op.coordinate, op.capability)
     ctx.envelope.calls.append(record)
     with use(start_call(ctx, record)):  # the call's trace span (no-op with tracing off)
-        return await _run_governed(ctx, op, record, arguments, check, prepare, run)
+        return await _run_governed(ctx, op, record, arguments, check, prepare, run, own_field)
 
 
 async def _run_governed(
@@ -129,6 +143,7 @@ async def _run_governed(
     check: Callable[[dict[str, Any]], None],
     prepare: Callable[[dict[str, Any]], Any],
     run: Callable[[RequestContext, Principal, Any], Awaitable[dict[str, Any]]],
+    own_field: Callable[[str], str],
 ) -> types.CallToolResult:
     """The body of :func:`governed_call` under the call's trace span."""
     prepared: dict[str, Any] = {}
@@ -151,7 +166,7 @@ async def _run_governed(
         mark_failed(record, exc)
         if isinstance(exc, CairnError) and "boundary" in exc.extra:
             record.boundary = exc.extra["boundary"]
-        payload = error_payload(ctx, exc)
+        payload = _in_argument_terms(error_payload(ctx, exc), own_field)
         log_call(ctx, record)
         return types.CallToolResult(
             content=_json_text(payload),

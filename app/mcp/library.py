@@ -1,5 +1,5 @@
 """Library tools: ``search_context_sets``, ``lookup_definitions``, ``match_verified_answers``
-(context sets, SPEC §4), ``run_query_template`` (approved templates) and
+(context sets), ``run_query_template`` (approved templates) and
 ``report_context_gap`` (:mod:`app.gaps`) — each with the validation and coded errors of its
 GraphQL operation (``contextSets``, ``lookupDefinitions``, ``matchVerifiedAnswers``,
 ``runQueryTemplate``, ``reportContextGap``).
@@ -15,17 +15,16 @@ from cairn.app import templates as tpl
 from cairn.app.context import RequestContext
 from cairn.app.core.text_rules import validate_identifier
 from cairn.app.governance import Principal
-from cairn.app.mcp.spec import ToolSpec, string
+from cairn.app.mcp.spec import ANY, ARR, BOOL, INT, OBJ, ToolSpec, obj, string
 
 _LIMIT = {
     "type": "integer",
+    "minimum": 1,
+    "maximum": cs.READ_LIMIT_MAX,
     "default": cs.READ_LIMIT_DEFAULT,
-    "description": f"Results to return, 1–50 (default {cs.READ_LIMIT_DEFAULT}).",
+    "description": "Most results.",
 }
-_SET_ID = {
-    "type": "string",
-    "description": "Only this context set (default: the credential's bound set, else every active set).",
-}
+_SET_ID = {"type": "string", "description": "Only this context set (default: every set you can read)."}
 
 
 def _entry_citation(e: cs.Entry) -> dict[str, Any] | None:
@@ -57,11 +56,7 @@ _SEARCH_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "query": string(
-            "Words matched against set names and descriptions, ≤ 500 characters (omit: every set).",
-            min_len=0,
-            max_len=500,
-        ),
+        "query": string("Words of the set's name or description (omit: every set).", max_len=500),
         "limit": _LIMIT,
     },
 }
@@ -83,7 +78,7 @@ _LOOKUP_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "required": ["term"],
     "properties": {
-        "term": {"type": "string", "description": "The term to define, 1–200 characters (aliases match too)."},
+        "term": {"type": "string", "description": "The term or acronym (aliases match too), ≤ 200 characters."},
         "contextSetId": _SET_ID,
         "limit": _LIMIT,
     },
@@ -120,7 +115,7 @@ _MATCH_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "required": ["question"],
     "properties": {
-        "question": {"type": "string", "description": "The question, 1–1,000 characters."},
+        "question": {"type": "string", "description": "The user's question, ≤ 1,000 characters."},
         "contextSetId": _SET_ID,
         "limit": _LIMIT,
     },
@@ -159,18 +154,17 @@ _RUN_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "required": ["templateId"],
     "properties": {
-        "templateId": {"type": "string", "description": "An approved query template's id."},
+        "templateId": {"type": "string", "description": "A template id (list_query_templates)."},
         "parameters": {
-            "description": "Parameter name → value (a JSON object), typed strictly by the template: integer = "
-            "JSON integer, float = JSON number, date = 'YYYY-MM-DD', list = JSON array. Anything else: "
-            "QUERY_PARAMETER_INVALID naming the parameter and the limit.",
+            "description": "A JSON object of parameter name → value, typed as the template declares: integer, number, "
+            "date 'YYYY-MM-DD', list = array.",
         },
         "contextSetId": {"type": "string", "description": "The template's context set (optional check)."},
         "responseFormat": {
             "type": "string",
             "enum": ["JSON", "TOON"],
             "default": "JSON",
-            "description": "JSON: rows as objects; TOON: rows as one Token-Oriented Object Notation string.",
+            "description": "TOON: rows as one compact Token-Oriented Object Notation string.",
         },
     },
 }
@@ -222,14 +216,14 @@ _GAP_SCHEMA: dict[str, Any] = {
     "properties": {
         "task": {
             "type": "string",
-            "description": f"The task or question you worked on, 1–{gaps.TASK_MAX:,} characters.",
+            "description": f"The task or question you worked on, ≤ {gaps.TASK_MAX:,} characters.",
         },
         "missing": {
             "type": "string",
-            "description": f"What context was missing or wrong, 1–{gaps.MISSING_MAX:,} characters.",
+            "description": f"What was missing or wrong, ≤ {gaps.MISSING_MAX:,} characters.",
         },
-        "packId": {"type": "string", "description": "The pack it concerns (packId of context_pack), ≤ 64 characters."},
-        "traceId": {"type": "string", "description": "The trace id of the call it concerns, ≤ 64 characters."},
+        "packId": {"type": "string", "description": "packId of the context_pack result it concerns."},
+        "traceId": {"type": "string", "description": "traceId of the call it concerns."},
     },
 }
 
@@ -258,46 +252,60 @@ async def _run_gap(ctx: RequestContext, principal: Principal, req: gaps.GapRepor
     }
 
 
+_RUN_OUT = obj(
+    {"columns": ARR, "rows": {"type": ["array", "null"]}, "toon": ANY, "rowCount": INT, "truncated": BOOL},
+    required=("rowCount",),
+)
+
 TOOLS = [
     ToolSpec(
         "search_context_sets",
-        "Curated context sets by word match over name and description (no embedding cost; scope context:read): "
-        "id, name, description, scope, instructions and entry counts. A bound credential sees only its set.",
+        "Curated context sets (a team's approved scope, instructions, definitions and answers): id, name, "
+        "description, instructions, entry counts. Call it without arguments to list them all; follow their "
+        'instructions. Example: {"query": "billing"}',
         _SEARCH_SCHEMA,
         _prepare_search,
         _run_search,
+        obj({"contextSets": ARR}, required=("contextSets",)),
     ),
     ToolSpec(
         "lookup_definitions",
-        "Approved definitions whose term or alias matches (case/width folded, stemmed; scope context:read), with "
-        "score (1.0 = same term or alias), matched words and where the definition comes from (citation).",
+        "Approved definitions of a term or acronym, best match first (score 1.0 = exact term or alias), each "
+        'with its source. Use it when a word may have a house meaning. Example: {"term": "ARR"}',
         _LOOKUP_SCHEMA,
         _prepare_lookup,
         _run_lookup,
+        obj({"definitions": ARR}, required=("definitions",)),
     ),
     ToolSpec(
         "match_verified_answers",
-        "Approved question → answer pairs ranked for your question by word match (BM25; scope context:read), "
-        "with score, coverage (0–1 share of the stored question's subject words found) and citation.",
+        "Approved question → answer pairs closest to a question, with score and coverage (0–1, share of the "
+        "stored question's words found). Prefer a close match over composing your own answer. "
+        'Example: {"question": "How do I reset my password?"}',
         _MATCH_SCHEMA,
         _prepare_match,
         _run_match,
+        obj({"verifiedAnswers": ARR}, required=("verifiedAnswers",)),
     ),
     ToolSpec(
         "run_query_template",
-        "Run an approved query template with typed parameters (scope queries:run): read-only, with a timeout "
-        "(QUERY_TIMEOUT) and a row cap (truncated + QUERY_ROW_CAP_REACHED notice). You never send or see SQL.",
+        "Runs an approved, read-only database query with typed parameters: columns and rows (capped; truncated "
+        "says so). Get templateId and parameters from list_query_templates; you never write SQL. "
+        'Example: {"templateId": "qt_…", "parameters": {"since": "2024-01-01"}}',
         _RUN_SCHEMA,
         _prepare_run,
         _run_template,
+        _RUN_OUT,
     ),
     ToolSpec(
         "report_context_gap",
-        "Report that the context you got was missing something for a task (scope gaps:report); editors review "
-        "the reports. Over a limit: CONTEXT_GAP_TEXT_TOO_LONG naming the field.",
+        "Tell the curators that context was missing or wrong for a task; they review the reports. Use it when "
+        "the tools could not answer. "
+        'Example: {"task": "Refund policy for EU orders", "missing": "No document covers EU refunds."}',
         _GAP_SCHEMA,
         _prepare_gap,
         _run_gap,
+        obj({"gap": OBJ}, required=("gap",)),
         field_prefix="input.",
         read_only=False,
     ),

@@ -8,7 +8,7 @@ from typing import Any
 from cairn.app import memory as mem
 from cairn.app.context import RequestContext
 from cairn.app.governance import Principal
-from cairn.app.mcp.spec import ID, ToolSpec, parse_time, string
+from cairn.app.mcp.spec import ANY, ARR, ID, INT, OBJ, ToolSpec, obj, parse_time, string
 from cairn.app.packs import Trust
 
 # --- memory ------------------------------------------------------------------------------
@@ -38,15 +38,15 @@ _REMEMBER_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "required": ["namespace", "text"],
     "properties": {
-        "namespace": string("1–64 characters, no personal data.", max_len=64),
-        "text": string("1–1,000 characters; personal data is masked before storage.", max_len=1000),
-        "key": string("≤ 120 characters, no personal data; the same namespace + key supersedes.", max_len=120),
+        "namespace": string("A topic name, e.g. preferences (no personal data).", max_len=64),
+        "text": string("The note; personal data is masked before storage.", max_len=1000),
+        "key": string("A stable name: a later note with the same namespace and key replaces it.", max_len=120),
         "collectionId": {**ID, "description": "Tie the memory to a collection."},
         "citations": {
             "type": "array",
             "items": {"type": "string"},
             "maxItems": 20,
-            "description": "At most 20 passage ids the memory rests on.",
+            "description": "Passage ids the note rests on.",
         },
     },
 }
@@ -76,16 +76,16 @@ _RECALL_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "required": ["query"],
     "properties": {
-        "query": string("1–1,000 characters.", max_len=1000),
-        "namespace": string("Only this namespace (1–64 characters).", max_len=64),
+        "query": string("What to recall, in plain words.", max_len=1000),
+        "namespace": string("Only this namespace.", max_len=64),
         "collectionId": {**ID, "description": "Only memories tied to this collection."},
-        "asOf": {"type": "string", "description": "Recall what was valid at this system time (ISO-8601 with zone)."},
+        "asOf": {"type": "string", "description": "Recall as recorded at this time (ISO-8601 with zone)."},
         "limit": {
             "type": "integer",
             "minimum": 1,
             "maximum": mem.MAX_RECALL_LIMIT,
             "default": mem.RECALL_LIMIT,
-            "description": f"1–{mem.MAX_RECALL_LIMIT} memories (default {mem.RECALL_LIMIT}).",
+            "description": "Most memories.",
         },
     },
 }
@@ -121,11 +121,10 @@ async def _run_recall(ctx: RequestContext, principal: Principal, req: mem.Recall
 _FORGET_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
-    "description": "Either memoryId, or namespace + key.",
     "properties": {
         "memoryId": {**ID, "description": "A memory id (deletes every version of its key)."},
-        "namespace": string("1–64 characters.", max_len=64),
-        "key": string("≤ 120 characters.", max_len=120),
+        "namespace": string("The memory's namespace (with key).", max_len=64),
+        "key": string("The memory's key (with namespace).", max_len=120),
     },
 }
 
@@ -141,29 +140,34 @@ async def _run_forget(ctx: RequestContext, principal: Principal, req: mem.Forget
 TOOLS = [
     ToolSpec(
         "remember",
-        "Keep a private note for the member behind this credential (scope memory:write). Personal data is "
-        "masked before storage; the same namespace + key supersedes. A memory is never evidence.",
+        "Saves a private note about the user or the task for later conversations (personal data is masked); "
+        "a note with the same namespace and key replaces the old one. Notes are never evidence. "
+        'Example: {"namespace": "preferences", "key": "units", "text": "Prefers metric units."}',
         _REMEMBER_SCHEMA,
         _prepare_remember,
         _run_remember,
+        obj({"memory": OBJ, "superseded": ANY}, required=("memory",)),
         field_prefix="input.",
         read_only=False,
     ),
     ToolSpec(
         "recall",
-        "Rank your own memories for a query: BM25 + cosine + entities fused by RRF over the newest 300 "
-        "matching (scope memory:read).",
+        "Your saved notes most relevant to a query, best first, with score. Use it at the start of a task to "
+        'reuse what you learned before. Example: {"query": "preferred units"}',
         _RECALL_SCHEMA,
         _prepare_recall,
         _run_recall,
+        obj({"memories": ARR}, required=("memories",)),
         field_prefix="input.",
     ),
     ToolSpec(
         "forget",
-        "Delete a memory and every version of its key: give memoryId, or namespace and key (scope memory:write).",
+        "Deletes a note and all its earlier versions: give memoryId, or namespace and key. Returns deleted "
+        '(versions removed). Example: {"memoryId": "mem_…"}',
         _FORGET_SCHEMA,
         _prepare_forget,
         _run_forget,
+        obj({"deleted": INT}, required=("deleted",)),
         field_prefix="input.",
         read_only=False,
     ),

@@ -6,6 +6,12 @@ structural rules (types, required and unknown fields, enums) before authenticati
 operation's own validation (lengths, ranges, identifiers) after the scope check, so a
 refusal for scope comes first and limits carry the GraphQL operation's ``field``/``limit``.
 Range keywords of the schema (``minimum``, ``maxLength``, …) are checked last as a net.
+
+A refusal's ``field`` is a path in the tool's own arguments (``budget.maxTokens``,
+``filters[0].op``): the GraphQL operation's validation names its input object
+(``input.budget.maxTokens``, ``plan.fields``), which a tool's arguments do not have, so
+:meth:`ToolSpec.own_field` drops that prefix (the tool's ``field_prefix``) from every refusal
+of the call, the operation's and the service's (:func:`app.mcp.governed.governed_call`).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from jsonschema.exceptions import ValidationError
 from cairn.app.context import RequestContext
 from cairn.app.core.errors import BadInput
 from cairn.app.governance import Principal
+from cairn.app.interactions import TracedCall
 
 _STRUCTURAL = {"type", "required", "additionalProperties", "enum", "const", "oneOf", "anyOf", "format"}
 
@@ -31,12 +38,16 @@ class ToolSpec:
 
     Attributes:
         name: The tool name clients call.
-        description: What it does, its scope, and how to read its result.
+        description: For a model: what it returns, when to use it, one short example.
         input_schema: JSON Schema of the arguments (descriptions, units, limits).
         prepare: The GraphQL operation's validation over the arguments (raises its coded
             errors); returns the request handed to ``run``.
         run: ``(ctx, principal, request) -> JSON`` (one service call).
-        field_prefix: The GraphQL input path the operation's errors name (``input.``).
+        output_schema: JSON Schema of a successful result's ``structuredContent`` (MCP
+            ``outputSchema``; the SDK client checks results against it). Shallow on purpose:
+            the keys a model reads, not every nested field, to keep ``tools/list`` small.
+        field_prefix: The input path the GraphQL operation's errors name (``input.``,
+            ``plan.``), dropped from refusals (:meth:`own_field`).
         read_only: False for tools with side effects (the MCP ``readOnlyHint``).
     """
 
@@ -45,6 +56,7 @@ class ToolSpec:
     input_schema: dict[str, Any]
     prepare: Callable[[dict[str, Any]], Any]
     run: Callable[[RequestContext, Principal, Any], Awaitable[dict[str, Any]]]
+    output_schema: dict[str, Any] | None = None
     field_prefix: str = ""
     read_only: bool = True
 
@@ -53,15 +65,26 @@ class ToolSpec:
         """The registry name of the tool's operation."""
         return f"mcp.{self.name}"
 
+    def own_field(self, field: str) -> str:
+        """A field path of the GraphQL operation's validation (``input.budget.maxTokens``) as a
+        path in this tool's arguments (``budget.maxTokens``); other paths unchanged."""
+        if self.field_prefix and field.startswith(self.field_prefix):
+            return field[len(self.field_prefix) :]
+        return field
+
     def _field(self, error: ValidationError) -> str:
         path = ""
         for part in error.absolute_path:
             path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+        name = ""
         if error.validator == "required":
-            missing = error.message.split("'")[1] if "'" in error.message else ""
-            path = f"{path}.{missing}" if path else missing
-        full = f"{self.field_prefix}{path}" if path else self.field_prefix.rstrip(".") or "arguments"
-        return full
+            name = error.message.split("'")[1] if "'" in error.message else ""
+        elif error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            known = set((error.schema or {}).get("properties", {})) if isinstance(error.schema, dict) else set()
+            name = next((str(k) for k in error.instance if k not in known), "")
+        if name:
+            path = f"{path}.{name}" if path else name
+        return path or "arguments"
 
     def _errors(self, arguments: dict[str, Any]) -> list[ValidationError]:
         validator = Draft202012Validator(self.input_schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
@@ -90,28 +113,23 @@ class ToolSpec:
         return request
 
 
-def string(description: str, *, min_len: int = 1, max_len: int | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "string", "description": description, "minLength": min_len}
+def string(description: str, *, max_len: int | None = None) -> dict[str, Any]:
+    """A string argument; lengths are the operation's to check (its coded error names the limit)."""
+    out: dict[str, Any] = {"type": "string", "description": description}
     if max_len is not None:
         out["maxLength"] = max_len
     return out
 
 
-ID = {"type": "string", "minLength": 1, "maxLength": 200}
+ID = {"type": "string"}
 
 AS_OF = {
     "type": "object",
     "additionalProperties": False,
-    "description": "Bitemporal read point; both default to now.",
+    "description": "Read as of a past time (ISO-8601 with zone; default now).",
     "properties": {
-        "validTime": {
-            "type": "string",
-            "description": "When the content must be true in the world (ISO-8601 with zone, e.g. 2025-01-01T00:00:00Z).",
-        },
-        "systemTime": {
-            "type": "string",
-            "description": "What Cairn had recorded by then (ISO-8601 with zone).",
-        },
+        "validTime": {"type": "string", "description": "True in the world then."},
+        "systemTime": {"type": "string", "description": "As recorded then."},
     },
 }
 
@@ -133,3 +151,33 @@ def as_of_times(args: dict[str, Any], prefix: str = "") -> tuple[datetime | None
     return parse_time(as_of.get("validTime"), f"{prefix}asOf.validTime"), parse_time(
         as_of.get("systemTime"), f"{prefix}asOf.systemTime"
     )
+
+
+def traced_call(ctx: RequestContext, operation: str, args: dict[str, Any]) -> TracedCall:
+    """A tool call as an ad-hoc traced call (no ``trace`` input; an ``X-Client-Invocation-Id``
+    header over HTTP makes it idempotent), identified by the tool's registry name and arguments."""
+    return TracedCall(operation=operation, trace=None, headers=ctx.headers, normalized_input=dict(sorted(args.items())))
+
+
+# --- output schemas (MCP ``outputSchema``): shallow, the keys a model reads ---------------
+
+STR: dict[str, Any] = {"type": "string"}
+INT: dict[str, Any] = {"type": "integer"}
+NUM: dict[str, Any] = {"type": "number"}
+BOOL: dict[str, Any] = {"type": "boolean"}
+ANY: dict[str, Any] = {}
+"""A value whose type varies (or may be null): no keyword, so the client checks nothing."""
+
+
+def obj(properties: dict[str, Any], *, required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """An object schema with ``properties`` (others allowed); ``required`` only where the
+    result always has the key."""
+    out: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        out["required"] = list(required)
+    return out
+
+
+OBJ: dict[str, Any] = {"type": "object"}
+ARR: dict[str, Any] = {"type": "array"}
+"""An array whose items the tool's description explains (item shapes would double the listing)."""

@@ -16,8 +16,7 @@ from cairn.app.decisions import (
     validate_request,
 )
 from cairn.app.governance import Principal
-from cairn.app.interactions import TracedCall
-from cairn.app.mcp.spec import ToolSpec
+from cairn.app.mcp.spec import ANY, ARR, OBJ, ToolSpec, obj, traced_call
 from cairn.app.ontology import (
     InstanceQuery,
     InstancesRequest,
@@ -34,20 +33,16 @@ from cairn.app.ontology import (
 
 _DECISION_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "description": "The Decision API body (SPEC §8): exactly one of state and sessionId, and questions.",
     "required": ["questions"],
     "properties": {
-        "state": {"type": "object", "description": "A non-empty JSON object the judge decides over."},
-        "sessionId": {"type": "string", "description": "An unarchived agent session of yours."},
+        "state": {"type": "object", "description": "The facts to decide over (a JSON object); or sessionId."},
+        "sessionId": {"type": "string", "description": "One of your agent sessions to decide over; or state."},
         "questions": {
             "type": "array",
-            "description": "The questions (type, name, instructions, choices or levels).",
+            "description": "Each {type: CHOICE or SCORE, name, instructions, choices: [{value}] or levels}.",
             "items": {"type": "object"},
         },
-        "idempotencyKey": {
-            "type": "string",
-            "description": "A replay of the same key and body returns the first outcome.",
-        },
+        "idempotencyKey": {"type": "string", "description": "Repeat the same key and body: the first outcome."},
     },
 }
 
@@ -80,21 +75,22 @@ _INSTANCES_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "required": ["knId", "otId"],
     "properties": {
-        "knId": {"type": "string", "description": "Knowledge network id ([A-Za-z][A-Za-z0-9_-]{0,63})."},
-        "otId": {"type": "string", "description": "Object type id."},
+        "knId": {"type": "string", "description": "A knowledge network id (list_knowledge_networks)."},
+        "otId": {"type": "string", "description": "An object type id (list_object_types)."},
         "condition": {
             "type": "object",
-            "description": "A condition tree (operation, field, value, subConditions), as GraphQL's ConditionInput.",
+            "description": "{operation, field, value, valueFrom: const} or {operation: and|or, subConditions: "
+            "[…]}; each property's operations are in list_object_types.",
         },
         "filters": {
             "type": "array",
             "items": {"type": "object"},
             "maxItems": 100,
-            "description": "At most 100 simple filters (ignored when condition is given).",
+            "description": "Simple filters (ignored when condition is given).",
         },
-        "limit": {"type": "integer", "default": 10, "description": "Rows per page, 1–10,000 (default 10)."},
-        "offset": {"type": "integer", "description": "Jump to this row, 0–1,000,000 (not with cursor)."},
-        "cursor": {"type": "string", "description": "The opaque cursor of the previous page."},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 10, "description": "Rows per page."},
+        "offset": {"type": "integer", "description": "Skip this many rows (not with cursor)."},
+        "cursor": {"type": "string", "description": "cursor of the previous page."},
         "sort": {
             "type": "array",
             "minItems": 1,
@@ -108,16 +104,10 @@ _INSTANCES_SCHEMA: dict[str, Any] = {
         "properties": {
             "type": "array",
             "items": {"type": "string"},
-            "description": "1–500 property names to return (omit for all).",
+            "description": "Properties to return (omit for all).",
         },
     },
 }
-
-
-def _traced(ctx: RequestContext, operation: str, args: dict[str, Any]) -> TracedCall:
-    """The tool call as an ad-hoc traced call (no ``trace`` input; an ``X-Client-Invocation-Id``
-    header over HTTP makes it idempotent), identified by the tool's registry name and arguments."""
-    return TracedCall(operation=operation, trace=None, headers=ctx.headers, normalized_input=dict(sorted(args.items())))
 
 
 def _prepare_instances(args: dict[str, Any]) -> tuple[InstanceQuery, dict[str, Any]]:
@@ -144,7 +134,7 @@ async def _run_instances(
     ctx: RequestContext, principal: Principal, req: tuple[InstanceQuery, dict[str, Any]]
 ) -> dict[str, Any]:
     q, args = req
-    call = _traced(ctx, "mcp.object_instances", args)
+    call = traced_call(ctx, "mcp.object_instances", args)
     result, _ = await object_instances(ctx.services, principal, InstancesRequest(query=q, call=call))
     return result
 
@@ -154,8 +144,8 @@ _SEMANTIC_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "required": ["knId", "query"],
     "properties": {
-        "knId": {"type": "string", "description": "Knowledge network id."},
-        "query": {"type": "string", "description": "A natural-language query, 1–1,000 characters."},
+        "knId": {"type": "string", "description": "A knowledge network id (list_knowledge_networks)."},
+        "query": {"type": "string", "description": "What to find, in plain words."},
         "conceptGroups": {
             "type": "array",
             "items": {"type": "string"},
@@ -167,13 +157,25 @@ _SEMANTIC_SCHEMA: dict[str, Any] = {
             "items": {"type": "string"},
             "description": "Never these object types.",
         },
-        "maxObjectTypes": {"type": "integer", "default": 10, "description": "1–100 object types."},
-        "maxInstancesPerType": {"type": "integer", "default": 5, "description": "1–100 instances per type."},
-        "rerank": {"type": "boolean", "default": False, "description": "Rerank the fused instances."},
+        "maxObjectTypes": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 10,
+            "description": "Most types.",
+        },
+        "maxInstancesPerType": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 5,
+            "description": "Most instances per type.",
+        },
+        "rerank": {"type": "boolean", "default": False, "description": "Rerank the instances (slower)."},
         "includeObjectTypes": {
             "type": "boolean",
             "default": True,
-            "description": "Return the object types considered and their scores.",
+            "description": "Also return the object types considered and their scores.",
         },
     },
 }
@@ -200,7 +202,7 @@ async def _run_semantic(
     ctx: RequestContext, principal: Principal, req: tuple[RecallRequest, dict[str, Any]]
 ) -> dict[str, Any]:
     r, args = req
-    call = _traced(ctx, "mcp.semantic_recall", args)
+    call = traced_call(ctx, "mcp.semantic_recall", args)
     result, _ = await recall_instances(ctx.services, principal, SemanticRecallRequest(recall=r, call=call))
     return result
 
@@ -208,28 +210,36 @@ async def _run_semantic(
 TOOLS = [
     ToolSpec(
         "create_decision",
-        "Run a structured decision (SPEC §8) over a JSON state or an agent session with the decision judge "
-        "(scope decisions:run).",
+        "Asks the decision judge structured questions about a JSON state or one of your sessions; returns the "
+        "decision with an answer per question. "
+        'Example: {"state": {"order": 17, "late": true}, "questions": [{"type": "CHOICE", "name": "refund", '
+        '"instructions": "Refund the order?", "choices": [{"value": true}, {"value": false}]}]}',
         _DECISION_SCHEMA,
         _prepare_decision,
         _run_decision,
+        obj({"decision": OBJ}, required=("decision",)),
         read_only=False,
     ),
     ToolSpec(
         "object_instances",
-        "Instances of one object type of a knowledge network: condition or filters, sort, cursor/offset "
-        "paging (scope context:read).",
+        "Rows of one object type of a knowledge network (orders, customers, …) matching a condition, sorted and "
+        "paged (totalCount, cursor for the next page). Get knId and otId from list_knowledge_networks and "
+        'list_object_types. Example: {"knId": "northwind", "otId": "orders", "condition": {"operation": "==", '
+        '"field": "country", "value": "France", "valueFrom": "const"}}',
         _INSTANCES_SCHEMA,
         _prepare_instances,
         _run_instances,
+        obj({"rows": {"type": ["array", "null"]}, "totalCount": ANY, "cursor": ANY}),
     ),
     ToolSpec(
         "semantic_recall",
-        "One natural-language query → relevant instances across the object types of a knowledge network "
-        "(scope context:read).",
+        "Finds the objects of a knowledge network that match a plain-language query, across its object types, "
+        "best first. Use it when you do not know which type or field to filter. "
+        'Example: {"knId": "northwind", "query": "customers in Berlin who ordered cheese"}',
         _SEMANTIC_SCHEMA,
         _prepare_semantic,
         _run_semantic,
+        obj({"nodes": ARR, "objectTypes": ANY, "message": ANY}, required=("nodes",)),
     ),
 ]
 """The tools of this module, in listing order."""

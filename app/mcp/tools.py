@@ -8,16 +8,17 @@ operation, raising the same coded errors with the same ``field``/``limit``) and 
 (calls one service, returns JSON). ``field_prefix`` is the GraphQL input path the
 operation's errors name (``input.`` for operations taking an ``input`` object).
 
-The schemas, validation and handlers live by noun in ``knowledge``, ``library``, ``facts``,
+The schemas, validation and handlers live by noun in ``knowledge``, ``discovery``, ``library``, ``facts``,
 ``memories`` and ``structured``; :class:`~app.mcp.spec.ToolSpec` says how a tool's arguments are checked.
 """
 
 from __future__ import annotations
 
-from cairn.app.mcp import facts, knowledge, library, memories, structured
+from cairn.app.mcp import discovery, facts, knowledge, library, memories, structured
 from cairn.app.mcp.spec import ToolSpec
 
 TOOLS: dict[str, ToolSpec] = {
-    t.name: t for t in [*knowledge.TOOLS, *library.TOOLS, *facts.TOOLS, *memories.TOOLS, *structured.TOOLS]
+    t.name: t
+    for t in [*knowledge.TOOLS, *discovery.TOOLS, *library.TOOLS, *facts.TOOLS, *memories.TOOLS, *structured.TOOLS]
 }
 """Tool name → spec, in listing order."""

@@ -138,9 +138,15 @@ class TemplateCheck:
 
 @dataclass(frozen=True)
 class ListTemplatesRequest:
-    """``queryTemplates``: the templates of one context set (the bound one for bound credentials)."""
+    """``queryTemplates``: the templates of one context set (the bound one for bound credentials).
+
+    ``every_set`` (the MCP ``list_query_templates`` tool): with no ``context_set_id`` and no
+    binding, the templates of every active set of the workspace instead of ``BadInput``, so an
+    agent finds a template without knowing a set id first.
+    """
 
     context_set_id: str | None = None
+    every_set: bool = False
 
 
 @dataclass(frozen=True)
@@ -351,26 +357,24 @@ async def list_templates(
     """
     member = _is_member(principal)
     async with services.db.session() as s:
+        query = select(QueryTemplate)
         if member and request.context_set_id is not None:
-            set_id = (await _context_set(s, principal, request.context_set_id)).id
+            query = query.where(
+                col(QueryTemplate.context_set_id) == (await _context_set(s, principal, request.context_set_id)).id
+            )
         else:
             view = await active_set(s, principal, request.context_set_id, "contextSetId")
-            if view is None:
+            if view is not None:
+                query = query.where(col(QueryTemplate.context_set_id) == view.id)
+            elif request.every_set:  # unbound, no set named: the active sets of the workspace
+                query = query.join(ContextSet, col(ContextSet.id) == col(QueryTemplate.context_set_id)).where(
+                    col(ContextSet.workspace_id) == principal.workspace_id, col(ContextSet.active).is_(True)
+                )
+            else:
                 raise BadInput(
                     "contextSetId is required (this credential is not bound to a context set)", field="contextSetId"
                 )
-            set_id = view.id
-        rows = (
-            (
-                await s.execute(
-                    select(QueryTemplate)
-                    .where(col(QueryTemplate.context_set_id) == set_id)
-                    .order_by(col(QueryTemplate.name))
-                )
-            )
-            .scalars()
-            .all()
-        )
+        rows = (await s.execute(query.order_by(col(QueryTemplate.name), col(QueryTemplate.id)))).scalars().all()
     views = [_view(r, member=member) for r in rows]
     return views if member else [v for v in views if v.approved]
 

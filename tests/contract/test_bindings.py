@@ -65,6 +65,8 @@ def test_every_ontology_read_is_refused_to_bound_credentials_on_every_channel():
         "objectTypes",
         "objectInstances",
         "semanticRecall",
+        "mcp.list_knowledge_networks",
+        "mcp.list_object_types",
         "mcp.object_instances",
         "mcp.semantic_recall",
     }

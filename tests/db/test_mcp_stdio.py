@@ -14,11 +14,13 @@ import sys
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import McpError
 from sqlalchemy import select
 
 from cairn.app.core.config import Settings
 from cairn.app.core.db import Database
 from cairn.app.core.models import ContextGap
+from cairn.app.governance import REGISTRY
 from cairn.app.identity import service as identity
 from cairn.app.mcp import ENVELOPE_META, TOOLS
 from cairn.app.memory import set_settings
@@ -74,7 +76,9 @@ def test_stdio_tools_packs_memory_and_refusals(tmp_path):
             ],
         )
     )
-    assert tools == list(TOOLS) and len(tools) == 19
+    # tools/list over stdio: what the credential may call (its scopes), in the table's order
+    reads = [n for n, t in TOOLS.items() if REGISTRY[t.op_name].scope == "context:read"]
+    assert tools == [n for n in TOOLS if n in {*reads, "remember", "recall", "forget"}] and len(tools) == 19
     assert not pack.isError, pack.structuredContent
     top = pack.structuredContent["items"][0]
     assert "Basalt" in top["text"] and len(top["citation"]["sha256"]) == 64
@@ -82,17 +86,18 @@ def test_stdio_tools_packs_memory_and_refusals(tmp_path):
     mem_id = remembered.structuredContent["memory"]["id"]
     assert recalled.structuredContent["memories"][0]["memory"]["id"] == mem_id
 
-    _tools, (refused, limit) = asyncio.run(
+    ro_tools, (refused, limit) = asyncio.run(
         go(
             ro["token"],
             [("remember", {"namespace": "geo", "text": "x y"}), ("recall", {"query": "rock", "limit": 51})],
         )
     )
+    assert ro_tools == reads  # a context:read credential lists no write tool (nor recall)
     assert refused.isError and refused.structuredContent["error"]["code"] == "AGENT_SCOPE_MISSING"
     assert limit.structuredContent["error"]["code"] == "AGENT_SCOPE_MISSING"  # scope is checked before limits
     _tools, (limit,) = asyncio.run(go(full["token"], [("recall", {"query": "rock", "limit": 51})]))
     err = limit.structuredContent["error"]
-    assert (err["code"], err["field"], err["limit"]) == ("BAD_USER_INPUT", "input.limit", "1-50")
+    assert (err["code"], err["field"], err["limit"]) == ("BAD_USER_INPUT", "limit", "1-50")
 
     async def revoked_mid_session():
         async with stdio_client(_server(data, ro["token"])) as (read, write), ClientSession(read, write) as s:
@@ -103,9 +108,12 @@ def test_stdio_tools_packs_memory_and_refusals(tmp_path):
             revoked = await asyncio.to_thread(cairn, "credentials", "revoke", ro["credentialId"], data_dir=data)
             assert revoked.returncode == 0, revoked.stderr
             after = await s.call_tool("context_pack", {"task": "lava", "retrieval": "LEXICAL"})
-            return before, after
+            with pytest.raises(McpError) as listed:
+                await s.list_tools()
+            return before, after, listed.value.error
 
-    before, after = asyncio.run(revoked_mid_session())
+    before, after, listed = asyncio.run(revoked_mid_session())
+    assert (listed.code, listed.data["code"]) == (-32001, "AGENT_CREDENTIAL_REVOKED")  # tools/list too
     assert before.structuredContent["error"]["code"] == "NOT_FOUND"  # authenticated, nothing there
     assert after.structuredContent["error"]["code"] == "AGENT_CREDENTIAL_REVOKED"  # checked on every call
 
@@ -160,7 +168,8 @@ def test_stdio_library_fact_and_gap_tools(tmp_path):
             ],
         )
     )
-    assert {"timeline", "report_context_gap", "run_query_template", "query_fields"} <= set(tools) and len(tools) == 19
+    assert {"timeline", "report_context_gap", "query_fields", "list_collections"} <= set(tools) and len(tools) == 17
+    assert not {"run_query_template", "list_query_templates", "remember"} & set(tools)  # not its scopes
     assert [f["holder"] for f in line.structuredContent["facts"]] == ["Jane Doe", "John Roe"]
     assert line.structuredContent["facts"][0]["citation"]["externalId"] == "cfo-2019"
     assert not gap.isError and gap.meta[ENVELOPE_META]["capability"] == "context_gap:report"
@@ -206,7 +215,7 @@ def test_stdio_library_fact_and_gap_tools(tmp_path):
         answer = json.loads(stdout.readline())
         assert (answer["id"], answer["error"]["code"], answer["error"]["data"]["field"]) == (4, -32602, "params.name")
         send({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
-        assert len(json.loads(stdout.readline())["result"]["tools"]) == 19
+        assert len(json.loads(stdout.readline())["result"]["tools"]) == 16  # context:read's
         stdin.close()
         assert proc.wait(timeout=60) == 0
 

@@ -1,6 +1,7 @@
-"""The Python client (``app.client``) and its LangChain / LlamaIndex retrievers against the live
-server (SQLite): packs (plain, NDJSON stream, GraphQL subscription), memory, decisions and
-ontology calls, and errors as exceptions with code, field, limit and trace id."""
+"""The Python client (``cairn_context_client``, the clients/python distribution) and its LangChain /
+LlamaIndex retrievers against the live server (SQLite): packs (plain, NDJSON stream, GraphQL
+subscription), documents, memory, decisions and ontology calls, and errors as exceptions with
+code, field, limit and trace id."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import asyncio
 
 import pytest
 
-from cairn.app.client import AsyncCairnClient, CairnAPIError, CairnClient
 from cairn.app.core.db import Database
 from cairn.app.identity import service as identity
+from cairn_context_client import AsyncCairnClient, CairnAPIError, CairnClient
 from tests import factories
 
 TASK = "How does reciprocal rank fusion combine the BM25 and dense rankings?"
@@ -62,6 +63,14 @@ def test_sync_pack_and_ndjson_stream_agree(live):
     assert [e["type"] for e in events] == ["header"] + ["item"] * (len(events) - 2) + ["footer"]
     assert [e["text"] for e in events[1:-1]] == [i["text"] for i in pack["items"]]
     assert events[0]["traceId"]
+    # the items name their document by the caller's key, and document() reads it back
+    top = pack["items"][0]
+    assert (top["externalId"], top["citation"]["documentId"]) == ("packs", live.ids["doc:packs"])
+    with CairnClient(live.url, live.tokens["agent"]) as cairn:
+        doc = cairn.document(top["citation"]["documentId"])
+    assert (doc["externalId"], doc["title"]) == ("packs", "Context packs")
+    version = next(v for v in doc["versions"] if v["id"] == top["citation"]["versionId"])
+    assert version["text"][top["citation"]["start"] : top["citation"]["end"]] == top["text"]
 
 
 def test_async_pack_ndjson_and_subscription_agree(live):
@@ -110,6 +119,18 @@ def test_errors_are_exceptions_with_code_field_limit_and_trace(live):
         bad.context_pack(TASK)
     assert e.value.code == "UNAUTHENTICATED" and e.value.status == 401
 
+    async def bad_stream():
+        async with AsyncCairnClient(live.url, "ck_0000000000000000_" + "x" * 43) as bad:
+            return [e async for e in bad.stream_context_pack(TASK)]
+
+    with pytest.raises(CairnAPIError) as e:
+        asyncio.run(bad_stream())
+    assert (e.value.code, e.value.status) == ("UNAUTHENTICATED", 401) and e.value.trace_id
+    # a response that is not Cairn's JSON (an unknown route) is an HTTP_ERROR with its status
+    with CairnClient(live.url, live.tokens["agent"]) as cairn, pytest.raises(CairnAPIError) as e:
+        cairn.get_decision("../../no-such-route")
+    assert e.value.status == 404
+
 
 def test_memory_decisions_and_ontology(live, clientco):
     with CairnClient(live.url, clientco["agent"]) as cairn:
@@ -141,14 +162,15 @@ def test_memory_decisions_and_ontology(live, clientco):
 def test_langchain_retriever_documents_carry_citations(live):
     from langchain_core.documents import Document
 
-    from cairn.app.client.langchain import CairnRetriever
+    from cairn_context_client.langchain import CairnRetriever
 
     retriever = CairnRetriever(base_url=live.url, token=live.tokens["agent"], max_tokens=512, retrieval="LEXICAL")
     docs = retriever.invoke(TASK)
     assert docs and all(isinstance(d, Document) for d in docs)
     top = docs[0]
     m = top.metadata
-    assert m["source"] == m["document_id"] == live.ids["doc:packs"]
+    # source: the document's external id (the caller's key), the doc_… id beside it
+    assert (m["source"], m["document_id"], m["title"]) == ("packs", live.ids["doc:packs"], "Context packs")
     _verify(
         live,
         {
@@ -167,7 +189,7 @@ def test_langchain_retriever_documents_carry_citations(live):
 
 
 def test_llamaindex_retriever_nodes_carry_citations(live):
-    from cairn.app.client.llamaindex import CairnLlamaRetriever
+    from cairn_context_client.llamaindex import CairnLlamaRetriever
 
     retriever = CairnLlamaRetriever(live.url, live.tokens["agent"], max_tokens=512, retrieval="LEXICAL")
     nodes = retriever.retrieve(TASK)
@@ -175,7 +197,7 @@ def test_llamaindex_retriever_nodes_carry_citations(live):
     top = nodes[0]
     m = top.node.metadata
     assert top.node.node_id == m["passage_id"] and top.score == m["score"]
-    assert m["source"] == live.ids["doc:packs"]
+    assert (m["source"], m["document_id"], m["title"]) == ("packs", live.ids["doc:packs"], "Context packs")
     _verify(
         live,
         {

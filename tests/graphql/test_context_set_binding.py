@@ -19,7 +19,7 @@ from tests import local_http
 from tests.graphql.pack_calls import _stream
 from tests.graphql.test_context_set_packs import bound_token, pack
 from tests.graphql.test_context_sets import make_set
-from tests.graphql.test_mcp import call
+from tests.graphql.test_mcp import call, session
 
 REFUSED = "AGENT_CONTEXT_SET_SCOPE_REFUSED"
 TINY_KN = """id: {kn}
@@ -174,6 +174,9 @@ MCP_REFUSALS = [
     ("recall", lambda live, w: {"query": "plans", "collectionId": w["secret"]}),
     ("object_instances", lambda live, w: {"knId": w["kn"], "otId": "colour"}),
     ("semantic_recall", lambda live, w: {"knId": w["kn"], "query": "vermilion"}),
+    ("list_knowledge_networks", lambda live, w: {}),
+    ("list_object_types", lambda live, w: {"knId": w["kn"]}),
+    ("list_query_templates", lambda live, w: {"contextSetId": w["other"]["id"]}),
 ]
 
 LEAKS = ("Vermilion", "Cerulean", SECRET_TITLE, "Mount Etna", "Tiny colours")
@@ -258,6 +261,8 @@ def test_inside_the_set_lists_and_counts_only_the_set(live, world):
         c["name"]: c["documentCount"] for c in live.data("{collections{name documentCount}}", None, tok)["collections"]
     }
     assert colls == {"handbook": handbook, "finance": 1}
+    listed = call(live, tok, "list_collections", {}).structuredContent["collections"]
+    assert {c["name"]: c["documentCount"] for c in listed} == colls  # MCP discovery: the set's only
     assert live.data("query($id:ID!){document(id:$id){id}}", {"id": live.ids["doc:cfo"]}, tok)["document"]
     assert [s["id"] for s in live.data("{contextSets{id}}", None, tok)["contextSets"]] == [world["set"]["id"]]
     assert live.data("{viewer{id}}", None, tok)["viewer"]["id"]
@@ -267,6 +272,20 @@ def test_inside_the_set_lists_and_counts_only_the_set(live, world):
     assert all(i["citation"] is None or i["citation"]["documentId"] != live.ids["doc:volcano"] for i in p["items"])
     r = call(live, tok, "get_citation", {"documentId": live.ids["doc:cfo"], "start": 0, "end": 5, "sha256": "0" * 64})
     assert not r.isError and r.structuredContent["status"] == "CHANGED"
+
+
+def test_tools_list_hides_what_the_binding_refuses_outright(live, world):
+    """tools/list of the bound credential (context:read, queries:run, memory:read): no ontology
+    tool (refused to every bound credential), everything else its scopes open."""
+
+    async def go():
+        async with session(live, world["token"]) as s:
+            return {t.name for t in (await s.list_tools()).tools}
+
+    listed = asyncio.run(go())
+    ontology = {"list_knowledge_networks", "list_object_types", "object_instances", "semantic_recall"}
+    assert not listed & ontology
+    assert {"context_pack", "list_collections", "list_query_templates", "run_query_template", "recall"} <= listed
 
 
 def test_the_table_names_every_operation_that_takes_ids_or_is_refused():

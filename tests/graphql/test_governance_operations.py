@@ -13,6 +13,12 @@ in two ways:
 - :func:`test_operation_by_principal`: each cell as a GraphQL call, asserting the code (or data)
   and the envelope, including the outcomes the handler decides (``NOT_FOUND``, memory disabled).
 
+Each MCP tool is governed as the GraphQL operation it maps to (:data:`MCP_TWINS`):
+:func:`test_mcp_tools_are_listed_and_refused_as_their_graphql_operation` checks, per principal,
+that :func:`authorize` refuses the tool exactly where the table refuses its twin and that
+``tools/list`` (:func:`app.mcp.server.visible_tools`, through
+:func:`~app.governance.adapter.may_call`) lists exactly the tools it lets through.
+
 One end-to-end call per outcome code and per channel (HTTP, WebSocket, NDJSON) through the live
 server is in tests/graphql/test_governance_channels.py; MCP's refusals in tests/graphql/test_mcp.py.
 """
@@ -23,8 +29,9 @@ import pytest
 
 from cairn.app.context import RequestContext
 from cairn.app.core.errors import CairnError, to_response
-from cairn.app.governance.adapter import authorize, status_of
+from cairn.app.governance.adapter import authorize, may_call, status_of
 from cairn.app.governance.registry import REGISTRY
+from cairn.app.mcp.server import visible_tools
 from tests.graphql.conftest import _bootstrap
 from tests.graphql.in_process import InProcess, in_process_app
 from tests.graphql.pack_calls import PACK
@@ -224,6 +231,33 @@ EXPECTED = {
     "dismissContextGap": [U, F, NF, NF, NF, *MEMBER_ONLY],
 }
 CASES = [(op, who, EXPECTED[op][i]) for op in CALLS for i, who in enumerate(PRINCIPALS)]
+MCP_TWINS = {
+    "mcp.context_pack": "contextPack",
+    "mcp.get_passage": "document",
+    "mcp.get_section": "document",
+    "mcp.get_citation": "document",
+    "mcp.list_collections": "collections",
+    "mcp.list_knowledge_networks": "knowledgeNetworks",
+    "mcp.list_object_types": "objectTypes",
+    "mcp.list_query_templates": "queryTemplates",
+    "mcp.search_context_sets": "contextSets",
+    "mcp.lookup_definitions": "lookupDefinitions",
+    "mcp.match_verified_answers": "matchVerifiedAnswers",
+    "mcp.run_query_template": "runQueryTemplate",
+    "mcp.report_context_gap": "reportContextGap",
+    "mcp.timeline": "timeline",
+    "mcp.current_facts": "currentFacts",
+    "mcp.list_fields": "fields",
+    "mcp.query_fields": "queryFields",
+    "mcp.remember": "rememberMemory",
+    "mcp.recall": "recallMemories",
+    "mcp.forget": "forgetMemory",
+    "mcp.create_decision": "createDecision",
+    "mcp.object_instances": "objectInstances",
+    "mcp.semantic_recall": "semanticRecall",
+}
+"""Each MCP tool → the GraphQL operation of the table it is governed as (same scope and
+permissions), so its row of the table is its twin's."""
 REFUSED_BY_AUTHORIZE = {U, F, NA, SM}
 """Codes the authorisation function decides; NOT_FOUND and AGENT_MEMORY_DISABLED come from the
 handler, after the call was authorised."""
@@ -298,6 +332,37 @@ def test_table_covers_every_graphql_operation():
     graphql_ops = {n for n, op in REGISTRY.items() if op.kind in ("query", "mutation")}
     assert set(CALLS) == graphql_ops
     assert all(len(v) == len(PRINCIPALS) for v in EXPECTED.values())
+    assert set(MCP_TWINS) == {n for n, op in REGISTRY.items() if op.kind == "mcp"}
+    assert set(MCP_TWINS.values()) <= set(CALLS)
+
+
+async def test_mcp_tools_are_listed_and_refused_as_their_graphql_operation(table: InProcess):
+    """Per principal: :func:`authorize` refuses a tool with its twin's code, and the tools it lets
+    through are exactly those ``tools/list`` shows (:func:`may_call`, the same rule)."""
+    wrong = []
+    for i, who in enumerate(PRINCIPALS[1:], start=1):
+        ctx = RequestContext(table.services, {"authorization": f"Bearer {_token(table, who)}"})
+        principal = await ctx.principal()
+        allowed = set()
+        for tool, twin in MCP_TWINS.items():
+            expected = EXPECTED[twin][i]
+            try:
+                await authorize(ctx, REGISTRY[tool], {})
+                got = "allowed"
+                allowed.add(tool)
+            except CairnError as exc:
+                got = to_response(exc)[1]["code"]
+            want = expected if expected in REFUSED_BY_AUTHORIZE else "allowed"
+            if got != want or may_call(principal, REGISTRY[tool]) != (got == "allowed"):
+                wrong.append((tool, who, want, got))
+        if {t.op_name for t in visible_tools(principal)} != allowed:
+            wrong.append(("tools/list", who, sorted(allowed), sorted(t.op_name for t in visible_tools(principal))))
+    assert wrong == []
+    reader = await RequestContext(
+        table.services, {"authorization": f"Bearer {table.tokens['a:context:read']}"}
+    ).principal()
+    listed = {t.name for t in visible_tools(reader)}
+    assert "list_collections" in listed and not listed & {"remember", "forget", "create_decision", "report_context_gap"}
 
 
 async def test_authorize_decides_every_refusal_of_the_table(table: InProcess):

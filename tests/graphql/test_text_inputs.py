@@ -79,7 +79,7 @@ CASES = [
         DOC,
         lambda v, ids: {"i": {"collectionId": ids["coll:handbook"], "externalId": "e", "text": "t", "mediaType": v}},
         "input.mediaType",
-        65,
+        256,  # RFC 6838: type and subtype up to 127 characters each (the .docx type has 71)
         BAD_USER_INPUT,
     ),
     ("document", "query($v:ID!){document(id:$v){id}}", lambda v, ids: {"v": v}, "id", 65, BAD_USER_INPUT),

@@ -30,7 +30,7 @@ class Document(SQLModel, table=True):
     collection_id: str = Field(foreign_key="collection.id", index=True, max_length=40)
     external_id: str = Field(max_length=512)
     title: str = Field(default="", sa_column=Column(Text, nullable=False))
-    media_type: str = Field(default="text/plain", max_length=64)
+    media_type: str = Field(default="text/plain", max_length=255)  # app.corpus MAX_MEDIA_TYPE_CHARS
     created_at: datetime
     deleted_at: datetime | None = None
 

@@ -4,7 +4,7 @@ over graphql-transport-ws with ``websockets``.
 Results are the server's JSON (camelCase, as in ``schema.graphql``): a pack is
 ``{packId, tokensUsed, items: [{text, citation: {documentId, versionId, passageId, start,
 end, sha256}, …}], …}``. Every error the server answers becomes a
-:class:`~app.client.protocol.CairnAPIError` (``code``, ``field``, ``limit``, ``trace_id``).
+:class:`~cairn_context_client.protocol.CairnAPIError` (``code``, ``field``, ``limit``, ``trace_id``).
 
 Example::
 
@@ -22,8 +22,8 @@ from typing import Any
 
 import httpx
 
-from cairn.app.client import protocol as p
-from cairn.app.client.protocol import CairnAPIError
+from cairn_context_client import protocol as p
+from cairn_context_client.protocol import CairnAPIError
 
 DEFAULT_TIMEOUT = 120.0
 STREAM_PATH = "/v1/context-packs/stream"
@@ -130,7 +130,7 @@ class CairnClient:
     # --- packs ---------------------------------------------------------------------------
 
     def context_pack(self, task: str, **options: Any) -> dict[str, Any]:
-        """Build a context pack (scope ``context:read``); options as :func:`~app.client.protocol.pack_input`
+        """Build a context pack (scope ``context:read``); options as :func:`~cairn_context_client.protocol.pack_input`
         (``max_tokens``, ``max_latency_ms``, ``coverage``, ``retrieval``, ``valid_time``,
         ``system_time``, ``collection_ids``, ``document_ids``, ``sources``, ``context_set_id``)."""
         query, variables = _Calls.pack(task, options)

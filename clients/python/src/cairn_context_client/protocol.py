@@ -9,8 +9,8 @@ from datetime import datetime
 from typing import Any
 
 CITATION = "documentId versionId passageId start end sha256"
-ITEM_FIELDS = f"""rank kind text tokens trust score ranks {{ lexical dense }} documentTitle collectionId
-  citation {{ {CITATION} }} alternateCitations {{ {CITATION} }}
+ITEM_FIELDS = f"""rank kind text tokens trust score ranks {{ lexical dense }} externalId documentTitle
+  collectionId collectionName citation {{ {CITATION} }} alternateCitations {{ {CITATION} }}
   validity {{ validFrom validTo }} superseded contradiction contradicts"""
 PACK_FIELDS = f"""packId replayId maxTokens tokensUsed truncated complete incompleteReasons latencyMs tokenizer
   retrieval asOf {{ validTime systemTime }} candidates duplicatesMerged notes

@@ -2,8 +2,8 @@
 resolution (the entry it became, or the reason it was dismissed), who resolved it and when, and
 for RESOLVED the context set and entry it became. Existing gaps are OPEN (server default).
 
-Revision ID: 0017_context_gap_resolution
-Revises: 0016_decision_lease
+Revision ID: 0018_context_gap_resolution
+Revises: 0017_document_media_type_length
 Create Date: 2026-12-03 20:40:00.000000
 """
 
@@ -13,8 +13,8 @@ import sqlalchemy as sa
 import sqlmodel
 from alembic import op
 
-revision = "0017_context_gap_resolution"
-down_revision = "0016_decision_lease"
+revision = "0018_context_gap_resolution"
+down_revision = "0017_document_media_type_length"
 branch_labels = None
 depends_on = None
 

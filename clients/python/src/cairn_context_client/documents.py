@@ -9,23 +9,31 @@ from typing import Any
 def item_metadata(item: dict[str, Any], pack: dict[str, Any] | None = None) -> dict[str, Any]:
     """Citation metadata of one pack item (flat, JSON values only).
 
-    ``source`` is the document's external id when the item carries one (``externalId``),
-    else its document id; ``start``/``end`` are the exact character offsets of the item's
-    text in the cited version (``version.text[start:end] == text``) and ``sha256`` the hash
-    of that text, so a citation can be re-checked (``get_citation`` over MCP, or
-    ``document(id)`` over GraphQL).
+    ``source`` is the document's external id (``externalId``: your key, or the file's path
+    relative to the folder ``cairn ingest`` read) and ``document_id`` Cairn's id of it
+    (``doc_…``); ``start``/``end`` are the exact character offsets of the item's text in the
+    cited version (``version.text[start:end] == text``) and ``sha256`` the hash of that text, so
+    a citation can be re-checked (``get_citation`` over MCP, or ``document(id)`` over GraphQL).
+    An approved context-set entry (``kind`` VERIFIED_ANSWER, DEFINITION or INSTRUCTION) cites
+    no document: its ``source``, ``document_id`` and offsets are None.
+
+    Args:
+        item: One ``PackItem`` as the server answers it (``PACK_QUERY``'s fields).
+        pack: The pack it came from: adds ``pack_id`` and ``replay_id``.
     """
-    c = item["citation"]
+    c = item.get("citation") or {}
     meta = {
-        "source": item.get("externalId") or c["documentId"],
-        "document_id": c["documentId"],
-        "version_id": c["versionId"],
+        "source": item.get("externalId") or None,
+        "document_id": c.get("documentId"),
+        "version_id": c.get("versionId"),
         "passage_id": c.get("passageId"),
-        "start": c["start"],
-        "end": c["end"],
-        "sha256": c["sha256"],
+        "start": c.get("start"),
+        "end": c.get("end"),
+        "sha256": c.get("sha256"),
         "title": item.get("documentTitle"),
+        "kind": item.get("kind"),
         "collection_id": item.get("collectionId"),
+        "collection_name": item.get("collectionName") or None,
         "rank": item.get("rank"),
         "score": item.get("score"),
         "tokens": item.get("tokens"),

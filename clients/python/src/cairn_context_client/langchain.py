@@ -1,9 +1,10 @@
-"""A LangChain retriever over Cairn context packs (``pip install 'cairn[langchain]'``).
+"""A LangChain retriever over Cairn context packs (``pip install 'cairn-context-client[langchain]'``).
 
 Each pack item becomes a ``Document`` whose ``page_content`` is the item text and whose
-``metadata`` is :func:`app.client.documents.item_metadata` (``source``, ``document_id``,
-``version_id``, ``passage_id``, exact ``start``/``end`` offsets, ``sha256``, rank, score, …),
-in pack order. The pack's token budget bounds the total text (``max_tokens``).
+``metadata`` is :func:`cairn_context_client.documents.item_metadata` (``source`` = the
+document's external id, ``document_id`` = Cairn's ``doc_…`` id, ``version_id``, ``passage_id``,
+exact ``start``/``end`` offsets, ``sha256``, rank, score, …), in pack order. The pack's token
+budget bounds the total text (``max_tokens``).
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, Callba
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 
-from cairn.app.client.clients import AsyncCairnClient, CairnClient
-from cairn.app.client.documents import item_metadata, pack_options
+from cairn_context_client.clients import AsyncCairnClient, CairnClient
+from cairn_context_client.documents import item_metadata, pack_options
 
 
 def pack_documents(pack: dict) -> list[Document]:
@@ -27,7 +28,7 @@ class CairnRetriever(BaseRetriever):
     Fields: ``base_url``, ``token`` (``ck_…`` with ``context:read``), and the pack options
     ``max_tokens`` (256–32,000 cl100k tokens), ``retrieval`` (HYBRID/LEXICAL/DENSE),
     ``collection_ids`` (≤ 8), ``document_ids`` (≤ 20); ``timeout`` in seconds. Errors are
-    :class:`~app.client.protocol.CairnAPIError`.
+    :class:`~cairn_context_client.protocol.CairnAPIError`.
     """
 
     base_url: str

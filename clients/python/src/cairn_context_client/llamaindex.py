@@ -1,8 +1,9 @@
-"""A LlamaIndex retriever over Cairn context packs (``pip install 'cairn[llamaindex]'``).
+"""A LlamaIndex retriever over Cairn context packs (``pip install 'cairn-context-client[llamaindex]'``).
 
 Each pack item becomes a ``NodeWithScore`` (a ``TextNode`` with id = the passage id, the
-item text, and :func:`app.client.documents.item_metadata` as metadata; score = the item's
-fused score), in pack order.
+item text, and :func:`cairn_context_client.documents.item_metadata` as metadata: ``source`` =
+the document's external id, ``document_id`` = Cairn's ``doc_…`` id; score = the item's fused
+score), in pack order.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from typing import Any
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from cairn.app.client.clients import AsyncCairnClient, CairnClient
-from cairn.app.client.documents import item_metadata, pack_options
+from cairn_context_client.clients import AsyncCairnClient, CairnClient
+from cairn_context_client.documents import item_metadata, pack_options
 
 
 def pack_nodes(pack: dict) -> list[NodeWithScore]:
@@ -21,8 +22,9 @@ def pack_nodes(pack: dict) -> list[NodeWithScore]:
     out = []
     for i in pack["items"]:
         meta = item_metadata(i, pack)
+        # an approved context-set entry has no passage: its rank in this pack names it
         node = TextNode(
-            id_=meta["passage_id"] or f"{meta['document_id']}:{meta['start']}-{meta['end']}",
+            id_=meta["passage_id"] or f"{pack.get('packId')}#{meta['rank']}",
             text=i["text"],
             metadata=meta,
             excluded_embed_metadata_keys=list(meta),
