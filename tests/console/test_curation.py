@@ -324,6 +324,21 @@ def test_upload_two_files_and_find_them_in_a_pack(console, billing):
     page.get_by_role("button", name="Upload").click()
     for name in ("chargebacks.md", "vouchers.txt"):
         page.locator(f"li.upload[data-file='{name}'][data-status='ingested']").wait_for()
+    # the collection's list shows them once the uploads ended
+    for name in ("chargebacks.md", "vouchers.txt"):
+        page.locator("table[aria-label='Documents'] td", has_text=name).wait_for()
+    # the same file again is unchanged, not a second version
+    page.get_by_label("Files", exact=True).set_input_files(
+        [
+            {
+                "name": "vouchers.txt",
+                "mimeType": "text/plain",
+                "buffer": b"Vouchers expire after the zebracorn festival each spring.",
+            }
+        ]
+    )
+    page.get_by_role("button", name="Upload").click()
+    page.locator("li.upload[data-file='vouchers.txt'][data-status='unchanged']").wait_for()
     console.shot("documents-uploaded-1400")
     items = srv.data(
         "query($i:ContextPackInput!){contextPack(input:$i){items{externalId}}}",

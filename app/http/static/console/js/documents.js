@@ -85,7 +85,11 @@ async function collectionsPage(root, ctx, chosen) {
   if (!chosen && collections.length) chosen = collections[0].id;
   const coll = collections.find((c) => c.id === chosen);
   if (!coll) return;
-  if (canWrite) uploadSlot.append(uploadPanel(coll, () => listDocuments(coll, listSlot, [], null)));
+  const refresh = async () => {
+    await loadCollections(); // the document counts
+    await listDocuments(coll, listSlot, [], null);
+  };
+  if (canWrite) uploadSlot.append(uploadPanel(coll, refresh));
   await listDocuments(coll, listSlot, [], null);
 }
 
@@ -182,7 +186,11 @@ function uploadOne(collectionId, file, externalId, list) {
           state,
           badge(r.status, kind),
           r.documentId
-            ? h("a", { href: `#/documents/${encodeURIComponent(r.documentId)}` }, ` version ${r.version ?? "—"} · ${r.passages ?? 0} passages`)
+            ? h(
+                "a",
+                { href: `#/documents/${encodeURIComponent(r.documentId)}`, title: r.version || "" },
+                ` ${r.externalId || r.fileName} · ${r.passages ?? 0} passage${r.passages === 1 ? "" : "s"}`,
+              )
             : null,
           r.reason ? h("span", { class: "hint" }, ` ${r.reason}`) : null,
         );
