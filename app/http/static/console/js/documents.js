@@ -134,7 +134,7 @@ function uploadPanel(coll, refresh) {
   });
   const form = h(
     "form",
-    { class: "card", "aria-label": "Upload files" },
+    { class: "card upload-form", "aria-label": "Upload files" },
     h("h2", {}, `Upload into “${coll.name}”`),
     field("Files", files, "Text, Markdown, HTML, PDF… Each file is one document; a file already there unchanged is skipped."),
     field("External id (one file only)", externalId, "Optional. Default: the file's name."),
@@ -189,7 +189,7 @@ function uploadOne(collectionId, file, externalId, list) {
             ? h(
                 "a",
                 { href: `#/documents/${encodeURIComponent(r.documentId)}`, title: r.version || "" },
-                ` ${r.externalId || r.fileName} · ${r.passages ?? 0} passage${r.passages === 1 ? "" : "s"}`,
+                ` ${r.externalId || r.fileName}${r.status === "ingested" ? ` · ${r.passages ?? 0} passage${r.passages === 1 ? "" : "s"}` : ""}`,
               )
             : null,
           r.reason ? h("span", { class: "hint" }, ` ${r.reason}`) : null,
