@@ -67,6 +67,7 @@ from cairn.app.http import (
     deny_websocket,
     graphiql_html,
     make_create_route,
+    make_documents_route,
     make_metrics_route,
     make_read_route,
     make_replay_route,
@@ -281,6 +282,7 @@ def create_app(
         Route("/api/v1/decisions/{decision_id}", make_read_route(), methods=["GET"]),
         Route("/mcp", mcp_http, methods=["POST"]),
         Route("/v1/replays/{replayId}", make_replay_route(), methods=["POST"]),
+        Route("/v1/documents", make_documents_route(), methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         # mounted only when on, so a 404's list of served routes (app.http.edges) leaves it out

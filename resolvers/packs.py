@@ -55,6 +55,11 @@ strawberry.enum(
 @strawberry.input(description="Token and time budget of a pack.")
 class BudgetInput:
     max_tokens: int = strawberry.field(default=pt.DEFAULT_TOKENS, description="256–32,000 cl100k tokens.")
+    max_items: int | None = strawberry.field(
+        default=None,
+        description="At most this many ranked items (EVIDENCE, WHOLE_DOCUMENT), 1–200; null: as many as fit "
+        "maxTokens. A context set's items and FACT items are not counted. Left out: footer omitted.overMaxItems.",
+    )
     max_latency_ms: int = strawberry.field(default=pt.DEFAULT_LATENCY_MS, description="1,000–60,000 ms.")
     coverage: Coverage = Coverage.BEST_EFFORT
 
@@ -66,6 +71,16 @@ class AsOfInput:
     )
     system_time: datetime | None = strawberry.field(
         default=None, description="What Cairn had recorded by then (ISO-8601 with zone)."
+    )
+
+
+@strawberry.input(description="Relevance floor: leave out ranked evidence far below the pack's best item.")
+class RelevanceInput:
+    min_relative_score: float | None = strawberry.field(
+        default=None,
+        description="In (0, 1]: leave out candidates whose fused score is under this share of the best "
+        "candidate's (e.g. 0.3: under 30 % of the top score); null: no floor. Scores compare within one pack "
+        "only, hence a share, not an absolute score. Left out: footer omitted.belowRelevanceFloor.",
     )
 
 
@@ -84,6 +99,7 @@ class ContextPackInput:
     filters: PackFiltersInput | None = None
     retrieval: RetrievalMode = RetrievalMode.HYBRID
     context_set_id: strawberry.ID | None = None
+    relevance: RelevanceInput | None = None
 
 
 @strawberry.type(description="Where an item's text comes from: version.text[start:end] == text; sha256 of that text.")
@@ -220,6 +236,23 @@ class PackHeader:
     capability: str
 
 
+@strawberry.type(description="Ranked evidence left out of the pack, by reason.")
+class PackOmitted:
+    below_relevance_floor: int = strawberry.field(
+        description="Candidate passages under relevance.minRelativeScore × the best candidate's score (never read)."
+    )
+    over_max_items: int = strawberry.field(
+        description="Ranked items after the first budget.maxItems, plus candidates not read once the pack held maxItems."
+    )
+    over_token_budget: int = strawberry.field(
+        description="Ranked items that did not fit maxTokens, plus candidates not read once the budget was full "
+        "(truncated is true when this is > 0)."
+    )
+
+
+_OMITTED = "Ranked evidence left out: under the relevance floor, after maxItems, over the token budget."
+
+
 @strawberry.type(description="Last event of a streamed pack.")
 class PackFooter:
     tokens_used: int
@@ -232,6 +265,7 @@ class PackFooter:
     candidates: int
     duplicates_merged: int
     notes: list[str]
+    omitted: PackOmitted = strawberry.field(description=_OMITTED)
 
 
 @strawberry.type(description="A ranked, deduplicated, cited evidence pack within a token budget.")
@@ -252,6 +286,7 @@ class ContextPack:
     candidates: int
     duplicates_merged: int
     notes: list[str]
+    omitted: PackOmitted = strawberry.field(description=_OMITTED)
 
 
 ContextPackEvent = Annotated[PackHeader | PackItem | PackFooter, strawberry.union("ContextPackEvent")]
@@ -262,6 +297,7 @@ def to_request(input: ContextPackInput) -> pt.PackRequest:
     budget = input.budget or BudgetInput()
     as_of = input.as_of or AsOfInput()
     filters = input.filters or PackFiltersInput()
+    relevance = input.relevance or RelevanceInput()
     return pt.PackRequest(
         task=input.task,
         max_tokens=budget.max_tokens,
@@ -274,6 +310,8 @@ def to_request(input: ContextPackInput) -> pt.PackRequest:
         sources=tuple(s.value for s in filters.sources) if filters.sources is not None else ("PASSAGES",),
         retrieval=input.retrieval.value,
         context_set_id=input.context_set_id,
+        max_items=budget.max_items,
+        min_relative_score=relevance.min_relative_score,
     )
 
 
@@ -356,6 +394,7 @@ def to_footer(f: pt.PackFooter) -> PackFooter:
         candidates=f.candidates,
         duplicates_merged=f.duplicates_merged,
         notes=list(f.notes),
+        omitted=PackOmitted(**asdict(f.omitted)),
     )
 
 
@@ -380,6 +419,7 @@ def to_pack(pack: pt.Pack, info: Info) -> ContextPack:
         candidates=f.candidates,
         duplicates_merged=f.duplicates_merged,
         notes=f.notes,
+        omitted=f.omitted,
     )
 
 

@@ -15,8 +15,6 @@ is generated, as ``max_tokens: 1`` asks.
 
 from __future__ import annotations
 
-import socket
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -27,6 +25,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from cairn.app.decisions.judges import LocalJudge, forced_tokens_grammar
+from tests.thread_server import serve_in_thread
 
 
 def echo_completion(judge: LocalJudge, body: dict[str, Any]) -> dict[str, Any]:
@@ -91,18 +90,5 @@ def make_app(judge: LocalJudge) -> Starlette:
 @contextmanager
 def echo_completions(judge: LocalJudge) -> Iterator[str]:
     """Serve :func:`make_app` on a free loopback port; yields the base URL (``…/v1``)."""
-    import uvicorn
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(make_app(judge), host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        thread.join(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        server.should_exit = True
-        thread.join(10)
+    with serve_in_thread(make_app(judge)) as url:
+        yield f"{url}/v1"

@@ -12,9 +12,6 @@ consistency) is not exercised. Only the endpoints Cairn uses are served.
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -25,6 +22,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+from tests.thread_server import serve_in_thread
 
 
 def _ok(result: Any) -> JSONResponse:
@@ -112,28 +111,10 @@ def make_app(local: QdrantClient, calls: list[tuple[str, str]]) -> Starlette:
 def qdrant_rest() -> Iterator[tuple[str, list[tuple[str, str]]]]:
     """Serve :func:`make_app` over an in-memory local-mode client on a free port; yields
     ``(url, calls)``."""
-    import uvicorn
-
-    # The listening socket is bound here and handed to uvicorn: binding port 0, closing it and
-    # letting uvicorn bind the number again lost the port to another process under load (CI:
-    # "Connection refused" in tests/unit/retrieval/test_sparse_bm25.py).
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
     local = QdrantClient(location=":memory:")
     calls: list[tuple[str, str]] = []
-    server = uvicorn.Server(uvicorn.Config(make_app(local, calls), host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError(f"the Qdrant REST stand-in did not start on port {port}")
-        thread.join(0.05)
     try:
-        yield f"http://127.0.0.1:{port}", calls
+        with serve_in_thread(make_app(local, calls)) as url:
+            yield url, calls
     finally:
-        server.should_exit = True
-        thread.join(10)
         local.close()
-        sock.close()

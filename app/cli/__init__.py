@@ -5,7 +5,7 @@ The CLI is the operator's tool on the server machine: it talks to the database d
 (no bearer token). Commands that open the indexes (``serve``, ``ingest``, ``reindex``,
 ``demo``, ``mcp``) take the data dir's process lock (:mod:`app.core.datadir`): a second one on
 the same data dir stops at once with one line naming the holder and what that command can do
-instead (:data:`app.cli.common.DATA_DIR_ALTERNATIVES`: ingest through the server's GraphQL,
+instead (:data:`app.cli.common.DATA_DIR_ALTERNATIVES`: `ingest --server` sends the files to the server,
 ``POST /mcp`` for ``mcp``, …). Commands that only read or change existing rows refuse a data dir
 without a store (a mistyped ``--data-dir`` must not create an empty one).
 

@@ -152,7 +152,7 @@ async def _workspace(db, name: str, *, create: bool | None = None):
 DATA_DIR_ALTERNATIVES: dict[str, str] = {
     "serve": "stop it first, or give this server its own --data-dir",
     "demo": "stop it first, or give the demo its own --data-dir",
-    "ingest": "stop it, or ingest through its API (GraphQL upsertDocument)",
+    "ingest": "send the files to it instead (`cairn ingest PATH --server URL`), or stop it",
     "reindex": "stop it first: reindex rebuilds the indexes that process holds open",
     "mcp": "use its MCP endpoint instead (POST /mcp, streamable HTTP), or stop it",
 }

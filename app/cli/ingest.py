@@ -98,13 +98,33 @@ def ingest(
         help="Skip embeddings now; the next `cairn serve` start-up (or `cairn reindex`) embeds them.",
     ),
     data_dir: Path | None = DataDir,
+    server: str | None = typer.Option(
+        None,
+        "--server",
+        help="Send the files to the running server at this URL (POST /v1/documents) instead of the data dir.",
+    ),
+    token: str | None = typer.Option(
+        None,
+        "--token",
+        envvar="CAIRN_TOKEN",
+        help="With --server: a member token (cm_…) with document:write; default $CAIRN_TOKEN.",
+    ),
 ) -> None:
     """Ingest documents (idempotent: unchanged documents are a no-op).
 
     Prints one JSON report on stdout; every skipped file (unsupported type, binary content
     such as a PDF renamed .txt, no text) is listed with its reason on stderr and in the report.
+    With --server the files go to a running server one by one (app/cli/ingest_server.py;
+    exit 1 when the server refused a file).
     """
     _check_name(collection, "--collection")
+    if server is not None:
+        from cairn.app.cli.ingest_server import ingest_to_server
+
+        if lexical_only or data_dir is not None or workspace != "default":
+            _fail("--server sends the files to that server: --lexical-only, --data-dir and --workspace do not apply")
+        ingest_to_server(path, collection=collection, server=server, token=token)
+        return
     settings = _settings(data_dir)
     _check_space(settings)
     docs, skipped = _scan(path)

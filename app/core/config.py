@@ -278,6 +278,22 @@ class Settings(BaseSettings):
         "server).",
     )
 
+    upload_max_file_bytes: int = Field(
+        default=128_000_000,
+        ge=1,
+        le=1_000_000_000,
+        description="Largest file `POST /v1/documents` accepts (bytes), counted while the upload streams in: "
+        "past it the request is refused with 413 before the rest is read. The default is `cairn ingest`'s own "
+        "bound on one file; its per-format bounds (8,000,000 bytes of text, 64,000,000 of HTML) apply too.",
+    )
+    upload_max_request_bytes: int = Field(
+        default=256_000_000,
+        ge=1,
+        le=4_000_000_000,
+        description="Largest `POST /v1/documents` request body (bytes, all files and fields), refused with 413 "
+        "from its `Content-Length` or, streamed, as soon as it passes; at least `CAIRN_UPLOAD_MAX_FILE_BYTES`.",
+    )
+
     @model_validator(mode="after")
     def _refuse_unsafe_prod(self) -> Settings:
         if self.env == "prod":
@@ -290,6 +306,11 @@ class Settings(BaseSettings):
                     "CAIRN_METRICS_TOKEN must be set when CAIRN_METRICS=true and CAIRN_ENV=prod "
                     "(Prometheus sends it as a bearer token)"
                 )
+        if self.upload_max_request_bytes < self.upload_max_file_bytes:
+            raise ValueError(
+                f"CAIRN_UPLOAD_MAX_REQUEST_BYTES ({self.upload_max_request_bytes}) must be at least "
+                f"CAIRN_UPLOAD_MAX_FILE_BYTES ({self.upload_max_file_bytes})"
+            )
         if self.metrics_token is not None and not 16 <= len(self.metrics_token) <= 256:
             raise ValueError("CAIRN_METRICS_TOKEN must be 16 to 256 characters")
         folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")  # the library would fail at the first count

@@ -155,14 +155,14 @@ def _jsonl_lines(path: Path, gz: bool) -> Iterator[bytes]:
         raise NotText(f"not gzip data ({exc})") from None
 
 
-def _jsonl(path: Path, gz: bool) -> Iterator[SourceDocument]:
+def _jsonl(path: Path, gz: bool, name: str) -> Iterator[SourceDocument]:
     """Documents of a JSONL file. Raises BadInput for a bad line (``<file>:<line>``), a line past
     :data:`MAX_MARKUP_BYTES`, or a file past :data:`MAX_FILE_BYTES` or
     :data:`MAX_DOCUMENTS_PER_FILE` (with ``limit``): the file is refused as a whole."""
     count = 0
     try:
         for n, raw in enumerate(_jsonl_lines(path, gz), start=1):
-            where = f"{path.name}:{n}"
+            where = f"{name}:{n}"
             if len(raw) > MAX_MARKUP_BYTES:
                 err = too_large("the line", MAX_MARKUP_BYTES, len(raw), MARKUP_BOUND)
                 raise BadInput(f"{where}: {err}", field="path", limit=MAX_MARKUP_BYTES)
@@ -191,7 +191,7 @@ def _jsonl(path: Path, gz: bool) -> Iterator[SourceDocument]:
                 valid_to=_parse_time(row.get("validTo"), where),
             )
     except SourceTooLarge as exc:
-        raise BadInput(f"{path.name}: {exc}", field="path", limit=exc.limit) from None
+        raise BadInput(f"{name}: {exc}", field="path", limit=exc.limit) from None
 
 
 SUPPORTED = ".txt .md .markdown .html .htm .jsonl .csv (optionally .gz), .pdf .docx"
@@ -226,12 +226,118 @@ def _files(path: Path, skipped: list[SkippedFile]) -> list[Path]:
     return sorted(out)
 
 
+def is_supported(name: str) -> bool:
+    """Whether ingest reads a file of this name (by its extension: :data:`SUPPORTED`); its
+    content still decides whether it is text (module doc)."""
+    suffix, gz = _suffixes(Path(name))
+    return (suffix in BINARY_SUFFIXES and not gz) or suffix in TEXT_SUFFIXES or suffix in (".jsonl", ".csv")
+
+
+def unsupported_reason(name: str) -> str:
+    """The skip reason of a file :func:`is_supported` refuses (``unsupported type .mp4; supported: …``)."""
+    suffix, _ = _suffixes(Path(name))
+    return f"unsupported type {suffix or '(no extension)'}; supported: {SUPPORTED}"
+
+
+def select_files(path: Path) -> tuple[list[tuple[Path, str]], list[SkippedFile]]:
+    """The files ``cairn ingest`` opens under ``path`` (a file, or a folder read recursively in
+    sorted path order), each with its path relative to the folder (its external id; a file
+    named alone: its name), and what is passed over without opening: hidden folders and
+    symbolic links, each with its reason. Unsupported types are among the files
+    (:func:`is_supported` tells them; :func:`file_sources` skips them).
+
+    Raises:
+        BadInput: the path does not exist (or is not a valid path).
+    """
+    validate_path(str(path), "path")
+    path = Path(path)
+    if not path.exists():
+        raise BadInput(f"{path} does not exist")
+    single = path.is_file()
+    passed_over: list[SkippedFile] = []
+    files = [path] if single else _files(path, passed_over)
+    root = path.parent if single else path
+    return [(f, f.relative_to(root).as_posix()) for f in files], passed_over
+
+
+def file_sources(path: Path, *, rel: str, name: str) -> Iterator[SourceDocument | SkippedFile]:
+    """The documents of one file, or why it (or one CSV row of it) is skipped.
+
+    The one reader of an ingested file, for ``cairn ingest`` (:func:`iter_sources`) and for
+    files uploaded to a running server (:func:`app.corpus.uploads.ingest_uploads`).
+
+    Args:
+        path: Where the bytes are (the file itself, or an uploaded file's spooled copy).
+        rel: The file's external id (a CSV row's is ``<rel>#row=<n>``; a JSONL line's its ``_id``).
+        name: The file's name: its extension decides the format (``.gz`` included), it is the
+            title of a document that states none (:mod:`app.corpus.titles`) and names CSV
+            rows' titles.
+
+    Yields:
+        :class:`SourceDocument` values, or a :class:`SkippedFile` whose ``path`` is ``rel``
+        (the whole file: unsupported type, not text, no text, too large — with ``limit``) or
+        ``<rel>#row=<n>`` (one bad CSV row; the other rows are still read).
+
+    Raises:
+        BadInput: a JSONL file with a bad line, or past its size or document bound (refused whole).
+    """
+    suffix, gz = _suffixes(Path(name))
+    if not is_supported(name):
+        yield SkippedFile(rel, unsupported_reason(name))
+        return
+    if suffix in BINARY_SUFFIXES and not gz:
+        try:
+            with open(path, "rb") as fh:
+                binary = binary_document(suffix, read_capped(fh, MAX_FILE_BYTES, "the file", FILE_BOUND))
+        except BinaryTextError as exc:
+            yield SkippedFile(rel, str(exc))
+            return
+        except SourceTooLarge as exc:
+            yield SkippedFile(rel, str(exc), exc.limit)
+            return
+        if not binary.text.strip():
+            yield SkippedFile(rel, "no text")
+            return
+        title = title_or_name(binary.title, name)
+        yield SourceDocument(external_id=rel, title=title, text=binary.text, media_type=BINARY_SUFFIXES[suffix])
+        return
+    try:
+        if suffix == ".jsonl":
+            yield from _jsonl(path, gz, name)
+            return
+        raw = decode_text(_read_bytes(path, gz, suffix))
+        if suffix == ".csv":
+            bad_rows: list[SkippedFile] = []
+            rows = csv_rows(raw, rel, name, bad_rows)
+    except NotText as exc:
+        yield SkippedFile(rel, f"not text: {exc}")
+        return
+    except SourceTooLarge as exc:
+        yield SkippedFile(rel, str(exc), exc.limit)
+        return
+    if suffix == ".csv":
+        yield from bad_rows  # a bad row skips that row, not the file (even a file named alone)
+        if not rows:
+            yield SkippedFile(rel, "no data rows (a CSV needs a header row and at least one row)")
+        yield from rows
+        return
+    media = TEXT_SUFFIXES[suffix]
+    text = html_to_text(raw) if media == "text/html" else raw
+    if not text.strip():
+        yield SkippedFile(rel, "no text")
+        return
+    yield SourceDocument(
+        external_id=rel, title=title_or_name(text_title(media, raw), name), text=text, media_type=media
+    )
+
+
 def iter_sources(path: Path, skipped: list[SkippedFile] | None = None) -> Iterator[SourceDocument]:
     """Documents under ``path`` (file or folder), in a stable order.
 
     Every file is sniffed: binary content (a PDF, a ZIP/.docx, an image, NUL bytes, invalid
     UTF-8) is never indexed, whatever its extension. In a folder, such files, unsupported
-    types, files without text and hidden folders are skipped and each is reported.
+    types, files without text and hidden folders are skipped and each is reported. Files are
+    chosen by :func:`select_files` and read by :func:`file_sources`.
 
     Args:
         path: A file or a folder (read recursively).
@@ -242,83 +348,26 @@ def iter_sources(path: Path, skipped: list[SkippedFile] | None = None) -> Iterat
         BadInput: the path does not exist; a single file is unsupported or not text; a
             folder holds no supported file; a JSONL line is bad.
     """
-    validate_path(str(path), "path")
+    files, passed_over = select_files(path)
     path = Path(path)
-    if not path.exists():
-        raise BadInput(f"{path} does not exist")
     single = path.is_file()
-    found: list[SkippedFile] = []
 
-    def skip(rel: str, reason: str, limit: int | None = None) -> None:
-        if single:
-            raise BadInput(f"{path.name}: {reason}", field="path" if limit else None, limit=limit)
-        found.append(SkippedFile(rel, reason))
+    def report(sk: SkippedFile) -> None:
         if skipped is not None:
-            skipped.append(found[-1])
+            skipped.append(sk)
         else:
-            log.warning("ingest skipped %s: %s", rel, reason)
+            log.warning("ingest skipped %s: %s", sk.path, sk.reason)
 
-    hidden: list[SkippedFile] = []
-    files = [path] if single else _files(path, hidden)
-    for h in hidden:
-        skip(h.path, h.reason)
-    root = path.parent if single else path
-    supported = False
-    for f in files:
-        rel = f.relative_to(root).as_posix()
-        suffix, gz = _suffixes(f)
-        if suffix in BINARY_SUFFIXES and not gz:
-            supported = True
-            try:
-                with open(f, "rb") as fh:
-                    binary = binary_document(suffix, read_capped(fh, MAX_FILE_BYTES, "the file", FILE_BOUND))
-            except BinaryTextError as exc:
-                skip(rel, str(exc))
+    for sk in passed_over:
+        report(sk)
+    for f, rel in files:
+        for item in file_sources(f, rel=rel, name=f.name):
+            if isinstance(item, SourceDocument):
+                yield item
                 continue
-            except SourceTooLarge as exc:
-                skip(rel, str(exc), exc.limit)
-                continue
-            if not binary.text.strip():
-                skip(rel, "no text")
-                continue
-            title = title_or_name(binary.title, f.name)
-            yield SourceDocument(external_id=rel, title=title, text=binary.text, media_type=BINARY_SUFFIXES[suffix])
-            continue
-        if suffix not in TEXT_SUFFIXES and suffix not in (".jsonl", ".csv"):
-            skip(rel, f"unsupported type {suffix or '(no extension)'}; supported: {SUPPORTED}")
-            continue
-        supported = True
-        try:
-            if suffix == ".jsonl":
-                yield from _jsonl(f, gz)
-                continue
-            raw = decode_text(_read_bytes(f, gz, suffix))
-            if suffix == ".csv":
-                bad_rows: list[SkippedFile] = []
-                rows = csv_rows(raw, rel, f.name, bad_rows)
-        except NotText as exc:
-            skip(rel, f"not text: {exc}")
-            continue
-        except SourceTooLarge as exc:
-            skip(rel, str(exc), exc.limit)
-            continue
-        if suffix == ".csv":
-            for row in bad_rows:  # a bad row skips that row, not the file (even a file named alone)
-                found.append(row)
-                if skipped is not None:
-                    skipped.append(row)
-                else:
-                    log.warning("ingest skipped %s: %s", row.path, row.reason)
-            if not rows:
-                skip(rel, "no data rows (a CSV needs a header row and at least one row)")
-            yield from rows
-            continue
-        media = TEXT_SUFFIXES[suffix]
-        text = html_to_text(raw) if media == "text/html" else raw
-        if not text.strip():
-            skip(rel, "no text")
-            continue
-        title = title_or_name(text_title(media, raw), f.name)
-        yield SourceDocument(external_id=rel, title=title, text=text, media_type=media)
-    if not supported:
-        raise BadInput(f"{path}: no {SUPPORTED} files found ({len(found)} skipped)")
+            if single and item.path == rel:  # a file named alone is refused, not skipped
+                raise BadInput(f"{path.name}: {item.reason}", field="path" if item.limit else None, limit=item.limit)
+            report(item)
+    if not any(is_supported(f.name) for f, _ in files):
+        unsupported = sum(not is_supported(f.name) for f, _ in files)
+        raise BadInput(f"{path}: no {SUPPORTED} files found ({len(passed_over) + unsupported} skipped)")

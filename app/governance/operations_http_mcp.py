@@ -39,6 +39,16 @@ HTTP_ROUTES = [
         "replay:run",
         binding=REPLAY,
     ),
+    # files uploaded to a running server (app/http/documents.py): upsertDocument's permission, members only
+    Operation(
+        "POST /v1/documents",
+        "http",
+        "G1.U2.P3.Z2.A1",
+        "document:write",
+        frozenset({"document:write"}),
+        None,
+        effect="write",
+    ),
     Operation("GET /healthz", "http", "G1.U2.P8.Z1.A1", "system:health", auth="none"),
     Operation("GET /readyz", "http", "G1.U2.P8.Z1.A2", "system:ready", auth="none"),
     # Prometheus metrics: 404 unless CAIRN_METRICS; its own bearer token (CAIRN_METRICS_TOKEN), not a credential

@@ -1,5 +1,5 @@
 """HTTP transport: the GraphQL gate, GraphiQL and its static assets, the web console, WebSocket transport, the
-NDJSON pack stream and decisions routes, ``/metrics``, enveloped edge errors.
+NDJSON pack stream, document upload and decisions routes, ``/metrics``, enveloped edge errors.
 
 Public surface: other packages import only the names below (import-linter contract in
 pyproject.toml).
@@ -7,6 +7,7 @@ pyproject.toml).
 
 from cairn.app.http.console import CONSOLE_DIR, console_page
 from cairn.app.http.decisions import make_create_route, make_read_route
+from cairn.app.http.documents import make_documents_route
 from cairn.app.http.edges import EXCEPTION_HANDLERS, EnvelopedCORSMiddleware, deny_websocket, route_not_found
 from cairn.app.http.gate import GraphQLGate
 from cairn.app.http.graphiql import GRAPHIQL_HEADERS, STATIC_DIR, graphiql_html
@@ -31,6 +32,7 @@ __all__ = [
     "error_response",
     "graphiql_html",
     "make_create_route",
+    "make_documents_route",
     "make_metrics_route",
     "make_read_route",
     "make_replay_route",

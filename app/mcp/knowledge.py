@@ -73,6 +73,12 @@ _PACK_SCHEMA: dict[str, Any] = {
                     "default": 4000,
                     "description": "Most tokens (cl100k_base) the items may take.",
                 },
+                "maxItems": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 200,
+                    "description": "At most this many ranked items, 1–200 (default: as many as fit maxTokens).",
+                },
                 "maxLatencyMs": {
                     "type": "integer",
                     "minimum": 1000,
@@ -122,6 +128,20 @@ _PACK_SCHEMA: dict[str, Any] = {
             "description": "HYBRID: words and meaning; LEXICAL: exact words (names, codes); DENSE: meaning only.",
         },
         "contextSetId": {"type": "string", "description": "Pack within this context set (search_context_sets)."},
+        "relevance": {
+            "type": "object",
+            "additionalProperties": False,
+            "description": "Relevance floor.",
+            "properties": {
+                "minRelativeScore": {
+                    "type": "number",
+                    "exclusiveMinimum": 0,
+                    "maximum": 1,
+                    "description": "Leave out items scoring under this share of the best item's score, (0, 1] "
+                    "(e.g. 0.3; default: no floor).",
+                },
+            },
+        },
     },
 }
 

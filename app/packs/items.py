@@ -45,24 +45,29 @@ class Packed:
     Attributes:
         entries: Every packable entry, in rank order.
         included: The entries that fit, in rank order.
-        skipped: Some entry did not fit (the footer's ``truncated``).
+        skipped: How many entries did not fit the budget (the footer's ``truncated``).
         top_left_out: The best entry did not fit (the pack's top evidence item is missing).
+        over_max_items: How many entries came after the first ``maxItems`` that fit.
     """
 
     entries: list[PackEntry]
     included: list[PackEntry]
-    skipped: bool
+    skipped: int
     top_left_out: bool
+    over_max_items: int = 0
 
 
 async def pack_evidence(run: PackRun, groups: Sequence[DedupGroup[Candidate]]) -> Packed:
     """Greedy packing in rank order (:func:`retrieval.packing.pack_greedy`, measured cl100k token
-    counts) of the entries of ``groups`` (:func:`pack_entries`) into ``run.evidence_tokens``."""
+    counts) of the entries of ``groups`` (:func:`pack_entries`) into ``run.evidence_tokens``,
+    at most ``maxItems`` of them (context-set items and FACT items are not counted)."""
     entries = await pack_entries(run.services, run.req, groups)
-    packed = pack_greedy(entries, tokens=lambda e: e.tokens, max_tokens=run.evidence_tokens)
+    packed = pack_greedy(
+        entries, tokens=lambda e: e.tokens, max_tokens=run.evidence_tokens, max_items=run.req.max_items
+    )
     # PackEntry compares by identity: did *this* top entry fit
     top_left_out = bool(entries) and packed.included[:1] != entries[:1]
-    return Packed(entries, packed.included, bool(packed.skipped), top_left_out)
+    return Packed(entries, packed.included, len(packed.skipped), top_left_out, len(packed.over_count))
 
 
 def citation_of(

@@ -50,8 +50,15 @@ class RecordedItem:
 
 
 def replay_conditions(header: PackHeader, req: PackRequest) -> dict[str, Any]:
-    """The conditions RECOMPUTE rebuilds a pack under (a :class:`PackHeader` and its request)."""
+    """The conditions RECOMPUTE rebuilds a pack under (a :class:`PackHeader` and its request).
+
+    ``maxItems`` and ``minRelativeScore`` are recorded only when the request set them, so a
+    record without them (every record made before they existed) means "not set"."""
+    cut = {
+        k: v for k, v in (("maxItems", req.max_items), ("minRelativeScore", req.min_relative_score)) if v is not None
+    }
     return {
+        **cut,
         "validTime": header.valid_time.isoformat(),
         "systemTime": header.system_time.isoformat(),
         "maxTokens": req.max_tokens,

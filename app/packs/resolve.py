@@ -365,6 +365,8 @@ class Resolved:
         groups: Their dedup groups (:func:`dedup_candidates`), in rank order.
         unresolved: Fused candidates below the last window (never resolved).
         resolve_ms, dedup_ms: Time spent resolving and deduplicating (ms, unrounded).
+        full_by_count: Resolution stopped because ``maxItems`` items fit (not the token
+            budget): the unresolved candidates are left out for ``maxItems``.
     """
 
     candidates: list[Candidate]
@@ -372,14 +374,15 @@ class Resolved:
     unresolved: int
     resolve_ms: float
     dedup_ms: float
+    full_by_count: bool = False
 
 
 async def resolve_windows(run: PackRun, fused: Sequence[Fused]) -> Resolved:
     """Resolve and dedup fused candidates in rank windows until the budget is (nearly) full.
 
     Windows of ``FIRST_WINDOW(maxTokens)``, then doubling, in fused rank order; stops when
-    the evidence packed so far leaves fewer than ``FILL_SLACK_TOKENS`` of the budget, or
-    when every candidate is resolved. At the default budget this reads ~80 of up to 200
+    ``maxItems`` groups fit, when the evidence packed so far leaves fewer than
+    ``FILL_SLACK_TOKENS`` of the budget, or when every candidate is resolved. At the default budget this reads ~80 of up to 200
     candidates: the as-of SQL reads and the near-duplicate pass shrink accordingly, and a
     duplicate ranked below the last window is not listed among alternate citations.
     Rows come from (and go to) ``run.cache``.
@@ -402,8 +405,12 @@ async def resolve_windows(run: PackRun, fused: Sequence[Fused]) -> Resolved:
         start = window
         window *= 2
         if "PASSAGES" in req.sources:
-            used = pack_greedy([g.kept.tokens for g in groups], tokens=int, max_tokens=req.max_tokens).tokens_used
-            if req.max_tokens - used < FILL_SLACK_TOKENS:
+            fit = pack_greedy(
+                [g.kept.tokens for g in groups], tokens=int, max_tokens=req.max_tokens, max_items=req.max_items
+            )
+            if req.max_items is not None and len(fit.included) == req.max_items:
+                return Resolved(cands, groups, len(fused) - min(start, len(fused)), resolve_ms, dedup_ms, True)
+            if req.max_tokens - fit.tokens_used < FILL_SLACK_TOKENS:
                 break
     return Resolved(cands, groups, len(fused) - min(start, len(fused)), resolve_ms, dedup_ms)
 

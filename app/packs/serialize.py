@@ -117,7 +117,8 @@ def timings_fields(timings: Mapping[str, float]) -> dict[str, float | None]:
 
 
 def footer_fields(f: pt.PackFooter) -> dict[str, Any]:
-    """A footer's wire fields (GraphQL ``PackFooter``; ``timings`` with every stage)."""
+    """A footer's wire fields (GraphQL ``PackFooter``; ``timings`` with every stage; ``omitted``
+    = GraphQL ``PackOmitted``: ``belowRelevanceFloor``, ``overMaxItems``, ``overTokenBudget``)."""
     return {
         "tokensUsed": f.tokens_used,
         "itemCount": f.item_count,
@@ -129,6 +130,7 @@ def footer_fields(f: pt.PackFooter) -> dict[str, Any]:
         "candidates": f.candidates,
         "duplicatesMerged": f.duplicates_merged,
         "notes": list(f.notes),
+        "omitted": {camel(k): v for k, v in asdict(f.omitted).items()},
     }
 
 
@@ -163,8 +165,9 @@ def event_json(event: pt.PackEvent, *, coordinate: str = "", capability: str = "
     return {"type": "footer", **fields}
 
 
-_INPUT_KEYS = {"task", "budget", "asOf", "filters", "retrieval", "contextSetId"}
-_BUDGET_KEYS = {"maxTokens", "maxLatencyMs", "coverage"}
+_INPUT_KEYS = {"task", "budget", "asOf", "filters", "retrieval", "contextSetId", "relevance"}
+_BUDGET_KEYS = {"maxTokens", "maxItems", "maxLatencyMs", "coverage"}
+_RELEVANCE_KEYS = {"minRelativeScore"}
 _ASOF_KEYS = {"validTime", "systemTime"}
 _FILTER_KEYS = {"collectionIds", "documentIds", "sources"}
 
@@ -186,6 +189,19 @@ def _int(value: Any, field: str, default: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise BadInput(f"{field} must be an integer", field=field)
     return value
+
+
+def _optional_int(value: Any, field: str) -> int | None:
+    return None if value is None else _int(value, field, 0)
+
+
+def _number(value: Any, field: str) -> float | None:
+    """An optional JSON number (an integer too, as GraphQL ``Float`` takes one); not a boolean."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise BadInput(f"{field} must be a number", field=field)
+    return float(value)
 
 
 def _time(value: Any, field: str) -> datetime | None:
@@ -250,6 +266,7 @@ def request_from_json(body: Any) -> pt.PackRequest:
     budget = _obj(data.get("budget"), "input.budget", _BUDGET_KEYS)
     as_of = _obj(data.get("asOf"), "input.asOf", _ASOF_KEYS)
     filters = _obj(data.get("filters"), "input.filters", _FILTER_KEYS)
+    relevance = _obj(data.get("relevance"), "input.relevance", _RELEVANCE_KEYS)
     sources = _ids(filters.get("sources"), "input.filters.sources")
     for obj, key, path, default in (
         (budget, "maxTokens", "input.budget.maxTokens", pt.DEFAULT_TOKENS),
@@ -271,6 +288,8 @@ def request_from_json(body: Any) -> pt.PackRequest:
         sources=sources if sources is not None else (pt.PackSource.PASSAGES.value,),
         retrieval=str(data.get("retrieval", pt.RetrievalMode.HYBRID.value)),
         context_set_id=data.get("contextSetId"),
+        max_items=_optional_int(budget.get("maxItems"), "input.budget.maxItems"),
+        min_relative_score=_number(relevance.get("minRelativeScore"), "input.relevance.minRelativeScore"),
     )
     pt.validate_pack_request(req)
     return req

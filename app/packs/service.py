@@ -41,7 +41,10 @@ context set (:class:`app.packs.set_hook.ContextSetHook`) and ``sources: GRAPH``
    fused by weighted RRF (Cormack et al. 2009; k = 60; ranks from 1), which depends on ranks
    only, so its RECOMPUTE is byte-identical however the corpus's BM25 statistics move;
    passages only the dense leg found must reach the model's cosine floor (the ``graph`` leg's
-   pass it), and a pack without lexical evidence says so in its notes (:mod:`app.packs.evidence`);
+   pass it), and a pack without lexical evidence says so in its notes (:mod:`app.packs.evidence`).
+   With ``relevance.minRelativeScore`` the fused candidates under that share of the best one's
+   score are left out here, before anything is read (:mod:`app.packs.relevance`; counted in the
+   footer's ``omitted.belowRelevanceFloor``);
 5. resolve: only passages of each document's version visible at ``(validTime, systemTime)``
    survive (see :mod:`app.corpus.documents`);
 6. dedup: exact (same SHA-256) and near duplicates (shingle Jaccard ≥ 0.8, or ≥ 70 % of the
@@ -52,7 +55,8 @@ context set (:class:`app.packs.set_hook.ContextSetHook`) and ``sources: GRAPH``
 7. pack (:func:`app.packs.items.pack_evidence`): the hooks' ``before_packing`` (a context set
    drops what its required items quote), then greedy in rank order with measured cl100k token
    counts over the packable entries, within the budget the lead left; incompleteness
-   (:func:`shortfall`);
+   (:func:`shortfall`); with ``budget.maxItems`` at most that many entries (the rest counted
+   in ``omitted.overMaxItems``, those over the budget in ``omitted.overTokenBudget``);
 8. re-check and items: every item's document must still be readable *now* (``document:read``;
    not deleted, collection live — for a pack with ``asOf.systemTime``: not deleted by then, a
    deletion being a system-time event like any other) just before it is emitted; items
@@ -80,15 +84,17 @@ from cairn.app.core.ids import new_id, utcnow
 from cairn.app.corpus import read_generation
 from cairn.app.governance import Principal, require_scope
 from cairn.app.observability import set_attributes, span
-from cairn.app.packs.fusion import fuse_legs
+from cairn.app.packs.fusion import Fusion, fuse_legs
 from cairn.app.packs.graph_hook import GraphHook
 from cairn.app.packs.items import Packed, pack_evidence, pack_item
 from cairn.app.packs.legs import search_legs, visible_found
 from cairn.app.packs.pipeline_types import Candidate, LegResults, PackHook, PackRun, PackServices, PackTimings
-from cairn.app.packs.resolve import resolve_windows
+from cairn.app.packs.relevance import Floored, floor_note, relevance_floor
+from cairn.app.packs.resolve import Resolved, resolve_windows
 from cairn.app.packs.set_hook import ContextSetHook
 from cairn.app.packs.store import check_filters, readable_now, record_replay
 from cairn.app.packs.types import (
+    Omitted,
     Pack,
     PackEvent,
     PackFooter,
@@ -132,8 +138,9 @@ async def stream_pack(
         legs, hooks[n] = await hook.before_fusion(run, legs)
     with timings.stage("fusionMs"):
         fusion = fuse_legs(legs, run.config, services.indexes.dense, served, fusion_method(req))
-    with span("pack.resolve", {"cairn.pack.fused": len(fusion.fused)}):  # as-of resolution + dedup windows
-        resolved = await resolve_windows(run, fusion.fused)
+        floored = relevance_floor(fusion.fused, min_relative_score=req.min_relative_score)
+    with span("pack.resolve", {"cairn.pack.fused": len(floored.kept)}):  # as-of resolution + dedup windows
+        resolved = await resolve_windows(run, floored.kept)
     timings.add("resolveMs", resolved.resolve_ms)
     attrs = {"cairn.pack.max_tokens": req.max_tokens}
     with timings.stage("dedupPackMs", trace="pack.packing", attributes=attrs, plus_ms=resolved.dedup_ms) as s:
@@ -164,17 +171,19 @@ async def stream_pack(
         if not replay.done():
             await asyncio.shield(replay)
     timings.values["replayMs"] = replay.result()
+    omitted = omissions(floored, resolved, packed)
     footer = PackFooter(
         tokens_used=sum(i.tokens for i in run.lead.items) + sum(i.tokens for i in items),
         item_count=len(run.lead.items) + len(items),
-        truncated=packed.skipped or resolved.unresolved > 0 or run.lead.truncated,
+        truncated=omitted.over_token_budget > 0 or run.lead.truncated,
         complete=not incomplete,
         incomplete_reasons=tuple(incomplete),
         latency_ms=round((time.perf_counter() - run.started) * 1000, 2),
         timings=timings.values,
         candidates=len(resolved.candidates),
         duplicates_merged=sum(len(g.duplicates) for g in resolved.groups),
-        notes=(*run.lead.notes, *legs.notes, *fusion.notes, *budget_note),
+        notes=(*run.lead.notes, *legs.notes, *fusion.notes, *relevance_notes(req, floored, fusion), *budget_note),
+        omitted=omitted,
     )
     services.telemetry.record_pack(
         retrieval=req.retrieval, complete=footer.complete, timings=footer.timings, latency_ms=footer.latency_ms
@@ -295,6 +304,25 @@ def shortfall(run: PackRun, legs: LegResults, packed: Packed) -> tuple[list[str]
         f"{run.evidence_tokens} tokens the context set's items left"
     )
     return [*reasons, "EVIDENCE_OVER_BUDGET"], (note,)
+
+
+def omissions(floored: Floored, resolved: Resolved, packed: Packed) -> Omitted:
+    """The footer's ``omitted``: candidates under the relevance floor; entries after ``maxItems``
+    (and, when resolution stopped there, the candidates below it); entries over the token
+    budget (and the candidates below the last window when the budget stopped resolution)."""
+    by_count = resolved.unresolved if resolved.full_by_count else 0
+    return Omitted(
+        below_relevance_floor=floored.below,
+        over_max_items=packed.over_max_items + by_count,
+        over_token_budget=packed.skipped + resolved.unresolved - by_count,
+    )
+
+
+def relevance_notes(req: PackRequest, floored: Floored, fusion: Fusion) -> tuple[str, ...]:
+    """The note on the relevance floor when it left candidates out."""
+    if req.min_relative_score is None or not floored.below:
+        return ()
+    return (floor_note(floored, req.min_relative_score, fusion.fused[0].score),)
 
 
 def incomplete_message(run: PackRun, reasons: Sequence[str]) -> str:

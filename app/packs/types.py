@@ -7,6 +7,7 @@ so the concatenated streamed items equal the non-streamed pack by construction.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -19,6 +20,9 @@ MIN_TOKENS, MAX_TOKENS, DEFAULT_TOKENS = 256, 32_000, 4_000
 MIN_LATENCY_MS, MAX_LATENCY_MS, DEFAULT_LATENCY_MS = 1_000, 60_000, 15_000
 MAX_COLLECTION_FILTERS = 8
 MAX_DOCUMENT_FILTERS = 20
+MAX_ITEMS = 200
+"""Upper limit of ``input.budget.maxItems``: a retrieval leg returns at most 200 passages
+(:data:`retrieval.pipeline.LEG_DEPTH`), so no pack could hold more ranked items."""
 
 
 class RetrievalMode(StrEnum):
@@ -106,6 +110,13 @@ class PackRequest:
     sources: tuple[str, ...] = ("PASSAGES",)
     retrieval: str = "HYBRID"
     context_set_id: str | None = None
+    max_items: int | None = None
+    """At most this many ranked items (EVIDENCE, WHOLE_DOCUMENT), 1..:data:`MAX_ITEMS`; None: no
+    limit but the token budget. A context set's approved items and FACT items (which follow their
+    passage) are not counted (:func:`app.packs.items.pack_evidence`)."""
+    min_relative_score: float | None = None
+    """Relevance floor in (0, 1]: leave out ranked candidates whose fused score is under this
+    share of the best candidate's (:func:`app.packs.relevance.relevance_floor`); None: no floor."""
     fusion: str | None = None
     """``SCORE`` (:func:`retrieval.fusion.hybrid_fusion`) or ``RANK`` (weighted RRF); None: RANK
     when the pack reads as of a given time (``valid_time``/``system_time``), else SCORE — see
@@ -187,6 +198,19 @@ def validate_pack_request(req: PackRequest) -> None:
         raise BadInput(f"input.filters.sources has unknown {bad}; allowed {SOURCES}", field="input.filters.sources")
     if len(set(req.sources)) != len(req.sources):
         raise BadInput("input.filters.sources lists a source twice", field="input.filters.sources")
+    if req.max_items is not None and not 1 <= req.max_items <= MAX_ITEMS:
+        raise BadInput(
+            f"input.budget.maxItems must be between 1 and {MAX_ITEMS} (got {req.max_items}); omit it for no limit",
+            field="input.budget.maxItems",
+            limit=f"1-{MAX_ITEMS}",
+        )
+    r = req.min_relative_score
+    if r is not None and not (math.isfinite(r) and 0.0 < r <= 1.0):
+        raise BadInput(
+            f"input.relevance.minRelativeScore must be greater than 0 and at most 1 (got {r}); omit it for no floor",
+            field="input.relevance.minRelativeScore",
+            limit="(0, 1]",
+        )
     if req.valid_time is not None and req.valid_time.tzinfo is None:
         raise BadInput(
             "input.asOf.validTime needs a timezone (e.g. 2025-01-01T00:00:00Z)", field="input.asOf.validTime"
@@ -273,6 +297,24 @@ class ContextSetEntryRef:
 
 
 @dataclass(frozen=True)
+class Omitted:
+    """Ranked evidence left out of a pack, by reason (the footer's ``omitted``).
+
+    Attributes:
+        below_relevance_floor: Fused candidate passages under ``minRelativeScore`` × the best
+            candidate's score (never read).
+        over_max_items: Ranked items after the first ``maxItems``, plus fused candidates not
+            read because the pack already held ``maxItems``.
+        over_token_budget: Ranked items that did not fit ``maxTokens``, plus fused candidates
+            not read because the budget was full (the footer's ``truncated``).
+    """
+
+    below_relevance_floor: int = 0
+    over_max_items: int = 0
+    over_token_budget: int = 0
+
+
+@dataclass(frozen=True)
 class PackFooter:
     """Last event: totals, completeness and the server's own timing breakdown (ms)."""
 
@@ -286,6 +328,8 @@ class PackFooter:
     candidates: int = 0
     duplicates_merged: int = 0
     notes: tuple[str, ...] = ()
+    omitted: Omitted = field(default_factory=Omitted)
+    """Ranked evidence left out, by reason: the relevance floor, ``maxItems``, the token budget."""
 
 
 PackEvent = PackHeader | PackItem | PackFooter

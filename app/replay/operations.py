@@ -26,9 +26,10 @@ version>"``); required evidence is ``UNAVAILABLE`` once the set no longer requir
 checked as a cited document or passage.
 
 ``RECOMPUTE`` — rebuilds the pack with the recorded conditions (both asOf times, filters,
-sources, retrieval mode, budget, context set) and the caller's ``task``, whose SHA-256 must
-equal the recorded one (the record keeps no text). Returns the new pack and the diff keyed
-by (kind, passage or document id, SHA-256): added, removed, moved (old → new rank).
+sources, retrieval mode, budget with ``maxItems``, relevance floor, context set) and the
+caller's ``task``, whose SHA-256 must equal the recorded one (the record keeps no text).
+Returns the new pack and the diff keyed by (kind, passage or document id, SHA-256): added,
+removed, moved (old → new rank).
 
 Request and result shapes: :mod:`app.replay.types`.
 """
@@ -158,6 +159,8 @@ def _request(c: dict[str, Any], task: str) -> PackRequest:
         sources=tuple(c["sources"]),
         retrieval=str(c["retrieval"]),
         context_set_id=c.get("contextSetId"),
+        max_items=c.get("maxItems"),  # absent: not set (recorded only when set)
+        min_relative_score=c.get("minRelativeScore"),
         fusion=c.get("fusion", "RANK"),  # records made before score fusion existed were fused by rank
     )
 

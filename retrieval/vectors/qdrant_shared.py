@@ -22,6 +22,7 @@ not solved (``cairn reindex`` repairs it).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,9 @@ def unavailable(url: str, exc: BaseException) -> VectorStoreUnavailable:
 
 
 def check_server(url: str, *, api_key: str | None = None, timeout: int = 10) -> None:
-    """Check that the Qdrant server at ``url`` answers (lists its collections), before serving.
+    """Check that the Qdrant server at ``url`` answers (lists its collections), before serving,
+    and log a warning when its version is not one this qdrant-client supports (Qdrant's rule:
+    minor versions at most one apart; ``qdrant_client.common.version_check.is_compatible``).
 
     Raises:
         VectorStoreUnavailable: unreachable, refusing (e.g. a wrong API key) or not a URL;
@@ -54,10 +57,22 @@ def check_server(url: str, *, api_key: str | None = None, timeout: int = 10) -> 
         raise unavailable(url, exc) from None
     try:
         client.get_collections()
+        server_version = client.info().version
     except (ResponseHandlingException, UnexpectedResponse) as exc:
         raise unavailable(url, exc) from None
     finally:
         client.close()
+    from importlib.metadata import version
+
+    from qdrant_client.common.version_check import is_compatible
+
+    if not is_compatible(version("qdrant-client"), server_version):
+        logging.getLogger(__name__).warning(
+            "Qdrant server %s at %s may not work with qdrant-client %s (minor versions more than one apart)",
+            server_version,
+            url,
+            version("qdrant-client"),
+        )
 
 
 def open_client(
@@ -77,10 +92,11 @@ def open_client(
     if (url is None) == (path is None):
         raise ValueError("give exactly one of url or path")
     if url is not None:
-        # Probe first: on an unreachable server QdrantClient's background version check
-        # would also warn (from a thread) after our one-line error.
+        # Probe first, with the version check done there: QdrantClient's own check runs in a
+        # background thread that can outlive the client (a warning from a thread after our
+        # one-line error on an unreachable server; a refused connection after close).
         check_server(url, api_key=api_key, timeout=timeout)
-        return QdrantClient(url=url, api_key=api_key, timeout=timeout)
+        return QdrantClient(url=url, api_key=api_key, timeout=timeout, check_compatibility=False)
     assert path is not None
     Path(path).mkdir(parents=True, exist_ok=True)
     try:

@@ -163,7 +163,10 @@ def test_serve_migrates_an_older_data_dir_before_serving(tmp_path):
 
 HELD_DATA_DIR_HINTS = {
     # command path -> (arguments, what it is told to do instead of waiting for the server)
-    "ingest": (["ingest", "{docs}", "-c", "rocks"], "stop it, or ingest through its API (GraphQL upsertDocument)"),
+    "ingest": (
+        ["ingest", "{docs}", "-c", "rocks"],
+        "send the files to it instead (`cairn ingest PATH --server URL`), or stop it",
+    ),
     "reindex": (["reindex"], "stop it first: reindex rebuilds the indexes that process holds open"),
     "demo": (["demo", "--no-serve"], "stop it first, or give the demo its own --data-dir"),
     "mcp": (
@@ -178,7 +181,7 @@ HELD_DATA_DIR_HINTS = {
 def test_every_command_on_a_data_dir_held_by_cairn_serve_names_its_own_alternative(tmp_path):
     """Each command that takes the data dir lock is told, in one line, what IT can do instead:
     `mcp` the running server's `POST /mcp` (it used to be told to ingest through upsertDocument),
-    `ingest` the GraphQL mutation, a second `serve` or `demo` another --data-dir."""
+    `ingest` its upload route (`--server`), a second `serve` or `demo` another --data-dir."""
     from cairn.app.cli import cli
     from cairn.app.cli.common import DATA_DIR_ALTERNATIVES
 
@@ -238,7 +241,7 @@ def test_an_embedded_engine_held_by_another_program_is_one_line(tmp_path):
         r = cairn("ingest", str(docs), "-c", "rocks", data_dir=data)
         assert one_line_error(r) == (
             f"the data dir {data} is in use by another process (cairn serve?); "
-            "stop it, or ingest through its API (GraphQL upsertDocument)"
+            "send the files to it instead (`cairn ingest PATH --server URL`), or stop it"
         )
     finally:
         holder.kill()

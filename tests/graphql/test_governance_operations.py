@@ -258,6 +258,12 @@ MCP_TWINS = {
 }
 """Each MCP tool → the GraphQL operation of the table it is governed as (same scope and
 permissions), so its row of the table is its twin's."""
+HTTP_EXPECTED = {
+    # files uploaded to a running server (app/http/documents.py): upsertDocument's row
+    "POST /v1/documents": [U, F, "OK", "OK", "OK", *MEMBER_ONLY],
+}
+"""The governed HTTP routes that write (the read routes' cells are in test_governance_channels.py)."""
+HTTP_CASES = [(op, who, HTTP_EXPECTED[op][i]) for op in HTTP_EXPECTED for i, who in enumerate(PRINCIPALS)]
 REFUSED_BY_AUTHORIZE = {U, F, NA, SM}
 """Codes the authorisation function decides; NOT_FOUND and AGENT_MEMORY_DISABLED come from the
 handler, after the call was authorised."""
@@ -369,7 +375,7 @@ async def test_authorize_decides_every_refusal_of_the_table(table: InProcess):
     """Every cell through :func:`authorize` alone (no arguments, no handler): the refused cells
     raise their code with envelope status REJECTED; every other cell is let through."""
     wrong = []
-    for op, who, expected in CASES:
+    for op, who, expected in CASES + HTTP_CASES:
         token = _token(table, who)
         ctx = RequestContext(table.services, {"authorization": f"Bearer {token}"} if token else {})
         try:
@@ -389,6 +395,26 @@ async def test_operation_by_principal(table: InProcess, op, who, expected):
     query, variables = CALLS[op]
     r = await table.gql(query, _resolve(table.ids, variables), _token(table, who))
     assert_outcome(r.status_code, r.json(), expected)
+
+
+@pytest.mark.parametrize("op,who,expected", HTTP_CASES, ids=[f"{o}-{w}" for o, w, _ in HTTP_CASES])
+async def test_upload_route_by_principal(table: InProcess, op, who, expected):
+    """``POST /v1/documents`` with one small file into workspace A's handbook: the same
+    outcome as ``upsertDocument`` for every principal, refusals in the enveloped error shape."""
+    token = _token(table, who)
+    r = await table.client.post(
+        "/v1/documents",
+        params={"collection": table.ids["coll:handbook"]},
+        files=[("file", ("table-upload.txt", b"table upload document"))],
+        headers={"Authorization": f"Bearer {token}"} if token else {},
+    )
+    assert r.headers["x-cairn-trace"].startswith("trace_")
+    if expected == "OK":
+        assert r.status_code == 200, r.text
+        assert r.json()["results"][0]["status"] in ("ingested", "unchanged")
+    else:
+        assert r.status_code == (401 if expected == U else 403)
+        assert_outcome(r.status_code, r.json(), expected)
 
 
 async def test_every_stored_profile_passes_the_contract_check(table: InProcess):
