@@ -226,12 +226,13 @@ def test_a_viewer_sees_no_edit_controls_and_the_server_refuses(console, billing)
         == 0
     )
     assert page.get_by_role("button", name="Save (new version)").count() == 0
+    console.shot("viewer-set-1400")
     assert page.get_by_role("link", name="Gaps").count() == 0  # the tab is for editors and above
     page.goto(f"{srv.url}/console#/gaps")
     page.get_by_text("Gaps are reviewed by editors and above").wait_for()
     page.goto(f"{srv.url}/console#/templates")
     page.get_by_text("Query templates are for editors and above").wait_for()
-    console.shot("viewer-set-1400")
+    console.shot("viewer-templates-1400")
 
     viewer = srv.tokens["viewer"]
     refused = [
