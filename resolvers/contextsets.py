@@ -117,6 +117,7 @@ class VerifiedAnswerMatch:
 class ContextSetVersion:
     number: int
     actor_id: strawberry.ID = strawberry.field(description="Member who made the change.")
+    actor_name: str = strawberry.field(description="That member's name (empty if the member was removed).")
     change: str
     changed_at: datetime
     snapshot: JSON = strawberry.field(description="The whole set after the change.")
@@ -402,6 +403,7 @@ class ContextSetQuery:
             ContextSetVersion(
                 number=r.number,
                 actor_id=strawberry.ID(r.actor_id),
+                actor_name=r.actor_name,
                 change=r.change,
                 changed_at=r.changed_at,
                 snapshot=JSON(r.snapshot),

@@ -1,15 +1,27 @@
 """Context gaps (issue 16): ``reportContextGap`` (scope gaps:report; members too) and
-``contextGaps`` (editors and above), rules in :mod:`app.gaps`."""
+``contextGaps`` (editors and above); their resolution (issue 36): ``resolveContextGap`` (the gap
+becomes a verified answer or a definition of a set) and ``dismissContextGap`` (editors and
+above). Rules in :mod:`app.gaps`."""
 
 from __future__ import annotations
 
+import enum
 from datetime import datetime
 
 import strawberry
 
+from cairn.app import contextsets as cs
 from cairn.app import gaps
 from cairn.app.governance import Governed, Principal
+from cairn.resolvers.contextsets import DefinitionInput, VerifiedAnswerInput
 from cairn.resolvers.types import Info
+
+
+@strawberry.enum(description="OPEN until an editor resolves it (RESOLVED: it became a set entry) or dismisses it.")
+class ContextGapStatus(enum.Enum):
+    OPEN = "OPEN"
+    RESOLVED = "RESOLVED"
+    DISMISSED = "DISMISSED"
 
 
 @strawberry.input(description="What context was missing for a task (task 1–4,000 characters, missing 1–2,000).")
@@ -33,6 +45,24 @@ class ContextGap:
     pack_id: strawberry.ID | None
     trace_id: str | None
     created_at: datetime
+    status: ContextGapStatus
+    resolution: str | None = strawberry.field(
+        description="RESOLVED: the entry it became (kind, key, entry id, set, version); DISMISSED: the reason."
+    )
+    resolved_by: strawberry.ID | None = strawberry.field(description="The member who resolved or dismissed it.")
+    resolved_by_name: str | None
+    resolved_at: datetime | None
+    resolved_context_set_id: strawberry.ID | None = strawberry.field(description="RESOLVED: the set of the entry.")
+    resolved_entry_id: strawberry.ID | None = strawberry.field(description="RESOLVED: the entry it became.")
+
+
+@strawberry.input(
+    description="Turn a gap into exactly one new entry of a context set: verifiedAnswer or definition (the set's limits)."
+)
+class ResolveContextGapInput:
+    context_set_id: strawberry.ID
+    verified_answer: VerifiedAnswerInput | None = None
+    definition: DefinitionInput | None = None
 
 
 @strawberry.type(description="A page of context gaps, newest first.")
@@ -57,6 +87,13 @@ def to_gap(v: gaps.GapView) -> ContextGap:
         pack_id=strawberry.ID(v.pack_id) if v.pack_id else None,
         trace_id=v.trace_id,
         created_at=v.created_at,
+        status=ContextGapStatus(v.status),
+        resolution=v.resolution,
+        resolved_by=strawberry.ID(v.resolved_by) if v.resolved_by else None,
+        resolved_by_name=v.resolved_by_name,
+        resolved_at=v.resolved_at,
+        resolved_context_set_id=strawberry.ID(v.resolved_context_set_id) if v.resolved_context_set_id else None,
+        resolved_entry_id=strawberry.ID(v.resolved_entry_id) if v.resolved_entry_id else None,
     )
 
 
@@ -66,6 +103,33 @@ def _report(i: ContextGapInput) -> gaps.GapReport:
 
 def _validate_report(input: ContextGapInput) -> None:
     gaps.validate_report(_report(input))
+
+
+def _resolution(id: str, input: ResolveContextGapInput) -> gaps.GapResolution:
+    va, d = input.verified_answer, input.definition
+    return gaps.GapResolution(
+        gap_id=id,
+        context_set_id=input.context_set_id,
+        verified_answer=(
+            cs.VerifiedAnswerInput(
+                va.question,
+                va.answer,
+                va.citation.document_id if va.citation else None,
+                va.citation.passage_id if va.citation else None,
+            )
+            if va is not None
+            else None
+        ),
+        definition=cs.DefinitionInput(d.term, d.definition, tuple(d.aliases)) if d is not None else None,
+    )
+
+
+def _validate_resolve(id: strawberry.ID, input: ResolveContextGapInput) -> None:
+    _resolution(id, input)
+
+
+def _validate_dismiss(id: strawberry.ID, reason: str) -> None:
+    gaps.GapDismissal(gap_id=id, reason=reason)
 
 
 def _validate_list(first: int = gaps.GAP_LIST_DEFAULT, after: str | None = None) -> None:
@@ -98,3 +162,23 @@ class GapMutation:
     )
     async def report_context_gap(self, info: Info, input: ContextGapInput, principal: Principal) -> ContextGap:
         return to_gap(await gaps.report_gap(info.context.services, principal, _report(input)))
+
+    @strawberry.mutation(
+        description="Turn an open gap into a verified answer or a definition of a context set in one step (editors and "
+        "up): a new set version, and the gap RESOLVED with the entry it became. A closed gap: 409 CONTEXT_GAP_RESOLVED.",
+        extensions=[Governed("resolveContextGap", validate=_validate_resolve)],
+    )
+    async def resolve_context_gap(
+        self, info: Info, principal: Principal, id: strawberry.ID, input: ResolveContextGapInput
+    ) -> ContextGap:
+        return to_gap(await gaps.resolve_gap(info.context.services, principal, _resolution(id, input)))
+
+    @strawberry.mutation(
+        description="Dismiss an open gap with a reason, 1–2,000 characters (editors and up); it keeps the reason, "
+        "who and when. A closed gap: 409 CONTEXT_GAP_RESOLVED.",
+        extensions=[Governed("dismissContextGap", validate=_validate_dismiss)],
+    )
+    async def dismiss_context_gap(self, info: Info, principal: Principal, id: strawberry.ID, reason: str) -> ContextGap:
+        return to_gap(
+            await gaps.dismiss_gap(info.context.services, principal, gaps.GapDismissal(gap_id=id, reason=reason))
+        )

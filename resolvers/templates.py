@@ -1,7 +1,8 @@
 """Query templates (SPEC §4): Strawberry types and resolvers (rules in app.templates.operations).
 
 Agents list (``queryTemplates``) and run (``runQueryTemplate``) approved templates with the
-``queries:run`` scope and never send or see SQL; admins create, change and approve them.
+``queries:run`` scope and never send or see SQL; members see the SQL and drafts; editors propose
+(create), admins change and approve; ``checkQueryTemplate`` shows the approval check's verdict.
 """
 
 from __future__ import annotations
@@ -54,8 +55,8 @@ class QueryTemplateParameter:
 
 
 @strawberry.type(
-    description="An approved, parameterised query of a context set. Agents see name, description and "
-    "parameters; sql and the approval details are shown to admins only (null otherwise)."
+    description="A parameterised query of a context set. Agents see approved ones: name, description and "
+    "parameters; sql, drafts and the approval details are shown to members only (null for agents)."
 )
 class QueryTemplate:
     id: strawberry.ID
@@ -66,9 +67,18 @@ class QueryTemplate:
     max_rows: int | None
     version: int = strawberry.field(description="1 at creation, +1 per change; a change needs a new approval.")
     approved: bool = strawberry.field(description="True when the current SQL and parameters are approved.")
-    sql: str | None = strawberry.field(description="Admins only.")
-    approved_by: str | None = strawberry.field(description="Admins only: member id of the approver.")
-    approved_at: datetime | None = strawberry.field(description="Admins only.")
+    sql: str | None = strawberry.field(description="Members only (never agents).")
+    approved_by: str | None = strawberry.field(description="Members only: member id of the approver.")
+    approved_at: datetime | None = strawberry.field(description="Members only.")
+
+
+@strawberry.type(description="The approval check's verdict on a template's current SQL (nothing approved).")
+class QueryTemplateCheck:
+    template_id: strawberry.ID
+    version: int = strawberry.field(description="The template version checked.")
+    dialect: str = strawberry.field(description="The business database's dialect the check parsed for.")
+    passed: bool = strawberry.field(description="True when approveQueryTemplate would accept it.")
+    violations: list[str] = strawberry.field(description="One line per broken rule (empty when passed).")
 
 
 @strawberry.type(description="A result column: name and the type read from its values.")
@@ -147,7 +157,7 @@ def to_parameter(p: tpl.ParameterSpec) -> QueryTemplateParameter:
 
 
 def to_template(v: tpl.TemplateView) -> QueryTemplate:
-    """Service view → GraphQL template (sql already withheld from non-admins by the service)."""
+    """Service view → GraphQL template (sql already withheld from agents by the service)."""
     return QueryTemplate(
         id=strawberry.ID(v.id),
         context_set_id=strawberry.ID(v.context_set_id),
@@ -193,6 +203,10 @@ def _validate_approve(template_id: str, version: int | None = None) -> None:
         raise BadInput("version must be ≥ 1", field="version", limit=1)
 
 
+def _validate_check(template_id: str) -> None:
+    _id(template_id, "templateId")
+
+
 def _validate_list(context_set_id: str | None = None) -> None:
     _id(context_set_id, "contextSetId")
 
@@ -225,6 +239,25 @@ class TemplateQuery:
             info.context.services, principal, tpl.ListTemplatesRequest(context_set_id=context_set_id)
         )
         return [to_template(v) for v in views]
+
+    @strawberry.field(
+        description="The approval check's verdict on a template's current SQL, without approving (members only): "
+        "what approveQueryTemplate would accept or refuse (one line per violation).",
+        extensions=[Governed("checkQueryTemplate", validate=_validate_check)],
+    )
+    async def check_query_template(
+        self, info: Info, principal: Principal, template_id: strawberry.ID
+    ) -> QueryTemplateCheck:
+        c = await tpl.check_template(
+            info.context.services, principal, tpl.CheckTemplateRequest(template_id=template_id)
+        )
+        return QueryTemplateCheck(
+            template_id=strawberry.ID(c.template_id),
+            version=c.version,
+            dialect=c.dialect,
+            passed=c.passed,
+            violations=list(c.violations),
+        )
 
     @strawberry.field(
         description="Run an approved template with typed parameters (queries:run): read-only, with a timeout "
@@ -267,7 +300,8 @@ class TemplateQuery:
 @strawberry.type
 class TemplateMutation:
     @strawberry.mutation(
-        description="Admin: add an (unapproved) query template to a context set.",
+        description="Propose a query template for a context set (editors and up): stored unapproved until an admin "
+        "approves it.",
         extensions=[Governed("createQueryTemplate", validate=_validate_create)],
     )
     async def create_query_template(

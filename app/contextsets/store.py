@@ -31,7 +31,7 @@ from cairn.app.contextsets.types import (
 )
 from cairn.app.core.db import serialize
 from cairn.app.core.ids import new_id, utcnow
-from cairn.app.core.models import ContextSet, ContextSetVersion
+from cairn.app.core.models import ContextSet, ContextSetVersion, Member
 from cairn.app.core.text_rules import validate_identifier
 from cairn.app.governance import DatabasePort, Principal
 
@@ -223,11 +223,21 @@ async def context_set_versions(
     async with services.db.session() as s:
         await load_set(s, principal.workspace_id, set_id)
         rows = (
-            await s.execute(
-                select(ContextSetVersion)
-                .where(col(ContextSetVersion.context_set_id) == set_id)
-                .order_by(col(ContextSetVersion.number).desc())
-                .limit(limit)
+            (
+                await s.execute(
+                    select(ContextSetVersion)
+                    .where(col(ContextSetVersion.context_set_id) == set_id)
+                    .order_by(col(ContextSetVersion.number).desc())
+                    .limit(limit)
+                )
             )
-        ).scalars()
-        return [VersionView(r.number, r.actor_id, r.change, r.changed_at, dict(r.snapshot)) for r in rows]
+            .scalars()
+            .all()
+        )
+        ids = {r.actor_id for r in rows}
+        found = await s.execute(select(col(Member.id), col(Member.name)).where(col(Member.id).in_(ids)))
+        names: dict[str, str] = {str(row[0]): str(row[1]) for row in found.all()}
+        return [
+            VersionView(r.number, r.actor_id, r.change, r.changed_at, dict(r.snapshot), names.get(r.actor_id, ""))
+            for r in rows
+        ]

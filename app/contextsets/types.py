@@ -235,10 +235,11 @@ class ContextSetView:
 
 @dataclass(frozen=True)
 class VersionView:
-    """One recorded change: number, who, when, what."""
+    """One recorded change: number, who (member id and name; name empty once removed), when, what."""
 
     number: int
     actor_id: str
     change: str
     changed_at: datetime
     snapshot: dict
+    actor_name: str = ""

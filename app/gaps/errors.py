@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cairn.app.core.errors import BadInput
+from cairn.app.core.errors import BadInput, Conflict
 
 
 class ContextGapTextTooLong(BadInput):
@@ -22,3 +22,9 @@ class ContextGapCursorInvalid(BadInput):
     """An ``after`` cursor not issued by ``contextGaps`` (400 ``INVALID_CURSOR``, field ``after``)."""
 
     code = "INVALID_CURSOR"
+
+
+class ContextGapResolved(Conflict):
+    """The gap was already resolved or dismissed (409 ``CONTEXT_GAP_RESOLVED``, field ``id``)."""
+
+    code = "CONTEXT_GAP_RESOLVED"

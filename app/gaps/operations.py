@@ -14,6 +14,12 @@ Listing: newest first (``created_at`` then ``id``, both descending, a total orde
 ``endCursor`` of the previous page, ``base64url(JSON {"t": created_at ISO-8601, "i": id})``
 (anything else → 400 ``INVALID_CURSOR``).
 
+Resolution (issue 36): a gap is ``OPEN`` until an editor turns it into a verified answer or a
+definition of a context set (:func:`resolve_gap`: a new set version, the gap ``RESOLVED`` with
+the set and entry it became) or dismisses it with a reason (:func:`dismiss_gap`,
+``DISMISSED``); either records who and when, and a gap is resolved once (409
+``CONTEXT_GAP_RESOLVED`` after that).
+
 ``services`` is the process's :class:`app.context.Services` (only ``db`` is used).
 """
 
@@ -26,20 +32,28 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import and_, func, or_, select, update
 from sqlmodel import col
 
-from cairn.app.core.errors import BadInput
+from cairn.app import contextsets
+from cairn.app.core.errors import BadInput, NotFound
 from cairn.app.core.ids import as_utc, new_id, utcnow
 from cairn.app.core.models import AgentCredential, ContextGap, Member
 from cairn.app.core.text_rules import validate_identifier, validate_text
-from cairn.app.gaps.errors import ContextGapCursorInvalid, ContextGapPageSizeOutOfRange, ContextGapTextTooLong
+from cairn.app.gaps.errors import (
+    ContextGapCursorInvalid,
+    ContextGapPageSizeOutOfRange,
+    ContextGapResolved,
+    ContextGapTextTooLong,
+)
 from cairn.app.governance import Principal, ServicesPort
 
 TASK_MAX = 4_000
 MISSING_MAX = 2_000
 GAP_LIST_DEFAULT = 50
 GAP_LIST_MAX = 200
+REASON_MAX = 2_000
+STATUSES = ("OPEN", "RESOLVED", "DISMISSED")
 
 
 @dataclass(frozen=True)
@@ -70,6 +84,60 @@ class GapView:
     pack_id: str | None
     trace_id: str | None
     created_at: datetime
+    status: str = "OPEN"
+    resolution: str | None = None
+    resolved_by: str | None = None
+    resolved_by_name: str | None = None
+    resolved_at: datetime | None = None
+    resolved_context_set_id: str | None = None
+    resolved_entry_id: str | None = None
+
+
+@dataclass(frozen=True)
+class GapResolution:
+    """``resolveContextGap``: turn gap ``gap_id`` into exactly one new entry of context set
+    ``context_set_id`` — a verified answer or a definition (their limits are the set's,
+    :func:`app.contextsets.validate_write`).
+
+    Raises (when built):
+        BadInput: a malformed id, neither or both entries, or an entry over a limit.
+    """
+
+    gap_id: str
+    context_set_id: str
+    verified_answer: contextsets.VerifiedAnswerInput | None = None
+    definition: contextsets.DefinitionInput | None = None
+
+    def __post_init__(self) -> None:
+        validate_identifier(self.gap_id, "id")
+        validate_identifier(self.context_set_id, "input.contextSetId")
+        if (self.verified_answer is None) == (self.definition is None):
+            raise BadInput(
+                "give exactly one of input.verifiedAnswer and input.definition", field="input", limit="exactly one"
+            )
+        contextsets.validate_write(self._write(), "input", creating=False)
+
+    def _write(self) -> contextsets.ContextSetWrite:
+        if self.verified_answer is not None:
+            return contextsets.ContextSetWrite(verified_answers=(self.verified_answer,))
+        assert self.definition is not None
+        return contextsets.ContextSetWrite(definitions=(self.definition,))
+
+
+@dataclass(frozen=True)
+class GapDismissal:
+    """``dismissContextGap``: close gap ``gap_id`` without an entry; ``reason`` 1–2,000 characters.
+
+    Raises (when built):
+        BadInput: a malformed id; an empty reason. ContextGapTextTooLong: ``reason`` over 2,000.
+    """
+
+    gap_id: str
+    reason: str
+
+    def __post_init__(self) -> None:
+        validate_identifier(self.gap_id, "id")
+        _text(self.reason, "reason", REASON_MAX)
 
 
 @dataclass(frozen=True)
@@ -153,6 +221,7 @@ def validate_list(req: GapListRequest) -> None:
 async def _view(s: Any, gap: ContextGap) -> GapView:
     member = await s.get(Member, gap.member_id)
     cred = await s.get(AgentCredential, gap.credential_id) if gap.credential_id else None
+    resolver = await s.get(Member, gap.resolved_by) if gap.resolved_by else None
     return GapView(
         id=gap.id,
         task=gap.task,
@@ -165,6 +234,13 @@ async def _view(s: Any, gap: ContextGap) -> GapView:
         pack_id=gap.pack_id,
         trace_id=gap.trace_id,
         created_at=as_utc(gap.created_at),
+        status=gap.status,
+        resolution=gap.resolution,
+        resolved_by=gap.resolved_by,
+        resolved_by_name=resolver.name if resolver is not None else None,
+        resolved_at=as_utc(gap.resolved_at) if gap.resolved_at else None,
+        resolved_context_set_id=gap.resolved_context_set_id,
+        resolved_entry_id=gap.resolved_entry_id,
     )
 
 
@@ -222,3 +298,90 @@ async def list_gaps(services: ServicesPort, principal: Principal, req: GapListRe
         views = tuple([await _view(s, g) for g in rows])
     cursor = _encode(rows[-1].created_at, rows[-1].id) if rows and more else None
     return GapPage(views, total, cursor, more)
+
+
+async def _open_gap(s: Any, principal: Principal, gap_id: str) -> ContextGap:
+    gap = await s.get(ContextGap, gap_id)
+    if gap is None or gap.workspace_id != principal.workspace_id:
+        raise NotFound(f"no context gap {gap_id} in this workspace", field="id")
+    if gap.status != "OPEN":
+        raise ContextGapResolved(f"context gap {gap_id} is already {gap.status.lower()} ({gap.resolution})", field="id")
+    return gap
+
+
+async def _close(
+    services: ServicesPort, principal: Principal, gap_id: str, status: str, resolution: str, **where: str | None
+) -> GapView:
+    """Mark an OPEN gap closed; 409 when another editor closed it first (the check and the write
+    are one ``UPDATE … WHERE status = 'OPEN'``)."""
+    async with services.db.session() as s:
+        done = await s.execute(
+            update(ContextGap)
+            .where(col(ContextGap.id) == gap_id, col(ContextGap.status) == "OPEN")
+            .values(
+                status=status,
+                resolution=resolution,
+                resolved_by=principal.member_id,
+                resolved_at=utcnow(),
+                resolved_context_set_id=where.get("context_set_id"),
+                resolved_entry_id=where.get("entry_id"),
+            )
+        )
+        if done.rowcount != 1:  # type: ignore[attr-defined]
+            await _open_gap(s, principal, gap_id)  # raises: closed meanwhile
+        gap = await s.get(ContextGap, gap_id, populate_existing=True)
+        assert gap is not None
+        return await _view(s, gap)
+
+
+async def resolve_gap(services: ServicesPort, principal: Principal, req: GapResolution) -> GapView:
+    """Add the gap's entry to the set (a new set version, every other entry kept) and mark the
+    gap ``RESOLVED`` with that set and entry.
+
+    The set is changed first, then the gap: if another editor closed the gap in between, the
+    entry stays (a valid entry) and this call answers 409.
+
+    Raises:
+        NotFound: no such gap or set. ContextGapResolved (409): the gap is not open.
+        BadInput / ContextSetNameTaken: the set's own write rules (a duplicate term, a limit).
+    """
+    async with services.db.session() as s:
+        await _open_gap(s, principal, req.gap_id)
+    current = await contextsets.get_context_set(
+        services, principal, contextsets.GetContextSetRequest(context_set_id=req.context_set_id)
+    )
+    if req.verified_answer is not None:
+        kind, label = "VERIFIED_ANSWER", "verified answer"
+        answers = tuple(
+            contextsets.VerifiedAnswerInput(e.key, e.value, e.document_id, e.passage_id) for e in current.of(kind)
+        )
+        write = contextsets.ContextSetWrite(verified_answers=(*answers, req.verified_answer))
+        key = req.verified_answer.question
+    else:
+        assert req.definition is not None
+        kind, label = "DEFINITION", "definition"
+        terms = tuple(contextsets.DefinitionInput(e.key, e.value, tuple(e.aliases)) for e in current.of(kind))
+        write = contextsets.ContextSetWrite(definitions=(*terms, req.definition))
+        key = req.definition.term
+    after = await contextsets.update_context_set(
+        services, principal, contextsets.UpdateContextSetRequest(context_set_id=current.id, write=write)
+    )
+    entry = after.of(kind)[-1]  # appended last: positions follow the list given
+    return await _close(
+        services,
+        principal,
+        req.gap_id,
+        "RESOLVED",
+        f"{label} {key!r} ({entry.id}) in context set {after.name!r}, version {after.version}",
+        context_set_id=after.id,
+        entry_id=entry.id,
+    )
+
+
+async def dismiss_gap(services: ServicesPort, principal: Principal, req: GapDismissal) -> GapView:
+    """Mark an open gap ``DISMISSED`` with the reason (no set changes).
+
+    Raises:
+        NotFound: no such gap. ContextGapResolved (409): the gap is not open.
+    """
+    return await _close(services, principal, req.gap_id, "DISMISSED", req.reason)

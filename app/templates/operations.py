@@ -5,15 +5,17 @@ validated input), opens and commits its own session and returns domain objects.
 
 Rules:
 
-* A template belongs to one context set of the caller's workspace; creating, changing and
-  approving need an admin (``collection:write``; members only, checked by the registry).
+* A template belongs to one context set of the caller's workspace; editors propose
+  (``createQueryTemplate``, ``document:write``: an unapproved draft), changing and approving
+  need an admin (``collection:write``; members only, checked by the registry).
+  ``checkQueryTemplate`` gives any member the approval check's verdict without approving.
 * Approval runs the sqlglot check (:mod:`app.templates.approval`) once, in the business
   database's dialect, and records the SHA-256 of the SQL and declarations it approved. Any
   change (:func:`update_template`) gives a new digest: the template is unapproved until an
   admin approves it again. An approval may name the ``version`` it approves (409 if stale).
-* Listing (``queryTemplates``): agents and non-admin members see only approved templates of
-  active sets — name, description, parameters — never the SQL; admins also see drafts, the
-  SQL and the approval state (also of a deactivated set).
+* Listing (``queryTemplates``): agents see only approved templates of active sets — name,
+  description, parameters — never the SQL; members (every role) also see drafts, the SQL and
+  the approval state (also of a deactivated set).
 * Running (``runQueryTemplate``, scope ``queries:run``): the template must be approved (for
   the configured dialect) and its set active; a credential bound to a context set may run
   only that set's templates (403 ``AGENT_CONTEXT_SET_SCOPE_REFUSED``); a deactivated set's
@@ -41,9 +43,7 @@ from cairn.app.core.text_rules import validate_identifier
 from cairn.app.governance import Principal
 from cairn.app.templates.approval import check_sql, template_digest
 from cairn.app.templates.catalog import TemplateDefinition
-from cairn.app.templates.errors import (
-    TemplateNotApproved,
-)
+from cairn.app.templates.errors import QueryTemplateRefused, TemplateNotApproved
 from cairn.app.templates.params import ParameterSpec, bind_values, parse_specs, specs_to_json
 from cairn.app.templates.runner import QueryResult, TemplatesDatabase
 
@@ -72,12 +72,9 @@ class TemplateContext:
     query_database: TemplatesDatabase
 
 
-ADMIN_PERMISSION = "collection:write"
-
-
 @dataclass(frozen=True)
 class TemplateView:
-    """A template as returned: ``sql`` and the approval details only for admins.
+    """A template as returned: ``sql`` and the approval details only for members (never agents).
 
     ``approved`` is true when the current SQL and declarations carry an approval.
     """
@@ -121,6 +118,25 @@ class ApproveTemplateRequest:
 
 
 @dataclass(frozen=True)
+class CheckTemplateRequest:
+    """``checkQueryTemplate``: run the approval check on a template's current SQL (nothing recorded)."""
+
+    template_id: str
+
+
+@dataclass(frozen=True)
+class TemplateCheck:
+    """The approval check's verdict on a template's current content: ``passed`` when
+    ``violations`` (one-line reasons, :func:`app.templates.approval.check_sql`) is empty."""
+
+    template_id: str
+    version: int
+    dialect: str
+    passed: bool
+    violations: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ListTemplatesRequest:
     """``queryTemplates``: the templates of one context set (the bound one for bound credentials).
 
@@ -152,11 +168,11 @@ class TemplateRun:
     result: QueryResult
 
 
-def _is_admin(principal: Principal) -> bool:
-    return not principal.is_agent and ADMIN_PERMISSION in principal.permissions
+def _is_member(principal: Principal) -> bool:
+    return not principal.is_agent
 
 
-def _view(row: QueryTemplate, *, admin: bool) -> TemplateView:
+def _view(row: QueryTemplate, *, member: bool) -> TemplateView:
     return TemplateView(
         id=row.id,
         context_set_id=row.context_set_id,
@@ -166,10 +182,10 @@ def _view(row: QueryTemplate, *, admin: bool) -> TemplateView:
         max_rows=row.max_rows,
         version=row.version,
         approved=row.approved_digest is not None and row.approved_digest == row.digest,
-        sql=row.sql_text if admin else None,
-        approved_by=row.approved_by if admin else None,
-        approved_at=row.approved_at if admin else None,
-        updated_at=row.updated_at if admin else None,
+        sql=row.sql_text if member else None,
+        approved_by=row.approved_by if member else None,
+        approved_at=row.approved_at if member else None,
+        updated_at=row.updated_at if member else None,
     )
 
 
@@ -241,7 +257,7 @@ async def create_template(
         )
         s.add(row)
         await s.flush()
-        return _view(row, admin=True)
+        return _view(row, member=True)
 
 
 async def update_template(
@@ -259,7 +275,7 @@ async def update_template(
         row = await _template(s, principal, request.template_id)
         digest = template_digest(d.sql, d.parameters)
         if (row.name, row.description, row.digest, row.max_rows) == (d.name, d.description, digest, d.max_rows):
-            return _view(row, admin=True)
+            return _view(row, member=True)
         if d.name != row.name:
             clash = await s.execute(
                 select(col(QueryTemplate.id)).where(
@@ -276,7 +292,7 @@ async def update_template(
         row.updated_at, row.updated_by = utcnow(), principal.member_id
         s.add(row)
         await s.flush()
-        return _view(row, admin=True)
+        return _view(row, member=True)
 
 
 async def approve_template(
@@ -306,7 +322,27 @@ async def approve_template(
         row.approved_by, row.approved_at = principal.member_id, utcnow()
         s.add(row)
         await s.flush()
-        return _view(row, admin=True)
+        return _view(row, member=True)
+
+
+async def check_template(
+    services: TemplateServices, principal: Principal, request: CheckTemplateRequest
+) -> TemplateCheck:
+    """The approval check's verdict on the template's current SQL in the business database's
+    dialect, without approving (what an admin sees before approving).
+
+    Raises:
+        NotFound: no such template. TemplatesDatabaseMissing: no business database configured.
+    """
+    async with services.db.session() as s:
+        row = await _template(s, principal, request.template_id)
+    dialect = services.query_database.get().dialect
+    try:
+        check_sql(row.sql_text, parse_specs(row.parameters), dialect)
+    except QueryTemplateRefused as refused:
+        problems = tuple(refused.extra.get("violations") or (refused.message,))
+        return TemplateCheck(row.id, row.version, dialect, False, problems)
+    return TemplateCheck(row.id, row.version, dialect, True, ())
 
 
 async def list_templates(
@@ -317,12 +353,12 @@ async def list_templates(
     Raises:
         BadInput: no ``contextSetId`` and the credential is not bound to a set.
         ContextSetScopeRefused: another set than the bound one (403).
-        NotFound: no such set. ContextSetInactive: the set is deactivated (403; admins still see it).
+        NotFound: no such set. ContextSetInactive: the set is deactivated (403; members still see it).
     """
-    admin = _is_admin(principal)
+    member = _is_member(principal)
     async with services.db.session() as s:
         query = select(QueryTemplate)
-        if admin and request.context_set_id is not None:
+        if member and request.context_set_id is not None:
             query = query.where(
                 col(QueryTemplate.context_set_id) == (await _context_set(s, principal, request.context_set_id)).id
             )
@@ -339,8 +375,8 @@ async def list_templates(
                     "contextSetId is required (this credential is not bound to a context set)", field="contextSetId"
                 )
         rows = (await s.execute(query.order_by(col(QueryTemplate.name), col(QueryTemplate.id)))).scalars().all()
-    views = [_view(r, admin=admin) for r in rows]
-    return views if admin else [v for v in views if v.approved]
+    views = [_view(r, member=member) for r in rows]
+    return views if member else [v for v in views if v.approved]
 
 
 async def run_template(services: TemplateServices, principal: Principal, request: RunTemplateRequest) -> TemplateRun:

@@ -74,7 +74,8 @@ def _require(reason: str) -> None:
 
 @dataclass
 class ConsoleServer:
-    """A running server with workspace ``acme`` (owner, admin, viewer members) and a corpus."""
+    """A running server with workspace ``acme`` (owner, admin, editor, viewer members), a corpus
+    and a tiny business database for query templates (tests/business.py)."""
 
     url: str
     tokens: dict[str, str] = field(default_factory=dict)
@@ -105,7 +106,7 @@ async def _bootstrap(url: str) -> tuple[dict[str, str], dict[str, str]]:
         async with db.session() as s:
             ws = await identity.create_workspace(s, name="acme")
             ids["ws"] = ws.id
-            for role in ("owner", "admin", "viewer"):
+            for role in ("owner", "admin", "editor", "viewer"):
                 m, t = await identity.create_member(s, workspace_id=ws.id, name=f"{role}-a", role=role)
                 tokens[role], ids[role] = t.token, m.id
     finally:
@@ -128,11 +129,20 @@ def chromium() -> str:
 @pytest.fixture(scope="package")
 def console_server(tmp_path_factory, chromium) -> Iterator[ConsoleServer]:
     """The live server (uvicorn in a thread, like tests/graphql) with the console corpus."""
+    from tests.business import business_url
+
+    tmp = tmp_path_factory.mktemp("cairn-console")
+    with business_url("sqlite", tmp) as business:
+        yield from _serve(tmp, business)
+
+
+def _serve(tmp: Path, business: str) -> Iterator[ConsoleServer]:
     from tests.graphql.conftest import _start
 
     settings = Settings(
-        data_dir=tmp_path_factory.mktemp("cairn-console"),
+        data_dir=tmp / "data",
         chunk_max_tokens=40,
+        templates_database_url=business,
         **{f"rate_limit_{c}_per_minute": 0 for c in RATE_CLASSES},
     )
     upgrade_database(settings.resolved_database_url)

@@ -136,6 +136,13 @@ CALLS = {
     # context gaps (issue 16)
     "reportContextGap": ('mutation{reportContextGap(input:{task:"table task", missing:"table gap"}){id}}', {}),
     "contextGaps": ("{contextGaps(first:1){totalCount}}", {}),
+    "resolveContextGap": (
+        'mutation{resolveContextGap(id:"gap_missing", input:{contextSetId:"cs_missing", '
+        'definition:{term:"t", definition:"d"}}){status}}',
+        {},
+    ),
+    "dismissContextGap": ('mutation{dismissContextGap(id:"gap_missing", reason:"table"){status}}', {}),
+    "checkQueryTemplate": ('{checkQueryTemplate(templateId:"qt_missing"){passed}}', {}),
 }
 PRINCIPALS = [
     "none",
@@ -214,11 +221,14 @@ EXPECTED = {
     "trainFields": [U, F, NF, NF, NF, *MEMBER_ONLY],
     "queryTemplates": [U, F, NF, NF, NF, SM, NF, SM, SM, SM, SM, SM],
     "runQueryTemplate": [U, F, NF, NF, NF, SM, NF, SM, SM, SM, SM, SM],
-    "createQueryTemplate": [U, F, F, NF, NF, *MEMBER_ONLY],
+    "createQueryTemplate": [U, F, NF, NF, NF, *MEMBER_ONLY],
+    "checkQueryTemplate": [U, NF, NF, NF, NF, *MEMBER_ONLY],
     "updateQueryTemplate": [U, F, F, NF, NF, *MEMBER_ONLY],
     "approveQueryTemplate": [U, F, F, NF, NF, *MEMBER_ONLY],
     "reportContextGap": [U, *READ, SM, SM, SM, "OK", SM, SM, SM],
     "contextGaps": [U, F, "OK", "OK", "OK", *MEMBER_ONLY],
+    "resolveContextGap": [U, F, NF, NF, NF, *MEMBER_ONLY],
+    "dismissContextGap": [U, F, NF, NF, NF, *MEMBER_ONLY],
 }
 CASES = [(op, who, EXPECTED[op][i]) for op in CALLS for i, who in enumerate(PRINCIPALS)]
 MCP_TWINS = {

@@ -1,5 +1,6 @@
 """Query templates through the real server (Cairn on SQLite and PostgreSQL; a tiny SQLite business
-database): admins create and approve, agents list and run without ever seeing SQL, coded errors."""
+database): editors propose, admins approve, members see the SQL and the check's verdict, agents
+list and run without ever seeing SQL, coded errors."""
 
 from __future__ import annotations
 
@@ -161,6 +162,30 @@ def test_a_change_needs_a_new_approval(served):
     assert _error(r)["extensions"]["code"] == "CONFLICT"
 
 
+CHECK = "query($t: ID!){checkQueryTemplate(templateId: $t){version dialect passed violations}}"
+
+
+def test_an_editor_proposes_members_see_sql_and_the_verdict_an_admin_approves(served):
+    proposed = {**TEMPLATE, "name": "editor_proposal"}
+    t = served.data(CREATE, {"s": served.ids["set"], "i": proposed}, served.tokens["editor"])["createQueryTemplate"]
+    assert (t["approved"], t["sql"]) == (False, proposed["sql"])
+    # the editor sees the draft and its SQL; an agent sees neither (drafts are not listed)
+    mine = served.data(LIST, {"s": served.ids["set"]}, served.tokens["editor"])["queryTemplates"]
+    assert [x["sql"] for x in mine if x["id"] == t["id"]] == [proposed["sql"]]
+    agents = served.data(LIST, {"s": served.ids["set"]}, served.tokens["agent"])["queryTemplates"]
+    assert t["id"] not in [x["id"] for x in agents] and all(x["sql"] is None for x in agents)
+    verdict = served.data(CHECK, {"t": t["id"]}, served.tokens["editor"])["checkQueryTemplate"]
+    assert verdict == {"version": 1, "dialect": "sqlite", "passed": True, "violations": []}
+    served.data(APPROVE, {"t": t["id"], "v": 1}, served.tokens["admin"])
+    # a bad proposal: the verdict lists the violation and approval refuses it
+    bad = {**TEMPLATE, "name": "editor_bad", "sql": "DELETE FROM items WHERE name IN :names AND sold_on >= :since"}
+    b = served.data(CREATE, {"s": served.ids["set"], "i": bad}, served.tokens["editor"])["createQueryTemplate"]
+    verdict = served.data(CHECK, {"t": b["id"]}, served.tokens["admin"])["checkQueryTemplate"]
+    assert verdict["passed"] is False and any("must be a SELECT" in v for v in verdict["violations"])
+    r = served.gql(CHECK, {"t": b["id"]}, served.tokens["agent"])
+    assert _error(r)["extensions"]["code"] == "AGENT_OPERATION_NOT_ALLOWED"
+
+
 def test_approval_lists_every_violation(served):
     bad = {**TEMPLATE, "name": "bad_one", "sql": "DELETE FROM items WHERE name IN :names AND sold_on >= :since"}
     t = served.data(CREATE, {"s": served.ids["set"], "i": bad}, served.tokens["admin"])["createQueryTemplate"]
@@ -173,7 +198,6 @@ def test_approval_lists_every_violation(served):
     ("who", "query", "code"),
     [
         ("agent", CREATE, "AGENT_OPERATION_NOT_ALLOWED"),
-        ("editor", CREATE, "FORBIDDEN"),
         ("editor", APPROVE, "FORBIDDEN"),
         ("reader", LIST, "AGENT_SCOPE_MISSING"),
         ("reader", RUN, "AGENT_SCOPE_MISSING"),

@@ -133,3 +133,11 @@ class ContextGap(SQLModel, table=True):
     pack_id: str | None = Field(default=None, max_length=64)
     trace_id: str | None = Field(default=None, max_length=64)
     created_at: datetime
+    # resolution (issue 36): OPEN until an editor adds an entry for it (RESOLVED: the set and entry
+    # it became) or dismisses it (DISMISSED: resolution = the reason); resolved_* say who and when
+    status: str = Field(default="OPEN", max_length=16, sa_column_kwargs={"server_default": "OPEN"})
+    resolution: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    resolved_by: str | None = Field(default=None, max_length=40)
+    resolved_at: datetime | None = None
+    resolved_context_set_id: str | None = Field(default=None, max_length=40)
+    resolved_entry_id: str | None = Field(default=None, max_length=64)

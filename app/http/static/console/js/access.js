@@ -92,28 +92,31 @@ export async function render(root, ctx) {
         revokeBtn.addEventListener("click", () => revoke(c));
         actions.append(revokeBtn);
       }
+      // data-label: below 700 px the table becomes one card per credential (console.css
+      // table.stack), so Actions (Revoke) is never scrolled out of sight
+      const cell = (label) => ({ dataset: { label } });
       return h(
         "tr",
         { dataset: { credential: c.id } },
-        h("th", { scope: "row" }, c.name, h("div", { class: "hint mono" }, c.id)),
-        h("td", {}, c.scopes.map((s) => h("span", { class: "scope" }, s))),
-        h("td", {}, names[c.creatorId] || c.creatorId),
-        h("td", {}, when(c.createdAt)),
-        h("td", {}, when(c.expiresAt)),
-        h("td", {}, c.lastUsedAt ? when(c.lastUsedAt) : "never"),
+        h("th", { scope: "row", ...cell("Name") }, c.name, h("div", { class: "hint mono" }, c.id)),
+        h("td", cell("Scopes"), c.scopes.map((s) => h("span", { class: "scope" }, s))),
+        h("td", cell("Created by"), names[c.creatorId] || c.creatorId),
+        h("td", cell("Created"), when(c.createdAt)),
+        h("td", cell("Expires"), when(c.expiresAt)),
+        h("td", cell("Last used"), c.lastUsedAt ? when(c.lastUsedAt) : "never"),
         h(
           "td",
-          {},
+          cell("Status"),
           badge(label, kind),
           c.lostScopes.length ? h("div", { class: "hint" }, `lost: ${c.lostScopes.join(", ")}`) : null,
         ),
-        h("td", {}, actions),
+        h("td", cell("Actions"), actions),
       );
     });
     const table = agentCredentials.length
       ? h(
           "table",
-          { class: "grid" },
+          { class: "grid stack" },
           h(
             "thead",
             {},

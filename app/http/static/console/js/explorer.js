@@ -1,6 +1,8 @@
 // Pack explorer: build a context pack over the contextPackStream subscription
 // (graphql-transport-ws) and show each item the moment it arrives; open an item's document
-// version with the cited span highlighted; copy the request as GraphQL.
+// version with the cited span highlighted; copy the request as GraphQL. Each item links to its
+// document page (#/documents/…), a context-set item to its set entry (#/sets/…?entry=…), the
+// pack to its replay (#/replays/…).
 import { gql, subscribe } from "./api.js";
 import { badge, copyText, errorText, field, fill, h, statusLine, when } from "./ui.js";
 import { sha256Hex, splitByCodePoints } from "./spans.js";
@@ -15,6 +17,7 @@ const STREAM = `subscription ContextPackStream($input: ContextPackInput!) {
       superseded contradiction contradicts
       citation { ${CITATION} }
       alternateCitations { ${CITATION} }
+      contextSetEntry { contextSetId entryId setVersion }
     }
     ... on PackFooter {
       tokensUsed itemCount truncated complete incompleteReasons latencyMs candidates duplicatesMerged notes
@@ -63,6 +66,7 @@ export async function render(root) {
   const systemTime = h("input", { type: "datetime-local", step: 1 });
   const docIds = h("input", { type: "text", autocomplete: "off", spellcheck: "false", placeholder: "doc_…, doc_…" });
   const collBox = h("fieldset", { class: "inline" }, h("legend", {}, "Collections"));
+  const setChoice = h("select", {}, h("option", { value: "" }, "None"));
   const run = h("button", { type: "submit", class: "primary" }, "Stream pack");
   const stop = h("button", { type: "button", class: "secondary", disabled: true }, "Stop");
   const copyGql = h("button", { type: "button", class: "secondary" }, "Copy as GraphQL");
@@ -78,6 +82,7 @@ export async function render(root) {
       field("Retrieval mode", retrieval),
       field("As of: valid time (UTC)", validTime, "When the content must be true. Empty: now."),
       field("As of: system time (UTC)", systemTime, "What Cairn had recorded by then. Empty: now."),
+      field("Context set", setChoice, "Set-first: its matched entries head the pack."),
     ),
     h("details", {}, h("summary", {}, "Filters"), collBox, field("Document ids", docIds, "Comma-separated, at most 20.")),
     h("div", { class: "actions" }, copyGql, stop, run),
@@ -100,6 +105,7 @@ export async function render(root) {
     const vt = isoFromLocal(validTime.value);
     const st = isoFromLocal(systemTime.value);
     if (vt || st) i.asOf = { ...(vt && { validTime: vt }), ...(st && { systemTime: st }) };
+    if (setChoice.value) i.contextSetId = setChoice.value;
     const collectionIds = [...collBox.querySelectorAll("input:checked")].map((b) => b.value);
     const documentIds = docIds.value
       .split(",")
@@ -152,6 +158,7 @@ export async function render(root) {
             h("span", {}, h("span", { class: "hint" }, "mode "), ev.retrieval),
             h("span", {}, h("span", { class: "hint" }, "as of "), when(ev.asOf.validTime)),
             h("span", {}, h("span", { class: "hint" }, "trace "), h("span", { class: "mono" }, ev.traceId)),
+            h("a", { href: `#/replays/${encodeURIComponent(ev.replayId)}` }, "Replay this pack"),
           );
         } else if (ev.__typename === "PackItem") {
           used += ev.tokens;
@@ -212,14 +219,21 @@ export async function render(root) {
   } catch (err) {
     collBox.append(h("span", { class: "hint" }, errorText(err)));
   }
+  try {
+    const { contextSets } = await gql("{ contextSets(limit: 50) { id name active } }");
+    for (const cs of contextSets) if (cs.active) setChoice.append(h("option", { value: cs.id }, cs.name));
+  } catch {
+    // the choice is optional: without the list, packs are built without a set
+  }
 
   function itemView(it, maxTok, usedSoFar, asOf) {
     const flags = [
+      it.contextSetEntry ? badge(it.kind.replace("_", " ").toLowerCase()) : null,
       badge(it.trust, it.trust === "APPROVED" ? "ok" : "muted"),
       it.kind === "WHOLE_DOCUMENT" ? badge("whole document") : null,
       it.superseded ? badge("superseded", "warn") : null,
       it.contradiction ? badge("contradiction", "bad") : null,
-      it.alternateCitations.length ? badge(`+${it.alternateCitations.length} duplicate${it.alternateCitations.length === 1 ? "" : "s"}`) : null,
+      (it.alternateCitations || []).length ? badge(`+${it.alternateCitations.length} duplicate${it.alternateCitations.length === 1 ? "" : "s"}`) : null,
     ];
     const pct = (n) => `${Math.min(100, (100 * n) / maxTok).toFixed(1)}%`;
     const open = h(
@@ -251,9 +265,23 @@ export async function render(root) {
     open.addEventListener("click", () => {
       for (const el of items.querySelectorAll(".item[aria-pressed]")) el.removeAttribute("aria-pressed");
       open.setAttribute("aria-pressed", "true");
-      showCitation(it.citation, it, asOf);
+      if (it.citation) showCitation(it.citation, it, asOf);
+      else detail.hidden = true;
     });
-    return h("li", { dataset: { rank: String(it.rank) } }, open);
+    const links = [];
+    const e = it.contextSetEntry;
+    if (e) {
+      links.push(
+        h("a", { href: `#/sets/${encodeURIComponent(e.contextSetId)}?entry=${encodeURIComponent(e.entryId)}` }, `Set entry (set version ${e.setVersion})`),
+      );
+    }
+    if (it.citation) {
+      const c = it.citation;
+      links.push(
+        h("a", { href: `#/documents/${encodeURIComponent(c.documentId)}${c.passageId ? `?passage=${encodeURIComponent(c.passageId)}` : ""}` }, "Document page"),
+      );
+    }
+    return h("li", { dataset: { rank: String(it.rank), kind: it.kind } }, open, links.length ? h("div", { class: "item-links" }, links) : null);
   }
 
   async function showCitation(citation, it, asOf) {

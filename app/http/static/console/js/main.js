@@ -1,12 +1,17 @@
 // The console's shell: sign-in with a member token, the header (workspace, member, role,
-// sign-out), the page tabs and a hash router (#/explorer, #/memory, #/access).
+// sign-out), the page tabs and a hash router (#/page or #/page/argument, e.g. #/documents/doc_1).
 import { gql, session, whenSignedOut } from "./api.js";
 import { errorText, field, h, statusLine } from "./ui.js";
 import * as access from "./access.js";
 import * as memory from "./memory.js";
 import * as explorer from "./explorer.js";
+import * as documents from "./documents.js";
+import * as sets from "./sets.js";
+import * as gaps from "./gaps.js";
+import * as templates from "./templates.js";
+import * as replays from "./replays.js";
 
-const PAGES = { explorer, memory, access };
+const PAGES = { explorer, documents, sets, gaps, templates, replays, memory, access };
 const main = document.getElementById("main");
 const VIEWER = "{ viewer { kind id name workspaceName role permissions } }";
 
@@ -94,7 +99,8 @@ function showShell() {
 let current = null;
 async function route() {
   if (!ctx.viewer) return;
-  const name = (location.hash.match(/^#\/(\w+)/) || [])[1];
+  const [, name, path, query] = location.hash.match(/^#\/(\w+)(?:\/([^?]*))?(\?.*)?$/) || [];
+  const arg = `${path || ""}${query || ""}`;
   const page = PAGES[name] ? name : "explorer";
   if (current && current.leave) current.leave();
   current = PAGES[page];
@@ -105,7 +111,7 @@ async function route() {
   const container = h("div", { class: "page", dataset: { page } });
   main.replaceChildren(container);
   try {
-    await current.render(container, ctx);
+    await current.render(container, ctx, arg || "");
   } catch (err) {
     container.append(h("div", { class: "status error", role: "alert" }, errorText(err)));
   }

@@ -147,3 +147,49 @@ export function maskedText(text) {
 export function badge(text, kind = "") {
   return h("span", { class: `badge ${kind}`.trim() }, text);
 }
+
+/**
+ * A data table that turns into one card per row below 700 px (console.css `table.stack`): every
+ * cell carries its column's name (data-label), so no column — and no action — is ever cut off.
+ * `rows`: arrays of cells (a string, a Node, or {th: content} for the row header).
+ */
+export function dataTable(label, headers, rows, attrs = {}) {
+  return h(
+    "div",
+    { class: "table-wrap" },
+    h(
+      "table",
+      { class: "grid stack", "aria-label": label, ...attrs },
+      h("thead", {}, h("tr", {}, headers.map((t) => h("th", { scope: "col" }, t)))),
+      h(
+        "tbody",
+        {},
+        rows.map((cells) => {
+          const tr = h("tr");
+          cells.forEach((c, i) => {
+            const isHead = c && typeof c === "object" && !(c instanceof Node) && "th" in c;
+            const cell = isHead
+              ? h("th", { scope: "row", dataset: { label: headers[i] } }, c.th)
+              : h("td", { dataset: { label: headers[i] } }, c);
+            tr.append(cell);
+          });
+          if (cells.dataset) Object.assign(tr.dataset, cells.dataset);
+          return tr;
+        }),
+      ),
+    ),
+  );
+}
+
+/** A button: button("Save", onClick, "primary", {aria-label…}). */
+export function button(text, onClick, kind = "secondary", attrs = {}) {
+  const b = h("button", { type: "button", class: kind, ...attrs }, text);
+  if (onClick) b.addEventListener("click", onClick);
+  return b;
+}
+
+/** The `route` argument split: "doc_1?x=1" → {id: "doc_1", params: URLSearchParams}. */
+export function routeArg(arg) {
+  const [id, query] = (arg || "").split("?");
+  return { id: decodeURIComponent(id || ""), params: new URLSearchParams(query || "") };
+}
