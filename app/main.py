@@ -84,6 +84,7 @@ from cairn.app.worker_process import (
     STARTUP_FAILURE,
     exit_now,
     exit_with_parent,
+    signals_end_startup,
     startup_failure,
     thread_lock_for_progress_bars,
 )
@@ -205,11 +206,10 @@ def create_app(
             log.exception("worker process %s cannot start", os.getpid())
             exit_now(STARTUP_FAILURE)  # uvicorn's supervisor stops rather than restart it forever
 
-    @contextlib.asynccontextmanager
-    async def lifespan(served: Starlette):
-        owned = services is None
-        svc: Services = services if services is not None else await build_services()
-        served.state.services = svc  # what every route reads (app.context.services_of)
+    async def start(svc: Services) -> bool | None:
+        """The start-up work before the server accepts: sweep lapsed decisions; a worker
+        process's catch-up (its result; None for a single process, which catches up while it
+        answers)."""
         # decisions left RUNNING by a process that died (kill -9, OOM) read FAILED from now on; a
         # failed sweep does not stop start-up (each read of such a decision marks it anyway)
         try:
@@ -220,7 +220,15 @@ def create_app(
             log.exception("start-up: sweeping lapsed decisions failed")
         # one process of several on one port: no balancer keeps traffic off it while it catches
         # up, so it catches up before its server accepts (the other processes answer meanwhile)
-        caught_up = await catch_up(svc) if worker is not None else None
+        return await catch_up(svc) if worker is not None else None
+
+    @contextlib.asynccontextmanager
+    async def lifespan(served: Starlette):
+        owned = services is None
+        with signals_end_startup():  # SIGTERM now, not once a long catch-up is over
+            svc: Services = services if services is not None else await build_services()
+            served.state.services = svc  # what every route reads (app.context.services_of)
+            caught_up = await start(svc)
         if caught_up is False:  # never serve packs from a partial index: uvicorn starts another
             exit_now(1)
         task = asyncio.create_task(startup_work(svc, caught_up))
