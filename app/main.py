@@ -85,6 +85,7 @@ from cairn.app.worker_process import (
     STARTUP_FAILURE,
     exit_now,
     exit_with_parent,
+    signals_end_startup,
     startup_failure,
     thread_lock_for_progress_bars,
 )
@@ -206,11 +207,10 @@ def create_app(
             log.exception("worker process %s cannot start", os.getpid())
             exit_now(STARTUP_FAILURE)  # uvicorn's supervisor stops rather than restart it forever
 
-    @contextlib.asynccontextmanager
-    async def lifespan(served: Starlette):
-        owned = services is None
-        svc: Services = services if services is not None else await build_services()
-        served.state.services = svc  # what every route reads (app.context.services_of)
+    async def start(svc: Services) -> bool | None:
+        """The start-up work before the server accepts: sweep lapsed decisions; a worker
+        process's catch-up (its result; None for a single process, which catches up while it
+        answers)."""
         # decisions left RUNNING by a process that died (kill -9, OOM) read FAILED from now on; a
         # failed sweep does not stop start-up (each read of such a decision marks it anyway)
         try:
@@ -221,7 +221,15 @@ def create_app(
             log.exception("start-up: sweeping lapsed decisions failed")
         # one process of several on one port: no balancer keeps traffic off it while it catches
         # up, so it catches up before its server accepts (the other processes answer meanwhile)
-        caught_up = await catch_up(svc) if worker is not None else None
+        return await catch_up(svc) if worker is not None else None
+
+    @contextlib.asynccontextmanager
+    async def lifespan(served: Starlette):
+        owned = services is None
+        with signals_end_startup():  # SIGTERM now, not once a long catch-up is over
+            svc: Services = services if services is not None else await build_services()
+            served.state.services = svc  # what every route reads (app.context.services_of)
+            caught_up = await start(svc)
         if caught_up is False:  # never serve packs from a partial index: uvicorn starts another
             exit_now(1)
         task = asyncio.create_task(startup_work(svc, caught_up))
@@ -329,7 +337,11 @@ def create_worker_app() -> Starlette:
     start — a bad ``CAIRN_*`` setting, :data:`SERVE_WORKERS_ENV` not a whole number >= 1, every
     slot held (:class:`app.core.datadir.DataDirInUse`), an unusable slot folder, less than
     ``CAIRN_MIN_FREE_MB`` free on the data dir's volume — so uvicorn's
-    supervisor stops instead of restarting it forever.
+    supervisor stops instead of restarting it forever. It exits at once (``os._exit``: nothing
+    is open yet but the slot's lock, which the kernel releases): through ``SystemExit`` the
+    interpreter's clean-up kept the process alive long enough for the supervisor's health
+    check to find it and then wait its 30 s for an answer (measured: ``serve --workers 2`` on
+    an unusable slot stopped after 38 s, now 8 s).
     """
     from cairn.app.core.config import SettingsInvalid
     from cairn.app.core.datadir import MAX_WORKER_SLOTS, DataDirInUse, claim_worker_dir
@@ -351,16 +363,17 @@ def create_worker_app() -> Starlette:
             worker.update(slot=slot, indexes=str(lock.path.resolve()))
         space = settings.storage_space
         if space is not None and (short := space.shortfall()) is not None:  # SIGBUS territory (app.core.space)
-            startup_failure(f"not starting: {short}")
+            startup_failure(f"not starting: {short}", now=True)
     except SettingsInvalid as exc:
-        startup_failure(exc.message)
+        startup_failure(exc.message, now=True)
     except DataDirInUse as exc:
         startup_failure(
             f"no free worker slot under {exc.path}: other processes hold all {MAX_WORKER_SLOTS} (leftover "
-            "`cairn serve --workers` processes? stop them)"
+            "`cairn serve --workers` processes? stop them)",
+            now=True,
         )
     except (OSError, ValueError) as exc:
-        startup_failure(str(exc))
+        startup_failure(str(exc), now=True)
     return create_app(settings, worker=worker)
 
 

@@ -1,7 +1,9 @@
 """One process of ``cairn serve --workers N``: what the serving parent tells its processes
 (environment names), how a process that cannot start ends (one line, uvicorn's start-up-failure
 code, so the supervisor stops instead of restarting it forever), how it stops when its parent
-is gone, and the process-wide settings it needs (a thread lock for progress bars).
+is gone, how any ``cairn serve`` process stops on SIGTERM or SIGINT during its start-up
+(:func:`signals_end_startup`), and the process-wide settings it needs (a thread lock for
+progress bars).
 
 The app factory itself is :func:`app.main.create_worker_app`; the parent is
 :func:`app.cli.common._serve_processes`, and each process's listening socket comes from
@@ -10,9 +12,14 @@ The app factory itself is :func:`app.main.create_worker_app`; the parent is
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
 import sys
+import threading
+import types
+from collections.abc import Iterator
 from typing import NoReturn
 
 log = logging.getLogger("cairn")
@@ -68,12 +75,10 @@ def exit_with_parent(poll_seconds: float = 1.0, grace_seconds: float = 10.0) -> 
     """Ask this process to shut down (SIGTERM to itself: uvicorn's graceful shutdown) once its
     parent is gone — checked every ``poll_seconds`` by a daemon thread (``os.getppid()`` changes
     when the parent dies, on every POSIX system) — and end it with :func:`exit_now` (code 1) if
-    it is still running ``grace_seconds`` later: a process still starting up (catching up with
-    the change log, retrying an unavailable database) does not act on SIGTERM until its start-up
-    ends, and with its parent gone nothing else would stop it (seen in CI: one of three
-    processes outlived a killed ``cairn serve`` by more than 30 s)."""
-    import signal
-    import threading
+    it is still running ``grace_seconds`` later: a graceful shutdown that does not end (seen in
+    CI: one of three processes outlived a killed ``cairn serve`` by more than 30 s, before
+    :func:`signals_end_startup` made a process in start-up stop at once), and with its parent
+    gone nothing else would stop it."""
     import time
 
     # the pid `cairn serve` put in the environment (it may have died before this process got
@@ -91,3 +96,63 @@ def exit_with_parent(poll_seconds: float = 1.0, grace_seconds: float = 10.0) -> 
         exit_now(1)
 
     threading.Thread(target=watch, name="cairn-parent-watch", daemon=True).start()
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""The signals uvicorn shuts down on (the ones :func:`signals_end_startup` acts on)."""
+
+
+@contextlib.contextmanager
+def signals_end_startup() -> Iterator[None]:
+    """While the block runs (an app's lifespan start-up under uvicorn), SIGTERM or SIGINT end
+    this process at once, killed by that signal (one log line first), instead of only setting
+    uvicorn's flag, which uvicorn reads once the start-up returned. A start-up can take minutes
+    (a process of ``serve --workers N`` catching up with the change log: measured, on a data
+    dir of 400 documents ingested ``--lexical-only``, at load 16, the processes were still
+    embedding 120 s after ``cairn serve`` got SIGTERM and passed it on) or never end (a database that keeps a lock: the migration check waits), and
+    meanwhile the signal looked ignored. Ending at once is what ``kill -9`` does, which the
+    start-up survives: nothing is served yet, SQLite's WAL and the indexes' saved cursor hold,
+    the kernel releases the data dir's and the slot's locks, and the next start resumes the
+    catch-up (tests/workers/test_workers.py). After the block the handlers installed before it
+    (uvicorn's graceful shutdown) are back.
+
+    A signal that came before the block, while uvicorn imported and built the app (10-20 s for
+    a worker process at load 12: measured, SIGTERM 15 s after ``serve --workers 2`` started was
+    still not acted on 120 s later), is in uvicorn's flag: the block then stops the process at
+    once too. Outside the main thread (a test serving the app in a thread) signals cannot be
+    handled: a no-op there.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+
+    def stop(sig: int, _frame: types.FrameType | None) -> None:
+        log.warning("process %s: %s during start-up: stopping now", os.getpid(), signal.Signals(sig).name)
+        logging.shutdown()
+        signal.signal(sig, signal.SIG_DFL)
+        signal.raise_signal(sig)  # killed by sig, as after uvicorn's own shutdown on it
+        exit_now(128 + sig)  # not reached: the default action of both signals ends the process
+
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, stop)
+    if any(_uvicorn_told_to_stop(handler) for handler in previous.values()):
+        stop(signal.SIGTERM, None)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            if handler is not None:  # None: installed outside Python, cannot be put back
+                signal.signal(sig, handler)
+
+
+def _uvicorn_told_to_stop(handler: object) -> bool:
+    """Whether ``handler`` is a uvicorn server's signal handler (its bound ``handle_exit``) and
+    that server already received a stop signal (``should_exit``)."""
+    import uvicorn
+
+    return (
+        isinstance(handler, types.MethodType)
+        and isinstance(handler.__self__, uvicorn.Server)
+        and handler.__self__.should_exit
+    )

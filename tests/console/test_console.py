@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-
-import websockets
+from concurrent.futures import ThreadPoolExecutor
 
 from tests.console.conftest import ASTRAL_DOC
+from tests.graphql import ws_calls
 
 VIEWER = "{viewer{kind name}}"
 CREATE = "mutation($i:CreateAgentCredentialInput!){createAgentCredential(input:$i){token credential{id}}}"
@@ -193,24 +192,25 @@ def _upsert(srv, ext: str, text: str) -> str:
 
 def _ws_run(url: str, token: str, document: str) -> list[dict]:
     """Run a subscription document over graphql-transport-ws in a thread of its own (the sync
-    Playwright API holds this thread's event loop) and return its ``next`` payloads."""
+    Playwright API holds this thread's event loop) and return its ``next`` payloads; what the
+    thread raised (a wrong message, no answer within the deadline) is raised here."""
     out: list[dict] = []
 
     async def go() -> None:
-        async with websockets.connect(url, subprotocols=["graphql-transport-ws"]) as ws:
-            await ws.send(json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}}))
-            assert json.loads(await ws.recv())["type"] == "connection_ack"
+        async with ws_calls.acked(url, token) as ws:
             await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {"query": document}}))
             while True:
-                msg = json.loads(await asyncio.wait_for(ws.recv(), 30))
+                msg = await ws_calls.recv_json(ws, 30, waiting_for="the subscription's next message")
                 assert msg["type"] in ("next", "complete"), msg
                 if msg["type"] == "complete":
                     return
                 out.append(msg["payload"])
 
-    t = threading.Thread(target=lambda: asyncio.run(go()))
-    t.start()
-    t.join(60)
+    pool = ThreadPoolExecutor(1)
+    try:
+        pool.submit(asyncio.run, go()).result(timeout=120)
+    finally:
+        pool.shutdown(wait=False)
     return out
 
 

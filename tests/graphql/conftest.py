@@ -25,10 +25,13 @@ runs the whole directory on SQLite alone. A test that needs no socket runs in pr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx
 import pytest
@@ -293,10 +296,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("backend", backends_of(metafunc.definition), scope="session")
 
 
-@pytest.fixture(scope="session")
-def live(backend, tmp_path_factory, embedder) -> Live:
-    """A ready server on SQLite or PostgreSQL (``backend``) with the corpus and tokens."""
-    data_dir = tmp_path_factory.mktemp(f"cairn-{backend}")
+@contextlib.contextmanager
+def _live_server(backend: str, data_dir: Path) -> Iterator[Live]:
+    """A ready server on SQLite or PostgreSQL (``backend``) with the corpus and tokens, stopped
+    (and its PostgreSQL database dropped) on exit."""
     pg_url = postgres_database() if backend == "postgres" else None
     # rate limits off: the input matrices send hundreds of calls a minute per credential;
     # limits are tested by test_rate_limits.py on a server of their own
@@ -306,17 +309,67 @@ def live(backend, tmp_path_factory, embedder) -> Live:
         chunk_max_tokens=40,
         **{f"rate_limit_{c}_per_minute": 0 for c in RATE_CLASSES},
     )
-    upgrade_database(settings.resolved_database_url)
-    tokens, ids = asyncio.run(_bootstrap(settings.resolved_database_url))
-    server, thread, port = _start(settings)
-    live = Live(backend, f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/graphql", settings, tokens, ids)
     try:
-        _ingest_corpus(live)
-        live.tokens["agent"] = _agent(live, "reader", ["context:read", "queries:run", "replay:run"])
-        live.tokens["agentReadOnly"] = _agent(live, "read-only", ["context:read"])
-        yield live
+        upgrade_database(settings.resolved_database_url)
+        tokens, ids = asyncio.run(_bootstrap(settings.resolved_database_url))
+        server, thread, port = _start(settings)
+        live = Live(backend, f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/graphql", settings, tokens, ids)
+        try:
+            _ingest_corpus(live)
+            live.tokens["agent"] = _agent(live, "reader", ["context:read", "queries:run", "replay:run"])
+            live.tokens["agentReadOnly"] = _agent(live, "read-only", ["context:read"])
+            yield live
+        finally:
+            server.should_exit = True
+            thread.join(timeout=30)
     finally:
-        server.should_exit = True
-        thread.join(timeout=30)
         if pg_url:
             drop_postgres_database(pg_url)
+
+
+class LiveServers:
+    """The live servers of one test process: one per backend, each started on first use and kept
+    until :meth:`close` (the end of the session).
+
+    Why not a session fixture parametrized by ``backend``: pytest tears such a fixture down
+    whenever the next test has the other parameter, and under ``--dist loadfile`` each file runs
+    its SQLite tests, then its PostgreSQL ones. Every ``both_backends`` file then started two
+    servers (migrations, model load, the corpus ingested through GraphQL: 10–34 s of set-up at
+    load 15): tests/graphql started ~50 servers instead of 4.
+    """
+
+    def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
+        self._tmp = tmp_path_factory
+        self._running: dict[str, Live] = {}
+        self._stack = contextlib.ExitStack()
+
+    def get(self, backend: str) -> Live:
+        """The server of ``backend``, started now if this process has none yet."""
+        if backend not in self._running:
+            data_dir = self._tmp.mktemp(f"cairn-{backend}")
+            self._running[backend] = self._stack.enter_context(_live_server(backend, data_dir))
+        return self._running[backend]
+
+    def close(self) -> None:
+        """Stop every server started (the last one first)."""
+        self._stack.close()
+        self._running.clear()
+
+
+@pytest.fixture(scope="session")
+def live_servers(tmp_path_factory, embedder) -> Iterator[LiveServers]:
+    """This process's :class:`LiveServers` (``embedder``: marks every test on a live server
+    ``model``; the servers load the same model)."""
+    servers = LiveServers(tmp_path_factory)
+    try:
+        yield servers
+    finally:
+        servers.close()
+
+
+@pytest.fixture(scope="session")
+def live(backend, live_servers) -> Live:
+    """A ready server on SQLite or PostgreSQL (``backend``) with the corpus and tokens, shared by
+    every test of this process on that backend (:class:`LiveServers`: switching backends between
+    files starts nothing anew)."""
+    return live_servers.get(backend)

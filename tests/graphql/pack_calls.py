@@ -4,11 +4,11 @@ collect a graphql-transport-ws stream (used by test_packs_*, test_governance_* a
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import httpx
-import websockets
+
+from tests.graphql import ws_calls
 
 PACK_FIELDS = """
   packId replayId maxTokens tokensUsed truncated complete incompleteReasons latencyMs tokenizer retrieval
@@ -48,15 +48,13 @@ def error_of(resp: httpx.Response) -> dict:
 
 
 async def _stream(live, variables: dict, token: str) -> list[dict]:
-    async with websockets.connect(live.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
-        await ws.send(json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}}))
-        assert json.loads(await ws.recv())["type"] == "connection_ack"
+    async with ws_calls.acked(live.ws_url, token) as ws:
         await ws.send(
             json.dumps({"id": "1", "type": "subscribe", "payload": {"query": STREAM_QUERY, "variables": variables}})
         )
         events = []
         while True:
-            msg = json.loads(await asyncio.wait_for(ws.recv(), 60))
+            msg = await ws_calls.recv_json(ws, waiting_for="the pack stream's next message")
             if msg["type"] == "complete":
                 return events
             if msg["type"] == "error":

@@ -11,11 +11,11 @@ import json
 import secrets
 
 import pytest
-import websockets
 
 from cairn.app.governance.binding import BindingRule
 from cairn.app.governance.registry import REGISTRY
 from tests import local_http
+from tests.graphql import ws_calls
 from tests.graphql.pack_calls import _stream
 from tests.graphql.test_context_set_packs import bound_token, pack
 from tests.graphql.test_context_sets import make_set
@@ -186,11 +186,9 @@ LEAKS = ("Vermilion", "Cerulean", SECRET_TITLE, "Mount Etna", "Tiny colours")
 async def ws_call(live, query: str, variables: dict, token: str) -> dict:
     """One operation over graphql-transport-ws: the payload of its first ``next`` (``data`` and
     ``errors``) or ``{"errors": …}`` of an ``error`` message."""
-    async with websockets.connect(live.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
-        await ws.send(json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}}))
-        assert json.loads(await ws.recv())["type"] == "connection_ack"
+    async with ws_calls.acked(live.ws_url, token) as ws:
         await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {"query": query, "variables": variables}}))
-        msg = json.loads(await asyncio.wait_for(ws.recv(), 60))
+        msg = await ws_calls.recv_json(ws, waiting_for="the operation's first answer")
         return {"errors": msg["payload"]} if msg["type"] == "error" else msg["payload"]
 
 

@@ -11,6 +11,7 @@ import pytest
 import websockets
 
 from tests import local_http
+from tests.graphql import ws_calls
 from tests.graphql.pack_calls import PACK, STREAM_QUERY, error_of
 
 
@@ -38,10 +39,7 @@ def test_agent_credentials_are_refused_from_browsers(live, header):
 async def test_agent_credentials_are_refused_from_browser_websockets(live):
     origin = live.url  # same origin: the handshake is accepted, the credential is not
     async with websockets.connect(live.ws_url, subprotocols=["graphql-transport-ws"], origin=origin) as ws:
-        await ws.send(
-            json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {live.tokens['agent']}"}})
-        )
-        await ws.recv()
+        await ws_calls.init(ws, {"Authorization": f"Bearer {live.tokens['agent']}"})
         await ws.send(
             json.dumps(
                 {

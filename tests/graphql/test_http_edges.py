@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from tests import local_http
+from tests.graphql import ws_calls
 from tests.graphql.pack_calls import PACK_QUERY, error_of
 
 
@@ -203,13 +204,7 @@ def test_nested_fragment_documents_are_refused_over_http(live):
 async def test_nested_fragment_documents_are_refused_over_the_websocket(live):
     import json
 
-    import websockets
-
-    async with websockets.connect(live.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
-        await ws.send(
-            json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {live.tokens['agent']}"}})
-        )
-        assert json.loads(await ws.recv())["type"] == "connection_ack"
+    async with ws_calls.acked(live.ws_url, live.tokens["agent"]) as ws:
         await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {"query": _nested_fragments(30)}}))
         msg = json.loads(await asyncio.wait_for(ws.recv(), 10))
         assert msg["type"] == "error" and msg["id"] == "1"
@@ -236,12 +231,7 @@ async def test_a_syntax_error_on_the_websocket_fails_that_operation_only(live):
     # Strawberry closed the whole socket with 4400 and a bare reason, losing other operations.
     import json
 
-    import websockets
-
-    async with websockets.connect(live.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
-        init = {"type": "connection_init", "payload": {"Authorization": f"Bearer {live.tokens['agent']}"}}
-        await ws.send(json.dumps(init))
-        assert json.loads(await ws.recv())["type"] == "connection_ack"
+    async with ws_calls.acked(live.ws_url, live.tokens["agent"]) as ws:
         await ws.send(json.dumps({"id": "2", "type": "subscribe", "payload": {"query": "{"}}))
         msg = json.loads(await asyncio.wait_for(ws.recv(), 10))
         assert msg["type"] == "error" and msg["id"] == "2"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import asynccontextmanager
+from datetime import timedelta
 
 import httpx
 import pytest
@@ -81,7 +82,8 @@ async def session(live, token: str | None, headers: dict[str, str] | None = None
     async with (
         httpx.AsyncClient(headers=h, timeout=120) as http,
         streamable_http_client(f"{live.url}/mcp", http_client=http) as (read, write, _),
-        ClientSession(read, write) as s,
+        # a deadline on each answer: the SDK waits for ever by default, and the run with it
+        ClientSession(read, write, read_timeout_seconds=timedelta(seconds=120)) as s,
     ):
         await s.initialize()
         yield s

@@ -10,6 +10,7 @@ import json
 import websockets
 
 from tests import local_http
+from tests.graphql import ws_calls
 from tests.graphql.pack_calls import PACK_QUERY, STREAM_QUERY, _stream, pack
 
 
@@ -35,10 +36,7 @@ async def test_subscription_errors_are_coded_and_need_auth(live):
     events = await _stream(live, {"i": {"task": "x"}}, "ck_0000000000000000_" + "A" * 43)
     assert events[0]["__error__"][0]["extensions"]["code"] == "UNAUTHENTICATED"
     async with websockets.connect(live.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
-        await ws.send(
-            json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {live.tokens['agent']}"}})
-        )
-        await ws.recv()
+        await ws_calls.init(ws, {"Authorization": f"Bearer {live.tokens['agent']}"})
         await ws.send(
             json.dumps({"id": "1", "type": "subscribe", "payload": {"query": "subscription { contextPackStream("}})
         )
@@ -96,10 +94,7 @@ def test_ndjson_errors_before_the_first_item_are_enveloped(live):
 
 async def test_client_disconnect_mid_stream_leaves_server_healthy(live):
     async with websockets.connect(live.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
-        await ws.send(
-            json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {live.tokens['agent']}"}})
-        )
-        await ws.recv()
+        await ws_calls.init(ws, {"Authorization": f"Bearer {live.tokens['agent']}"})
         await ws.send(
             json.dumps(
                 {

@@ -18,7 +18,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-import websockets
 
 from cairn.app.context import bootstrap
 from cairn.app.core.config import Settings
@@ -30,6 +29,7 @@ from cairn.app.governance.registry import capabilities_for_scopes
 from cairn.app.identity import service as identity
 from tests import local_http
 from tests.conftest import drop_postgres_database, postgres_database
+from tests.graphql import ws_calls
 from tests.graphql.conftest import Live, _start
 
 pytestmark = pytest.mark.both_backends  # the per-minute counters live in SQL
@@ -196,9 +196,7 @@ async def test_the_subscription_counts_as_packs_over_the_websocket(limited):
     assert (await asyncio.to_thread(limited.gql, PACK, token=token)).status_code == 200
     query = 'subscription { contextPackStream(input: {task: "billing", retrieval: LEXICAL}) { __typename } }'
     outcomes = []
-    async with websockets.connect(limited.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
-        await ws.send(json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}}))
-        assert json.loads(await ws.recv())["type"] == "connection_ack"
+    async with ws_calls.acked(limited.ws_url, token) as ws:
         for op_id in ("1", "2"):  # the third pack passes, the fourth is refused
             await ws.send(json.dumps({"id": op_id, "type": "subscribe", "payload": {"query": query}}))
             while True:
@@ -242,9 +240,7 @@ async def test_introspection_and_refused_documents_count_as_reads_on_http_and_we
     r = await asyncio.to_thread(limited.gql, "{ viewer { kind }", token=token)  # a syntax error
     assert r.status_code == 400 and r.json()["errors"][0]["extensions"]["code"] == "GRAPHQL_PARSE_FAILED"
     outcomes = []
-    async with websockets.connect(limited.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
-        await ws.send(json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}}))
-        assert json.loads(await ws.recv())["type"] == "connection_ack"
+    async with ws_calls.acked(limited.ws_url, token) as ws:
         for op_id in ("1", "2"):  # read 5 passes, the sixth is refused
             await ws.send(json.dumps({"id": op_id, "type": "subscribe", "payload": {"query": "{ __typename }"}}))
             msg = json.loads(await asyncio.wait_for(ws.recv(), 30))
@@ -304,9 +300,7 @@ async def test_a_refused_governed_field_and_a_refused_document_get_the_same_webs
     for _ in range(5):
         assert (await asyncio.to_thread(limited.gql, "{ __typename }", token=token)).status_code == 200
     messages = []
-    async with websockets.connect(limited.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
-        await ws.send(json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}}))
-        assert json.loads(await ws.recv())["type"] == "connection_ack"
+    async with ws_calls.acked(limited.ws_url, token) as ws:
         for op_id, query in (("1", "{ viewer { kind } }"), ("2", "{ __typename }"), ("3", "{ viewer { kind } }")):
             await ws.send(json.dumps({"id": op_id, "type": "subscribe", "payload": {"query": query}}))
             messages.append(json.loads(await asyncio.wait_for(ws.recv(), 30)))

@@ -14,6 +14,7 @@ process takes it. Each process loads the embedding model (~10 s)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -21,14 +22,15 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from cairn.app.core.migrate import upgrade_database
 from tests import local_http
-from tests.conftest import ROOT
+from tests.conftest import ROOT, drop_postgres_database, postgres_database
 from tests.graphql.conftest import _bootstrap, _free_port
 from tests.workers.test_workers import PACK_QUERY, TOPICS, gql
 
@@ -166,6 +168,7 @@ def cursor_seq(data_dir: Path, slot: int) -> int:
     return json.loads(path.read_text())["seq"] if path.exists() else 0
 
 
+@pytest.mark.timeout(900)  # several `cairn serve` processes, each loading the model: ~200 s at load 15
 def test_serve_two_workers_on_the_embedded_default(tmp_path):
     data_dir = tmp_path / "data"
     port = _free_port()
@@ -359,3 +362,102 @@ def test_serve_on_a_port_in_use_says_so_in_one_line(tmp_path):
             assert out.strip().splitlines()[-1] == f"error: cannot listen on 127.0.0.1:{port}: Address already in use"
             assert "Cairn on http" not in out, out
             assert not (tmp_path / "data").exists()  # refused before the data dir is made or locked
+
+
+@contextlib.contextmanager
+def schema_table_locked(pg_url: str) -> Iterator[None]:
+    """``alembic_version`` of ``pg_url`` locked (ACCESS EXCLUSIVE) by an open transaction until
+    the block ends: every start-up's migration check waits on it, for ever."""
+    import asyncpg
+
+    loop = asyncio.new_event_loop()
+    conn = loop.run_until_complete(
+        asyncpg.connect(pg_url.replace("postgresql+asyncpg://", "postgresql://"), timeout=10)
+    )
+    try:
+        loop.run_until_complete(conn.execute("BEGIN; LOCK TABLE alembic_version IN ACCESS EXCLUSIVE MODE"))
+        yield
+    finally:
+        loop.run_until_complete(conn.close(timeout=10))
+        loop.close()
+
+
+def sessions_waiting_on_a_lock(pg_url: str) -> int:
+    """Sessions of ``pg_url``'s database waiting for a lock now (``pg_stat_activity``)."""
+    import asyncpg
+
+    async def count() -> int:
+        conn = await asyncpg.connect(pg_url.replace("postgresql+asyncpg://", "postgresql://"), timeout=10)
+        try:
+            return await conn.fetchval(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'",
+                pg_url.rsplit("/", 1)[1],
+            )
+        finally:
+            await conn.close()
+
+    return asyncio.run(count())
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sigterm_during_start_up_stops_serve_and_its_processes_at_once(tmp_path, workers):
+    """A start-up that cannot end (the database keeps its schema table locked, so each
+    process's migration check in the lifespan waits): SIGTERM to ``cairn serve`` ends it, and
+    each of its processes, within seconds, killed by the signal. Before, SIGTERM during a
+    lifespan start-up only set uvicorn's flag, read once the start-up returned: the processes
+    (and the parent waiting for them) never ended."""
+    pg_url = postgres_database()
+    server = None
+    children: list[int] = []
+    try:
+        upgrade_database(pg_url)
+        env = dict(os.environ, CAIRN_DATABASE_URL=pg_url, CAIRN_EMBEDDER="none", CAIRN_LOG_LEVEL="WARNING")
+        extra = ["--workers", str(workers)] if workers > 1 else []
+        with schema_table_locked(pg_url):
+            server = cli(tmp_path / "data", "serve", "--port", str(_free_port()), "--no-migrate", *extra, env=env)
+            deadline = time.monotonic() + 180
+            while sessions_waiting_on_a_lock(pg_url) < workers:  # each process is in its start-up
+                assert server.poll() is None, server.stdout.read().decode() if server.stdout else server.returncode
+                assert time.monotonic() < deadline, "the processes never reached the locked table"
+                time.sleep(0.2)
+            if workers > 1:
+                children = [p for p in _children(server.pid) if _alive(p) and "spawn_main" in _cmdline(p)]
+                assert len(children) == workers, children
+            started = time.monotonic()
+            server.send_signal(signal.SIGTERM)
+            out = server.communicate(timeout=60)[0].decode()
+            stopped_in = time.monotonic() - started
+        # the parent passes SIGTERM on and waits for its processes, which stop at once
+        assert stopped_in < 20, (stopped_in, out)
+        assert not any(_alive(pid) for pid in children), children
+        if workers == 1:
+            assert server.returncode == -signal.SIGTERM, (server.returncode, out)
+        assert "SIGTERM during start-up: stopping now" in out, out
+    finally:
+        if server is not None and server.poll() is None:
+            server.kill()
+            server.wait()
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        drop_postgres_database(pg_url)
+
+
+def _children(pid: int) -> list[int]:
+    """The pids whose parent is ``pid`` (``/proc``)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text()
+    except OSError:
+        return ""

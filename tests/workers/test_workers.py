@@ -183,6 +183,7 @@ def pg_url():
     drop_postgres_database(url)
 
 
+@pytest.mark.timeout(900)  # several `cairn serve` processes, each loading the model: ~200 s at load 15
 def test_two_workers_then_a_third_then_kill_9(pg_url, tmp_path):
     workers: list[Worker] = []
     try:
