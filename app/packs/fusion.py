@@ -75,7 +75,7 @@ def fuse_legs(
     else:
         scored = legs.ranked
         if "dense" in scored and dense is not None:
-            scored = {**scored, "dense": dense_evidence(scored["dense"], scale_model)}
+            scored = {**scored, "dense": dense_evidence(scored["dense"], scale_model, cross_lingual=cross)}
         fused = hybrid_fusion(scored, weights)
     ran = {k: v for k, v in results.items() if weights.get(k, 1.0) > 0}
     if "dense" in ran:

@@ -76,6 +76,8 @@ E5 = "intfloat/multilingual-e5-small"
 
 def test_dense_evidence_starts_at_each_models_unrelated_text_cosine():
     assert cosine_baseline(Named(E5)) == 0.75
+    assert cosine_baseline(Named(E5), cross_lingual=True) == 0.70  # English × Japanese: lower
+    assert cosine_baseline(Named(MODEL), cross_lingual=True) == 0.0
     assert cosine_baseline(Named(MODEL)) == 0.0 and cosine_baseline(Named("text-embedding-3-small")) == 0.0
     e5 = [("ja1", 0.91), ("ja2", 0.88), ("ja3", 0.80), ("ja4", 0.74)]
     scaled = dense_evidence(e5, Named(E5))
