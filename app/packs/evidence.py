@@ -132,21 +132,28 @@ def dense_evidence(
 
 
 def dense_head_kept(
-    ranked: Sequence[tuple[str, float]], floor: float | None, *, dense_only: bool, cross_lingual: bool
+    ranked: Sequence[tuple[str, float]],
+    floor: float | None,
+    *,
+    dense_only: bool,
+    cross_lingual: bool,
+    baseline: float = 0.0,
 ) -> set[str]:
     """The dense leg's first :data:`DENSE_HEAD` passages that no floor drops (module doc of
     :data:`DENSE_HEAD`): across scripts always; in a DENSE pack when its best score clears
     ``floor`` (a pack whose best passage is under the floor still gets no items: "zzzz qqqq");
     none otherwise (a HYBRID pack's dense-only passages in the task's own language must each
-    clear the floor).
+    clear the floor). A head passage at or under the model's unrelated-text ``baseline`` carries no
+    evidence (its fused score would be 0) and is not kept.
 
     Args:
         ranked: The dense leg, best first.
         floor: The floor of the leg's scores (its lead model's), or None.
         dense_only: The pack is DENSE.
         cross_lingual: The leg is scored in the multilingual space for a Latin-script task.
+        baseline: The model's unrelated-text cosine (:func:`cosine_baseline`).
     """
-    head = [pid for pid, _ in ranked[:DENSE_HEAD]]
+    head = [pid for pid, cos in ranked[:DENSE_HEAD] if cos > baseline]
     if cross_lingual:
         return set(head)
     if dense_only and ranked and (floor is None or ranked[0][1] >= floor):

@@ -15,6 +15,7 @@ from typing import Any
 
 from cairn.app.packs.evidence import (
     apply_floor,
+    cosine_baseline,
     dense_evidence,
     dense_head_kept,
     evidence_notes,
@@ -79,7 +80,13 @@ def fuse_legs(
         fused = hybrid_fusion(scored, weights)
     ran = {k: v for k, v in results.items() if weights.get(k, 1.0) > 0}
     if "dense" in ran:
-        keep = dense_head_kept(legs.ranked["dense"], floor, dense_only=config.dense_only, cross_lingual=cross)
+        keep = dense_head_kept(
+            legs.ranked["dense"],
+            floor,
+            dense_only=config.dense_only,
+            cross_lingual=cross,
+            baseline=cosine_baseline(scale_model, cross_lingual=cross),
+        )
         fused = apply_floor(fused, cosine, floor, keep)
     model_names = list(served.models) or [getattr(dense.primary if dense else None, "name", "none")]
     searched = [(name, m) for name, m in by_space.items() if m.name in model_names]

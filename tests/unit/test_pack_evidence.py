@@ -102,6 +102,10 @@ def test_the_dense_head_is_kept_across_scripts_and_in_dense_packs_with_evidence(
     assert dense_head_kept(ranked, 0.84, dense_only=True, cross_lingual=False) == head
     # a DENSE pack whose best passage misses the floor keeps nothing ("zzzz qqqq": no items)
     assert dense_head_kept(ranked, 0.85, dense_only=True, cross_lingual=False) == set()
+    # a head passage at the unrelated-text level carries no evidence: not kept
+    assert dense_head_kept(ranked, 0.83, dense_only=False, cross_lingual=True, baseline=0.80) == {
+        f"p{i}" for i in range(4)
+    }
     # HYBRID in the task's own language: every dense-only passage must clear the floor
     assert dense_head_kept(ranked, 0.84, dense_only=False, cross_lingual=False) == set()
     fused = rrf({"dense": [pid for pid, _ in ranked]})
