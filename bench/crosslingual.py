@@ -5,6 +5,7 @@ Usage::
 
     .venv/bin/python -m bench.crosslingual build              # ingest the three data dirs (idempotent)
     .venv/bin/python -m bench.crosslingual run [--sets ja,zh,mixed] [--native N]
+    .venv/bin/python -m bench.crosslingual standout   # how far e5's best passage stands out (xl-ja)
 
 Data dirs (under ``bench/out``; small on purpose: e5 embeds ~4 passages per CPU-second here):
 
@@ -314,6 +315,54 @@ async def run_mixed(modes: Sequence[str], every: int = 1) -> dict:
     return out
 
 
+OFF_TOPIC_EN = [
+    "What is the capital of France?",
+    "how to fix a flat bicycle tyre",
+    "recipe for chocolate cake",
+    "prolactin",
+    "insulin resistance",
+    "stock market news today",
+    "the best python web framework",
+    "hello",
+    "translate this sentence",
+]
+
+
+async def standout() -> dict:
+    """How many standard deviations e5's best passage stands above the mean of its list of 200 in
+    ``xl-ja`` (:meth:`retrieval.dense.Profile.stand_out`): English questions with a gold paragraph
+    there, random-letter/kana strings, off-topic tasks — the measurement behind
+    :data:`retrieval.dense.STAND_OUT_MIN`."""
+    from bench.multilingual import OFF_TOPIC, nonsense
+    from cairn.retrieval.dense import profile
+
+    english = load_tsv(SETS["ja"]["english"])
+    ws, close = await Workspace.open(SETS["ja"]["dir"])
+    out: dict = {}
+    try:
+        idx = ws.services.indexes
+        e5 = idx.dense.multilingual
+        for label, tasks in (
+            ("English questions (gold in xl-ja)", list(english.values())),
+            ("random letters and kana", nonsense(60)),
+            ("off-topic tasks", OFF_TOPIC + OFF_TOPIC_EN),
+        ):
+            zs = []
+            for task in tasks:
+                hits = idx.vectors.search(
+                    e5.encode_query(task), workspace_id=ws.principal.workspace_id, limit=200, space=e5.space
+                )
+                zs.append(profile(hits).stand_out(hits[0][1]))
+            zs.sort()
+            out[label] = {"n": len(zs), "min": zs[0], "p50": zs[len(zs) // 2], "max": zs[-1]}
+            print(
+                f"{label:<36} n {len(zs):3d}  top stand-out min {zs[0]:.2f} p50 {zs[len(zs) // 2]:.2f} max {zs[-1]:.2f}"
+            )
+    finally:
+        await close()
+    return out
+
+
 def print_language(name: str, res: dict) -> None:
     """One language's tables."""
     print(f"\n{name} ({res['documents']} documents), maxTokens {MAX_TOKENS}: recall@10 / nDCG@10 (empty packs)")
@@ -341,7 +390,7 @@ def print_mixed(res: dict) -> None:
 def main() -> None:
     """Parse arguments; build or run."""
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("step", choices=["build", "run"])
+    ap.add_argument("step", choices=["build", "run", "standout"])
     ap.add_argument("--sets", default="ja,zh,mixed")
     ap.add_argument("--native", type=int, default=None, help="native questions per language (default: all)")
     ap.add_argument("--modes", default="LEXICAL,DENSE,HYBRID", help="modes of the mixed set")
@@ -350,6 +399,9 @@ def main() -> None:
     sets = [s for s in args.sets.split(",") if s]
     if args.step == "build":
         asyncio.run(build(sets))
+        return
+    if args.step == "standout":
+        save_results("crosslingual-standout", {"machine": machine(), "standout": asyncio.run(standout())})
         return
     results: dict = {"machine": machine(), "max_tokens": MAX_TOKENS}
     for name in sets:
