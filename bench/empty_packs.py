@@ -23,13 +23,13 @@ import numpy as np
 from bench.beir import open_services
 from bench.common import OUT, SHARED, load_queries
 
-MEDICAL = (
+MEDICAL = (  # noqa: SIM905 (a literal of 58 quoted words reads worse)
     "prolactin statins turmeric kombucha acrylamide melatonin gluten antioxidants probiotics fluoride caffeine "
     "ketogenic arsenic lycopene carnitine homocysteine resveratrol chlorella spirulina flaxseed phytates lectins "
     "sulforaphane quercetin glucosamine aspartame glyphosate dioxins mercury parabens triclosan bisphenol tamoxifen "
     "metformin berberine curcumin ashwagandha hibiscus moringa oxalates purines gout dyspepsia tinnitus psoriasis "
     "rosacea eczema vitiligo chocolate eggs soy milk coffee tea wine meat fish broccoli"
-).split()  # noqa: SIM905 (one word per term; a literal of 58 strings reads worse)
+).split()
 MASH = ["asdf jkl; qwer", "qwerty uiop", "zxcv bnm", "hjkl", "fdsa", "zzzz qqqq", "xyzzy plugh", "aaaa bbbb", "qqqq"]
 
 
