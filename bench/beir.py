@@ -1,6 +1,6 @@
 """BEIR retrieval quality: Cairn's LEXICAL / DENSE / HYBRID packs and the LangChain peer, one run.
 
-Usage: ``.venv/bin/python -m bench.beir --dataset scifact|jsquad|locomo|scripts [--limit N] [--max-tokens T]
+Usage: ``.venv/bin/python -m bench.beir --dataset scifact|jsquad|cmrc|locomo|scripts [--limit N] [--max-tokens T]
 [--modes LEXICAL,DENSE,HYBRID] [--no-peer] [--corpus-docs N]``
 
 ``--corpus-docs N`` ingests a sub-corpus: every document judged for the evaluated queries
@@ -13,6 +13,8 @@ same sub-corpus only.
   nDCG@10 and recall@100.
 - ``jsquad``: ../shared/data/jsquad/beir (Japanese; 4,442 valid questions); recall@10 is the
   share of questions whose source passage's document is in the top 10.
+- ``cmrc``: ../shared/data/cmrc2018/beir (Chinese Wikipedia, CMRC 2018: the trial split's 1,002
+  questions over 1,104 paragraphs pooled from the trial and dev splits); recall@10 as JSQuAD's.
 - ``locomo``: LoCoMo dialogue turns as documents, questions of categories 1–4, evidence
   turns as qrels (:mod:`bench.locomo_beir`, built under bench/out); the test conversations
   (6–10) are evaluated here, conversations 1–5 are the tuning split of ``bench/fusion.py``.
@@ -60,6 +62,7 @@ from bench.common import (
 DATASETS = {
     "scifact": ("scifact/corpus.jsonl.gz", "scifact/queries.jsonl", "scifact/qrels/test.tsv"),
     "jsquad": ("jsquad/beir/corpus.jsonl", "jsquad/beir/queries.jsonl", "jsquad/beir/qrels/valid.tsv"),
+    "cmrc": ("cmrc2018/beir/corpus.jsonl", "cmrc2018/beir/queries.jsonl", "cmrc2018/beir/qrels/trial.tsv"),
     # built from ../shared/data/locomo by bench/locomo_beir.py (absolute paths: SHARED / abs == abs)
     "locomo": (str(locomo_beir.CORPUS), str(locomo_beir.QUERIES), str(locomo_beir.QRELS["test"])),
     # built from bench/other_scripts.tsv and latin_scripts.tsv by bench/scripts_set.py (in the repo: no ../shared needed)

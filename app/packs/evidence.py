@@ -32,10 +32,22 @@ every mode unchanged (HYBRID 0.8937). A floor of 0.25 would keep DENSE R@100 at 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from cairn.retrieval.dense import scale_by_space
 from cairn.retrieval.fusion import Fused
+
+DENSE_HEAD = 30
+"""Dense ranks (passages) a floor never drops where the dense leg is the evidence a pack stands on
+(:func:`dense_head_kept`): a DENSE pack whose best passage clears its model's floor, and a
+Latin-script task's matches across scripts (issue 37). Measured (``python -m bench.crosslingual``):
+JSQuAD's 0.84 floor dropped relevant passages at dense ranks 2–10 (Cairn DENSE nDCG@10 0.8975
+against 0.9089 for the same model used plainly), and across scripts the cosines of real matches and
+of off-topic tasks overlap (English questions over JSQuAD: top-1 0.743–0.854; nonsense and
+off-topic tasks 0.736–0.861), so an absolute floor keeps ~10 % of the real matches. 30 passages, not
+10, because ranking is by document: CMRC paragraphs are cut into ~4 passages each, and a head of 10
+passages held 7.1 documents (English questions over CMRC: DENSE recall@10 0.7857 against 0.8393
+for plain e5)."""
 
 DENSE_SIMILARITY_FLOOR: dict[str, float] = {
     "sentence-transformers/all-MiniLM-L6-v2": 0.30,
@@ -60,11 +72,12 @@ English pairs, i.e. 0 (absent here)."""
 
 CROSS_LINGUAL_FLOOR: dict[str, float] = {"intfloat/multilingual-e5-small": 0.83}
 """Floor for passages a task finds in a model's space across scripts (a Latin-script task,
-passages in other scripts: :mod:`retrieval.dense`). Measured on the JSQuAD data dir: top-1 e5 cosine of our 63
-English translations of JSQuAD questions min 0.761, p50 0.797 (13 % reach 0.83); of 30
-random-letter strings max 0.825 and of 10 English off-topic tasks max 0.815. Real
-cross-lingual matches and off-topic tasks are not separable by cosine here, so this floor
-keeps only the strongest cross-lingual matches (no junk, little recall)."""
+passages in other scripts: :mod:`retrieval.dense`) *below the dense leg's head*
+(:data:`DENSE_HEAD`, always kept across scripts). Measured on the JSQuAD data dir: top-1 e5
+cosine of our 63 English translations of JSQuAD questions min 0.761, p50 0.797 (13 % reach
+0.83); of 30 random-letter strings max 0.825 and of 10 English off-topic tasks max 0.815. Real
+cross-lingual matches and off-topic tasks are not separable by cosine here, so beyond the head
+only the strongest cross-lingual matches stay."""
 
 
 def similarity_floor(embedder: object, *, cross_lingual: bool = False) -> float | None:
@@ -80,34 +93,82 @@ def similarity_floor(embedder: object, *, cross_lingual: bool = False) -> float 
     return DENSE_SIMILARITY_FLOOR.get(name)
 
 
-def cosine_baseline(embedder: object) -> float:
+CROSS_LINGUAL_BASELINE: dict[str, float] = {"intfloat/multilingual-e5-small": 0.70}
+"""Embedding model name → its median cosine between unrelated texts of *different* languages:
+the zero of its dense evidence when a Latin-script task is scored in its space (issue 37).
+``python -m bench.cosine_baseline``: SciFact claims × JSQuAD paragraphs 0.706 (p90 0.734). With the
+same-language 0.75, every passage of an English question's e5 list under 0.75 scored 0 and fell
+back to passage-id order (English questions over JSQuAD: DENSE nDCG@10 0.8550 against 0.8761 for
+the same model used plainly); the lists' tenth cosine is >= 0.717 there, so 0.70 keeps the head in
+cosine order."""
+
+
+def cosine_baseline(embedder: object, *, cross_lingual: bool = False) -> float:
     """The unrelated-text cosine of ``embedder`` (:data:`COSINE_BASELINE` by its ``name``; 0
-    when none is listed)."""
-    return COSINE_BASELINE.get(getattr(embedder, "name", None) or "", 0.0)
+    when none is listed); across languages :data:`CROSS_LINGUAL_BASELINE` where listed."""
+    name = getattr(embedder, "name", None) or ""
+    if cross_lingual and name in CROSS_LINGUAL_BASELINE:
+        return CROSS_LINGUAL_BASELINE[name]
+    return COSINE_BASELINE.get(name, 0.0)
 
 
 def dense_evidence(
-    ranked: Sequence[tuple[str, float]], space_of: Mapping[str, str], models: Mapping[str, object]
+    ranked: Sequence[tuple[str, float]], model: object, *, cross_lingual: bool = False
 ) -> list[tuple[str, float]]:
-    """The dense leg as score fusion reads it (:func:`retrieval.fusion.hybrid_fusion`): each
-    space's cosines rescaled from its model's :func:`cosine_baseline` to that space's top
-    cosine (:func:`retrieval.dense.scale_by_space`), so cosines of two models never meet in one
-    scale and e5's compressed cosines still separate a match from a miss. For one space whose
-    model has no baseline this is the fusion's own scale-to-top: the same scores.
+    """The dense leg as score fusion reads it (:func:`retrieval.fusion.hybrid_fusion`): its scores
+    rescaled from ``model``'s :func:`cosine_baseline` to the leg's top score
+    (:func:`retrieval.dense.scale_by_space` with one space), so e5's compressed cosines still
+    separate a match from a miss. The merged dense leg is scored in one space's cosines, its lead's
+    (:func:`retrieval.dense.merge_spaces`), so one model's baseline serves the whole list; for a
+    model without a baseline this is the fusion's own scale-to-top: the same scores.
 
     Args:
-        ranked: The merged dense leg, ``(passage id, cosine in its own space)`` best first.
-        space_of: Passage id → the vector space it was found in.
-        models: Space → its embedding model (by its ``name``).
+        ranked: The dense leg, ``(passage id, score in the lead space's cosines)`` best first.
+        model: The lead space's embedding model (by its ``name``), or None (baseline 0).
+        cross_lingual: A Latin-script task scored in the multilingual space
+            (:data:`CROSS_LINGUAL_BASELINE`).
 
     Returns:
         The same ids in the same order, scores in [0, 1].
     """
-    return scale_by_space(ranked, space_of, {space: cosine_baseline(model) for space, model in models.items()})
+    return scale_by_space(ranked, {}, {"": cosine_baseline(model, cross_lingual=cross_lingual)})
+
+
+def dense_head_kept(
+    ranked: Sequence[tuple[str, float]],
+    floor: float | None,
+    *,
+    dense_only: bool,
+    cross_lingual: bool,
+    baseline: float = 0.0,
+) -> set[str]:
+    """The dense leg's first :data:`DENSE_HEAD` passages that no floor drops (module doc of
+    :data:`DENSE_HEAD`): across scripts always; in a DENSE pack when its best score clears
+    ``floor`` (a pack whose best passage is under the floor still gets no items: "zzzz qqqq");
+    none otherwise (a HYBRID pack's dense-only passages in the task's own language must each
+    clear the floor). A head passage at or under the model's unrelated-text ``baseline`` carries no
+    evidence (its fused score would be 0) and is not kept.
+
+    Args:
+        ranked: The dense leg, best first.
+        floor: The floor of the leg's scores (its lead model's), or None.
+        dense_only: The pack is DENSE.
+        cross_lingual: The leg is scored in the multilingual space for a Latin-script task.
+        baseline: The model's unrelated-text cosine (:func:`cosine_baseline`).
+    """
+    head = [pid for pid, cos in ranked[:DENSE_HEAD] if cos > baseline]
+    if cross_lingual:
+        return set(head)
+    if dense_only and ranked and (floor is None or ranked[0][1] >= floor):
+        return set(head)
+    return set()
 
 
 def apply_floor(
-    fused: Sequence[Fused], cosine: Mapping[str, float], floor: float | Mapping[str, float | None] | None
+    fused: Sequence[Fused],
+    cosine: Mapping[str, float],
+    floor: float | Mapping[str, float | None] | None,
+    keep: Collection[str] = (),
 ) -> list[Fused]:
     """Drop the fused items that only the dense leg found with cosine < ``floor``.
 
@@ -120,6 +181,7 @@ def apply_floor(
         cosine: Passage id → the dense leg's cosine similarity (for every dense result).
         floor: Least cosine of a dense-only item; None keeps everything; a mapping gives each
             passage the floor of the model whose space it was found in (None or absent: kept).
+        keep: Passage ids kept whatever their cosine (:func:`dense_head_kept`).
 
     Returns:
         The kept items, in the same order.
@@ -133,7 +195,11 @@ def apply_floor(
     return [
         f
         for f in fused
-        if "lexical" in f.ranks or "graph" in f.ranks or (bar := least(f.id)) is None or cosine.get(f.id, 0.0) >= bar
+        if "lexical" in f.ranks
+        or "graph" in f.ranks
+        or f.id in keep
+        or (bar := least(f.id)) is None
+        or cosine.get(f.id, 0.0) >= bar
     ]
 
 

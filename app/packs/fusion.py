@@ -9,14 +9,21 @@ models served the task.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cairn.app.packs.evidence import apply_floor, dense_evidence, evidence_notes, similarity_floor
+from cairn.app.packs.evidence import (
+    apply_floor,
+    cosine_baseline,
+    dense_evidence,
+    dense_head_kept,
+    evidence_notes,
+    similarity_floor,
+)
 from cairn.app.packs.pipeline_types import DenseServed, LegResults
 from cairn.app.packs.types import RRF_K
-from cairn.retrieval.dense import DenseModels
+from cairn.retrieval.dense import STAND_OUT_MIN, DenseModels
 from cairn.retrieval.fusion import Fused, hybrid_fusion, rrf
 from cairn.retrieval.pipeline import RetrievalConfig
 
@@ -36,14 +43,16 @@ def fuse_legs(
     served: DenseServed,
     method: str,
 ) -> Fusion:
-    """Fuse the legs that finished, apply the dense similarity floor (each passage's by the model
-    of its space), and note the evidence and which dense models served the task.
+    """Fuse the legs that finished, apply the dense similarity floor (the floor of the model whose
+    cosines the dense leg is scored in, :attr:`DenseServed.scale`; its head kept where
+    :func:`app.packs.evidence.dense_head_kept` says), and note the evidence and which dense models
+    served the task.
 
     ``method`` (:func:`app.packs.types.fusion_method`): ``SCORE`` =
     :func:`retrieval.fusion.hybrid_fusion` (``legs.weights`` its static priors; a dense leg
-    enters as :func:`app.packs.evidence.dense_evidence`: each model's cosines rescaled from
-    that model's unrelated-text baseline to its top one, so cosines of two models are never
-    compared); ``RANK`` =
+    enters as :func:`app.packs.evidence.dense_evidence`: its lead model's cosines rescaled from
+    that model's unrelated-text baseline to the top one; a passage of another space joined the
+    lead's list on the lead's scale, :func:`retrieval.dense.merge_spaces`); ``RANK`` =
     RRF (Cormack et al. 2009, k = 60, ranks from 1, ``legs.weights`` per leg), for packs read as
     of a given time, so they are reproducible byte for byte.
     """
@@ -51,6 +60,13 @@ def fuse_legs(
     cosine = legs.cosine()
     weights = legs.weights
     notes: list[str] = []
+    by_space = dense.by_space if dense is not None else {}
+    scale_model: Any = by_space.get(served.scale) if served.scale is not None else None
+    if scale_model is None and dense is not None:  # no dense result: the task's own model
+        scale_model = dense.multilingual if served.non_latin else dense.primary
+    # scored in the multilingual space for a Latin-script task: matches across scripts
+    cross = dense is not None and served.scale == dense.multilingual_space and not served.non_latin
+    floor = similarity_floor(scale_model, cross_lingual=cross) if scale_model is not None else None
     if not results:
         fused: list[Fused] = []
     elif method == "RANK":
@@ -60,29 +76,29 @@ def fuse_legs(
     else:
         scored = legs.ranked
         if "dense" in scored and dense is not None:
-            scored = {**scored, "dense": dense_evidence(scored["dense"], served.space_of, dense.by_space)}
+            scored = {**scored, "dense": dense_evidence(scored["dense"], scale_model, cross_lingual=cross)}
         fused = hybrid_fusion(scored, weights)
     ran = {k: v for k, v in results.items() if weights.get(k, 1.0) > 0}
-    by_space = dense.by_space if dense is not None else {}
-    multi = dense.multilingual_space if dense is not None else None
-    floor_of = {
-        name: similarity_floor(model, cross_lingual=name == multi and not served.non_latin)
-        for name, model in by_space.items()
-    }
     if "dense" in ran:
-        fused = apply_floor(fused, cosine, {pid: floor_of.get(space) for pid, space in served.space_of.items()})
+        keep = dense_head_kept(
+            legs.ranked["dense"],
+            floor,
+            dense_only=config.dense_only,
+            cross_lingual=cross,
+            baseline=cosine_baseline(scale_model, cross_lingual=cross),
+        )
+        fused = apply_floor(fused, cosine, floor, keep)
     model_names = list(served.models) or [getattr(dense.primary if dense else None, "name", "none")]
     searched = [(name, m) for name, m in by_space.items() if m.name in model_names]
-    floors = [floor_of[name] for name, _ in searched]
     notes.extend(
         evidence_notes(
             config.name,
             ran,
             cosine,
-            floors[0] if len(floors) == 1 else None,
+            floor if len(searched) == 1 else None,
             sum(1 for f in fused if "lexical" not in f.ranks),
             " + ".join(model_names),
-            best_text=_best_by_model(searched, floor_of, cosine, served.space_of) if len(searched) > 1 else None,
+            best_text=_best_by_model(searched, served, floor, cross) if len(searched) > 1 else None,
         )
     )
     if "dense" in ran and dense is not None and dense.multilingual is not None and served.models:
@@ -94,7 +110,9 @@ def fuse_legs(
         elif len(served.models) > 1:
             notes.append(
                 f"dense leg: {served.models[0]} for this workspace's English passages + "
-                f"{served.models[1]} for its passages in other languages or scripts (cross-lingual), merged by rank"
+                f"{served.models[1]} for its passages in other languages or scripts (cross-lingual); "
+                f"a passage of another language joins where it stands out of its own list as much as "
+                f"an English one (at least {STAND_OUT_MIN:g} standard deviations)"
             )
     if 0.0 < weights.get("dense", 1.0) < 1.0 and "dense" in results:
         notes.append(
@@ -103,19 +121,22 @@ def fuse_legs(
     return Fusion(fused, tuple(notes))
 
 
-def _best_by_model(
-    searched: Sequence[tuple[str, Any]],
-    floor_of: Mapping[str, float | None],
-    cosine: Mapping[str, float],
-    space_of: Mapping[str, str],
-) -> str:
-    """``best cosine similarity 0.82 for <model> against its floor 0.83; 0.12 for <model> …``: each
-    searched space's best cosine with the floor applied to it (a cross-lingual floor where the
-    task's script differs), for a pack's weak-evidence notes."""
+def _best_by_model(searched: Sequence[tuple[str, Any]], served: DenseServed, floor: float | None, cross: bool) -> str:
+    """``best cosine similarity 0.12 for <model> against its floor 0.30; 0.80 for <model> …``: each
+    searched space's best cosine; the lead space's (:attr:`DenseServed.scale`) with the floor
+    applied to the leg, another space's with the rule by which its passages join the lead's
+    (:func:`retrieval.dense.merge_spaces`), for a pack's weak-evidence notes."""
     parts = []
     for name, model in searched:
-        best = max((c for pid, c in cosine.items() if space_of.get(pid) == name), default=None)
-        floor = floor_of.get(name)
-        against = f"against its floor {floor:.2f}" if floor is not None else "no floor"
-        parts.append(f"{best:.2f} for {model.name} {against}" if best is not None else f"none for {model.name}")
+        best = served.best.get(name)
+        if best is None:
+            parts.append(f"none for {model.name}")
+        elif name == served.scale:
+            against = f"against its floor {floor:.2f}" if floor is not None else "no floor"
+            parts.append(f"{best:.2f} for {model.name} {against}" + (" (across scripts)" if cross else ""))
+        else:
+            parts.append(
+                f"{best:.2f} for {model.name} (another language: joins at {STAND_OUT_MIN:g} standard "
+                "deviations above its own list's mean)"
+            )
     return "best cosine similarity " + "; ".join(parts)

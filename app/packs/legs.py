@@ -3,8 +3,8 @@
 Split from :mod:`app.packs.service` (the pipeline). Each leg's search is a frozen
 :class:`~app.packs.pipeline_types.LegSearch`: :class:`LexicalSearch` (BM25 over Whoosh) and
 :class:`DenseSearch` (each vector space the task is routed to, :class:`DenseRoute`, searched
-with its own model's embedding of the task, :class:`SpaceSearch`, and merged by rank:
-:mod:`retrieval.dense`). :func:`search_legs` runs them (:func:`retrieval.pipeline.run_legs`)
+with its own model's embedding of the task, :class:`SpaceSearch`, and merged in the lead space's
+cosines: :mod:`retrieval.dense`). :func:`search_legs` runs them (:func:`retrieval.pipeline.run_legs`)
 until the pack's deadline and returns :class:`FoundLegs` — the legs' results and the searches
 to run again deeper; :func:`visible_found` applies as-of visibility (each vector space before
 the spaces are merged) and returns the visible legs with what the dense leg served.
@@ -23,7 +23,7 @@ from cairn.app.corpus import SearchIndexes
 from cairn.app.observability import set_attributes, span
 from cairn.app.packs.pipeline_types import DenseServed, Filters, LegResults, LegSearch, PackRun
 from cairn.app.packs.resolve import first_window, prefetch, visible_legs
-from cairn.retrieval.dense import DenseModels, merge_spaces
+from cairn.retrieval.dense import DenseModels, lead_space, merge_spaces
 from cairn.retrieval.pipeline import LEG_DEPTH, DenseHits, Legs, Ranked, run_legs
 from cairn.retrieval.vectors import VectorIndex
 
@@ -224,9 +224,9 @@ async def visible_found(run: PackRun, found: FoundLegs) -> tuple[LegResults, Den
     visibility notes after the legs' own.
 
     When the dense leg searched several vector spaces: visibility per space, *then* the merge
-    (:func:`retrieval.dense.merge_spaces` interleaves by rank, so hiding a passage of one space
-    after the merge would shift the other space's passages; per space, a pack as of a past time
-    ranks exactly what was visible then). Each space over-fetches on its own (reusing its query
+    (:func:`retrieval.dense.merge_spaces` scores a passage of another space by how far it stands out
+    of its own list, so hiding a passage of one space after the merge would move the other space's
+    passages; per space, a pack as of a past time ranks exactly what was visible then). Each space over-fetches on its own (reusing its query
     vector); the merged visible list needs no further over-fetch.
 
     Returns:
@@ -267,5 +267,7 @@ async def visible_found(run: PackRun, found: FoundLegs) -> tuple[LegResults, Den
             found.route.models,
             found.route.non_latin,
             {pid: name for name, out in by_space.items() for pid, _ in out},
+            lead_space(by_space),
+            {name: out[0][1] for name, out in by_space.items() if out},
         )
     return replace(legs, ranked=visible.ranked, notes=notes), served

@@ -222,11 +222,17 @@ class DenseServed:
             an embedding model, or when the scope left nothing to search).
         non_latin: The task was routed as non-Latin script (to the multilingual space only).
         space_of: Passage id → the space it was found in, for the visible dense passages.
+        scale: The space whose cosines the dense leg's scores are (:func:`retrieval.dense.lead_space`:
+            the first searched space with a visible passage; a passage of another space joined
+            it with the lead cosine it stands out as much as), or None without dense results.
+        best: Space → the best cosine of its visible passages in its own model (for notes).
     """
 
     models: tuple[str, ...] = ()
     non_latin: bool = False
     space_of: Mapping[str, str] = field(default_factory=dict)
+    scale: str | None = None
+    best: Mapping[str, float] = field(default_factory=dict)
 
 
 class LegSearch(Protocol):

@@ -72,8 +72,9 @@ async def test_a_short_japanese_task_gets_the_multilingual_leg_and_the_piano_par
         assert not [n for n in hybrid.footer.notes if "skipped" in n]
         # an English task: the dense leg searches the e5 space too and ranks the Japanese piano
         # paragraph first (cross-lingual); its cosine (0.82) is under the cross-lingual floor
-        # (0.83, app/packs/evidence.py), so the pack is empty and its note says so (a pack
-        # showing the paragraph, or no note, fails here: the floor is the behaviour under test)
+        # (0.83), but across scripts the dense leg's head is kept (issue 37: real matches and
+        # off-topic tasks overlap in cosine, so the floor lost most real matches): the pack shows
+        # the paragraph first, and its note says the items come from similarity alone
         dense = indexes.dense
         assert dense is not None
         english_task = "Who won the piano competition?"
@@ -88,11 +89,11 @@ async def test_a_short_japanese_task_gets_the_multilingual_leg_and_the_piano_par
         english = await build_pack(
             services, viewer(ws), PackRequest(task=english_task, retrieval="HYBRID", max_tokens=400)
         )
-        assert english.items == ()
-        # the pack says why it is empty: no BM25 match, and e5's best cosine under its floor
-        weak = [n for n in english.footer.notes if n.startswith("no passage matched any query word, and no passage")]
-        assert len(weak) == 1 and weak[0].endswith(": no items"), english.footer.notes
-        best = re.search(r"(\d\.\d\d) for intfloat/multilingual-e5-small against its floor 0\.83\)", weak[0])
+        assert english.items and ext[english.items[0].citation.document_id] == "piano"
+        assert english.items[0].dense_rank == 1 and english.items[0].lexical_rank is None
+        weak = [n for n in english.footer.notes if n.startswith("no passage matched any query word: every item comes")]
+        assert len(weak) == 1, english.footer.notes
+        best = re.search(r"(\d\.\d\d) for intfloat/multilingual-e5-small", weak[0])
         assert best is not None and 0.75 < float(best.group(1)) < 0.83, weak[0]
     finally:
         indexes.close()

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from cairn.app.packs.evidence import apply_floor, cosine_baseline, dense_evidence, evidence_notes, similarity_floor
+from cairn.app.packs.evidence import (
+    DENSE_HEAD,
+    apply_floor,
+    cosine_baseline,
+    dense_evidence,
+    dense_head_kept,
+    evidence_notes,
+    similarity_floor,
+)
 from cairn.retrieval.fusion import rrf
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -68,10 +76,11 @@ E5 = "intfloat/multilingual-e5-small"
 
 def test_dense_evidence_starts_at_each_models_unrelated_text_cosine():
     assert cosine_baseline(Named(E5)) == 0.75
+    assert cosine_baseline(Named(E5), cross_lingual=True) == 0.70  # English × Japanese: lower
+    assert cosine_baseline(Named(MODEL), cross_lingual=True) == 0.0
     assert cosine_baseline(Named(MODEL)) == 0.0 and cosine_baseline(Named("text-embedding-3-small")) == 0.0
-    models = {"minilm": Named(MODEL), "e5": Named(E5)}
     e5 = [("ja1", 0.91), ("ja2", 0.88), ("ja3", 0.80), ("ja4", 0.74)]
-    scaled = dense_evidence(e5, {pid: "e5" for pid, _ in e5}, models)
+    scaled = dense_evidence(e5, Named(E5))
     # from 0.75, not from 0: without the baseline ja4 (an unrelated-level cosine) would keep 0.81
     assert scaled == [
         ("ja1", 1.0),
@@ -81,10 +90,24 @@ def test_dense_evidence_starts_at_each_models_unrelated_text_cosine():
     ]
     # MiniLM (baseline 0): its cosines divided by its top, as hybrid_fusion's own scale-to-top
     en = [("en1", 0.62), ("en2", 0.31), ("en3", -0.1)]
-    assert dense_evidence(en, {pid: "minilm" for pid, _ in en}, models) == [("en1", 1.0), ("en2", 0.5), ("en3", 0.0)]
-    # two spaces in one list: each scaled on its own, order kept
-    mixed = [en[0], e5[0], en[1], e5[1]]
-    space_of = {pid: "minilm" for pid, _ in en} | {pid: "e5" for pid, _ in e5}
-    out = dense_evidence(mixed, space_of, models)
-    assert [pid for pid, _ in out] == ["en1", "ja1", "en2", "ja2"]
-    assert [round(s, 4) for _, s in out] == [1.0, 1.0, 0.5, round(0.13 / 0.16, 4)]
+    assert dense_evidence(en, Named(MODEL)) == [("en1", 1.0), ("en2", 0.5), ("en3", 0.0)]
+    # a merged list is on its lead model's scale (retrieval.dense.merge_spaces): one baseline for all
+    assert dense_evidence([("en1", 0.62), ("ja1", 0.47)], Named(MODEL)) == [("en1", 1.0), ("ja1", 0.47 / 0.62)]
+
+
+def test_the_dense_head_is_kept_across_scripts_and_in_dense_packs_with_evidence():
+    ranked = [(f"p{i}", 0.84 - i * 0.001) for i in range(DENSE_HEAD + 5)]  # p0 0.84, p1 0.839, …
+    head = {f"p{i}" for i in range(DENSE_HEAD)}
+    assert dense_head_kept(ranked, 0.83, dense_only=False, cross_lingual=True) == head
+    assert dense_head_kept(ranked, 0.84, dense_only=True, cross_lingual=False) == head
+    # a DENSE pack whose best passage misses the floor keeps nothing ("zzzz qqqq": no items)
+    assert dense_head_kept(ranked, 0.85, dense_only=True, cross_lingual=False) == set()
+    # a head passage at the unrelated-text level carries no evidence: not kept
+    assert dense_head_kept(ranked, 0.83, dense_only=False, cross_lingual=True, baseline=0.835) == {
+        f"p{i}" for i in range(5)
+    }
+    # HYBRID in the task's own language: every dense-only passage must clear the floor
+    assert dense_head_kept(ranked, 0.84, dense_only=False, cross_lingual=False) == set()
+    fused = rrf({"dense": [pid for pid, _ in ranked]})
+    kept = apply_floor(fused, dict(ranked), 0.84, head)
+    assert [f.id for f in kept] == [f"p{i}" for i in range(DENSE_HEAD)]  # the rest: under the floor, past the head

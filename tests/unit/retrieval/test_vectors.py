@@ -311,24 +311,32 @@ def test_named_vectors_keep_models_apart_and_an_old_layout_is_re_created(tmp_pat
         reopened.close()
 
 
-def test_merge_spaces_interleaves_by_rank_and_scale_by_space_never_compares_two_models_cosines():
-    from cairn.retrieval.dense import merge_spaces, scale_by_space
-    from cairn.retrieval.fusion import hybrid_fusion
+def test_merge_spaces_scores_another_space_by_how_far_it_stands_out_of_its_own_list():
+    from cairn.retrieval.dense import lead_space, merge_spaces, profile, scale_by_space
 
-    minilm = [("en1", 0.62), ("en2", 0.31)]
-    e5 = [("ja1", 0.91), ("ja2", 0.88), ("ja3", 0.80)]
-    merged = merge_spaces({"minilm": minilm, "e5": e5}, 4)
-    assert merged == [("en1", 0.62), ("ja1", 0.91), ("en2", 0.31), ("ja2", 0.88)]
-    space_of = {pid: "minilm" for pid, _ in minilm} | {pid: "e5" for pid, _ in e5}
-    scaled = scale_by_space(merged, space_of)
-    assert [pid for pid, _ in scaled] == [pid for pid, _ in merged]
-    assert [round(s, 4) for _, s in scaled] == [1.0, 1.0, round(0.31 / 0.62, 4), round(0.88 / 0.91, 4)]
-    # each model's best is full dense evidence: raw cosines would have ranked e5's first
-    fused = hybrid_fusion({"dense": scaled})
-    assert [f.id for f in fused][:2] == ["en1", "ja1"] and fused[0].score == fused[1].score
+    minilm = [("en1", 0.62), ("en2", 0.40), ("en3", 0.38), ("en4", 0.20)]
+    # e5's list: one passage far above the rest (a match), the others at the unrelated level
+    e5 = [("ja1", 0.95)] + [(f"ja{i}", 0.80 + 0.001 * (i % 3)) for i in range(2, 40)]
+    lists = {"minilm": minilm, "e5": e5}
+    assert lead_space(lists) == "minilm" and lead_space({"minilm": [], "e5": e5}) == "e5"
+    own, base = profile(e5), profile(minilm)
+    z = own.stand_out(0.95)
+    assert z > 6  # ja1 stands out; ja2.. (z < 1) do not
+    merged = merge_spaces(lists, 10, min_stand_out=6.0)
+    # ja1 counts as the MiniLM cosine as far above MiniLM's list: above en1 here; the rest never join
+    assert [pid for pid, _ in merged] == ["ja1", "en1", "en2", "en3", "en4"]
+    assert merged[0][1] == pytest.approx(base.mean + z * base.std)
+    assert merged[1:] == minilm
+    # a passage of another space that does not stand out enough does not join
+    assert [pid for pid, _ in merge_spaces(lists, 10, min_stand_out=z + 0.1)] == ["en1", "en2", "en3", "en4"]
+    # one list (or only one with results) is returned as given, truncated
+    assert merge_spaces({"minilm": [], "e5": e5}, 3) == e5[:3]
+    assert merge_spaces({"minilm": minilm}, 2) == minilm[:2]
+    assert merge_spaces({}, 2) == [] and profile([]).stand_out(1.0) == 0.0
     assert scale_by_space([("x", -0.2)], {}) == [("x", 0.0)]  # no evidence: adds nothing
     # a model whose unrelated texts reach 0.80: evidence is the cosine above that, scaled to its top
-    assert scale_by_space(e5, {p: "e5" for p, _ in e5}, {"e5": 0.80}) == [
+    e5s = [("ja1", 0.91), ("ja2", 0.88), ("ja3", 0.80)]
+    assert scale_by_space(e5s, {p: "e5" for p, _ in e5s}, {"e5": 0.80}) == [
         ("ja1", 1.0),
         ("ja2", pytest.approx(0.08 / 0.11)),
         ("ja3", 0.0),
