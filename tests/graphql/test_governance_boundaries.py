@@ -60,7 +60,9 @@ def test_boundary_suggest_only_returns_a_proposal(live):
     assert err["extensions"]["proposal"] == {
         "operation": "contextPack",
         "capability": "context:pack",
-        "arguments": {"input": {**v["i"], "budget": None, "asOf": None, "filters": None, "contextSetId": None}},
+        "arguments": {
+            "input": {**v["i"], "budget": None, "asOf": None, "filters": None, "contextSetId": None, "relevance": None}
+        },
     }
 
 
